@@ -1,0 +1,87 @@
+"""Polynomial activations σ for the simplified ViT, Jelassi et al. (2022), eq. (T).
+
+The activation of (T) could not be read in the paper (RECONSTRUCTED, see the digest §2.4):
+`"cubic"` is σ(h) = h³ (the usual choice of the authors' group), `"quintic"` is
+σ(h) = h⁵ + 0.03·h (the constants of a third-party re-implementation, S7). Any polynomial can be
+given by its coefficients in ascending powers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Activation", "NAMED_ACTIVATIONS"]
+
+NAMED_ACTIVATIONS: dict[str, tuple[float, ...]] = {
+    "cubic": (0.0, 0.0, 0.0, 1.0),
+    "quintic": (0.0, 0.03, 0.0, 0.0, 0.0, 1.0),
+}
+
+
+@dataclass(frozen=True)
+class Activation:
+    """σ(h) = Σ_k coeffs[k]·h^k, evaluated with Horner's rule on numpy arrays or torch tensors.
+
+    **Arguments:**
+
+    - `coeffs`: polynomial coefficients in ascending powers (``coeffs[k]`` multiplies ``h**k``).
+    """
+
+    coeffs: tuple[float, ...]
+
+    @classmethod
+    def from_spec(cls, spec: str | Sequence[float]) -> Activation:
+        """`"cubic"`, `"quintic"`, or a sequence of coefficients (ascending powers)."""
+        if isinstance(spec, str):
+            if spec not in NAMED_ACTIVATIONS:
+                raise ValueError(
+                    f"model.activation: unknown activation {spec!r}; allowed: "
+                    f"{sorted(NAMED_ACTIVATIONS)} or a list of polynomial coefficients"
+                )
+            return cls(NAMED_ACTIVATIONS[spec])
+        try:
+            coeffs = tuple(float(c) for c in spec)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"model.activation: must be 'cubic', 'quintic' or a list of numbers (got {spec!r})"
+            ) from None
+        if len(coeffs) < 2 or not any(c != 0.0 for c in coeffs[1:]):
+            raise ValueError(
+                "model.activation: polynomial must have degree >= 1 (a constant σ has no gradient)"
+                f" (got {spec!r})"
+            )
+        if any(c != c or abs(c) == float("inf") for c in coeffs):
+            raise ValueError(f"model.activation: coefficients must be finite (got {spec!r})")
+        return cls(coeffs)
+
+    @property
+    def degree(self) -> int:
+        return len(self.coeffs) - 1
+
+    @property
+    def is_odd(self) -> bool:
+        """True when σ(−h) = −σ(h) (only odd powers)."""
+        return all(c == 0.0 for c in self.coeffs[0::2])
+
+    def majorant(self) -> Activation:
+        """|σ|(h) = Σ_k |coeffs[k]|·h^k: for h ≥ 0 it bounds |σ(x)| for all |x| ≤ h."""
+        return Activation(tuple(abs(c) for c in self.coeffs))
+
+    def derivative(self) -> Activation:
+        return Activation(tuple(k * c for k, c in enumerate(self.coeffs))[1:] or (0.0,))
+
+    def __call__(self, h):
+        out = self.coeffs[-1]
+        for c in reversed(self.coeffs[:-1]):
+            out = out * h + c
+        return out if not isinstance(out, float) else h * 0 + out
+
+    def value_and_grad(self, h):
+        """Return (σ(h), σ'(h)) in one Horner pass."""
+        p = h * 0 + self.coeffs[-1]
+        dp = h * 0
+        for c in reversed(self.coeffs[:-1]):
+            dp = dp * h + p
+            p = p * h + c
+        return p, dp

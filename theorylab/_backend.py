@@ -1,0 +1,202 @@
+"""One small array-backend interface (after einops): numpy is the reference, torch runs on CPU/CUDA.
+
+The engines are written once against [`Backend`][]; each backend implements a handful of methods.
+Arrays are plain ``numpy.ndarray`` or ``torch.Tensor``; arithmetic operators and ``@`` are shared.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+__all__ = ["Backend", "NumpyBackend", "TorchBackend", "get_backend", "DTYPES"]
+
+DTYPES = ("float64", "float32")
+
+
+class Backend:
+    """Interface of an array backend. All reductions take an ``axis`` argument."""
+
+    name: str
+    device: str
+    dtype: str
+
+    def asarray(self, x, dtype: str | None = None):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def to_numpy(self, x) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def zeros(self, shape, dtype: str | None = None):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def exp(self, x):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def abs(self, x):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def sum(self, x, axis=None):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def max(self, x, axis=None, keepdims=False):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def softplus_neg(self, m):  # pragma: no cover - interface
+        """log(1 + exp(−m)), stable for all m (the logistic loss of margin m)."""
+        raise NotImplementedError
+
+    def sigmoid(self, x):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def index_add(self, target, index, values):  # pragma: no cover - interface
+        """``target[index[i]] += values[i]`` with repeated indices accumulated; returns target.
+
+        ``index`` comes from [`asindex`][]."""
+        raise NotImplementedError
+
+    def asindex(self, idx):  # pragma: no cover - interface
+        """An integer index array usable for row gathers ``table[idx]`` and ``index_add``."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Wait for queued device work (CUDA); a no-op elsewhere."""
+
+    # -- shared helpers built on the primitives -------------------------------------------------
+    def row_softmax(self, logits):
+        """Max-subtracted row softmax: S_ij = exp(a_ij − max_r a_ir) / Σ_r exp(a_ir − max_r a_ir)."""
+        z = logits - self.max(logits, axis=1, keepdims=True)
+        e = self.exp(z)
+        return e / self.sum(e, axis=1)[:, None]
+
+    def item(self, x) -> float:
+        return float(self.to_numpy(x))
+
+    def is_finite(self, *xs) -> bool:
+        return all(bool(np.all(np.isfinite(self.to_numpy(x)))) for x in xs)
+
+
+class NumpyBackend(Backend):
+    """The reference backend (CPU, numpy + scipy.special)."""
+
+    name = "numpy"
+
+    def __init__(self, dtype: str = "float64") -> None:
+        self.device = "cpu"
+        self.dtype = dtype
+        self._np_dtype = np.dtype(dtype)
+
+    def asarray(self, x, dtype=None):
+        return np.asarray(x, dtype=dtype or self._np_dtype)
+
+    def to_numpy(self, x):
+        return np.asarray(x)
+
+    def zeros(self, shape, dtype=None):
+        return np.zeros(shape, dtype=dtype or self._np_dtype)
+
+    def exp(self, x):
+        return np.exp(x)
+
+    def abs(self, x):
+        return np.abs(x)
+
+    def sum(self, x, axis=None):
+        return np.sum(x, axis=axis)
+
+    def max(self, x, axis=None, keepdims=False):
+        return np.max(x, axis=axis, keepdims=keepdims)
+
+    def softplus_neg(self, m):
+        return np.logaddexp(0.0, -m)
+
+    def sigmoid(self, x):
+        return special.expit(x)
+
+    def index_add(self, target, index, values):
+        n = target.shape[0]
+        if values.ndim == 1:
+            target += np.bincount(index, weights=values, minlength=n)
+        else:
+            for k in range(values.shape[1]):
+                target[:, k] += np.bincount(index, weights=values[:, k], minlength=n)
+        return target
+
+    def asindex(self, idx):
+        return np.asarray(idx, dtype=np.int64)
+
+
+class TorchBackend(Backend):
+    """torch on ``device`` ("cpu", "cuda", "cuda:1", ...)."""
+
+    name = "torch"
+
+    def __init__(self, dtype: str = "float64", device: str = "cpu") -> None:
+        import torch
+
+        self._torch = torch
+        if device.startswith("cuda") and not torch.cuda.is_available():
+            raise ValueError("device: 'cuda' requested but torch.cuda.is_available() is False")
+        self.device = device
+        self.dtype = dtype
+        self._t_dtype = getattr(torch, dtype)
+
+    def _dt(self, dtype):
+        return getattr(self._torch, dtype) if dtype else self._t_dtype
+
+    def asarray(self, x, dtype=None):
+        t = self._torch
+        if isinstance(x, t.Tensor):
+            return x.to(device=self.device, dtype=self._dt(dtype))
+        return t.as_tensor(np.asarray(x), dtype=self._dt(dtype), device=self.device)
+
+    def to_numpy(self, x):
+        if isinstance(x, self._torch.Tensor):
+            return x.detach().cpu().numpy()
+        return np.asarray(x)
+
+    def zeros(self, shape, dtype=None):
+        return self._torch.zeros(shape, dtype=self._dt(dtype), device=self.device)
+
+    def exp(self, x):
+        return self._torch.exp(x)
+
+    def abs(self, x):
+        return self._torch.abs(x)
+
+    def sum(self, x, axis=None):
+        return self._torch.sum(x) if axis is None else self._torch.sum(x, dim=axis)
+
+    def max(self, x, axis=None, keepdims=False):
+        if axis is None:
+            return self._torch.max(x)
+        return self._torch.amax(x, dim=axis, keepdim=keepdims)
+
+    def softplus_neg(self, m):
+        return self._torch.logaddexp(self._torch.zeros_like(m), -m)
+
+    def sigmoid(self, x):
+        return self._torch.sigmoid(x)
+
+    def index_add(self, target, index, values):
+        return target.index_add_(0, index, values)
+
+    def asindex(self, idx):
+        return self._torch.as_tensor(np.asarray(idx), device=self.device, dtype=self._torch.long)
+
+    def synchronize(self) -> None:
+        if self.device.startswith("cuda"):
+            self._torch.cuda.synchronize()
+
+
+def get_backend(name: str = "numpy", dtype: str = "float64", device: str = "cpu") -> Backend:
+    """Return a backend: ``"numpy"`` (CPU only) or ``"torch"`` (``device`` cpu or cuda)."""
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype: must be one of {DTYPES} (got {dtype!r})")
+    if name == "numpy":
+        if device != "cpu":
+            raise ValueError(f"device: the numpy backend runs on 'cpu' only (got {device!r})")
+        return NumpyBackend(dtype)
+    if name == "torch":
+        return TorchBackend(dtype, device)
+    raise ValueError(f"backend: must be 'numpy' or 'torch' (got {name!r})")

@@ -1,0 +1,131 @@
+"""Common engine interface: evaluate loss, error and gradients at parameters; apply a GD step."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._backend import Backend
+from .._partition import Partition
+from ..config import ExperimentConfig
+from ..model import PositionalAttentionModel, grad_A_from_dS
+
+__all__ = ["Engine", "Evaluation", "ChunkSums", "iter_chunks"]
+
+
+@dataclass
+class Evaluation:
+    """Result of one engine evaluation. ``grads`` is engine-specific (None when not asked)."""
+
+    loss: float
+    error: float
+    tie_mass: float = math.nan
+    loss_se: float = math.nan
+    error_se: float = math.nan
+    train_loss: float = math.nan
+    grads: object = None
+    grad_values: dict[str, object] = field(default_factory=dict)
+
+
+def iter_chunks(n: int, size: int):
+    for start in range(0, n, size):
+        yield slice(start, min(n, start + size))
+
+
+class ChunkSums:
+    """Accumulates [`ProjectionEval`][theorylab.model.ProjectionEval] sums over chunks."""
+
+    def __init__(self) -> None:
+        self.loss = 0.0
+        self.loss_sq = 0.0
+        self.error = 0.0
+        self.ties = 0.0
+        self.dS = None
+
+    def add(self, ev) -> None:
+        self.loss = self.loss + ev.loss
+        self.loss_sq = self.loss_sq + ev.loss_sq
+        self.error = self.error + ev.error
+        self.ties = self.ties + ev.ties
+        if ev.dS is not None:
+            self.dS = ev.dS if self.dS is None else self.dS + ev.dS
+
+
+class Engine:
+    """Base class. Subclasses set ``name`` and implement ``initial_params``, ``evaluate``,
+    ``apply`` and ``state``; ``params`` are opaque to the trainer except through these and
+    ``params_to_arrays`` / ``params_from_arrays`` (used for checkpoints)."""
+
+    name: str = "engine"
+
+    def __init__(
+        self,
+        cfg: ExperimentConfig,
+        xp: Backend,
+        partition: Partition,
+        wstar: np.ndarray,
+    ) -> None:
+        self.cfg = cfg
+        self.xp = xp
+        self.partition = partition
+        self.wstar = np.asarray(wstar, dtype=np.float64)
+        self.model = PositionalAttentionModel.from_config(cfg)
+        self.D = partition.D
+        self.diag = cfg.diag
+        self.lr_v = cfg.train.lr_v
+        self.lr_A = cfg.train.lr_A_value
+        self.tie_tol = cfg.train.tie_tol
+        self.chunk = cfg.train.chunk_size
+
+    # -- to implement -----------------------------------------------------------------------------
+    def initial_params(self):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def evaluate(self, params, step: int, *, need_grad: bool, record: bool) -> Evaluation:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def apply(self, params, grads):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def state(self, params) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - interface
+        """(A, v) as float64 numpy arrays."""
+        raise NotImplementedError
+
+    def params_to_arrays(self, params) -> dict[str, np.ndarray]:
+        A, v = self.state(params)
+        return {"A": A, "v": v}
+
+    def params_from_arrays(self, arrays: dict[str, np.ndarray]):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    # -- helpers shared by the full-matrix engines --------------------------------------------------
+    def initial_A(self) -> np.ndarray:
+        """A⁰: diagonal ``diag`` (frozen), off-diagonal ``offdiag0`` (+ optional Gaussian noise)."""
+        t = self.cfg.train
+        A = np.full((self.D, self.D), t.offdiag0)
+        if t.offdiag0_std > 0:
+            rng = np.random.default_rng(np.random.SeedSequence([t.seed, 11]))
+            A = A + t.offdiag0_std * rng.standard_normal((self.D, self.D))
+        np.fill_diagonal(A, self.diag)
+        return A
+
+    def initial_v(self) -> np.ndarray:
+        t = self.cfg.train
+        if t.init_v == "aligned":
+            return t.alpha0 * self.wstar
+        rng = np.random.default_rng(np.random.SeedSequence([t.seed, 12]))
+        return t.v0_scale * rng.standard_normal(self.wstar.shape[0])
+
+    def attention(self, A):
+        return self.xp.row_softmax(A / self.model.temperature)
+
+    def grad_A(self, S, dS):
+        return grad_A_from_dS(S, dS, self.model.temperature, self.xp)
+
+
+def standard_error(mean_sq: float, mean: float, n: int) -> float:
+    """Standard error of a sample mean from its first two moments (n samples)."""
+    var = max(mean_sq - mean * mean, 0.0) * n / max(n - 1, 1)
+    return math.sqrt(var / n)

@@ -1,0 +1,29 @@
+"""Plain-torch networks for the image figures: patchify, a small ViT (vanilla or positional
+attention), small VGG-like and ResNet-like CNNs, and a short seeded training loop."""
+
+from theorylab.nets._cnn import SmallResNet, SmallVGG
+from theorylab.nets._patch import patchify, unpatchify
+from theorylab.nets._train import (
+    TrainConfig,
+    TrainResult,
+    evaluate,
+    resolve_device,
+    train_classifier,
+)
+from theorylab.nets._vit import Attention, Block, ViT, cosine_similarity_matrix
+
+__all__ = [
+    "Attention",
+    "Block",
+    "SmallResNet",
+    "SmallVGG",
+    "TrainConfig",
+    "TrainResult",
+    "ViT",
+    "cosine_similarity_matrix",
+    "evaluate",
+    "patchify",
+    "resolve_device",
+    "train_classifier",
+    "unpatchify",
+]

@@ -1,0 +1,123 @@
+"""Quantities tracked along a run (Jelassi et al. (2022), §4: α, γ, ρ and patch association).
+
+Lemmas 4.1–4.2 (FOUND-2nd: "instead of optimizing over A and v, we can consider the scalar
+variables α, γ and ρ"; their statements are RECONSTRUCTED in the digest §4.3):
+v = α·w*, A_ii = a (frozen), A_ij = γ within a set, A_ij = ρ across sets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._partition import Partition
+
+__all__ = [
+    "alpha_beta",
+    "gamma_rho",
+    "symmetric_projection",
+    "sym_dev",
+    "patch_association",
+    "own_set_mass",
+    "track",
+    "symmetric_A",
+    "TRACKED_COLUMNS",
+]
+
+TRACKED_COLUMNS = (
+    "alpha",
+    "beta",
+    "cos_v_wstar",
+    "gamma",
+    "rho",
+    "sym_dev",
+    "patch_association",
+    "own_set_mass",
+)
+
+
+def alpha_beta(v: np.ndarray, wstar: np.ndarray) -> tuple[float, float, float]:
+    """α = ⟨v, w*⟩, β = ‖v − α w*‖, cos(v, w*) = α/‖v‖ (0 when v = 0)."""
+    v = np.asarray(v, dtype=np.float64)
+    alpha = float(v @ wstar)
+    beta = float(np.linalg.norm(v - alpha * wstar))
+    nv = float(np.linalg.norm(v))
+    return alpha, beta, (alpha / nv if nv > 0 else 0.0)
+
+
+def _masks(partition: Partition) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    same = partition.same_set_mask()
+    diag = np.eye(partition.D, dtype=bool)
+    return diag, same & ~diag, ~same
+
+
+def gamma_rho(A: np.ndarray, partition: Partition) -> tuple[float, float]:
+    """γ = mean same-set off-diagonal entry of A, ρ = mean cross-set entry (NaN if C = 1)."""
+    _, same, cross = _masks(partition)
+    A = np.asarray(A, dtype=np.float64)
+    gamma = float(A[same].mean()) if same.any() else float("nan")
+    return gamma, float(A[cross].mean())
+
+
+def symmetric_A(D: int, partition: Partition, a: float, gamma: float, rho: float) -> np.ndarray:
+    """The partition-symmetric matrix with diagonal a, same-set γ, cross-set ρ."""
+    diag, same, _ = _masks(partition)
+    A = np.full((D, D), float(rho))
+    A[same] = gamma
+    A[diag] = a
+    return A
+
+
+def symmetric_projection(A: np.ndarray, partition: Partition) -> np.ndarray:
+    """Projection of A on partition-symmetric matrices: mean over the diagonal, the same-set
+    off-diagonal entries and the cross-set entries."""
+    diag, same, cross = _masks(partition)
+    A = np.asarray(A, dtype=np.float64)
+    P = np.empty_like(A)
+    P[diag] = A[diag].mean()
+    if same.any():
+        P[same] = A[same].mean()
+    P[cross] = A[cross].mean()
+    return P
+
+
+def sym_dev(A: np.ndarray, partition: Partition) -> float:
+    """Largest |A − symmetric_projection(A)|."""
+    A = np.asarray(A, dtype=np.float64)
+    return float(np.max(np.abs(A - symmetric_projection(A, partition))))
+
+
+def patch_association(A: np.ndarray, partition: Partition) -> bool:
+    """Definition 2.2 (FOUND) with ⟨p_i, p_j⟩ = A_ij (Simplification 3.1): for every row i the
+    C largest entries of row i are exactly i's set (strictly: no tie across the boundary)."""
+    A = np.asarray(A, dtype=np.float64)
+    same = partition.same_set_mask()
+    own_min = np.where(same, A, np.inf).min(axis=1)
+    other_max = np.where(same, -np.inf, A).max(axis=1)
+    return bool(np.all(own_min > other_max))
+
+
+def own_set_mass(A: np.ndarray, partition: Partition, temperature: float) -> float:
+    """min_i Σ_{j ∈ set(i)} S_ij, S = row-softmax(A/τ)."""
+    Z = np.asarray(A, dtype=np.float64) / temperature
+    Z = Z - Z.max(axis=1, keepdims=True)
+    S = np.exp(Z)
+    S /= S.sum(axis=1, keepdims=True)
+    return float(np.where(partition.same_set_mask(), S, 0.0).sum(axis=1).min())
+
+
+def track(
+    A: np.ndarray, v: np.ndarray, wstar: np.ndarray, partition: Partition, temperature: float
+) -> dict[str, float | bool]:
+    """Every tracked quantity of the state (A, v), keyed by ``TRACKED_COLUMNS``."""
+    alpha, beta, cos = alpha_beta(v, wstar)
+    gamma, rho = gamma_rho(A, partition)
+    return {
+        "alpha": alpha,
+        "beta": beta,
+        "cos_v_wstar": cos,
+        "gamma": gamma,
+        "rho": rho,
+        "sym_dev": sym_dev(A, partition),
+        "patch_association": patch_association(A, partition),
+        "own_set_mass": own_set_mass(A, partition, temperature),
+    }
