@@ -1,0 +1,165 @@
+"""Exact population engines against each other, Monte Carlo and the empirical engine."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from theorylab import get_backend, run_experiment, sample
+from theorylab.engines import (
+    BruteForceEngine,
+    EmpiricalEngine,
+    ExchangeableEngine,
+    MonteCarloEngine,
+    choose_method,
+)
+from theorylab.engines._exchangeable import histograms, n_histograms
+from theorylab.observables import symmetric_A
+
+from ._helpers import fig4_config, parts, small_config
+
+
+def _pair(cfg):
+    p, w = parts(cfg)
+    xp = get_backend()
+    return BruteForceEngine(cfg, xp, p, w), ExchangeableEngine(cfg, xp, p, w), p
+
+
+@pytest.mark.parametrize(
+    "D,C,act,q", [(6, 2, "cubic", 0.4), (8, 2, "quintic", 0.7), (8, 4, [0.0, 1.0, 0.5, 0.2], 0.3),
+                  (9, 3, "cubic", 1.0), (6, 3, "quintic", 0.0)]
+)
+def test_brute_equals_exchangeable_on_random_symmetric_states(D, C, act, q):
+    cfg = small_config(D=D, C=C, q=q, model=dict(activation=act, temperature=1.3,
+                                                 value_scale=0.9, diag=0.4))
+    brute, exch, p = _pair(cfg)
+    rng = np.random.default_rng(D * 10 + C)
+    for _ in range(4):
+        gamma, rho, alpha = rng.normal(0, 1.5, 3)
+        eb = brute.evaluate({"A": symmetric_A(D, p, cfg.diag, gamma, rho), "alpha": alpha}, 0,
+                            need_grad=True, record=True)
+        ee = exch.evaluate({"gamma": gamma, "rho": rho, "alpha": alpha}, 0,
+                           need_grad=True, record=True)
+        # both are exact sums of O(10⁴) terms in float64: 1e-12 leaves 3 orders of margin
+        assert ee.loss == pytest.approx(eb.loss, rel=1e-12, abs=1e-14)
+        assert ee.error == pytest.approx(eb.error, abs=1e-12)
+        assert ee.tie_mass == pytest.approx(eb.tie_mass, abs=1e-12)
+        gA, gv = exch.full_gradient(ee.grads)
+        np.testing.assert_allclose(gA, brute.xp.to_numpy(eb.grads["A"]), rtol=1e-10, atol=1e-13)
+        assert ee.grads["alpha"] == pytest.approx(eb.grads["alpha"], rel=1e-10, abs=1e-13)
+
+
+def test_exchangeable_trajectory_equals_full_matrix_gd():
+    """Whole trajectories: exchangeable (α, γ, ρ) GD = brute-force GD on the full D×D matrix."""
+    runs = [
+        run_experiment(fig4_config(method=m, steps=300, lr_v=0.3, record="linear", n_records=31))
+        for m in ("brute", "exchangeable")
+    ]
+    a, b = (r.trajectory for r in runs)
+    cols = ["loss", "error", "alpha", "gamma", "rho"]
+    np.testing.assert_allclose(a[cols], b[cols], rtol=1e-9, atol=1e-13)
+    assert a["sym_dev"].max() < 1e-13  # brute force keeps the symmetry (Lemmas 4.1–4.2)
+    np.testing.assert_allclose(runs[0].A, runs[1].A, rtol=1e-9, atol=1e-13)
+
+
+def test_histogram_enumeration():
+    M = histograms(5, 4)
+    assert M.shape == (n_histograms(5, 4), 4) and np.all(M.sum(1) == 5)
+    assert len({tuple(r) for r in M}) == M.shape[0]
+
+
+def test_monte_carlo_within_four_standard_errors():
+    cfg = small_config(D=8, C=2, q=0.5, init_v="aligned", alpha0=0.8, mc_samples=40_000,
+                       mc_resample=False, seed=1)
+    brute, _, p = _pair(cfg)
+    mc = MonteCarloEngine(cfg, get_backend(), p, brute.wstar)
+    rng = np.random.default_rng(0)
+    A = cfg.diag * np.eye(8) + 0.3 * rng.standard_normal((8, 8))
+    exact = brute.evaluate({"A": A, "alpha": 0.8}, 0, need_grad=False, record=True)
+    est = mc.evaluate({"A": A, "v": 0.8 * brute.wstar}, 0, need_grad=False, record=True)
+    assert abs(est.loss - exact.loss) < 4 * est.loss_se
+    assert abs(est.error - exact.error) < 4 * est.error_se
+
+
+def test_auto_method():
+    assert choose_method(fig4_config(), parts(fig4_config())[0]) == "exchangeable"
+    cfg = fig4_config(offdiag0_std=0.01)
+    assert choose_method(cfg, parts(cfg)[0]) == "brute"
+    cfg = fig4_config(init_v="gaussian")
+    assert choose_method(cfg, parts(cfg)[0]) == "montecarlo"
+    with pytest.raises(ValueError, match="^train.method"):
+        cfg = fig4_config(method="exchangeable", init_v="gaussian")
+        ExchangeableEngine(cfg, get_backend(), *parts(cfg)).initial_params()
+
+
+def test_empirical_gradient_converges_at_rate_one_half():
+    """‖∇L̂_N − ∇L‖ = O(N^{-1/2}): log-log slope −1/2 ± 0.1 (diffrax-style order test)."""
+    cfg = small_config(D=6, C=2, d=4, q=0.5, seed=2, engine="empirical")
+    brute, _, p = _pair(cfg)
+    rng = np.random.default_rng(5)
+    A = cfg.diag * np.eye(6) + 0.5 * rng.standard_normal((6, 6))
+    alpha = 0.7
+    pop = brute.evaluate({"A": A, "alpha": alpha}, 0, need_grad=True, record=False).grads
+    g_pop = np.concatenate([pop["A"].ravel(), pop["alpha"] * brute.wstar])
+    Ns = [250, 1000, 4000, 16000]
+    errs = []
+    for N in Ns:
+        e = []
+        for s in range(12):  # average over 12 data sets: the mean error ∝ N^{-1/2}
+            data = sample(cfg.data, N, 100 * N + s, partition=p, wstar=brute.wstar)
+            emp = EmpiricalEngine(cfg, get_backend(), p, brute.wstar, train=data, test=data)
+            g = emp.evaluate({"A": A, "v": alpha * brute.wstar}, 0, need_grad=True,
+                             record=False).grads
+            e.append(np.linalg.norm(np.concatenate([g["A"].ravel(), g["v"]]) - g_pop))
+        errs.append(np.mean(e))
+    slope = stats.linregress(np.log(Ns), np.log(errs)).slope
+    assert slope == pytest.approx(-0.5, abs=0.1)
+
+
+def test_numpy_and_torch_engines_agree():
+    """Same data, same steps: numpy and torch (CPU) trajectories agree to 1e-12."""
+    out = []
+    for backend in ("numpy", "torch"):
+        cfg = small_config(D=6, C=2, d=5, engine="empirical", n_train=300, n_test=200,
+                           steps=20, lr_v=0.5, init_v="gaussian", v0_scale=0.3,
+                           offdiag0_std=0.1, record="all", backend=backend)
+        out.append(run_experiment(cfg))
+    cols = ["loss", "train_loss", "alpha", "gamma", "rho"]
+    np.testing.assert_allclose(out[0].trajectory[cols], out[1].trajectory[cols], rtol=1e-12,
+                               atol=1e-15)
+    for backend in ("numpy", "torch"):
+        out.append(run_experiment(fig4_config(steps=50, backend=backend, record="all")))
+    np.testing.assert_allclose(out[2].trajectory[cols[:1] + cols[2:]],
+                               out[3].trajectory[cols[:1] + cols[2:]], rtol=1e-12, atol=1e-15)
+
+
+def test_digest_section_9_three_phases():
+    """Digest §9 (independent exact computation): cubic σ, τ = κ = 1, a0 = ln ln d, lr 0.1."""
+    r = run_experiment(fig4_config(steps=20000, lr_v=0.1, record="linear", n_records=21))
+    t = r.trajectory.set_index("step")
+    assert t.loc[1000, "alpha"] == pytest.approx(0.0325, abs=5e-4)  # phase I: A static
+    assert abs(t.loc[1000, "gamma"]) < 1e-4 and abs(t.loc[1000, "rho"]) < 1e-4
+    assert t.loc[1000, "loss"] == pytest.approx(0.6931, abs=5e-5)
+    expect = {2000: (1.858, 0.098, -0.023, 0.3569), 10000: (1.436, 2.126, -0.596, 0.2571),
+              20000: (1.359, 2.024, -1.152, 0.2318)}
+    for step, (alpha, gamma, rho, loss) in expect.items():  # digest gives 3–4 digits
+        assert t.loc[step, "alpha"] == pytest.approx(alpha, abs=6e-4)
+        assert t.loc[step, "gamma"] == pytest.approx(gamma, abs=6e-4)
+        assert t.loc[step, "rho"] == pytest.approx(rho, abs=6e-4)
+        assert t.loc[step, "loss"] == pytest.approx(loss, abs=6e-5)
+    assert t.loc[1:, "patch_association"].all()
+    assert t["sym_dev"].max() < 1e-15  # projection of an exactly symmetric A: rounding only
+
+
+def test_digest_section_9_literal_and_uniform():
+    """Literal (T): α saturates at 0.2563, loss 0.3790; a0 = 0: A never moves, α → 0.2567."""
+    lit = run_experiment(fig4_config(model=dict(activation="cubic"), steps=12, lr_v=0.05,
+                                     record="all")).trajectory
+    assert lit["alpha"].iloc[-1] == pytest.approx(0.2563, abs=1e-4)
+    assert lit["loss"].iloc[-1] == pytest.approx(0.3790, abs=1e-4)
+    uni = run_experiment(fig4_config(model=dict(activation="cubic", diag=0.0), steps=12,
+                                     lr_v=0.05, record="all")).trajectory
+    assert uni["alpha"].iloc[-1] == pytest.approx(0.2567, abs=1e-4)
+    assert uni["loss"].iloc[-1] == pytest.approx(0.3793, abs=1e-4)
+    assert np.abs(uni[["gamma", "rho"]].to_numpy()).max() < 1e-15  # gradient in A ≡ 0
+    # exact error of the GLM = P[C + Σδ ≤ 0] = 0.217073 (ties F = 0 count as errors)
+    assert uni["error"].iloc[-1] == pytest.approx(0.2170730422, abs=1e-9)
