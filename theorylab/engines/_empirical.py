@@ -51,13 +51,13 @@ class EmpiricalEngine(Engine):
         w = 1.0 / n
         for sl in iter_chunks(n, self.chunk):
             Xc = X[sl]
-            U = Xc @ params["v"]
+            U = xp.project(Xc, params["v"])
             ev = evaluate_projections(
                 U, y[sl], w, S, self.model, xp, need_grad=need_grad, tie_tol=self.tie_tol
             )
             sums.add(ev)
             if need_grad:
-                dv = dv + ev.dU.reshape(-1) @ Xc.reshape(-1, self.d)
+                dv = dv + xp.pullback(ev.dU, Xc)
         return sums, dv
 
     def evaluate(self, params, step, *, need_grad, record):

@@ -82,8 +82,8 @@ class ExchangeableEngine(Engine):
         positive = np.isfinite(logp)
         self.patterns = pats  # (P, 3): n₊, n₀, n₋
         self.s = pats[:, 0] - pats[:, 2]
-        self.k_plus = int(np.flatnonzero((pats[:, 0] == C))[0])
-        self.k_minus = int(np.flatnonzero((pats[:, 2] == C))[0])
+        self.k_plus = int(np.flatnonzero(pats[:, 0] == C)[0])
+        self.k_minus = int(np.flatnonzero(pats[:, 2] == C)[0])
         live = np.flatnonzero(positive)
         n_hist = n_histograms(L - 1, live.size)
         if n_hist > cfg.train.max_configs:
@@ -94,14 +94,13 @@ class ExchangeableEngine(Engine):
         Mlive = histograms(L - 1, live.size)
         M = np.zeros((Mlive.shape[0], pats.shape[0]), dtype=np.int16)
         M[:, live] = Mlive
-        t = M.astype(np.int64) @ self.s
-        order = np.argsort(t, kind="stable")
-        M, t = M[order], t[order]
-        logw = (
-            special.gammaln(L)
-            - special.gammaln(M[:, live].astype(np.float64) + 1).sum(axis=1)
-            + M[:, live].astype(np.float64) @ logp[live]
-        )
+        # t = Σ_k m_k s_k and log-weights, chunk by chunk (peak memory stays near the int16 table)
+        t = np.empty(M.shape[0], dtype=np.int64)
+        logw = np.empty(M.shape[0])
+        for sl in iter_chunks(M.shape[0], 1 << 20):
+            m = M[sl, :][:, live].astype(np.float64)
+            t[sl] = M[sl] @ self.s
+            logw[sl] = special.gammaln(L) - special.gammaln(m + 1).sum(axis=1) + m @ logp[live]
         self.n_configs = M.shape[0]
         # small tables live on the device in the compute dtype; large ones stay int16 on the host
         self._M_host = M
