@@ -41,7 +41,11 @@ class Activation:
                 )
             return cls(NAMED_ACTIVATIONS[spec])
         try:
+            if isinstance(spec, (bytes, dict)) or any(isinstance(c, (bool, str)) for c in spec):
+                raise TypeError
             coeffs = tuple(float(c) for c in spec)
+        except OverflowError:
+            raise ValueError("model.activation: coefficients must be finite") from None
         except (TypeError, ValueError):
             raise ValueError(
                 f"model.activation: must be 'cubic', 'quintic' or a list of numbers (got {spec!r})"

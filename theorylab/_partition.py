@@ -7,6 +7,7 @@ so ``D = L·C``.  Patches are 0-indexed here (the paper is 1-indexed).
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -103,6 +104,10 @@ class Partition:
 def _as_sets(sets, name: str) -> tuple[tuple[int, ...], ...]:
     """Validate an explicit list of sets; raise ``ValueError`` naming ``name``."""
     try:
+        if isinstance(sets, (str, bytes)) or any(isinstance(s, (str, bytes)) for s in sets):
+            raise TypeError
+        if any(isinstance(i, bool) or not isinstance(i, numbers.Integral) for s in sets for i in s):
+            raise TypeError
         out = tuple(tuple(int(i) for i in s) for s in sets)
     except (TypeError, ValueError):
         raise ValueError(f"{name}: must be a list of lists of integers (got {sets!r})") from None

@@ -12,11 +12,12 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 from ._activation import NAMED_ACTIVATIONS, Activation
 from ._partition import Partition, _as_sets
@@ -65,7 +66,10 @@ def _float(
 ) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name}: must be a number (got {value!r})")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name}: must be finite (got an integer too large for a float)") from None
     if not math.isfinite(value):
         raise ValueError(f"{name}: must be finite (got {value})")
     if lo is not None and (value < lo or (lo_open and value == lo)):

@@ -120,8 +120,11 @@ def fstar_from_c(c: np.ndarray, partition: Partition) -> np.ndarray:
 
 
 def fstar(X: np.ndarray, partition: Partition, wstar: np.ndarray) -> np.ndarray:
-    """The labelling function f* of Assumption 1 on raw inputs X (N, D, d)."""
-    return fstar_from_c(np.asarray(X) @ np.asarray(wstar), partition)
+    """The labelling function f* of Assumption 1 on raw inputs X (N, D, d).
+
+    ⟨w*, X_j⟩ ∈ {−1, 0, 1} exactly (noise ⟂ w*); it is rounded so that exact ties f* = 0 are not
+    decided by floating-point rounding of the projection."""
+    return fstar_from_c(np.rint(np.asarray(X) @ np.asarray(wstar)).astype(np.int64), partition)
 
 
 def _p_delta(q: float) -> dict[int, float]:
