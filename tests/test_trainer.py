@@ -11,7 +11,7 @@ from theorylab import TrainConfig, load_config, run_experiment
 from theorylab.run import main
 from theorylab.trainer import TRAJECTORY_SCHEMA, DivergenceError, record_steps
 
-from ._helpers import fig4_config
+from ._helpers import fig4_config, small_config
 
 
 def test_record_schedule():
@@ -43,13 +43,16 @@ def test_cli_bad_config_is_one_line(tmp_path):
 
 @pytest.mark.parametrize("method", ["exchangeable", "brute"])
 def test_resume_gives_the_same_trajectory(tmp_path, method):
-    full = run_experiment(fig4_config(method=method, steps=60, record="all"))
+    def cfg(**kw):
+        return small_config(D=8, C=2, method=method, record="all", lr_v=0.5, alpha0=0.5, **kw)
+
+    full = run_experiment(cfg(steps=40))
     out = tmp_path / "r"
-    run_experiment(fig4_config(method=method, steps=25, record="all"), out=out)
-    res = run_experiment(fig4_config(method=method, steps=60, record="all"), out=out, resume=True)
+    run_experiment(cfg(steps=15), out=out)
+    res = run_experiment(cfg(steps=40), out=out, resume=True)
     pd.testing.assert_frame_equal(res.trajectory, full.trajectory)
     with pytest.raises(ValueError, match="^resume:"):
-        run_experiment(fig4_config(method=method, steps=60, lr_v=0.2), out=out, resume=True)
+        run_experiment(cfg(steps=40, seed=3), out=out, resume=True)
 
 
 def test_divergence_stops_and_keeps_rows(tmp_path):
