@@ -1,0 +1,32 @@
+"""Execute the ```python blocks of docs/*.md and docs/claims/*.md so that they cannot go stale.
+
+Blocks fenced as ```python no-run (or any ```python with a word after it) are skipped. Blocks
+of one page run in order in a shared namespace, in a temporary working directory.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+PAGES = sorted(p for p in [*DOCS.glob("*.md"), *DOCS.glob("claims/*.md")])
+FENCE = re.compile(r"^```python[ \t]*(?P<tag>[^\n]*)\n(?P<code>.*?)^```", re.M | re.S)
+
+
+def blocks(page: Path):
+    return [m.group("code") for m in FENCE.finditer(page.read_text())
+            if not m.group("tag").strip()]
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if blocks(p)],
+                         ids=lambda p: str(p.relative_to(DOCS)))
+def test_page_code_runs(page, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {"__name__": "__docs__"}
+    for code in blocks(page):
+        exec(compile(code, str(page), "exec"), ns)
+
+
+def test_pages_exist():
+    assert (DOCS / "index.md").exists() and (DOCS / "reproducing.md").exists()

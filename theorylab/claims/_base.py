@@ -1,0 +1,123 @@
+"""The claim interface: one object per paper result, with a `check()` that returns a verdict.
+
+Each claim carries its statement, the digest label of that statement (``FOUND`` when the
+statement was read in the paper, ``RECONSTRUCTED`` when it was not; see
+``shared/papers/jelassi2022.md`` §0), the measured quantities and the predicted behaviour.
+`Claim.check(quick)` runs the measurement and returns a [`ClaimResult`][]: a tidy table, a
+verdict, headline numbers and a plain-language reading.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Claim", "ClaimResult", "VERDICTS", "markdown_table"]
+
+#: Allowed verdicts. ``agrees``: the measurement matches the prediction on the whole grid.
+#: ``agrees-in-regime``: it matches where the paper's asymptotic regime is approached and departs
+#: at small sizes (the page says where and why). ``partial``: some predicted items hold, some not.
+#: ``disagrees``: the prediction fails.
+VERDICTS = ("agrees", "agrees-in-regime", "partial", "disagrees")
+
+
+@dataclass
+class ClaimResult:
+    """Outcome of one claim check.
+
+    **Arguments:**
+
+    - `claim_id`: the claim's stable id (e.g. ``"thm3.1"``).
+    - `table`: tidy table of the measurement (one row per grid point / recorded step).
+    - `verdict`: one of [`VERDICTS`][].
+    - `headline`: the few numbers the verdict rests on (name → value).
+    - `reading`: plain-language lines: what the numbers say, and where they depart and why.
+    - `extra`: further tables (name → DataFrame), written as ``<id>-<name>.csv``.
+    - `figure`: ``fig -> None`` drawing into a matplotlib figure, or None.
+    - `runtime_s`: wall time of the check.
+    """
+
+    claim_id: str
+    table: pd.DataFrame
+    verdict: str
+    headline: dict[str, object]
+    reading: list[str]
+    extra: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figure: Callable | None = None
+    runtime_s: float = math.nan
+    quick: bool = False
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict: must be one of {list(VERDICTS)} (got {self.verdict!r})")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A result of Jelassi et al. (2022) and how theorylab checks it.
+
+    **Arguments:**
+
+    - `id`: stable id, also the file stem of ``docs/results/<id>.md``.
+    - `title`: e.g. ``"Theorem 3.1 (generalized linear models fail)"``.
+    - `label`: ``"FOUND"`` or ``"RECONSTRUCTED"`` (digest legend, §0).
+    - `source`: where the statement comes from (digest section and source ids).
+    - `statement`: the statement as checked.
+    - `measured`: what is measured.
+    - `predicted`: the predicted behaviour the verdict tests.
+    - `run`: ``run(quick: bool) -> ClaimResult`` (without runtime; `check` adds it).
+    """
+
+    id: str
+    title: str
+    label: str
+    source: str
+    statement: str
+    measured: str
+    predicted: str
+    run: Callable[[bool], ClaimResult]
+
+    def __post_init__(self) -> None:
+        if self.label not in ("FOUND", "RECONSTRUCTED"):
+            raise ValueError(f"label: must be FOUND or RECONSTRUCTED (got {self.label!r})")
+
+    def check(self, quick: bool = False) -> ClaimResult:
+        """Run the measurement; ``quick`` uses a reduced grid (seconds instead of minutes)."""
+        t0 = time.perf_counter()
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            res = self.run(quick)
+        res.runtime_s = time.perf_counter() - t0
+        res.quick = quick
+        return res
+
+
+def _fmt(x) -> str:
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (float, np.floating)):
+        if math.isnan(x):
+            return "–"
+        if math.isinf(x):
+            return "∞" if x > 0 else "−∞"
+        if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):
+            return f"{x:.3e}"
+        return f"{x:.5g}"
+    return str(x)
+
+
+def markdown_table(df: pd.DataFrame, max_rows: int = 60) -> str:
+    """A GitHub markdown table of ``df`` (numbers to 5 significant digits); long tables are
+    thinned to ``max_rows`` evenly spaced rows (the CSV beside it holds every row)."""
+    if len(df) > max_rows:
+        idx = np.unique(np.linspace(0, len(df) - 1, max_rows).round().astype(int))
+        df = df.iloc[idx]
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(_fmt(x) for x in row) + " |")
+    return "\n".join(lines)
