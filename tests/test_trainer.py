@@ -66,3 +66,15 @@ def test_divergence_stops_and_keeps_rows(tmp_path):
     assert len(kept) == len(err.result.trajectory) >= 1
     assert kept["step"].max() <= err.step  # every recorded row precedes the fault
     assert np.isfinite(kept["train_loss"]).all()
+
+
+def test_initial_state_overrides_the_configured_start():
+    base = small_config(D=8, C=2, engine="empirical", n_train=200, n_test=100, steps=5, lr_A=0.0,
+                        record="all", init_v="gaussian", v0_scale=0.1)
+    A0 = np.random.default_rng(0).standard_normal((8, 8))
+    res = run_experiment(base, initial={"A": A0})
+    np.testing.assert_array_equal(res.A, A0)  # lr_A = 0: the given A stays frozen
+    with pytest.raises(ValueError, match="^initial:"):
+        run_experiment(base, initial={"A": np.zeros((3, 3))})
+    with pytest.raises(ValueError, match="^initial:"):
+        run_experiment(base, initial={"B": A0})

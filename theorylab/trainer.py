@@ -187,6 +187,7 @@ def run_experiment(
     resume: bool = False,
     progress: bool | None = None,
     engine: Engine | None = None,
+    initial: dict[str, np.ndarray] | None = None,
 ) -> RunResult:
     """Run gradient descent as ``cfg`` says; return the trajectory and the final state.
 
@@ -198,6 +199,10 @@ def run_experiment(
     - `resume`: continue from ``out/checkpoint.npz`` if present (``train.steps`` may grow).
     - `progress`: show a tqdm bar; default: only when stderr is a terminal.
     - `engine`: a prebuilt engine (for tests and benchmarks); default [`make_engine`][].
+    - `initial`: start from a given state instead of the configured initialisation:
+      ``{"A": (D, D) array}`` and/or ``{"v": (d,) array}`` (the other one from the config),
+      e.g. a pre-trained A for fine-tuning with ``lr_A = 0`` (Theorem 5.1). The diagonal of the
+      given A is kept as it is (frozen).
 
     Raises [`DivergenceError`][] (after writing the rows so far) when a value stops being finite.
     """
@@ -218,6 +223,16 @@ def run_experiment(
             start, params, rows = loaded
     if params is None:
         params = engine.initial_params()
+        if initial:
+            unknown = set(initial) - {"A", "v"}
+            if unknown:
+                raise ValueError(f"initial: unknown keys {sorted(unknown)} (allowed: A, v)")
+            A0, v0 = engine.state(params)
+            arrays = {"A": np.asarray(initial.get("A", A0), dtype=np.float64),
+                      "v": np.asarray(initial.get("v", v0), dtype=np.float64)}
+            if arrays["A"].shape != A0.shape or arrays["v"].shape != v0.shape:
+                raise ValueError(f"initial: A must be {A0.shape} and v {v0.shape}")
+            params = engine.params_from_arrays(arrays)
     if output is not None:
         output.write_config()
 

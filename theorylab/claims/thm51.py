@@ -22,25 +22,20 @@ import math
 import numpy as np
 import pandas as pd
 
-from .._backend import get_backend
-from ..data import make_wstar
-from ..engines import EmpiricalEngine
 from ..trainer import run_experiment
 from ._base import Claim, ClaimResult
 from ._common import REF_DIAG, reference_config
 
-__all__ = ["CLAIM", "TARGET"]
+__all__ = ["CLAIM", "TARGET", "finetune"]
 
 TARGET = 1 / 8
 
 
-class _StartA(EmpiricalEngine):
-    """Empirical engine whose A starts at a given matrix."""
-
-    A0: np.ndarray | None = None
-
-    def initial_A(self) -> np.ndarray:
-        return np.array(self.A0, dtype=np.float64) if self.A0 is not None else super().initial_A()
+def finetune(cfg, A0: np.ndarray | None = None):
+    """Run ``cfg`` (fine-tuning) from the pre-trained attention ``A0`` (None: configured A⁰);
+    return the last trajectory row. Freeze A with ``train.lr_A = 0``."""
+    initial = None if A0 is None else {"A": A0}
+    return run_experiment(cfg, initial=initial, progress=False).trajectory.iloc[-1]
 
 
 def _finetune(arm: str, N: int, A_pre: np.ndarray, steps: int, seed: int = 0) -> dict:
@@ -48,15 +43,8 @@ def _finetune(arm: str, N: int, A_pre: np.ndarray, steps: int, seed: int = 0) ->
         engine="empirical", method="auto", steps=steps, n_train=N, n_test=5000, n_records=6,
         init_v="gaussian", v0_scale=0.05, lr_A=0.1 if arm == "scratch" else 0.0, seed=seed,
     ).replace(data={"d": 20, "seed": 1}, model={"diag": 0.0 if arm == "uniform" else REF_DIAG})
-    cfg = cfg.resolved()
-    part = cfg.data.make_partition()
-    eng = _StartA(cfg, get_backend("numpy", "float64", "cpu"), part, make_wstar(cfg.data))
-    if arm == "frozen":
-        eng.A0 = A_pre
-    elif arm == "uniform":
-        eng.A0 = np.zeros_like(A_pre)
-    tr = run_experiment(cfg, engine=eng, progress=False).trajectory
-    last = tr.iloc[-1]
+    A0 = {"frozen": A_pre, "uniform": np.zeros_like(A_pre)}.get(arm)
+    last = finetune(cfg, A0)
     return {"arm": arm, "N": N, "steps": steps, "test_error": float(last.error),
             "test_error_se": float(last.error_se), "train_loss": float(last.train_loss),
             "cos_v_wstar_new": float(last.cos_v_wstar),
