@@ -19,6 +19,7 @@ from .config import (
 from .data import bayes_error, fstar, fstar_error, make_wstar, sample
 from .engines import make_engine
 from .model import PositionalAttentionModel, model_output
+from .sweep import run_sweep
 from .trainer import RunResult, run_experiment
 
 __version__ = "0.1.0"
@@ -43,6 +44,7 @@ __all__ = [
     "make_wstar",
     "model_output",
     "run_experiment",
+    "run_sweep",
     "sample",
     "__version__",
 ]

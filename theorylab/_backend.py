@@ -6,10 +6,14 @@ Arrays are plain ``numpy.ndarray`` or ``torch.Tensor``; arithmetic operators and
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 from scipy import special
 
-__all__ = ["Backend", "NumpyBackend", "TorchBackend", "get_backend", "DTYPES"]
+__all__ = [
+    "Backend", "NumpyBackend", "TorchBackend", "get_backend", "host_free_bytes", "DTYPES",
+]
 
 DTYPES = ("float64", "float32")
 
@@ -62,6 +66,32 @@ class Backend:
     def synchronize(self) -> None:
         """Wait for queued device work (CUDA); a no-op elsewhere."""
 
+    def free_bytes(self) -> int:
+        """Free memory of the device the arrays live on, in bytes.
+
+        CPU: available physical pages × page size (``os.sysconf``; no psutil). CUDA: the first
+        value of ``torch.cuda.mem_get_info``. Used to choose chunk sizes (``chunk_size = 0``)."""
+        return host_free_bytes()
+
+    def cast(self, x, dtype: str | None = None):  # pragma: no cover - interface
+        """``x`` (already on this backend) converted to ``dtype`` (default: the compute dtype)."""
+        raise NotImplementedError
+
+    def itemsize(self, dtype: str | None = None) -> int:
+        return np.dtype(dtype or self.dtype).itemsize
+
+    def to_host(self, x):
+        """Host copy of ``x`` for streaming: a numpy array (numpy), pinned CPU tensor (CUDA)."""
+        return x
+
+    def chunk_to_device(self, host, sl):
+        """Rows ``host[sl]`` of a [`to_host`][] array, on the device in the compute dtype."""
+        return self.asarray(host[sl])
+
+    def swap(self, x):
+        """Swap the last two axes (the transpose of a stack of matrices)."""
+        return x.swapaxes(-1, -2)
+
     def project(self, X, v):
         """U_nj = ⟨v, X_nj⟩ for X (n, D, d): one read of X."""
         return X @ v
@@ -70,12 +100,27 @@ class Backend:
         """Σ_nj dU_nj X_nj ∈ ℝ^d: the second (and last) read of X."""
         return dU.reshape(-1) @ X.reshape(-1, X.shape[-1])
 
+    def project_batched(self, X, V):
+        """U_{k r n j} = ⟨V_kr, X_knj⟩ for X (K, n, D, d) and V (K, R, d): (K, R, n, D).
+
+        One batched matrix product (X_k viewed as (n·D, d)); R runs share each data set."""
+        K, n, D, d = X.shape
+        U = self.swap(X.reshape(K, n * D, d) @ self.swap(V))  # (K, R, n·D)
+        return U.reshape(K, V.shape[1], n, D)
+
+    def pullback_batched(self, dU, X):
+        """Σ_nj dU_{k r n j} X_{k n j} for dU (K, R, n, D), X (K, n, D, d): (K, R, d)."""
+        K, R, n, D = dU.shape
+        return dU.reshape(K, R, n * D) @ X.reshape(K, n * D, X.shape[-1])
+
     # -- shared helpers built on the primitives -------------------------------------------------
     def row_softmax(self, logits):
-        """Max-subtracted row softmax: S_ij = exp(a_ij − max_r a_ir) / Σ_r exp(a_ir − max_r a_ir)."""
-        z = logits - self.max(logits, axis=1, keepdims=True)
+        """Max-subtracted row softmax: S_ij = exp(a_ij − max_r a_ir) / Σ_r exp(a_ir − max_r a_ir).
+
+        Rows are the last axis; leading axes (a batch of matrices) are carried along."""
+        z = logits - self.max(logits, axis=-1, keepdims=True)
         e = self.exp(z)
-        return e / self.sum(e, axis=1)[:, None]
+        return e / self.sum(e, axis=-1)[..., None]
 
     def item(self, x) -> float:
         return float(self.to_numpy(x))
@@ -132,6 +177,9 @@ class NumpyBackend(Backend):
 
     def asindex(self, idx):
         return np.asarray(idx, dtype=np.int64)
+
+    def cast(self, x, dtype=None):
+        return np.asarray(x, dtype=dtype or self._np_dtype)
 
     # numpy's einsum streams X once with SIMD; BLAS gemv on (n·D, d) with small d was 2.3× slower
     # (benchmarks/step_speed.py, N = 10⁴, D = d = 64)
@@ -200,9 +248,44 @@ class TorchBackend(Backend):
     def asindex(self, idx):
         return self._torch.as_tensor(np.asarray(idx), device=self.device, dtype=self._torch.long)
 
+    def cast(self, x, dtype=None):
+        return x.to(dtype=self._dt(dtype))
+
     def synchronize(self) -> None:
         if self.device.startswith("cuda"):
             self._torch.cuda.synchronize()
+
+    def free_bytes(self) -> int:
+        if self.device.startswith("cuda"):
+            free, _total = self._torch.cuda.mem_get_info(self._torch.device(self.device))
+            return int(free)
+        return host_free_bytes()
+
+    def to_host(self, x):
+        t = self._torch
+        if isinstance(x, t.Tensor):
+            h = x.detach().cpu()
+        else:
+            x = np.ascontiguousarray(x)
+            h = t.from_numpy(x if x.flags.writeable else x.copy())
+        if self.device.startswith("cuda"):
+            h = h.pin_memory()  # page-locked: chunk copies run at full PCIe rate, asynchronously
+        return h
+
+    def chunk_to_device(self, host, sl):
+        t = self._torch
+        part = host[sl] if isinstance(host, t.Tensor) else t.from_numpy(np.asarray(host[sl]))
+        return part.to(device=self.device, dtype=self._t_dtype, non_blocking=True)
+
+
+def host_free_bytes() -> int:
+    """Available physical memory of this machine (``SC_AVPHYS_PAGES × SC_PAGE_SIZE``).
+
+    Falls back to 4 GiB where ``os.sysconf`` does not know these names (non-POSIX systems)."""
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - platform dependent
+        return 4 << 30
 
 
 def get_backend(name: str = "numpy", dtype: str = "float64", device: str = "cpu") -> Backend:

@@ -256,7 +256,11 @@ class TrainConfig:
     - `tie_tol`: F is counted as 0 (an error) when ``y·F <= tie_tol·D·|σ|(κ·max_j|⟨v,X_j⟩|)``, so
       that exact ties are not decided by rounding (see `model.tie_scale`).
     - `backend`, `device`, `dtype`: ``numpy``/``torch``, ``cpu``/``cuda``, float64/float32.
-    - `chunk_size`: rows per chunk in the engines (bounds memory).
+    - `chunk_size`: rows per chunk in the engines (bounds memory); ``0`` or ``"auto"`` (stored
+      as 0): chosen from the device's free memory (`Backend.free_bytes`).
+    - `stream`: empirical engine: keep the data on the host and move one chunk at a time to
+      the device inside each step (``True``), never (``False``), or when the data do not fit
+      in the device's free memory (``"auto"``, default).
     - `max_configs`: largest number of enumerated configurations the exact engines accept.
     """
 
@@ -281,7 +285,8 @@ class TrainConfig:
     backend: str = "numpy"
     device: str = "cpu"
     dtype: str = "float64"
-    chunk_size: int = 1 << 16
+    chunk_size: int | str = 1 << 16
+    stream: bool | str = "auto"
     max_configs: int = 200_000_000
 
     def __post_init__(self) -> None:
@@ -311,7 +316,11 @@ class TrainConfig:
         if self.backend == "numpy" and dev != "cpu":
             raise ValueError(f"train.device: backend 'numpy' runs on 'cpu' only (got {dev!r})")
         _choice("train.dtype", self.dtype, DTYPES)
-        _set(self, "chunk_size", _int("train.chunk_size", self.chunk_size, lo=1))
+        if self.chunk_size == "auto":
+            _set(self, "chunk_size", 0)
+        _set(self, "chunk_size", _int("train.chunk_size", self.chunk_size, lo=0))
+        if not (self.stream == "auto" or isinstance(self.stream, bool)):
+            raise ValueError(f"train.stream: must be 'auto', true or false (got {self.stream!r})")
         _set(self, "max_configs", _int("train.max_configs", self.max_configs, lo=1))
         if self.engine == "empirical" and self.method not in ("auto",):
             raise ValueError(

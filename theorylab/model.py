@@ -95,27 +95,31 @@ def evaluate_projections(
       1 over the whole data set, not necessarily over this chunk).
     - `S`: (D, D) attention matrix (rows sum to 1).
     - `model`: σ, τ, κ. `xp`: the backend. `tie_tol`: see [`TrainConfig`][].
+
+    Leading batch axes (a batch of runs) are allowed: U (..., n, D), S (..., D, D), y and
+    `weight` broadcasting against (..., n); the sums of [`ProjectionEval`][] then have shape
+    (...), ``dS`` (..., D, D). For 2-D inputs the arithmetic is the unbatched one.
     """
     kappa = model.value_scale
-    H = kappa * (U @ S.T)
+    H = kappa * (U @ xp.swap(S))
     if need_grad:
         sig, dsig = model.activation.value_and_grad(H)
     else:
         sig, dsig = model.activation(H), None
-    F = xp.sum(sig, axis=1)
+    F = xp.sum(sig, axis=-1)
     m = y * F
     ell = xp.softplus_neg(m)
-    loss = xp.sum(weight * ell)
-    loss_sq = xp.sum(weight * ell * ell)
+    loss = xp.sum(weight * ell, axis=-1)
+    loss_sq = xp.sum(weight * ell * ell, axis=-1)
     tol = tie_tol * tie_scale(U, model, xp)
-    error = xp.sum(weight * ((m <= tol) * 1.0))
-    ties = xp.sum(weight * ((xp.abs(m) <= tol) * 1.0))
+    error = xp.sum(weight * xp.cast(m <= tol), axis=-1)
+    ties = xp.sum(weight * xp.cast(xp.abs(m) <= tol), axis=-1)
     if not need_grad:
         return ProjectionEval(loss, loss_sq, error, ties, F, None, None)
     g = -weight * xp.sigmoid(-m) * y  # w_n ℓ'(m_n) y_n
-    G = g[:, None] * dsig
+    G = g[..., None] * dsig
     dU = kappa * (G @ S)
-    dS = kappa * (G.T @ U)
+    dS = kappa * (xp.swap(G) @ U)
     return ProjectionEval(loss, loss_sq, error, ties, F, dU, dS)
 
 
@@ -124,19 +128,19 @@ def tie_scale(U, model: PositionalAttentionModel, xp: Backend):
 
     Rounding errors of F are a tiny multiple of it; F is counted as 0 (an error) when
     ``y·F <= tie_tol · tie_scale``, so that exact ties F = 0 are not decided by rounding."""
-    D = U.shape[1]
-    return D * model.activation.majorant()(model.value_scale * xp.max(xp.abs(U), axis=1))
+    D = U.shape[-1]
+    return D * model.activation.majorant()(model.value_scale * xp.max(xp.abs(U), axis=-1))
 
 
 def grad_A_from_dS(S, dS, temperature: float, xp: Backend, *, freeze_diag: bool = True):
     """∂L/∂A from ∂L/∂S through the row softmax; the frozen diagonal gets 0 (Simplification 3.1).
 
-    ∂L/∂A_ik = S_ik (∂L/∂S_ik − Σ_j S_ij ∂L/∂S_ij) / τ.
+    ∂L/∂A_ik = S_ik (∂L/∂S_ik − Σ_j S_ij ∂L/∂S_ij) / τ. Leading batch axes are carried along.
     """
-    inner = xp.sum(S * dS, axis=1)
-    dA = S * (dS - inner[:, None]) / temperature
+    inner = xp.sum(S * dS, axis=-1)
+    dA = S * (dS - inner[..., None]) / temperature
     if freeze_diag:
-        D = S.shape[0]
+        D = S.shape[-1]
         mask = xp.asarray(1.0 - np.eye(D), dtype=xp.dtype)
         dA = dA * mask
     return dA

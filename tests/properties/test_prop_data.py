@@ -78,7 +78,7 @@ def test_delta_frequencies_match_q(part, q, seed):
     assert stats.chisquare(counts).pvalue >= P_FAIL
 
 
-@given(ts.partitions(max_D=9), st.floats(0.0, 1.0), ts.seeds)
+@given(ts.partitions(max_D=9), ts.probabilities, ts.seeds)
 def test_fstar_agrees_with_y_except_with_the_enumerated_probability(part, q, seed):
     """Definition 2.1 / Assumption 1 (FOUND): f*(X) = Σ_ℓ Threshold_{0.9C}(Σ_{i∈S_ℓ}⟨w*, X_i⟩).
     The probability that y·f* ≤ 0 computed by enumerating every (ℓ, y, δ) equals the closed

@@ -8,6 +8,7 @@ from .._backend import Backend, get_backend
 from .._partition import Partition
 from ..config import ExperimentConfig
 from ._base import Engine, Evaluation
+from ._batched import BatchedEmpiricalEngine
 from ._brute import BruteForceEngine
 from ._empirical import EmpiricalEngine
 from ._exchangeable import ExchangeableEngine, count_patterns, n_histograms
@@ -20,6 +21,7 @@ __all__ = [
     "ExchangeableEngine",
     "MonteCarloEngine",
     "EmpiricalEngine",
+    "BatchedEmpiricalEngine",
     "make_engine",
     "choose_method",
     "BRUTE_AUTO_LIMIT",

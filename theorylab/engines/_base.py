@@ -12,7 +12,10 @@ from .._partition import Partition
 from ..config import ExperimentConfig
 from ..model import PositionalAttentionModel, grad_A_from_dS
 
-__all__ = ["Engine", "Evaluation", "ChunkSums", "iter_chunks"]
+__all__ = ["Engine", "Evaluation", "ChunkSums", "iter_chunks", "auto_chunk_size", "MEMORY_FRACTION"]
+
+#: Fraction of the device's free memory that an automatic chunk (``chunk_size = 0``) may use.
+MEMORY_FRACTION = 0.5
 
 
 @dataclass
@@ -32,6 +35,14 @@ class Evaluation:
 def iter_chunks(n: int, size: int):
     for start in range(0, n, size):
         yield slice(start, min(n, start + size))
+
+
+def auto_chunk_size(free_bytes: int, bytes_per_row: int, n: int, fraction: float = MEMORY_FRACTION):
+    """Rows per chunk so that a chunk's working set uses ``fraction`` of ``free_bytes``.
+
+    At least 1 row, at most ``n`` (a single chunk when everything fits)."""
+    rows = int(fraction * free_bytes) // max(int(bytes_per_row), 1)
+    return int(min(max(rows, 1), max(n, 1)))
 
 
 class ChunkSums:
@@ -78,6 +89,13 @@ class Engine:
         self.lr_A = cfg.train.lr_A_value
         self.tie_tol = cfg.train.tie_tol
         self.chunk = cfg.train.chunk_size
+
+    def chunk_rows(self, bytes_per_row: int, n: int) -> int:
+        """``train.chunk_size``, or with 0 ("auto") the size from [`auto_chunk_size`][] and the
+        backend's free memory now (call it after the engine's resident arrays are allocated)."""
+        if self.chunk > 0:
+            return self.chunk
+        return auto_chunk_size(self.xp.free_bytes(), bytes_per_row, n)
 
     # -- to implement -----------------------------------------------------------------------------
     def initial_params(self):  # pragma: no cover - interface

@@ -31,6 +31,8 @@ class BruteForceEngine(Engine):
         self.c = xp.asarray(c)
         self.y = xp.asarray(y)
         self.w = xp.asarray(w)
+        # working set of one configuration: ~10 length-D arrays of evaluate_projections
+        self.chunk = self.chunk_rows(10 * self.D * xp.itemsize(), self.n_configs)
 
     def initial_params(self):
         if self.cfg.train.init_v != "aligned":

@@ -4,6 +4,11 @@ Jelassi et al. (2022), problem (E) (FOUND): min_{A,v} (1/N) Σ_n log(1 + exp(−
 All D(D−1) off-diagonal entries of A and v ∈ ℝ^d are trained. One step reads X twice:
 U = X·v (O(N·D·d)), then ∂L/∂v = Σ_nj ∂L/∂U_nj X_nj (O(N·D·d)); the attention part is O(N·D²).
 The test error is measured on ``n_test`` fresh points at recorded steps.
+
+Memory: X takes N·D·d·itemsize bytes (8 in float64). When it does not fit in the device's free
+memory (``train.stream = "auto"``) or when asked (``stream = True``), X stays on the host
+(page-locked for CUDA) and each step copies one chunk at a time to the device; the results do
+not change. ``chunk_size = 0`` picks the chunk from the free memory ([`auto_chunk_size`][]).
 """
 
 from __future__ import annotations
@@ -16,7 +21,29 @@ from ..data import sample
 from ..model import evaluate_projections
 from ._base import ChunkSums, Engine, Evaluation, iter_chunks, standard_error
 
-__all__ = ["EmpiricalEngine"]
+__all__ = ["EmpiricalEngine", "place_data", "STREAM_FRACTION"]
+
+#: "auto" streams when the data would take more than this fraction of the free device memory.
+STREAM_FRACTION = 0.8
+
+
+def place_data(xp, stream, arrays, n_bytes: int):
+    """Put the big data arrays on the device, or keep them on the host to be streamed.
+
+    **Arguments:**
+
+    - `xp`: the backend. `stream`: ``True``, ``False`` or ``"auto"`` (stream when ``n_bytes`` >
+      ``STREAM_FRACTION`` × free device memory). `arrays`: numpy arrays. `n_bytes`: their size
+      in the compute dtype.
+
+    Returns ``(placed, streamed)``; with streaming, ``placed`` are [`Backend.to_host`][] arrays
+    read through ``xp.chunk_to_device(placed, slice)``.
+    """
+    if stream == "auto":
+        stream = xp.name != "numpy" and n_bytes > STREAM_FRACTION * xp.free_bytes()
+    if stream:
+        return [xp.to_host(np.asarray(a, dtype=xp.dtype)) for a in arrays], True
+    return [xp.asarray(a) for a in arrays], False
 
 
 class EmpiricalEngine(Engine):
@@ -36,10 +63,18 @@ class EmpiricalEngine(Engine):
             test = sample(cfg.data, t.n_test, rng, partition=partition, wstar=wstar, dtype=dtype)
         self.train = train
         self.test = test
-        self.X, self.y = xp.asarray(train.X), xp.asarray(train.y)
-        self.Xt, self.yt = xp.asarray(test.X), xp.asarray(test.y)
         self.N, self.Nt = train.X.shape[0], test.X.shape[0]
         self.d = train.X.shape[2]
+        item = xp.itemsize()
+        n_bytes = (self.N + self.Nt) * self.D * self.d * item
+        (self.X, self.Xt), self.streamed = place_data(xp, t.stream, (train.X, test.X), n_bytes)
+        self.y, self.yt = xp.asarray(train.y), xp.asarray(test.y)
+        # working set of one sample in a step: ~10 length-D arrays (+ its copy of X if streamed)
+        row = item * (10 * self.D + (self.D * self.d if self.streamed else 0))
+        self.chunk = self.chunk_rows(row, max(self.N, self.Nt))
+
+    def _rows(self, X, sl):
+        return self.xp.chunk_to_device(X, sl) if self.streamed else X[sl]
 
     def initial_params(self):
         return {"A": self.xp.asarray(self.initial_A()), "v": self.xp.asarray(self.initial_v())}
@@ -50,7 +85,7 @@ class EmpiricalEngine(Engine):
         dv = xp.zeros(self.d) if need_grad else None
         w = 1.0 / n
         for sl in iter_chunks(n, self.chunk):
-            Xc = X[sl]
+            Xc = self._rows(X, sl)
             U = xp.project(Xc, params["v"])
             ev = evaluate_projections(
                 U, y[sl], w, S, self.model, xp, need_grad=need_grad, tie_tol=self.tie_tol

@@ -6,6 +6,13 @@ N(0, σ²(I − w*w*ᵀ))). The remaining noise directions are independent of F,
 ∂L/∂v = E[Σ_j ∂L/∂U_j c_j]·w* + E[Σ_j ∂L/∂U_j z_j]·e exactly: population GD keeps v in
 span(w*, v⁰) (the digest's item (iii), §4.3). One evaluation samples M draws of (y, ℓ, δ, z),
 costs O(M·D²) and does not depend on d.
+
+Sampling: the numpy backend draws with numpy (``SeedSequence([seed, 13, step])``); the torch
+backend draws on its own device with a ``torch.Generator`` seeded from the same sequence, so
+CUDA runs never copy samples from the host (the two backends' draws differ, their laws agree).
+Draws are made chunk by chunk inside each evaluation; fixed samples (``mc_resample = False``)
+are the step-0 draws, kept on the device when they fit in a quarter of its free memory and
+drawn again from the same seed otherwise.
 """
 
 from __future__ import annotations
@@ -31,18 +38,46 @@ class MonteCarloEngine(Engine):
         self.M = cfg.train.mc_samples
         self.resample = cfg.train.mc_resample
         self.sigma = cfg.data.sigma_value
-        self._fixed = None if self.resample else self._draw(0)
+        item = xp.itemsize()
+        # working set of one draw: c, z and ~10 length-D arrays of evaluate_projections
+        self.chunk = self.chunk_rows(12 * self.D * item, self.M)
+        self._fixed = None
+        if not self.resample and (
+            xp.name == "numpy" or 2 * self.M * self.D * item < 0.25 * xp.free_bytes()
+        ):
+            self._fixed = list(self._draw(0))
 
     def _draw(self, step: int):
-        """All M draws for one evaluation, as backend chunks [(c, y, z), ...]."""
-        rng = np.random.default_rng(np.random.SeedSequence([self.cfg.train.seed, 13, step]))
-        out = []
+        """The M draws of one evaluation, chunk by chunk: yields backend (c, y, z)."""
+        seq = np.random.SeedSequence([self.cfg.train.seed, 13, step])
+        if self.xp.name == "torch":
+            yield from self._draw_torch(seq)
+            return
+        rng = np.random.default_rng(seq)
         for sl in iter_chunks(self.M, self.chunk):
             n = sl.stop - sl.start
             c, y, _ = sample_c(self.partition, self.cfg.data.q, n, rng)
             z = self.sigma * rng.standard_normal((n, self.D))
-            out.append((self.xp.asarray(c), self.xp.asarray(y), self.xp.asarray(z)))
-        return out
+            yield self.xp.asarray(c), self.xp.asarray(y), self.xp.asarray(z)
+
+    def _draw_torch(self, seq):
+        """[`sample_c`][theorylab.data.sample_c] and z ~ N(0, σ²) on the torch device."""
+        import torch
+
+        xp, D, q = self.xp, self.D, self.cfg.data.q
+        dev, dt = xp.device, xp.asarray(0.0).dtype
+        gen = torch.Generator(device=dev)
+        gen.manual_seed(int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1)))
+        labels = xp.asindex(np.array(self.partition.labels))
+        for sl in iter_chunks(self.M, self.chunk):
+            n = sl.stop - sl.start
+            y = 2 * torch.randint(0, 2, (n,), generator=gen, device=dev).to(dt) - 1
+            ell = torch.randint(0, self.partition.L, (n,), generator=gen, device=dev)
+            u = torch.rand((n, D), generator=gen, device=dev, dtype=dt)
+            c = (u < q).to(dt) - 2 * (u < q / 2).to(dt)  # −1 w.p. q/2, +1 w.p. q/2, else 0
+            c = torch.where(labels[None, :] == ell[:, None], y[:, None], c)
+            z = self.sigma * torch.randn((n, D), generator=gen, device=dev, dtype=dt)
+            yield c, y, z
 
     def initial_params(self):
         return {"A": self.xp.asarray(self.initial_A()), "v": self.initial_v()}
@@ -58,7 +93,10 @@ class MonteCarloEngine(Engine):
         xp = self.xp
         alpha, beta, e = self.split_v(params["v"])
         S = self.attention(params["A"])
-        draws = self._fixed if self._fixed is not None else self._draw(step)
+        if self._fixed is not None:
+            draws = self._fixed
+        else:
+            draws = self._draw(step if self.resample else 0)
         w = 1.0 / self.M
         sums = ChunkSums()
         g_alpha = g_beta = 0.0

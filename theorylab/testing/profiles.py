@@ -4,6 +4,7 @@
   ``print_blob``) with few examples and no deadline, so the whole property suite stays around a
   minute on 2 cores. Loaded when ``CI`` is set (CI=true in CI).
 - ``dev``: more examples, random seeds and a local example database, for hunting bugs.
+- ``thorough``: 500 examples per property (``HYPOTHESIS_PROFILE=thorough``), before a release.
 
 ``HYPOTHESIS_PROFILE`` overrides the choice.
 """
@@ -20,7 +21,7 @@ _SUPPRESS = (HealthCheck.too_slow, HealthCheck.data_too_large)
 
 
 def register_profiles() -> str:
-    """Register ``ci`` and ``dev`` and load one (``HYPOTHESIS_PROFILE``, else ``ci`` under CI,
+    """Register ``ci``, ``dev`` and ``thorough`` and load one (``HYPOTHESIS_PROFILE``, else ``ci`` under CI,
     else ``dev``); return its name."""
     settings.register_profile(
         "ci",
@@ -31,7 +32,13 @@ def register_profiles() -> str:
     )
     settings.register_profile(
         "dev",
-        max_examples=30,
+        max_examples=100,
+        deadline=None,
+        suppress_health_check=_SUPPRESS,
+    )
+    settings.register_profile(
+        "thorough",
+        max_examples=500,
         deadline=None,
         suppress_health_check=_SUPPRESS,
     )

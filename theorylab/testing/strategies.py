@@ -37,6 +37,7 @@ __all__ = [
     "attention_matrices",
     "value_vectors",
     "seeds",
+    "probabilities",
     "experiment",
 ]
 
@@ -118,6 +119,12 @@ def permutations_of(D: int):
 
 # coefficients are 0 or of size [0.01, 1]: tiny ones (1e-156) underflow in float32
 _mag = st.floats(min_value=0.01, max_value=1.0)
+
+#: q ∈ [0, 1]: the end points exactly, or inside [1e-6, 1 − 1e-6] (subnormal q makes the binomial
+#: tests of the statistical properties overflow in scipy without testing anything more)
+probabilities = st.one_of(
+    st.just(0.0), st.just(1.0), st.floats(min_value=1e-6, max_value=1.0 - 1e-6)
+)
 _coef = st.one_of(st.just(0.0), _mag, _mag.map(lambda x: -x))
 
 
@@ -157,8 +164,9 @@ def data_configs(draw, *, max_D: int = 16, max_brute: int | None = None, max_d: 
     part = draw(partitions(max_D=max_D, max_brute=max_brute))
     d = draw(st.integers(min_value=3, max_value=max_d))
     if q is None:
-        q = draw(st.floats(min_value=0.0, max_value=1.0))
-    sigma = draw(st.one_of(st.none(), st.floats(min_value=0.0, max_value=2.0)))
+        q = draw(probabilities)
+    # σ = 0 or σ ≥ 1e-3: subnormal σ² underflows to 0 and says nothing about the data model
+    sigma = draw(st.one_of(st.none(), st.just(0.0), st.floats(min_value=1e-3, max_value=2.0)))
     return DataConfig(
         D=part.D, partition=part.to_list(), d=d, q=q, sigma=sigma, seed=draw(st.integers(0, 2**31))
     )
@@ -214,7 +222,9 @@ def value_vectors(draw, wstar: np.ndarray, *, aligned: bool = True, max_alpha: f
     """v = α·w* (``aligned``) or v = α·w* + β·e with e ⊥ w* a drawn unit vector and β ∈ [0.05, 2]
     (``aligned=False``). Returns the vector (float64, shape (d,))."""
     wstar = np.asarray(wstar, dtype=np.float64)
-    alpha = draw(st.floats(min_value=-max_alpha, max_value=max_alpha))
+    # α = 0 exactly or |α| ≥ 1e-3: a denormal-scale α only tests underflow, not the model
+    alpha = draw(st.one_of(st.just(0.0), st.floats(min_value=1e-3, max_value=max_alpha)))
+    alpha = alpha * draw(st.sampled_from([1.0, -1.0]))
     if aligned:
         return alpha * wstar
     g = np.random.default_rng(draw(seeds)).standard_normal(wstar.shape[0])
