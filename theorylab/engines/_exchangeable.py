@@ -120,10 +120,11 @@ class ExchangeableEngine(Engine):
         # t = Σ_k m_k s_k and log-weights, chunk by chunk (peak memory stays near the int16 table)
         t = np.empty(M.shape[0], dtype=np.int64)
         logw = np.empty(M.shape[0])
+        log_fact = special.gammaln(np.arange(L) + 1.0)  # log m! for m = 0..L−1, looked up
         for sl in iter_chunks(M.shape[0], 1 << 20):
-            m = M[sl, :][:, live].astype(np.float64)
+            m = M[sl, :][:, live]
             t[sl] = M[sl] @ self.s
-            logw[sl] = special.gammaln(L) - special.gammaln(m + 1).sum(axis=1) + m @ logp[live]
+            logw[sl] = log_fact[L - 1] - log_fact[m].sum(axis=1) + m @ logp[live]
         self.n_configs = M.shape[0]
         # sort by t (group-by-t layout): within a block of equal t every row reads the same rows
         # Φ[t ± C] of the T-tables, so F = M_block @ Φ[t ± C]ᵀ and R[t ± C] += M_blockᵀ @ coef
