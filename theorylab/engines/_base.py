@@ -104,12 +104,20 @@ class Engine:
     def evaluate(self, params, step: int, *, need_grad: bool, record: bool) -> Evaluation:
         raise NotImplementedError  # pragma: no cover - interface
 
-    def apply(self, params, grads):  # pragma: no cover - interface
-        raise NotImplementedError
+    def apply(self, params, grads):
+        """One GD step on full-matrix parameters {"A", "v"} (the diagonal gradient is 0)."""
+        return {
+            "A": params["A"] - self.lr_A * grads["A"],
+            "v": params["v"] - self.lr_v * grads["v"],
+        }
 
-    def state(self, params) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - interface
+    def state(self, params) -> tuple[np.ndarray, np.ndarray]:
         """(A, v) as float64 numpy arrays."""
-        raise NotImplementedError
+        xp = self.xp
+        return (
+            xp.to_numpy(params["A"]).astype(np.float64),
+            xp.to_numpy(params["v"]).astype(np.float64),
+        )
 
     def params_to_arrays(self, params) -> dict[str, np.ndarray]:
         A, v = self.state(params)
@@ -118,7 +126,7 @@ class Engine:
     def params_from_arrays(self, arrays: dict[str, np.ndarray]):  # pragma: no cover - interface
         raise NotImplementedError
 
-    # -- helpers shared by the full-matrix engines --------------------------------------------------
+    # -- helpers shared by the full-matrix engines -----------------------------------------------
     def initial_A(self) -> np.ndarray:
         """A⁰: diagonal ``diag`` (frozen), off-diagonal ``offdiag0`` (+ optional Gaussian noise)."""
         t = self.cfg.train
@@ -141,6 +149,11 @@ class Engine:
 
     def grad_A(self, S, dS):
         return grad_A_from_dS(S, dS, self.model.temperature, self.xp)
+
+
+def binomial_se(p, n: int):
+    """Standard error of a frequency p over n draws (numpy arrays allowed)."""
+    return np.sqrt(np.maximum(p * (1 - p), 0.0) / max(n - 1, 1))
 
 
 def standard_error(mean_sq: float, mean: float, n: int) -> float:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..data import sample
 from ..model import evaluate_projections
-from ._base import ChunkSums, Engine, iter_chunks
+from ._base import ChunkSums, Engine, binomial_se, iter_chunks
 from ._empirical import place_data
 
 __all__ = ["BatchedEmpiricalEngine", "BatchEvaluation"]
@@ -91,8 +91,9 @@ class BatchedEmpiricalEngine(Engine):
         lr = np.array(lrs)
         self.lr_v_runs = np.tile(lr[:, 0], self.K)  # (B,), run b = k·R + r
         self.lr_A_runs = np.tile(lr[:, 1], self.K)
-        self._lr_v = xp.asarray(self.lr_v_runs)[:, None]
-        self._lr_A = xp.asarray(self.lr_A_runs)[:, None, None]
+        # per-run learning rates, broadcast against v (B, d) and A (B, D, D) by Engine.apply
+        self.lr_v = xp.asarray(self.lr_v_runs)[:, None]
+        self.lr_A = xp.asarray(self.lr_A_runs)[:, None, None]
 
     def _seed_cfg(self, seed):
         return dataclasses.replace(self.cfg, train=dataclasses.replace(self.cfg.train, seed=seed))
@@ -158,22 +159,8 @@ class BatchedEmpiricalEngine(Engine):
             n = self.Nt  # as in _base.standard_error
             var = np.maximum(self._flat(te.loss_sq) - loss * loss, 0.0) * n / max(n - 1, 1)
             loss_se = np.sqrt(var / n)
-            err_se = np.sqrt(np.maximum(err * (1 - err), 0.0) / max(self.Nt - 1, 1))
+            err_se = binomial_se(err, self.Nt)
         return BatchEvaluation(loss, err, ties, loss_se, err_se, self._flat(tr.loss), grads)
-
-    def apply(self, params, grads):
-        return {
-            "A": params["A"] - self._lr_A * grads["A"],
-            "v": params["v"] - self._lr_v * grads["v"],
-        }
-
-    def state(self, params):
-        """(A, v) of all runs as float64 numpy arrays, shapes (B, D, D) and (B, d)."""
-        xp = self.xp
-        return (
-            xp.to_numpy(params["A"]).astype(np.float64),
-            xp.to_numpy(params["v"]).astype(np.float64),
-        )
 
     def params_from_arrays(self, arrays):
         return {"A": self.xp.asarray(arrays["A"]), "v": self.xp.asarray(arrays["v"])}

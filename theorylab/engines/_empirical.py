@@ -19,7 +19,7 @@ import numpy as np
 
 from ..data import sample
 from ..model import evaluate_projections
-from ._base import ChunkSums, Engine, Evaluation, iter_chunks, standard_error
+from ._base import ChunkSums, Engine, Evaluation, binomial_se, iter_chunks, standard_error
 
 __all__ = ["EmpiricalEngine", "place_data", "STREAM_FRACTION"]
 
@@ -106,23 +106,10 @@ class EmpiricalEngine(Engine):
             te, _ = self._pass(self.Xt, self.yt, self.Nt, params, S, False)
             loss, err, ties = xp.item(te.loss), xp.item(te.error), xp.item(te.ties)
             loss_se = standard_error(xp.item(te.loss_sq), loss, self.Nt)
-            err_se = math.sqrt(max(err * (1 - err), 0.0) / max(self.Nt - 1, 1))
+            err_se = float(binomial_se(err, self.Nt))
         return Evaluation(
-            loss=loss, error=err, tie_mass=ties, loss_se=loss_se, error_se=err_se, train_loss=train_loss,
-            grads=grads,
-        )
-
-    def apply(self, params, grads):
-        return {
-            "A": params["A"] - self.lr_A * grads["A"],
-            "v": params["v"] - self.lr_v * grads["v"],
-        }
-
-    def state(self, params):
-        xp = self.xp
-        return (
-            xp.to_numpy(params["A"]).astype(np.float64),
-            xp.to_numpy(params["v"]).astype(np.float64),
+            loss=loss, error=err, tie_mass=ties, loss_se=loss_se, error_se=err_se,
+            train_loss=train_loss, grads=grads,
         )
 
     def params_from_arrays(self, arrays):

@@ -17,13 +17,11 @@ drawn again from the same seed otherwise.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ..data import sample_c
 from ..model import evaluate_projections
-from ._base import ChunkSums, Engine, Evaluation, iter_chunks, standard_error
+from ._base import ChunkSums, Engine, Evaluation, binomial_se, iter_chunks, standard_error
 
 __all__ = ["MonteCarloEngine"]
 
@@ -120,15 +118,9 @@ class MonteCarloEngine(Engine):
             error=err,
             tie_mass=xp.item(sums.ties),
             loss_se=standard_error(loss_sq, loss, self.M),
-            error_se=math.sqrt(max(err * (1 - err), 0.0) / max(self.M - 1, 1)),
+            error_se=float(binomial_se(err, self.M)),
             grads=grads,
         )
-
-    def apply(self, params, grads):
-        return {
-            "A": params["A"] - self.lr_A * grads["A"],
-            "v": params["v"] - self.lr_v * grads["v"],
-        }
 
     def state(self, params):
         return self.xp.to_numpy(params["A"]).astype(np.float64), np.array(params["v"], dtype=float)
