@@ -277,15 +277,22 @@ def _standardise(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, n
 
 
 def fashion_mnist(
-    n_train: int, n_test: int, seed: int, *, pad: int = 0, root: str | os.PathLike | None = None
+    n_train: int,
+    n_test: int,
+    seed: int,
+    *,
+    pool: int = 1,
+    pad: int = 0,
+    root: str | os.PathLike | None = None,
 ) -> ImageData:
-    """Class-balanced Fashion-MNIST subset, standardised, optionally zero-padded.
+    """Class-balanced Fashion-MNIST subset, standardised, optionally pooled and zero-padded.
 
     **Arguments:**
 
     - `n_train`, `n_test`: subset sizes, drawn from the official train / test splits.
     - `seed`: seed of the subset draw.
-    - `pad`: pixels of zero padding on every side (pad=2 gives 32×32 images).
+    - `pool`: average-pooling factor applied first (must divide 28; 2 gives 14×14 images).
+    - `pad`: pixels of zero padding on every side, applied after pooling (28 + 2·2 = 32).
     - `root`: folder with the idx files (default `default_fashion_mnist_dir()`).
     """
     xtr, ytr = load_fashion_mnist("train", root)
@@ -294,6 +301,12 @@ def fashion_mnist(
     ite = stratified_subset(yte, n_test, seed + 1)
     xtr = xtr[itr].astype(np.float32)[:, None] / 255.0
     xte = xte[ite].astype(np.float32)[:, None] / 255.0
+    if 28 % pool:
+        raise ValueError(f"pool must divide 28, got {pool}")
+    if pool > 1:
+        k = 28 // pool
+        xtr = xtr.reshape(-1, 1, k, pool, k, pool).mean(axis=(3, 5))
+        xte = xte.reshape(-1, 1, k, pool, k, pool).mean(axis=(3, 5))
     if pad:
         widths = ((0, 0), (0, 0), (pad, pad), (pad, pad))
         xtr, xte = np.pad(xtr, widths), np.pad(xte, widths)
@@ -301,8 +314,9 @@ def fashion_mnist(
     side = xtr.shape[-1]
     desc = (
         f"Fashion-MNIST (Debian package {FASHION_MNIST_APT_PACKAGE}), class-balanced subset of "
-        f"{n_train} train / {n_test} test images, {side}x{side}"
-        + (f" (28x28 zero-padded by {pad})" if pad else "")
+        f"{n_train} train / {n_test} test images (subset seed {seed}), {side}x{side}"
+        + (f" (28x28 average-pooled {pool}x{pool})" if pool > 1 else "")
+        + (f" (zero-padded by {pad})" if pad else "")
     )
     return ImageData(xtr, ytr[itr], xte, yte[ite], 10, "fashion-mnist", desc)
 
@@ -318,6 +332,6 @@ def digits(test_fraction: float, seed: int) -> ImageData:
     xtr, xte = _standardise(images[itr][:, None], images[ite][:, None])
     desc = (
         f"scikit-learn load_digits (bundled, 8x8), stratified split {itr.size} train / "
-        f"{ite.size} test"
+        f"{ite.size} test (split seed {seed})"
     )
     return ImageData(xtr, labels[itr], xte, labels[ite], 10, "digits", desc)

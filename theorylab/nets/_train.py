@@ -113,7 +113,9 @@ def train_classifier(
 
     Deterministic given `seed` on one device and thread count: the model is built by
     `make_model()` right after `torch.manual_seed(seed)`, and mini-batches are drawn with a
-    dedicated generator seeded by `seed`. No data augmentation.
+    dedicated generator seeded by `seed`. On CUDA, cuDNN is switched to its deterministic
+    algorithms (`torch.backends.cudnn.deterministic = True`, `benchmark = False`; global
+    settings). No data augmentation.
 
     **Arguments:**
 
@@ -125,6 +127,9 @@ def train_classifier(
     - `progress`: optional callable wrapping the epoch iterator (e.g. a tqdm factory).
     """
     dev = resolve_device(device)
+    if dev.type == "cuda":
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
     torch.manual_seed(seed)
     model = make_model().to(dev)
     xtr = torch.as_tensor(x_train, dtype=torch.float32, device=dev)

@@ -58,7 +58,7 @@ class Attention(nn.Module):
         return q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
 
     def attention(self, x: torch.Tensor, pos: torch.Tensor | None = None) -> torch.Tensor:
-        """Row-stochastic attention matrices `S` of shape `(B, heads, D, D)` (B = 1 if positional)."""
+        """Row-stochastic attention `S`, `(B, heads, D, D)`; B = 1 when positional."""
         return self.logits(x, pos).softmax(dim=-1)
 
     def forward(self, x: torch.Tensor, pos: torch.Tensor | None = None) -> torch.Tensor:
@@ -135,7 +135,7 @@ class ViT(nn.Module):
 
 
 def cosine_similarity_matrix(P: torch.Tensor) -> torch.Tensor:
-    """Cosine similarities `⟨p_i, p_j⟩ / (‖p_i‖‖p_j‖)` of the rows of `P` `(D, k)`: `(D, D)` in [−1, 1].
+    """Cosine similarities `⟨p_i, p_j⟩ / (‖p_i‖‖p_j‖)` of the rows of `P` `(D, k)`, in [−1, 1].
 
     This is the paper's PᵀP "normalised to [−1, 1]" (Figure 1a), with P stored row-per-patch.
     """

@@ -1,0 +1,90 @@
+"""Tests of the synthetic figures (Figures 3, 4 and theorylab's phases / phase diagram /
+transfer): registration, a quick render of Figure 3, the phase detector and the seed helper."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from theorylab import figures
+from theorylab.claims.thm41 import phase_times
+from theorylab.config import DataConfig
+from theorylab.data import make_wstar
+from theorylab.figures import run_figures
+from theorylab.figures._synthetic import fair_error, fig4_config, positive_v0_seed
+
+MY_IDS = (
+    "jelassi2022-fig3",
+    "jelassi2022-fig4",
+    "theorylab-phases",
+    "theorylab-phase-diagram",
+    "theorylab-transfer",
+)
+
+
+def test_synthetic_ids_are_registered_with_captions():
+    ids = [spec.id for spec in figures.list_figures()]
+    for fid in MY_IDS:
+        assert fid in ids
+        spec = figures.get_figure(fid)
+        assert spec.caption and spec.data_source and spec.title
+        assert spec.module == "theorylab.figures._synthetic"
+    assert figures.get_figure("jelassi2022-fig3").paper_figure == "Figure 3"
+    assert figures.get_figure("jelassi2022-fig4").paper_figure == "Figure 4"
+    for fid in ("jelassi2022-fig4", "theorylab-phases", "theorylab-transfer"):
+        assert "RECONSTRUCTED" in figures.get_figure(fid).caption
+
+
+def test_quick_fig3_renders_pdf_and_png(tmp_path):
+    manifest = run_figures(["jelassi2022-fig3"], out=tmp_path, quick=True)
+    for ext in ("pdf", "png"):
+        path = tmp_path / f"jelassi2022-fig3.{ext}"
+        assert path.exists() and path.stat().st_size > 1000
+    entry = json.loads((tmp_path / "manifest.json").read_text())["figures"]["jelassi2022-fig3"]
+    head = entry["headline"]
+    assert head["label"] == 1 and head["n_minus"] > head["n_plus"]
+    assert head["n_plus"] >= 4  # the whole signal set (C = 4) carries y = +1
+    assert manifest["figures"]["jelassi2022-fig3"]["headline"] == head
+
+
+def _synthetic_trajectory() -> pd.DataFrame:
+    """Three phases by construction: A static until 1000, γ − ρ rises to 3 by 5000, the error
+    settles at 0.11 from 6000 on."""
+    step = np.unique(np.round(np.geomspace(1, 20_000, 200)).astype(int))
+    step = np.concatenate([[0], step])
+    t = step.astype(float)
+    gap = np.where(t < 1000, 0.0, 3.0 * np.clip((t - 1000) / 4000, 0, 1))
+    err = np.where(t < 6000, 0.14, 0.11)
+    return pd.DataFrame({"step": step, "gamma": gap / 2, "rho": -gap / 2, "error": err,
+                         "tie_mass": np.zeros_like(t)})
+
+
+def test_phase_detector_on_a_synthetic_trajectory():
+    tr = _synthetic_trajectory()
+    ph = phase_times(tr, 0.11)
+    step = tr["step"].to_numpy()
+    # t_I: first recorded step past 1000 where γ − ρ ≥ 1e-3
+    assert 1000 < ph["t_I"] <= step[step > 1001][0]
+    # t_II: γ − ρ = 1.5 at step 3000
+    assert ph["t_II"] == step[step >= 3000][0]
+    assert ph["t_III"] == step[step >= 6000][0]
+    flat = tr.assign(gamma=0.0, rho=0.0)
+    assert all(math.isnan(v) for v in phase_times(flat, 0.11).values())
+
+
+def test_fair_error_breaks_ties_by_a_coin():
+    tr = pd.DataFrame({"error": [0.2, 0.1], "tie_mass": [0.1, np.nan]})
+    assert np.allclose(fair_error(tr), [0.15, 0.1])
+
+
+def test_positive_v0_seed_gives_positive_alignment():
+    cfg = fig4_config(quick=True, device="cpu", seed=0)
+    seed = cfg.train.seed
+    assert seed == positive_v0_seed(cfg.data, cfg.train.v0_scale, 0)
+    g = np.random.default_rng(np.random.SeedSequence([seed, 12])).standard_normal(cfg.data.d)
+    assert g @ make_wstar(cfg.data) > 0
+    data = DataConfig(D=10, C=2, partition=[[0, 8], [1, 5], [2, 4], [3, 7], [6, 9]], seed=1)
+    assert positive_v0_seed(data, 0.05, 3) >= 3

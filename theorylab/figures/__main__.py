@@ -1,0 +1,65 @@
+"""Command line: `python -m theorylab.figures [--list] [--only ID ...] [--quick] [--device D]
+[--out DIR] [--seed S]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+import time
+
+from theorylab.figures import list_figures, run_figures
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m theorylab.figures",
+        description="Render the paper figures (PDF + PNG) and write <out>/manifest.json.",
+    )
+    p.add_argument("--list", action="store_true", help="list figure ids and exit")
+    p.add_argument("--only", nargs="+", metavar="ID", help="render only these ids "
+                   "(other entries of an existing manifest are kept)")
+    p.add_argument("--quick", action="store_true",
+                   help="tiny settings: exercise every code path in seconds")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                   help="torch device for figures that train models (default: cpu)")
+    p.add_argument("--out", default="figures", help="output folder (default: figures/)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default: 0)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    specs = list_figures()
+    if args.list:
+        width = max((len(s.id) for s in specs), default=0)
+        for s in specs:
+            line = f"{s.id:<{width}}  [{s.paper_figure}] {s.title}"
+            print(textwrap.shorten(line, width=160, placeholder=" ..."))
+        return 0
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            print("error: --device cuda given but CUDA is not available", file=sys.stderr)
+            return 2
+    known = {s.id for s in specs}
+    unknown = [i for i in args.only or [] if i not in known]
+    if unknown:
+        print(f"error: unknown figure id(s): {', '.join(unknown)}; "
+              f"see --list", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    manifest = run_figures(args.only, out=args.out, quick=args.quick, device=args.device,
+                           seed=args.seed)
+    done = args.only or [s.id for s in specs]
+    for i in done:
+        entry = manifest["figures"][i]
+        print(f"{i}: {entry['runtime_s']:.1f} s -> {args.out}/{i}.pdf, .png")
+    print(f"{len(done)} figure(s) in {time.perf_counter() - t0:.1f} s; "
+          f"manifest: {args.out}/manifest.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
