@@ -59,10 +59,10 @@ def _mem_available() -> float:
 
 
 def exchangeable_build_bytes(D: int, C: int) -> float:
-    """Rough peak memory of ExchangeableEngine.__init__: the int16 histogram table M (n × P),
-    its int64 copy for T and the float64 copies for the multinomial weights, ~20 bytes per cell."""
+    """Peak memory of ExchangeableEngine.__init__ (histogram enumeration, the int8 table, t and
+    the weights): measured 9.9 GB peak RSS for 77.6M × 15 cells (D = 64, C = 4), ~9 bytes/cell."""
     P = count_patterns(C).shape[0]
-    return 20.0 * n_histograms(D // C - 1, P) * P
+    return 9.0 * n_histograms(D // C - 1, P) * P
 
 
 def time_engine(engine, params, repeats: int, max_seconds: float) -> tuple[float, int]:
