@@ -288,3 +288,14 @@ def test_vit_is_patch_permutation_equivariant_when_P_is_permuted():
     with torch.no_grad():
         permuted.pos.copy_(model.pos[torch.as_tensor(pi)])
         assert torch.allclose(permuted(xp), model(x), atol=1e-5)
+
+
+def test_cpu_threads_is_restored():
+    from theorylab.nets import cpu_threads
+
+    before = torch.get_num_threads()
+    with cpu_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="threads"), cpu_threads(0):
+        pass

@@ -210,12 +210,21 @@ def alignment_scores(sim: np.ndarray, sets: np.ndarray) -> dict[str, float]:
     data_source="synthetic: iid Gaussian patches, CNN-teacher labels",
 )
 def fig2(ctx: FigureContext) -> FigureResult:
-    import torch
-
-    from theorylab.nets import cosine_similarity_matrix, resolve_device
+    from theorylab.nets import cpu_threads, resolve_device
 
     s = dict(FIG2_QUICK if ctx.quick else FIG2_FULL)
     device = resolve_device(ctx.device)
+    # small tensors: one intra-op thread is faster on a shared 2-core machine (see
+    # theorylab.nets._train.DEFAULT_CPU_THREADS)
+    with cpu_threads(1 if device.type == "cpu" else None):
+        return _fig2(ctx, s, device)
+
+
+def _fig2(ctx: FigureContext, s: dict, device) -> FigureResult:
+    import torch
+
+    from theorylab.nets import cosine_similarity_matrix
+
     gen = torch.Generator().manual_seed(ctx.seed + 2)
     D, d, K = s["D"], s["d"], s["teacher_channels"]
     W = torch.randn(K, 4, d, generator=gen) / math.sqrt(4 * d)

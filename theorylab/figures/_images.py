@@ -206,8 +206,8 @@ def fig1a(ctx: FigureContext) -> FigureResult:
     sim1 = _cos(res.model.P.detach().cpu().numpy())
     loc0, loc1 = locality_scores(sim0, grid), locality_scores(sim1, grid)
 
-    fig = new_figure((15.0, 4.2))
-    gs = fig.add_gridspec(1, 4, width_ratios=[1, 1, 1.2, 1.05])
+    fig = new_figure((15.5, 4.2))
+    gs = fig.add_gridspec(1, 4, width_ratios=[1.2, 1.2, 1.2, 1.0])
     panels = [
         (sim0, "(1) at initialisation", THRESHOLD),
         (sim1, f"(2) after training (test acc {100 * res.test_acc:.1f}%)", THRESHOLD),
@@ -222,9 +222,8 @@ def fig1a(ctx: FigureContext) -> FigureResult:
         ax.set_title(title)
         ax.set_xlabel("input patch column")
         ax.set_ylabel("input patch row")
-        if k >= 1:
-            label = ("cosine (floored at 0.55)" if thr is not None else "cosine similarity")
-            fig.colorbar(im, ax=ax, shrink=0.75, label=label)
+        label = "cosine (floored at 0.55)" if thr is not None else "cosine"
+        fig.colorbar(im, ax=ax, shrink=0.75, label=label)
     ax = fig.add_subplot(gs[3])
     dist = _grid_distance(grid)
     off = ~np.eye(grid * grid, dtype=bool)
@@ -234,10 +233,10 @@ def fig1a(ctx: FigureContext) -> FigureResult:
         vals = sim[off]
         ax.plot(xs, [vals[bins == x].mean() for x in xs], marker="o", ms=3, label=label)
     ax.axhline(THRESHOLD, color="grey", ls=":", lw=1, label="threshold 0.55")
-    ax.set_xlabel("distance between patches (patches, rounded)")
+    ax.set_xlabel("patch distance (rounded)")
     ax.set_ylabel("mean cosine similarity")
     ax.set_title("similarity vs distance")
-    ax.legend(frameon=False)
+    ax.legend(frameon=False, loc="center right")
     headline = {
         "test_acc": res.test_acc,
         **{f"init_{k}": v for k, v in loc0.items()},

@@ -6,6 +6,7 @@ from theorylab.nets._patch import patchify, unpatchify
 from theorylab.nets._train import (
     TrainConfig,
     TrainResult,
+    cpu_threads,
     evaluate,
     resolve_device,
     train_classifier,
@@ -21,6 +22,7 @@ __all__ = [
     "TrainResult",
     "ViT",
     "cosine_similarity_matrix",
+    "cpu_threads",
     "evaluate",
     "patchify",
     "resolve_device",
