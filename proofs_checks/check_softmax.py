@@ -4,13 +4,13 @@ chain rule ∂L/∂A_ik = S_ik (∂L/∂S_ik − Σ_j S_ij ∂L/∂S_ij)/τ used
 import numpy as np
 import sympy as sp
 
-from theorylab.model import grad_A_from_dS
 from theorylab._backend import get_backend
+from theorylab.model import grad_A_from_dS
 
 
 def test_softmax_derivative_symbolic():
     D = 4
-    a = sp.symbols("a0:4")
+    a = sp.symbols(f"a0:{D}")
     tau = sp.symbols("tau", positive=True)
     Z = sum(sp.exp(x / tau) for x in a)
     S = [sp.exp(x / tau) / Z for x in a]
@@ -25,7 +25,7 @@ def test_chain_rule_matches_grad_A_from_dS():
     # L = Σ_j g_j S_j for a row; ∂L/∂a_k from sympy against theorylab's formula (float64,
     # tolerance 1e-12: a handful of roundings of O(1) numbers)
     D = 4
-    a = sp.symbols("a0:4")
+    a = sp.symbols(f"a0:{D}")
     g = [0.3, -1.2, 0.7, 2.0]
     tau = 1.7
     Z = sum(sp.exp(x / tau) for x in a)

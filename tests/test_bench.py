@@ -74,3 +74,69 @@ def test_cuda_trajectories_match_cpu():
     for (Ac, vc), (Ag, vg), (A32, v32) in zip(cpu64, cuda64, cuda32):
         assert _rel(Ag, Ac) < F64_RTOL and _rel(vg, vc) < F64_RTOL
         assert _rel(A32, Ac) < F32_RTOL and _rel(v32, vc) < F32_RTOL
+
+
+# -- issue 6's targets (theorylab.bench_targets) ------------------------------------------------
+def test_target_sizes_per_device():
+    from theorylab.bench_targets import TARGETS, target_sizes
+
+    gpu = target_sizes("cuda", "auto")
+    assert [t.key for t, _ in gpu] == ["T1", "T2", "T3", "T4"]
+    assert all(size == dict(t.size) and t.kind == "cuda" for t, size in gpu)
+    cpu = target_sizes("cpu", "auto")
+    keys = {t.key: (t, size) for t, size in cpu}
+    assert sorted(keys) == ["T1", "T2", "T3", "T4"]
+    t2, size = keys["T2"]
+    assert t2.kind == "cpu" and size == {"N": 10_000, "D": 64, "d": 64}  # measured at its size
+    assert keys["T4"][1]["M"] < 1_000_000  # GPU targets at CPU sizes
+    assert all(size == dict(t.size) for t, size in target_sizes("cpu", "target"))
+    with pytest.raises(ValueError, match="size_mode"):
+        target_sizes("cpu", "huge")
+    t4 = next(t for t in TARGETS if t.key == "T4")
+    assert t4.holds(0.05) and not t4.holds(0.2)
+    t2_cpu = next(t for t in TARGETS if t.key == "T2" and t.kind == "cpu")
+    assert t2_cpu.holds(2.5) and not t2_cpu.holds(1.5)
+
+
+def test_run_targets_smoke(monkeypatch):
+    """Every target runs end to end at tiny sizes; only rows at a target's own size on its own
+    device kind are judged."""
+    import argparse
+    import dataclasses
+
+    from theorylab import bench_targets as bt
+
+    tiny = {"T1": (("N", 64), ("D", 8), ("d", 8)), "T2": (("N", 64), ("D", 8), ("d", 8)),
+            "T3": (("D", 8), ("C", 2)), "T4": (("D", 16), ("M", 500))}
+    monkeypatch.setattr(bt, "CPU_SIZES", tiny)
+    # the CPU target itself at a tiny size, so that the judged path runs too
+    targets = tuple(dataclasses.replace(t, size=tiny["T2"]) if t.kind == "cpu" else t
+                    for t in bt.TARGETS)
+    monkeypatch.setattr(bt, "TARGETS", targets)
+    args = argparse.Namespace(device="cpu", dtypes=["float64"], targets_size="auto", repeats=1,
+                              max_seconds=1.0, max_bytes=1e9)
+    df = bt.run_targets(args)
+    assert list(df.columns) == list(bt.TARGET_SCHEMA)
+    assert sorted(df["target"]) == ["T1", "T2", "T3", "T4"]
+    assert np.isfinite(df["measured"].astype(float)).all() and (df["measured"] > 0).all()
+    judged = df[df["met"].notna()]
+    assert list(judged["target"]) == ["T2"]  # the only CPU target
+    assert judged["met"].iloc[0] == (judged["measured"].iloc[0] >= 2.0)
+    assert df.loc[df["target"] == "T4", "note"].str.contains("stated for a GPU").all()
+
+
+def test_targets_cli_without_cuda_says_so(capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present")
+    assert bench.main(["--targets", "--device", "cuda"]) == 1
+    assert "no CUDA device" in capsys.readouterr().err
+
+
+def test_bench_sweep_smoke():
+    row = bench.bench_sweep(2, 3, 8, 8, 100, repeats=1, max_seconds=1.0)
+    assert (row["K"], row["R"]) == (2, 3)
+    for key in ("batched_ms", "one_by_one_ms", "ms_per_run_step", "speedup"):
+        assert np.isfinite(row[key]) and row[key] > 0, key
+    assert row["ms_per_run_step"] == pytest.approx(row["batched_ms"] / 6)

@@ -36,6 +36,26 @@ def test_sample_is_assumption_1():
     assert np.linalg.norm(s.wstar) == pytest.approx(1.0)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sample_does_not_depend_on_the_block_size(dtype, monkeypatch):
+    """sample() draws X in row blocks to bound its memory; any block size gives the same bits
+    as one (N, D, d) draw (so seeds reproduce results made before the blocks existed)."""
+    import theorylab.data as data
+
+    cfg = DataConfig(D=8, C=2, d=6, q=0.3, partition="random", seed=1)
+    monkeypatch.setattr(data, "SAMPLE_BLOCK_VALUES", 10**9)  # one block
+    one = sample(cfg, 101, 5, dtype=dtype)
+    rng = np.random.default_rng(5)
+    data.sample_c(cfg.make_partition(), cfg.q, 101, rng)
+    g = rng.standard_normal((101, 8, 6))  # the reference: the whole draw at once
+    w = one.wstar
+    g -= (g @ w)[..., None] * w
+    np.testing.assert_array_equal(one.X, (cfg.sigma_value * g + one.c[..., None] * w).astype(dtype))
+    for block in (1, 48, 7 * 48 + 5):  # one value, one row, 7 rows (rounded down)
+        monkeypatch.setattr(data, "SAMPLE_BLOCK_VALUES", block)
+        np.testing.assert_array_equal(sample(cfg, 101, 5, dtype=dtype).X, one.X)
+
+
 def test_digest_reference_numbers():
     """Jelassi digest §9: Bayes 0.090607; f* 0.16716 (ties as errors) and 0.014051 (strict)."""
     cfg = DataConfig(D=10, partition=FIG4_SETS, d=100, q=FIG4_Q)

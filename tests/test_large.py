@@ -4,8 +4,14 @@ import time
 
 import pytest
 
-from theorylab import DataConfig, ExperimentConfig, ModelConfig, TrainConfig, get_backend
-from theorylab import make_wstar
+from theorylab import (
+    DataConfig,
+    ExperimentConfig,
+    ModelConfig,
+    TrainConfig,
+    get_backend,
+    make_wstar,
+)
 from theorylab.engines import ExchangeableEngine, MonteCarloEngine
 from theorylab.observables import symmetric_A
 

@@ -78,14 +78,32 @@ class Activation:
     def __call__(self, h):
         out = self.coeffs[-1]
         for c in reversed(self.coeffs[:-1]):
-            out = out * h + c
-        return out if not isinstance(out, float) else h * 0 + out
+            out = _mul_add(out, h, c)
+        return h * 0 + out if isinstance(out, float) else out
 
     def value_and_grad(self, h):
-        """Return (σ(h), σ'(h)) in one Horner pass."""
-        p = h * 0 + self.coeffs[-1]
-        dp = h * 0
+        """Return (σ(h), σ'(h)) in one Horner pass.
+
+        Multiplications by a constant 1 and additions of a constant 0 are skipped (they are
+        exact, so the values are those of the plain Horner rule): h³ costs 5 array operations
+        instead of 15, which was ~30 % of an empirical step at N = 10⁴, D = d = 64 on a CPU."""
+        p, dp = self.coeffs[-1], 0.0
         for c in reversed(self.coeffs[:-1]):
-            dp = dp * h + p
-            p = p * h + c
-        return p, dp
+            dp = _mul_add(dp, h, p)
+            p = _mul_add(p, h, c)
+        return (h * 0 + p if isinstance(p, float) else p,
+                h * 0 + dp if isinstance(dp, float) else dp)
+
+
+def _mul_add(a, h, b):
+    """a·h + b for an array h, where a and b are arrays or Python floats; a float 0 or 1 factor
+    and a float 0 term cost no array operation (a float result means a constant)."""
+    if isinstance(a, float):
+        if a == 0.0:
+            return b
+        a_h = h if a == 1.0 else a * h
+    else:
+        a_h = a * h
+    if isinstance(b, float) and b == 0.0:
+        return a_h
+    return a_h + b

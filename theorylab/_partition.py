@@ -1,6 +1,7 @@
 """Partitions of the D patches into L sets S_1, ..., S_L of equal size C.
 
-Jelassi et al. (2022), Definition 2.1 (FOUND): ``[D] = S_1 ∪ ... ∪ S_L`` with disjoint sets of size C,
+Jelassi et al. (2022), Definition 2.1 (FOUND): ``[D] = S_1 ∪ ... ∪ S_L`` with disjoint sets of
+size C,
 so ``D = L·C``.  Patches are 0-indexed here (the paper is 1-indexed).
 """
 
@@ -89,7 +90,7 @@ class Partition:
         return len(self.sets[0])
 
     def same_set_mask(self) -> np.ndarray:
-        """Boolean ``D × D`` mask of pairs (i, j) with i and j in the same set (diagonal included)."""
+        """Boolean ``D × D`` mask of pairs (i, j) in the same set (diagonal included)."""
         return self.labels[:, None] == self.labels[None, :]
 
     def permuted(self, perm: Sequence[int]) -> Partition:

@@ -1,6 +1,9 @@
 """Step-speed benchmark of the empirical engine (problem (E) of Jelassi et al. (2022)), issue 6.
 
 ``python -m theorylab.bench [--device cpu|cuda] [--quick] [--max-bytes B] [--out FILE.csv]``
+``python -m theorylab.bench --targets [--device cpu|cuda]`` (issue 6's four targets, see
+[`theorylab.bench_targets`][])
+``python -m theorylab.bench --sweep [--device cpu|cuda]`` (batched sweeps vs one by one)
 
 For D ∈ {16, 64, 256, 1024}, d ∈ {64, 256}, N ∈ {10³, 10⁴, 10⁵} (skipping what does not fit
 ``--max-bytes`` or ``--max-seconds``) it prints, per dtype, the time of one full-batch GD step of
@@ -37,6 +40,7 @@ __all__ = [
     "measure_peaks",
     "device_name",
     "bench_empirical",
+    "bench_sweep",
     "main",
 ]
 
@@ -241,6 +245,18 @@ def measure_peaks(device: str = "cpu", dtype: str = "float64", *, n_bytes: float
     return out
 
 
+def default_max_bytes(device: str = "cpu") -> float:
+    """The largest X the benchmark generates by default: 40 % of the host's free memory (the
+    sampler writes X in place, in its dtype) and, on CUDA, at most 70 % of the free device
+    memory (X resident; the step's working set is a few length-D vectors per sample)."""
+    from ._backend import get_backend, host_free_bytes
+
+    budget = 0.4 * host_free_bytes()
+    if device.startswith("cuda"):
+        budget = min(budget, 0.7 * get_backend("torch", "float32", device).free_bytes())
+    return float(budget)
+
+
 def _peak_memory_mb(device: str) -> float:
     if device.startswith("cuda"):
         import torch
@@ -299,17 +315,89 @@ def bench_empirical(
     return row
 
 
+def bench_sweep(
+    K: int, R: int, D: int, d: int, N: int, *, backend: str = "torch", device: str = "cpu",
+    dtype: str = "float64", repeats: int = 5, max_seconds: float = 30.0,
+) -> dict[str, object]:
+    """One row: a batched step of K seeds × R learning rates
+    ([`BatchedEmpiricalEngine`][theorylab.engines.BatchedEmpiricalEngine], what
+    [`run_sweep`][theorylab.run_sweep] runs) against the same K·R steps run one by one with
+    [`EmpiricalEngine`][theorylab.engines.EmpiricalEngine] (each seed's engine timed once and
+    counted R times: the R runs of a seed differ only in their learning rates)."""
+    import dataclasses
+
+    from ._backend import get_backend
+    from .data import make_wstar
+    from .engines import BatchedEmpiricalEngine
+
+    cfg = empirical_config(D, d, N, backend=backend, device=device, dtype=dtype, offdiag0=0.1)
+    seeds = list(range(K))
+    lrs = [(0.1 * (r + 1), 0.1 * (r + 1)) for r in range(R)]
+    xp = get_backend(backend, dtype, device)
+    sync = xp.synchronize
+    row: dict[str, object] = {"backend": backend, "device": device, "dtype": dtype, "K": K,
+                              "R": R, "D": D, "d": d, "N": N}
+
+    def time_batched() -> float:  # the batch's data is freed before the one-by-one runs
+        batched = BatchedEmpiricalEngine(cfg, xp, cfg.data.make_partition(),
+                                         make_wstar(cfg.data), seeds, lrs)
+        params = batched.initial_params()
+
+        def step():
+            ev = batched.evaluate(params, 0, need_grad=True, record=False)
+            return batched.apply(params, ev.grads)
+
+        return statistics.median(time_call(step, sync, repeats=repeats, max_seconds=max_seconds))
+
+    t_batched = time_batched()
+    t_one = 0.0
+    for seed in seeds:
+        one_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
+        eng = make_empirical_engine(one_cfg)
+        p0 = eng.initial_params()
+
+        def one_step(eng=eng, p0=p0):
+            ev = eng.evaluate(p0, 0, need_grad=True, record=False)
+            return eng.apply(p0, ev.grads)
+
+        t_one += R * statistics.median(time_call(one_step, sync, repeats=repeats,
+                                                 max_seconds=max_seconds))
+    row["batched_ms"] = 1e3 * t_batched
+    row["one_by_one_ms"] = 1e3 * t_one
+    row["ms_per_run_step"] = 1e3 * t_batched / (K * R)
+    row["speedup"] = t_one / t_batched
+    return row
+
+
+SWEEP_CASES = ((1, 8), (4, 1), (4, 4), (8, 8))  # (K seeds, R learning-rate pairs)
+
+
+def run_sweeps(args) -> list[dict[str, object]]:
+    """The ``--sweep`` table: [`bench_sweep`][] for [`SWEEP_CASES`][] at D = d = 64."""
+    import pandas as pd
+
+    N = 1_000 if args.quick else 5_000
+    rows = []
+    for dtype in args.dtypes:
+        for K, R in SWEEP_CASES:
+            row = bench_sweep(K, R, 64, 64, N, backend=args.backend, device=args.device,
+                              dtype=dtype, repeats=args.repeats, max_seconds=args.max_seconds)
+            rows.append(row)
+            print(_fmt_row(row, ("dtype", "K", "R", "batched_ms", "one_by_one_ms", "speedup")),
+                  flush=True)
+    df = pd.DataFrame(rows)
+    print()
+    print(df.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    if args.out:
+        _write_csv(df, args.out)
+    return rows
+
+
 def run(args) -> list[dict[str, object]]:
     import pandas as pd
 
     sizes = QUICK if args.quick else {"D": SIZES_D, "d": SIZES_d, "N": SIZES_N}
     device = args.device
-    if device.startswith("cuda"):
-        import torch
-
-        if not torch.cuda.is_available():
-            print("no CUDA device: torch.cuda.is_available() is False", file=sys.stderr)
-            return []
     print(f"# device: {device_name(device)}; torch threads: {_threads()}")
     for dtype in args.dtypes:
         peaks = measure_peaks(device, dtype)
@@ -323,9 +411,9 @@ def run(args) -> list[dict[str, object]]:
                 for dtype in args.dtypes:
                     base = {"backend": args.backend, "device": device, "dtype": dtype,
                             "D": D, "d": d, "N": N}
-                    need = 3 * N * D * d * 8
+                    need = N * D * d * (4 if dtype == "float32" else 8)  # X, resident
                     if need > args.max_bytes:
-                        note = f"skipped: ~{need / 1e9:.1f} GB > --max-bytes"
+                        note = f"skipped: X takes {need / 1e9:.1f} GB > --max-bytes"
                         rows.append({**base, "note": note})
                         continue
                     if est_rate and step_bytes(N, D, d, 8) / est_rate > args.max_seconds:
@@ -347,8 +435,8 @@ def run(args) -> list[dict[str, object]]:
     return rows
 
 
-def _fmt_row(row) -> str:
-    keys = ("dtype", "D", "d", "N", "step_ms", "GB/s", "GFLOP/s", "speedup_vs_autograd")
+def _fmt_row(row, keys=("dtype", "D", "d", "N", "step_ms", "GB/s", "GFLOP/s",
+                         "speedup_vs_autograd")) -> str:
     return "  ".join(f"{k}={row[k]:.4g}" if isinstance(row.get(k), float) else f"{k}={row.get(k)}"
                      for k in keys)
 
@@ -379,13 +467,24 @@ def main(argv=None) -> int:
                    choices=("float64", "float32"))
     p.add_argument("--quick", action="store_true", help="D ∈ {16, 64}, d = 64, N ∈ {10³, 10⁴}")
     p.add_argument("--repeats", type=int, default=5)
-    p.add_argument("--max-bytes", type=float, default=3e9,
-                   help="skip cases whose data generation needs more (≈ 3 float64 copies of X)")
+    p.add_argument("--max-bytes", type=float, default=None,
+                   help="skip cases whose data X (N·D·d values) takes more bytes (default: 40 %% "
+                        "of the host's free memory, and on CUDA at most 70 %% of the device's)")
     p.add_argument("--max-seconds", type=float, default=20.0,
                    help="time guard per case: stop repeating after this many seconds, and skip "
                         "cases estimated to take longer per step")
     p.add_argument("--threads", type=int, default=0,
                    help="torch CPU threads (0: torch's default); 1 is steadier on a shared machine")
+    p.add_argument("--targets", action="store_true",
+                   help="measure issue 6's four speed targets instead of the size grid "
+                        "(theorylab.bench_targets)")
+    p.add_argument("--sweep", action="store_true",
+                   help="time batched sweeps (K seeds × R learning rates in one step, "
+                        "theorylab.run_sweep) against the same runs one by one")
+    p.add_argument("--targets-size", default="auto", choices=("auto", "target", "cpu"),
+                   help="with --targets: 'target' runs every target at its own size, 'cpu' the "
+                        "GPU targets at small CPU sizes; 'auto' (default): 'target' on CUDA, "
+                        "'cpu' on a CPU")
     p.add_argument("--out", help="also write the table as CSV")
     args = p.parse_args(argv)
     if args.threads > 0:
@@ -394,7 +493,37 @@ def main(argv=None) -> int:
         torch.set_num_threads(args.threads)
     if args.backend == "numpy" and args.device != "cpu":
         p.error("--backend numpy runs on cpu only")
+    if args.device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            print("no CUDA device: torch.cuda.is_available() is False", file=sys.stderr)
+            return 1
+    if args.max_bytes is None:
+        args.max_bytes = default_max_bytes(args.device)
+    if args.targets:
+        return _run_targets(args)
+    if args.sweep:
+        print(f"# device: {device_name(args.device)}; torch threads: {_threads()}")
+        run_sweeps(args)
+        return 0
     run(args)
+    return 0
+
+
+def _run_targets(args) -> int:
+    from .bench_targets import run_targets
+
+    print(f"# device: {device_name(args.device)}; torch threads: {_threads()}")
+    df = run_targets(args)
+    print()
+    import pandas as pd
+
+    with pd.option_context("display.max_colwidth", 80, "display.width", 250):
+        print(df.drop(columns=["what"]).to_string(index=False,
+                                                   float_format=lambda x: f"{x:.4g}"))
+    if args.out:
+        _write_csv(df, args.out)
     return 0
 
 

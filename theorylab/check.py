@@ -64,7 +64,8 @@ def _num(v) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m theorylab.check", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m theorylab.check",
+                                description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="reduced grids (< 3 min on 2 cores)")
     p.add_argument("--only", action="append", metavar="ID",
                    help=f"run only this claim (repeatable); ids: {', '.join(CLAIMS)}")

@@ -155,12 +155,14 @@ class DataConfig:
                 )
             C, L = len(sets[0]), len(sets)
             if self.C is not None and _int("data.C", self.C) != C:
-                raise ValueError(f"data.C: explicit partition has sets of size {C} (got C={self.C})")
+                raise ValueError(
+                    f"data.C: explicit partition has sets of size {C} (got C={self.C})")
             if self.L is not None and _int("data.L", self.L) != L:
                 raise ValueError(f"data.L: explicit partition has {L} sets (got L={self.L})")
             _set(self, "partition", [list(s) for s in sets])
         if L < 2:
-            raise ValueError(f"data.L: need at least 2 sets (each S_l is a proper subset; got L={L})")
+            raise ValueError(
+                f"data.L: need at least 2 sets (each S_l is a proper subset; got L={L})")
         _set(self, "C", C)
         _set(self, "L", L)
         _set(self, "d", _int("data.d", self.d, lo=2))
@@ -387,7 +389,8 @@ class ExperimentConfig:
             _check_keys(type(sec), name, changes)
             new[name] = dataclasses.replace(sec, **changes)
         if sections:
-            raise ValueError(f"{next(iter(sections))}: unknown section (allowed: data, model, train)")
+            raise ValueError(
+                f"{next(iter(sections))}: unknown section (allowed: data, model, train)")
         return ExperimentConfig(**new)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:

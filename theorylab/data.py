@@ -78,6 +78,9 @@ def sample_c(
     c = np.where(signal, y[:, None], c).astype(np.int8)
     return c, y, ell
 
+#: float64 values per block of normals drawn by [`sample`][] (2²³: 64 MB)
+SAMPLE_BLOCK_VALUES = 1 << 23
+
 
 def sample(
     cfg: DataConfig,
@@ -101,9 +104,17 @@ def sample(
     partition = cfg.make_partition() if partition is None else partition
     wstar = make_wstar(cfg) if wstar is None else np.asarray(wstar, dtype=np.float64)
     c, y, ell = sample_c(partition, cfg.q, N, rng)
-    g = rng.standard_normal((N, partition.D, cfg.d))
-    g -= (g @ wstar)[..., None] * wstar  # project off w*: covariance I − w*w*ᵀ
-    X = (cfg.sigma_value * g + c[..., None] * wstar).astype(dtype, copy=False)
+    D, d = partition.D, cfg.d
+    X = np.empty((N, D, d), dtype=dtype)
+    # row blocks of SAMPLE_BLOCK_VALUES float64 values: the peak stays near one copy of X in
+    # ``dtype`` (issue 6: N·D·d in the 10¹⁰ range); the normals are drawn in the same order as
+    # one (N, D, d) draw, so the sample does not depend on the block size (tests/test_data.py)
+    rows = max(1, SAMPLE_BLOCK_VALUES // max(D * d, 1))
+    for start in range(0, N, rows):
+        sl = slice(start, min(N, start + rows))
+        g = rng.standard_normal((sl.stop - sl.start, D, d))
+        g -= (g @ wstar)[..., None] * wstar  # project off w*: covariance I − w*w*ᵀ
+        X[sl] = cfg.sigma_value * g + c[sl, :, None] * wstar
     return Sample(X=X, y=y, ell=ell, c=c, wstar=wstar)
 
 

@@ -1,4 +1,4 @@
-"""Command line: ``python -m theorylab.run CONFIG.toml --out DIR [--device cpu|cuda] [--dtype ...]``.
+"""Command line: ``python -m theorylab.run CONFIG.toml --out DIR [--device cpu|cuda] ...``.
 
 Writes ``DIR/trajectory.csv``, ``DIR/config.toml`` (resolved), ``DIR/final_state.npz`` (A, v, w*)
 and ``DIR/checkpoint.npz``; prints a summary. Exit codes: 0 done, 2 invalid configuration,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -37,7 +37,7 @@ def _two_sided_chi2(stat: float, dof: int) -> float:
     return 2 * min(stats.chi2.cdf(stat, dof), stats.chi2.sf(stat, dof))
 
 
-# -- 8. data model ----------------------------------------------------------------------------------
+# -- 8. data model ---------------------------------------------------------------------------------
 @given(ts.data_configs(max_D=12), ts.seeds)
 def test_samples_follow_assumption_1_exactly(cfg, seed):
     """Assumption 1 (FOUND) with ξ ⊥ w* and ‖w*‖ = 1: ⟨w*, X_j⟩ = c_j ∈ {−1, 0, 1} exactly
@@ -112,7 +112,7 @@ def test_fstar_on_raw_inputs_has_the_sign_of_fstar_from_c(cfg, seed):
                                   np.sign(fstar_from_c(s.c, part)))
 
 
-# -- 9. orderings ------------------------------------------------------------------------------------
+# -- 9. orderings ----------------------------------------------------------------------------------
 @given(ts.partitions(max_D=16), st.floats(0.0, 1.0))
 def test_bayes_error_below_error_of_fstar(part, q):
     """Bayes optimality vs the labelling function f* of Assumption 1: the Bayes error (closed
@@ -132,7 +132,7 @@ def test_bayes_error_closed_form_equals_enumeration(part, q):
     assert bayes_error(part, q) == pytest.approx(bayes_error_enumerate(part, q), abs=1e-12)
 
 
-# -- 6. noise ----------------------------------------------------------------------------------------
+# -- 6. noise --------------------------------------------------------------------------------------
 @given(ts.data_configs(max_D=9), ts.model_configs(), ts.seeds, st.data())
 def test_F_does_not_depend_on_noise_for_aligned_v(cfg, mc, seed, data):
     """Digest §4.3 (ii) (DERIVED): for v = α·w*, ⟨v, X_j⟩ = α c_j because ξ ⊥ w*, so F(X) is

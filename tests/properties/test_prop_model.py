@@ -55,7 +55,8 @@ def _assert_F_close(a, b, atol, rtol=1e-9):
     """Elementwise |a − b| ≤ rtol·|b| + atol (atol may be per-sample)."""
     a, b = np.asarray(a), np.asarray(b)
     bad = np.abs(a - b) > rtol * np.abs(b) + atol
-    assert not bad.any(), f"F differs: {a[bad]} vs {b[bad]} (atol {np.broadcast_to(atol, a.shape)[bad]})"
+    tol = np.broadcast_to(atol, a.shape)[bad]
+    assert not bad.any(), f"F differs: {a[bad]} vs {b[bad]} (atol {tol})"
 
 
 def _F_atol(X, v, model):
@@ -158,7 +159,7 @@ def test_rotating_wstar_noise_and_v_leaves_F_unchanged(inp, seed):
                     _F_atol(Xa, v, model))
 
 
-# -- 10. analytic gradients = torch.autograd ---------------------------------------------------------
+# -- 10. analytic gradients = torch.autograd -------------------------------------------------------
 def _autograd(X, y, A, v, model):
     """Loss (E) and its gradients written directly in torch (float64 reference)."""
     At = torch.tensor(A, dtype=torch.float64, requires_grad=True)
@@ -176,7 +177,8 @@ def _autograd(X, y, A, v, model):
     np.fill_diagonal(gA, 0.0)  # frozen diagonal (Simplification 3.1)
     dS = S.grad.numpy()
     Sn = S.detach().numpy()
-    scale_A = (Sn * (np.abs(dS) + (Sn * np.abs(dS)).sum(1, keepdims=True))).max() / model.temperature
+    scale_A = (Sn * (np.abs(dS) + (Sn * np.abs(dS)).sum(1, keepdims=True))).max()
+    scale_A /= model.temperature
     return float(loss.detach()), gA, vt.grad.numpy().copy(), scale_A
 
 
@@ -241,3 +243,26 @@ def test_activation_is_odd_flag_matches_definition():
     for spec in ("cubic", "quintic", [0.0, 1.0, 0.5]):
         act = Activation.from_spec(spec)
         assert act.is_odd == bool(np.allclose(act(-h), -act(h)))
+
+
+def _plain_horner(coeffs, h):
+    """σ and σ' by the textbook Horner rule on full arrays (the reference of the fast path)."""
+    p, dp = np.full_like(h, coeffs[-1]), np.zeros_like(h)
+    for c in reversed(coeffs[:-1]):
+        dp = dp * h + p
+        p = p * h + c
+    return p, dp
+
+
+@given(spec=ts.activations(), h=st.lists(st.floats(-50, 50), min_size=1, max_size=20))
+def test_activation_fast_horner_equals_plain_horner(spec, h):
+    """`Activation.value_and_grad` and `__call__` skip exact ×1 and +0 steps: the values are the
+    plain Horner rule's to the bit (up to the sign of zero), on numpy and torch."""
+    act = Activation.from_spec(spec)
+    h = np.asarray(h, dtype=np.float64)
+    p, dp = _plain_horner(act.coeffs, h)
+    for backend in (np.asarray, torch.from_numpy):
+        v, g = (np.asarray(x) for x in act.value_and_grad(backend(h.copy())))
+        np.testing.assert_array_equal(v, p)  # array_equal: −0.0 == 0.0
+        np.testing.assert_array_equal(g, dp)
+        np.testing.assert_array_equal(np.asarray(act(backend(h.copy()))), p)

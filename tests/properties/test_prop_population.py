@@ -211,7 +211,7 @@ def test_population_loss_under_alpha_sign_flip_for_odd_activation(setting):
     assert e2.error == pytest.approx(1.0 - e1.error + e1.tie_mass, rel=0, abs=1e-12)
 
 
-# -- 9. orderings -----------------------------------------------------------------------------------
+# -- 9. orderings ----------------------------------------------------------------------------------
 @given(_setting())
 def test_bayes_error_below_every_model_state(setting):
     """Bayes optimality (DERIVED: c is sufficient for y, data.py): for every state (A, α·w*) the
@@ -227,7 +227,7 @@ def test_bayes_error_below_every_model_state(setting):
     assert glm >= bayes - 1e-12
 
 
-# -- 10. engines and backends -----------------------------------------------------------------------
+# -- 10. engines and backends ----------------------------------------------------------------------
 @given(_setting(symmetric=True))
 def test_brute_force_equals_exchangeable_engine(setting):
     """The exchangeable engine (exact under Lemmas 4.1–4.2's symmetry, digest §4.3/§4.7) equals
@@ -247,7 +247,8 @@ def test_brute_force_equals_exchangeable_engine(setting):
     np.testing.assert_array_equal(A_ex, A)
     e_ex = ex.evaluate(p, 0, need_grad=True, record=True)
     e_br = _eval(_brute(part, q, mc), A, alpha)
-    assert e_ex.loss == pytest.approx(e_br.loss, rel=1e-10, abs=1e-13)  # abs: loss ≪ 1 at big margins
+    # abs: the loss is ≪ 1 at big margins
+    assert e_ex.loss == pytest.approx(e_br.loss, rel=1e-10, abs=1e-13)
     assert e_ex.error == pytest.approx(e_br.error, rel=0, abs=1e-12)
     assert e_ex.tie_mass == pytest.approx(e_br.tie_mass, rel=0, abs=1e-12)
     gA, gv = ex.full_gradient(e_ex.grads)

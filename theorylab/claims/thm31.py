@@ -20,7 +20,6 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .._partition import Partition
 from ..config import DataConfig
 from ..data import make_wstar, sample, set_sum_distribution
 from ._base import Claim, ClaimResult
@@ -80,12 +79,14 @@ def glm_fit_errors(D: int, C: int, q: float, d: int, n_train: int, n_test: int, 
         clf.fit(tr.X.reshape(n_train, -1), tr.y)
     g = clf.decision_function(te.X.reshape(n_test, -1))
     f = fstar_from_c(te.c, part)
+    err = np.mean(te.y * g <= 0)
     return {
         "err_fit": float(np.mean(te.y * g <= 0)),
         "fstar_literal_fit": float(np.mean(f * g <= 0)),
         "fstar_strict_fit": float(np.mean(f * g < 0)),
-        "err_fit_se": float(np.sqrt(np.mean(te.y * g <= 0) * (1 - np.mean(te.y * g <= 0)) / n_test)),
-        "train_err_fit": float(np.mean(tr.y * clf.decision_function(tr.X.reshape(n_train, -1)) <= 0)),
+        "err_fit_se": float(np.sqrt(err * (1 - err) / n_test)),
+        "train_err_fit": float(
+            np.mean(tr.y * clf.decision_function(tr.X.reshape(n_train, -1)) <= 0)),
     }
 
 

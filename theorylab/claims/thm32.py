@@ -14,15 +14,12 @@ direct evaluation of F on every configuration.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
 from .._partition import Partition
-from ..data import enumerate_c, fstar_from_c
+from ..data import enumerate_c, fstar_from_c, make_wstar
 from ..engines import BruteForceEngine
-from ..data import make_wstar
 from ._base import Claim, ClaimResult
 from ._common import REF_Q, REF_SETS, line_config
 

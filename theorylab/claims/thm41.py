@@ -154,7 +154,8 @@ def run(quick: bool) -> ClaimResult:
         f"Reference run (digest §9 setting, 20000 exact GD steps): phase I ends at step "
         f"{ref['t_I']:.0f} (α grows ×{alpha_growth:.0f} while |γ|, |ρ| < 1e−3, loss still "
         f"{loss_I:.4f}); phase II ends at {ref['t_II']:.0f}; the error reaches the "
-        f"patch-association error (end of phase III) at {ref['t_III']:.0f}. Order I < II ≤ III: {'yes' if ordered else 'NO'}.",
+        f"patch-association error (end of phase III) at {ref['t_III']:.0f}. "
+        f"Order I < II ≤ III: {'yes' if ordered else 'NO'}.",
         f"Patch association (Definition 2.2 on A) holds at every recorded step t ≥ 1: "
         f"{'yes' if ref['pa_all_steps'] else 'NO'} (and in every grid run: "
         f"{'yes' if grid.pa_all_steps.all() else 'NO'}).",

@@ -1,4 +1,5 @@
-"""Testing helpers: hypothesis strategies ([`strategies`][]) and profiles ([`register_profiles`][])."""
+"""Testing helpers: hypothesis strategies ([`strategies`][]) and profiles
+([`register_profiles`][])."""
 
 from . import strategies
 from .profiles import register_profiles

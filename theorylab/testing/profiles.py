@@ -21,8 +21,8 @@ _SUPPRESS = (HealthCheck.too_slow, HealthCheck.data_too_large)
 
 
 def register_profiles() -> str:
-    """Register ``ci``, ``dev`` and ``thorough`` and load one (``HYPOTHESIS_PROFILE``, else ``ci`` under CI,
-    else ``dev``); return its name."""
+    """Register ``ci``, ``dev`` and ``thorough`` and load one (``HYPOTHESIS_PROFILE``, else
+    ``ci`` under CI, else ``dev``); return its name."""
     settings.register_profile(
         "ci",
         parent=settings.get_profile("ci"),

@@ -238,7 +238,7 @@ def value_vectors(draw, wstar: np.ndarray, *, aligned: bool = True, max_alpha: f
 
 
 
-# -- builders used by the property tests ------------------------------------------------------------
+# -- builders used by the property tests -----------------------------------------------------------
 def experiment(partition: Partition, *, q: float, model: ModelConfig | None = None, d: int = 4,
                seed: int = 0, **train):
     """A resolved ``ExperimentConfig`` on an explicit `partition` (for the engines)."""
