@@ -108,6 +108,34 @@ def test_monte_carlo_within_four_standard_errors():
     assert abs(est.error - exact.error) < 4 * est.error_se
 
 
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_monte_carlo_aligned_shortcut_equals_full_gradient(backend):
+    """For v = α·w* the Monte Carlo engine skips the noise and the dU product and takes
+    ∂L/∂α = ⟨S, ∂L/∂S⟩/α. On the same fixed draws, the general formula Σ_nj dU_nj c_nj (with
+    dU formed) gives the same ∂L/∂α, and the same loss and ∂L/∂A."""
+    from theorylab.model import evaluate_projections
+
+    cfg = small_config(D=8, C=2, q=0.5, mc_samples=5_000, mc_resample=False, seed=3,
+                       backend=backend, chunk_size=1_000)
+    p, w = parts(cfg)
+    mc = MonteCarloEngine(cfg, get_backend(backend), p, w)
+    xp = mc.xp
+    rng = np.random.default_rng(1)
+    A = xp.asarray(cfg.diag * np.eye(8) + 0.3 * rng.standard_normal((8, 8)))
+    alpha = 0.7
+    fast = mc.evaluate({"A": A, "v": alpha * w}, 0, need_grad=True, record=True)
+    S = mc.attention(A)
+    loss = g_alpha = 0.0
+    for c, y, _z in mc._fixed:  # the engine's draws, 5 chunks
+        ev = evaluate_projections(alpha * c, y, 1.0 / mc.M, S, mc.model, xp)
+        loss += xp.item(ev.loss)
+        g_alpha += xp.item(xp.sum(ev.dU * c))
+    # the same sums in another arrangement (⟨S, Gᵀc⟩ vs ⟨G·S, c⟩): rounding only, 1e-12
+    assert fast.loss == pytest.approx(loss, rel=1e-13)
+    assert fast.grads["v"] @ w == pytest.approx(g_alpha, rel=1e-12)
+    np.testing.assert_allclose(fast.grads["v"], (fast.grads["v"] @ w) * w, atol=1e-15)
+
+
 def test_auto_method():
     assert choose_method(fig4_config(), parts(fig4_config())[0]) == "exchangeable"
     cfg = fig4_config(offdiag0_std=0.01)

@@ -20,7 +20,7 @@ def _cfg(**kw):
 
 def test_config_chunk_size_auto_and_stream():
     assert TrainConfig(chunk_size="auto").chunk_size == 0
-    assert TrainConfig().chunk_size == 1 << 16 and TrainConfig().stream == "auto"
+    assert TrainConfig().chunk_size == 0 and TrainConfig().stream == "auto"  # auto by default
     with pytest.raises(ValueError, match="^train.chunk_size"):
         TrainConfig(chunk_size=-1)
     with pytest.raises(ValueError, match="^train.stream"):
@@ -32,6 +32,23 @@ def test_free_bytes_and_auto_chunk():
         assert xp.free_bytes() > 0
     assert auto_chunk_size(1000, 10, 10**6) == 50
     assert auto_chunk_size(10**12, 10, 77) == 77 and auto_chunk_size(0, 10, 77) == 1
+
+
+def test_auto_chunk_is_cache_sized_on_cpu_and_changes_nothing():
+    """chunk_size = 0 on a CPU: at most CPU_CHUNK_BYTES of working set per chunk; the
+    trajectory equals the one-chunk run up to rounding of the chunk sums."""
+    from theorylab.engines._base import CPU_CHUNK_BYTES
+
+    cfg = small_config(D=64, C=4, q=0.3, engine="empirical", n_train=8000, n_test=500,
+                       steps=5, record="all", lr_A=2.0)
+    eng = EmpiricalEngine(cfg, get_backend(), *parts(cfg))
+    # 10 length-D float64 vectors per sample: 3276 rows per chunk, 3 chunks
+    assert eng.chunk == CPU_CHUNK_BYTES // (10 * 64 * 8) < 8000
+    one = run_experiment(cfg.replace(train={"chunk_size": 8000})).trajectory
+    auto = run_experiment(cfg).trajectory
+    # the same float64 sums over 8000 samples in two orders: 1e-12 relative is ~10⁴ ulps
+    for col in ("loss", "train_loss", "alpha", "gamma", "rho"):
+        np.testing.assert_allclose(auto[col], one[col], rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "torch"])

@@ -103,14 +103,28 @@ class Backend:
     def project_batched(self, X, V):
         """U_{k r n j} = ⟨V_kr, X_knj⟩ for X (K, n, D, d) and V (K, R, d): (K, R, n, D).
 
-        One batched matrix product (X_k viewed as (n·D, d)); R runs share each data set."""
+        One batched matrix product (X_k viewed as (n·D, d)); R runs share each data set. On a
+        CPU with R = 1, K calls of [`project`][] instead (a batched product with one column was
+        2–3× slower there than numpy's einsum; docs/performance.md)."""
         K, n, D, d = X.shape
+        if V.shape[1] == 1 and self.device == "cpu":
+            U = self.zeros((K, 1, n, D))
+            for k in range(K):
+                U[k, 0] = self.project(X[k], V[k, 0])
+            return U
         U = self.swap(X.reshape(K, n * D, d) @ self.swap(V))  # (K, R, n·D)
         return U.reshape(K, V.shape[1], n, D)
 
     def pullback_batched(self, dU, X):
-        """Σ_nj dU_{k r n j} X_{k n j} for dU (K, R, n, D), X (K, n, D, d): (K, R, d)."""
+        """Σ_nj dU_{k r n j} X_{k n j} for dU (K, R, n, D), X (K, n, D, d): (K, R, d).
+
+        On a CPU with R = 1, K calls of [`pullback`][] (see [`project_batched`][])."""
         K, R, n, D = dU.shape
+        if R == 1 and self.device == "cpu":
+            out = self.zeros((K, 1, X.shape[-1]))
+            for k in range(K):
+                out[k, 0] = self.pullback(dU[k, 0], X[k])
+            return out
         return dU.reshape(K, R, n * D) @ X.reshape(K, n * D, X.shape[-1])
 
     # -- shared helpers built on the primitives -------------------------------------------------

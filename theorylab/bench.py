@@ -82,14 +82,15 @@ def empirical_config(
     dtype: str = "float64", seed: int = 0, alpha0: float = 0.01, offdiag0: float = 0.0,
 ):
     """A resolved [`ExperimentConfig`][theorylab.config.ExperimentConfig] for problem (E) with
-    ``n_train = N`` and a single chunk (``chunk_size = N``), ``n_test = 1``."""
+    ``n_train = N``, ``n_test = 1`` and the default automatic chunks (``chunk_size = 0``: one
+    chunk on a GPU when it fits, cache-sized chunks on a CPU)."""
     from .config import DataConfig, ExperimentConfig, TrainConfig
 
     return ExperimentConfig(
         data=DataConfig(D=D, C=C, partition="random", d=d, q=0.2, seed=seed),
         train=TrainConfig(
             engine="empirical", backend=backend, device=device, dtype=dtype, n_train=N,
-            n_test=1, chunk_size=max(N, 1), seed=seed, alpha0=alpha0, offdiag0=offdiag0,
+            n_test=1, chunk_size=0, seed=seed, alpha0=alpha0, offdiag0=offdiag0,
         ),
     ).resolved()
 

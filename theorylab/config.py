@@ -259,7 +259,9 @@ class TrainConfig:
       that exact ties are not decided by rounding (see `model.tie_scale`).
     - `backend`, `device`, `dtype`: ``numpy``/``torch``, ``cpu``/``cuda``, float64/float32.
     - `chunk_size`: rows per chunk in the engines (bounds memory); ``0`` or ``"auto"`` (stored
-      as 0): chosen from the device's free memory (`Backend.free_bytes`).
+      as 0, the default): chosen from the device's free memory (`Backend.free_bytes`) and, on a
+      CPU, capped so that a chunk's working set stays near the caches
+      (`engines._base.CPU_CHUNK_BYTES`; docs/performance.md).
     - `stream`: empirical engine: keep the data on the host and move one chunk at a time to
       the device inside each step (``True``), never (``False``), or when the data do not fit
       in the device's free memory (``"auto"``, default).
@@ -287,7 +289,7 @@ class TrainConfig:
     backend: str = "numpy"
     device: str = "cpu"
     dtype: str = "float64"
-    chunk_size: int | str = 1 << 16
+    chunk_size: int | str = 0
     stream: bool | str = "auto"
     max_configs: int = 200_000_000
 

@@ -86,6 +86,7 @@ def evaluate_projections(
     *,
     need_grad: bool = True,
     tie_tol: float = 1e-12,
+    need_dU: bool = True,
 ) -> ProjectionEval:
     """Loss, error and gradients of eq. (T) given the projections ``U_nj = ⟨v, X_nj⟩``.
 
@@ -95,6 +96,8 @@ def evaluate_projections(
       1 over the whole data set, not necessarily over this chunk).
     - `S`: (D, D) attention matrix (rows sum to 1).
     - `model`: σ, τ, κ. `xp`: the backend. `tie_tol`: see [`TrainConfig`][].
+    - `need_dU`: with ``False`` (and ``need_grad``) only ``dS`` is formed, one matrix product
+      fewer; callers that know U = α·c use ⟨S, dS⟩ = Σ_nj dU_nj U_nj instead (Monte Carlo).
 
     Leading batch axes (a batch of runs) are allowed: U (..., n, D), S (..., D, D), y and
     `weight` broadcasting against (..., n); the sums of [`ProjectionEval`][] then have shape
@@ -118,7 +121,7 @@ def evaluate_projections(
         return ProjectionEval(loss, loss_sq, error, ties, F, None, None)
     g = -weight * xp.sigmoid(-m) * y  # w_n ℓ'(m_n) y_n
     G = g[..., None] * dsig
-    dU = kappa * (G @ S)
+    dU = kappa * (G @ S) if need_dU else None
     dS = kappa * (xp.swap(G) @ U)
     return ProjectionEval(loss, loss_sq, error, ties, F, dU, dS)
 

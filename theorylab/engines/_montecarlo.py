@@ -5,7 +5,9 @@ z_j = ⟨e, ξ_j⟩ ~ N(0, σ²) i.i.d., independent of (y, c) (DERIVED from Ass
 N(0, σ²(I − w*w*ᵀ))). The remaining noise directions are independent of F, so
 ∂L/∂v = E[Σ_j ∂L/∂U_j c_j]·w* + E[Σ_j ∂L/∂U_j z_j]·e exactly: population GD keeps v in
 span(w*, v⁰) (the digest's item (iii), §4.3). One evaluation samples M draws of (y, ℓ, δ, z),
-costs O(M·D²) and does not depend on d.
+costs O(M·D²) and does not depend on d. When v = α·w* (β = 0, which population GD keeps
+from an aligned start) the noise z is not drawn and ∂L/∂α = ⟨S, ∂L/∂S⟩/α (as U = α·c), so a
+chunk costs two (n, D)×(D, D) products instead of three.
 
 Sampling: the numpy backend draws with numpy (``SeedSequence([seed, 13, step])``); the torch
 backend draws on its own device with a ``torch.Generator`` seeded from the same sequence, so
@@ -45,20 +47,21 @@ class MonteCarloEngine(Engine):
         ):
             self._fixed = list(self._draw(0))
 
-    def _draw(self, step: int):
-        """The M draws of one evaluation, chunk by chunk: yields backend (c, y, z)."""
+    def _draw(self, step: int, with_z: bool = True):
+        """The M draws of one evaluation, chunk by chunk: yields backend (c, y, z); z is None
+        when not ``with_z`` (v = α·w*: F does not depend on the noise, so it is not drawn)."""
         seq = np.random.SeedSequence([self.cfg.train.seed, 13, step])
         if self.xp.name == "torch":
-            yield from self._draw_torch(seq)
+            yield from self._draw_torch(seq, with_z)
             return
         rng = np.random.default_rng(seq)
         for sl in iter_chunks(self.M, self.chunk):
             n = sl.stop - sl.start
             c, y, _ = sample_c(self.partition, self.cfg.data.q, n, rng)
-            z = self.sigma * rng.standard_normal((n, self.D))
-            yield self.xp.asarray(c), self.xp.asarray(y), self.xp.asarray(z)
+            z = self.xp.asarray(self.sigma * rng.standard_normal((n, self.D))) if with_z else None
+            yield self.xp.asarray(c), self.xp.asarray(y), z
 
-    def _draw_torch(self, seq):
+    def _draw_torch(self, seq, with_z: bool = True):
         """[`sample_c`][theorylab.data.sample_c] and z ~ N(0, σ²) on the torch device."""
         import torch
 
@@ -74,7 +77,9 @@ class MonteCarloEngine(Engine):
             u = torch.rand((n, D), generator=gen, device=dev, dtype=dt)
             c = (u < q).to(dt) - 2 * (u < q / 2).to(dt)  # −1 w.p. q/2, +1 w.p. q/2, else 0
             c = torch.where(labels[None, :] == ell[:, None], y[:, None], c)
-            z = self.sigma * torch.randn((n, D), generator=gen, device=dev, dtype=dt)
+            z = None
+            if with_z:
+                z = self.sigma * torch.randn((n, D), generator=gen, device=dev, dtype=dt)
             yield c, y, z
 
     def initial_params(self):
@@ -91,26 +96,32 @@ class MonteCarloEngine(Engine):
         xp = self.xp
         alpha, beta, e = self.split_v(params["v"])
         S = self.attention(params["A"])
+        # v = α·w* (β = 0, α ≠ 0): U = α·c, so Σ_nj dU_nj c_nj = ⟨S, dS⟩ / α (dS = κ Gᵀ U):
+        # no noise draws and no dU = κ G S product (2 matrix products per chunk instead of 3)
+        aligned = beta == 0.0 and alpha != 0.0
         if self._fixed is not None:
             draws = self._fixed
         else:
-            draws = self._draw(step if self.resample else 0)
+            draws = self._draw(step if self.resample else 0, with_z=not aligned)
         w = 1.0 / self.M
         sums = ChunkSums()
         g_alpha = g_beta = 0.0
         for c, y, z in draws:
-            U = alpha * c + beta * z
+            U = alpha * c if aligned else alpha * c + beta * z
             ev = evaluate_projections(
-                U, y, w, S, self.model, xp, need_grad=need_grad, tie_tol=self.tie_tol
+                U, y, w, S, self.model, xp, need_grad=need_grad, tie_tol=self.tie_tol,
+                need_dU=not aligned,
             )
             sums.add(ev)
-            if need_grad:
+            if need_grad and not aligned:
                 g_alpha = g_alpha + xp.sum(ev.dU * c)
                 if beta > 0:
                     g_beta = g_beta + xp.sum(ev.dU * z)
         loss, loss_sq, err = xp.item(sums.loss), xp.item(sums.loss_sq), xp.item(sums.error)
         grads = None
         if need_grad:
+            if aligned:
+                g_alpha = xp.item(xp.sum(S * sums.dS)) / alpha
             gv = float(g_alpha) * self.wstar + float(g_beta) * e
             grads = {"A": self.grad_A(S, sums.dS), "v": gv}
         return Evaluation(
