@@ -375,7 +375,6 @@ SWEEP_CASES = ((1, 8), (4, 1), (4, 4), (8, 8))  # (K seeds, R learning-rate pair
 
 def run_sweeps(args) -> list[dict[str, object]]:
     """The ``--sweep`` table: [`bench_sweep`][] for [`SWEEP_CASES`][] at D = d = 64."""
-    import pandas as pd
 
     N = 1_000 if args.quick else 5_000
     rows = []
@@ -386,16 +385,11 @@ def run_sweeps(args) -> list[dict[str, object]]:
             rows.append(row)
             print(_fmt_row(row, ("dtype", "K", "R", "batched_ms", "one_by_one_ms", "speedup")),
                   flush=True)
-    df = pd.DataFrame(rows)
-    print()
-    print(df.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-    if args.out:
-        _write_csv(df, args.out)
+    _print_and_save(rows, args.out)
     return rows
 
 
 def run(args) -> list[dict[str, object]]:
-    import pandas as pd
 
     sizes = QUICK if args.quick else {"D": SIZES_D, "d": SIZES_d, "N": SIZES_N}
     device = args.device
@@ -428,12 +422,19 @@ def run(args) -> list[dict[str, object]]:
                     est_rate = row["GB/s"] * 1e9
                     rows.append(row)
                     print(_fmt_row(row), flush=True)
+    _print_and_save(rows, args.out)
+    return rows
+
+
+def _print_and_save(rows, out: str | None) -> None:
+    """Print the rows as one table (4 significant digits) and write them to ``out`` (CSV)."""
+    import pandas as pd
+
     df = pd.DataFrame(rows)
     print()
     print(df.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-    if args.out:
-        _write_csv(df, args.out)
-    return rows
+    if out:
+        _write_csv(df, out)
 
 
 def _fmt_row(row, keys=("dtype", "D", "d", "N", "step_ms", "GB/s", "GFLOP/s",
