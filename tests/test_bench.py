@@ -140,3 +140,10 @@ def test_bench_sweep_smoke():
     for key in ("batched_ms", "one_by_one_ms", "ms_per_run_step", "speedup"):
         assert np.isfinite(row[key]) and row[key] > 0, key
     assert row["ms_per_run_step"] == pytest.approx(row["batched_ms"] / 6)
+
+
+def test_peak_bandwidth_prefers_the_nominal_gpu_value():
+    assert bench.peak_bandwidth({"copy_GBs": 12.0, "matmul_GFLOPs": 1.0}) == (
+        12.0, "measured copy rate")
+    assert bench.peak_bandwidth({"copy_GBs": 12.0, "nominal_GBs": 3350.0})[0] == 3350.0
+    assert bench.peak_bandwidth({"copy_GBs": 9.0, "nominal_GBs": float("nan")})[0] == 9.0

@@ -38,6 +38,7 @@ __all__ = [
     "step_flops",
     "step_bytes",
     "measure_peaks",
+    "peak_bandwidth",
     "device_name",
     "bench_empirical",
     "bench_sweep",
@@ -258,6 +259,15 @@ def default_max_bytes(device: str = "cpu") -> float:
     return float(budget)
 
 
+def peak_bandwidth(peaks: dict[str, float]) -> tuple[float, str]:
+    """(GB/s, source) of the memory bandwidth to compare against: the nominal HBM bandwidth of
+    a known GPU ([`GPU_PEAK_GBS`][]), else the copy rate measured by [`measure_peaks`][]."""
+    bw = peaks.get("nominal_GBs", math.nan)
+    if math.isfinite(bw):
+        return bw, "nominal HBM"
+    return peaks["copy_GBs"], "measured copy rate"
+
+
 def _peak_memory_mb(device: str) -> float:
     if device.startswith("cuda"):
         import torch
@@ -394,10 +404,13 @@ def run(args) -> list[dict[str, object]]:
     sizes = QUICK if args.quick else {"D": SIZES_D, "d": SIZES_d, "N": SIZES_N}
     device = args.device
     print(f"# device: {device_name(device)}; torch threads: {_threads()}")
+    peaks = {}
     for dtype in args.dtypes:
-        peaks = measure_peaks(device, dtype)
+        peaks[dtype] = measure_peaks(device, dtype)
         print(f"# {dtype} peaks measured in this run: " +
-              ", ".join(f"{k} = {v:.1f}" for k, v in peaks.items()))
+              ", ".join(f"{k} = {v:.1f}" for k, v in peaks[dtype].items()))
+    print("# %peak_BW: GB/s against the nominal memory bandwidth on known GPUs, else the copy "
+          "rate above; %peak_FLOP: GFLOP/s against the matmul rate above")
     rows: list[dict[str, object]] = []
     est_rate = None  # bytes/s of the last case, to skip cases that would exceed the time guard
     for N in sorted(sizes["N"]):
@@ -420,6 +433,9 @@ def run(args) -> list[dict[str, object]]:
                         check=(dtype == "float64"),
                     )
                     est_rate = row["GB/s"] * 1e9
+                    bw, _ = peak_bandwidth(peaks[dtype])
+                    row["%peak_BW"] = 100 * row["GB/s"] / bw
+                    row["%peak_FLOP"] = 100 * row["GFLOP/s"] / peaks[dtype]["matmul_GFLOPs"]
                     rows.append(row)
                     print(_fmt_row(row), flush=True)
     _print_and_save(rows, args.out)

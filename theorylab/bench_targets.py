@@ -144,7 +144,7 @@ def _size_str(size: dict[str, int]) -> str:
 
 def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, args,
              cache: dict) -> dict:
-    from .bench import bench_empirical, step_bytes
+    from .bench import bench_empirical, peak_bandwidth, step_bytes
     from .observables import symmetric_A
 
     row: dict[str, object] = {}
@@ -162,10 +162,7 @@ def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, a
         r = cache[key]
         row["step_ms"] = r["step_ms"]
         if target.key == "T1":
-            bw = peaks.get("nominal_GBs", math.nan)
-            src = "nominal HBM"
-            if not np.isfinite(bw):
-                bw, src = peaks["copy_GBs"], "measured copy rate"
+            bw, src = peak_bandwidth(peaks)
             read2 = step_bytes(size["N"], size["D"], size["d"], 4 if dtype == "float32" else 8)
             row["measured"] = r["step_ms"] / 1e3 / (read2 / (bw * 1e9))
             row["note"] = f"bandwidth {bw:.0f} GB/s ({src}); achieved {r['GB/s']:.1f} GB/s"
