@@ -73,6 +73,36 @@ def test_exchangeable_chunks_and_host_table_change_nothing(backend, monkeypatch)
             assert ev.grads[k] == pytest.approx(ref.grads[k], rel=1e-12, abs=1e-15)
 
 
+@pytest.mark.parametrize("C,L,q", [(2, 9, 0.3), (3, 6, 1.0), (4, 5, 0.2), (2, 4, 0.0)])
+def test_sorted_table_is_the_stable_sort_of_all_histograms(C, L, q, monkeypatch):
+    """The exchangeable engine's two-pass counting sort (blocks of ≤ 7 rows here) builds the
+    same table, row for row, as sorting histograms() stably by t; weights likewise."""
+    from scipy import special
+
+    import theorylab.engines._exchangeable as ex
+
+    monkeypatch.setattr(ex, "_BLOCK_ROWS", 7)
+    pats = ex.count_patterns(C)
+    logp = (special.gammaln(C + 1) - special.gammaln(pats + 1).sum(axis=1)
+            + special.xlogy(pats[:, 0] + pats[:, 2], q / 2) + special.xlogy(pats[:, 1], 1 - q))
+    live = np.flatnonzero(np.isfinite(logp))
+    s = pats[:, 0] - pats[:, 2]
+    table, logw, counts, t_min = ex._sorted_table(L, pats.shape[0], live, s, logp, np.int8)
+    m = ex.histograms(L - 1, live.size).astype(np.int64)
+    t = m @ s[live]
+    order = np.argsort(t, kind="stable")
+    want = np.zeros((m.shape[0], pats.shape[0] + 1), dtype=np.int64)
+    want[:, live] = m
+    want[:, -1] = 1
+    np.testing.assert_array_equal(table, want[order])
+    fact = special.gammaln(m + 1.0).sum(axis=1)
+    np.testing.assert_allclose(logw, (special.gammaln(L) - fact + m @ logp[live])[order],
+                               rtol=1e-13, atol=1e-13)  # the same sums; lgamma looked up
+    assert t_min == t.min() and counts.sum() == m.shape[0]
+    np.testing.assert_array_equal(counts, np.bincount(t - t.min()))
+    assert len(list(ex._prefix_blocks(L - 1, live.size))) > 1 or m.shape[0] <= 7
+
+
 def test_exchangeable_trajectory_equals_full_matrix_gd():
     """Whole trajectories: exchangeable (α, γ, ρ) GD = brute-force GD on the full D×D matrix."""
     runs = [

@@ -72,6 +72,78 @@ def histograms(n: int, P: int) -> np.ndarray:
     return out
 
 
+#: rows of the largest sub-table of [`histograms`][] enumerated at once by [`_sorted_table`][]
+_BLOCK_ROWS = 1 << 18
+
+
+def _prefix_blocks(n: int, P: int, max_rows: int | None = None):
+    """The compositions of n into P parts in the order of [`histograms`][]``(n, P)``, as blocks
+    ``(prefix, r, k)``: the rows that start with ``prefix`` followed by ``histograms(r, k)``, each
+    at most ``max_rows`` (default [`_BLOCK_ROWS`][]) rows, or k = 1."""
+    max_rows = _BLOCK_ROWS if max_rows is None else max_rows
+
+    def rec(prefix, r, k):
+        if k == 1 or n_histograms(r, k) <= max_rows:
+            yield prefix, r, k
+            return
+        for a in range(r + 1):  # histograms() puts the first part in increasing order
+            yield from rec(prefix + (a,), r - a, k - 1)
+
+    yield from rec((), n, P)
+
+
+def _sorted_table(L: int, P: int, live: np.ndarray, s: np.ndarray, logp: np.ndarray, small):
+    """The histogram table of the L − 1 non-signal sets, stably sorted by t = Σ_k m_k s_k, with
+    a last column of ones (the signal set), and each row's log multinomial weight.
+
+    Built in two passes over blocks of [`_prefix_blocks`][] (a counting sort by t), so the peak
+    is the table itself (n_hist·(P + 1) bytes in ``small``) plus n_hist float64 weights and one
+    block, instead of ~125 bytes per histogram for sorting a full int16 copy. The order equals
+    ``histograms(L − 1, live)`` sorted stably by t. Returns (table, log-weights, counts of each
+    t from t_min to t_max, t_min)."""
+    n, k_live = L - 1, live.size
+    s_live = s[live]
+    logp_live = logp[live]
+    log_fact = special.gammaln(np.arange(L) + 1.0)  # log m! for m = 0..L−1, looked up
+    sub: dict[tuple[int, int], np.ndarray] = {}
+
+    def block(prefix, r, k):
+        if (r, k) not in sub:
+            sub[(r, k)] = histograms(r, k) if k > 1 else np.array([[r]], dtype=np.int16)
+        rest = sub[(r, k)]
+        head = np.broadcast_to(np.array(prefix, dtype=np.int16), (rest.shape[0], len(prefix)))
+        return np.concatenate([head, rest], axis=1)  # (rows, k_live), int16
+
+    t_lo = -n * int(np.abs(s_live).max()) if k_live else 0
+    n_t = 2 * (-t_lo) + 1
+    counts = np.zeros(n_t, dtype=np.int64)
+    for pre, r, k in _prefix_blocks(n, k_live):  # pass 1: how many rows of each t
+        counts += np.bincount(block(pre, r, k) @ s_live - t_lo, minlength=n_t)
+    nz = np.flatnonzero(counts)
+    counts = counts[nz[0]:nz[-1] + 1]
+    t_min = t_lo + int(nz[0])
+    n_hist = int(counts.sum())
+    table = np.empty((n_hist, P + 1), dtype=small)
+    table[:, P] = 1
+    logw = np.empty(n_hist)
+    nxt = np.r_[0, np.cumsum(counts)[:-1]]  # next free row of each t
+    for pre, r, k in _prefix_blocks(n, k_live):  # pass 2: place the rows, stably by t
+        m = block(pre, r, k)
+        tb = m @ s_live - t_min
+        order = np.argsort(tb, kind="stable")
+        sorted_t = tb[order]
+        first = np.r_[0, np.flatnonzero(sorted_t[1:] != sorted_t[:-1]) + 1]
+        rank = np.arange(tb.size) - np.repeat(first, np.diff(np.r_[first, tb.size]))
+        pos = np.empty(tb.size, dtype=np.int64)
+        pos[order] = nxt[sorted_t] + rank
+        nxt += np.bincount(tb, minlength=counts.size)
+        rows = np.zeros((m.shape[0], P), dtype=small)
+        rows[:, live] = m
+        table[pos, :P] = rows
+        logw[pos] = log_fact[n] - log_fact[m].sum(axis=1) + m @ logp_live
+    return table, logw, counts, t_min
+
+
 def _cat(xp, parts):
     if xp.name == "torch":
         return xp._torch.cat(parts)
@@ -113,30 +185,16 @@ class ExchangeableEngine(Engine):
                 f"train.max_configs: the exchangeable engine needs {n_hist} histograms "
                 f"(> max_configs={cfg.train.max_configs}); use method='montecarlo'"
             )
-        Mlive = histograms(L - 1, live.size)
-        M = np.zeros((Mlive.shape[0], pats.shape[0]), dtype=np.int16)
-        M[:, live] = Mlive
-        # t = Σ_k m_k s_k and log-weights, chunk by chunk (peak memory stays near the int16 table)
-        t = np.empty(M.shape[0], dtype=np.int64)
-        logw = np.empty(M.shape[0])
-        log_fact = special.gammaln(np.arange(L) + 1.0)  # log m! for m = 0..L−1, looked up
-        for sl in iter_chunks(M.shape[0], 1 << 20):
-            m = M[sl, :][:, live]
-            t[sl] = M[sl] @ self.s
-            logw[sl] = log_fact[L - 1] - log_fact[m].sum(axis=1) + m @ logp[live]
-        self.n_configs = M.shape[0]
-        # sort by t (group-by-t layout): within a block of equal t every row reads the same rows
-        # Φ[t ± C] of the T-tables, so F = M_block @ Φ[t ± C]ᵀ and R[t ± C] += M_blockᵀ @ coef
-        order = np.argsort(t, kind="stable")
-        small = np.int8 if L - 1 <= np.iinfo(np.int8).max else np.int16
+        self.n_configs = n_hist
         P = pats.shape[0]
-        # column P is the signal set (count 1): its own pattern is k₊ (y = +1) or k₋ (y = −1),
-        # so F and the gradient's scatter of the signal set are part of the same matmuls
-        Mt = np.empty((M.shape[0], P + 1), dtype=small)
-        Mt[:, :P] = M[order]
-        Mt[:, P] = 1
-        del M
-        t, logw = t[order], logw[order]
+        small = np.int8 if L - 1 <= np.iinfo(np.int8).max else np.int16
+        # sorted by t (group-by-t layout): within a block of equal t every row reads the same rows
+        # Φ[t ± C] of the T-tables, so F = M_block @ Φ[t ± C]ᵀ and R[t ± C] += M_blockᵀ @ coef.
+        # Column P is the signal set (count 1): its own pattern is k₊ (y = +1) or k₋ (y = −1),
+        # so F and the gradient's scatter of the signal set are part of the same matmuls.
+        Mt, logw, t_counts, t_min = _sorted_table(L, P, live, self.s, logp, small)
+        self._t_min = t_min
+        self._n_t = t_counts.size
         self._int_dtype = np.dtype(small).name
         item = xp.itemsize()
         # the compact table lives on the device when it fits in half of the free memory; otherwise
@@ -144,20 +202,23 @@ class ExchangeableEngine(Engine):
         self._M_on_device = Mt.nbytes < 0.5 * xp.free_bytes()
         self._M = xp.asarray(Mt, dtype=self._int_dtype) if self._M_on_device else xp.to_host(Mt)
         del Mt
-        self.w_half = xp.asarray(0.5 * np.exp(logw))  # y = ±1 with probability 1/2 each
+        np.exp(logw, out=logw)
+        logw *= 0.5
+        self.w_half = xp.asarray(logw)  # y = ±1 with probability 1/2 each
+        del logw
         # a block's float copy of M and ~8 length-2 arrays per row: P + 17 values per row
         self.chunk = self.chunk_rows(item * (P + 17), self.n_configs)
         # chunks of rows, each cut into blocks of equal t: (chunk slice, [(a, b)], [row of t],
-        # the same rows as a device index); the per-row t itself is not kept
-        self._t_min = int(t.min())
-        self._n_t = int(t.max() - t.min() + 1)
-        starts = np.r_[0, np.flatnonzero(t[1:] != t[:-1]) + 1]
+        # the same rows as a device index); no per-row t is kept: the rows of t = t_min + i are
+        # starts[i]..starts[i + 1]
+        starts = np.r_[0, np.cumsum(t_counts)]
+        present = starts[:-1][t_counts > 0]  # first row of each t that occurs
         self.chunks = []
         for sl in iter_chunks(self.n_configs, self.chunk):
-            cut = np.unique(np.r_[sl.start, starts[(starts > sl.start) & (starts < sl.stop)],
+            cut = np.unique(np.r_[sl.start, present[(present > sl.start) & (present < sl.stop)],
                                   sl.stop])
             blocks = [(int(x - sl.start), int(y - sl.start)) for x, y in zip(cut[:-1], cut[1:])]
-            tb = t[cut[:-1]] - self._t_min  # each block's t, as a row of Φ_pm
+            tb = np.searchsorted(starts, cut[:-1], side="right") - 1  # each block's t − t_min
             self.chunks.append((sl, blocks, tb.tolist(), xp.asindex(tb)))
 
     # -- parameters -----------------------------------------------------------------------------
