@@ -99,7 +99,8 @@ def _sorted_table(L: int, P: int, live: np.ndarray, s: np.ndarray, logp: np.ndar
     Built in two passes over blocks of [`_prefix_blocks`][] (a counting sort by t), so the peak
     is the table itself (n_hist·(P + 1) bytes in ``small``) plus n_hist float64 weights and one
     block, instead of ~125 bytes per histogram for sorting a full int16 copy. The order equals
-    ``histograms(L − 1, live)`` sorted stably by t. Returns (table, log-weights, counts of each
+    ``histograms(L − 1, live)`` sorted stably by t; table and weights do not depend on the block
+    size (tests/test_engines.py). Returns (table, log-weights, counts of each
     t from t_min to t_max, t_min)."""
     n, k_live = L - 1, live.size
     s_live = s[live]
@@ -140,7 +141,8 @@ def _sorted_table(L: int, P: int, live: np.ndarray, s: np.ndarray, logp: np.ndar
         rows = np.zeros((m.shape[0], P), dtype=small)
         rows[:, live] = m
         table[pos, :P] = rows
-        logw[pos] = log_fact[n] - log_fact[m].sum(axis=1) + m @ logp_live
+        # row by row, in a fixed order (a BLAS product's rounding could depend on the block)
+        logw[pos] = log_fact[n] - log_fact[m].sum(axis=1) + (m * logp_live).sum(axis=1)
     return table, logw, counts, t_min
 
 
