@@ -22,40 +22,19 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import statistics
 import sys
 
 import numpy as np
 import pandas as pd
 
-from theorylab._backend import get_backend
-from theorylab.bench import bench_empirical, device_name, time_call
-from theorylab.config import DataConfig, ExperimentConfig, TrainConfig
-from theorylab.data import make_wstar
-from theorylab.engines import BruteForceEngine, ExchangeableEngine
+from theorylab._backend import host_free_bytes
+from theorylab._io import write_csv
+from theorylab.bench import bench_empirical, device_name, time_engine_step
+from theorylab.bench_targets import STATE, population_engine
 from theorylab.engines._exchangeable import count_patterns, n_histograms
 from theorylab.observables import symmetric_A
 
 GRAD_TOL = 1e-10
-STATE = {"gamma": 0.3, "rho": -0.05, "alpha": 0.4}  # a symmetric state with γ ≠ ρ
-
-
-def population_config(D: int, C: int, method: str):
-    return ExperimentConfig(
-        data=DataConfig(D=D, C=C, partition="random", d=64, q=0.2),
-        train=TrainConfig(engine="population", method=method, backend="numpy", dtype="float64"),
-    ).resolved()
-
-
-def _mem_available() -> float:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return float(line.split()[1]) * 1024
-    except OSError:  # pragma: no cover
-        pass
-    return math.inf
 
 
 def exchangeable_build_bytes(D: int, C: int) -> float:
@@ -66,15 +45,6 @@ def exchangeable_build_bytes(D: int, C: int) -> float:
     return 1.25 * (P + 9) * n_histograms(D // C - 1, P) + 0.5e9
 
 
-def time_engine(engine, params, repeats: int, max_seconds: float) -> tuple[float, int]:
-    def step():  # one GD step, always from the same state
-        ev = engine.evaluate(params, 0, need_grad=True, record=False)
-        return engine.apply(params, ev.grads)
-
-    times = time_call(step, engine.xp.synchronize, repeats=repeats, max_seconds=max_seconds)
-    return statistics.median(times), len(times)
-
-
 def brute_vs_exchangeable(cases, args) -> pd.DataFrame:
     rows = []
     for D, C in cases:
@@ -83,25 +53,22 @@ def brute_vs_exchangeable(cases, args) -> pd.DataFrame:
         P = count_patterns(C).shape[0]
         n_exch = n_histograms(L - 1, P)
         row = {"D": D, "C": C, "brute_configs": float(n_brute), "exch_histograms": n_exch}
-        cfg_e = population_config(D, C, "exchangeable")
-        part, wstar = cfg_e.data.make_partition(), make_wstar(cfg_e.data)
-        xp = get_backend("numpy", "float64")
         need = exchangeable_build_bytes(D, C)
         if need > args.exch_max_bytes:
             row["exch_ms"] = math.nan
             row["note"] = (f"exchangeable skipped: building {n_exch / 1e6:.1f}M histograms needs "
                            f"~{need / 1e9:.0f} GB > {args.exch_max_bytes / 1e9:.0f} GB allowed")
         else:
-            ex = ExchangeableEngine(cfg_e, xp, part, wstar)
-            t, _ = time_engine(ex, dict(STATE), args.repeats, args.max_seconds)
+            ex = population_engine(D, C, "exchangeable", backend="numpy")
+            t, _ = time_engine_step(ex, dict(STATE), repeats=args.repeats,
+                                    max_seconds=args.max_seconds)
             row["exch_ms"] = 1e3 * t
         if n_brute > args.brute_limit:
             row["brute_ms"] = f"skipped ({n_brute:.3g} configs)"
         else:
-            cfg_b = population_config(D, C, "brute")
-            br = BruteForceEngine(cfg_b, xp, part, wstar)
-            A = symmetric_A(D, part, cfg_b.diag, STATE["gamma"], STATE["rho"])
-            pb = {"A": xp.asarray(A), "alpha": STATE["alpha"]}
+            br = population_engine(D, C, "brute", backend="numpy")
+            A = symmetric_A(D, br.partition, br.diag, STATE["gamma"], STATE["rho"])
+            pb = {"A": br.xp.asarray(A), "alpha": STATE["alpha"]}
             # guard: the two exact engines give the same gradient on this state
             gb = br.evaluate(pb, 0, need_grad=True, record=False).grads
             ge = ex.evaluate(dict(STATE), 0, need_grad=True, record=False).grads
@@ -112,7 +79,7 @@ def brute_vs_exchangeable(cases, args) -> pd.DataFrame:
                 raise AssertionError(f"D={D}, C={C}: brute and exchangeable gradients differ "
                                      f"(relative {err:.2e})")
             row["grad_rel_err"] = err
-            t, n = time_engine(br, pb, args.repeats, args.max_seconds)
+            t, _ = time_engine_step(br, pb, repeats=args.repeats, max_seconds=args.max_seconds)
             row["brute_ms"] = 1e3 * t
             row["ratio_brute/exch"] = row["brute_ms"] / row["exch_ms"]
         rows.append(row)
@@ -153,12 +120,12 @@ def main(argv=None) -> int:
                    help="skip brute force above this many configurations 2·L·3^(D−C)")
     p.add_argument("--exch-max-bytes", type=float, default=None,
                    help="skip the exchangeable engine when building its tables needs more "
-                        "(default: half of MemAvailable)")
+                        "(default: half of the free memory)")
     p.add_argument("--threads", type=int, default=0, help="torch/BLAS threads (0: default)")
     p.add_argument("--out", help="also write both tables to this CSV (one 'table' column)")
     args = p.parse_args(argv)
     if args.exch_max_bytes is None:
-        args.exch_max_bytes = 0.5 * _mem_available()
+        args.exch_max_bytes = 0.5 * host_free_bytes()
     if args.threads > 0:
         import torch
 
@@ -194,10 +161,8 @@ def main(argv=None) -> int:
         print(f"empirical >= 2x faster than autograd, CPU float64, {r['backend']}: {s:.2f}x -> "
               f"{'MET' if s >= 2 else 'NOT MET'}")
     if args.out:
-        from theorylab.bench import _write_csv
-
-        _write_csv(pd.concat([t1.assign(table="population"), t2.assign(table="empirical")]),
-                   args.out)
+        write_csv(args.out, pd.concat([t1.assign(table="population"),
+                                       t2.assign(table="empirical")]))
     return 0
 
 

@@ -30,9 +30,12 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ._io import write_csv
+
 __all__ = [
     "AutogradBaseline",
     "time_call",
+    "time_engine_step",
     "empirical_config",
     "make_empirical_engine",
     "step_flops",
@@ -75,6 +78,18 @@ def time_call(
         if max_seconds is not None and sum(times) > max_seconds:
             break
     return times
+
+
+def time_engine_step(engine, params, *, repeats: int = 5, max_seconds: float | None = 30.0):
+    """Median wall time (s) of one GD step (``evaluate`` with gradients + ``apply``) of an engine,
+    always from ``params`` (a diverging run would time NaNs), and the number of timed steps."""
+
+    def step():
+        ev = engine.evaluate(params, 0, need_grad=True, record=False)
+        return engine.apply(params, ev.grads)
+
+    times = time_call(step, engine.xp.synchronize, repeats=repeats, max_seconds=max_seconds)
+    return statistics.median(times), len(times)
 
 
 # -- configuration and engine -------------------------------------------------------------------
@@ -305,18 +320,13 @@ def bench_empirical(
     if check:
         row["grad_rel_err"] = grad_mismatch(engine, params)
 
-    def step():  # one GD step from the same state each time (a diverging run would time NaNs)
-        ev = engine.evaluate(params, 0, need_grad=True, record=False)
-        return engine.apply(params, ev.grads)
-
-    times = time_call(step, sync, repeats=repeats, max_seconds=max_seconds)
-    t = statistics.median(times)
-    row["repeats"] = len(times)
+    t, row["repeats"] = time_engine_step(engine, params, repeats=repeats,
+                                         max_seconds=max_seconds)
     row["step_ms"] = 1e3 * t
     row["GB/s"] = step_bytes(N, D, d, itemsize) / t / 1e9
     row["GFLOP/s"] = step_flops(N, D, d, engine.model.activation.degree) / t / 1e9
     if autograd:
-        base = autograd_for(engine, engine.initial_params())
+        base = autograd_for(engine, params)
         ta = statistics.median(time_call(base.step, sync, repeats=repeats,
                                          max_seconds=max_seconds))
         row["autograd_ms"] = 1e3 * ta
@@ -345,34 +355,22 @@ def bench_sweep(
     seeds = list(range(K))
     lrs = [(0.1 * (r + 1), 0.1 * (r + 1)) for r in range(R)]
     xp = get_backend(backend, dtype, device)
-    sync = xp.synchronize
     row: dict[str, object] = {"backend": backend, "device": device, "dtype": dtype, "K": K,
                               "R": R, "D": D, "d": d, "N": N}
 
     def time_batched() -> float:  # the batch's data is freed before the one-by-one runs
         batched = BatchedEmpiricalEngine(cfg, xp, cfg.data.make_partition(),
                                          make_wstar(cfg.data), seeds, lrs)
-        params = batched.initial_params()
-
-        def step():
-            ev = batched.evaluate(params, 0, need_grad=True, record=False)
-            return batched.apply(params, ev.grads)
-
-        return statistics.median(time_call(step, sync, repeats=repeats, max_seconds=max_seconds))
+        return time_engine_step(batched, batched.initial_params(), repeats=repeats,
+                                max_seconds=max_seconds)[0]
 
     t_batched = time_batched()
     t_one = 0.0
     for seed in seeds:
-        one_cfg = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed))
-        eng = make_empirical_engine(one_cfg)
-        p0 = eng.initial_params()
-
-        def one_step(eng=eng, p0=p0):
-            ev = eng.evaluate(p0, 0, need_grad=True, record=False)
-            return eng.apply(p0, ev.grads)
-
-        t_one += R * statistics.median(time_call(one_step, sync, repeats=repeats,
-                                                 max_seconds=max_seconds))
+        eng = make_empirical_engine(
+            dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed)))
+        t_one += R * time_engine_step(eng, eng.initial_params(), repeats=repeats,
+                                      max_seconds=max_seconds)[0]
     row["batched_ms"] = 1e3 * t_batched
     row["one_by_one_ms"] = 1e3 * t_one
     row["ms_per_run_step"] = 1e3 * t_batched / (K * R)
@@ -450,7 +448,7 @@ def _print_and_save(rows, out: str | None) -> None:
     print()
     print(df.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     if out:
-        _write_csv(df, out)
+        write_csv(out, df)
 
 
 def _fmt_row(row, keys=("dtype", "D", "d", "N", "step_ms", "GB/s", "GFLOP/s",
@@ -465,15 +463,6 @@ def _threads() -> int:
     return torch.get_num_threads()
 
 
-def _write_csv(df, path: str) -> None:
-    import os
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, suffix=".csv.tmp")
-    os.close(fd)
-    df.to_csv(tmp, index=False)
-    os.replace(tmp, path)
 
 
 def main(argv=None) -> int:
@@ -541,7 +530,7 @@ def _run_targets(args) -> int:
         print(df.drop(columns=["what"]).to_string(index=False,
                                                    float_format=lambda x: f"{x:.4g}"))
     if args.out:
-        _write_csv(df, args.out)
+        write_csv(args.out, df)
     return 0
 
 

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import statistics
 import time
 
 import numpy as np
 
-__all__ = ["Target", "TARGETS", "target_sizes", "run_targets", "time_engine_step",
-           "population_engine", "TARGET_SCHEMA"]
+__all__ = ["Target", "TARGETS", "target_sizes", "run_targets", "population_engine",
+           "TARGET_SCHEMA", "STATE"]
 
 #: columns of the targets table, in order
 TARGET_SCHEMA = ("target", "what", "device", "dtype", "size", "at_target_size", "measured",
@@ -102,35 +101,25 @@ def target_sizes(device: str, size_mode: str) -> list[tuple[Target, dict[str, in
     return out
 
 
-def time_engine_step(engine, params, *, repeats: int = 5, max_seconds: float = 30.0):
-    """Median wall time (s) of one GD step (evaluate with gradients + apply) from ``params``, and
-    the number of timed steps (see [`theorylab.bench.time_call`][])."""
-    from .bench import time_call
-
-    def step():  # one GD step, always from the same state
-        ev = engine.evaluate(params, 0, need_grad=True, record=False)
-        return engine.apply(params, ev.grads)
-
-    times = time_call(step, engine.xp.synchronize, repeats=repeats, max_seconds=max_seconds)
-    return statistics.median(times), len(times)
-
-
-def population_engine(D: int, C: int, method: str, *, device: str = "cpu",
-                      dtype: str = "float64", mc_samples: int = 100_000, q: float = 0.2):
-    """An engine for problem (P) (torch backend) with a random partition of D into sets of C."""
+def population_engine(D: int, C: int, method: str, *, backend: str = "torch",
+                      device: str = "cpu", dtype: str = "float64", mc_samples: int = 100_000,
+                      q: float = 0.2):
+    """An engine for problem (P) (``method``: brute, exchangeable or montecarlo) with a random
+    partition of D into sets of C (the same partition for every method at given D, C)."""
     from ._backend import get_backend
     from .config import DataConfig, ExperimentConfig, TrainConfig
     from .data import make_wstar
-    from .engines import ExchangeableEngine, MonteCarloEngine
+    from .engines import BruteForceEngine, ExchangeableEngine, MonteCarloEngine
 
     cfg = ExperimentConfig(
         data=DataConfig(D=D, C=C, partition="random", d=64, q=q),
-        train=TrainConfig(engine="population", method=method, backend="torch", device=device,
+        train=TrainConfig(engine="population", method=method, backend=backend, device=device,
                           dtype=dtype, mc_samples=mc_samples, mc_resample=True, chunk_size=0,
                           max_configs=10**9),
     ).resolved()
-    cls = {"exchangeable": ExchangeableEngine, "montecarlo": MonteCarloEngine}[method]
-    xp = get_backend("torch", dtype, device)
+    cls = {"brute": BruteForceEngine, "exchangeable": ExchangeableEngine,
+           "montecarlo": MonteCarloEngine}[method]
+    xp = get_backend(backend, dtype, device)
     return cls(cfg, xp, cfg.data.make_partition(), make_wstar(cfg.data))
 
 
@@ -144,7 +133,7 @@ def _size_str(size: dict[str, int]) -> str:
 
 def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, args,
              cache: dict) -> dict:
-    from .bench import bench_empirical, peak_bandwidth, step_bytes
+    from .bench import bench_empirical, peak_bandwidth, step_bytes, time_engine_step
     from .observables import symmetric_A
 
     row: dict[str, object] = {}

@@ -109,8 +109,8 @@ def _sorted_table(L: int, P: int, live: np.ndarray, s: np.ndarray, logp: np.ndar
     sub: dict[tuple[int, int], np.ndarray] = {}
 
     def block(prefix, r, k):
-        if (r, k) not in sub:
-            sub[(r, k)] = histograms(r, k) if k > 1 else np.array([[r]], dtype=np.int16)
+        if (r, k) not in sub:  # a local cache: histograms()' own keeps only 8 tables
+            sub[(r, k)] = histograms(r, k)
         rest = sub[(r, k)]
         head = np.broadcast_to(np.array(prefix, dtype=np.int16), (rest.shape[0], len(prefix)))
         return np.concatenate([head, rest], axis=1)  # (rows, k_live), int16
@@ -124,7 +124,7 @@ def _sorted_table(L: int, P: int, live: np.ndarray, s: np.ndarray, logp: np.ndar
     counts = counts[nz[0]:nz[-1] + 1]
     t_min = t_lo + int(nz[0])
     n_hist = int(counts.sum())
-    table = np.empty((n_hist, P + 1), dtype=small)
+    table = np.zeros((n_hist, P + 1), dtype=small)  # patterns of probability 0 stay at 0
     table[:, P] = 1
     logw = np.empty(n_hist)
     nxt = np.r_[0, np.cumsum(counts)[:-1]]  # next free row of each t
@@ -138,9 +138,7 @@ def _sorted_table(L: int, P: int, live: np.ndarray, s: np.ndarray, logp: np.ndar
         pos = np.empty(tb.size, dtype=np.int64)
         pos[order] = nxt[sorted_t] + rank
         nxt += np.bincount(tb, minlength=counts.size)
-        rows = np.zeros((m.shape[0], P), dtype=small)
-        rows[:, live] = m
-        table[pos, :P] = rows
+        table[np.ix_(pos, live)] = m
         # row by row, in a fixed order (a BLAS product's rounding could depend on the block)
         logw[pos] = log_fact[n] - log_fact[m].sum(axis=1) + (m * logp_live).sum(axis=1)
     return table, logw, counts, t_min

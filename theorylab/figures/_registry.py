@@ -26,6 +26,7 @@ each entry of `FigureResult.extra`) and records the figure in `<out>/manifest.js
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -33,6 +34,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .._io import atomic_write_bytes
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -198,13 +201,9 @@ def figure_theme() -> Iterator[None]:
 
 
 def _atomic_save(fig: Figure, path: Path, fmt: str, metadata: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fig.savefig(tmp, format=fmt, dpi=DPI, metadata=metadata)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, dpi=DPI, metadata=metadata)
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def save_figure(fig: Figure, out: str | os.PathLike, stem: str) -> list[Path]:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from theorylab._io import atomic_write_text
 from theorylab.figures._registry import (
     FigureContext,
     FigureResult,
@@ -89,12 +90,8 @@ def read_manifest(out: str | os.PathLike) -> dict:
 
 
 def _write_manifest(out: Path, manifest: dict) -> None:
-    path = out / MANIFEST_NAME
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(manifest, fh, indent=2, sort_keys=True, allow_nan=False)
-        fh.write("\n")
-    os.replace(tmp, path)
+    text = json.dumps(manifest, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    atomic_write_text(out / MANIFEST_NAME, text)
 
 
 def run_figures(
