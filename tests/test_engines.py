@@ -232,7 +232,11 @@ def test_digest_section_9_three_phases():
         assert t.loc[step, "gamma"] == pytest.approx(gamma, abs=6e-4)
         assert t.loc[step, "rho"] == pytest.approx(rho, abs=6e-4)
         assert t.loc[step, "loss"] == pytest.approx(loss, abs=6e-5)
-    assert t.loc[1:, "patch_association"].all()
+    # literal Definition 2.2 holds from the first step (γ > ρ by a rounding-level margin), the
+    # margin pa_margin = 1e-3 only once A has moved (phase I ends between 1000 and 2000)
+    assert (t.loc[1:, "pa_gap"] > 0).all()
+    assert not t.loc[1000, "patch_association"] and t.loc[1000, "pa_gap"] < 1e-3
+    assert t.loc[2000:, "patch_association"].all()
     assert t["sym_dev"].max() < 1e-15  # projection of an exactly symmetric A: rounding only
 
 

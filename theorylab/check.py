@@ -42,10 +42,12 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
             if out is not None:
                 write_result(claim, res, out, figures=figures)
             head = "; ".join(f"{k}={_num(v)}" for k, v in res.headline.items())
-            rows.append({"claim": cid, "label": claim.label, "verdict": res.verdict,
+            rows.append({"claim": cid, "label": claim.label, "kind": claim.kind,
+                         "verdict": res.verdict,
                          "runtime_s": res.runtime_s, "headline": head, "error": ""})
         except Exception as err:  # report and go on: one failing claim must not hide the others
-            rows.append({"claim": cid, "label": claim.label, "verdict": "error",
+            rows.append({"claim": cid, "label": claim.label, "kind": claim.kind,
+                         "verdict": "error",
                          "runtime_s": time.perf_counter() - t0, "headline": "",
                          "error": f"{type(err).__name__}: {err}"})
             traceback.print_exc()

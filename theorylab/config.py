@@ -255,8 +255,19 @@ class TrainConfig:
     - `record`: ``"log"`` (log-spaced steps, default), ``"linear"`` or ``"all"``;
       `n_records`: number of recorded steps for log/linear (step 0 and the last always).
     - `seed`: seeds samples, v⁰, perturbations of A⁰ and Monte Carlo draws.
-    - `tie_tol`: F is counted as 0 (an error) when ``y·F <= tie_tol·D·|σ|(κ·max_j|⟨v,X_j⟩|)``, so
-      that exact ties are not decided by rounding (see `model.tie_scale`).
+    - `tie_tol`: F is counted as a tie F = 0 when ``|F| <= tie_tol·D·|σ|(κ·max_j|⟨v,X_j⟩|)``
+      (see `model.tie_scale`); ``error`` counts ties as errors, ``error_fair`` as a fair coin.
+      Default 1e-6, a *resolution*, not a rounding tolerance: at a partition-symmetric start the
+      ties of the GLM phase (P[F = 0] = 0.12 in the reference setting) are broken at first order
+      by the attention asymmetry γ − ρ, which population GD makes ~1e-10 after one step; with
+      1e-12 those rounding-level asymmetries decided 7.7% of the mass deterministically (error
+      0.2171 → 0.1414 at step 2 while the loss was still 0.693146). With 1e-6 they stay ties
+      until A has really moved (measured: until γ − ρ > 1e-6 in the reference run).
+    - `pa_margin`: patch association (Definition 2.2) is recorded only when every row's own set
+      leads the other entries by at least this margin in logits A/τ (column ``pa_gap``); 0 gives
+      the literal, strict Definition 2.2. Default 1e-3: an asymmetry below it changes no
+      attention weight by more than 0.1%, and GD from a symmetric start makes γ > ρ by ~1e-10
+      after one step, which the literal definition already counts as patch association.
     - `backend`, `device`, `dtype`: ``numpy``/``torch``, ``cpu``/``cuda``, float64/float32.
     - `chunk_size`: rows per chunk in the engines (bounds memory); ``0`` or ``"auto"`` (stored
       as 0, the default): chosen from the device's free memory (`Backend.free_bytes`) and, on a
@@ -285,7 +296,8 @@ class TrainConfig:
     record: str = "log"
     n_records: int = 200
     seed: int = 0
-    tie_tol: float = 1e-12
+    tie_tol: float = 1e-6
+    pa_margin: float = 1e-3
     backend: str = "numpy"
     device: str = "cpu"
     dtype: str = "float64"
@@ -313,6 +325,7 @@ class TrainConfig:
         _set(self, "n_records", _int("train.n_records", self.n_records, lo=2))
         _set(self, "seed", _int("train.seed", self.seed, lo=0))
         _set(self, "tie_tol", _float("train.tie_tol", self.tie_tol, lo=0.0, hi=1e-3))
+        _set(self, "pa_margin", _float("train.pa_margin", self.pa_margin, lo=0.0))
         _choice("train.backend", self.backend, BACKENDS)
         dev = self.device
         if not isinstance(dev, str) or not (dev == "cpu" or dev.split(":")[0] == "cuda"):

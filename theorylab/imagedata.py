@@ -12,7 +12,8 @@ Nothing is downloaded at run time. Images are returned as float32 arrays of shap
 
 The block permutation of Figure 5 lives here too: an image of side `size` is cut into
 `(size // g)²` blocks of `g×g` pixels, and one fixed random permutation of the blocks (shared by
-the whole data set) is applied; the pixels inside a block keep their relative position.
+the whole data set) is applied; the pixels inside a block keep their relative position. This
+reading of the paper's "shuffle grid size" is INFERRED (see `block_permutation`).
 """
 
 from __future__ import annotations
@@ -197,6 +198,12 @@ def block_permutation(size: int, g: int, seed: int) -> np.ndarray:
 
     **Returns:** int64 array `perm` of length `size²` with `permuted.ravel() = image.ravel()[perm]`
     (row-major pixel order). Pixels inside a block keep their relative position.
+
+    **Label: INFERRED.** The paper's Figure 5 plots accuracy against a "shuffle grid size" on
+    32×32 CIFAR-100 without saying how the images are shuffled. Reading g as the side of square
+    pixel blocks, permuted by one fixed random permutation shared by every train and test image
+    (so g = image size is the unpermuted baseline and g = patch size permutes ViT patches), is
+    our inference from the figure (its axis and the flat ViT curve), not stated in the paper.
     """
     if size < 1 or g < 1 or size % g:
         raise ValueError(f"block size g={g} must be a positive divisor of the image size {size}")
@@ -223,7 +230,8 @@ def invert_permutation(perm: np.ndarray) -> np.ndarray:
 
 
 def permute_blocks(images: np.ndarray, perm: np.ndarray) -> np.ndarray:
-    """Apply a pixel permutation (from `block_permutation`) to images `(..., H, W)`, H = W."""
+    """Apply a pixel permutation (from `block_permutation`, whose g×g-block reading of Figure 5
+    is INFERRED) to images `(..., H, W)`, H = W: `out.ravel() = images.ravel()[perm]`."""
     images = np.asarray(images)
     h, w = images.shape[-2:]
     if h != w or perm.size != h * w:

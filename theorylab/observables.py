@@ -17,7 +17,9 @@ __all__ = [
     "symmetric_projection",
     "sym_dev",
     "patch_association",
+    "pa_gap",
     "own_set_mass",
+    "fair_error",
     "track",
     "symmetric_A",
     "TRACKED_COLUMNS",
@@ -31,6 +33,7 @@ TRACKED_COLUMNS = (
     "rho",
     "sym_dev",
     "patch_association",
+    "pa_gap",
     "own_set_mass",
 )
 
@@ -86,14 +89,36 @@ def sym_dev(A: np.ndarray, partition: Partition) -> float:
     return float(np.max(np.abs(A - symmetric_projection(A, partition))))
 
 
-def patch_association(A: np.ndarray, partition: Partition) -> bool:
-    """Definition 2.2 (FOUND) with ⟨p_i, p_j⟩ = A_ij (Simplification 3.1): for every row i the
-    C largest entries of row i are exactly i's set (strictly: no tie across the boundary)."""
+def pa_gap(A: np.ndarray, partition: Partition, temperature: float = 1.0) -> float:
+    """min over rows i of (min_{j ∈ set(i)} A_ij − max_{j ∉ set(i)} A_ij) / τ: the logit margin by
+    which every row's C largest entries are its own set (negative when some row ranks another
+    set's patch at least as high as one of its own)."""
     A = np.asarray(A, dtype=np.float64)
     same = partition.same_set_mask()
     own_min = np.where(same, A, np.inf).min(axis=1)
     other_max = np.where(same, -np.inf, A).max(axis=1)
-    return bool(np.all(own_min > other_max))
+    return float(np.min(own_min - other_max)) / float(temperature)
+
+
+def patch_association(A: np.ndarray, partition: Partition, margin: float = 0.0,
+                      temperature: float = 1.0) -> bool:
+    """Definition 2.2 (FOUND) with ⟨p_i, p_j⟩ = A_ij (Simplification 3.1): for every row i the
+    C largest entries of row i are exactly i's set.
+
+    ``margin = 0``: the literal definition (strict: no tie across the boundary). ``margin > 0``:
+    the own set must lead by at least ``margin`` in logits A/τ ([`pa_gap`][]), so that an
+    asymmetry at rounding level (γ − ρ ~ 1e-10 after one GD step from a symmetric start) does
+    not count as patch association (theorylab's threshold, `TrainConfig.pa_margin`)."""
+    g = pa_gap(A, partition, temperature)
+    return bool(g > 0.0) if margin <= 0 else bool(g >= margin)
+
+
+def fair_error(error, tie_mass):
+    """Error when ties F = 0 are broken by a fair coin: ``error − tie_mass/2`` (``error`` counts
+    ties as errors; a NaN tie mass counts as 0). Works on floats and arrays."""
+    ties = np.nan_to_num(np.asarray(tie_mass, dtype=np.float64), nan=0.0)
+    out = np.asarray(error, dtype=np.float64) - 0.5 * ties
+    return float(out) if out.ndim == 0 else out
 
 
 def own_set_mass(A: np.ndarray, partition: Partition, temperature: float) -> float:
@@ -106,9 +131,11 @@ def own_set_mass(A: np.ndarray, partition: Partition, temperature: float) -> flo
 
 
 def track(
-    A: np.ndarray, v: np.ndarray, wstar: np.ndarray, partition: Partition, temperature: float
+    A: np.ndarray, v: np.ndarray, wstar: np.ndarray, partition: Partition, temperature: float,
+    pa_margin: float = 0.0,
 ) -> dict[str, float | bool]:
-    """Every tracked quantity of the state (A, v), keyed by ``TRACKED_COLUMNS``."""
+    """Every tracked quantity of the state (A, v), keyed by ``TRACKED_COLUMNS``
+    (`pa_margin`: see [`patch_association`][])."""
     alpha, beta, cos = alpha_beta(v, wstar)
     gamma, rho = gamma_rho(A, partition)
     return {
@@ -118,6 +145,7 @@ def track(
         "gamma": gamma,
         "rho": rho,
         "sym_dev": sym_dev(A, partition),
-        "patch_association": patch_association(A, partition),
+        "patch_association": patch_association(A, partition, pa_margin, temperature),
+        "pa_gap": pa_gap(A, partition, temperature),
         "own_set_mass": own_set_mass(A, partition, temperature),
     }

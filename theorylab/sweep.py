@@ -19,7 +19,7 @@ from ._backend import Backend, get_backend
 from .config import ExperimentConfig
 from .data import make_wstar
 from .engines import BatchedEmpiricalEngine
-from .observables import track
+from .observables import fair_error, track
 from .trainer import TRAJECTORY_SCHEMA, record_steps
 
 __all__ = ["SWEEP_SCHEMA", "run_sweep"]
@@ -103,10 +103,12 @@ def run_sweep(
                             "loss": ev.loss[b],
                             "error": ev.error[b],
                             "tie_mass": ev.tie_mass[b],
+                            "error_fair": fair_error(ev.error[b], ev.tie_mass[b]),
                             "loss_se": ev.loss_se[b],
                             "error_se": ev.error_se[b],
                             "train_loss": ev.train_loss[b],
-                            **track(A[b], v[b], wstar, partition, cfg.temperature),
+                            **track(A[b], v[b], wstar, partition, cfg.temperature,
+                                    cfg.train.pa_margin),
                             "engine": engine.name,
                         })
                 if step < t.steps:

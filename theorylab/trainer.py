@@ -20,7 +20,7 @@ from ._partition import Partition
 from .config import ExperimentConfig, TrainConfig, config_to_toml, load_config
 from .data import make_wstar
 from .engines import Engine, make_engine
-from .observables import TRACKED_COLUMNS, track
+from .observables import TRACKED_COLUMNS, fair_error, track
 
 __all__ = [
     "TRAJECTORY_SCHEMA",
@@ -34,13 +34,17 @@ __all__ = [
 #: Column → dtype of ``trajectory.csv``. ``loss``/``error``: exact population values (exact
 #: engines), estimates with standard errors ``loss_se``/``error_se`` (Monte Carlo), or test-set
 #: values (empirical; ``train_loss`` is the training objective). ``error`` counts F = 0 as an
-#: error; ``tie_mass`` = P[F = 0] (so ``error − tie_mass/2`` is the error of a fair coin on
-#: ties). NaN where not defined.
+#: error; ``tie_mass`` = P[F = 0]; ``error_fair`` = ``error − tie_mass/2``, the error of a fair
+#: coin on ties (the one to compare with the Bayes error and with empirical errors, whose
+#: ties the noise part of v breaks at random). ``pa_gap``: the logit margin of patch
+#: association ([`theorylab.observables.pa_gap`][]); ``patch_association`` uses
+#: ``train.pa_margin``. NaN where not defined.
 TRAJECTORY_SCHEMA: dict[str, str] = {
     "step": "int64",
     "loss": "float64",
     "error": "float64",
     "tie_mass": "float64",
+    "error_fair": "float64",
     "loss_se": "float64",
     "error_se": "float64",
     "train_loss": "float64",
@@ -51,6 +55,7 @@ TRAJECTORY_SCHEMA: dict[str, str] = {
     "rho": "float64",
     "sym_dev": "float64",
     "patch_association": "bool",
+    "pa_gap": "float64",
     "own_set_mass": "float64",
     "engine": "string",
 }
@@ -258,10 +263,12 @@ def run_experiment(
                         "loss": ev.loss,
                         "error": ev.error,
                         "tie_mass": ev.tie_mass,
+                        "error_fair": fair_error(ev.error, ev.tie_mass),
                         "loss_se": ev.loss_se,
                         "error_se": ev.error_se,
                         "train_loss": ev.train_loss,
-                        **track(A, v, wstar, partition, cfg.temperature),
+                        **track(A, v, wstar, partition, cfg.temperature,
+                                cfg.train.pa_margin),
                         "engine": engine.name,
                     }
                     rows.append(row)

@@ -59,7 +59,7 @@ def _synthetic_trajectory() -> pd.DataFrame:
     gap = np.where(t < 1000, 0.0, 3.0 * np.clip((t - 1000) / 4000, 0, 1))
     err = np.where(t < 6000, 0.14, 0.11)
     return pd.DataFrame({"step": step, "gamma": gap / 2, "rho": -gap / 2, "error": err,
-                         "tie_mass": np.zeros_like(t)})
+                         "tie_mass": np.zeros_like(t), "error_fair": err})
 
 
 def test_phase_detector_on_a_synthetic_trajectory():

@@ -5,8 +5,9 @@ returns a [`ClaimResult`][theorylab.claims.ClaimResult] (tidy table + verdict).
 ``python -m theorylab.check`` runs them and writes ``docs/results/<id>.md``/``.csv``/``.png``.
 """
 
-from ._base import VERDICTS, Claim, ClaimResult, markdown_table
+from ._base import KINDS, VERDICTS, Claim, ClaimResult, markdown_table
 from ._report import render_markdown, write_result
+from ._verdict import Verdict
 from .lemma41 import CLAIM as _L41
 from .thm31 import CLAIM as _T31
 from .thm32 import CLAIM as _T32
@@ -17,8 +18,8 @@ from .thm51 import CLAIM as _T51
 #: id → claim, in the paper's order.
 CLAIMS: dict[str, Claim] = {c.id: c for c in (_T31, _T32, _L41, _T41, _T42, _T51)}
 
-__all__ = ["CLAIMS", "Claim", "ClaimResult", "VERDICTS", "markdown_table", "render_markdown",
-           "write_result", "get_claim"]
+__all__ = ["CLAIMS", "Claim", "ClaimResult", "KINDS", "VERDICTS", "Verdict", "markdown_table",
+           "render_markdown", "write_result", "get_claim"]
 
 
 def get_claim(claim_id: str) -> Claim:

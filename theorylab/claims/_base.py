@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-__all__ = ["Claim", "ClaimResult", "VERDICTS", "markdown_table"]
+from ._verdict import VERDICTS, Verdict
 
-#: Allowed verdicts. ``agrees``: the measurement matches the prediction on the whole grid.
-#: ``agrees-in-regime``: it matches where the paper's asymptotic regime is approached and departs
-#: at small sizes (the page says where and why). ``partial``: some predicted items hold, some not.
-#: ``disagrees``: the prediction fails.
-VERDICTS = ("agrees", "agrees-in-regime", "partial", "disagrees")
+__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "markdown_table"]
+
+#: What a check is. ``theorem check``: the measurement can contradict the (reconstructed)
+#: statement. ``sanity check``: it verifies a construction or a reduction the theorem rests on,
+#: and the page names the part of the statement it cannot test.
+KINDS = ("theorem check", "sanity check")
 
 
 @dataclass
@@ -34,7 +35,8 @@ class ClaimResult:
 
     - `claim_id`: the claim's stable id (e.g. ``"thm3.1"``).
     - `table`: tidy table of the measurement (one row per grid point / recorded step).
-    - `verdict`: one of [`VERDICTS`][].
+    - `verdict`: one of [`VERDICTS`][], or a [`Verdict`][theorylab.claims.Verdict] (its
+      reasons are put first in `reading`).
     - `headline`: the few numbers the verdict rests on (name → value).
     - `reading`: plain-language lines: what the numbers say, and where they depart and why.
     - `extra`: further tables (name → DataFrame), written as ``<id>-<name>.csv``.
@@ -53,6 +55,11 @@ class ClaimResult:
     quick: bool = False
 
     def __post_init__(self) -> None:
+        if isinstance(self.verdict, Verdict):
+            self.reading = [f"Verdict `{self.verdict.verdict}`: " + "; ".join(
+                self.verdict.reasons) + "." if self.verdict.reasons else
+                f"Verdict `{self.verdict.verdict}`."] + list(self.reading)
+            self.verdict = self.verdict.verdict
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict: must be one of {list(VERDICTS)} (got {self.verdict!r})")
 
@@ -71,6 +78,8 @@ class Claim:
     - `measured`: what is measured.
     - `predicted`: the predicted behaviour the verdict tests.
     - `run`: ``run(quick: bool) -> ClaimResult`` (without runtime; `check` adds it).
+    - `kind`: one of [`KINDS`][] (``"theorem check"`` by default).
+    - `untested`: what of the statement the check cannot test (shown on the page).
     """
 
     id: str
@@ -81,10 +90,14 @@ class Claim:
     measured: str
     predicted: str
     run: Callable[[bool], ClaimResult]
+    kind: str = "theorem check"
+    untested: str = ""
 
     def __post_init__(self) -> None:
         if self.label not in ("FOUND", "RECONSTRUCTED"):
             raise ValueError(f"label: must be FOUND or RECONSTRUCTED (got {self.label!r})")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind: must be one of {list(KINDS)} (got {self.kind!r})")
 
     def check(self, quick: bool = False) -> ClaimResult:
         """Run the measurement; ``quick`` uses a reduced grid (seconds instead of minutes)."""

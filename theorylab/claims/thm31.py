@@ -23,10 +23,19 @@ import pandas as pd
 from ..config import DataConfig
 from ..data import make_wstar, sample, set_sum_distribution
 from ._base import Claim, ClaimResult
+from ._verdict import Verdict
 
-__all__ = ["CLAIM", "glm_exact_errors", "glm_fit_errors"]
+__all__ = ["CLAIM", "glm_exact_errors", "glm_fit_errors", "verdict", "SNR_CUT", "BOUND"]
 
 BOUND = 1 / 8
+#: theorylab's regime cut (an assumption of this project, not the paper's): Assumption 2 asks
+#: for "more spurious features than informative ones", read here as snr = C/√(q(D − C)) < 1,
+#: the signal set's C coherent patches weaker than the standard deviation of the random sets'
+#: sum. Points outside the cut are reported and may make the verdict ``agrees-in-regime``.
+SNR_CUT = 1.0
+#: a fitted GLM beats the bound only if its test error is below 1/8 by more than this many
+#: standard errors (3 s.e.: a two-sided chance of 0.3% per point).
+FIT_SE = 3.0
 
 
 def _conv(a: dict, b: dict) -> dict:
@@ -55,7 +64,9 @@ def glm_exact_errors(D: int, C: int, q: float) -> dict[str, float]:
     )
     lit = sum(p for (T, f), p in joint.items() if f * T <= 0)
     strict = sum(p for (T, f), p in joint.items() if f * T < 0)
-    return {"err_uniform": err, "err_best_glm": best, "fstar_literal": lit, "fstar_strict": strict}
+    f0 = sum(p for (_, f), p in joint.items() if f == 0)
+    return {"err_uniform": err, "err_best_glm": best, "fstar_literal": lit, "fstar_strict": strict,
+            "p_fstar_zero": f0}
 
 
 def glm_fit_errors(D: int, C: int, q: float, d: int, n_train: int, n_test: int, seed: int = 0):
@@ -102,11 +113,53 @@ def _grid(quick: bool):
                     yield D, C, d, rule, q
 
 
+def verdict(table: pd.DataFrame, fits: pd.DataFrame, snr_cut: float = SNR_CUT) -> Verdict:
+    """Verdict of Theorem 3.1 from the exact grid `table` (columns snr, err_best_glm, D, C, q)
+    and the fitted GLMs `fits` (columns snr, err_fit, err_fit_se).
+
+    ``disagrees``: a GLM beats 1/8 inside the regime (exact best GLM below 1/8, or a fitted
+    one below it by more than `FIT_SE` standard errors). ``inconclusive``: empty or NaN
+    errors, or no grid point inside the regime. ``agrees-in-regime``: the bound holds inside
+    the regime and fails at some point outside it. ``agrees``: it holds everywhere."""
+    if len(table) == 0 or table.err_best_glm.isna().any():
+        return Verdict("inconclusive", ("no exact GLM errors (empty grid or NaN)",))
+    inside = table[table.snr < snr_cut]
+    if len(inside) == 0:
+        return Verdict("inconclusive", (f"no grid point inside the regime snr < {snr_cut:g}",))
+    bad = inside[inside.err_best_glm < BOUND]
+    fit_in = fits[fits.snr < snr_cut] if len(fits) else fits
+    fit_bad = fit_in[fit_in.err_fit + FIT_SE * fit_in.err_fit_se < BOUND] if len(fits) else fits
+    if len(bad) or len(fit_bad):
+        why = []
+        if len(bad):
+            r = bad.sort_values("err_best_glm").iloc[0]
+            why.append(f"{len(bad)} of {len(inside)} points inside the regime have a best-GLM "
+                       f"error below 1/8 (lowest {r.err_best_glm:.4f} at D={r.D:g}, C={r.C:g}, "
+                       f"q={r.q:.3g})")
+        if len(fit_bad):
+            r = fit_bad.sort_values("err_fit").iloc[0]
+            why.append(f"a fitted GLM reaches {r.err_fit:.4f} ± {r.err_fit_se:.4f} inside the "
+                       "regime")
+        return Verdict("disagrees", tuple(why))
+    lo = float(inside.err_best_glm.min())
+    outside_bad = table[(table.snr >= snr_cut) & (table.err_best_glm < BOUND)]
+    why = [f"all {len(inside)} points inside the regime snr < {snr_cut:g} have a best-GLM error "
+           f"≥ 1/8 (lowest {lo:.4f})"]
+    if len(outside_bad):
+        why.append(f"{len(outside_bad)} points outside it fall below 1/8 (smallest snr among "
+                   f"them {outside_bad.snr.min():.2f})")
+        return Verdict("agrees-in-regime", tuple(why))
+    return Verdict("agrees", tuple(why))
+
+
+def _snr(D: int, C: int, q: float) -> float:
+    return C / math.sqrt(q * (D - C)) if q > 0 else math.inf
+
+
 def run(quick: bool) -> ClaimResult:
     rows = []
     for D, C, d, rule, q in _grid(quick):
-        row = {"D": D, "C": C, "d": d, "q_rule": rule, "q": q,
-               "snr": C / math.sqrt(q * (D - C)) if q > 0 else math.inf}
+        row = {"D": D, "C": C, "d": d, "q_rule": rule, "q": q, "snr": _snr(D, C, q)}
         row.update(glm_exact_errors(D, C, q))
         rows.append(row)
     table = pd.DataFrame(rows)
@@ -118,48 +171,46 @@ def run(quick: bool) -> ClaimResult:
     fits = []
     for D, C, q in fit_pts:
         d = 2 * D  # the fitted GLM has D·d free weights; d = 2D keeps the fit cheap
-        r = {"D": D, "C": C, "d": d, "q": q, "n_train": n_train, "n_test": n_test}
+        r = {"D": D, "C": C, "d": d, "q": q, "snr": _snr(D, C, q), "n_train": n_train,
+             "n_test": n_test}
         r.update(glm_fit_errors(D, C, q, d, n_train, n_test))
         r.update({k: v for k, v in glm_exact_errors(D, C, q).items() if k == "err_best_glm"})
         fits.append(r)
     fits = pd.DataFrame(fits)
+    v = verdict(table, fits)
 
-    low = table[table.snr < 1.0]  # random-set noise std exceeds the signal C: the low-SNR regime
+    low = table[table.snr < SNR_CUT]
     below = table[table.err_best_glm < BOUND]
     min_all = float(table.err_best_glm.min())
     min_low = float(low.err_best_glm.min()) if len(low) else math.nan
     fit_min = float(fits.err_fit.min())
-    # The fitted GLM can only do worse than the exact best one, up to sampling error (3 s.e.).
-    fit_ok = bool(np.all(fits.err_fit + 3 * fits.err_fit_se >= fits.err_best_glm))
-    if len(below) == 0:
-        verdict = "agrees"
-    elif len(low) and min_low >= BOUND and below.snr.min() >= 1.0:
-        verdict = "agrees-in-regime"
-    else:
-        verdict = "partial"
+    gap_fit = fits.err_fit - fits.err_best_glm
+    ref = glm_exact_errors(10, 2, math.log(100) / 10)
     reading = [
         f"Best GLM error (exact, ties by a coin) over {len(table)} grid points: minimum "
-        f"{min_all:.4f}; in the low-SNR regime (snr = C/√(q(D−C)) < 1, {len(low)} points) the "
-        f"minimum is {min_low:.4f} against the bound 1/8 = 0.125.",
-        f"{len(below)} grid points fall below 1/8; all have snr ≥ "
-        f"{below.snr.min():.2f}: there the signal set (C coherent patches) outweighs the random "
-        "sets, which Assumption 2 (q = poly(C)/D with many spurious features) excludes."
-        if len(below) else "No grid point falls below 1/8.",
-        f"Logistic regression with free w_j (sampled, {n_train} training points): smallest test "
-        f"error {fit_min:.4f}; it never beats the exact best symmetric GLM beyond 3 s.e.: "
-        f"{'yes' if fit_ok else 'NO'}.",
-        "The literal quantity P[f*·g ≤ 0] counts f* = 0 as a failure; at small D f* = 0 is "
-        "frequent (e.g. 0.153 at the reference point), which inflates it, so the verdict uses "
-        "the error against y (column err_best_glm); both are in the table.",
+        f"{min_all:.4f}; inside the regime (snr = C/√(q(D−C)) < {SNR_CUT:g}, {len(low)} points) "
+        f"the minimum is {min_low:.4f} against the bound 1/8 = {BOUND:.4f}.",
+        (f"{len(below)} grid points fall below 1/8; the smallest snr among them is "
+         f"{below.snr.min():.2f}." if len(below) else "No grid point falls below 1/8."),
+        f"Logistic regression with free w_j ({n_train} training points, {n_test} test points): "
+        f"smallest test error {fit_min:.4f}; test error minus the exact best symmetric GLM "
+        f"ranges from {gap_fit.min():+.4f} to {gap_fit.max():+.4f} (standard errors up to "
+        f"{fits.err_fit_se.max():.4f}).",
+        f"The literal P[f*·g ≤ 0] counts f* = 0 as a failure; at the reference point (D=10, C=2, "
+        f"q=ln(100)/10) P[f* = 0] = {ref['p_fstar_zero']:.4f}, which inflates it "
+        f"(P[f*·g ≤ 0] = {ref['fstar_literal']:.4f} against {ref['err_best_glm']:.4f} against "
+        "y), so the verdict uses the error against y (column err_best_glm); both are in the "
+        "table.",
+        f"The regime cut snr < {SNR_CUT:g} is theorylab's reading of Assumption 2 (more spurious "
+        "than informative features), not the paper's; points outside it are measured and can "
+        "change the verdict.",
     ]
-    if not fit_ok:
-        verdict = "partial"
-    ref = glm_exact_errors(10, 2, math.log(100) / 10)
     headline = {
         "min_err_best_glm": min_all,
-        "min_err_best_glm_low_snr": min_low,
+        "min_err_best_glm_in_regime": min_low,
         "n_points_below_1/8": len(below),
         "ref_err_uniform(D=10)": ref["err_uniform"],
+        "ref_err_best_glm(D=10)": ref["err_best_glm"],
         "min_err_fitted_logreg": fit_min,
     }
 
@@ -168,13 +219,13 @@ def run(quick: bool) -> ClaimResult:
         for (C, rule), g in table.groupby(["C", "q_rule"]):
             ax.plot(g.snr, g.err_best_glm, "o-", label=f"C={C}, q={rule}")
         ax.axhline(BOUND, color="k", ls="--", label="1/8")
-        ax.axvline(1.0, color="grey", ls=":")
+        ax.axvline(SNR_CUT, color="grey", ls=":", label="regime cut (theorylab)")
         ax.set_xscale("log")
         ax.set_xlabel("snr = C / sqrt(q (D - C))")
         ax.set_ylabel("best GLM error (exact)")
         ax.legend(fontsize=7)
 
-    return ClaimResult("thm3.1", table, verdict, headline, reading, extra={"fit": fits},
+    return ClaimResult("thm3.1", table, v, headline, reading, extra={"fit": fits},
                        figure=figure)
 
 
@@ -187,7 +238,8 @@ CLAIM = Claim(
     "satisfies P[f*(X) g(X) ≤ 0] ≥ 1/8.",
     measured="Exact error of the uniform-attention GLM sign(Σ_j c_j) and of the best GLM along "
     "that direction over a (D, C, q) grid; test error of logistic regression with free w_j.",
-    predicted="Every GLM error ≥ 1/8 (in the paper's regime: d = poly(D), C = polylog d, "
-    "q = poly(C)/D, many more spurious than informative patches).",
+    predicted="Every GLM error ≥ 1/8 inside the regime snr = C/√(q(D−C)) < 1 (theorylab's "
+    "reading of Assumption 2's 'more spurious than informative features'); points outside it "
+    "are reported.",
     run=run,
 )

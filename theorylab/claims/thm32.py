@@ -22,8 +22,9 @@ from ..data import enumerate_c, fstar_from_c, make_wstar
 from ..engines import BruteForceEngine
 from ._base import Claim, ClaimResult
 from ._common import REF_Q, REF_SETS, line_config
+from ._verdict import Verdict
 
-__all__ = ["CLAIM", "set_permutation_A", "topc_overlap"]
+__all__ = ["CLAIM", "set_permutation_A", "topc_overlap", "verdict", "ERR_TOL"]
 
 #: logit margin in units of the temperature: e^{−2K} = e^{−60} ≈ 9e−27 leaks off the target set.
 K = 30.0
@@ -67,11 +68,53 @@ def _direct(A, part, c, y, w, act, tau, kappa, alpha):
     }
 
 
-def _derangement(L: int, rng) -> list[int]:
+def _derangement(L: int, rng, avoid: list[int]) -> list[int] | None:
+    """A uniformly drawn permutation of the L sets without fixed point that differs from
+    `avoid` (None when there is none: L = 2 has a single derangement, the shift)."""
+    if L <= 2:
+        return None
     while True:
-        p = rng.permutation(L)
-        if np.all(p != np.arange(L)):
-            return p.tolist()
+        p = rng.permutation(L).tolist()
+        if all(p[i] != i for i in range(L)) and p != list(avoid):
+            return p
+
+
+#: the two errors are sums of the same probabilities in another order (and the direct
+#: evaluation sums them in a third): 1e-12 is ~1e4 ulps of a number ≤ 1.
+ERR_TOL = 1e-12
+
+
+def verdict(table: pd.DataFrame) -> Verdict:
+    """Verdict of the sanity check from its table (columns err_perm, err_pa, err_perm_direct,
+    err_pa_direct, topc_own_overlap, topc_own_overlap_pa, C).
+
+    ``disagrees``: the set-permuted model's error differs from the patch-associating one's
+    (engine or direct evaluation, beyond `ERR_TOL`), the engine and the direct evaluation
+    differ, a row's Top-C meets its own set, or the patch-associating A misses its own set.
+    ``inconclusive``: empty table or NaN errors. ``agrees`` otherwise."""
+    cols = ["err_perm", "err_pa", "err_perm_direct", "err_pa_direct"]
+    if len(table) == 0 or table[cols].isna().any().any():
+        return Verdict("inconclusive", ("no constructions measured (empty table or NaN)",))
+    why = []
+    d_eng = (table.err_perm - table.err_pa).abs().max()
+    d_dir = (table.err_perm_direct - table.err_pa_direct).abs().max()
+    d_cross = max((table.err_perm - table.err_perm_direct).abs().max(),
+                  (table.err_pa - table.err_pa_direct).abs().max())
+    if d_eng > ERR_TOL or d_dir > ERR_TOL:
+        why.append(f"the set-permuted and patch-associating errors differ by "
+                   f"{max(d_eng, d_dir):.2e}")
+    if d_cross > ERR_TOL:
+        why.append(f"engine and direct evaluation differ by {d_cross:.2e}")
+    if (table.topc_own_overlap > 0).any():
+        why.append(f"{int((table.topc_own_overlap > 0).sum())} constructions keep part of the "
+                   "own set in Top-C")
+    if (table.topc_own_overlap_pa != table.C).any():
+        why.append("the patch-associating reference does not perform patch association")
+    if why:
+        return Verdict("disagrees", tuple(why))
+    return Verdict("agrees", (
+        f"{len(table)} constructions: equal errors (largest difference {max(d_eng, d_dir):.1e}, "
+        f"engine vs direct {d_cross:.1e}) and no row's Top-C meets its own set",))
 
 
 def run(quick: bool) -> ClaimResult:
@@ -91,7 +134,11 @@ def run(quick: bool) -> ClaimResult:
         c, y, _, w = enumerate_c(part, q)
         act = cfg.model.make_activation()
         L = part.L
-        perms = {"shift": [(ell + 1) % L for ell in range(L)], "random": _derangement(L, rng)}
+        shift = [(ell + 1) % L for ell in range(L)]
+        perms = {"shift": shift}
+        other = _derangement(L, rng, shift)
+        if other is not None:
+            perms["random (≠ shift)"] = other
         A_pa = set_permutation_A(part, list(range(L)), cfg.temperature)
         F_pa, d_pa = _direct(A_pa, part, c, y, w, act, cfg.temperature, cfg.value_scale, 1.0)
         e_pa = eng.evaluate({"A": A_pa, "alpha": 1.0}, 0, need_grad=False, record=True)
@@ -111,36 +158,38 @@ def run(quick: bool) -> ClaimResult:
                 "topc_own_overlap_pa": topc_overlap(A_pa, part),
             })
     table = pd.DataFrame(rows)
-    # Tolerance: the two errors are sums of the same probabilities, in another order; 1e-12 is
-    # ~1e4 ulps of a number ≤ 1.
-    same = bool(np.all(table.abs_diff <= 1e-12))
-    same_direct = bool(np.all(np.abs(table.err_perm_direct - table.err_pa_direct) <= 1e-12))
-    no_pa = bool(np.all(table.topc_own_overlap == 0))
-    ok = same and same_direct and no_pa and bool(np.all(table.topc_own_overlap_pa == table.C))
+    v = verdict(table)
     ref = table[(table.D == 10) & (table.activation == "cubic")].iloc[0]
-    verdict = "agrees-in-regime" if ok else "disagrees"
     reading = [
-        f"For all {len(table)} constructions the exact error of the set-permuted model equals the "
-        f"patch-associating model's (largest difference {table.abs_diff.max():.1e}); Top-C of "
-        f"every row shares {int(table.topc_own_overlap.max())} entries with the row's own set "
-        "(the patch-associating A shares all C).",
+        f"{len(table)} constructions over {len(table[['D', 'C', 'activation']].drop_duplicates())}"
+        f" settings ({int((table.perm == 'shift').sum())} shifts ℓ → ℓ+1 and "
+        f"{int((table.perm != 'shift').sum())} random derangements drawn to differ from the "
+        "shift). The exact error of the set-permuted model equals the patch-associating "
+        f"model's to {table.abs_diff.max():.1e} (brute-force engine) and "
+        f"{(table.err_perm_direct - table.err_pa_direct).abs().max():.1e} (direct evaluation of "
+        f"F on every configuration); the sorted F values agree to "
+        f"{table.max_sorted_F_diff.max():.1e}. Top-C of every row shares "
+        f"{int(table.topc_own_overlap.max())} entries with the row's own set (the "
+        f"patch-associating A shares {int(table.topc_own_overlap_pa.min())}–"
+        f"{int(table.topc_own_overlap_pa.max())}).",
         f"At the reference point (D=10, C=2) both errors are {ref.err_perm:.6f} (against y); "
         f"the literal P[f*·M ≤ 0] is {ref.fstar_literal:.4f} and the strict P[f*·M < 0] "
         f"{ref.fstar_strict:.4f}.",
-        f"Largest strict disagreement with f* over all cases: {table.fstar_strict.max():.2e}. "
-        "The literal P[f*·M ≤ 0] counts f* = 0 as a failure and so equals at least P[f* = 0], "
-        "which is O(1) at D ≤ 12 (the theorem's d^{−ω(1)} is asymptotic, Assumption 2 needs "
-        "C = polylog d). The structural claim (generalization equal to patch association's "
-        "without patch association) holds exactly at every size.",
-        "Hard attention is approximated by logits ±30·τ (leakage ≈ C·e^{−60} per row), far "
-        "below the tie tolerance, so the errors agree exactly rather than approximately.",
+        f"Largest strict disagreement with f* over all cases: {table.fstar_strict.max():.2e}; "
+        f"largest literal P[f*·M ≤ 0]: {table.fstar_literal.max():.4f} (it counts f* = 0 as a "
+        "failure, so it is at least P[f* = 0]).",
+        "What this is: a sanity check of the construction (equal errors hold by a relabelling "
+        "of the sets, so the check tests the engines and the construction, not the theorem). "
+        "The theorem's rate P[f*·M ≤ 0] = d^{−ω(1)} is asymptotic (C = polylog d); at D ≤ 12 it "
+        "cannot be tested.",
+        f"Hard attention is approximated by logits ±{K:g}·τ (leakage ≈ C·e^{{−{2 * K:g}}} per "
+        "row), far below the tie tolerance, so the errors agree exactly.",
     ]
     headline = {"max_abs_error_diff": float(table.abs_diff.max()),
                 "max_topc_own_overlap": int(table.topc_own_overlap.max()),
-                "ref_err_perm": float(ref.err_perm), "ref_err_pa": float(ref.err_pa)}
-    if ok and bool(np.all(table.fstar_strict < 1e-2)):
-        verdict = "agrees"
-    return ClaimResult("thm3.2", table, verdict, headline, reading)
+                "ref_err_perm": float(ref.err_perm), "ref_err_pa": float(ref.err_pa),
+                "max_fstar_strict": float(table.fstar_strict.max())}
+    return ClaimResult("thm3.2", table, v, headline, reading)
 
 
 def _xp():
@@ -160,4 +209,8 @@ CLAIM = Claim(
     "patch-associating A with the same v; Top-C overlap of every row with its own set.",
     predicted="Equal errors (to rounding) while no row's Top-C meets its own set.",
     run=run,
+    kind="sanity check",
+    untested="the rate P[f*(X) M(X) ≤ 0] = d^{−ω(1)}: it is asymptotic (C = polylog d) and the "
+    "enumeration is limited to D ≤ 12; equal errors hold by a relabelling of the sets, so the "
+    "check verifies the construction and the engines, not the theorem.",
 )

@@ -1,18 +1,26 @@
 """Theorem 4.1 (RECONSTRUCTED, digest §4.4–4.5): GD on the population risk (P) goes through
 three phases and ends with patch association and a small error.
 
+Errors are compared like with like: the exact engines give the error with ties F = 0 counted as
+errors (``error``) and with ties broken by a fair coin (``error_fair`` = error − tie_mass/2);
+the fair-coin error is the one compared with the Bayes error, because the Bayes rule (and the
+noise part of v in an empirical run) breaks ties at random.
+
 Phase times are defined operationally on a recorded trajectory (log-spaced steps), see
 [`phase_times`][]:
 
 - end of phase I, ``t_I``: first recorded step with γ − ρ ≥ ``MOVE_TOL`` = 1e−3 (A has left its
-  start; before it, only α moves);
+  start; before it, only α moves). The threshold is far above what one GD step makes of a
+  symmetric start (γ − ρ ≈ 3.5e−10 at step 1 of the reference run);
 - end of phase II, ``t_II``: first recorded step with γ − ρ ≥ ½·(γ − ρ) at the last step;
-- end of phase III, ``t_III``: first recorded step ≥ t_II from which the error stays within
-  ``ERR_TOL`` = 0.005 of the error of hard patch association with the same σ (the best this
-  model class does, [`pa_limit_error`][]); NaN when never (the population error is a step
-  function of the parameters; 0.005 is far above its rounding and below the gaps between the
-  GLM error 0.217, the patch-associating error 0.113 and the Bayes error 0.091 at the reference
-  point).
+- end of phase III, ``t_III``: first recorded step ≥ t_II from which the fair-coin error stays
+  within ``ERR_TOL`` = 0.005 of the fair-coin error of hard patch association with the same σ
+  ([`pa_limit_error`][]); NaN when never.
+
+Patch association is read with a margin (``train.pa_margin`` = 1e−3 in logits A/τ): a rounding-
+level asymmetry passes the literal Definition 2.2 but not the margin. The check asks that the
+literal ordering is never violated at t ≥ 1 (min ``pa_gap`` > 0) and that patch association
+with the margin, once reached, holds to the end.
 """
 
 from __future__ import annotations
@@ -21,27 +29,33 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..data import bayes_error
 from ..engines import ExchangeableEngine
 from ..trainer import run_experiment
 from ._base import Claim, ClaimResult
 from ._common import REF_SETS, line_config, reference_config
+from ._verdict import Verdict, combine, ladder_threshold, loglog_fit
 
-__all__ = ["CLAIM", "phase_times", "pa_limit_error", "MOVE_TOL", "ERR_TOL"]
+__all__ = ["CLAIM", "phase_times", "pa_limit_error", "MOVE_TOL", "ERR_TOL", "R2_MIN",
+           "verdict_phases", "verdict_scaling"]
 
 MOVE_TOL = 1e-3
+#: 0.005 is far above the rounding of an exact error and below the gaps between the GLM error,
+#: the patch-associating error and the Bayes error at the reference point (see the table).
 ERR_TOL = 0.005
+#: a power law is accepted when its log-log fit has r² at least this (on ≥ 4 points).
+R2_MIN = 0.9
 
 
-def phase_times(traj: pd.DataFrame, target_error: float) -> dict[str, float]:
+def phase_times(traj: pd.DataFrame, target_error: float,
+                column: str = "error_fair") -> dict[str, float]:
     """``t_I``, ``t_II``, ``t_III`` (NaN when not reached) of a trajectory with columns step,
-    gamma, rho, error; `target_error` is the patch-association error that ends phase III (see
-    the module docstring for the definitions)."""
+    gamma, rho and `column` (the error compared with `target_error`, the patch-association
+    error that ends phase III; see the module docstring for the definitions)."""
     step = traj.step.to_numpy()
     gap = (traj.gamma - traj.rho).to_numpy()
-    err = traj.error.to_numpy()
+    err = traj[column].to_numpy()
 
     def first(mask):
         idx = np.flatnonzero(mask)
@@ -58,9 +72,10 @@ def phase_times(traj: pd.DataFrame, target_error: float) -> dict[str, float]:
     return {"t_I": t1, "t_II": t2, "t_III": t3}
 
 
-def pa_limit_error(cfg) -> float:
+def pa_limit_error(cfg, fair: bool = True) -> float:
     """Exact error of hard patch association with the same σ: γ = diag (own set uniform), ρ =
-    diag − 60τ (no mass outside the own set)."""
+    diag − 60τ (no mass outside the own set); ties broken by a fair coin (``fair``) or counted
+    as errors."""
     from .._backend import get_backend
     from ..data import make_wstar
 
@@ -69,7 +84,65 @@ def pa_limit_error(cfg) -> float:
     eng = ExchangeableEngine(cfg, get_backend("numpy", "float64", "cpu"), part,
                              make_wstar(cfg.data))
     p = {"alpha": 1.0, "gamma": cfg.diag, "rho": cfg.diag - 60.0 * cfg.temperature}
-    return eng.evaluate(p, 0, need_grad=False, record=True).error
+    ev = eng.evaluate(p, 0, need_grad=False, record=True)
+    return ev.error - 0.5 * ev.tie_mass if fair else ev.error
+
+
+def verdict_phases(ref: pd.Series) -> Verdict:
+    """Phase part of the verdict, from the reference run's summary row (t_I, t_II, t_III,
+    pa_status, min_pa_gap, alpha_growth_phase_I, loss_end_I, final_loss, final_error_fair,
+    bayes_error).
+
+    ``inconclusive``: a phase time is NaN (the run ran out of steps: censored) or the error is
+    NaN. ``disagrees``: phases out of order, the literal patch-association order violated at
+    some t ≥ 1, patch association (with the margin) not held at the end, α not growing ≥ 10× in
+    phase I, the loss not falling after phase I, or the final fair-coin error farther than
+    `ERR_TOL` from the Bayes error. ``agrees`` otherwise."""
+    need = ["t_I", "t_II", "t_III", "final_error_fair", "bayes_error"]
+    nan = [k for k in need if not np.isfinite(ref[k])]
+    if nan:
+        return Verdict("inconclusive", ("phases: " + ", ".join(nan) + " not reached or NaN "
+                                        "(censored by the number of steps)",))
+    bad = []
+    if not ref.t_I < ref.t_II <= ref.t_III:
+        bad.append(f"phases out of order (t_I={ref.t_I:g}, t_II={ref.t_II:g}, "
+                   f"t_III={ref.t_III:g})")
+    if not ref.min_pa_gap > 0:
+        bad.append(f"a row ranks another set's patch at least as high as its own at some t ≥ 1 "
+                   f"(min pa_gap {ref.min_pa_gap:.2e})")
+    if ref.pa_status == "censored-above":
+        bad.append("patch association (margin) does not hold at the end")
+    if not ref.alpha_growth_phase_I >= 10:
+        bad.append(f"α grows only ×{ref.alpha_growth_phase_I:.2f} in phase I")
+    if not ref.final_loss < ref.loss_end_I:
+        bad.append("the loss does not fall after phase I")
+    gap = ref.final_error_fair - ref.bayes_error
+    if not abs(gap) <= ERR_TOL:
+        bad.append(f"final fair-coin error {ref.final_error_fair:.4f} is {gap:+.4f} from the "
+                   f"Bayes error {ref.bayes_error:.4f} (tolerance {ERR_TOL})")
+    if bad:
+        return Verdict("disagrees", tuple("phases: " + b for b in bad))
+    return Verdict("agrees", (
+        f"phases: I < II ≤ III ({ref.t_I:g} < {ref.t_II:g} ≤ {ref.t_III:g}), patch association "
+        f"(margin) from step {ref.t_PA:g} to the end, final fair-coin error "
+        f"{ref.final_error_fair:.4f} within {abs(gap):.1e} of the Bayes error",))
+
+
+def verdict_scaling(fits: pd.DataFrame) -> Verdict:
+    """Scaling part: every phase time along an axis must fit a power law (r² ≥ `R2_MIN`) on at
+    least 4 uncensored points. ``inconclusive`` when no fit has enough points; ``partial`` when
+    a fit with enough points is poor, or some phase has too few; ``agrees`` otherwise."""
+    ok = fits[np.isfinite(fits.exponent)] if len(fits) else fits
+    if len(ok) == 0:
+        return Verdict("inconclusive", ("scaling: no phase time has ≥ 4 uncensored grid points",))
+    poor = ok[ok.r2 < R2_MIN]
+    missing = len(fits) - len(ok)
+    txt = "; ".join(f"{r.phase} ∝ {r.axis}^{r.exponent:.2f} (r² {r.r2:.2f}, n={r.n})"
+                    for r in ok.itertuples())
+    if len(poor) or missing:
+        extra = f"{len(poor)} poor fits" + (f", {missing} with < 4 points" if missing else "")
+        return Verdict("partial", (f"scaling: {txt} ({extra})",))
+    return Verdict("agrees", (f"scaling: {txt}",))
 
 
 def _run(cfg):
@@ -77,32 +150,48 @@ def _run(cfg):
     tr = res.trajectory
     pa = pa_limit_error(cfg)
     out = phase_times(tr, pa)
+    after = tr[tr.step >= 1]
+    t_pa, status = ladder_threshold(after.step, after.patch_association)
     out.update({
-        "pa_limit_error": pa,
+        "pa_limit_error_fair": pa,
         "final_loss": float(tr.loss.iloc[-1]), "final_error": float(tr.error.iloc[-1]),
         "final_tie_mass": float(tr.tie_mass.iloc[-1]),
+        "final_error_fair": float(tr.error_fair.iloc[-1]),
         "final_alpha": float(tr.alpha.iloc[-1]), "final_gamma": float(tr.gamma.iloc[-1]),
         "final_rho": float(tr.rho.iloc[-1]),
-        "pa_all_steps": bool(tr.patch_association[tr.step >= 1].all()),
+        "t_PA": t_pa, "pa_status": status, "min_pa_gap": float(after.pa_gap.min()),
     })
     return tr, out
+
+
+def _fits(grid: pd.DataFrame) -> pd.DataFrame:
+    fits = []
+    for axis in ("d", "D"):
+        g = grid[grid.axis == axis]
+        if len(g) == 0:
+            continue
+        for ph in ("t_I", "t_II", "t_III"):
+            f = loglog_fit(g[axis], g[ph])
+            fits.append({"axis": axis, "phase": ph, "n": f["n"], "exponent": f["slope"],
+                         "r2": f["r2"], "censored": f["censored"]})
+    return pd.DataFrame(fits, columns=["axis", "phase", "n", "exponent", "r2", "censored"])
 
 
 def run(quick: bool) -> ClaimResult:
     cfg = reference_config(steps=20_000, n_records=300)
     tr, ref = _run(cfg)
     bayes = bayes_error(cfg.data)
-    pa_err = ref["pa_limit_error"]
-    ph1 = tr[tr.step < ref["t_I"]]
-    # phase I: A static (|γ|, |ρ| < MOVE_TOL by definition) while α grows
-    alpha_growth = float(tr.alpha[tr.step <= ref["t_I"]].iloc[-1] / tr.alpha.iloc[0])
-    loss_I = float(tr.loss[tr.step <= ref["t_I"]].iloc[-1])
-    err_I = float(ph1.error.iloc[-1]) if len(ph1) else math.nan
-    ordered = bool(ref["t_I"] < ref["t_II"] <= ref["t_III"])
+    pa_fair = ref["pa_limit_error_fair"]
+    pa_err, pa_ties = pa_limit_error(cfg, fair=False), 2 * (pa_limit_error(cfg, fair=False)
+                                                              - pa_fair)
+    upto_I = tr[tr.step < ref["t_I"]] if np.isfinite(ref["t_I"]) else tr
+    alpha_growth = float(upto_I.alpha.iloc[-1] / tr.alpha.iloc[0])
+    loss_I = float(upto_I.loss.iloc[-1])
+    err_I = float(upto_I.error_fair.iloc[-1])
 
     # scaling grid: d at D = 10 (q = ln d / D, diag = ln ln d), D at d = 100
     steps = 12_000 if quick else 40_000
-    d_list = [30, 100, 300] if quick else [30, 100, 300, 1000, 3000]
+    d_list = [30, 100, 300, 1000] if quick else [30, 100, 300, 1000, 3000]
     D_list = [] if quick else [6, 8, 10, 14, 20]
     grid = []
     for d in d_list:
@@ -118,64 +207,55 @@ def run(quick: bool) -> ClaimResult:
         _, o = _run(c)
         grid.append({"axis": "D", "D": D, "d": 100, "q": q, **o})
     grid = pd.DataFrame(grid)
-    fits = []
-    for axis in ("d", "D"):
-        g = grid[grid.axis == axis]
-        for ph in ("t_I", "t_II", "t_III"):
-            ok = g[np.isfinite(g[ph]) & (g[ph] > 0)]
-            if len(ok) >= 3:
-                lr = stats.linregress(np.log(ok[axis]), np.log(ok[ph]))
-                fits.append({"axis": axis, "phase": ph, "n": len(ok), "exponent": lr.slope,
-                             "r2": lr.rvalue ** 2, "censored": len(g) - len(ok)})
-            else:
-                fits.append({"axis": axis, "phase": ph, "n": len(ok), "exponent": math.nan,
-                             "r2": math.nan, "censored": len(g) - len(ok)})
-    fits = pd.DataFrame(fits)
+    fits = _fits(grid)
 
     table = pd.DataFrame([{
-        "t_I": ref["t_I"], "t_II": ref["t_II"], "t_III": ref["t_III"],
-        "alpha_growth_phase_I": alpha_growth, "loss_end_I": loss_I, "error_end_I": err_I,
-        "final_loss": ref["final_loss"], "final_error": ref["final_error"],
-        "final_tie_mass": ref["final_tie_mass"], "pa_limit_error": pa_err, "bayes_error": bayes,
-        "pa_all_steps_t>=1": ref["pa_all_steps"],
+        "t_I": ref["t_I"], "t_II": ref["t_II"], "t_III": ref["t_III"], "t_PA": ref["t_PA"],
+        "pa_status": ref["pa_status"], "min_pa_gap": ref["min_pa_gap"],
+        "alpha_growth_phase_I": alpha_growth, "loss_end_I": loss_I,
+        "error_fair_end_I": err_I, "final_loss": ref["final_loss"],
+        "final_error": ref["final_error"], "final_tie_mass": ref["final_tie_mass"],
+        "final_error_fair": ref["final_error_fair"], "pa_limit_error": pa_err,
+        "pa_limit_tie_mass": pa_ties, "pa_limit_error_fair": pa_fair, "bayes_error": bayes,
     }])
-    final_ok = abs(ref["final_error"] - pa_err) <= ERR_TOL
-    checks = [ordered, alpha_growth >= 10, ref["pa_all_steps"], ref["final_loss"] < loss_I,
-              final_ok, bool(grid.pa_all_steps.all())]
-    poly_ok = bool(np.all(fits.r2.fillna(0) >= 0.9)) if len(fits) else False
-    if all(checks) and poly_ok:
-        verdict = "agrees"
-    elif all(checks):
-        verdict = "agrees-in-regime" if fits.r2.notna().any() else "partial"
-    else:
-        verdict = "partial"
+    v = combine([verdict_phases(table.iloc[0]), verdict_scaling(fits)])
     gap = ref["final_error"] - bayes
+    half = ref["final_tie_mass"] / 2
+    identity = gap - half
+    first = tr[tr.step >= 1].iloc[0]
+    glm_fair = float(tr.error_fair.iloc[0])
     reading = [
-        f"Reference run (digest §9 setting, 20000 exact GD steps): phase I ends at step "
-        f"{ref['t_I']:.0f} (α grows ×{alpha_growth:.0f} while |γ|, |ρ| < 1e−3, loss still "
-        f"{loss_I:.4f}); phase II ends at {ref['t_II']:.0f}; the error reaches the "
-        f"patch-association error (end of phase III) at {ref['t_III']:.0f}. "
-        f"Order I < II ≤ III: {'yes' if ordered else 'NO'}.",
-        f"Patch association (Definition 2.2 on A) holds at every recorded step t ≥ 1: "
-        f"{'yes' if ref['pa_all_steps'] else 'NO'} (and in every grid run: "
-        f"{'yes' if grid.pa_all_steps.all() else 'NO'}).",
-        f"Final loss {ref['final_loss']:.5f}, final error {ref['final_error']:.4f} (ties F = 0 "
-        f"count as errors; tie mass {ref['final_tie_mass']:.4f}). It equals the error of hard "
-        f"patch association with the same cubic σ ({pa_err:.4f}) and stays {gap:.4f} above the "
-        f"Bayes error {bayes:.4f}: sign(Σ_ℓ s_ℓ³) is not the Bayes rule (which counts sets that "
-        "are all +1 or all −1), and at D = 10 that difference is O(1). 'Error approaches the "
-        "Bayes error' therefore holds only up to this model-class gap.",
-        "Scaling of the phase times (log-log fits, exponent = slope): " + "; ".join(
-            f"{r.phase} vs {r.axis}: {r.exponent:.2f} (r²={r.r2:.2f}, {r.censored} censored)"
-            for r in fits.itertuples()) + ". Along d, q = ln(d)/D and the frozen diagonal "
-        "ln ln d change too (the S7 recipe), so d enters only through them: with temperature 1 "
-        "and v ∥ w*, the exact population dynamics do not depend on d otherwise. A good "
-        "power-law fit over this short range is consistent with poly(d) but cannot exclude "
-        "other slow growth.",
+        f"Reference run (digest §9 setting, {int(tr.step.iloc[-1])} exact GD steps): phase I "
+        f"ends at step {ref['t_I']:.0f} (α grows ×{alpha_growth:.0f} while |γ − ρ| < "
+        f"{MOVE_TOL:g}; loss {loss_I:.6f}); phase II ends at {ref['t_II']:.0f}; the fair-coin "
+        f"error reaches the patch-association error (end of phase III) at {ref['t_III']:.0f}.",
+        f"During phase I the fair-coin error stays at the GLM's {glm_fair:.4f} (step 0) → "
+        f"{err_I:.4f} (end of phase I): with train.tie_tol = {cfg.train.tie_tol:g} the ties of "
+        f"the GLM are not decided by the tiny asymmetry γ − ρ = {first.gamma - first.rho:.1e} "
+        f"of step {int(first.step)}.",
+        f"Patch association: the literal Definition 2.2 holds at every recorded step t ≥ 1 "
+        f"(smallest logit margin {ref['min_pa_gap']:.1e}, above 0), but that margin is a "
+        f"rounding-level asymmetry at first; with the margin {cfg.train.pa_margin:g} it holds "
+        f"from step {ref['t_PA']:.0f} to the end ({ref['pa_status']}).",
+        f"Final loss {ref['final_loss']:.5f}; final error {ref['final_error']:.6f} with ties as "
+        f"errors and {ref['final_error_fair']:.6f} with ties as a fair coin (tie mass "
+        f"{ref['final_tie_mass']:.6f}); Bayes error {bayes:.6f}. The gap of the ties-as-errors "
+        f"error to the Bayes error, {gap:.8f}, equals half the tie mass, {half:.8f}, to "
+        f"{abs(identity):.1e}: " + (
+            "hard patch association with this σ is Bayes-optimal once ties are a coin flip; "
+            "the whole gap is the tie rule." if abs(identity) < 1e-9 else
+            "the gap is NOT explained by the ties alone."),
+        "Scaling of the phase times (log-log fits on ≥ 4 uncensored points): " + ("; ".join(
+            f"{r.phase} vs {r.axis}: " + (f"{r.exponent:.2f} (r²={r.r2:.2f}" if np.isfinite(
+                r.exponent) else f"no fit ({r.n} points") + f", {r.censored} censored)"
+            for r in fits.itertuples()) or "none") + ". Along d, q = ln(d)/D and the frozen "
+        "diagonal ln ln d change too (the S7 recipe), so d enters only through them: with "
+        "temperature 1 and v ∥ w*, the exact population dynamics do not depend on d otherwise.",
     ]
     headline = {"t_I": ref["t_I"], "t_II": ref["t_II"], "t_III": ref["t_III"],
-                "final_error": ref["final_error"], "pa_limit_error": pa_err, "bayes": bayes,
-                "pa_all_steps": ref["pa_all_steps"]}
+                "t_PA": ref["t_PA"], "final_error_fair": ref["final_error_fair"],
+                "final_error_ties_as_errors": ref["final_error"], "bayes": bayes,
+                "half_tie_identity": identity}
 
     def figure(fig):
         axs = fig.subplots(1, 3)
@@ -184,7 +264,8 @@ def run(quick: bool) -> ClaimResult:
         axs[0].plot(s, tr.gamma, label="gamma")
         axs[0].plot(s, tr.rho, label="rho")
         axs[1].plot(s, tr.loss, label="loss")
-        axs[1].plot(s, tr.error, label="error")
+        axs[1].plot(s, tr.error, label="error (ties as errors)")
+        axs[1].plot(s, tr.error_fair, label="error (ties as a fair coin)")
         axs[1].axhline(bayes, color="k", ls=":", label="Bayes")
         for ax in axs[:2]:
             ax.set_xscale("log")
@@ -203,7 +284,7 @@ def run(quick: bool) -> ClaimResult:
         axs[2].set_xlabel("d or D")
         axs[2].legend(fontsize=6)
 
-    return ClaimResult("thm4.1", table, verdict, headline, reading,
+    return ClaimResult("thm4.1", table, v, headline, reading,
                        extra={"grid": grid, "fits": fits, "trajectory": tr}, figure=figure)
 
 
@@ -218,7 +299,9 @@ CLAIM = Claim(
     "(α grows, A static), II (γ − ρ grows) and III (loss falls, error near its optimum).",
     measured="Exact GD (exchangeable engine): α, γ, ρ, loss, error, patch association at every "
     "recorded step; operational phase times over a (d, D) grid with log-log fits.",
-    predicted="Phases in order I < II ≤ III; patch association at every t ≥ 1; final error "
-    "near the best achievable; phase times polynomial in d.",
+    predicted="Phases in order I < II ≤ III; the literal patch-association order never "
+    "violated at t ≥ 1 and patch association with a margin held once reached; final fair-coin "
+    "error within 0.005 of the Bayes error; phase times polynomial in d (power-law fits on ≥ 4 "
+    "points).",
     run=run,
 )

@@ -101,12 +101,15 @@ class FigureResult:
       error; they go into the manifest next to the paper's values.
     - `settings`: the settings actually used (JSON-serialisable), recorded in the manifest.
     - `extra`: optional additional figures, saved as `<id>-<name>.pdf` / `.png`.
+    - `reading`: sentences generated from the measured numbers (the caption's measured part;
+      a static caption holds no measured number), written to the manifest beside the caption.
     """
 
     figure: Figure
     headline: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Figure] = field(default_factory=dict)
+    reading: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

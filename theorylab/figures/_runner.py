@@ -149,6 +149,7 @@ def run_figures(
             "paper_figure": spec.paper_figure,
             "title": spec.title,
             "caption": spec.caption,
+            "reading": list(result.reading),
             "data_source": spec.data_source,
             "settings": result.settings,
             "headline": result.headline,

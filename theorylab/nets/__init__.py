@@ -1,6 +1,8 @@
 """Plain-torch networks for the image figures: patchify, a small ViT (vanilla or positional
-attention), small VGG-like and ResNet-like CNNs, and a short seeded training loop."""
+attention), small VGG-like and ResNet-like CNNs, and a short seeded training loop (optionally
+with random translations by whole patches)."""
 
+from theorylab.nets._augment import random_patch_shifts, translate_images
 from theorylab.nets._cnn import SmallResNet, SmallVGG
 from theorylab.nets._patch import patchify, unpatchify
 from theorylab.nets._train import (
@@ -8,6 +10,7 @@ from theorylab.nets._train import (
     TrainResult,
     cpu_threads,
     evaluate,
+    param_groups,
     resolve_device,
     train_classifier,
 )
@@ -24,8 +27,11 @@ __all__ = [
     "cosine_similarity_matrix",
     "cpu_threads",
     "evaluate",
+    "param_groups",
     "patchify",
+    "random_patch_shifts",
     "resolve_device",
     "train_classifier",
+    "translate_images",
     "unpatchify",
 ]

@@ -13,11 +13,14 @@ import pandas as pd
 import torch
 from torch import nn
 
+from theorylab.nets._augment import random_patch_shifts, translate_images
+
 __all__ = [
     "TrainConfig",
     "TrainResult",
     "cpu_threads",
     "evaluate",
+    "param_groups",
     "resolve_device",
     "train_classifier",
 ]
@@ -67,6 +70,18 @@ class TrainConfig:
     - `grad_clip`: max global gradient norm (None: no clipping).
     - `log_every`: record the mean training loss every this many steps.
     - `evals_per_epoch`: test-accuracy evaluations per epoch (>= 1).
+    - `translate_patches`: data augmentation; if > 0, every training image of every mini-batch
+      is translated by `translate_unit * k` pixels along each axis, `k` drawn uniformly and
+      independently in `{-translate_patches, ..., translate_patches}`, the uncovered border
+      filled with `translate_fill` (see `translate_images`). 0 (default): no augmentation. Test
+      images are never translated.
+    - `translate_unit`: pixels per unit of translation (the ViT patch size, so that a shift
+      moves whole patches).
+    - `translate_fill`: value of the uncovered pixels; None: the minimum of the training images
+      (the background for Fashion-MNIST and digits, whose background is 0 before
+      standardisation).
+    - `pos_weight_decay`: weight decay of the positional encodings (parameters named `pos`);
+      None (default): the same as `weight_decay`.
     """
 
     epochs: int = 10
@@ -77,6 +92,10 @@ class TrainConfig:
     grad_clip: float | None = 1.0
     log_every: int = 10
     evals_per_epoch: int = 1
+    translate_patches: int = 0
+    translate_unit: int = 1
+    translate_fill: float | None = None
+    pos_weight_decay: float | None = None
 
     def __post_init__(self) -> None:
         if self.epochs < 1:
@@ -91,6 +110,11 @@ class TrainConfig:
             raise ValueError(f"warmup_frac must be in [0, 1), got {self.warmup_frac}")
         if self.log_every < 1 or self.evals_per_epoch < 1:
             raise ValueError("log_every and evals_per_epoch must be >= 1")
+        if self.translate_patches < 0 or self.translate_unit < 1:
+            raise ValueError("translate_patches must be >= 0 and translate_unit >= 1, got "
+                             f"{self.translate_patches}, {self.translate_unit}")
+        if self.pos_weight_decay is not None and self.pos_weight_decay < 0:
+            raise ValueError(f"pos_weight_decay must be >= 0, got {self.pos_weight_decay}")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -145,7 +169,9 @@ def train_classifier(
     `make_model()` right after `torch.manual_seed(seed)`, and mini-batches are drawn with a
     dedicated generator seeded by `seed`. On CUDA, cuDNN is switched to its deterministic
     algorithms (`torch.backends.cudnn.deterministic = True`, `benchmark = False`; global
-    settings). No data augmentation.
+    settings). No data augmentation unless `config.translate_patches > 0` (random translations
+    by whole patches, drawn from a second generator seeded by `seed`, so that the batch order is
+    the same as without augmentation).
 
     **Arguments:**
 
@@ -161,6 +187,25 @@ def train_classifier(
     dev = resolve_device(device)
     with cpu_threads(threads if dev.type == "cpu" else None):
         return _train(make_model, x_train, y_train, x_test, y_test, config, seed, dev, progress)
+
+
+def param_groups(model: nn.Module, config: TrainConfig) -> list[dict]:
+    """AdamW parameter groups: weight decay `config.weight_decay` on matrices, none on biases
+    and 1-d parameters (LayerNorm), `config.pos_weight_decay` (if not None) on the positional
+    encodings (parameters named `pos`)."""
+    decay, no_decay, pos = [], [], []
+    for name, p in model.named_parameters():
+        if config.pos_weight_decay is not None and name.split(".")[-1] == "pos":
+            pos.append(p)
+        elif p.ndim < 2 or name.endswith("bias"):
+            no_decay.append(p)
+        else:
+            decay.append(p)
+    groups = [{"params": decay, "weight_decay": config.weight_decay},
+              {"params": no_decay, "weight_decay": 0.0}]
+    if pos:
+        groups.append({"params": pos, "weight_decay": config.pos_weight_decay})
+    return groups
 
 
 def _train(make_model, x_train, y_train, x_test, y_test, config, seed, dev, progress):
@@ -179,14 +224,9 @@ def _train(make_model, x_train, y_train, x_test, y_test, config, seed, dev, prog
     total = steps_per_epoch * config.epochs
     warmup = int(config.warmup_frac * total)
 
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        (no_decay if p.ndim < 2 or name.endswith("bias") else decay).append(p)
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": config.weight_decay},
-         {"params": no_decay, "weight_decay": 0.0}],
-        lr=config.lr,
-    )
+    opt = torch.optim.AdamW(param_groups(model, config), lr=config.lr)
+    fill = (float(xtr.min()) if config.translate_fill is None else config.translate_fill)
+    aug_gen = torch.Generator().manual_seed(seed) if config.translate_patches else None
 
     def lr_at(step: int) -> float:
         if step < warmup:
@@ -213,7 +253,12 @@ def _train(make_model, x_train, y_train, x_test, y_test, config, seed, dev, prog
             idx = order[b * bs : (b + 1) * bs]
             for group in opt.param_groups:
                 group["lr"] = lr_at(step)
-            loss = loss_fn(model(xtr[idx]), ytr[idx])
+            xb = xtr[idx]
+            if aug_gen is not None:
+                shifts = random_patch_shifts(xb.shape[0], config.translate_patches,
+                                             config.translate_unit, aug_gen)
+                xb = translate_images(xb, shifts, fill)
+            loss = loss_fn(model(xb), ytr[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if config.grad_clip is not None:

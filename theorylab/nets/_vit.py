@@ -7,6 +7,13 @@ values come from the token stream, `V = X W_V`. The positional encodings are the
 the tokens (Definition 3.2, item 3: `V = XᵀW_V`). MLP, LayerNorm and residual connections are
 unchanged. In the vanilla ViT (Definition 3.1) P is added to the patch embeddings and the
 logits come from the tokens. Both use mean pooling over tokens (no CLS token).
+
+**Label: RECONSTRUCTED.** The paper's Figures 6-7 only say that the "positional attention" ViT
+computes its attention logits from the positional encodings (Definition 3.2 is a one-layer
+model); the multi-layer network here -- positional attention in *every* layer, depth, width,
+heads, pre-norm LayerNorm, GELU MLP, residual connections, mean pooling, the Gaussian
+initialisation of P -- is our choice, not read in the paper. The vanilla ViT is a standard small
+ViT, scaled down (the paper uses timm's ViT-tiny / ViT-small).
 """
 
 from __future__ import annotations
@@ -87,6 +94,10 @@ class Block(nn.Module):
 
 class ViT(nn.Module):
     """Small Vision Transformer for square grey or colour images.
+
+    With `positional_attention=True` this is the multi-layer positional-attention ViT of our
+    Figures 6-7, RECONSTRUCTED (see the module docstring): the paper fixes only that the
+    attention logits come from the positional encodings; the rest of the architecture is ours.
 
     **Arguments:**
 

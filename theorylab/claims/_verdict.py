@@ -1,0 +1,106 @@
+"""Verdict helpers: small pure functions of measured tables.
+
+Every claim turns its measured table into a [`Verdict`][] with a pure function (no I/O, no
+randomness), unit-tested on a table that agrees, one that disagrees and censored or flat ones.
+The rules shared by all of them:
+
+- a headline that is censored (a ladder whose smallest rung already passes, or whose largest
+  never does; a run that ran out of steps), flat, or NaN gives ``inconclusive``, never
+  ``agrees``;
+- no verdict from a non-strict monotonicity ([`strictly_increasing`][]);
+- no verdict from a log-log fit on fewer than [`MIN_FIT_POINTS`][] uncensored points
+  ([`loglog_fit`][]).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["VERDICTS", "Verdict", "MIN_FIT_POINTS", "strictly_increasing", "loglog_fit",
+           "ladder_threshold", "combine"]
+
+#: ``agrees``: the measurement matches the prediction on the whole grid. ``agrees-in-regime``: it
+#: matches inside the stated regime and departs outside it. ``partial``: some predicted items
+#: hold and some fail. ``disagrees``: the prediction fails. ``inconclusive``: the measurement
+#: cannot decide (censored, flat or NaN headline; too few points for a fit).
+VERDICTS = ("agrees", "agrees-in-regime", "partial", "disagrees", "inconclusive")
+
+#: Smallest number of uncensored points a log-log fit needs before a verdict may rest on it
+#: (with 3 points any smooth monotone curve fits a line with r² > 0.9).
+MIN_FIT_POINTS = 4
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict and the reasons that decided it (generated from the numbers)."""
+
+    verdict: str
+    reasons: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict: must be one of {list(VERDICTS)} (got {self.verdict!r})")
+
+
+def strictly_increasing(values) -> bool:
+    """True when there are at least 2 values, all finite, each strictly above the previous."""
+    v = np.asarray(values, dtype=np.float64)
+    return bool(v.size >= 2 and np.all(np.isfinite(v)) and np.all(np.diff(v) > 0))
+
+
+def loglog_fit(x, y, min_points: int = MIN_FIT_POINTS) -> dict[str, float]:
+    """Least-squares slope of log y against log x over the finite, positive points.
+
+    Returns ``{"slope", "r2", "n", "censored"}``; slope and r² are NaN when fewer than
+    `min_points` points are usable or when y is flat (``censored`` counts the unusable ones)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    n = int(ok.sum())
+    out = {"slope": math.nan, "r2": math.nan, "n": n, "censored": int(len(x) - n)}
+    if n < min_points:
+        return out
+    lx, ly = np.log(x[ok]), np.log(y[ok])
+    if np.ptp(lx) == 0 or np.ptp(ly) == 0:  # flat: no slope to speak of
+        return out
+    slope, icpt = np.polyfit(lx, ly, 1)
+    resid = ly - (slope * lx + icpt)
+    r2 = 1.0 - float(resid @ resid) / float(((ly - ly.mean()) ** 2).sum())
+    out.update(slope=float(slope), r2=r2)
+    return out
+
+
+def ladder_threshold(N, ok) -> tuple[float, str]:
+    """The smallest rung of a sorted ladder `N` from which `ok` holds at every larger rung.
+
+    Returns ``(value, status)``: status ``"ok"`` (a failing rung lies below it),
+    ``"censored-below"`` (the smallest rung already passes: the true threshold may be lower),
+    ``"censored-above"`` (the largest rung fails; value ∞), ``"empty"`` (value NaN)."""
+    N = np.asarray(N, dtype=np.float64)
+    ok = np.asarray(ok, dtype=bool)
+    if N.size == 0:
+        return math.nan, "empty"
+    order = np.argsort(N)
+    N, ok = N[order], ok[order]
+    if not ok[-1]:
+        return math.inf, "censored-above"
+    fails = np.flatnonzero(~ok)
+    first = int(fails[-1]) + 1 if fails.size else 0
+    return float(N[first]), ("censored-below" if first == 0 else "ok")
+
+
+def combine(parts: list[Verdict]) -> Verdict:
+    """Verdict of a claim made of several parts: ``disagrees`` if any part disagrees, else
+    ``inconclusive`` if any part is, else ``partial`` if the parts differ or one is partial,
+    else the common verdict. Reasons are concatenated."""
+    reasons = tuple(r for p in parts for r in p.reasons)
+    kinds = [p.verdict for p in parts]
+    for v in ("disagrees", "inconclusive", "partial"):
+        if v in kinds:
+            return Verdict(v, reasons)
+    if "agrees-in-regime" in kinds:
+        return Verdict("agrees-in-regime", reasons)
+    return Verdict("agrees" if kinds else "inconclusive", reasons)
