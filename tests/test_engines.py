@@ -237,7 +237,6 @@ def test_digest_section_9_three_phases():
     assert (t.loc[1:, "pa_gap"] > 0).all()
     assert not t.loc[1000, "patch_association"] and t.loc[1000, "pa_gap"] < 1e-3
     assert t.loc[2000:, "patch_association"].all()
-    assert t["sym_dev"].max() < 1e-15  # projection of an exactly symmetric A: rounding only
 
 
 def test_digest_section_9_literal_and_uniform():
@@ -253,3 +252,59 @@ def test_digest_section_9_literal_and_uniform():
     assert np.abs(uni[["gamma", "rho"]].to_numpy()).max() < 1e-15  # gradient in A ≡ 0
     # exact error of the GLM = P[C + Σδ ≤ 0] = 0.217073 (ties F = 0 count as errors)
     assert uni["error"].iloc[-1] == pytest.approx(0.2170730422, abs=1e-9)
+
+
+def test_sym_dev_sees_a_broken_symmetry():
+    """sym_dev is not vacuous: one entry moved by ε off a partition-symmetric A gives a
+    deviation of ε(1 − 1/n) (n = entries of its class, which share the move in the mean)."""
+    from theorylab._partition import Partition
+    from theorylab.observables import sym_dev, symmetric_A
+
+    part = Partition(((0, 1), (2, 3), (4, 5)))
+    A = symmetric_A(6, part, 1.5, 0.3, -0.2)
+    assert sym_dev(A, part) < 1e-16  # the class means are exact up to one rounding
+    A[0, 2] += 1e-6  # a cross-set entry: 24 of them
+    assert sym_dev(A, part) == pytest.approx(1e-6 * (1 - 1 / 24), rel=1e-9)
+
+
+def test_empirical_v_gradient_is_parallel_to_wstar_in_the_population_limit():
+    """v ∥ w* (Lemmas 4.1–4.2) on the engine that stores v ∈ ℝ^d: at v = α·w* the empirical
+    v-gradient has a part orthogonal to w* that is an average of N zero-mean noise terms, so
+    it shrinks like N^{-1/2} (CLT): 100× the samples, ~10× smaller. The norm over d − 1 = 35
+    directions fluctuates by ~12% (chi with 35 degrees of freedom), so [6, 16] is wide enough
+    for any seed and excludes a spurious orthogonal part (ratio ≈ 1)."""
+    cfg = small_config(D=6, C=2, q=0.4, d=36, engine="empirical", steps=1)
+    brute, _, p = _pair(cfg)
+    w = brute.wstar
+    A = brute.initial_A()
+    A[0, 1] += 0.3  # a generic attention
+    ratios = []
+    for N in (500, 50_000):
+        data = sample(cfg.data, N, 7, partition=p, wstar=w)
+        emp = EmpiricalEngine(cfg, get_backend(), p, w, train=data, test=data)
+        g = np.asarray(emp.evaluate({"A": A, "v": 0.8 * w}, 0, need_grad=True,
+                                    record=False).grads["v"])
+        ratios.append(np.linalg.norm(g - (g @ w) * w) / abs(g @ w))
+    assert 6 < ratios[0] / ratios[1] < 16
+
+
+def test_fair_error_of_the_glm_phase_is_the_best_glm_error():
+    """Like with like: at the reference start (P[F = 0] = 0.12) the exact engine's error with
+    ties as errors is P[T ≤ 0] and its fair-coin error is the best GLM's P[T < 0] + ½P[T = 0],
+    both computed independently by convolution (claims.thm31). Two GD steps later γ − ρ ≈ 7e-10:
+    that rounding-level asymmetry must not decide the ties (it did with tie_tol = 1e-12:
+    error 0.2171 → 0.1414), and the literal patch-association order holds while the margin
+    version does not. Tolerance 1e-12: both sides are sums of the same ~10³ probabilities."""
+    import math
+
+    from theorylab.claims.thm31 import glm_exact_errors
+
+    glm = glm_exact_errors(10, 2, math.log(100) / 10)
+    t = run_experiment(fig4_config(steps=2, lr_v=0.1, record="all")).trajectory
+    for _, row in t.iterrows():
+        assert row.error == pytest.approx(glm["err_uniform"], abs=1e-12)
+        assert row.error_fair == pytest.approx(glm["err_best_glm"], abs=1e-12)
+        assert row.error_fair == pytest.approx(row.error - row.tie_mass / 2, abs=1e-15)
+    last = t.iloc[-1]
+    assert 0 < last.gamma - last.rho < 1e-9
+    assert last.pa_gap > 0 and not last.patch_association

@@ -84,8 +84,9 @@ def test_population_relabelling(setting, data):
 def test_population_gd_step_keeps_partition_symmetry(setting, lr):
     """Lemmas 4.1–4.2 as the digest §4.3 reconstructs them: from v = α·w* and a
     partition-symmetric A (diagonal a, same-set γ, cross-set ρ), one step of exact population GD
-    (brute force, which does not assume the symmetry) keeps A partition-symmetric to 1e-12 and
-    v ∥ w*."""
+    (brute force, which does not assume the symmetry) keeps A partition-symmetric to 1e-12.
+    (v ∥ w* is not tested here: the brute-force engine stores v as α·w*, so it would hold by
+    construction; tests/test_engines.py tests it on the empirical engine.)"""
     part, mc, A, q, alpha = setting
     eng = _brute(part, q, mc, lr_v=lr)
     ev = _eval(eng, A, alpha)
@@ -95,8 +96,6 @@ def test_population_gd_step_keeps_partition_symmetry(setting, lr):
     A1, v1 = eng.state(eng.apply({"A": A, "alpha": alpha}, {"A": g, "alpha": ev.grads["alpha"]}))
     assert sym_dev(A1, part) <= 1e-12 * max(np.abs(A1).max(), 1.0)
     assert np.all(np.diag(A1) == np.diag(A))  # frozen diagonal
-    w = eng.wstar
-    assert np.linalg.norm(v1 - (v1 @ w) * w) <= 1e-14 * max(np.linalg.norm(v1), 1e-300)
 
 
 @given(_setting(), st.data())

@@ -2,7 +2,7 @@
 
 Each claim carries its statement, the digest label of that statement (``FOUND`` when the
 statement was read in the paper, ``RECONSTRUCTED`` when it was not; see
-``shared/papers/jelassi2022.md`` §0), the measured quantities and the predicted behaviour.
+``docs/papers/jelassi2022.md`` §0), the measured quantities and the predicted behaviour.
 `Claim.check(quick)` runs the measurement and returns a [`ClaimResult`][]: a tidy table, a
 verdict, headline numbers and a plain-language reading.
 """
@@ -78,6 +78,10 @@ class Claim:
     - `measured`: what is measured.
     - `predicted`: the predicted behaviour the verdict tests.
     - `run`: ``run(quick: bool) -> ClaimResult`` (without runtime; `check` adds it).
+    - `judge`: ``judge(tables) -> Verdict``, the claim's verdict as a pure function of its
+      written tables (``{"table": main table, "<name>": extra table, ...}``, the same tables as
+      ``<id>.csv`` and ``<id>-<name>.csv``); `run` calls it, and the tests call it on the CSVs
+      a run wrote and on hand-made agreeing, disagreeing and censored tables.
     - `kind`: one of [`KINDS`][] (``"theorem check"`` by default).
     - `untested`: what of the statement the check cannot test (shown on the page).
     """
@@ -90,6 +94,7 @@ class Claim:
     measured: str
     predicted: str
     run: Callable[[bool], ClaimResult]
+    judge: Callable[[dict[str, pd.DataFrame]], Verdict]
     kind: str = "theorem check"
     untested: str = ""
 

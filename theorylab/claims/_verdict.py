@@ -73,12 +73,13 @@ def loglog_fit(x, y, min_points: int = MIN_FIT_POINTS) -> dict[str, float]:
     return out
 
 
-def ladder_threshold(N, ok) -> tuple[float, str]:
+def ladder_threshold(N, ok, floor: float | None = None) -> tuple[float, str]:
     """The smallest rung of a sorted ladder `N` from which `ok` holds at every larger rung.
 
-    Returns ``(value, status)``: status ``"ok"`` (a failing rung lies below it),
-    ``"censored-below"`` (the smallest rung already passes: the true threshold may be lower),
-    ``"censored-above"`` (the largest rung fails; value ∞), ``"empty"`` (value NaN)."""
+    Returns ``(value, status)``: status ``"ok"`` (a failing rung lies below it, or it is the
+    smallest value the quantity can take, `floor`), ``"censored-below"`` (the smallest rung
+    already passes: the true threshold may be lower), ``"censored-above"`` (the largest rung
+    fails; value ∞), ``"empty"`` (value NaN)."""
     N = np.asarray(N, dtype=np.float64)
     ok = np.asarray(ok, dtype=bool)
     if N.size == 0:
@@ -89,7 +90,8 @@ def ladder_threshold(N, ok) -> tuple[float, str]:
         return math.inf, "censored-above"
     fails = np.flatnonzero(~ok)
     first = int(fails[-1]) + 1 if fails.size else 0
-    return float(N[first]), ("censored-below" if first == 0 else "ok")
+    at_floor = floor is not None and N[first] <= floor
+    return float(N[first]), ("censored-below" if first == 0 and not at_floor else "ok")
 
 
 def combine(parts: list[Verdict]) -> Verdict:

@@ -124,7 +124,7 @@ def run(quick: bool) -> ClaimResult:
     table = pd.DataFrame(summary)
     traj = pd.concat(rows, ignore_index=True)
     align = _alignment(quick)
-    v = combine([verdict_symmetry(table), verdict_alignment(align)])
+    v = judge({"table": table, "alignment": align})
     fit = loglog_fit(align.N, align.beta_over_alpha)
     sfit = loglog_fit(align.N, align.sym_dev)
     reading = [
@@ -165,6 +165,11 @@ def run(quick: bool) -> ClaimResult:
                        extra={"alignment": align, "trajectory": traj}, figure=figure)
 
 
+def judge(tables: dict[str, pd.DataFrame]) -> Verdict:
+    """Both halves on the written tables (main table and ``alignment``)."""
+    return combine([verdict_symmetry(tables["table"]), verdict_alignment(tables["alignment"])])
+
+
 CLAIM = Claim(
     id="lemma4.1-4.2",
     title="Lemmas 4.1–4.2 (reduction to alpha, gamma, rho)",
@@ -178,4 +183,5 @@ CLAIM = Claim(
     predicted="sym_dev at rounding level; identical (α, γ, ρ) trajectories; β/|α| → 0 as "
     "N → ∞ (slope ≈ −1/2).",
     run=run,
+    judge=judge,
 )

@@ -177,7 +177,7 @@ def run(quick: bool) -> ClaimResult:
         r.update({k: v for k, v in glm_exact_errors(D, C, q).items() if k == "err_best_glm"})
         fits.append(r)
     fits = pd.DataFrame(fits)
-    v = verdict(table, fits)
+    v = judge({"table": table, "fit": fits})
 
     low = table[table.snr < SNR_CUT]
     below = table[table.err_best_glm < BOUND]
@@ -229,6 +229,11 @@ def run(quick: bool) -> ClaimResult:
                        figure=figure)
 
 
+def judge(tables: dict[str, pd.DataFrame]) -> Verdict:
+    """[`verdict`][] on the written tables (main table and ``fit``)."""
+    return verdict(tables["table"], tables["fit"])
+
+
 CLAIM = Claim(
     id="thm3.1",
     title="Theorem 3.1 (generalized linear models fail)",
@@ -242,4 +247,5 @@ CLAIM = Claim(
     "reading of Assumption 2's 'more spurious than informative features'); points outside it "
     "are reported.",
     run=run,
+    judge=judge,
 )

@@ -158,7 +158,7 @@ def run(quick: bool) -> ClaimResult:
                 "topc_own_overlap_pa": topc_overlap(A_pa, part),
             })
     table = pd.DataFrame(rows)
-    v = verdict(table)
+    v = judge({"table": table})
     ref = table[(table.D == 10) & (table.activation == "cubic")].iloc[0]
     reading = [
         f"{len(table)} constructions over {len(table[['D', 'C', 'activation']].drop_duplicates())}"
@@ -198,6 +198,11 @@ def _xp():
     return get_backend("numpy", "float64", "cpu")
 
 
+def judge(tables: dict[str, pd.DataFrame]) -> Verdict:
+    """[`verdict`][] on the written main table."""
+    return verdict(tables["table"])
+
+
 CLAIM = Claim(
     id="thm3.2",
     title="Theorem 3.2 (a transformer that generalizes without patch association)",
@@ -209,6 +214,7 @@ CLAIM = Claim(
     "patch-associating A with the same v; Top-C overlap of every row with its own set.",
     predicted="Equal errors (to rounding) while no row's Top-C meets its own set.",
     run=run,
+    judge=judge,
     kind="sanity check",
     untested="the rate P[f*(X) M(X) ≤ 0] = d^{−ω(1)}: it is asymptotic (C = polylog d) and the "
     "enumeration is limited to D ≤ 12; equal errors hold by a relabelling of the sets, so the "

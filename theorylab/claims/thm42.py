@@ -126,7 +126,7 @@ def run(quick: bool) -> ClaimResult:
         for r in low.itertuples():
             rows.append(_point(int(r.d), max(N_FLOOR, int(r.N_min) // 2), pop_err, pop_last))
     table = table.sort_values(["d", "N"], ignore_index=True)
-    v = verdict(need)
+    v = judge({"n_needed": need})
     fin = need[np.isfinite(need.N_needed)]
     small = table[table.N == table.N.min()]
     reading = [
@@ -165,6 +165,11 @@ def run(quick: bool) -> ClaimResult:
                        figure=figure)
 
 
+def judge(tables: dict[str, pd.DataFrame]) -> Verdict:
+    """[`verdict`][] on the written ``n_needed`` table."""
+    return verdict(tables["n_needed"])
+
+
 CLAIM = Claim(
     id="thm4.2",
     title="Theorem 4.2 (realistic: GD on the empirical risk)",
@@ -178,4 +183,5 @@ CLAIM = Claim(
     predicted="For every d a finite N_needed, strictly monotone in d with a power-law fit "
     "(N = poly(d) suffices); test error → population error as N grows.",
     run=run,
+    judge=judge,
 )

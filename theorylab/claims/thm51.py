@@ -17,8 +17,8 @@ its last one has not finished improving: its rung is marked ``ran_out``.
 
 ``N_needed``: the smallest Ñ of the ladder from which on the best-step test error is ≤
 ``TARGET`` = 1/8, the Theorem 3.1 bound that no GLM beats in the low-SNR regime. The ladder
-is extended below its smallest rung (halving, down to ``N_FLOOR``) while the frozen arm
-already passes there (censored below).
+is extended below its smallest rung (halving, down to ``N_FLOOR`` = 1 sample, where a pass is
+a value, not a censoring) while the frozen arm already passes there (censored below).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ __all__ = ["CLAIM", "TARGET", "finetune", "finetune_summary", "n_needed", "verdi
 TARGET = 1 / 8
 STEPS_V = 3000
 STEPS_SCRATCH = 8000
-N_FLOOR = 3
+N_FLOOR = 1
 ARMS = ("frozen", "uniform", "scratch")
 
 
@@ -84,29 +84,31 @@ def _finetune(arm: str, N: int, A_pre: np.ndarray, seed: int = 0) -> dict:
 
 
 def n_needed(table: pd.DataFrame) -> pd.DataFrame:
-    """Per arm: N_needed on the best-step error, its status ([`ladder_threshold`][]), and
-    ``ran_out``: a rung above N_needed (or any rung when never reached) whose best step was
-    its last, so that more steps might have changed the answer."""
+    """Per arm: N_needed on the best-step error, its status ([`ladder_threshold`][] with the
+    floor `N_FLOOR`), and ``ran_out_min_N``: the smallest failing rung whose best step was its
+    last while the error still fell (∞ if none): more steps might make that rung pass."""
     rows = []
     for arm, g in table.sort_values("N").groupby("arm", sort=False):
         ok = g.test_error_best <= TARGET
-        val, status = ladder_threshold(g.N, ok)
+        val, status = ladder_threshold(g.N, ok, floor=N_FLOOR)
         undecided = g[(~ok) & g.ran_out]
         rows.append({"arm": arm, "N_needed": val, "status": status,
-                     "ran_out": bool(len(undecided)), "N_min": float(g.N.min()),
-                     "best_error": float(g.test_error_best.min())})
+                     "ran_out_min_N": float(undecided.N.min()) if len(undecided) else math.inf,
+                     "N_min": float(g.N.min()), "best_error": float(g.test_error_best.min())})
     return pd.DataFrame(rows)
 
 
 def verdict(need: pd.DataFrame) -> Verdict:
     """Verdict from the per-arm table of [`n_needed`][] (arms frozen, uniform, scratch).
 
-    ``inconclusive``: an arm is missing, the frozen arm's N_needed is censored below (the
-    smallest rung already passes), or a failing rung ran out of steps. ``disagrees``: the
-    frozen arm never reaches the target, or needs at least as many samples as scratch or as
-    uniform attention. ``partial``: frozen needs the fewest but uniform attention reaches 1/8
-    (against Theorem 3.1). ``agrees``: frozen needs strictly the fewest and uniform never
-    reaches 1/8."""
+    ``inconclusive``: an arm is missing; the frozen arm's N_needed is censored below (the
+    smallest rung already passes above the floor); the ordering could change with more steps
+    (another arm ran out of steps on a failing rung at Ñ ≤ N_frozen, or, when the frozen arm
+    does not need the fewest, the frozen arm ran out of steps on a failing rung).
+    ``disagrees``: the frozen arm never reaches the target, or needs at least as many samples
+    as scratch or as uniform attention. ``partial``: frozen needs the fewest but uniform
+    attention reaches 1/8 (against Theorem 3.1). ``agrees``: frozen needs strictly the fewest
+    and uniform never reaches 1/8."""
     arms = {r.arm: r for r in need.itertuples()}
     if set(ARMS) - set(arms):
         return Verdict("inconclusive", (f"arms missing: {sorted(set(ARMS) - set(arms))}",))
@@ -114,16 +116,21 @@ def verdict(need: pd.DataFrame) -> Verdict:
     if f.status == "censored-below":
         return Verdict("inconclusive", (f"N_frozen ≤ {f.N_needed:g} is the bottom of the "
                                         "ladder (censored below)",))
-    out = [a.arm for a in (f, u, sc) if a.ran_out]
-    if out:
-        return Verdict("inconclusive", (f"arms {out} ran out of steps on a failing rung",))
 
     def fmt(a):
         return "never" if math.isinf(a.N_needed) else f"{a.N_needed:g}"
 
     txt = f"N_needed: frozen {fmt(f)}, uniform {fmt(u)}, scratch {fmt(sc)}"
     if math.isinf(f.N_needed) or f.N_needed >= sc.N_needed or f.N_needed >= u.N_needed:
+        if math.isfinite(f.ran_out_min_N):
+            return Verdict("inconclusive", (txt + f"; the frozen arm ran out of steps at "
+                                            f"Ñ = {f.ran_out_min_N:g}",))
         return Verdict("disagrees", (txt,))
+    late = [f"{a.arm} at Ñ = {a.ran_out_min_N:g}" for a in (u, sc)
+            if a.ran_out_min_N <= f.N_needed]
+    if late:
+        return Verdict("inconclusive", (txt + "; ran out of steps on a failing rung at or "
+                                        "below N_frozen: " + ", ".join(late),))
     if math.isfinite(u.N_needed):
         return Verdict("partial", (txt + "; uniform attention (a GLM) reaches 1/8",))
     return Verdict("agrees", (txt,))
@@ -138,12 +145,12 @@ def run(quick: bool) -> ClaimResult:
         table = pd.DataFrame(rows)
         need = n_needed(table)
         fr = need[need.arm == "frozen"].iloc[0]
-        if fr.status != "censored-below" or fr.N_min <= N_FLOOR or quick:
+        if fr.status != "censored-below" or quick:
             break
         rows.append(_finetune("frozen", max(N_FLOOR, int(fr.N_min) // 2), A_pre))
     table = table.sort_values(["arm", "N"], key=lambda c: c.map(ARMS.index)
                               if c.name == "arm" else c, ignore_index=True)
-    v = verdict(need)
+    v = judge({"n_needed": need})
     by = {a: table[table.arm == a] for a in ARMS}
     u = by["uniform"]
     sc = by["scratch"]
@@ -163,7 +170,10 @@ def run(quick: bool) -> ClaimResult:
         f"{float(sc.test_error_last.iloc[-1]):.4f} at the last step (training loss "
         f"{float(sc.train_loss_last.iloc[-1]):.3f}), and at the smallest Ñ = {int(sc.N.min())} "
         f"{float(sc.test_error_last.iloc[0]):.4f} (training loss "
-        f"{float(sc.train_loss_last.iloc[0]):.3f}).",
+        f"{float(sc.train_loss_last.iloc[0]):.3f}); rungs where an arm ran out of steps (best "
+        "step = last step, error still falling by more than a standard error): " + (", ".join(
+            f"{r.arm} from Ñ = {r.ran_out_min_N:g}" for r in need.itertuples()
+            if math.isfinite(r.ran_out_min_N)) or "none") + ".",
         f"Frozen pre-trained A: last-step error minus best-step error is "
         f"{(fz.test_error_last - fz.test_error_best).min():.4f}–"
         f"{(fz.test_error_last - fz.test_error_best).max():.4f}; at the last step "
@@ -194,6 +204,11 @@ def run(quick: bool) -> ClaimResult:
                        extra={"n_needed": need}, figure=figure)
 
 
+def judge(tables: dict[str, pd.DataFrame]) -> Verdict:
+    """[`verdict`][] on the written ``n_needed`` table."""
+    return verdict(tables["n_needed"])
+
+
 CLAIM = Claim(
     id="thm5.1",
     title="Theorem 5.1 (transfer)",
@@ -207,4 +222,5 @@ CLAIM = Claim(
     predicted="(i) needs strictly the fewest samples; (ii) never reaches 1/8 (Theorem 3.1); "
     "(iii) needs more than (i).",
     run=run,
+    judge=judge,
 )

@@ -1,0 +1,294 @@
+"""Every claim's verdict is a pure function of its measured table: each is tested here on a
+table that agrees, one that disagrees, and censored / flat / NaN tables that must give
+``inconclusive`` (never ``agrees``). The tables are small hand-made ones, so the tests pin the
+rules, not the measurements."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from theorylab.claims import (
+    VERDICTS,
+    ClaimResult,
+    Verdict,
+    lemma41,
+    thm31,
+    thm32,
+    thm41,
+    thm42,
+    thm51,
+)
+from theorylab.claims._verdict import (
+    MIN_FIT_POINTS,
+    combine,
+    ladder_threshold,
+    loglog_fit,
+    strictly_increasing,
+)
+
+INF = math.inf
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+def test_inconclusive_is_a_verdict():
+    assert "inconclusive" in VERDICTS
+    with pytest.raises(ValueError, match="verdict"):
+        Verdict("maybe")
+    res = ClaimResult("x", pd.DataFrame(), Verdict("inconclusive", ("too few points",)), {},
+                      ["a line"])
+    assert res.verdict == "inconclusive"
+    assert res.reading[0].startswith("Verdict `inconclusive`: too few points")
+
+
+def test_strictly_increasing_rejects_ties_and_nan():
+    assert strictly_increasing([1, 2, 3])
+    assert not strictly_increasing([1, 2, 2])  # non-strict: no verdict may rest on it
+    assert not strictly_increasing([3000, 3000, 3000])
+    assert not strictly_increasing([1, np.nan, 3])
+    assert not strictly_increasing([1])
+
+
+def test_loglog_fit_needs_four_uncensored_points():
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    f = loglog_fit(x, 3 * x**2)
+    assert f["slope"] == pytest.approx(2.0, abs=1e-12) and f["r2"] == pytest.approx(1.0)
+    three = loglog_fit(x[:3], 3 * x[:3] ** 2)
+    assert math.isnan(three["slope"]) and three["n"] == 3 < MIN_FIT_POINTS
+    cens = loglog_fit(x, [1.0, 2.0, INF, np.nan])
+    assert math.isnan(cens["slope"]) and cens["censored"] == 2
+    assert math.isnan(loglog_fit(x, np.full(4, 3000.0))["slope"])  # flat
+
+
+def test_ladder_threshold_censoring():
+    N = [10, 20, 40, 80]
+    assert ladder_threshold(N, [False, False, True, True]) == (40.0, "ok")
+    assert ladder_threshold(N, [True, True, True, True]) == (10.0, "censored-below")
+    assert ladder_threshold(N, [False] * 4) == (INF, "censored-above")
+    # a pass followed by a failure does not count: it must hold from N_needed on
+    assert ladder_threshold(N, [False, True, False, True]) == (80.0, "ok")
+    assert ladder_threshold([], []) == (ladder_threshold([], [])[0], "empty")
+    # at the smallest value the quantity can take, a pass is a value, not a censoring
+    assert ladder_threshold([1, 2, 4], [True] * 3, floor=1) == (1.0, "ok")
+    assert ladder_threshold([2, 4], [True] * 2, floor=1) == (2.0, "censored-below")
+
+
+def test_combine_orders_verdicts():
+    a, p, i, d = (Verdict(v) for v in ("agrees", "partial", "inconclusive", "disagrees"))
+    assert combine([a, a]).verdict == "agrees"
+    assert combine([a, p]).verdict == "partial"
+    assert combine([a, i, p]).verdict == "inconclusive"
+    assert combine([i, d]).verdict == "disagrees"
+    assert combine([a, Verdict("agrees-in-regime")]).verdict == "agrees-in-regime"
+    assert combine([]).verdict == "inconclusive"
+
+
+# -- Theorem 3.1 -----------------------------------------------------------------------------------
+def _t31(snr, err):
+    n = len(snr)
+    return pd.DataFrame({"D": [10] * n, "C": [2] * n, "q": [0.4] * n, "snr": snr,
+                         "err_best_glm": err})
+
+
+_FITS = pd.DataFrame({"snr": [0.5], "err_fit": [0.17], "err_fit_se": [0.003]})
+
+
+def test_thm31_verdicts():
+    assert thm31.verdict(_t31([0.5, 0.8], [0.2, 0.15]), _FITS).verdict == "agrees"
+    assert thm31.verdict(_t31([0.5, 2.0], [0.2, 0.05]), _FITS).verdict == "agrees-in-regime"
+    assert thm31.verdict(_t31([0.5, 0.8], [0.2, 0.10]), _FITS).verdict == "disagrees"
+    fit_beats = _FITS.assign(err_fit=0.10)  # 0.10 + 3·0.003 < 1/8
+    assert thm31.verdict(_t31([0.5], [0.2]), fit_beats).verdict == "disagrees"
+    near = _FITS.assign(err_fit=0.12, err_fit_se=0.003)  # within 3 s.e. of 1/8: no evidence
+    assert thm31.verdict(_t31([0.5], [0.2]), near).verdict == "agrees"
+    assert thm31.verdict(_t31([2.0, 3.0], [0.2, 0.2]), _FITS).verdict == "inconclusive"
+    assert thm31.verdict(_t31([0.5], [np.nan]), _FITS).verdict == "inconclusive"
+    assert thm31.verdict(_t31([], []), _FITS).verdict == "inconclusive"
+
+
+# -- Theorem 3.2 (sanity check) --------------------------------------------------------------------
+def _t32(**kw):
+    base = {"C": [2, 2], "err_perm": [0.11, 0.2], "err_pa": [0.11, 0.2],
+            "err_perm_direct": [0.11, 0.2], "err_pa_direct": [0.11, 0.2],
+            "topc_own_overlap": [0, 0], "topc_own_overlap_pa": [2, 2]}
+    base.update(kw)
+    return pd.DataFrame(base)
+
+
+def test_thm32_verdicts():
+    assert thm32.verdict(_t32()).verdict == "agrees"
+    assert thm32.verdict(_t32(err_perm=[0.11, 0.21])).verdict == "disagrees"
+    assert thm32.verdict(_t32(err_perm_direct=[0.12, 0.2])).verdict == "disagrees"
+    assert thm32.verdict(_t32(topc_own_overlap=[0, 1])).verdict == "disagrees"
+    assert thm32.verdict(_t32(topc_own_overlap_pa=[2, 1])).verdict == "disagrees"
+    assert thm32.verdict(_t32(err_pa=[np.nan, 0.2])).verdict == "inconclusive"
+    assert thm32.verdict(_t32().iloc[:0]).verdict == "inconclusive"
+
+
+def test_thm32_random_derangement_differs_from_shift():
+    rng = np.random.default_rng(0)
+    shift = [1, 2, 3, 0]
+    for _ in range(20):
+        p = thm32._derangement(4, rng, shift)
+        assert p != shift and all(p[i] != i for i in range(4))
+    assert thm32._derangement(2, rng, [1, 0]) is None  # the only derangement is the shift
+
+
+def test_thm32_construction_with_a_fixed_set_is_caught():
+    """A 'permutation' with a fixed point keeps a row's own set in Top-C: the overlap the
+    verdict reads is C there, so a wrong construction would give `disagrees`."""
+    from theorylab._partition import Partition
+
+    part = Partition(((0, 1), (2, 3), (4, 5)))
+    A_bad = thm32.set_permutation_A(part, [0, 2, 1], temperature=1.0)  # set 0 → itself
+    A_ok = thm32.set_permutation_A(part, [1, 2, 0], temperature=1.0)
+    assert thm32.topc_overlap(A_bad, part) == 2 and thm32.topc_overlap(A_ok, part) == 0
+
+
+# -- Lemmas 4.1-4.2 --------------------------------------------------------------------------------
+def _sym(**kw):
+    base = {"max_sym_dev": [1e-15], "max_rel_diff_alpha_gamma_rho": [1e-14],
+            "final_gamma": [2.0], "final_rho": [-0.5]}
+    base.update(kw)
+    return pd.DataFrame(base)
+
+
+def _align(ratio):
+    return pd.DataFrame({"N": [500, 2000, 8000, 32000][: len(ratio)], "beta_over_alpha": ratio})
+
+
+def test_lemma_symmetry_verdicts():
+    assert lemma41.verdict_symmetry(_sym()).verdict == "agrees"
+    assert lemma41.verdict_symmetry(_sym(max_sym_dev=[1e-8])).verdict == "disagrees"
+    assert lemma41.verdict_symmetry(_sym(max_rel_diff_alpha_gamma_rho=[1e-6])).verdict == \
+        "disagrees"
+    # a run that never left the symmetric start checks nothing
+    assert lemma41.verdict_symmetry(_sym(final_gamma=[0.0], final_rho=[0.0])).verdict == \
+        "inconclusive"
+    assert lemma41.verdict_symmetry(_sym(max_sym_dev=[np.nan])).verdict == "inconclusive"
+
+
+def test_lemma_alignment_verdicts():
+    N = np.array([500, 2000, 8000, 32000])
+    assert lemma41.verdict_alignment(_align(3 / np.sqrt(N))).verdict == "agrees"
+    assert lemma41.verdict_alignment(_align([0.3, 0.3, 0.31, 0.3])).verdict == "disagrees"
+    assert lemma41.verdict_alignment(_align(3 / np.sqrt(N[:3]))).verdict == "inconclusive"
+    assert lemma41.verdict_alignment(_align(N ** -0.2)).verdict == "partial"
+
+
+# -- Theorem 4.1 -----------------------------------------------------------------------------------
+def _ref41(**kw):
+    base = {"t_I": 1448.0, "t_II": 5657.0, "t_III": 5848.0, "t_PA": 1448.0, "pa_status": "ok",
+            "min_pa_gap": 1.8e-10, "alpha_growth_phase_I": 129.0, "loss_end_I": 0.44,
+            "final_loss": 0.23, "final_error_fair": 0.0906, "bayes_error": 0.0906}
+    base.update(kw)
+    return pd.Series(base)
+
+
+def test_thm41_phase_verdicts():
+    assert thm41.verdict_phases(_ref41()).verdict == "agrees"
+    for bad in ({"t_II": 1000.0}, {"min_pa_gap": -1e-3}, {"pa_status": "censored-above"},
+                {"alpha_growth_phase_I": 2.0}, {"final_loss": 0.5},
+                {"final_error_fair": 0.1132}):  # ties-as-errors level: 0.023 above Bayes
+        assert thm41.verdict_phases(_ref41(**bad)).verdict == "disagrees", bad
+    assert thm41.verdict_phases(_ref41(t_III=np.nan)).verdict == "inconclusive"
+    assert thm41.verdict_phases(_ref41(final_error_fair=np.nan)).verdict == "inconclusive"
+
+
+def _fits(r2, n=4):
+    return pd.DataFrame({"axis": ["d"] * len(r2), "phase": ["t_I", "t_II", "t_III"][: len(r2)],
+                         "n": [n] * len(r2),
+                         "exponent": [0.5 if n >= 4 else np.nan] * len(r2),
+                         "r2": [x if n >= 4 else np.nan for x in r2], "censored": 0})
+
+
+def test_thm41_scaling_verdicts():
+    assert thm41.verdict_scaling(_fits([0.95, 0.99, 0.93])).verdict == "agrees"
+    assert thm41.verdict_scaling(_fits([0.95, 0.5, 0.93])).verdict == "partial"
+    assert thm41.verdict_scaling(_fits([0.95, 0.99], n=3)).verdict == "inconclusive"
+
+
+def test_phase_times_use_the_fair_error():
+    step = np.array([0, 1, 10, 100, 1000, 2000, 4000])
+    gap = np.array([0, 1e-6, 1e-4, 2e-3, 0.5, 1.9, 2.0])
+    fair = np.array([0.2, 0.2, 0.2, 0.2, 0.15, 0.09, 0.09])
+    tr = pd.DataFrame({"step": step, "gamma": gap, "rho": 0 * gap, "error_fair": fair,
+                       "error": fair + 0.02})
+    assert thm41.phase_times(tr, target_error=0.09) == {"t_I": 100.0, "t_II": 2000.0,
+                                                         "t_III": 2000.0}
+    # against the ties-as-errors column the same target is never reached
+    assert math.isnan(thm41.phase_times(tr, 0.09, column="error")["t_III"])
+
+
+# -- Theorem 4.2 -----------------------------------------------------------------------------------
+def _need42(N_needed, status=None, exc=(0.05, 0.01)):
+    n = len(N_needed)
+    return pd.DataFrame({"d": [5, 10, 20, 40][:n], "N_needed": N_needed,
+                         "status": status or ["ok"] * n, "N_min": [150] * n,
+                         "N_max": [4800] * n, "excess_at_N_min": [exc[0]] * n,
+                         "excess_at_N_max": [exc[1]] * n, "se_at_N_max": [0.004] * n})
+
+
+def test_thm42_verdicts():
+    assert thm42.verdict(_need42([300, 600, 1200, 2400])).verdict == "agrees"
+    assert thm42.verdict(_need42([2400, 1200, 600, 300])).verdict == "agrees"  # decreasing
+    # the old main: N_needed = 3000 at every d (flat), slope NaN: never "agrees"
+    assert thm42.verdict(_need42([3000, 3000, 3000, 3000])).verdict == "inconclusive"
+    assert thm42.verdict(_need42([300, 600, 1200])).verdict == "inconclusive"
+    cens = _need42([150, 600, 1200, 2400], status=["censored-below", "ok", "ok", "ok"])
+    assert thm42.verdict(cens).verdict == "inconclusive"
+    stuck = _need42([INF, 600, 1200, 2400], status=["censored-above", "ok", "ok", "ok"],
+                    exc=(0.05, 0.06))
+    assert thm42.verdict(stuck).verdict == "disagrees"
+    assert thm42.verdict(_need42([])).verdict == "inconclusive"
+
+
+def test_thm42_n_needed_from_rows():
+    rows = pd.DataFrame({"d": [10] * 3, "N": [300, 600, 1200], "ok": [False, True, True],
+                         "test_error": [0.15, 0.11, 0.10], "pop_error": [0.094] * 3,
+                         "test_error_se": [0.004] * 3})
+    need = thm42.n_needed(rows)
+    assert need.N_needed.iloc[0] == 600 and need.status.iloc[0] == "ok"
+    assert need.excess_at_N_min.iloc[0] == pytest.approx(0.056)
+
+
+# -- Theorem 5.1 -----------------------------------------------------------------------------------
+def _need51(nf, nu, ns, status_f="ok", ran_out=(INF, INF, INF)):
+    st = {INF: "censored-above"}
+    return pd.DataFrame({"arm": ["frozen", "uniform", "scratch"], "N_needed": [nf, nu, ns],
+                         "status": [status_f, st.get(nu, "ok"), st.get(ns, "ok")],
+                         "ran_out_min_N": list(ran_out), "N_min": [25.0] * 3,
+                         "best_error": [0.09, 0.16, 0.1]})
+
+
+def test_thm51_verdicts():
+    assert thm51.verdict(_need51(50, INF, 800)).verdict == "agrees"
+    assert thm51.verdict(_need51(50, INF, INF)).verdict == "agrees"  # scratch converged, never
+    assert thm51.verdict(_need51(800, INF, 400)).verdict == "disagrees"
+    assert thm51.verdict(_need51(INF, INF, 400)).verdict == "disagrees"
+    assert thm51.verdict(_need51(50, 400, 800)).verdict == "partial"
+    # the old main: N_frozen = 25 at the bottom of the ladder, N_scratch = ∞ after 1500 steps
+    assert thm51.verdict(_need51(25, INF, INF, status_f="censored-below")).verdict == \
+        "inconclusive"
+    # scratch ran out of steps at Ñ = 25 ≤ N_frozen: with more steps it might beat frozen
+    assert thm51.verdict(_need51(50, INF, INF, ran_out=(INF, INF, 25))).verdict == \
+        "inconclusive"
+    # ... but running out at Ñ = 400 > N_frozen cannot change the ordering
+    assert thm51.verdict(_need51(50, INF, 800, ran_out=(INF, 100, 400))).verdict == "agrees"
+    # a disagreement that more steps for the frozen arm might undo is not a finding
+    assert thm51.verdict(_need51(800, INF, 400, ran_out=(100, INF, INF))).verdict == \
+        "inconclusive"
+    assert thm51.verdict(_need51(50, INF, 800).iloc[:2]).verdict == "inconclusive"
+
+
+def test_thm51_summary_best_and_last_step():
+    tr = pd.DataFrame({"step": [0, 10, 100, 1000], "error": [0.3, 0.1, 0.08, 0.11],
+                       "error_se": [0.004] * 4, "train_loss": [0.7, 0.3, 0.1, 0.01],
+                       "cos_v_wstar": [0.1, 0.9, 0.95, 0.8], "beta": [0.1, 0.2, 0.4, 1.5],
+                       "patch_association": [True] * 4})
+    s = thm51.finetune_summary(tr)
+    assert (s["test_error_best"], s["best_step"], s["test_error_last"]) == (0.08, 100, 0.11)
+    assert s["beta_last"] == 1.5 and s["beta_best"] == 0.4 and not s["ran_out"]
+    still = tr.assign(error=[0.3, 0.2, 0.15, 0.1])  # still falling by > 1 s.e. at the end
+    assert thm51.finetune_summary(still)["ran_out"]
