@@ -135,9 +135,10 @@ def test_quick_fig2_learns_beyond_chance(tmp_path):
     assert h["final_test_error"] < 0.40
     assert h["final_train_error"] < h["final_test_error"]  # it fits its training set first
     assert h["min_test_error"] <= h["final_test_error"]
-    # errors are counts over the test set: a multiple of 1/n_test (float32 round-off: 1e-4)
+    # errors are counts over the test set: a multiple of 1/n_test (stored as float32: relative
+    # error < 1e-7, i.e. < 1e-4 of a count at n_test = 500)
     k = h["final_test_error"] * s["n_test"]
-    assert abs(k - round(k)) < 1e-4 * s["n_test"]
+    assert abs(k - round(k)) < 1e-3
 
 
 def test_alignment_scores_and_the_chance_overlap_of_fig2():
@@ -204,11 +205,17 @@ def test_quick_fig6_records_both_runs_consistently(tmp_path):
 
 @needs_fashion_mnist
 def test_quick_fig1a_trains_with_translations_and_reports_locality(tmp_path):
-    run_figures(["jelassi2022-fig1a"], out=tmp_path, quick=True, progress=False)
-    _, entry = _check_outputs(tmp_path, "jelassi2022-fig1a")
+    run_figures(["jelassi2022-fig1a", "jelassi2022-fig6"], out=tmp_path, quick=True,
+                progress=False)
+    manifest, entry = _check_outputs(tmp_path, "jelassi2022-fig1a")
     h, s = entry["headline"], entry["settings"]
     assert s["translate_patches"] == 1
     assert s["no_translation_reference"]["translate_patches"] == 0
+    # the reference without translations is Figure 6's vanilla ViT (deliberately shared), while
+    # the translated run has its own settings and its own accuracy
+    h6 = manifest["figures"]["jelassi2022-fig6"]["headline"]
+    assert h["test_acc_no_translation"] == h6["test_acc_vit"]
+    assert manifest["figures"]["jelassi2022-fig6"]["settings"].get("translate_patches", 0) == 0
     for prefix in ("init_", "trained_", "no_translation_trained_"):
         for key in ("cos_neighbours", "cos_far", "corr_with_distance", "above_threshold_local"):
             assert prefix + key in h, prefix + key

@@ -65,10 +65,18 @@ FIG7_QUICK = {
     "digits": {**FIG7_FULL["digits"], "dim": 32, "depth": 1, "heads": 2, "epochs": 2},
 }
 
-FIG1A_FULL = {  # Figure 6's ViT trained with random +-1-patch translations, for longer
-    **VIT_FM_FULL, "translate_patches": 1, "epochs": 30, "pos_weight_decay": None,
+FIG1A_FULL = {  # Figure 6's ViT trained with random +-1-patch translations, on more data
+    # Measured (seed 0, 1 thread, exploratory runs): on Figure 6's 10,000 images, translations
+    # cost test accuracy that more epochs win back only slowly (15/30/45 epochs: 80.4/81.9/83.0%
+    # against 84.0% without translations), while 20,000 images x 20 epochs reach 84.5-85.6%
+    # (two augmentation streams) in less time than 45 epochs. Without weight decay on P
+    # (pos_weight_decay 0, 30 epochs) the locality scores moved by < 0.01, so P keeps the common
+    # weight decay (None).
+    **VIT_FM_FULL, "n_train": 20000, "epochs": 20, "translate_patches": 1,
+    "pos_weight_decay": None,
 }
-FIG1A_QUICK = {**VIT_FM_QUICK, "translate_patches": 1}
+FIG1A_QUICK = {**VIT_FM_QUICK, "n_train": 2 * VIT_FM_QUICK["n_train"], "translate_patches": 1,
+               "pos_weight_decay": None}
 
 THRESHOLD = 0.55
 """Similarity threshold of Figure 1a."""
@@ -207,8 +215,10 @@ def _style_image_axes(ax) -> None:
         "between patches, at initialisation, after training with translations, and after "
         "training the same ViT without translations (the vanilla ViT of Figure 6). Training uses "
         "data augmentation: every training image is shifted by a random whole number of patches "
-        "in {-1, 0, 1} along each axis (border filled with the background value), for more "
-        "epochs than without translations so as to recover a comparable test accuracy. Why: "
+        "in {-1, 0, 1} along each axis (border filled with the background value); translations "
+        "make the task harder, so this run uses more training images and epochs than the one "
+        "without translations, to recover its test accuracy (both are in the headline, on the "
+        "same test images, which are never translated). Why translations: "
         "Fashion-MNIST objects are centred on a blank background, so without translations the "
         "patch positions are not exchangeable (border patches are always blank, the centre "
         "always holds the object) and the learned encodings group border patches and far-apart "
@@ -227,10 +237,11 @@ def fig1a(ctx: FigureContext) -> FigureResult:
     s = dict(FIG1A_QUICK if ctx.quick else FIG1A_FULL)
     ref = dict(VIT_FM_QUICK if ctx.quick else VIT_FM_FULL)  # Figure 6's ViT: no translations
     data = _fashion_mnist(s["n_train"], s["n_test"], ctx.seed, False)
+    data_ref = _fashion_mnist(ref["n_train"], ref["n_test"], ctx.seed, False)  # same test set
     res = _train_vit(data, s, positional=False, seed=ctx.seed, ctx=ctx,
                      desc="fig1a ViT (translations)")
-    # deliberately the same run as Figure 6's vanilla ViT (same settings, same cache key)
-    res_ref = _train_vit(data, ref, positional=False, seed=ctx.seed, ctx=ctx,
+    # deliberately the same run as Figure 6's vanilla ViT (same data, settings and cache key)
+    res_ref = _train_vit(data_ref, ref, positional=False, seed=ctx.seed, ctx=ctx,
                          desc="fig1a/6 ViT (no translations)", cache=True)
     grid = s["image_size"] // s["patch_size"]
     sim0 = _cos(_initial_P(s, data.num_classes, ctx.seed, positional=False))
@@ -301,8 +312,9 @@ def fig1a(ctx: FigureContext) -> FigureResult:
         f"({loc_ref['cos_neighbours']:.2f} without); Spearman correlation of similarity with "
         f"patch distance {loc0['corr_with_distance']:+.2f}, {loc1['corr_with_distance']:+.2f} "
         f"({loc_ref['corr_with_distance']:+.2f} without). Paper: {paper}.",
-        f"Test accuracy {100 * res.test_acc:.1f}% with translations ({s['epochs']} epochs), "
-        f"{100 * res_ref.test_acc:.1f}% without ({ref['epochs']} epochs).",
+        f"Test accuracy {100 * res.test_acc:.1f}% with translations ({s['n_train']} training "
+        f"images, {s['epochs']} epochs), {100 * res_ref.test_acc:.1f}% without "
+        f"({ref['n_train']} images, {ref['epochs']} epochs; the same {s['n_test']} test images).",
     ]
     settings = {**s, "data": data.description, "grid": grid, "D": grid * grid,
                 "threshold": THRESHOLD, "seed": ctx.seed,
