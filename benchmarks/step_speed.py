@@ -27,12 +27,12 @@ import sys
 import numpy as np
 import pandas as pd
 
-from theorylab._backend import host_free_bytes
-from theorylab._io import write_csv
 from theorylab.bench import bench_empirical, device_name, time_engine_step
-from theorylab.bench_targets import STATE, population_engine
-from theorylab.engines._exchangeable import count_patterns, n_histograms
-from theorylab.observables import symmetric_A
+from theorylab.bench.targets import STATE, population_engine
+from theorylab.core.atomic_io import write_csv
+from theorylab.core.backend import host_free_bytes
+from theorylab.jelassi2022.engines._exchangeable import count_patterns, n_histograms
+from theorylab.jelassi2022.observables import symmetric_A
 
 GRAD_TOL = 1e-10
 

@@ -1,4 +1,4 @@
-"""Expansions of the cubic and quintic activations used in the phase analysis (digest §2.4,
+"""Expansions of the cubic and quintic activations used in the phase analysis (notes §2.4,
 §4.7): σ(z) with z = κα[(S_a − S_g)c_i + (S_g − S_r)s_ℓ + S_r T]; near uniform attention
 (γ = ρ) the pre-activation is a GLM in T plus a patch term, and F is a polynomial in α of
 degree 3 (cubic) or 5 (+ linear, quintic)."""
@@ -6,7 +6,7 @@ degree 3 (cubic) or 5 (+ linear, quintic)."""
 import numpy as np
 import sympy as sp
 
-from theorylab._activation import Activation
+from theorylab.jelassi2022.activation import Activation
 
 
 def test_cubic_quintic_polynomials():

@@ -8,7 +8,7 @@ import math
 
 import sympy as sp
 
-from theorylab.claims.thm31 import glm_exact_errors
+from theorylab.jelassi2022.claims.thm31 import glm_exact_errors
 
 
 def _sym_error(D, C, q):

@@ -1,4 +1,4 @@
-"""Elimination of the noise for v ∥ w* (digest §4.3 (ii), DERIVED): with ξ ~ N(0, σ²(I − w*w*ᵀ))
+"""Elimination of the noise for v ∥ w* (notes §4.3 (ii), DERIVED): with ξ ~ N(0, σ²(I − w*w*ᵀ))
 and v = α w*, ⟨v, X_j⟩ = α c_j exactly, so the noise drops out of F; and E[h(c) ⟨u, ξ_j⟩] = 0 for
 every u, so the v-gradient stays parallel to w*."""
 

@@ -1,4 +1,4 @@
-"""Reduced gradients in (α, γ, ρ) (digest §4.7, DERIVED), derived symbolically, lambdified, and
+"""Reduced gradients in (α, γ, ρ) (notes §4.7, DERIVED), derived symbolically, lambdified, and
 compared with the exact exchangeable engine on random states.
 
 For one configuration c with y, patch i ∈ S_ℓ has pre-activation
@@ -14,9 +14,9 @@ import numpy as np
 import sympy as sp
 
 from theorylab import DataConfig, ExperimentConfig, ModelConfig, TrainConfig, make_wstar
-from theorylab._backend import get_backend
-from theorylab.data import enumerate_c
-from theorylab.engines import ExchangeableEngine
+from theorylab.core.backend import get_backend
+from theorylab.jelassi2022.data import enumerate_c
+from theorylab.jelassi2022.engines import ExchangeableEngine
 
 
 def _symbolic_loss(D, C, a, tau, kappa):

@@ -1,11 +1,11 @@
-"""Softmax derivative (digest §2.4, DERIVED): ∂S_ij/∂A_ik = S_ij (δ_jk − S_ik) / τ, and the
-chain rule ∂L/∂A_ik = S_ik (∂L/∂S_ik − Σ_j S_ij ∂L/∂S_ij)/τ used by theorylab.model."""
+"""Softmax derivative (notes §2.4, DERIVED): ∂S_ij/∂A_ik = S_ij (δ_jk − S_ik) / τ, and the
+chain rule ∂L/∂A_ik = S_ik (∂L/∂S_ik − Σ_j S_ij ∂L/∂S_ij)/τ used by theorylab.jelassi2022.model."""
 
 import numpy as np
 import sympy as sp
 
-from theorylab._backend import get_backend
-from theorylab.model import grad_A_from_dS
+from theorylab.core.backend import get_backend
+from theorylab.jelassi2022.model import grad_A_from_dS
 
 
 def test_softmax_derivative_symbolic():

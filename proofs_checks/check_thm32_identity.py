@@ -5,8 +5,8 @@ of the sets): the same function as the patch-associating model, hence the same e
 import numpy as np
 import sympy as sp
 
-from theorylab._partition import Partition
-from theorylab.claims.thm32 import set_permutation_A, topc_overlap
+from theorylab.jelassi2022.claims.thm32 import set_permutation_A, topc_overlap
+from theorylab.jelassi2022.partition import Partition
 
 
 def test_identity_symbolic():

@@ -11,7 +11,7 @@ FIG4_Q = math.log(100) / 10
 
 
 def fig4_config(**train) -> ExperimentConfig:
-    """The digest's §9 setting: Figure 4's partition, d = 100, q = ln(d)/D, cubic, τ = κ = 1."""
+    """The paper notes' §9 setting: Figure 4's partition, d = 100, q = ln(d)/D, cubic, τ = κ = 1."""
     model = train.pop("model", dict(activation="cubic", temperature=1.0, value_scale=1.0))
     return ExperimentConfig(
         data=DataConfig(D=10, partition=FIG4_SETS, d=100, q=FIG4_Q),

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from theorylab import bench
+from theorylab.bench import __main__ as bench_cli
 
 #: float32 trajectories on CUDA vs float64 over 5 steps (relative, max-norm of each state);
 #: float32 on CPU gives ~8e-5 on the learned change of A (~1e-4 in size) and ~1e-6 on v,
@@ -76,9 +77,9 @@ def test_cuda_trajectories_match_cpu():
         assert _rel(A32, Ac) < F32_RTOL and _rel(v32, vc) < F32_RTOL
 
 
-# -- issue 6's targets (theorylab.bench_targets) ------------------------------------------------
+# -- issue 6's targets (theorylab.bench.targets) ------------------------------------------------
 def test_target_sizes_per_device():
-    from theorylab.bench_targets import TARGETS, target_sizes
+    from theorylab.bench.targets import TARGETS, target_sizes
 
     gpu = target_sizes("cuda", "auto")
     assert [t.key for t, _ in gpu] == ["T1", "T2", "T3", "T4"]
@@ -104,7 +105,7 @@ def test_run_targets_smoke(monkeypatch):
     import argparse
     import dataclasses
 
-    from theorylab import bench_targets as bt
+    from theorylab.bench import targets as bt
 
     tiny = {"T1": (("N", 64), ("D", 8), ("d", 8)), "T2": (("N", 64), ("D", 8), ("d", 8)),
             "T3": (("D", 8), ("C", 2)), "T4": (("D", 16), ("M", 500))}
@@ -130,7 +131,7 @@ def test_targets_cli_without_cuda_says_so(capsys):
 
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present")
-    assert bench.main(["--targets", "--device", "cuda"]) == 1
+    assert bench_cli.main(["--targets", "--device", "cuda"]) == 1
     assert "no CUDA device" in capsys.readouterr().err
 
 

@@ -3,7 +3,7 @@ import math
 import pytest
 
 from theorylab import DataConfig, ExperimentConfig, ModelConfig, TrainConfig, load_config
-from theorylab.config import config_from_dict, config_to_toml
+from theorylab.jelassi2022.config import config_from_dict, config_to_toml
 
 
 @pytest.mark.parametrize(

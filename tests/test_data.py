@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from theorylab import DataConfig, Partition, bayes_error, fstar_error, make_wstar, sample
-from theorylab.data import (
+from theorylab.jelassi2022.data import (
     bayes_error_enumerate,
     bayes_predict,
     enumerate_c,
@@ -40,7 +40,7 @@ def test_sample_is_assumption_1():
 def test_sample_does_not_depend_on_the_block_size(dtype, monkeypatch):
     """sample() draws X in row blocks to bound its memory; any block size gives the same bits
     as one (N, D, d) draw (so seeds reproduce results made before the blocks existed)."""
-    import theorylab.data as data
+    import theorylab.jelassi2022.data as data
 
     cfg = DataConfig(D=8, C=2, d=6, q=0.3, partition="random", seed=1)
     monkeypatch.setattr(data, "SAMPLE_BLOCK_VALUES", 10**9)  # one block
@@ -57,7 +57,7 @@ def test_sample_does_not_depend_on_the_block_size(dtype, monkeypatch):
 
 
 def test_digest_reference_numbers():
-    """Jelassi digest §9: Bayes 0.090607; f* 0.16716 (ties as errors) and 0.014051 (strict)."""
+    """Jelassi notes §9: Bayes 0.090607; f* 0.16716 (ties as errors) and 0.014051 (strict)."""
     cfg = DataConfig(D=10, partition=FIG4_SETS, d=100, q=FIG4_Q)
     assert bayes_error(cfg) == pytest.approx(0.090607, abs=5e-7)
     assert fstar_error(cfg) == pytest.approx(0.16716, abs=5e-6)

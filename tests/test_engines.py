@@ -5,15 +5,15 @@ import pytest
 from scipy import stats
 
 from theorylab import get_backend, run_experiment, sample
-from theorylab.engines import (
+from theorylab.jelassi2022.engines import (
     BruteForceEngine,
     EmpiricalEngine,
     ExchangeableEngine,
     MonteCarloEngine,
     choose_method,
 )
-from theorylab.engines._exchangeable import histograms, n_histograms
-from theorylab.observables import symmetric_A
+from theorylab.jelassi2022.engines._exchangeable import histograms, n_histograms
+from theorylab.jelassi2022.observables import symmetric_A
 
 from ._helpers import fig4_config, parts, small_config
 
@@ -79,7 +79,7 @@ def test_sorted_table_is_the_stable_sort_of_all_histograms(C, L, q, monkeypatch)
     same table, row for row, as sorting histograms() stably by t; weights likewise."""
     from scipy import special
 
-    import theorylab.engines._exchangeable as ex
+    import theorylab.jelassi2022.engines._exchangeable as ex
 
     monkeypatch.setattr(ex, "_BLOCK_ROWS", 7)
     pats = ex.count_patterns(C)
@@ -143,7 +143,7 @@ def test_monte_carlo_aligned_shortcut_equals_full_gradient(backend):
     """For v = α·w* the Monte Carlo engine skips the noise and the dU product and takes
     ∂L/∂α = ⟨S, ∂L/∂S⟩/α. On the same fixed draws, the general formula Σ_nj dU_nj c_nj (with
     dU formed) gives the same ∂L/∂α, and the same loss and ∂L/∂A."""
-    from theorylab.model import evaluate_projections
+    from theorylab.jelassi2022.model import evaluate_projections
 
     cfg = small_config(D=8, C=2, q=0.5, mc_samples=5_000, mc_resample=False, seed=3,
                        backend=backend, chunk_size=1_000)
@@ -257,8 +257,8 @@ def test_digest_section_9_literal_and_uniform():
 def test_sym_dev_sees_a_broken_symmetry():
     """sym_dev is not vacuous: one entry moved by ε off a partition-symmetric A gives a
     deviation of ε(1 − 1/n) (n = entries of its class, which share the move in the mean)."""
-    from theorylab._partition import Partition
-    from theorylab.observables import sym_dev, symmetric_A
+    from theorylab.jelassi2022.observables import sym_dev, symmetric_A
+    from theorylab.jelassi2022.partition import Partition
 
     part = Partition(((0, 1), (2, 3), (4, 5)))
     A = symmetric_A(6, part, 1.5, 0.3, -0.2)
@@ -297,7 +297,7 @@ def test_fair_error_of_the_glm_phase_is_the_best_glm_error():
     version does not. Tolerance 1e-12: both sides are sums of the same ~10³ probabilities."""
     import math
 
-    from theorylab.claims.thm31 import glm_exact_errors
+    from theorylab.jelassi2022.claims.thm31 import glm_exact_errors
 
     glm = glm_exact_errors(10, 2, math.log(100) / 10)
     t = run_experiment(fig4_config(steps=2, lr_v=0.1, record="all")).trajectory

@@ -12,8 +12,8 @@ from theorylab import (
     get_backend,
     make_wstar,
 )
-from theorylab.engines import ExchangeableEngine, MonteCarloEngine
-from theorylab.observables import symmetric_A
+from theorylab.jelassi2022.engines import ExchangeableEngine, MonteCarloEngine
+from theorylab.jelassi2022.observables import symmetric_A
 
 
 def _exact_vs_mc(D, C, q, samples):

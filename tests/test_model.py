@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from theorylab import Activation, PositionalAttentionModel, get_backend, model_output
-from theorylab.model import attention, evaluate_projections, grad_A_from_dS
+from theorylab.jelassi2022.model import attention, evaluate_projections, grad_A_from_dS
 
 
 def _problem(seed=0, N=40, D=6, d=5, act="quintic"):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from theorylab import TrainConfig, get_backend, run_experiment, run_sweep
-from theorylab.engines import BruteForceEngine, EmpiricalEngine, MonteCarloEngine
-from theorylab.engines._base import auto_chunk_size
+from theorylab.jelassi2022.engines import BruteForceEngine, EmpiricalEngine, MonteCarloEngine
+from theorylab.jelassi2022.engines._base import auto_chunk_size
 
 from ._helpers import parts, small_config
 
@@ -37,7 +37,7 @@ def test_free_bytes_and_auto_chunk():
 def test_auto_chunk_is_cache_sized_on_cpu_and_changes_nothing():
     """chunk_size = 0 on a CPU: at most CPU_CHUNK_BYTES of working set per chunk; the
     trajectory equals the one-chunk run up to rounding of the chunk sums."""
-    from theorylab.engines._base import CPU_CHUNK_BYTES
+    from theorylab.jelassi2022.engines._base import CPU_CHUNK_BYTES
 
     cfg = small_config(D=64, C=4, q=0.3, engine="empirical", n_train=8000, n_test=500,
                        steps=5, record="all", lr_A=2.0)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from theorylab import get_backend, run_experiment, run_sweep
-from theorylab.sweep import SWEEP_SCHEMA
+from theorylab.jelassi2022.sweep import SWEEP_SCHEMA
 
 from ._helpers import small_config
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from theorylab import TrainConfig, load_config, run_experiment
+from theorylab.jelassi2022.trainer import TRAJECTORY_SCHEMA, DivergenceError, record_steps
 from theorylab.run import main
-from theorylab.trainer import TRAJECTORY_SCHEMA, DivergenceError, record_steps
 
 from ._helpers import fig4_config, small_config
 

@@ -1,28 +1,36 @@
 """theorylab: numerical verification of deep-learning theory.
 
-First subject: Jelassi, Sander & Li (2022), "Vision Transformers provably learn spatial
-structure". The public API is listed here; implementation modules are private or small.
+The kernel ([`theorylab.core`][]) holds what every paper shares; each paper has one subpackage
+(``theorylab.jelassi2022``: Jelassi, Sander & Li (2022), "Vision Transformers provably learn
+spatial structure"); [`theorylab.vision`][] holds the real-image side. The names below are the
+first paper's public API, re-exported so that ``from theorylab import run_experiment`` keeps
+working; ``theorylab.papers.PAPERS`` lists the papers the entry points know.
 """
 
-from ._activation import Activation
-from ._backend import get_backend
-from ._partition import Partition
-from .config import (
+from theorylab.core import __version__
+from theorylab.core.backend import get_backend
+from theorylab.jelassi2022 import (
+    Activation,
     DataConfig,
     ExperimentConfig,
     ModelConfig,
+    Partition,
+    PositionalAttentionModel,
+    RunResult,
     TrainConfig,
+    bayes_error,
     config_from_dict,
     config_to_toml,
+    fstar,
+    fstar_error,
     load_config,
+    make_engine,
+    make_wstar,
+    model_output,
+    run_experiment,
+    run_sweep,
+    sample,
 )
-from .data import bayes_error, fstar, fstar_error, make_wstar, sample
-from .engines import make_engine
-from .model import PositionalAttentionModel, model_output
-from .sweep import run_sweep
-from .trainer import RunResult, run_experiment
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Activation",

@@ -1,10 +1,12 @@
-"""``python -m theorylab.check [--quick] [--only ID] [--out DIR]``: run the claim checks.
+"""``python -m theorylab.check [--list] [--quick] [--only PAPER|PAPER/ID ...] [--out DIR]``.
 
-Prints one row per claim (id, label, verdict, runtime, headline numbers) and writes
-``<out>/<id>.md``, ``<id>.csv`` (+ extra tables) and ``<id>.png`` for each, plus
-``<out>/summary.csv`` and ``summary.md``. ``--quick`` uses reduced grids (CI, < 3 minutes on 2
-cores). The exit status is 1 when a check raised, else 0 (a ``disagrees`` verdict is a
-finding, not a crash; ``--strict`` makes it fail too).
+Runs the claim checks of every registered paper (or of those selected with ``--only``: a paper
+name runs all of its claims, ``jelassi2022/thm4.1`` one claim; a bare id such as ``thm4.1`` is
+accepted when one paper has it). Prints one row per claim (id, label, verdict, runtime, headline
+numbers) and writes ``<out>/<paper>/<id>.md``, ``<id>.csv`` (+ extra tables) and ``<id>.png``
+for each, plus ``<out>/<paper>/summary.csv`` and ``summary.md``. ``--quick`` uses reduced grids
+(CI, < 3 minutes on 2 cores). The exit status is 1 when a check raised, 2 for an unknown id,
+else 0 (a ``disagrees`` verdict is a finding, not a crash; ``--strict`` makes it fail too).
 """
 
 from __future__ import annotations
@@ -13,51 +15,89 @@ import argparse
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from . import _io
-from .claims import CLAIMS, markdown_table, write_result
+from theorylab.core import atomic_io as _io
+from theorylab.core.claims import Claim, markdown_table, write_result
+from theorylab.papers import PAPERS
 
-__all__ = ["main", "run_checks"]
+__all__ = ["all_claims", "main", "resolve_claims", "run_checks"]
+
+
+def all_claims() -> dict[str, Claim]:
+    """``"<paper>/<id>"`` → claim, for every registered paper, in paper order."""
+    out: dict[str, Claim] = {}
+    for paper in PAPERS.values():
+        for claim in paper.load_claims().values():
+            out[claim.key] = claim
+    return out
+
+
+def resolve_claims(selectors: Sequence[str] | None) -> list[str]:
+    """The claim keys that ``selectors`` name (all when empty), in paper order.
+
+    A selector is a paper name, a key ``paper/id``, or an id that exactly one paper has.
+    Raises ``ValueError`` naming the unknown selector and the known ids."""
+    claims = all_claims()
+    if not selectors:
+        return list(claims)
+    chosen: list[str] = []
+    for sel in selectors:
+        if sel in PAPERS:
+            keys = [k for k, c in claims.items() if c.paper == sel]
+        elif sel in claims:
+            keys = [sel]
+        else:
+            keys = [k for k, c in claims.items() if c.id == sel]
+            if len(keys) > 1:
+                raise ValueError(f"claim id {sel!r} is ambiguous: {keys}")
+        if not keys:
+            raise ValueError(f"unknown claim or paper {sel!r}; papers: {list(PAPERS)}; "
+                             f"claims: {list(claims)}")
+        chosen += [k for k in keys if k not in chosen]
+    return [k for k in claims if k in chosen]
 
 
 def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/results",
                figures: bool = True, progress: bool | None = None) -> pd.DataFrame:
-    """Run the claims `ids` (default: all) and return the summary table (one row per claim)."""
+    """Run the claims `ids` (selectors as in [`resolve_claims`][]; default: all) and return
+    the summary table (one row per claim, ``claim`` = ``"<paper>/<id>"``)."""
     from tqdm.auto import tqdm
 
-    ids = list(CLAIMS) if not ids else list(ids)
-    for i in ids:
-        if i not in CLAIMS:
-            raise KeyError(f"unknown claim {i!r}; known: {list(CLAIMS)}")
+    claims = all_claims()
+    keys = resolve_claims(ids)
     show = sys.stderr.isatty() if progress is None else progress
     rows = []
-    for cid in tqdm(ids, desc="claims", disable=not show):
-        claim = CLAIMS[cid]
+    for key in tqdm(keys, desc="claims", disable=not show):
+        claim = claims[key]
         t0 = time.perf_counter()
+        base = {"paper": claim.paper, "claim": key, "label": claim.label, "kind": claim.kind}
         try:
             res = claim.check(quick=quick)
             if out is not None:
-                write_result(claim, res, out, figures=figures)
+                write_result(claim, res, Path(out) / claim.paper, figures=figures)
             head = "; ".join(f"{k}={_num(v)}" for k, v in res.headline.items())
-            rows.append({"claim": cid, "label": claim.label, "kind": claim.kind,
-                         "verdict": res.verdict,
-                         "runtime_s": res.runtime_s, "headline": head, "error": ""})
+            rows.append({**base, "verdict": res.verdict, "runtime_s": res.runtime_s,
+                         "headline": head, "error": ""})
         except Exception as err:  # report and go on: one failing claim must not hide the others
-            rows.append({"claim": cid, "label": claim.label, "kind": claim.kind,
-                         "verdict": "error",
-                         "runtime_s": time.perf_counter() - t0, "headline": "",
-                         "error": f"{type(err).__name__}: {err}"})
+            rows.append({**base, "verdict": "error", "runtime_s": time.perf_counter() - t0,
+                         "headline": "", "error": f"{type(err).__name__}: {err}"})
             traceback.print_exc()
-    summary = pd.DataFrame(rows)
+    summary = pd.DataFrame(rows, columns=["paper", "claim", "label", "kind", "verdict",
+                                          "runtime_s", "headline", "error"])
     if out is not None:
-        _io.write_csv(Path(out) / "summary.csv", summary)
         mode = "quick" if quick else "full"
-        text = (f"# Claim checks: summary ({mode} run, {summary.runtime_s.sum():.0f} s)\n\n"
-                + markdown_table(summary.drop(columns=["error"])) + "\n")
-        _io.atomic_write_text(Path(out) / "summary.md", text)
+        for paper, part in summary.groupby("paper", sort=False):
+            folder = Path(out) / str(paper)
+            part = part.drop(columns=["paper"]).reset_index(drop=True)
+            _io.write_csv(folder / "summary.csv", part)
+            text = (f"# Claim checks of {PAPERS[paper].title}: summary "
+                    f"({mode} run, {part.runtime_s.sum():.0f} s)\n\n"
+                    + markdown_table(part.drop(columns=["error"])) + "\n")
+            _io.atomic_write_text(folder / "summary.md", text)
     return summary
 
 
@@ -68,17 +108,28 @@ def _num(v) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m theorylab.check",
                                 description=__doc__.split("\n")[0])
+    p.add_argument("--list", action="store_true", help="list the papers and claim ids and exit")
     p.add_argument("--quick", action="store_true", help="reduced grids (< 3 min on 2 cores)")
-    p.add_argument("--only", action="append", metavar="ID",
-                   help=f"run only this claim (repeatable); ids: {', '.join(CLAIMS)}")
-    p.add_argument("--out", default="docs/results", help="output folder (default docs/results)")
+    p.add_argument("--only", nargs="+", action="extend", metavar="ID",
+                   help="run only these papers or claims (paper name, paper/id, or id)")
+    p.add_argument("--out", default="docs/results",
+                   help="output folder (default docs/results; one subfolder per paper)")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--strict", action="store_true", help="exit 1 on a 'disagrees' verdict too")
     a = p.parse_args(argv)
+    if a.list:
+        for key, claim in all_claims().items():
+            print(f"{key:<28} {claim.label:<14} {claim.kind:<14} {claim.title}")
+        return 0
+    try:
+        resolve_claims(a.only)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
     summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures)
     with pd.option_context("display.max_colwidth", 120, "display.width", 200):
-        print(summary.drop(columns=["error"]).to_string(index=False))
+        print(summary.drop(columns=["error", "paper"]).to_string(index=False))
     print(f"total {time.perf_counter() - t0:.1f} s; results in {a.out}")
     failed = (summary.verdict == "error").any() or (
         a.strict and (summary.verdict == "disagrees").any())

@@ -1,8 +1,10 @@
 """Command line: ``python -m theorylab.run CONFIG.toml --out DIR [--device cpu|cuda] ...``.
 
-Writes ``DIR/trajectory.csv``, ``DIR/config.toml`` (resolved), ``DIR/final_state.npz`` (A, v, w*)
-and ``DIR/checkpoint.npz``; prints a summary. Exit codes: 0 done, 2 invalid configuration,
-3 the run diverged (the rows recorded so far are kept).
+The config's ``[experiment] paper = "<name>"`` says whose engines run it (default
+``jelassi2022``, so every config written before the second paper runs unchanged; ``--list``
+shows the papers). Writes ``DIR/trajectory.csv``, ``DIR/config.toml`` (resolved),
+``DIR/final_state.npz`` and ``DIR/checkpoint.npz``; prints a summary. Exit codes: 0 done,
+2 invalid configuration, 3 the run diverged (the rows recorded so far are kept).
 """
 
 from __future__ import annotations
@@ -11,14 +13,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from .config import load_config
-from .trainer import DivergenceError, run_experiment
+from theorylab.core.config import paper_of, read_toml
+from theorylab.core.trainer import DivergenceError
+from theorylab.papers import DEFAULT_PAPER, PAPERS
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m theorylab.run", description=__doc__.split("\n")[0])
-    p.add_argument("config", help="TOML file with [data], [model], [train]")
-    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("config", nargs="?",
+                   help="TOML file ([experiment] paper, then the paper's sections)")
+    p.add_argument("--list", action="store_true", help="list the papers and exit")
+    p.add_argument("--out", help="output folder (required with a config)")
     p.add_argument("--device", choices=["cpu", "cuda"], help="override train.device")
     p.add_argument("--dtype", choices=["float64", "float32"], help="override train.dtype")
     p.add_argument("--backend", choices=["numpy", "torch"], help="override train.backend")
@@ -26,25 +31,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     args = p.parse_args(argv)
+    if args.list:
+        for name, paper in PAPERS.items():
+            default = " (default)" if name == DEFAULT_PAPER else ""
+            print(f"{name}{default}: {paper.title}; notes: {paper.notes_path()}")
+        return 0
+    if not args.config or not args.out:
+        p.error("a CONFIG file and --out are required (or --list)")
     try:
-        cfg = load_config(args.config)
-        train = {}
-        if args.device:
-            train["device"] = args.device
-            if args.device == "cuda" and not args.backend:
-                train["backend"] = "torch"
-        if args.dtype:
-            train["dtype"] = args.dtype
-        if args.backend:
-            train["backend"] = args.backend
-        if args.steps is not None:
-            train["steps"] = args.steps
-        if train:
-            cfg = cfg.replace(train=train)
-        res = run_experiment(
-            cfg, out=Path(args.out), resume=args.resume,
-            progress=False if args.no_progress else None,
-        )
+        tables = read_toml(args.config)
+        paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
+        cfg = paper.config_from_tables(tables)
+        cfg = paper.override(cfg, {"device": args.device, "dtype": args.dtype,
+                                   "backend": args.backend, "steps": args.steps})
+        res = paper.run(cfg, out=Path(args.out), resume=args.resume,
+                        progress=False if args.no_progress else None)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

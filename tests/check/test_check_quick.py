@@ -7,14 +7,17 @@ import pandas as pd
 import pytest
 
 from theorylab.check import main
-from theorylab.claims import CLAIMS
+from theorylab.jelassi2022.claims import CLAIMS
 
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("results")
-    assert main(["--quick", "--out", str(out), "--no-figures"]) == 0
-    return out, pd.read_csv(out / "summary.csv")
+    root = tmp_path_factory.mktemp("results")
+    assert main(["--quick", "--out", str(root), "--no-figures", "--only", "jelassi2022"]) == 0
+    out = root / "jelassi2022"  # one folder per paper
+    summary = pd.read_csv(out / "summary.csv")
+    summary["claim"] = [k.split("/", 1)[1] for k in summary.claim]  # "jelassi2022/thm4.1"
+    return out, summary
 
 
 def _tables(out, cid):
@@ -53,3 +56,21 @@ def test_thm41_half_tie_identity(quick_run):
     t = pd.read_csv(out / "thm4.1.csv").iloc[0]
     assert abs(t.final_error - t.final_tie_mass / 2 - t.bayes_error) < 1e-12
     assert abs(t.final_error_fair - t.bayes_error) < 1e-12
+
+
+def test_check_lists_and_refuses_unknown_ids(capsys):
+    assert main(["--list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(f"jelassi2022/{cid}" in listed for cid in CLAIMS)
+    assert main(["--only", "nope", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown claim or paper 'nope'" in err and "jelassi2022" in err
+
+
+def test_selectors_resolve_to_keys():
+    from theorylab.check import resolve_claims
+
+    every = [f"jelassi2022/{cid}" for cid in CLAIMS]
+    assert resolve_claims(None) == every and resolve_claims(["jelassi2022"]) == every
+    assert resolve_claims(["thm4.1", "jelassi2022/thm3.1"]) == ["jelassi2022/thm3.1",
+                                                                "jelassi2022/thm4.1"]

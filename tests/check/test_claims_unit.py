@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from theorylab.claims import CLAIMS, ClaimResult, get_claim, markdown_table
-from theorylab.claims.thm31 import glm_exact_errors
-from theorylab.data import set_sum_distribution
+from theorylab.core.claims import ClaimResult, markdown_table
+from theorylab.jelassi2022.claims import CLAIMS, get_claim
+from theorylab.jelassi2022.claims.thm31 import glm_exact_errors
+from theorylab.jelassi2022.data import set_sum_distribution
 
 
 def test_registry_labels():

@@ -9,24 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from theorylab.claims import (
-    VERDICTS,
-    ClaimResult,
-    Verdict,
-    lemma41,
-    thm31,
-    thm32,
-    thm41,
-    thm42,
-    thm51,
-)
-from theorylab.claims._verdict import (
+from theorylab.core.claims import VERDICTS, ClaimResult, Verdict
+from theorylab.core.claims.verdict import (
     MIN_FIT_POINTS,
     combine,
     ladder_threshold,
     loglog_fit,
     strictly_increasing,
 )
+from theorylab.jelassi2022.claims import lemma41, thm31, thm32, thm41, thm42, thm51
 
 INF = math.inf
 
@@ -138,7 +129,7 @@ def test_thm32_random_derangement_differs_from_shift():
 def test_thm32_construction_with_a_fixed_set_is_caught():
     """A 'permutation' with a fixed point keeps a row's own set in Top-C: the overlap the
     verdict reads is C there, so a wrong construction would give `disagrees`."""
-    from theorylab._partition import Partition
+    from theorylab.jelassi2022.partition import Partition
 
     part = Partition(((0, 1), (2, 3), (4, 5)))
     A_bad = thm32.set_permutation_A(part, [0, 2, 1], temperature=1.0)  # set 0 → itself

@@ -1,4 +1,5 @@
-"""Execute the ```python blocks of docs/*.md and docs/claims/*.md so that they cannot go stale.
+"""Execute the ```python blocks of the hand-written pages of docs/ (every ``*.md`` except the
+generated ``docs/results/``) so that they cannot go stale.
 
 Blocks fenced as ```python no-run (or any ```python with a word after it) are skipped. Blocks
 of one page run in order in a shared namespace, in a temporary working directory.
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-PAGES = sorted(p for p in [*DOCS.glob("*.md"), *DOCS.glob("claims/*.md")])
+PAGES = sorted(p for p in DOCS.rglob("*.md") if "results" not in p.relative_to(DOCS).parts)
 FENCE = re.compile(r"^```python[ \t]*(?P<tag>[^\n]*)\n(?P<code>.*?)^```", re.M | re.S)
 
 

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from theorylab import figures
+from theorylab.core.figures.registry import _REGISTRY
 from theorylab.figures import FigureContext, FigureResult, new_figure, register, run_figures
-from theorylab.figures._registry import _REGISTRY
-from theorylab.imagedata import (
+from theorylab.vision.imagedata import (
     block_permutation,
     fashion_mnist_available,
     invert_permutation,
@@ -20,7 +20,7 @@ from theorylab.imagedata import (
     read_idx,
     stratified_subset,
 )
-from theorylab.nets import Attention, ViT, patchify, unpatchify
+from theorylab.vision.nets import Attention, ViT, patchify, unpatchify
 
 MY_IDS = (
     "jelassi2022-fig1a",
@@ -144,8 +144,8 @@ def test_quick_fig2_learns_beyond_chance(tmp_path):
 def test_alignment_scores_and_the_chance_overlap_of_fig2():
     """`alignment_scores` is 1 on the set mask itself, 0-ish on its complement, and its Top-C
     overlap on random similarities matches the chance value written in Figure 2's headline."""
-    import theorylab.figures._gaussian as g
-    from theorylab.nets import cosine_similarity_matrix
+    import theorylab.jelassi2022.figures._gaussian as g
+    from theorylab.vision.nets import cosine_similarity_matrix
 
     sets = np.arange(16).reshape(4, 4)  # any partition into 4 sets of C = 4
     mask = g.set_mask(sets, 16).astype(float)
@@ -168,8 +168,8 @@ def test_alignment_scores_and_the_chance_overlap_of_fig2():
 def test_register_new_figure_and_extra_outputs(tmp_path):
     fid = "test-only-figure"
 
-    @register(fid, paper_figure="none", caption="A test figure. Nothing else.",
-              data_source="none")
+    @register(fid, paper="testpaper", paper_figure="none",
+              caption="A test figure. Nothing else.", data_source="none")
     def _fig(ctx: FigureContext) -> FigureResult:
         fig = new_figure((2.0, 2.0))
         fig.subplots().plot([0, 1], [ctx.seed, 1])
@@ -179,7 +179,8 @@ def test_register_new_figure_and_extra_outputs(tmp_path):
     try:
         assert figures.get_figure(fid).title == "A test figure"
         with pytest.raises(ValueError, match="already registered"):
-            register(fid, paper_figure="none", caption="x", data_source="none")(lambda ctx: None)
+            register(fid, paper="testpaper", paper_figure="none", caption="x",
+                     data_source="none")(lambda ctx: None)
         run_figures([fid], out=tmp_path, progress=False)
         entry = json.loads((tmp_path / "manifest.json").read_text())["figures"][fid]
         assert entry["headline"] == {"x": 1.5}
@@ -228,7 +229,7 @@ def test_quick_fig1a_trains_with_translations_and_reports_locality(tmp_path):
 
 
 def test_fig1a_settings_are_its_own_and_captions_carry_the_labels():
-    from theorylab.figures import _images as im
+    from theorylab.jelassi2022.figures import _images as im
 
     assert im.FIG1A_FULL["translate_patches"] == 1 and im.FIG1A_QUICK["translate_patches"] == 1
     # Figures 6 and 7 train without translations (their settings lack the key: default 0)
@@ -246,8 +247,8 @@ def test_fig1a_settings_are_its_own_and_captions_carry_the_labels():
     for fid in ("jelassi2022-fig6", "jelassi2022-fig7"):
         assert "RECONSTRUCTED" in figures.get_figure(fid).caption, fid
     assert "INFERRED" in figures.get_figure("jelassi2022-fig5").caption
-    import theorylab.imagedata as idata
-    import theorylab.nets._vit as vit
+    import theorylab.vision.imagedata as idata
+    import theorylab.vision.nets._vit as vit
 
     assert "RECONSTRUCTED" in vit.__doc__ and "RECONSTRUCTED" in vit.ViT.__doc__
     assert "INFERRED" in idata.block_permutation.__doc__
@@ -363,7 +364,7 @@ def test_positional_vit_uses_positions_only_through_attention():
 def test_vit_is_patch_permutation_equivariant_when_P_is_permuted():
     """A block permutation with g = patch size is a patch permutation: a ViT whose P rows are
     permuted the same way gives the same outputs (why Figure 5's ViT curve is flat)."""
-    from theorylab.figures._images import _patch_permutation
+    from theorylab.jelassi2022.figures._images import _patch_permutation
 
     torch.manual_seed(0)
     size, p = 8, 2
@@ -380,7 +381,7 @@ def test_vit_is_patch_permutation_equivariant_when_P_is_permuted():
 
 
 def test_cpu_threads_is_restored():
-    from theorylab.nets import cpu_threads
+    from theorylab.vision.nets import cpu_threads
 
     before = torch.get_num_threads()
     with cpu_threads(1):
@@ -409,7 +410,7 @@ def _shift_reference(x: np.ndarray, dy: int, dx: int, fill: float) -> np.ndarray
 
 
 def test_translate_images_moves_whole_patches():
-    from theorylab.nets import translate_images
+    from theorylab.vision.nets import translate_images
 
     p, g = 2, 4  # 8x8 image, 2x2 patches: a 4x4 patch grid
     img = torch.arange(1.0, 65.0).reshape(1, 1, 8, 8)
@@ -433,7 +434,7 @@ def test_translate_images_moves_whole_patches():
 
 
 def test_random_patch_shifts_are_uniform_over_whole_patches():
-    from theorylab.nets import random_patch_shifts
+    from theorylab.vision.nets import random_patch_shifts
 
     shifts = random_patch_shifts(9000, 1, 4, torch.Generator().manual_seed(0))
     assert shifts.shape == (9000, 2) and shifts.dtype == torch.int64
@@ -459,7 +460,7 @@ class _Recorder(torch.nn.Module):
 
 
 def test_training_feeds_translated_images_in_the_same_order():
-    from theorylab.nets import TrainConfig, train_classifier, translate_images
+    from theorylab.vision.nets import TrainConfig, train_classifier, translate_images
 
     rng = np.random.default_rng(0)
     x = (1.0 + rng.random((32, 1, 8, 8))).astype(np.float32)
@@ -496,7 +497,7 @@ def test_training_feeds_translated_images_in_the_same_order():
 
 
 def test_pos_weight_decay_applies_to_the_positional_encodings_only():
-    from theorylab.nets import TrainConfig, param_groups
+    from theorylab.vision.nets import TrainConfig, param_groups
 
     model = ViT(8, 2, 10, dim=16, depth=1, heads=2)
 
@@ -521,7 +522,7 @@ def test_pos_weight_decay_applies_to_the_positional_encodings_only():
 
 
 def test_locality_scores_on_constructed_similarities():
-    from theorylab.figures._images import _grid_distance, locality_scores
+    from theorylab.jelassi2022.figures._images import _grid_distance, locality_scores
 
     grid = 7
     dist = _grid_distance(grid)
@@ -544,7 +545,7 @@ def test_locality_scores_on_constructed_similarities():
     # random (a ViT's P at init: Gaussian rows, dim 64): no locality. Off-diagonal cosines have
     # sd 1/8; the 84 4-neighbour pairs average to sd 0.014, so 0.07 is 5 sd; Spearman over 1,176
     # distinct pairs has sd ~ 1/sqrt(1175) = 0.029, so 0.15 is 5 sd
-    from theorylab.nets import cosine_similarity_matrix
+    from theorylab.vision.nets import cosine_similarity_matrix
 
     P = torch.randn(grid * grid, 64, generator=torch.Generator().manual_seed(1),
                     dtype=torch.float64)
@@ -555,7 +556,7 @@ def test_locality_scores_on_constructed_similarities():
 
 @pytest.mark.parametrize(("size", "patch", "g"), [(16, 2, 2), (16, 2, 4), (16, 2, 8), (8, 2, 4)])
 def test_patch_permutation_induced_by_a_block_permutation(size, patch, g):
-    from theorylab.figures._images import _patch_permutation
+    from theorylab.jelassi2022.figures._images import _patch_permutation
 
     grid, k = size // patch, g // patch
     perm = block_permutation(size, g, seed=7)
@@ -576,7 +577,7 @@ def test_patch_permutation_induced_by_a_block_permutation(size, patch, g):
 
 
 def test_patch_permutation_rejects_blocks_smaller_than_patches():
-    from theorylab.figures._images import _patch_permutation
+    from theorylab.jelassi2022.figures._images import _patch_permutation
 
     with pytest.raises(ValueError, match="whole patches"):
         _patch_permutation(block_permutation(8, 1, seed=0), 8, 2)
@@ -633,7 +634,7 @@ def test_short_training_learns_an_easy_task_well_above_chance(positional):
     is ~100% (4x4 blocks, +2 signal vs 0.5 noise sd) and both models measured 100% after 20
     epochs of 10 steps (~1.5 s). We ask for >= 85%: 60 points above chance, with room for
     platform round-off."""
-    from theorylab.nets import TrainConfig, train_classifier
+    from theorylab.vision.nets import TrainConfig, train_classifier
 
     xtr, ytr = _quadrant_data(320, 0)
     xte, yte = _quadrant_data(200, 1)

@@ -10,11 +10,11 @@ import numpy as np
 import pandas as pd
 
 from theorylab import figures
-from theorylab.claims.thm41 import phase_times
-from theorylab.config import DataConfig
-from theorylab.data import make_wstar
 from theorylab.figures import run_figures
-from theorylab.figures._synthetic import fair_error, fig4_config, positive_v0_seed
+from theorylab.jelassi2022.claims.thm41 import phase_times
+from theorylab.jelassi2022.config import DataConfig
+from theorylab.jelassi2022.data import make_wstar
+from theorylab.jelassi2022.figures._synthetic import fair_error, fig4_config, positive_v0_seed
 
 MY_IDS = (
     "jelassi2022-fig3",
@@ -31,7 +31,7 @@ def test_synthetic_ids_are_registered_with_captions():
         assert fid in ids
         spec = figures.get_figure(fid)
         assert spec.caption and spec.data_source and spec.title
-        assert spec.module == "theorylab.figures._synthetic"
+        assert spec.module == "theorylab.jelassi2022.figures._synthetic"
     assert figures.get_figure("jelassi2022-fig3").paper_figure == "Figure 3"
     assert figures.get_figure("jelassi2022-fig4").paper_figure == "Figure 4"
     for fid in ("jelassi2022-fig4", "theorylab-phases", "theorylab-transfer"):

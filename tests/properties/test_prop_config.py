@@ -1,6 +1,6 @@
 """Item 11 of issue 3: invalid configurations always raise a ``ValueError`` naming the field.
 
-Convention of ``theorylab.config`` (and STYLE.md): every invalid value raises a one-line
+Convention of ``theorylab.jelassi2022.config`` (and STYLE.md): every invalid value raises a one-line
 ``ValueError`` whose message starts with the field's dotted name, e.g. ``data.C: ...``.
 """
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theorylab.config import DataConfig, ModelConfig, TrainConfig, config_from_dict
+from theorylab.jelassi2022.config import DataConfig, ModelConfig, TrainConfig, config_from_dict
 
 BASE = {"data": {"D": 4, "C": 2, "d": 4}, "model": {}, "train": {}}
 FIELDS = {

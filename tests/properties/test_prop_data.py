@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from theorylab import DataConfig, make_wstar
-from theorylab._backend import get_backend
-from theorylab.data import (
+from theorylab.core.backend import get_backend
+from theorylab.jelassi2022 import testing as ts
+from theorylab.jelassi2022.data import (
     bayes_error,
     bayes_error_enumerate,
     enumerate_c,
@@ -26,9 +27,8 @@ from theorylab.data import (
     sample,
     sample_c,
 )
-from theorylab.engines import EmpiricalEngine, MonteCarloEngine
-from theorylab.model import PositionalAttentionModel, model_output
-from theorylab.testing import strategies as ts
+from theorylab.jelassi2022.engines import EmpiricalEngine, MonteCarloEngine
+from theorylab.jelassi2022.model import PositionalAttentionModel, model_output
 
 P_FAIL = 1e-6
 
@@ -61,7 +61,7 @@ def test_samples_follow_assumption_1_exactly(cfg, seed):
        st.one_of(st.sampled_from([0.0, 1.0]), st.floats(1e-3, 1 - 1e-3)), ts.seeds)
 def test_delta_frequencies_match_q(part, q, seed):
     """Assumption 1 (FOUND): off the signal set δ_j = +1 w.p. q/2, −1 w.p. q/2, 0 otherwise;
-    ℓ(X) uniform and y uniform (RECONSTRUCTED in the digest). Exact binomial tests at level
+    ℓ(X) uniform and y uniform (RECONSTRUCTED in the paper notes). Exact binomial tests at level
     P_FAIL on 4,000 samples."""
     N = 4000
     c, y, ell = sample_c(part, q, N, seed)
@@ -117,7 +117,7 @@ def test_fstar_on_raw_inputs_has_the_sign_of_fstar_from_c(cfg, seed):
 def test_bayes_error_below_error_of_fstar(part, q):
     """Bayes optimality vs the labelling function f* of Assumption 1: the Bayes error (closed
     form, ties broken by a fair coin) is at most the error of f* with ties broken by a fair
-    coin, P[y f* < 0] + ½ P[f* = 0], hence at most P[y f* ≤ 0] (digest §9: 0.0906 ≤ 0.1672)."""
+    coin, P[y f* < 0] + ½ P[f* = 0], hence at most P[y f* ≤ 0] (notes §9: 0.0906 ≤ 0.1672)."""
     b = bayes_error(part, q)
     strict, weak = fstar_error(part, q, strict=True), fstar_error(part, q)
     assert b <= strict + 0.5 * (weak - strict) + 1e-12  # closed forms: sums of ≤ 1e3 terms
@@ -178,7 +178,7 @@ def test_population_loss_is_even_in_the_orthogonal_component(part, mc, q, seed, 
     wstar = make_wstar(cfg.data)
     s = sample(cfg.data, 5, seed, partition=part, wstar=wstar)
     xi = s.X - s.c[..., None] * wstar
-    from theorylab.data import Sample
+    from theorylab.jelassi2022.data import Sample
 
     anti = Sample(X=np.concatenate([s.X, s.X - 2 * xi]), y=np.tile(s.y, 2),
                   ell=np.tile(s.ell, 2), c=np.tile(s.c, (2, 1)), wstar=wstar)

@@ -17,17 +17,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from theorylab import Activation, PositionalAttentionModel
-from theorylab._backend import get_backend
-from theorylab.data import Sample
-from theorylab.engines import EmpiricalEngine
-from theorylab.model import (
+from theorylab.core.backend import get_backend
+from theorylab.jelassi2022 import testing as ts
+from theorylab.jelassi2022.data import Sample
+from theorylab.jelassi2022.engines import EmpiricalEngine
+from theorylab.jelassi2022.model import (
     attention,
     evaluate_projections,
     grad_A_from_dS,
     model_output,
     tie_scale,
 )
-from theorylab.testing import strategies as ts
 
 NP = get_backend("numpy")
 
@@ -68,7 +68,7 @@ def _F_atol(X, v, model):
 @given(_inputs(), st.data())
 def test_softmax_rows_and_row_shift_invariance(inp, data):
     """Eq. (T): S_ij = exp(A_ij/√d)/Σ_r exp(A_ir/√d) (FOUND). Rows of S are positive and sum to
-    1; adding a constant to a row of A changes neither S nor F; hence (DERIVED, digest §2.4:
+    1; adding a constant to a row of A changes neither S nor F; hence (DERIVED, notes §2.4:
     ∂S_ij/∂A_ik = S_ij(δ_jk − S_ik)/√d) each row of ∂L/∂A, diagonal included, sums to zero."""
     part, A, v, X, y, model = inp
     S = attention(A, model.temperature)
@@ -123,7 +123,7 @@ def test_relabelling_patches_is_a_symmetry_of_F(inp, data):
 # -- 5. odd activations ----------------------------------------------------------------------------
 @given(_inputs(odd=True))
 def test_odd_activation_makes_F_odd_and_loss_label_flip_invariant(inp):
-    """Eq. (T) with an odd σ (cubic, as the digest §2.4 recommends, or h⁵ + 0.03h of S7):
+    """Eq. (T) with an odd σ (cubic, as the paper notes §2.4 recommends, or h⁵ + 0.03h of S7):
     F(−X) = −F(X), so flipping y together with X leaves the empirical loss (E) unchanged."""
     part, A, v, X, y, model = inp
     assert model.activation.is_odd
@@ -194,7 +194,8 @@ def _autograd(X, y, A, v, model):
 )
 @given(inp=_inputs(max_D=6))
 def test_engine_gradients_match_autograd(backend, dtype, rtol, inp):
-    """The derived gradients of the module docstring of ``theorylab.model`` (DERIVED from
+    """The derived gradients of the module docstring of ``theorylab.jelassi2022.model``
+    (DERIVED from
     eq. (T) and problem (E)) equal torch.autograd of the empirical loss (E), for drawn
     shapes (N, D, d), both backends and both dtypes."""
     part, A, v, X, y, model = inp

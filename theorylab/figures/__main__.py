@@ -1,5 +1,8 @@
-"""Command line: `python -m theorylab.figures [--list] [--only ID ...] [--quick] [--device D]
-[--out DIR] [--seed S] [--threads N]`."""
+"""Command line: `python -m theorylab.figures [--list] [--only ID|PAPER ...] [--quick]
+[--device D] [--out DIR] [--seed S] [--threads N]`.
+
+Lists and renders the figures of every registered paper; `--only jelassi2022` renders all the
+figures of that paper."""
 
 from __future__ import annotations
 
@@ -17,8 +20,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Render the paper figures (PDF + PNG) and write <out>/manifest.json.",
     )
     p.add_argument("--list", action="store_true", help="list figure ids and exit")
-    p.add_argument("--only", nargs="+", metavar="ID", help="render only these ids "
-                   "(other entries of an existing manifest are kept)")
+    p.add_argument("--only", nargs="+", metavar="ID", help="render only these ids, or every "
+                   "figure of a paper named here (other entries of an existing manifest are "
+                   "kept)")
     p.add_argument("--quick", action="store_true",
                    help="tiny settings: exercise every code path in seconds")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
@@ -37,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         width = max((len(s.id) for s in specs), default=0)
         for s in specs:
-            line = f"{s.id:<{width}}  [{s.paper_figure}] {s.title}"
+            line = f"{s.id:<{width}}  {s.paper}  [{s.paper_figure}] {s.title}"
             print(textwrap.shorten(line, width=160, placeholder=" ..."))
         return 0
     if args.threads is not None:
@@ -54,11 +58,14 @@ def main(argv: list[str] | None = None) -> int:
             print("error: --device cuda given but CUDA is not available", file=sys.stderr)
             return 2
     known = {s.id for s in specs}
-    unknown = [i for i in args.only or [] if i not in known]
+    papers = {s.paper for s in specs}
+    unknown = [i for i in args.only or [] if i not in known and i not in papers]
     if unknown:
-        print(f"error: unknown figure id(s): {', '.join(unknown)}; "
+        print(f"error: unknown figure id(s) or paper(s): {', '.join(unknown)}; "
               f"see --list", file=sys.stderr)
         return 2
+    if args.only:
+        args.only = [s.id for s in specs if s.id in args.only or s.paper in args.only]
     t0 = time.perf_counter()
     manifest = run_figures(args.only, out=args.out, quick=args.quick, device=args.device,
                            seed=args.seed)

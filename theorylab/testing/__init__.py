@@ -1,7 +1,6 @@
-"""Testing helpers: hypothesis strategies ([`strategies`][]) and profiles
-([`register_profiles`][])."""
+"""Testing helpers: hypothesis profiles ([`register_profiles`][]). Each paper keeps its
+hypothesis strategies beside its code (``theorylab.jelassi2022.testing``)."""
 
-from . import strategies
 from .profiles import register_profiles
 
-__all__ = ["strategies", "register_profiles"]
+__all__ = ["register_profiles"]

@@ -1,0 +1,107 @@
+"""The layout's import rules (docs/architecture.md), checked on every import statement of the
+package, function-level imports included:
+
+- the kernel (``theorylab.core``) imports nothing of theorylab outside ``core``;
+- ``theorylab.vision`` imports the kernel and itself only;
+- a paper imports the kernel, ``vision`` and itself, never another paper;
+- ``bench`` and the entry points may import anything.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from theorylab.papers import PAPERS
+
+PACKAGE = Path(__file__).resolve().parents[1] / "theorylab"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imported_modules(path: Path, text: str | None = None) -> set[str]:
+    """Absolute names of the theorylab modules imported anywhere in ``path`` (or in ``text``
+    read as if it were that file)."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text() if text is None else text, str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            # ``from theorylab import jelassi2022`` imports a subpackage
+            found |= {f"{mod}.{a.name}" for a in node.names}
+    return {m for m in found if m == "theorylab" or m.startswith("theorylab.")}
+
+
+def room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def is_module(name: str) -> bool:
+    p = PACKAGE.parent.joinpath(*name.split("."))
+    return p.with_suffix(".py").exists() or (p / "__init__.py").exists()
+
+
+FILES = sorted(PACKAGE.rglob("*.py"))
+
+
+def allowed_rooms(r: str) -> set[str] | None:
+    """Rooms a module of room ``r`` may import (None: anything)."""
+    if r == "core":
+        return {"core"}
+    if r == "vision":
+        return {"core", "vision"}
+    if r in PAPERS:
+        return {"core", "vision", r}
+    return None
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_import_rules(path):
+    src = module_name(path)
+    allowed = allowed_rooms(room(src))
+    if allowed is None:
+        return
+    bad = sorted(m for m in imported_modules(path)
+                 if is_module(m) and room(m) not in allowed)
+    assert not bad, f"{src} (room {room(src)!r}) imports {bad}; allowed rooms: {sorted(allowed)}"
+
+
+def test_every_paper_is_a_room_and_the_rules_see_imports():
+    for name in PAPERS:
+        assert (PACKAGE / name / "__init__.py").exists()
+    # the walker resolves relative and function-level imports (a rule that sees nothing
+    # would pass vacuously)
+    tr = imported_modules(PACKAGE / "jelassi2022" / "trainer.py")
+    assert "theorylab.core.trainer" in tr and "theorylab.jelassi2022.engines" in tr
+    figs = imported_modules(PACKAGE / "jelassi2022" / "figures" / "_images.py")
+    assert "theorylab.vision.nets" in figs  # imported inside functions
+    assert allowed_rooms("core") == {"core"}
+
+
+def test_a_kernel_module_importing_a_paper_is_caught():
+    """The rule on planted violations: kernel code with a lazy relative import of a paper, and
+    one with an absolute import of the vision room."""
+    fake = PACKAGE / "core" / "claims" / "planted.py"
+    lazy = "def f():\n    from ...jelassi2022 import config\n    return config\n"
+    found = imported_modules(fake, lazy)
+    assert "theorylab.jelassi2022.config" in found
+    assert any(is_module(m) and room(m) not in allowed_rooms("core") for m in found)
+    found = imported_modules(fake, "import theorylab.vision.nets\n")
+    assert any(is_module(m) and room(m) not in allowed_rooms("core") for m in found)

@@ -1,0 +1,466 @@
+"""Step-speed benchmark of the empirical engine (problem (E) of Jelassi et al. (2022)), issue 6.
+
+``python -m theorylab.bench [--device cpu|cuda] [--quick] [--max-bytes B] [--out FILE.csv]``
+``python -m theorylab.bench --targets [--device cpu|cuda]`` (issue 6's four targets, see
+[`theorylab.bench.targets`][])
+``python -m theorylab.bench --sweep [--device cpu|cuda]`` (batched sweeps vs one by one)
+
+For D ∈ {16, 64, 256, 1024}, d ∈ {64, 256}, N ∈ {10³, 10⁴, 10⁵} (skipping what does not fit
+``--max-bytes`` or ``--max-seconds``) it prints, per dtype, the time of one full-batch GD step of
+[`EmpiricalEngine`][theorylab.jelassi2022.engines.EmpiricalEngine] (median of ``--repeats``
+after a warm-up, CUDA synchronised), the achieved bandwidth (X read twice per step: U = X·v and
+∂L/∂v = Σ ∂L/∂U·X), the achieved FLOP rate (see [`step_flops`][]), the ratio against a plain
+torch-autograd implementation of eq. (T) on the same data, device and dtype
+([`AutogradBaseline`][]), and the peak memory (``torch.cuda.max_memory_allocated`` on CUDA; the
+process peak RSS on CPU).
+
+The device peak is reported next to the table: the nominal HBM bandwidth for known GPUs, and on
+any device a memcpy bandwidth and a matmul FLOP rate measured in the same run.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from theorylab.core.atomic_io import write_csv
+
+__all__ = [
+    "AutogradBaseline",
+    "time_call",
+    "time_engine_step",
+    "empirical_config",
+    "make_empirical_engine",
+    "step_flops",
+    "step_bytes",
+    "measure_peaks",
+    "peak_bandwidth",
+    "device_name",
+    "bench_empirical",
+    "bench_sweep",
+    "run",
+    "run_sweeps",
+]
+
+#: nominal memory bandwidth (GB/s) of GPUs we may be lent, by a substring of the device name
+GPU_PEAK_GBS = {"H100": 3350.0, "H200": 4800.0, "A100": 2039.0}
+
+
+# -- timing -------------------------------------------------------------------------------------
+def time_call(
+    fn: Callable[[], object],
+    sync: Callable[[], None] = lambda: None,
+    *,
+    warmup: int = 1,
+    repeats: int = 5,
+    max_seconds: float | None = None,
+) -> list[float]:
+    """Wall times (s) of ``fn()`` after ``warmup`` untimed calls, each followed by ``sync()``.
+
+    With ``max_seconds``, stops repeating once the timed calls have used that much time (at
+    least one timed call is always made)."""
+    for _ in range(warmup):
+        fn()
+        sync()
+    times: list[float] = []
+    for _ in range(repeats):
+        sync()
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - t0)
+        if max_seconds is not None and sum(times) > max_seconds:
+            break
+    return times
+
+
+def time_engine_step(engine, params, *, repeats: int = 5, max_seconds: float | None = 30.0):
+    """Median wall time (s) of one GD step (``evaluate`` with gradients + ``apply``) of an engine,
+    always from ``params`` (a diverging run would time NaNs), and the number of timed steps."""
+
+    def step():
+        ev = engine.evaluate(params, 0, need_grad=True, record=False)
+        return engine.apply(params, ev.grads)
+
+    times = time_call(step, engine.xp.synchronize, repeats=repeats, max_seconds=max_seconds)
+    return statistics.median(times), len(times)
+
+
+# -- configuration and engine -------------------------------------------------------------------
+def empirical_config(
+    D: int, d: int, N: int, *, C: int = 2, backend: str = "torch", device: str = "cpu",
+    dtype: str = "float64", seed: int = 0, alpha0: float = 0.01, offdiag0: float = 0.0,
+):
+    """A resolved [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] for
+    problem (E) with
+    ``n_train = N``, ``n_test = 1`` and the default automatic chunks (``chunk_size = 0``: one
+    chunk on a GPU when it fits, cache-sized chunks on a CPU)."""
+    from theorylab.jelassi2022.config import DataConfig, ExperimentConfig, TrainConfig
+
+    return ExperimentConfig(
+        data=DataConfig(D=D, C=C, partition="random", d=d, q=0.2, seed=seed),
+        train=TrainConfig(
+            engine="empirical", backend=backend, device=device, dtype=dtype, n_train=N,
+            n_test=1, chunk_size=0, seed=seed, alpha0=alpha0, offdiag0=offdiag0,
+        ),
+    ).resolved()
+
+
+def make_empirical_engine(cfg, train=None):
+    """The empirical engine of ``cfg`` (optionally on a given
+    [`Sample`][theorylab.jelassi2022.data.Sample])."""
+    from theorylab.core.backend import get_backend
+    from theorylab.jelassi2022.data import make_wstar
+    from theorylab.jelassi2022.engines import EmpiricalEngine
+
+    t = cfg.train
+    partition = cfg.data.make_partition()
+    wstar = make_wstar(cfg.data)
+    xp = get_backend(t.backend, t.dtype, t.device)
+    return EmpiricalEngine(cfg, xp, partition, wstar, train=train)
+
+
+class AutogradBaseline:
+    """Plain torch-autograd GD on the empirical risk of eq. (T), the reference to beat.
+
+    F(X_n) = Σ_i σ(κ·(S·U_n)_i), S = softmax(A/τ), U_n = X_n·v; loss = mean_n log(1 + e^{−y_n F});
+    ``loss.backward()``; the diagonal of A is masked out of the gradient (Simplification 3.1).
+
+    **Arguments:**
+
+    - `X`: (N, D, d) tensor; `y`: (N,) labels ±1; `A0`: (D, D) and `v0`: (d,) initial values
+      (numpy or torch; copied to X's device and dtype); `model`: the
+      [`PositionalAttentionModel`][theorylab.jelassi2022.model.PositionalAttentionModel];
+      `lr_A`, `lr_v`: learning rates.
+    """
+
+    def __init__(self, X, y, A0, v0, model, lr_A: float, lr_v: float) -> None:
+        import torch
+
+        self.torch = torch
+        self.X = X
+        self.y = torch.as_tensor(y).to(device=X.device, dtype=X.dtype)
+        kw = {"device": X.device, "dtype": X.dtype}
+        self.A = torch.as_tensor(np.asarray(A0) if not torch.is_tensor(A0) else A0).to(**kw)
+        self.v = torch.as_tensor(np.asarray(v0) if not torch.is_tensor(v0) else v0).to(**kw)
+        self.A.requires_grad_(True)
+        self.v.requires_grad_(True)
+        D = self.A.shape[0]
+        self.mask = 1.0 - torch.eye(D, **kw)
+        self.model = model
+        self.lr_A, self.lr_v = lr_A, lr_v
+
+    def loss(self):
+        torch, m = self.torch, self.model
+        S = torch.softmax(self.A / m.temperature, dim=1)
+        U = self.X @ self.v  # (N, D)
+        H = m.value_scale * (U @ S.T)  # H_ni = κ Σ_j S_ij U_nj
+        F = m.activation(H).sum(dim=1)
+        return torch.logaddexp(torch.zeros_like(F), -self.y * F).mean()  # exact logistic loss
+
+    def grads(self):
+        """(∂L/∂A with zero diagonal, ∂L/∂v) at the current parameters."""
+        self.A.grad = None
+        self.v.grad = None
+        self.loss().backward()
+        return self.A.grad * self.mask, self.v.grad
+
+    def step(self):
+        """One GD step from the current parameters; returns the new (A, v) and leaves the
+        current ones unchanged (benchmarks time repeated steps from one state)."""
+        gA, gv = self.grads()
+        with self.torch.no_grad():
+            return self.A - self.lr_A * gA, self.v - self.lr_v * gv
+
+
+def autograd_for(engine, params) -> AutogradBaseline:
+    """An [`AutogradBaseline`][] on the engine's training data, device and dtype, at ``params``."""
+    import torch
+
+    xp = engine.xp
+    X = engine.X if torch.is_tensor(engine.X) else torch.from_numpy(engine.X)
+    y = engine.y if torch.is_tensor(engine.y) else torch.from_numpy(np.asarray(engine.y))
+    A, v = (xp.to_numpy(params["A"]), xp.to_numpy(params["v"]))
+    return AutogradBaseline(X, y, A, v, engine.model, engine.lr_A, engine.lr_v)
+
+
+def grad_mismatch(engine, params) -> float:
+    """Largest relative difference max|g_engine − g_autograd| / max|g_autograd| over ∂A and ∂v."""
+    base = autograd_for(engine, params)
+    gA, gv = base.grads()
+    ev = engine.evaluate(params, 0, need_grad=True, record=False)
+    out = 0.0
+    for mine, ref in ((ev.grads["A"], gA), (ev.grads["v"], gv)):
+        a = np.asarray(engine.xp.to_numpy(mine), dtype=np.float64)
+        b = ref.detach().cpu().double().numpy()
+        out = max(out, float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300)))
+    return out
+
+
+# -- work counts --------------------------------------------------------------------------------
+def step_flops(N: int, D: int, d: int, activation_degree: int = 3) -> float:
+    """Floating-point operations of one empirical GD step (multiply and add counted apart).
+
+    2NDd for U = X·v, 2NDd for ∂L/∂v = Σ ∂L/∂U·X, 6ND² for the three attention products
+    (H = U·Sᵀ, ∂L/∂U = G·S, ∂L/∂S = Gᵀ·U), 4·degree·ND for σ and σ' by Horner, ~20ND for the
+    loss, tie test and G; the O(D²) softmax and the O(d) update are neglected.
+    """
+    return 4.0 * N * D * d + 6.0 * N * D * D + (4.0 * activation_degree + 20.0) * N * D
+
+
+def step_bytes(N: int, D: int, d: int, itemsize: int) -> float:
+    """Bytes of X read by one step: X is read twice (U = X·v, then ∂L/∂v)."""
+    return 2.0 * N * D * d * itemsize
+
+
+# -- the device -----------------------------------------------------------------------------------
+def device_name(device: str = "cpu") -> str:
+    """The CPU model (lscpu / platform) or the CUDA device name."""
+    if device.startswith("cuda"):
+        import torch
+
+        return torch.cuda.get_device_name(torch.device(device))
+    name = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:  # pragma: no cover - non-Linux
+        pass
+    import os
+
+    return f"{name or platform.processor() or platform.machine()} ({os.cpu_count()} logical CPUs)"
+
+
+def measure_peaks(device: str = "cpu", dtype: str = "float64", *, n_bytes: float = 2e8,
+                  n_matmul: int = 1024, repeats: int = 5) -> dict[str, float]:
+    """Measured copy bandwidth (GB/s, bytes read + written) and matmul rate (GFLOP/s) on
+    ``device`` in ``dtype``, in this run (the reference peaks of the table on CPU)."""
+    import torch
+
+    dt = getattr(torch, dtype)
+    dev = torch.device(device)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    n = int(n_bytes) // torch.empty((), dtype=dt).element_size()
+    a = torch.ones(n, dtype=dt, device=dev)
+    b = torch.empty_like(a)
+    t = statistics.median(time_call(lambda: b.copy_(a), sync, repeats=repeats))
+    copy_gbs = 2 * a.numel() * a.element_size() / t / 1e9
+    a = b = None  # free the buffers before the matmul
+    m = torch.randn(n_matmul, n_matmul, dtype=dt, device=dev)
+    t = statistics.median(time_call(lambda: m @ m, sync, repeats=repeats))
+    out = {"copy_GBs": copy_gbs, "matmul_GFLOPs": 2 * n_matmul**3 / t / 1e9}
+    if dev.type == "cuda":
+        name = torch.cuda.get_device_name(dev)
+        out["nominal_GBs"] = next((v for k, v in GPU_PEAK_GBS.items() if k in name), math.nan)
+    return out
+
+
+def default_max_bytes(device: str = "cpu") -> float:
+    """The largest X the benchmark generates by default: 40 % of the host's free memory (the
+    sampler writes X in place, in its dtype) and, on CUDA, at most 70 % of the free device
+    memory (X resident; the step's working set is a few length-D vectors per sample)."""
+    from theorylab.core.backend import get_backend, host_free_bytes
+
+    budget = 0.4 * host_free_bytes()
+    if device.startswith("cuda"):
+        budget = min(budget, 0.7 * get_backend("torch", "float32", device).free_bytes())
+    return float(budget)
+
+
+def peak_bandwidth(peaks: dict[str, float]) -> tuple[float, str]:
+    """(GB/s, source) of the memory bandwidth to compare against: the nominal HBM bandwidth of
+    a known GPU ([`GPU_PEAK_GBS`][]), else the copy rate measured by [`measure_peaks`][]."""
+    bw = peaks.get("nominal_GBs", math.nan)
+    if math.isfinite(bw):
+        return bw, "nominal HBM"
+    return peaks["copy_GBs"], "measured copy rate"
+
+
+def _peak_memory_mb(device: str) -> float:
+    if device.startswith("cuda"):
+        import torch
+
+        return torch.cuda.max_memory_allocated(torch.device(device)) / 2**20
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return rss / (2**20 if sys.platform == "darwin" else 2**10)
+
+
+# -- the benchmark --------------------------------------------------------------------------------
+SIZES_D = (16, 64, 256, 1024)
+SIZES_d = (64, 256)
+SIZES_N = (1_000, 10_000, 100_000)
+QUICK = {"D": (16, 64), "d": (64,), "N": (1_000, 10_000)}
+
+
+def bench_empirical(
+    D: int, d: int, N: int, *, backend: str = "torch", device: str = "cpu",
+    dtype: str = "float64", repeats: int = 5, max_seconds: float = 30.0, autograd: bool = True,
+    check: bool = True,
+) -> dict[str, object]:
+    """One row: time per empirical step and per autograd step on the same data (see module)."""
+    import torch
+
+    cfg = empirical_config(D, d, N, backend=backend, device=device, dtype=dtype, offdiag0=0.1)
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats(torch.device(device))
+    engine = make_empirical_engine(cfg)
+    sync = engine.xp.synchronize
+    itemsize = 4 if dtype == "float32" else 8
+    row: dict[str, object] = {"backend": backend, "device": device, "dtype": dtype,
+                              "D": D, "d": d, "N": N}
+    params = engine.initial_params()
+    if check:
+        row["grad_rel_err"] = grad_mismatch(engine, params)
+
+    t, row["repeats"] = time_engine_step(engine, params, repeats=repeats,
+                                         max_seconds=max_seconds)
+    row["step_ms"] = 1e3 * t
+    row["GB/s"] = step_bytes(N, D, d, itemsize) / t / 1e9
+    row["GFLOP/s"] = step_flops(N, D, d, engine.model.activation.degree) / t / 1e9
+    if autograd:
+        base = autograd_for(engine, params)
+        ta = statistics.median(time_call(base.step, sync, repeats=repeats,
+                                         max_seconds=max_seconds))
+        row["autograd_ms"] = 1e3 * ta
+        row["speedup_vs_autograd"] = ta / t
+        del base
+    row["peak_mem_MB"] = _peak_memory_mb(device)
+    return row
+
+
+def bench_sweep(
+    K: int, R: int, D: int, d: int, N: int, *, backend: str = "torch", device: str = "cpu",
+    dtype: str = "float64", repeats: int = 5, max_seconds: float = 30.0,
+) -> dict[str, object]:
+    """One row: a batched step of K seeds × R learning rates
+    ([`BatchedEmpiricalEngine`][theorylab.jelassi2022.engines.BatchedEmpiricalEngine], what
+    [`run_sweep`][theorylab.run_sweep] runs) against the same K·R steps run one by one with
+    [`EmpiricalEngine`][theorylab.jelassi2022.engines.EmpiricalEngine] (each seed's engine timed
+    once and counted R times: the R runs of a seed differ only in their learning rates)."""
+    import dataclasses
+
+    from theorylab.core.backend import get_backend
+    from theorylab.jelassi2022.data import make_wstar
+    from theorylab.jelassi2022.engines import BatchedEmpiricalEngine
+
+    cfg = empirical_config(D, d, N, backend=backend, device=device, dtype=dtype, offdiag0=0.1)
+    seeds = list(range(K))
+    lrs = [(0.1 * (r + 1), 0.1 * (r + 1)) for r in range(R)]
+    xp = get_backend(backend, dtype, device)
+    row: dict[str, object] = {"backend": backend, "device": device, "dtype": dtype, "K": K,
+                              "R": R, "D": D, "d": d, "N": N}
+
+    def time_batched() -> float:  # the batch's data is freed before the one-by-one runs
+        batched = BatchedEmpiricalEngine(cfg, xp, cfg.data.make_partition(),
+                                         make_wstar(cfg.data), seeds, lrs)
+        return time_engine_step(batched, batched.initial_params(), repeats=repeats,
+                                max_seconds=max_seconds)[0]
+
+    t_batched = time_batched()
+    t_one = 0.0
+    for seed in seeds:
+        eng = make_empirical_engine(
+            dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, seed=seed)))
+        t_one += R * time_engine_step(eng, eng.initial_params(), repeats=repeats,
+                                      max_seconds=max_seconds)[0]
+    row["batched_ms"] = 1e3 * t_batched
+    row["one_by_one_ms"] = 1e3 * t_one
+    row["ms_per_run_step"] = 1e3 * t_batched / (K * R)
+    row["speedup"] = t_one / t_batched
+    return row
+
+
+SWEEP_CASES = ((1, 8), (4, 1), (4, 4), (8, 8))  # (K seeds, R learning-rate pairs)
+
+
+def run_sweeps(args) -> list[dict[str, object]]:
+    """The ``--sweep`` table: [`bench_sweep`][] for [`SWEEP_CASES`][] at D = d = 64."""
+
+    N = 1_000 if args.quick else 5_000
+    rows = []
+    for dtype in args.dtypes:
+        for K, R in SWEEP_CASES:
+            row = bench_sweep(K, R, 64, 64, N, backend=args.backend, device=args.device,
+                              dtype=dtype, repeats=args.repeats, max_seconds=args.max_seconds)
+            rows.append(row)
+            print(_fmt_row(row, ("dtype", "K", "R", "batched_ms", "one_by_one_ms", "speedup")),
+                  flush=True)
+    _print_and_save(rows, args.out)
+    return rows
+
+
+def run(args) -> list[dict[str, object]]:
+
+    sizes = QUICK if args.quick else {"D": SIZES_D, "d": SIZES_d, "N": SIZES_N}
+    device = args.device
+    print(f"# device: {device_name(device)}; torch threads: {_threads()}")
+    peaks = {}
+    for dtype in args.dtypes:
+        peaks[dtype] = measure_peaks(device, dtype)
+        print(f"# {dtype} peaks measured in this run: " +
+              ", ".join(f"{k} = {v:.1f}" for k, v in peaks[dtype].items()))
+    print("# %peak_BW: GB/s against the nominal memory bandwidth on known GPUs, else the copy "
+          "rate above; %peak_FLOP: GFLOP/s against the matmul rate above")
+    rows: list[dict[str, object]] = []
+    est_rate = None  # bytes/s of the last case, to skip cases that would exceed the time guard
+    for N in sorted(sizes["N"]):
+        for D in sizes["D"]:
+            for d in sizes["d"]:
+                for dtype in args.dtypes:
+                    base = {"backend": args.backend, "device": device, "dtype": dtype,
+                            "D": D, "d": d, "N": N}
+                    need = N * D * d * (4 if dtype == "float32" else 8)  # X, resident
+                    if need > args.max_bytes:
+                        note = f"skipped: X takes {need / 1e9:.1f} GB > --max-bytes"
+                        rows.append({**base, "note": note})
+                        continue
+                    if est_rate and step_bytes(N, D, d, 8) / est_rate > args.max_seconds:
+                        rows.append({**base, "note": "skipped: step would exceed --max-seconds"})
+                        continue
+                    row = bench_empirical(
+                        D, d, N, backend=args.backend, device=device, dtype=dtype,
+                        repeats=args.repeats, max_seconds=args.max_seconds,
+                        check=(dtype == "float64"),
+                    )
+                    est_rate = row["GB/s"] * 1e9
+                    bw, _ = peak_bandwidth(peaks[dtype])
+                    row["%peak_BW"] = 100 * row["GB/s"] / bw
+                    row["%peak_FLOP"] = 100 * row["GFLOP/s"] / peaks[dtype]["matmul_GFLOPs"]
+                    rows.append(row)
+                    print(_fmt_row(row), flush=True)
+    _print_and_save(rows, args.out)
+    return rows
+
+
+def _print_and_save(rows, out: str | None) -> None:
+    """Print the rows as one table (4 significant digits) and write them to ``out`` (CSV)."""
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    print()
+    print(df.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    if out:
+        write_csv(out, df)
+
+
+def _fmt_row(row, keys=("dtype", "D", "d", "N", "step_ms", "GB/s", "GFLOP/s",
+                         "speedup_vs_autograd")) -> str:
+    return "  ".join(f"{k}={row[k]:.4g}" if isinstance(row.get(k), float) else f"{k}={row.get(k)}"
+                     for k in keys)
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()

@@ -1,0 +1,216 @@
+"""The speed targets of issue 6, measured in one command: ``python -m theorylab.bench --targets``.
+
+Each target is a measured quantity, a threshold and the size and device kind it is stated for:
+
+=====  ==========================================================================  ==========
+T1     empirical step (problem (E)) at N = 10⁵, D = d = 256, float32 and float64:  GPU, ≤ 2
+       step time / time to read X twice at the device's memory bandwidth
+T2     empirical step vs plain torch autograd of eq. (T), same data and device     GPU ≥ 3,
+       (speed-up), at T1's size on a GPU and at N = 10⁴, D = d = 64 on a CPU       CPU ≥ 2
+T3     exchangeable exact population engine (problem (P)), D = 64, C = 4, ms/step   GPU < 50
+T4     Monte Carlo population engine, D = 1024, 10⁶ fresh samples per step, s/step  GPU < 0.1
+=====  ==========================================================================  ==========
+
+A target is judged (``met`` True/False) only when it was measured at its own size on its own
+kind of device; every other row (a GPU target run on a CPU, or at a smaller ``--targets-size
+cpu`` size) has ``met`` empty and says so in ``note``: those rows show where the time goes and
+that the code path runs, not whether the target holds. Nothing here is asserted in tests.
+
+"Time to read X twice" uses the nominal HBM bandwidth of known GPUs
+([`theorylab.bench.GPU_PEAK_GBS`][]) and, elsewhere, the copy rate measured in the same run
+([`theorylab.bench.measure_peaks`][]). A step is ``evaluate(need_grad=True)`` + ``apply`` from a
+fixed state, timed as the median of ``repeats`` after one warm-up, CUDA synchronised.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+
+import numpy as np
+
+__all__ = ["Target", "TARGETS", "target_sizes", "run_targets", "population_engine",
+           "TARGET_SCHEMA", "STATE"]
+
+#: columns of the targets table, in order
+TARGET_SCHEMA = ("target", "what", "device", "dtype", "size", "at_target_size", "measured",
+                 "unit", "threshold", "met", "step_ms", "setup_s", "note")
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """One speed target of issue 6: ``measured <op> threshold`` on ``kind`` at ``size``."""
+
+    key: str
+    what: str
+    kind: str  # "cuda" or "cpu": the device kind the threshold is stated for
+    size: tuple[tuple[str, int], ...]
+    threshold: float
+    op: str  # "<=" or ">="
+    unit: str
+
+    def holds(self, value: float) -> bool:
+        return value <= self.threshold if self.op == "<=" else value >= self.threshold
+
+
+TARGETS = (
+    Target("T1", "empirical step / read X twice at peak bandwidth", "cuda",
+           (("N", 100_000), ("D", 256), ("d", 256)), 2.0, "<=", "ratio"),
+    Target("T2", "speed-up of the empirical step over torch autograd", "cuda",
+           (("N", 100_000), ("D", 256), ("d", 256)), 3.0, ">=", "ratio"),
+    Target("T2", "speed-up of the empirical step over torch autograd", "cpu",
+           (("N", 10_000), ("D", 64), ("d", 64)), 2.0, ">=", "ratio"),
+    Target("T3", "exchangeable exact engine, one step", "cuda",
+           (("D", 64), ("C", 4)), 50.0, "<=", "ms"),
+    Target("T4", "Monte Carlo engine, one step with fresh samples", "cuda",
+           (("D", 1024), ("M", 1_000_000)), 0.1, "<=", "s"),
+)
+
+#: sizes used for the GPU targets when ``--targets-size cpu`` (the default on a CPU): the same
+#: code paths at sizes a 2-core machine runs in about a minute each
+CPU_SIZES = {
+    "T1": (("N", 2_000), ("D", 256), ("d", 256)),
+    "T2": (("N", 2_000), ("D", 256), ("d", 256)),
+    "T3": (("D", 32), ("C", 4)),
+    "T4": (("D", 1024), ("M", 10_000)),
+}
+
+
+def target_sizes(device: str, size_mode: str) -> list[tuple[Target, dict[str, int]]]:
+    """The (target, size) pairs to measure on ``device``.
+
+    ``size_mode``: ``"target"`` (every target at its own size), ``"cpu"`` (GPU targets at
+    [`CPU_SIZES`][]) or ``"auto"`` (``"target"`` on CUDA, ``"cpu"`` on a CPU). On a CPU the CPU
+    target T2 always runs at its own size; on CUDA the CPU-only target is left out."""
+    kind = "cuda" if device.startswith("cuda") else "cpu"
+    if size_mode == "auto":
+        size_mode = "target" if kind == "cuda" else "cpu"
+    if size_mode not in ("target", "cpu"):
+        raise ValueError(f"size_mode: must be 'auto', 'target' or 'cpu' (got {size_mode!r})")
+    out = []
+    for t in TARGETS:
+        if t.kind == "cpu" and kind == "cuda":
+            continue
+        if t.kind == "cuda" and kind == "cpu" and t.key == "T2":
+            continue  # T2's CPU statement is measured instead
+        size = dict(t.size)
+        if t.kind != kind and size_mode == "cpu":
+            size = dict(CPU_SIZES[t.key])
+        out.append((t, size))
+    return out
+
+
+def population_engine(D: int, C: int, method: str, *, backend: str = "torch",
+                      device: str = "cpu", dtype: str = "float64", mc_samples: int = 100_000,
+                      q: float = 0.2):
+    """An engine for problem (P) (``method``: brute, exchangeable or montecarlo) with a random
+    partition of D into sets of C (the same partition for every method at given D, C)."""
+    from theorylab.core.backend import get_backend
+    from theorylab.jelassi2022.config import DataConfig, ExperimentConfig, TrainConfig
+    from theorylab.jelassi2022.data import make_wstar
+    from theorylab.jelassi2022.engines import BruteForceEngine, ExchangeableEngine, MonteCarloEngine
+
+    cfg = ExperimentConfig(
+        data=DataConfig(D=D, C=C, partition="random", d=64, q=q),
+        train=TrainConfig(engine="population", method=method, backend=backend, device=device,
+                          dtype=dtype, mc_samples=mc_samples, mc_resample=True, chunk_size=0,
+                          max_configs=10**9),
+    ).resolved()
+    cls = {"brute": BruteForceEngine, "exchangeable": ExchangeableEngine,
+           "montecarlo": MonteCarloEngine}[method]
+    xp = get_backend(backend, dtype, device)
+    return cls(cfg, xp, cfg.data.make_partition(), make_wstar(cfg.data))
+
+
+#: a partition-symmetric state with γ ≠ ρ, the state the population steps are timed from
+STATE = {"gamma": 0.3, "rho": -0.05, "alpha": 0.4}
+
+
+def _size_str(size: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v:,}" for k, v in size.items())
+
+
+def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, args,
+             cache: dict) -> dict:
+    from theorylab.bench.empirical import (
+        bench_empirical,
+        peak_bandwidth,
+        step_bytes,
+        time_engine_step,
+    )
+    from theorylab.jelassi2022.observables import symmetric_A
+
+    row: dict[str, object] = {}
+    if target.key in ("T1", "T2"):
+        key = (size["N"], size["D"], size["d"], dtype)
+        need = size["N"] * size["D"] * size["d"] * (4 if dtype == "float32" else 8)
+        if need > args.max_bytes:
+            return {"measured": math.nan,
+                    "note": f"skipped: X takes {need / 1e9:.1f} GB > --max-bytes"}
+        if key not in cache:  # T1 and T2 at one size share one run (X is generated once)
+            cache.clear()  # free the previous size's data first
+            cache[key] = bench_empirical(size["D"], size["d"], size["N"], device=device,
+                                         dtype=dtype, repeats=args.repeats,
+                                         max_seconds=args.max_seconds, check=False)
+        r = cache[key]
+        row["step_ms"] = r["step_ms"]
+        if target.key == "T1":
+            bw, src = peak_bandwidth(peaks)
+            read2 = step_bytes(size["N"], size["D"], size["d"], 4 if dtype == "float32" else 8)
+            row["measured"] = r["step_ms"] / 1e3 / (read2 / (bw * 1e9))
+            row["note"] = f"bandwidth {bw:.0f} GB/s ({src}); achieved {r['GB/s']:.1f} GB/s"
+        else:
+            row["measured"] = r["speedup_vs_autograd"]
+            row["note"] = f"autograd {r['autograd_ms']:.4g} ms/step"
+        return row
+    t0 = time.perf_counter()
+    if target.key == "T3":
+        eng = population_engine(size["D"], size["C"], "exchangeable", device=device, dtype=dtype)
+        params = dict(STATE)
+        row["note"] = f"{eng.n_configs:,} histograms"
+    else:
+        eng = population_engine(size["D"], 4, "montecarlo", device=device, dtype=dtype,
+                                mc_samples=size["M"])
+        A = symmetric_A(size["D"], eng.partition, eng.diag, STATE["gamma"], STATE["rho"])
+        params = {"A": eng.xp.asarray(A), "v": STATE["alpha"] * eng.wstar}
+        row["note"] = f"C=4, chunk {eng.chunk:,} samples"
+    eng.xp.synchronize()
+    row["setup_s"] = time.perf_counter() - t0
+    t, _ = time_engine_step(eng, params, repeats=args.repeats, max_seconds=args.max_seconds)
+    row["step_ms"] = 1e3 * t
+    row["measured"] = 1e3 * t if target.unit == "ms" else t
+    return row
+
+
+def run_targets(args):
+    """Measure [`TARGETS`][] on ``args.device`` (see the module); returns the tidy table."""
+    import pandas as pd
+
+    from theorylab.bench.empirical import measure_peaks
+
+    device = args.device
+    kind = "cuda" if device.startswith("cuda") else "cpu"
+    peaks = {dt: measure_peaks(device, dt) for dt in args.dtypes}
+    jobs = [(t, size, dt) for t, size in target_sizes(device, args.targets_size)
+            for dt in args.dtypes]
+    # the empirical targets at one size and dtype share one run: put them next to each other
+    jobs.sort(key=lambda j: (j[0].key not in ("T1", "T2"), _size_str(j[1]), j[2]))
+    rows, cache = [], {}
+    for target, size, dtype in jobs:
+        at_size = size == dict(target.size)
+        row = {"target": target.key, "what": target.what, "device": device, "dtype": dtype,
+               "size": _size_str(size), "at_target_size": at_size,
+               "unit": target.unit, "threshold": f"{target.op} {target.threshold:g}"}
+        row.update(_measure(target, size, device, dtype, peaks[dtype], args, cache))
+        judged = at_size and target.kind == kind and np.isfinite(row["measured"])
+        row["met"] = target.holds(row["measured"]) if judged else None
+        if not judged and np.isfinite(row["measured"]):
+            why = "stated for a GPU" if target.kind != kind else "not at the target's size"
+            row["note"] = f"{row.get('note', '')}; not judged: {why}".lstrip("; ")
+        rows.append(row)
+        print("  ".join(f"{k}={row.get(k)}" for k in ("target", "dtype", "size", "measured",
+                                                      "threshold", "met")), flush=True)
+    cache.clear()
+    df = pd.DataFrame(rows, columns=list(TARGET_SCHEMA))
+    return df.sort_values(["target", "dtype"], kind="stable").reset_index(drop=True)

@@ -1,0 +1,33 @@
+"""The claim machinery every paper uses: [`Claim`][], [`ClaimResult`][], verdict helpers and the
+results page writer.
+
+A paper lists its claims (``theorylab.<paper>.claims.CLAIMS``); ``python -m theorylab.check``
+runs them and writes ``docs/results/<paper>/<id>.md``/``.csv``/``.png``.
+"""
+
+from .claim import KINDS, VERDICTS, Claim, ClaimResult, markdown_table
+from .report import render_markdown, write_result
+from .verdict import (
+    MIN_FIT_POINTS,
+    Verdict,
+    combine,
+    ladder_threshold,
+    loglog_fit,
+    strictly_increasing,
+)
+
+__all__ = [
+    "KINDS",
+    "MIN_FIT_POINTS",
+    "VERDICTS",
+    "Claim",
+    "ClaimResult",
+    "Verdict",
+    "combine",
+    "ladder_threshold",
+    "loglog_fit",
+    "markdown_table",
+    "render_markdown",
+    "strictly_increasing",
+    "write_result",
+]

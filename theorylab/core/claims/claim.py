@@ -1,0 +1,151 @@
+"""The claim interface: one object per paper result, with a `check()` that returns a verdict.
+
+Each claim carries its statement, the label of that statement (``FOUND`` when the statement was
+read in the paper, ``RECONSTRUCTED`` when it was not; each paper's notes in ``docs/papers/``
+say which is which), the measured quantities and the predicted behaviour.
+`Claim.check(quick)` runs the measurement and returns a [`ClaimResult`][]: a tidy table, a
+verdict, headline numbers and a plain-language reading.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from .verdict import VERDICTS, Verdict
+
+__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "markdown_table"]
+
+#: What a check is. ``theorem check``: the measurement can contradict the (reconstructed)
+#: statement. ``sanity check``: it verifies a construction or a reduction the theorem rests on,
+#: and the page names the part of the statement it cannot test.
+KINDS = ("theorem check", "sanity check")
+
+
+@dataclass
+class ClaimResult:
+    """Outcome of one claim check.
+
+    **Arguments:**
+
+    - `claim_id`: the claim's stable id (e.g. ``"thm3.1"``).
+    - `table`: tidy table of the measurement (one row per grid point / recorded step).
+    - `verdict`: one of [`VERDICTS`][], or a [`Verdict`][theorylab.claims.Verdict] (its
+      reasons are put first in `reading`).
+    - `headline`: the few numbers the verdict rests on (name → value).
+    - `reading`: plain-language lines: what the numbers say, and where they depart and why.
+    - `extra`: further tables (name → DataFrame), written as ``<id>-<name>.csv``.
+    - `figure`: ``fig -> None`` drawing into a matplotlib figure, or None.
+    - `runtime_s`: wall time of the check.
+    """
+
+    claim_id: str
+    table: pd.DataFrame
+    verdict: str
+    headline: dict[str, object]
+    reading: list[str]
+    extra: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figure: Callable | None = None
+    runtime_s: float = math.nan
+    quick: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.verdict, Verdict):
+            self.reading = [f"Verdict `{self.verdict.verdict}`: " + "; ".join(
+                self.verdict.reasons) + "." if self.verdict.reasons else
+                f"Verdict `{self.verdict.verdict}`."] + list(self.reading)
+            self.verdict = self.verdict.verdict
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict: must be one of {list(VERDICTS)} (got {self.verdict!r})")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A result of a paper and how theorylab checks it.
+
+    **Arguments:**
+
+    - `id`: stable id within its paper, also the file stem of ``docs/results/<paper>/<id>.md``.
+    - `title`: e.g. ``"Theorem 3.1 (generalized linear models fail)"``.
+    - `label`: ``"FOUND"`` or ``"RECONSTRUCTED"`` (the legend of the paper's notes).
+    - `source`: where the statement comes from (section of the paper's notes, source ids).
+    - `statement`: the statement as checked.
+    - `measured`: what is measured.
+    - `predicted`: the predicted behaviour the verdict tests.
+    - `run`: ``run(quick: bool) -> ClaimResult`` (without runtime; `check` adds it).
+    - `judge`: ``judge(tables) -> Verdict``, the claim's verdict as a pure function of its
+      written tables (``{"table": main table, "<name>": extra table, ...}``, the same tables as
+      ``<id>.csv`` and ``<id>-<name>.csv``); `run` calls it, and the tests call it on the CSVs
+      a run wrote and on hand-made agreeing, disagreeing and censored tables.
+    - `kind`: one of [`KINDS`][] (``"theorem check"`` by default).
+    - `untested`: what of the statement the check cannot test (shown on the page).
+    - `paper`: the paper's name (``"jelassi2022"``); [`key`][theorylab.core.claims.Claim.key]
+      is ``"<paper>/<id>"``, the id the command line uses.
+    - `figsize`: the size in inches of the result figure ``<id>.png``.
+    """
+
+    id: str
+    title: str
+    label: str
+    source: str
+    statement: str
+    measured: str
+    predicted: str
+    run: Callable[[bool], ClaimResult]
+    judge: Callable[[dict[str, pd.DataFrame]], Verdict]
+    kind: str = "theorem check"
+    untested: str = ""
+    paper: str = ""
+    figsize: tuple[float, float] = (5.5, 3.8)
+
+    @property
+    def key(self) -> str:
+        """``"<paper>/<id>"`` (the id alone for a claim without a paper)."""
+        return f"{self.paper}/{self.id}" if self.paper else self.id
+
+    def __post_init__(self) -> None:
+        if self.label not in ("FOUND", "RECONSTRUCTED"):
+            raise ValueError(f"label: must be FOUND or RECONSTRUCTED (got {self.label!r})")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind: must be one of {list(KINDS)} (got {self.kind!r})")
+
+    def check(self, quick: bool = False) -> ClaimResult:
+        """Run the measurement; ``quick`` uses a reduced grid (seconds instead of minutes)."""
+        t0 = time.perf_counter()
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            res = self.run(quick)
+        res.runtime_s = time.perf_counter() - t0
+        res.quick = quick
+        return res
+
+
+def _fmt(x) -> str:
+    if isinstance(x, (bool, np.bool_)):
+        return "yes" if x else "no"
+    if isinstance(x, (float, np.floating)):
+        if math.isnan(x):
+            return "–"
+        if math.isinf(x):
+            return "∞" if x > 0 else "−∞"
+        if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e5):
+            return f"{x:.3e}"
+        return f"{x:.5g}"
+    return str(x)
+
+
+def markdown_table(df: pd.DataFrame, max_rows: int = 60) -> str:
+    """A GitHub markdown table of ``df`` (numbers to 5 significant digits); long tables are
+    thinned to ``max_rows`` evenly spaced rows (the CSV beside it holds every row)."""
+    if len(df) > max_rows:
+        idx = np.unique(np.linspace(0, len(df) - 1, max_rows).round().astype(int))
+        df = df.iloc[idx]
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        lines.append("| " + " | ".join(_fmt(x) for x in row) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,161 @@
+"""Building blocks of every paper's configuration: field validators, TOML in and out.
+
+A paper's config is a frozen dataclass per TOML section whose ``__post_init__`` validates each
+field with the checks below, so that every bad value raises a one-line ``ValueError`` that
+starts with the field's name (``data.C: must divide D=10 (got C=3)``), never a traceback from
+deep inside numpy. Every run-config file may carry ``[experiment] paper = "<name>"``, the paper
+whose engines run it; [`paper_of`][] reads it (missing: the default paper).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+__all__ = [
+    "EXPERIMENT",
+    "check_bool",
+    "check_choice",
+    "check_float",
+    "check_int",
+    "check_keys",
+    "frozen_set",
+    "paper_of",
+    "read_toml",
+    "section_from_dict",
+    "tables_to_toml",
+    "toml_value",
+]
+
+#: The TOML section naming the paper a run config belongs to.
+EXPERIMENT = "experiment"
+
+
+# -- field validators ----------------------------------------------------------------------------
+def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise ValueError(f"{name}: must be an integer (got {value!r})")
+    value = int(value)
+    if lo is not None and value < lo:
+        raise ValueError(f"{name}: must be >= {lo} (got {value})")
+    if hi is not None and value > hi:
+        raise ValueError(f"{name}: must be <= {hi} (got {value})")
+    return value
+
+
+def check_float(
+    name: str,
+    value: Any,
+    lo: float | None = None,
+    hi: float | None = None,
+    lo_open: bool = False,
+) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name}: must be a number (got {value!r})")
+    try:
+        value = float(value)
+    except OverflowError:
+        raise ValueError(f"{name}: must be finite (got an integer too large for a float)") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{name}: must be finite (got {value})")
+    if lo is not None and (value < lo or (lo_open and value == lo)):
+        rel = ">" if lo_open else ">="
+        raise ValueError(f"{name}: must be {rel} {lo} (got {value})")
+    if hi is not None and value > hi:
+        raise ValueError(f"{name}: must be <= {hi} (got {value})")
+    return value
+
+
+def check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name}: must be one of {list(allowed)} (got {value!r})")
+    return value
+
+
+def check_bool(name: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name}: must be true or false (got {value!r})")
+    return value
+
+
+def frozen_set(obj, name, value):
+    object.__setattr__(obj, name, value)
+
+
+# -- sections and files -----------------------------------------------------------------------
+def check_keys(cls, section: str, table: Mapping[str, Any]) -> None:
+    """Raise ``ValueError`` naming ``section.key`` for a key that is not a field of ``cls``."""
+    names = {f.name for f in fields(cls)}
+    for key in table:
+        if key not in names:
+            raise ValueError(f"{section}.{key}: unknown field (allowed: {sorted(names)})")
+
+
+def section_from_dict(cls, section: str, table: Mapping[str, Any]):
+    """``cls(**table)`` after checking that ``table`` is a table of known fields."""
+    if not isinstance(table, Mapping):
+        raise ValueError(f"{section}: must be a table (got {table!r})")
+    check_keys(cls, section, table)
+    return cls(**dict(table))
+
+
+def read_toml(path: str | Path) -> dict[str, Any]:
+    """The tables of a TOML file; unreadable or invalid files raise ``ValueError`` naming it."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ValueError(f"config: cannot read {path}: {e.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(f"config: {path} is not valid TOML: {e}") from None
+
+
+def paper_of(tables: Mapping[str, Any], known: tuple[str, ...], default: str) -> str:
+    """The paper named by ``[experiment] paper`` (``default`` when absent), one of ``known``."""
+    exp = tables.get(EXPERIMENT, {}) if isinstance(tables, Mapping) else {}
+    if not isinstance(exp, Mapping):
+        raise ValueError(f"{EXPERIMENT}: must be a table (got {exp!r})")
+    for key in exp:
+        if key != "paper":
+            raise ValueError(f"{EXPERIMENT}.{key}: unknown field (allowed: ['paper'])")
+    name = exp.get("paper", default)
+    if not isinstance(name, str) or name not in known:
+        raise ValueError(f"{EXPERIMENT}.paper: unknown paper {name!r} (known: {list(known)})")
+    return name
+
+
+def toml_value(v: Any) -> str:
+    """One TOML value (bool, int, float including nan/inf, str, list)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {v!r} as TOML")  # pragma: no cover - configs hold only these
+
+
+def tables_to_toml(tables: Mapping[str, Mapping[str, Any]], header: str = "") -> str:
+    """TOML text of ``{section: {key: value}}`` with ``header`` as comment lines on top."""
+    lines = [f"# {line}" for line in header.splitlines()] if header else []
+    for name, table in tables.items():
+        if lines:
+            lines.append("")
+        lines.append(f"[{name}]")
+        lines.extend(f"{k} = {toml_value(v)}" for k, v in table.items())
+    return "\n".join(lines) + "\n"

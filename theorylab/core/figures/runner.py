@@ -1,0 +1,154 @@
+"""Render registered figures and keep `<out>/manifest.json` up to date."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from theorylab.core.atomic_io import atomic_write_text
+from theorylab.core.figures.registry import (
+    FigureContext,
+    FigureResult,
+    figure_theme,
+    get_figure,
+    list_figures,
+    save_figure,
+    stderr_is_tty,
+)
+
+__all__ = ["MANIFEST_NAME", "package_version", "read_manifest", "run_figures"]
+
+MANIFEST_NAME = "manifest.json"
+MANIFEST_KEYS = (
+    "paper",
+    "paper_figure",
+    "title",
+    "caption",
+    "data_source",
+    "settings",
+    "headline",
+    "device",
+    "runtime_s",
+    "version",
+    "quick",
+    "seed",
+    "files",
+)
+"""Keys of every manifest entry (`manifest["figures"][id]`)."""
+
+
+def package_version() -> str:
+    """The package's version ([`theorylab.core.__version__`][theorylab.core])."""
+    from theorylab.core import __version__
+
+    return __version__
+
+
+def _jsonable(x: Any) -> Any:
+    """Convert numpy / torch scalars, arrays, tuples and paths to plain JSON values."""
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, Path):
+        return str(x)
+    if hasattr(x, "tolist"):  # numpy / torch scalar or array
+        return _jsonable(x.tolist())
+    if isinstance(x, float) and not math.isfinite(x):
+        return None if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    return str(x)
+
+
+def read_manifest(out: str | os.PathLike) -> dict:
+    """The manifest under `out` (`{"figures": {}}` when absent)."""
+    path = Path(out) / MANIFEST_NAME
+    if not path.exists():
+        return {"figures": {}}
+    with open(path, encoding="utf-8") as fh:
+        manifest = json.load(fh)
+    if not isinstance(manifest.get("figures"), dict):
+        raise ValueError(f"{path}: not a theorylab figure manifest (no 'figures' mapping)")
+    return manifest
+
+
+def _write_manifest(out: Path, manifest: dict) -> None:
+    text = json.dumps(manifest, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    atomic_write_text(out / MANIFEST_NAME, text)
+
+
+def run_figures(
+    ids: Sequence[str] | None = None,
+    *,
+    out: str | os.PathLike = "figures",
+    quick: bool = False,
+    device: str = "cpu",
+    seed: int = 0,
+    progress: bool | None = None,
+) -> dict:
+    """Render figures, save PDF + PNG, and merge their entries into `<out>/manifest.json`.
+
+    **Arguments:**
+
+    - `ids`: figure ids to render (default: all registered, sorted by id).
+    - `out`: output folder (created if needed).
+    - `quick`: tiny settings for a fast smoke run.
+    - `device`: `"cpu"` or `"cuda"` (torch device for the figures that train models).
+    - `seed`: base seed passed to every figure.
+    - `progress`: show tqdm bars (default: only when stderr is a TTY).
+
+    **Returns:** the manifest (a dict, as written). Entries of figures not rendered in this call
+    are kept from the existing manifest. The manifest is rewritten after each figure, so an
+    interrupted run keeps the figures already done.
+    """
+    import matplotlib
+    from tqdm.auto import tqdm
+
+    if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "cairo"):
+        matplotlib.use("Agg")
+    specs = [get_figure(i) for i in ids] if ids else list_figures()
+    if progress is None:
+        progress = stderr_is_tty()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    ctx = FigureContext(out=out, quick=quick, device=device, seed=seed, progress=progress)
+    version = package_version()
+    manifest = read_manifest(out)
+    bar = tqdm(specs, desc="figures", unit="fig", disable=not progress)
+    for spec in bar:
+        bar.set_postfix_str(spec.id)
+        t0 = time.perf_counter()
+        with figure_theme():
+            result = spec.func(ctx)
+            if not isinstance(result, FigureResult):
+                raise TypeError(f"figure {spec.id} returned {type(result).__name__}, "
+                                "expected FigureResult")
+            files = save_figure(result.figure, out, spec.id)
+            for name, fig in result.extra.items():
+                files += save_figure(fig, out, f"{spec.id}-{name}")
+        runtime = time.perf_counter() - t0
+        manifest = read_manifest(out)  # re-read: merge with anything written meanwhile
+        manifest["figures"][spec.id] = _jsonable({
+            "paper": spec.paper,
+            "paper_figure": spec.paper_figure,
+            "title": spec.title,
+            "caption": spec.caption,
+            "reading": list(result.reading),
+            "data_source": spec.data_source,
+            "settings": result.settings,
+            "headline": result.headline,
+            "device": device,
+            "runtime_s": round(runtime, 2),
+            "version": version,
+            "quick": quick,
+            "seed": seed,
+            "files": sorted(p.name for p in files),
+        })
+        _write_manifest(out, manifest)
+    return manifest

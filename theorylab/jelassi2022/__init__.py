@@ -1,0 +1,96 @@
+"""Jelassi, Sander & Li (2022), "Vision Transformers provably learn spatial structure"
+(NeurIPS 2022): a one-layer ViT with positional attention learns the partition of patches into
+sets while gradient descent minimises a logistic loss.
+
+Rooms of this subpackage, in the paper's order: [`partition`][theorylab.jelassi2022.partition]
+and [`data`][theorylab.jelassi2022.data] (Definition 2.1, Assumption 1),
+[`activation`][theorylab.jelassi2022.activation] and [`model`][theorylab.jelassi2022.model]
+(eq. (T)), [`config`][theorylab.jelassi2022.config], [`engines`][theorylab.jelassi2022.engines]
+(problems (P) and (E)), [`observables`][theorylab.jelassi2022.observables] (α, β, γ, ρ, patch
+association), [`trainer`][theorylab.jelassi2022.trainer] (runs on the kernel's loop),
+[`sweep`][theorylab.jelassi2022.sweep] (batched seeds × learning rates),
+[`claims`][theorylab.jelassi2022.claims] (Theorems 3.1–5.1) and ``figures`` (the paper's
+figures and theorylab's figures on the dynamics). Paper notes: ``docs/papers/jelassi2022.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from theorylab.core.paper import Paper
+
+from .activation import Activation
+from .config import (
+    PAPER_NAME,
+    DataConfig,
+    ExperimentConfig,
+    ModelConfig,
+    TrainConfig,
+    config_from_dict,
+    config_to_toml,
+    load_config,
+)
+from .data import bayes_error, fstar, fstar_error, make_wstar, sample
+from .engines import make_engine
+from .model import PositionalAttentionModel, model_output
+from .partition import Partition
+from .sweep import run_sweep
+from .trainer import RunResult, run_experiment
+
+__all__ = [
+    "PAPER",
+    "PAPER_NAME",
+    "Activation",
+    "DataConfig",
+    "ExperimentConfig",
+    "ModelConfig",
+    "Partition",
+    "PositionalAttentionModel",
+    "RunResult",
+    "TrainConfig",
+    "bayes_error",
+    "config_from_dict",
+    "config_to_toml",
+    "fstar",
+    "fstar_error",
+    "load_config",
+    "make_engine",
+    "make_wstar",
+    "model_output",
+    "run_experiment",
+    "run_sweep",
+    "sample",
+]
+
+
+def _override(cfg: ExperimentConfig, options: Mapping[str, Any]) -> ExperimentConfig:
+    """The command line's ``--device/--dtype/--backend/--steps`` as ``[train]`` changes
+    (``--device cuda`` alone also selects the torch backend)."""
+    train = {k: v for k, v in options.items() if v is not None}
+    if train.get("device") == "cuda" and "backend" not in train:
+        train["backend"] = "torch"
+    return cfg.replace(train=train) if train else cfg
+
+
+def _load_claims():
+    from .claims import CLAIMS
+
+    return CLAIMS
+
+
+def _load_figures() -> None:
+    from . import figures  # noqa: F401  (registers the figures)
+
+
+#: This paper as the entry points see it.
+PAPER = Paper(
+    name=PAPER_NAME,
+    title="Jelassi, Sander & Li (2022), Vision Transformers provably learn spatial structure",
+    config_from_tables=config_from_dict,
+    override=_override,
+    run=run_experiment,
+    load_claims=_load_claims,
+    load_figures=_load_figures,
+    notes="docs/papers/jelassi2022.md",
+)

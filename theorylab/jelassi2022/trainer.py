@@ -1,0 +1,174 @@
+"""Runs of Jelassi et al. (2022): [`run_experiment`][] on the kernel's training loop.
+
+One row per recorded step (schema [`TRAJECTORY_SCHEMA`][]): the engine's loss and error, and the
+quantities of [`theorylab.jelassi2022.observables`][]. The loop itself (recording, checkpoints,
+resume, divergence stop, progress) is [`theorylab.core.trainer.train`][].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from theorylab.core.trainer import DivergenceError, empty_table, record_schedule, train
+
+from .config import ExperimentConfig, TrainConfig, config_to_toml, load_config
+from .data import make_wstar
+from .engines import Engine, make_engine
+from .observables import TRACKED_COLUMNS
+from .partition import Partition
+
+__all__ = [
+    "TRAJECTORY_SCHEMA",
+    "DivergenceError",
+    "RunResult",
+    "record_steps",
+    "run_experiment",
+    "empty_trajectory",
+]
+
+#: Column → dtype of ``trajectory.csv``. ``loss``/``error``: exact population values (exact
+#: engines), estimates with standard errors ``loss_se``/``error_se`` (Monte Carlo), or test-set
+#: values (empirical; ``train_loss`` is the training objective). ``error`` counts F = 0 as an
+#: error; ``tie_mass`` = P[F = 0]; ``error_fair`` = ``error − tie_mass/2``, the error of a fair
+#: coin on ties (the one to compare with the Bayes error and with empirical errors, whose
+#: ties the noise part of v breaks at random). ``pa_gap``: the logit margin of patch
+#: association ([`theorylab.jelassi2022.observables.pa_gap`][]); ``patch_association`` uses
+#: ``train.pa_margin``. NaN where not defined.
+TRAJECTORY_SCHEMA: dict[str, str] = {
+    "step": "int64",
+    "loss": "float64",
+    "error": "float64",
+    "tie_mass": "float64",
+    "error_fair": "float64",
+    "loss_se": "float64",
+    "error_se": "float64",
+    "train_loss": "float64",
+    "alpha": "float64",
+    "beta": "float64",
+    "cos_v_wstar": "float64",
+    "gamma": "float64",
+    "rho": "float64",
+    "sym_dev": "float64",
+    "patch_association": "bool",
+    "pa_gap": "float64",
+    "own_set_mass": "float64",
+    "engine": "string",
+}
+assert set(TRACKED_COLUMNS) <= set(TRAJECTORY_SCHEMA)
+
+
+@dataclass
+class RunResult:
+    """Outcome of [`run_experiment`][]: the trajectory table, the final state and provenance."""
+
+    trajectory: pd.DataFrame
+    A: np.ndarray
+    v: np.ndarray
+    wstar: np.ndarray
+    partition: Partition
+    engine: str
+    config: ExperimentConfig
+    steps_done: int
+
+    def summary(self) -> str:
+        last = self.trajectory.iloc[-1]
+        return (
+            f"engine={self.engine} steps={self.steps_done} loss={last['loss']:.6g} "
+            f"error={last['error']:.6g} alpha={last['alpha']:.6g} gamma={last['gamma']:.6g} "
+            f"rho={last['rho']:.6g} patch_association={bool(last['patch_association'])}"
+        )
+
+
+def record_steps(train: TrainConfig) -> np.ndarray:
+    """Steps at which a row is recorded: always 0 and ``steps``; log-spaced, linear or all."""
+    return record_schedule(train.steps, train.n_records, train.record)
+
+
+def empty_trajectory() -> pd.DataFrame:
+    return empty_table(TRAJECTORY_SCHEMA)
+
+
+def _same_run(cfg: ExperimentConfig):
+    """The resume check: the saved config must equal ``cfg`` except for ``train.steps``."""
+
+    def check(path: Path) -> None:
+        old, new = load_config(path).to_dict(), cfg.to_dict()
+        old["train"].pop("steps", None), new["train"].pop("steps", None)
+        if old != new:
+            raise ValueError(
+                f"resume: {path} differs from the requested configuration "
+                "(only train.steps may change on resume)"
+            )
+
+    return check
+
+
+def run_experiment(
+    cfg: ExperimentConfig,
+    *,
+    out: str | Path | None = None,
+    resume: bool = False,
+    progress: bool | None = None,
+    engine: Engine | None = None,
+    initial: dict[str, np.ndarray] | None = None,
+) -> RunResult:
+    """Run gradient descent as ``cfg`` says; return the trajectory and the final state.
+
+    **Arguments:**
+
+    - `cfg`: the experiment (defaults are resolved here).
+    - `out`: folder for ``trajectory.csv``, ``config.toml``, ``final_state.npz`` and
+      ``checkpoint.npz`` (all written atomically; the trajectory after every recorded step).
+    - `resume`: continue from ``out/checkpoint.npz`` if present (``train.steps`` may grow).
+    - `progress`: show a tqdm bar; default: only when stderr is a terminal.
+    - `engine`: a prebuilt engine (for tests and benchmarks); default [`make_engine`][].
+    - `initial`: start from a given state instead of the configured initialisation:
+      ``{"A": (D, D) array}`` and/or ``{"v": (d,) array}`` (the other one from the config),
+      e.g. a pre-trained A for fine-tuning with ``lr_A = 0`` (Theorem 5.1). The diagonal of the
+      given A is kept as it is (frozen).
+
+    Raises [`DivergenceError`][] (after writing the rows so far) when a value stops being finite.
+    """
+    cfg = cfg.resolved()
+    partition = cfg.data.make_partition()
+    wstar = make_wstar(cfg.data)
+    engine = engine or make_engine(cfg, partition, wstar)
+    params = None
+    if initial:
+        unknown = set(initial) - {"A", "v"}
+        if unknown:
+            raise ValueError(f"initial: unknown keys {sorted(unknown)} (allowed: A, v)")
+        A0, v0 = engine.state(engine.initial_params())
+        arrays = {"A": np.asarray(initial.get("A", A0), dtype=np.float64),
+                  "v": np.asarray(initial.get("v", v0), dtype=np.float64)}
+        if arrays["A"].shape != A0.shape or arrays["v"].shape != v0.shape:
+            raise ValueError(f"initial: A must be {A0.shape} and v {v0.shape}")
+        params = engine.params_from_arrays(arrays)
+
+    def result(outcome) -> RunResult:
+        A, v = engine.state(outcome.params)
+        return RunResult(outcome.trajectory, A, v, wstar, partition, engine.name, cfg,
+                         outcome.steps_done)
+
+    header = f"theorylab resolved configuration (engine: {engine.name})"
+    try:
+        outcome = train(
+            engine,
+            steps=cfg.train.steps,
+            schedule=record_steps(cfg.train),
+            schema=TRAJECTORY_SCHEMA,
+            config_text=config_to_toml(cfg, header),
+            out=out,
+            resume=resume,
+            same_run=_same_run(cfg),
+            params=params,
+            progress=progress,
+        )
+    except DivergenceError as err:
+        err.result = result(err.result)
+        raise
+    return result(outcome)
