@@ -7,52 +7,10 @@ first paper's public API, re-exported so that ``from theorylab import run_experi
 working; ``theorylab.papers.PAPERS`` lists the papers the entry points know.
 """
 
+from theorylab import jelassi2022 as _first_paper
 from theorylab.core import __version__
 from theorylab.core.backend import get_backend
-from theorylab.jelassi2022 import (
-    Activation,
-    DataConfig,
-    ExperimentConfig,
-    ModelConfig,
-    Partition,
-    PositionalAttentionModel,
-    RunResult,
-    TrainConfig,
-    bayes_error,
-    config_from_dict,
-    config_to_toml,
-    fstar,
-    fstar_error,
-    load_config,
-    make_engine,
-    make_wstar,
-    model_output,
-    run_experiment,
-    run_sweep,
-    sample,
-)
+from theorylab.jelassi2022 import *  # noqa: F403  (the first paper's public API)
 
-__all__ = [
-    "Activation",
-    "DataConfig",
-    "ExperimentConfig",
-    "ModelConfig",
-    "Partition",
-    "PositionalAttentionModel",
-    "RunResult",
-    "TrainConfig",
-    "bayes_error",
-    "config_from_dict",
-    "config_to_toml",
-    "fstar",
-    "fstar_error",
-    "get_backend",
-    "load_config",
-    "make_engine",
-    "make_wstar",
-    "model_output",
-    "run_experiment",
-    "run_sweep",
-    "sample",
-    "__version__",
-]
+__all__ = [n for n in _first_paper.__all__ if not n.startswith("PAPER")] + [
+    "get_backend", "__version__"]

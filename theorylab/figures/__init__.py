@@ -7,41 +7,10 @@ runner, manifest) is the kernel's [`theorylab.core.figures`][]; a paper register
 with [`register`][theorylab.core.figures.register] in its own subpackage.
 """
 
-from theorylab.core.figures import (
-    DPI,
-    MANIFEST_KEYS,
-    MANIFEST_NAME,
-    FigureContext,
-    FigureResult,
-    FigureSpec,
-    figure_theme,
-    get_figure,
-    list_figures,
-    new_figure,
-    package_version,
-    read_manifest,
-    register,
-    run_figures,
-    save_figure,
-)
+from theorylab.core import figures as _core
+from theorylab.core.figures import *  # noqa: F403  (the kernel's figure API, re-exported)
 from theorylab.papers import load_all_figures
 
 load_all_figures()
 
-__all__ = [
-    "DPI",
-    "MANIFEST_KEYS",
-    "MANIFEST_NAME",
-    "FigureContext",
-    "FigureResult",
-    "FigureSpec",
-    "figure_theme",
-    "get_figure",
-    "list_figures",
-    "new_figure",
-    "package_version",
-    "read_manifest",
-    "register",
-    "run_figures",
-    "save_figure",
-]
+__all__ = list(_core.__all__)

@@ -6,40 +6,10 @@ A paper's figure modules decorate their functions with [`register`][] (see
 figures and runs them.
 """
 
-from theorylab.core.figures.registry import (
-    DPI,
-    FigureContext,
-    FigureResult,
-    FigureSpec,
-    figure_theme,
-    get_figure,
-    list_figures,
-    new_figure,
-    register,
-    save_figure,
-)
-from theorylab.core.figures.runner import (
-    MANIFEST_KEYS,
-    MANIFEST_NAME,
-    package_version,
-    read_manifest,
-    run_figures,
-)
+from theorylab.core.figures import registry as _registry
+from theorylab.core.figures import runner as _runner
+from theorylab.core.figures.registry import *  # noqa: F403
+from theorylab.core.figures.runner import *  # noqa: F403
+from theorylab.core.figures.runner import MANIFEST_KEYS
 
-__all__ = [
-    "DPI",
-    "MANIFEST_KEYS",
-    "MANIFEST_NAME",
-    "FigureContext",
-    "FigureResult",
-    "FigureSpec",
-    "figure_theme",
-    "get_figure",
-    "list_figures",
-    "new_figure",
-    "package_version",
-    "read_manifest",
-    "register",
-    "run_figures",
-    "save_figure",
-]
+__all__ = [*_registry.__all__, *_runner.__all__, "MANIFEST_KEYS"]
