@@ -1,4 +1,9 @@
-"""Atomic file output: write to a temporary file in the same folder, then ``os.replace``."""
+"""Atomic file output: write to a temporary file in the same folder, then ``os.replace``.
+
+Files get the permissions of a plain ``open()`` under the user's umask (``0o666 & ~umask``),
+not the 0600 of the temporary file. A killed write leaves at most a ``.<name>.*.tmp`` file,
+which [`remove_stale_temporaries`][] deletes.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "write_csv", "write_npz", "write_json"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "write_csv", "write_npz", "write_json",
+           "file_mode", "remove_stale_temporaries"]
+
+
+def file_mode() -> int:
+    """``0o666`` minus the process's umask: the mode ``open()`` would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def remove_stale_temporaries(folder: str | Path) -> list[Path]:
+    """Delete the temporary files that killed atomic writes left in ``folder``."""
+    removed = []
+    for p in Path(folder).glob(".*.tmp"):
+        if p.is_file():
+            p.unlink(missing_ok=True)
+            removed.append(p)
+    return removed
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -22,6 +45,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
+            os.fchmod(f.fileno(), file_mode())
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:

@@ -38,17 +38,27 @@ EXPERIMENT = "experiment"
 
 
 # -- field validators ----------------------------------------------------------------------------
-def check_int(name: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
+def _why(why: str | None) -> str:
+    return f"{why}; " if why else ""
+
+
+def check_int(
+    name: str, value: Any, lo: int | None = None, hi: int | None = None, why: str | None = None
+) -> int:
+    """``value`` as an ``int`` in ``[lo, hi]`` (an integral float such as ``1e3`` is accepted);
+    ``why`` is the reason of the bounds, printed before the offending value."""
+    raw = value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
             raise ValueError(f"{name}: must be an integer (got {value!r})")
     value = int(value)
+    shown = raw if isinstance(raw, float) else value
     if lo is not None and value < lo:
-        raise ValueError(f"{name}: must be >= {lo} (got {value})")
+        raise ValueError(f"{name}: must be >= {lo} ({_why(why)}got {shown})")
     if hi is not None and value > hi:
-        raise ValueError(f"{name}: must be <= {hi} (got {value})")
+        raise ValueError(f"{name}: must be <= {hi} ({_why(why)}got {shown})")
     return value
 
 
@@ -58,7 +68,10 @@ def check_float(
     lo: float | None = None,
     hi: float | None = None,
     lo_open: bool = False,
+    why: str | None = None,
 ) -> float:
+    """``value`` as a finite ``float`` in ``[lo, hi]`` (``(lo, hi]`` with ``lo_open``); ``why``
+    is the reason of the bounds, printed before the offending value."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name}: must be a number (got {value!r})")
     try:
@@ -69,9 +82,9 @@ def check_float(
         raise ValueError(f"{name}: must be finite (got {value})")
     if lo is not None and (value < lo or (lo_open and value == lo)):
         rel = ">" if lo_open else ">="
-        raise ValueError(f"{name}: must be {rel} {lo} (got {value})")
+        raise ValueError(f"{name}: must be {rel} {lo} ({_why(why)}got {value})")
     if hi is not None and value > hi:
-        raise ValueError(f"{name}: must be <= {hi} (got {value})")
+        raise ValueError(f"{name}: must be <= {hi} ({_why(why)}got {value})")
     return value
 
 
@@ -109,12 +122,21 @@ def section_from_dict(cls, section: str, table: Mapping[str, Any]):
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
-    """The tables of a TOML file; unreadable or invalid files raise ``ValueError`` naming it."""
+    """The tables of a TOML file (UTF-8 text, a byte-order mark allowed); unreadable, non-UTF-8
+    or invalid files raise ``ValueError`` naming it."""
     path = Path(path)
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as e:
         raise ValueError(f"config: cannot read {path}: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(
+            f"config: {path} is not UTF-8 text ({e.reason}: byte 0x{raw[e.start]:02x} at "
+            f"offset {e.start})"
+        ) from None
+    text = text.removeprefix("\ufeff")  # a byte-order mark (Windows editors) is not TOML
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

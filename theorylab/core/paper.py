@@ -37,6 +37,8 @@ class Paper:
     - `load_claims`: → ``{id: Claim}`` in the paper's order (imported on first use).
     - `load_figures`: imports the paper's figure modules (they register their figures).
     - `notes`: the project page with the paper notes (``docs/papers/<name>.md``).
+    - `config_doc`: → the markdown reference of the paper's config sections, one table per
+      section (``core.configdoc``), for ``docs/config.md``; ``None``: not documented there.
     """
 
     name: str
@@ -47,6 +49,7 @@ class Paper:
     load_claims: Callable[[], Mapping[str, Any]]
     load_figures: Callable[[], None]
     notes: str = ""
+    config_doc: Callable[[], str] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.lower():

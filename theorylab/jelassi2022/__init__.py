@@ -27,6 +27,7 @@ from .config import (
     ExperimentConfig,
     ModelConfig,
     TrainConfig,
+    config_doc,
     config_from_dict,
     config_to_toml,
     load_config,
@@ -93,4 +94,5 @@ PAPER = Paper(
     load_claims=_load_claims,
     load_figures=_load_figures,
     notes="docs/papers/jelassi2022.md",
+    config_doc=lambda: config_doc(level=3),
 )

@@ -29,6 +29,7 @@ from theorylab.core.config import check_choice as _choice
 from theorylab.core.config import check_float as _float
 from theorylab.core.config import check_int as _int
 from theorylab.core.config import frozen_set as _set
+from theorylab.core.configdoc import config_markdown, one_of
 
 from .activation import NAMED_ACTIVATIONS, Activation
 from .partition import Partition, _as_sets
@@ -41,11 +42,14 @@ __all__ = [
     "ModelConfig",
     "TrainConfig",
     "ExperimentConfig",
+    "as_config",
+    "config_doc",
     "load_config",
     "config_from_dict",
     "config_to_toml",
 ]
 
+PARTITIONS = ("grid", "random")
 ENGINES = ("population", "empirical")
 METHODS = ("auto", "brute", "exchangeable", "montecarlo")
 INIT_V = ("aligned", "gaussian")
@@ -55,6 +59,57 @@ DTYPES = ("float64", "float32")
 BACKENDS = ("numpy", "torch")
 DIAG_NAMED = ("loglogd",)
 
+#: Bounds of the sizes and of A's initial entries: field → (lowest, highest, reason of the
+#: upper bound). The upper bounds are hard limits. No legitimate run on a 128 GB machine comes
+#: near them, so a larger value is a typo (``D = 1e29``) and is refused in one line naming the
+#: field instead of failing later as a MemoryError, an int64 overflow or a hang.
+#:
+#: - ``data.D``: A is D×D and the engines hold (rows, D, D) attention scores per chunk; 4096²
+#:   float64 entries are 134 MB per copy (the paper uses D <= 100, the benchmarks D = 1024).
+#: - ``data.d``: w*, v and every patch are d-vectors; one sample is D·d floats, 16 MB at
+#:   D = 2 and d = 10⁶ (the paper and benchmarks use d <= 256).
+#: - ``train.n_train``, ``train.n_test``: the empirical engine holds the n×D×d samples; 10⁸
+#:   samples are 3.2 GB at the smallest D = d = 2 and exceed 128 GB once D·d > 160.
+#: - ``train.mc_samples``: every evaluation draws mc_samples·D·d Gaussians; 10⁹ samples a
+#:   step at D = d = 2 already take tens of seconds, with a standard error ~3·10⁻⁵ of the
+#:   loss's spread.
+#: - ``train.steps``: a step is a full-batch pass over the data (>= 1 ms): 10⁹ steps are
+#:   over 11 days, and ``record = "all"`` would write a row for each.
+#: - ``train.n_records``: each recorded step is a row of trajectory.csv and a test evaluation.
+#: - ``train.max_configs``: each enumerated configuration costs at least one float64, so 10¹⁰
+#:   of them are 80 GB.
+#: - ``train.offdiag0``, ``train.offdiag0_std``, ``model.diag`` (|value| <= 10⁶): entries of
+#:   A are softmax logits; the softmax of A/τ is saturated once two entries differ by 40·τ
+#:   (e⁻⁴⁰ < 2⁻⁵², below float64's resolution), so 10⁶ leaves room for any temperature up to
+#:   2.5·10⁴, while larger values (1e308) can only overflow (A/τ → inf, inf − inf = nan).
+_LOGIT = "A's entries are softmax logits, saturated far below that"
+LIMITS: dict[str, tuple[int | float, int | float, str]] = {
+    "data.D": (2, 4096, "A is D×D"),
+    "data.d": (2, 1_000_000, "a patch is a d-vector, a sample D·d floats"),
+    "train.n_train": (1, 100_000_000, "the n_train×D×d samples are held in memory"),
+    "train.n_test": (1, 100_000_000, "the n_test×D×d samples are held in memory"),
+    "train.mc_samples": (2, 1_000_000_000, "each evaluation draws mc_samples×D×d Gaussians"),
+    "train.steps": (0, 1_000_000_000, "a step is a full pass over the data"),
+    "train.n_records": (2, 1_000_000, "each recorded step is a row and a test evaluation"),
+    "train.max_configs": (1, 10_000_000_000, "an enumerated configuration costs >= 8 bytes"),
+    "train.offdiag0": (-1e6, 1e6, _LOGIT),
+    "train.offdiag0_std": (0.0, 1e6, _LOGIT),
+    "model.diag": (-1e6, 1e6, _LOGIT),
+}
+
+
+def _bounded_int(name: str, value: Any) -> int:
+    """An integer within its ``LIMITS``; the reason of the upper bound when it is exceeded."""
+    lo, hi, why = LIMITS[name]
+    _int(name, value, lo=lo)
+    return _int(name, value, hi=hi, why=why)
+
+
+def _bounded_float(name: str, value: Any) -> float:
+    """A finite float within its ``LIMITS`` (the reason on failure)."""
+    lo, hi, why = LIMITS[name]
+    return _float(name, value, lo=lo, hi=hi, why=why)
+
 
 # -- sections -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -63,14 +118,20 @@ class DataConfig:
 
     **Arguments:**
 
-    - `D`: number of patches (>= 2).
-    - `C`: patches per set; ``C`` must divide ``D``. Give ``C`` or ``L`` (``L = D / C``).
-    - `L`: number of sets (>= 2, since every set is a proper subset, Definition 2.1).
-    - `partition`: ``"grid"`` (square blocks of C patches on a √D×√D grid), ``"random"``
-      (seeded by `seed`) or an explicit list of sets (0-based patch indices).
-    - `d`: patch dimension (>= 2, so that the noise space orthogonal to w* is not empty).
-    - `q`: probability that a patch outside the signal set carries ±w* (δ = ±1 w.p. q/2 each).
-    - `sigma`: noise level; default ``1/√d`` (Assumption 2). Noise ~ N(0, σ²(I − w*w*ᵀ)).
+    - `D`: number of patches X_1, …, X_D (>= 2; Definition 2.1, FOUND).
+    - `C`: patches per set; ``C`` must divide ``D`` (Definition 2.1, FOUND). Give ``C`` or
+      ``L``; default ``D / L``.
+    - `L`: number of sets (>= 2, since every set is a proper subset, Definition 2.1, FOUND);
+      default ``D / C``.
+    - `partition`: the sets S_1, …, S_L (Definition 2.1, FOUND): ``"grid"`` (square blocks of C
+      patches on a √D×√D grid), ``"random"`` (seeded by `seed`) or an explicit list of sets
+      (0-based patch indices).
+    - `d`: patch dimension (>= 2, so that the noise space orthogonal to w* is not empty;
+      Definition 2.1, FOUND).
+    - `q`: probability that a patch outside the signal set carries ±w* (δ = ±1 w.p. q/2 each;
+      Assumption 1, FOUND).
+    - `sigma`: noise level, noise ~ N(0, σ²(I − w*w*ᵀ)); default ``1/√d`` (Assumption 2,
+      FOUND).
     - `seed`: seeds w* and a random partition.
     """
 
@@ -84,11 +145,11 @@ class DataConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        D = _int("data.D", self.D, lo=2)
+        D = _bounded_int("data.D", self.D)
         _set(self, "D", D)
         part = self.partition
         if isinstance(part, str):
-            _choice("data.partition", part, ("grid", "random"))
+            _choice("data.partition", part, PARTITIONS)
             C, L = self.C, self.L
             if C is None and L is None:
                 raise ValueError("data.C: give C (patches per set) or L (number of sets)")
@@ -125,7 +186,7 @@ class DataConfig:
                 f"data.L: need at least 2 sets (each S_l is a proper subset; got L={L})")
         _set(self, "C", C)
         _set(self, "L", L)
-        _set(self, "d", _int("data.d", self.d, lo=2))
+        _set(self, "d", _bounded_int("data.d", self.d))
         _set(self, "q", _float("data.q", self.q, lo=0.0, hi=1.0))
         if self.sigma is not None:
             _set(self, "sigma", _float("data.sigma", self.sigma, lo=0.0))
@@ -157,10 +218,10 @@ class ModelConfig:
 
     **Arguments:**
 
-    - `activation`: ``"cubic"`` (h³), ``"quintic"`` (h⁵ + 0.03h) or polynomial coefficients in
-      ascending powers. RECONSTRUCTED: the paper's σ could not be read.
-    - `temperature`: divisor of A in the softmax; default ``√d`` (FOUND in (T)).
-    - `value_scale`: factor inside σ; default ``D`` (FOUND in (T)).
+    - `activation`: σ of eq. (T): ``"cubic"`` (h³), ``"quintic"`` (h⁵ + 0.03h) or polynomial
+      coefficients in ascending powers (RECONSTRUCTED: the paper's σ could not be read).
+    - `temperature`: divisor of A in the softmax; default ``√d`` (eq. (T), FOUND).
+    - `value_scale`: factor inside σ; default ``D`` (eq. (T), FOUND).
     - `diag`: the frozen diagonal of A (Simplification 3.1, FOUND that it is frozen; its value is
       RECONSTRUCTED): a number, or ``"loglogd"`` for ln ln d (the third-party script S7).
     """
@@ -185,7 +246,7 @@ class ModelConfig:
         if isinstance(self.diag, str):
             _choice("model.diag", self.diag, DIAG_NAMED)
         else:
-            _set(self, "diag", _float("model.diag", self.diag))
+            _set(self, "diag", _bounded_float("model.diag", self.diag))
 
     def make_activation(self) -> Activation:
         return Activation.from_spec(self.activation)
@@ -201,19 +262,30 @@ class TrainConfig:
 
     **Arguments:**
 
-    - `engine`: ``"population"`` (exact population risk) or ``"empirical"`` (N samples).
+    - `engine`: ``"population"`` (exact population risk, problem (P), FOUND) or
+      ``"empirical"`` (N samples, problem (E), FOUND).
     - `method`: population engine: ``"auto"``, ``"brute"`` (enumeration, any A, tiny D),
       ``"exchangeable"`` (partition-symmetric states, exact), ``"montecarlo"`` (estimates).
-    - `lr_v`, `lr_A`: learning rates of v and of the off-diagonal of A (`lr_A` defaults to
+    - `lr_v`: learning rate of v (RECONSTRUCTED: the paper's "Parametrization" block could not
+      be read).
+    - `lr_A`: learning rate of the off-diagonal of A; default ``lr_v`` (RECONSTRUCTED, as
       `lr_v`).
-    - `steps`: number of GD steps.
-    - `n_train`, `n_test`: sample sizes of the empirical engine (test points are fresh).
-    - `mc_samples`: Monte Carlo samples per evaluation; `mc_resample`: fresh samples each step.
-    - `init_v`: ``"aligned"`` (v⁰ = alpha0·w*) or ``"gaussian"`` (v⁰ ~ N(0, v0_scale²·I)).
-    - `offdiag0`: initial value of every off-diagonal entry of A; `offdiag0_std`: std of i.i.d.
-      Gaussian perturbations added to it (0 keeps A partition-symmetric).
-    - `record`: ``"log"`` (log-spaced steps, default), ``"linear"`` or ``"all"``;
-      `n_records`: number of recorded steps for log/linear (step 0 and the last always).
+    - `steps`: number of full-batch GD steps (problems (E) and (P), FOUND).
+    - `n_train`: training sample size N of the empirical engine (problem (E), FOUND).
+    - `n_test`: test sample size of the empirical engine (fresh points, not in the paper).
+    - `mc_samples`: Monte Carlo samples per evaluation (``method = "montecarlo"``).
+    - `mc_resample`: draw fresh Monte Carlo samples at each step (``false``: the step-0 draws
+      every step).
+    - `init_v`: ``"aligned"`` (v⁰ = alpha0·w*) or ``"gaussian"`` (v⁰ ~ N(0, v0_scale²·I))
+      (RECONSTRUCTED, as the learning rates).
+    - `alpha0`: the scale of the aligned start v⁰ = alpha0·w* (``init_v = "aligned"``).
+    - `v0_scale`: the std of the Gaussian start v⁰ ~ N(0, v0_scale²·I) (``init_v =
+      "gaussian"``).
+    - `offdiag0`: initial value of every off-diagonal entry of A (a softmax logit).
+    - `offdiag0_std`: std of i.i.d. Gaussian perturbations added to the off-diagonal of A⁰
+      (0 keeps A partition-symmetric).
+    - `record`: ``"log"`` (log-spaced steps, default), ``"linear"`` or ``"all"``.
+    - `n_records`: number of recorded steps for log/linear (step 0 and the last always).
     - `seed`: seeds samples, v⁰, perturbations of A⁰ and Monte Carlo draws.
     - `tie_tol`: F is counted as a tie F = 0 when ``|F| <= tie_tol·D·|σ|(κ·max_j|⟨v,X_j⟩|)``
       (see `model.tie_scale`); ``error`` counts ties as errors, ``error_fair`` as a fair coin.
@@ -228,7 +300,9 @@ class TrainConfig:
       the literal, strict Definition 2.2. Default 1e-3: an asymmetry below it changes no
       attention weight by more than 0.1%, and GD from a symmetric start makes γ > ρ by ~1e-10
       after one step, which the literal definition already counts as patch association.
-    - `backend`, `device`, `dtype`: ``numpy``/``torch``, ``cpu``/``cuda``, float64/float32.
+    - `backend`: the array library, ``numpy`` or ``torch``.
+    - `device`: ``cpu``, ``cuda`` or ``cuda:N`` (``cuda`` needs ``backend = "torch"``).
+    - `dtype`: the floating-point type, ``float64`` or ``float32``.
     - `chunk_size`: rows per chunk in the engines (bounds memory); ``0`` or ``"auto"`` (stored
       as 0, the default): chosen from the device's free memory (`Backend.free_bytes`) and, on a
       CPU, capped so that a chunk's working set stays near the caches
@@ -271,18 +345,19 @@ class TrainConfig:
         _set(self, "lr_v", _float("train.lr_v", self.lr_v, lo=0.0))
         if self.lr_A is not None:
             _set(self, "lr_A", _float("train.lr_A", self.lr_A, lo=0.0))
-        _set(self, "steps", _int("train.steps", self.steps, lo=0))
-        _set(self, "n_train", _int("train.n_train", self.n_train, lo=1))
-        _set(self, "n_test", _int("train.n_test", self.n_test, lo=1))
-        _set(self, "mc_samples", _int("train.mc_samples", self.mc_samples, lo=2))
+        _set(self, "steps", _bounded_int("train.steps", self.steps))
+        _set(self, "n_train", _bounded_int("train.n_train", self.n_train))
+        _set(self, "n_test", _bounded_int("train.n_test", self.n_test))
+        _set(self, "mc_samples", _bounded_int("train.mc_samples", self.mc_samples))
         _bool("train.mc_resample", self.mc_resample)
         _choice("train.init_v", self.init_v, INIT_V)
         _set(self, "alpha0", _float("train.alpha0", self.alpha0))
         _set(self, "v0_scale", _float("train.v0_scale", self.v0_scale, lo=0.0))
-        _set(self, "offdiag0", _float("train.offdiag0", self.offdiag0))
-        _set(self, "offdiag0_std", _float("train.offdiag0_std", self.offdiag0_std, lo=0.0))
+        _set(self, "offdiag0", _bounded_float("train.offdiag0", self.offdiag0))
+        _set(self, "offdiag0_std",
+             _bounded_float("train.offdiag0_std", self.offdiag0_std))
         _choice("train.record", self.record, RECORD)
-        _set(self, "n_records", _int("train.n_records", self.n_records, lo=2))
+        _set(self, "n_records", _bounded_int("train.n_records", self.n_records))
         _set(self, "seed", _int("train.seed", self.seed, lo=0))
         _set(self, "tie_tol", _float("train.tie_tol", self.tie_tol, lo=0.0, hi=1e-3))
         _set(self, "pa_margin", _float("train.pa_margin", self.pa_margin, lo=0.0))
@@ -298,7 +373,7 @@ class TrainConfig:
         _set(self, "chunk_size", _int("train.chunk_size", self.chunk_size, lo=0))
         if not (self.stream == "auto" or isinstance(self.stream, bool)):
             raise ValueError(f"train.stream: must be 'auto', true or false (got {self.stream!r})")
-        _set(self, "max_configs", _int("train.max_configs", self.max_configs, lo=1))
+        _set(self, "max_configs", _bounded_int("train.max_configs", self.max_configs))
         if self.engine == "empirical" and self.method not in ("auto",):
             raise ValueError(
                 f"train.method: only used by engine='population' (got {self.method!r} with "
@@ -312,9 +387,14 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class ExperimentConfig:
-    """Data, model and training configuration of one run."""
+    """Data, model and training configuration of one run.
 
-    data: DataConfig = field(default_factory=DataConfig)
+    ``ExperimentConfig()`` is a valid run: every section at its defaults, with sets of
+    ``C = 2`` patches in ``[data]`` (Figure 4's sets of two), since ``DataConfig()`` alone
+    needs ``C`` or ``L``.
+    """
+
+    data: DataConfig = field(default_factory=lambda: DataConfig(C=2))
     model: ModelConfig = field(default_factory=ModelConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
 
@@ -395,6 +475,17 @@ def config_from_dict(d: Mapping[str, Any]) -> ExperimentConfig:
     )
 
 
+def as_config(obj: Any) -> ExperimentConfig:
+    """``obj`` if it is an [`ExperimentConfig`][], the config of a table of sections
+    ([`config_from_dict`][]); ``ValueError`` naming the type otherwise (the Python API's check)."""
+    if isinstance(obj, ExperimentConfig):
+        return obj
+    if isinstance(obj, Mapping):
+        return config_from_dict(obj)
+    raise ValueError(
+        f"config: must be an ExperimentConfig or a table of sections (got {type(obj).__name__})")
+
+
 def load_config(path: str | Path) -> ExperimentConfig:
     """Load a TOML file with sections ``[data]``, ``[model]``, ``[train]`` (and optionally
     ``[experiment] paper = "jelassi2022"``)."""
@@ -409,3 +500,45 @@ def config_to_toml(cfg: ExperimentConfig, header: str = "") -> str:
 
 # names of the named activations, for documentation and strategies
 ACTIVATIONS = tuple(NAMED_ACTIVATIONS)
+
+#: The TOML sections of a run config, in file order.
+SECTIONS = {"data": DataConfig, "model": ModelConfig, "train": TrainConfig}
+
+
+def _number(x: int | float) -> str:
+    if isinstance(x, float):
+        return f"{x:g}".replace("e+0", "e").replace("e+", "e")
+    return f"{x:_}" if x >= 100_000 else str(x)
+
+
+def _bound(name: str) -> str:
+    lo, hi, why = LIMITS[name]
+    return f"{_number(lo)} … {_number(hi)} ({why})"
+
+
+def allowed_values() -> dict[str, str]:
+    """``"section.field"`` → the allowed values in markdown, from the constants above."""
+    out = {
+        "data.partition": one_of(PARTITIONS) + ", or an array of sets",
+        "model.activation": one_of(ACTIVATIONS) + ", or an array of coefficients",
+        "model.diag": one_of(DIAG_NAMED) + ", or a number",
+        "train.engine": one_of(ENGINES),
+        "train.method": one_of(METHODS),
+        "train.init_v": one_of(INIT_V),
+        "train.record": one_of(RECORD),
+        "train.backend": one_of(BACKENDS),
+        "train.device": one_of(DEVICES) + ', `"cuda:N"`',
+        "train.dtype": one_of(DTYPES),
+        "train.chunk_size": '`"auto"`, or an integer ≥ 0',
+        "train.stream": one_of(("auto", True, False)),
+    }
+    for name in LIMITS:
+        out[name] = "; ".join(x for x in (out.get(name, ""), _bound(name)) if x)
+    return out
+
+
+def config_doc(level: int = 2) -> str:
+    """Markdown reference of ``[data]``, ``[model]`` and ``[train]`` (docs/config.md), with
+    ``level`` the heading level of each section."""
+    return config_markdown(SECTIONS, allowed=allowed_values(), citation="Jelassi et al. (2022)",
+                           level=level)

@@ -9,21 +9,47 @@ together with the others in one launch sequence per step.
 from __future__ import annotations
 
 import itertools
+import numbers
 import sys
 import warnings
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
 from theorylab.core.backend import Backend, get_backend
+from theorylab.core.config import check_float, check_int
 
-from .config import ExperimentConfig
+from .config import ExperimentConfig, as_config
 from .data import make_wstar
 from .engines import BatchedEmpiricalEngine
 from .observables import fair_error, track
 from .trainer import TRAJECTORY_SCHEMA, record_steps
 
 __all__ = ["SWEEP_SCHEMA", "run_sweep"]
+
+
+def _values(name: str, values, check) -> list:
+    """``values`` as a non-empty list, each checked by ``check(name, value)`` (one-line
+    ``ValueError`` naming ``name`` and the offending value)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ValueError(f"{name}: must be a list (got {values!r})")
+    values = list(values)
+    if not values:
+        raise ValueError(f"{name}: must be a non-empty list (got [])")
+    return [check(name, v) for v in values]
+
+
+def _seed(name, value) -> int:
+    # an int or numpy integer; 1.5 and 2.0 are refused, never truncated
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name}: must be integers (got {value!r})")
+    return check_int(name, value, lo=0)
+
+
+def _lr(name, value) -> float:
+    return check_float(name, value, lo=0.0)
+
 
 #: Column → dtype of a sweep table: the run's identity, then [`TRAJECTORY_SCHEMA`][].
 SWEEP_SCHEMA: dict[str, str] = {
@@ -50,10 +76,16 @@ def run_sweep(
 
     - `cfg`: the shared configuration (``train.engine = "empirical"``); ``train.backend``,
       ``device``, ``dtype``, ``chunk_size`` and ``stream`` apply to the whole batch.
-    - `seeds`: distinct values of ``train.seed`` (data, A⁰, v⁰); default ``[train.seed]``.
-    - `lr_v`: learning rates of v; default ``[train.lr_v]``.
-    - `lr_A`: learning rates of A; default ``[train.lr_A]``, or each run's ``lr_v`` when
-      ``train.lr_A`` is unset (the tie of [`TrainConfig`][theorylab.TrainConfig]).
+    - `seeds`: distinct values of ``train.seed`` (data, A⁰, v⁰), integers >= 0; default
+      ``[train.seed]``.
+    - `lr_v`: learning rates of v, finite numbers >= 0; default ``[train.lr_v]``.
+    - `lr_A`: learning rates of A, finite numbers >= 0; default ``[train.lr_A]``, or each
+      run's ``lr_v`` when ``train.lr_A`` is unset (the tie of
+      [`TrainConfig`][theorylab.TrainConfig]).
+
+    Bad arguments (an empty list, a seed that is not an integer, a learning rate that is a
+    string, negative or not finite, a `cfg` that is neither a config nor a table of sections)
+    raise a one-line ``ValueError`` that names the argument and the offending value.
     - `xp`: a backend (default from ``cfg.train``). `progress`: tqdm bar (default: on a tty).
 
     Returns one row per (run, recorded step), columns [`SWEEP_SCHEMA`][]: ``run``, ``seed``,
@@ -62,17 +94,20 @@ def run_sweep(
     """
     from tqdm.auto import tqdm
 
+    cfg = as_config(cfg)
     if cfg.train.engine != "empirical":
         raise ValueError(f"train.engine: run_sweep needs 'empirical' (got {cfg.train.engine!r})")
     tied = cfg.train.lr_A is None
     cfg = cfg.resolved()
     t = cfg.train
-    seeds = [t.seed] if seeds is None else list(seeds)
-    lr_v = [t.lr_v] if lr_v is None else [float(a) for a in lr_v]
+    seeds = [t.seed] if seeds is None else _values("seeds", seeds, _seed)
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds: must be distinct (got {seeds})")
+    lr_v = [t.lr_v] if lr_v is None else _values("lr_v", lr_v, _lr)
     if lr_A is None:
         lrs = [(a, a if tied else t.lr_A_value) for a in lr_v]
     else:
-        lrs = list(itertools.product(lr_v, [float(b) for b in lr_A]))
+        lrs = list(itertools.product(lr_v, _values("lr_A", lr_A, _lr)))
     partition = cfg.data.make_partition()
     wstar = make_wstar(cfg.data)
     xp = xp or get_backend(t.backend, t.dtype, t.device)

@@ -15,7 +15,7 @@ import pandas as pd
 
 from theorylab.core.trainer import DivergenceError, empty_table, record_schedule, train
 
-from .config import ExperimentConfig, TrainConfig, config_to_toml, load_config
+from .config import ExperimentConfig, TrainConfig, as_config, config_to_toml, load_config
 from .data import make_wstar
 from .engines import Engine, make_engine
 from .observables import TRACKED_COLUMNS
@@ -120,10 +120,15 @@ def run_experiment(
 
     **Arguments:**
 
-    - `cfg`: the experiment (defaults are resolved here).
-    - `out`: folder for ``trajectory.csv``, ``config.toml``, ``final_state.npz`` and
-      ``checkpoint.npz`` (all written atomically; the trajectory after every recorded step).
-    - `resume`: continue from ``out/checkpoint.npz`` if present (``train.steps`` may grow).
+    - `cfg`: the experiment, an [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig]
+      or a table of sections (defaults are resolved here; anything else is a one-line
+      `ValueError`).
+    - `out`: folder for ``trajectory.csv`` (rows appended as they are recorded),
+      ``config.toml``, ``checkpoint.npz`` (at most every
+      [`CHECKPOINT_SECONDS`][theorylab.core.trainer.CHECKPOINT_SECONDS]) and
+      ``final_state.npz``; see [`theorylab.core.trainer`][] for what a fault leaves there.
+    - `resume`: continue from ``out/checkpoint.npz`` if present (``train.steps`` may grow;
+      a damaged, foreign or too-far checkpoint is refused with ``ValueError("resume: ...")``).
     - `progress`: show a tqdm bar; default: only when stderr is a terminal.
     - `engine`: a prebuilt engine (for tests and benchmarks); default [`make_engine`][].
     - `initial`: start from a given state instead of the configured initialisation:
@@ -133,7 +138,7 @@ def run_experiment(
 
     Raises [`DivergenceError`][] (after writing the rows so far) when a value stops being finite.
     """
-    cfg = cfg.resolved()
+    cfg = as_config(cfg).resolved()
     partition = cfg.data.make_partition()
     wstar = make_wstar(cfg.data)
     engine = engine or make_engine(cfg, partition, wstar)
