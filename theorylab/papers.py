@@ -8,10 +8,11 @@ reach the papers only through [`PAPERS`][]. To add a paper: write ``theorylab/<n
 from __future__ import annotations
 
 from theorylab.core.paper import Paper
+from theorylab.huang2024 import PAPER as _HUANG2024
 from theorylab.jelassi2022 import PAPER as _JELASSI2022
 
 #: name → paper, in the order the entry points list them.
-PAPERS: dict[str, Paper] = {p.name: p for p in (_JELASSI2022,)}
+PAPERS: dict[str, Paper] = {p.name: p for p in (_JELASSI2022, _HUANG2024)}
 
 #: The paper of a run config without ``[experiment] paper`` (every config written before
 #: the second paper).

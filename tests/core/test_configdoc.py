@@ -19,14 +19,15 @@ def test_committed_page_is_the_generated_one():
     assert main(["--check"]) == 0
 
 
-def _rows(page: str) -> dict[str, set[str]]:
-    """``[section]`` heading → the keys of its table."""
-    out: dict[str, set[str]] = {}
-    section = None
+def _rows(page: str) -> dict[tuple[str, str], set[str]]:
+    """(paper, ``[section]``) → the keys of its table (paper "" for ``[experiment]``)."""
+    out: dict[tuple[str, str], set[str]] = {}
+    paper, section = "", None
     for line in page.splitlines():
-        m = re.match(r"^#+ `\[(\w+)\]`$", line)
-        if m:
-            section = m.group(1)
+        if m := re.match(r"^## `(\w+)`: ", line):
+            paper = m.group(1)
+        elif m := re.match(r"^#+ `\[(\w+)\]`$", line):
+            section = (paper, m.group(1))
             out[section] = set()
         elif section and (k := re.match(r"^\| `(\w+)` \|", line)):
             out[section].add(k.group(1))
@@ -34,12 +35,15 @@ def _rows(page: str) -> dict[str, set[str]]:
 
 
 def test_every_field_of_every_section_has_a_row():
+    from theorylab.huang2024.config import DataConfig, ModelConfig, TrainConfig
     from theorylab.jelassi2022.config import SECTIONS
 
     rows = _rows(PAGE.read_text(encoding="utf-8"))
-    assert rows["experiment"] == {"paper"}
-    for name, cls in SECTIONS.items():
-        assert rows[name] == {f.name for f in fields(cls)}, name
+    assert rows[("", "experiment")] == {"paper"}
+    huang = {"data": DataConfig, "model": ModelConfig, "train": TrainConfig}
+    for paper, sections in (("jelassi2022", SECTIONS), ("huang2024", huang)):
+        for name, cls in sections.items():
+            assert rows[(paper, name)] == {f.name for f in fields(cls)}, (paper, name)
     assert all(p.config_doc is not None for p in PAPERS.values())
 
 

@@ -1,0 +1,89 @@
+"""Huang, Wen, Chi & Liang (2025), "A Theoretical Analysis of Self-Supervised Learning for
+Vision Transformers" (ICLR 2025): masked reconstruction (MAE) in a one-layer softmax-attention
+ViT learns feature-position (FP) correlations for every area, and an information gap Δ decides
+whether it first passes a phase that decouples the global FP correlations.
+
+Rooms of this subpackage: [`data`][theorylab.huang2024.data] (Def. 2.1, Def. 2.5),
+[`model`][theorylab.huang2024.model] (Def. 2.4 and the reconstruction loss),
+[`config`][theorylab.huang2024.config], [`engines`][theorylab.huang2024.engines] (brute force,
+exchangeable exact sums, Monte Carlo, empirical), [`laplace`][theorylab.huang2024.laplace] (the
+exact population sum at any P) and [`trainer`][theorylab.huang2024.trainer].
+Most formulas are RECONSTRUCTED (the paper's body could not be read); every reconstruction
+choice is a config field. Paper notes: ``docs/papers/huang2024.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from theorylab.core.paper import Paper
+
+from .config import (
+    PAPER_NAME,
+    DataConfig,
+    ExperimentConfig,
+    ModelConfig,
+    TrainConfig,
+    config_doc,
+    config_from_dict,
+    config_to_toml,
+    load_config,
+)
+from .data import AreaStructure, Batch, information_gap
+from .engines import make_engine
+from .model import FullQModel, mae_loss_grad
+from .trainer import TRAJECTORY_SCHEMA, RunResult, run_experiment
+
+__all__ = [
+    "PAPER",
+    "PAPER_NAME",
+    "TRAJECTORY_SCHEMA",
+    "AreaStructure",
+    "Batch",
+    "DataConfig",
+    "ExperimentConfig",
+    "FullQModel",
+    "ModelConfig",
+    "RunResult",
+    "TrainConfig",
+    "config_from_dict",
+    "config_to_toml",
+    "information_gap",
+    "load_config",
+    "mae_loss_grad",
+    "make_engine",
+    "run_experiment",
+]
+
+
+def _override(cfg: ExperimentConfig, options: Mapping[str, Any]) -> ExperimentConfig:
+    """The command line's ``--device/--dtype/--backend/--steps`` as ``[train]`` changes
+    (``--device cuda`` alone also selects the torch backend)."""
+    train = {k: v for k, v in options.items() if v is not None}
+    if train.get("device", "cpu") != "cpu" and "backend" not in train:
+        train["backend"] = "torch"
+    return cfg.replace(train=train) if train else cfg
+
+
+def _load_claims() -> dict:
+    return {}
+
+
+def _load_figures() -> None:
+    return None
+
+
+#: This paper as the entry points see it.
+PAPER = Paper(
+    name=PAPER_NAME,
+    title=("Huang, Wen, Chi & Liang (2025), A Theoretical Analysis of Self-Supervised Learning "
+           "for Vision Transformers"),
+    config_from_tables=config_from_dict,
+    override=_override,
+    run=run_experiment,
+    load_claims=_load_claims,
+    load_figures=_load_figures,
+    notes="docs/papers/huang2024.md",
+    config_doc=config_doc,
+)

@@ -1,0 +1,410 @@
+"""Frozen, validated configuration of a Huang et al. (2025) MAE run.
+
+Three sections mirror a TOML file: ``[data]`` (Def. 2.1: patches, clusters, areas,
+coefficients), ``[model]`` (Def. 2.4 and Def. 2.5: the attention, the masking, the loss) and
+``[train]`` (Thm 4.1's gradient descent); ``[experiment] paper = "huang2024"`` is accepted.
+Every invalid value raises a one-line ``ValueError`` that starts with the field's name, e.g.
+``data.P: must be a perfect square for contiguous areas (got 10)``. Every reconstruction
+choice (docs/papers/huang2024.md) is a field here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from theorylab.core.config import (
+    EXPERIMENT,
+    check_keys,
+    paper_of,
+    read_toml,
+    section_from_dict,
+    tables_to_toml,
+)
+from theorylab.core.config import check_bool as _bool
+from theorylab.core.config import check_choice as _choice
+from theorylab.core.config import check_float as _float
+from theorylab.core.config import check_int as _int
+from theorylab.core.config import frozen_set as _set
+
+from .data import AreaStructure, contiguous_labels, information_gap, random_labels
+
+#: The name of this paper in ``[experiment] paper = ...``.
+PAPER_NAME = "huang2024"
+
+__all__ = [
+    "PAPER_NAME",
+    "DataConfig",
+    "ModelConfig",
+    "TrainConfig",
+    "ExperimentConfig",
+    "config_from_dict",
+    "config_to_toml",
+    "load_config",
+]
+
+AREAS = ("random", "contiguous")
+Z_LAWS = ("uniform", "values")
+MASKS = ("bernoulli", "fixed")
+LOSS_NORMS = ("P", "mask", "none")
+ENGINES = ("population-brute", "population-exact", "population-laplace", "population-montecarlo",
+           "empirical")
+INITS = ("zero", "gaussian")
+RECORD = ("log", "linear", "all")
+BACKENDS = ("numpy", "torch")
+DTYPES = ("float64",)
+
+
+def _size_from_kappa(name: str, kappa, P: int) -> int:
+    k = _float(name, kappa, lo=0.0, hi=1.0)
+    return max(1, int(round(P ** k)))
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Data model of Huang et al. (2025), Def. 2.1 (areas FOUND; sizes, coefficient law and
+    coordinates RECONSTRUCTED).
+
+    **Arguments:**
+
+    - `P`: number of patches (>= 2).
+    - `K`: number of clusters (equally likely; RECONSTRUCTED).
+    - `areas`: ``"random"`` (a seeded random partition per cluster) or ``"contiguous"`` (runs of
+      a boustrophedon path on a √P×√P grid, one of the square's 8 symmetries per cluster).
+    - `C1`, `C`: global and local area sizes. ``P − C1`` must be a multiple of C, and
+      ``C <= C1``; default ``round(P^κ_s)`` and ``round(P^κ_c)``.
+    - `kappa_s`, `kappa_c`: size exponents of the global and local areas, used when `C1`, `C`
+      are not given (sizes ``round(P^κ)``; RECONSTRUCTED).
+    - `z_law`: ``"uniform"`` on [L, U] or ``"values"`` (the finite list `z_values` with
+      probabilities `z_probs`): the law of each area's coefficient z_j (i.i.d. across areas;
+      RECONSTRUCTED, the paper allows any law on the support).
+    - `z_values`: the values of z for ``z_law = "values"`` (each in [L, U]).
+    - `z_probs`: their probabilities; default uniform.
+    - `L`, `U`: the support [L, U] of z, 0 < L <= U.
+    - `seed`: seeds random areas.
+    """
+
+    P: int = 16
+    K: int = 1
+    areas: str = "random"
+    C1: int | None = None
+    C: int | None = None
+    kappa_s: float | None = None
+    kappa_c: float | None = None
+    z_law: str = "uniform"
+    L: float = 0.5
+    U: float = 1.5
+    z_values: list | None = None
+    z_probs: list | None = None
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        P = _int("data.P", self.P, lo=2)
+        _set(self, "P", P)
+        _set(self, "K", _int("data.K", self.K, lo=1))
+        _choice("data.areas", self.areas, AREAS)
+        if self.areas == "contiguous":
+            if math.isqrt(P) ** 2 != P:
+                raise ValueError(f"data.P: must be a perfect square for contiguous areas (got {P})")
+            if self.K > 8:
+                raise ValueError(f"data.K: contiguous areas support at most 8 clusters (the "
+                                 f"square's symmetries; got {self.K})")
+        for name in ("kappa_s", "kappa_c"):
+            if getattr(self, name) is not None:
+                _set(self, name, _float(f"data.{name}", getattr(self, name), lo=0.0, hi=1.0))
+        if self.C1 is None and self.kappa_s is None:
+            raise ValueError("data.C1: give the global area size C1 or kappa_s")
+        if self.C is None and self.kappa_c is None:
+            raise ValueError("data.C: give the local area size C or kappa_c")
+        if self.C1 is not None and self.kappa_s is not None:
+            raise ValueError("data.C1: give C1 or kappa_s, not both")
+        if self.C is not None and self.kappa_c is not None:
+            raise ValueError("data.C: give C or kappa_c, not both")
+        if self.C1 is not None:
+            _set(self, "C1", _int("data.C1", self.C1, lo=1, hi=P))
+        if self.C is not None:
+            _set(self, "C", _int("data.C", self.C, lo=1, hi=P))
+        C1, C = self.global_size, self.local_size
+        if C1 >= P:
+            raise ValueError(f"data.C1: the global area must leave room for local areas "
+                             f"(got C1={C1} >= P={P})")
+        if C > C1:
+            raise ValueError(f"data.C: local areas must not exceed the global area (got C={C} "
+                             f"> C1={C1})")
+        if (P - C1) % C != 0:
+            raise ValueError(f"data.C: must divide P − C1 = {P - C1} (got C={C})")
+        _choice("data.z_law", self.z_law, Z_LAWS)
+        _set(self, "L", _float("data.L", self.L, lo=0.0, lo_open=True))
+        _set(self, "U", _float("data.U", self.U, lo=self.L))
+        if self.z_law == "values":
+            vals = self.z_values
+            if not isinstance(vals, (list, tuple)) or not vals:
+                raise ValueError(f"data.z_values: a non-empty list is required with "
+                                 f"z_law = 'values' (got {vals!r})")
+            vals = [_float("data.z_values", v, lo=self.L, hi=self.U) for v in vals]
+            _set(self, "z_values", vals)
+            if self.z_probs is not None:
+                pr = self.z_probs
+                if not isinstance(pr, (list, tuple)) or len(pr) != len(vals):
+                    raise ValueError(f"data.z_probs: must be a list of {len(vals)} "
+                                     f"probabilities (got {pr!r})")
+                pr = [_float("data.z_probs", v, lo=0.0) for v in pr]
+                if abs(sum(pr) - 1.0) > 1e-12:
+                    raise ValueError(f"data.z_probs: must sum to 1 (got {sum(pr)!r})")
+                _set(self, "z_probs", pr)
+        elif self.z_values is not None or self.z_probs is not None:
+            raise ValueError("data.z_values: only used with z_law = 'values'")
+        _set(self, "seed", _int("data.seed", self.seed, lo=0))
+
+    @property
+    def global_size(self) -> int:
+        return self.C1 if self.C1 is not None else _size_from_kappa("data.kappa_s",
+                                                                    self.kappa_s, self.P)
+
+    @property
+    def local_size(self) -> int:
+        return self.C if self.C is not None else _size_from_kappa("data.kappa_c",
+                                                                 self.kappa_c, self.P)
+
+    @property
+    def delta(self) -> float:
+        """The information gap Δ = 2κ_s − κ_c − 1 of the actual sizes, κ = ln(size)/ln P
+        (Huang et al. (2025), Thm 4.1; the formula is RECONSTRUCTED)."""
+        return information_gap(self.P, self.global_size, self.local_size)
+
+    def make_structure(self) -> AreaStructure:
+        C1, C = self.global_size, self.local_size
+        if self.areas == "contiguous":
+            return AreaStructure(contiguous_labels(self.P, C1, C, self.K))
+        return AreaStructure(random_labels(self.P, C1, C, self.K, self.seed))
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The MAE model of Huang et al. (2025), Def. 2.4 and Def. 2.5 (RECONSTRUCTED).
+
+    **Arguments:**
+
+    - `mask`: ``"bernoulli"`` (each patch masked independently with probability `gamma`) or
+      ``"fixed"`` (a uniform set of `mask_size` patches, default ``round(gamma·P)``).
+    - `gamma`: masking probability.
+    - `mask_size`: the number of masked patches of a ``"fixed"`` mask; default
+      ``round(gamma·P)``.
+    - `mask_keys`: masked keys stay in the softmax (with their positional logit only).
+    - `loss_norm`: ``"P"`` (the sum over masked patches divided by P), ``"mask"`` (by the
+      number of masked patches) or ``"none"``.
+    """
+
+    mask: str = "bernoulli"
+    gamma: float = 0.5
+    mask_size: int | None = None
+    mask_keys: bool = True
+    loss_norm: str = "P"
+
+    def __post_init__(self) -> None:
+        _choice("model.mask", self.mask, MASKS)
+        _set(self, "gamma", _float("model.gamma", self.gamma, lo=0.0, hi=1.0, lo_open=True))
+        if self.mask_size is not None:
+            if self.mask != "fixed":
+                raise ValueError("model.mask_size: only used with mask = 'fixed'")
+            _set(self, "mask_size", _int("model.mask_size", self.mask_size, lo=1))
+        _bool("model.mask_keys", self.mask_keys)
+        _choice("model.loss_norm", self.loss_norm, LOSS_NORMS)
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Full-batch gradient descent on the MAE loss (Huang et al. (2025), Thm 4.1: GD, FOUND;
+    the initialisation Q⁰ = 0 is RECONSTRUCTED).
+
+    **Arguments:**
+
+    - `engine`: ``"population-brute"`` (every mask and coefficient enumerated; tiny P),
+      ``"population-exact"`` (the same sum reduced by exchangeability), ``"population-montecarlo"``
+      (fresh seeded batches of `mc_samples`), ``"empirical"`` (`n_train` fixed samples),
+      ``"population-laplace"`` (the exact sum at any P through 1/Z = ∫e^{−tZ}dt; Bernoulli
+      masks, ``loss_norm`` P or none).
+    - `lr`: the step size η.
+    - `steps`: number of GD steps.
+    - `init`: ``"zero"`` (Q⁰ = 0) or ``"gaussian"`` (i.i.d. N(0, `init_scale`²) entries of Φ and
+      Υ; the exact engine needs Υ constant on areas and refuses it).
+    - `init_scale`: standard deviation of a ``"gaussian"`` initialisation.
+    - `mc_samples`: samples per Monte Carlo evaluation (a fresh seeded batch each step).
+    - `n_train`: number of fixed samples of the empirical engine.
+    - `seed`: seeds the initialisation, the Monte Carlo batches and the empirical samples.
+    - `resample_masks`: empirical engine: fresh masks of the fixed images at every step.
+    - `z_nodes`: Gauss–Legendre nodes for a uniform law in the exact engines (0: refuse).
+    - `laplace_step`: step of the trapezoid rule in ln t of ``population-laplace`` (0.2: error
+      ~1e-15 against the enumeration; 0.3: ~5e-13; 0.4: ~6e-10, measured at P ≤ 16).
+    - `threads`: torch threads of ``population-laplace`` during an evaluation (0: torch's
+      default). Default 1: its tensors are small, and on a shared 2-core machine 20 steps at
+      P = 64 took 0.53 s with 1 thread and 17.5 s with 2.
+    - `record`, `n_records`: recorded steps (log-spaced by default).
+    - `max_configs`: the largest enumeration the exact engines accept.
+    - `backend`, `device`: ``numpy`` (CPU) or ``torch`` (``cpu``, ``cuda``, ``cuda:N``;
+      gradients by autograd) for the batch engines (brute force, Monte Carlo, empirical).
+    - `dtype`: float64 (the only one so far).
+    """
+
+    engine: str = "population-montecarlo"
+    lr: float = 1.0
+    steps: int = 100
+    init: str = "zero"
+    init_scale: float = 0.0
+    mc_samples: int = 256
+    n_train: int = 1000
+    resample_masks: bool = False
+    z_nodes: int = 0
+    laplace_step: float = 0.2
+    threads: int = 1
+    record: str = "log"
+    n_records: int = 100
+    seed: int = 0
+    max_configs: int = 20_000_000
+    backend: str = "numpy"
+    device: str = "cpu"
+    dtype: str = "float64"
+
+    def __post_init__(self) -> None:
+        _choice("train.engine", self.engine, ENGINES)
+        _set(self, "lr", _float("train.lr", self.lr, lo=0.0))
+        _set(self, "steps", _int("train.steps", self.steps, lo=0))
+        _choice("train.init", self.init, INITS)
+        _set(self, "init_scale", _float("train.init_scale", self.init_scale, lo=0.0))
+        _set(self, "mc_samples", _int("train.mc_samples", self.mc_samples, lo=2))
+        _set(self, "n_train", _int("train.n_train", self.n_train, lo=1))
+        _bool("train.resample_masks", self.resample_masks)
+        _set(self, "z_nodes", _int("train.z_nodes", self.z_nodes, lo=0))
+        _set(self, "laplace_step", _float("train.laplace_step", self.laplace_step, lo=0.0,
+                                          hi=1.0, lo_open=True))
+        _set(self, "threads", _int("train.threads", self.threads, lo=0))
+        _choice("train.record", self.record, RECORD)
+        _set(self, "n_records", _int("train.n_records", self.n_records, lo=2))
+        _set(self, "seed", _int("train.seed", self.seed, lo=0))
+        _set(self, "max_configs", _int("train.max_configs", self.max_configs, lo=1))
+        _choice("train.backend", self.backend, BACKENDS)
+        dev = self.device
+        if not isinstance(dev, str) or not (dev == "cpu" or dev.split(":")[0] == "cuda"):
+            raise ValueError(f"train.device: must be 'cpu', 'cuda' or 'cuda:N' (got {dev!r})")
+        if self.backend == "numpy" and dev != "cpu":
+            raise ValueError(f"train.device: backend 'numpy' runs on 'cpu' only (got {dev!r})")
+        if self.engine in ("population-exact", "population-laplace") and (
+                self.backend != "numpy" or dev != "cpu"):
+            raise ValueError(f"train.backend: {self.engine} runs on numpy/torch CPU only "
+                             f"(got backend={self.backend!r}, device={dev!r}); the torch "
+                             "backend serves the batch engines")
+        _choice("train.dtype", self.dtype, DTYPES)
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Data, model and training configuration of one run."""
+
+    data: DataConfig = field(default_factory=lambda: DataConfig(C1=8, C=2))
+    model: ModelConfig = field(default_factory=ModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def __post_init__(self) -> None:
+        for name, cls in (("data", DataConfig), ("model", ModelConfig), ("train", TrainConfig)):
+            value = getattr(self, name)
+            if isinstance(value, Mapping):
+                _set(self, name, section_from_dict(cls, name, value))
+            elif not isinstance(value, cls):
+                raise ValueError(f"{name}: must be a {cls.__name__} or a table (got {value!r})")
+        if self.model.mask_size is not None and self.model.mask_size > self.data.P:
+            raise ValueError(f"model.mask_size: must be <= P={self.data.P} "
+                             f"(got {self.model.mask_size})")
+        if self.model.mask == "fixed" and self.mask_size < 1:
+            raise ValueError(f"model.gamma: round(gamma·P) masks no patch (gamma="
+                             f"{self.model.gamma}, P={self.data.P}); set mask_size")
+        if self.train.engine != "empirical" and self.train.resample_masks:
+            raise ValueError("train.resample_masks: only used by engine = 'empirical'")
+
+    @property
+    def mask_size(self) -> int:
+        m = self.model.mask_size
+        return int(round(self.model.gamma * self.data.P)) if m is None else m
+
+    @property
+    def delta(self) -> float:
+        return self.data.delta
+
+    def resolved(self) -> ExperimentConfig:
+        """A copy with area sizes and the mask size explicit (the form of ``config.toml``)."""
+        d = self.data
+        data = dataclasses.replace(d, C1=d.global_size, C=d.local_size, kappa_s=None,
+                                   kappa_c=None)
+        model = self.model
+        if model.mask == "fixed":
+            model = dataclasses.replace(model, mask_size=self.mask_size)
+        return ExperimentConfig(data, model, self.train)
+
+    def replace(self, **sections: Mapping[str, Any]) -> ExperimentConfig:
+        """Copy with some fields changed, e.g. ``cfg.replace(train={"steps": 10})``."""
+        new = {}
+        for name in ("data", "model", "train"):
+            sec = getattr(self, name)
+            changes = dict(sections.pop(name, {}))
+            check_keys(type(sec), name, changes)
+            new[name] = dataclasses.replace(sec, **changes)
+        if sections:
+            raise ValueError(
+                f"{next(iter(sections))}: unknown section (allowed: data, model, train)")
+        return ExperimentConfig(**new)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        return {
+            name: {
+                f.name: getattr(getattr(self, name), f.name)
+                for f in fields(getattr(self, name))
+                if getattr(getattr(self, name), f.name) is not None
+            }
+            for name in ("data", "model", "train")
+        }
+
+
+def config_from_dict(d: Mapping[str, Any]) -> ExperimentConfig:
+    """An [`ExperimentConfig`][] from ``{"data": {...}, "model": {...}, "train": {...}}``."""
+    if not isinstance(d, Mapping):
+        raise ValueError(f"config: must be a table (got {d!r})")
+    for key in d:
+        if key not in ("data", "model", "train", EXPERIMENT):
+            raise ValueError(f"{key}: unknown section (allowed: data, model, train, {EXPERIMENT})")
+    paper_of(d, (PAPER_NAME,), PAPER_NAME)
+    if "data" not in d:
+        raise ValueError("data: the section is required (P, C1 or kappa_s, C or kappa_c)")
+    return ExperimentConfig(
+        **{
+            name: section_from_dict(cls, name, d.get(name, {}))
+            for name, cls in (("data", DataConfig), ("model", ModelConfig), ("train", TrainConfig))
+        }
+    )
+
+
+def load_config(path: str | Path) -> ExperimentConfig:
+    """Load a TOML file with ``[data]``, ``[model]``, ``[train]`` (and ``[experiment] paper =
+    "huang2024"``)."""
+    return config_from_dict(read_toml(path))
+
+
+def config_to_toml(cfg: ExperimentConfig, header: str = "") -> str:
+    """TOML text of a config with ``[experiment] paper = "huang2024"`` first; ``load_config``
+    reads it back to an equal config."""
+    return tables_to_toml({EXPERIMENT: {"paper": PAPER_NAME}, **cfg.to_dict()}, header)
+
+
+def config_doc(level: int = 2) -> str:
+    """Markdown reference of ``[data]``, ``[model]`` and ``[train]`` (docs/config.md)."""
+    from theorylab.core.configdoc import config_markdown, one_of
+
+    allowed = {"data.areas": one_of(AREAS), "data.z_law": one_of(Z_LAWS),
+               "model.mask": one_of(MASKS), "model.loss_norm": one_of(LOSS_NORMS),
+               "train.engine": one_of(ENGINES), "train.init": one_of(INITS),
+               "train.record": one_of(RECORD), "train.backend": one_of(BACKENDS),
+               "train.dtype": one_of(DTYPES)}
+    return config_markdown({"data": DataConfig, "model": ModelConfig, "train": TrainConfig},
+                           allowed=allowed, citation="Huang et al. (2025)", level=level)

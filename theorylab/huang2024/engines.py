@@ -1,0 +1,508 @@
+"""Engines of Huang et al. (2025)'s MAE problem on the kernel's engine interface.
+
+All engines hold the reduced coordinates ``(Φ, Υ)`` of Q (module [`model`][theorylab.huang2024
+.model]) and take gradient-descent steps ``Φ ← Φ − η ∂L/∂Φ``, ``Υ ← Υ − η ∂L/∂Υ``, which is GD
+on Q restricted to the blocks that the loss depends on (the other blocks of Q get no gradient).
+
+- ``population-brute``: the population loss as a finite sum over every cluster, every
+  coefficient vector (a discrete law) and every mask: the reference, tiny P only.
+- ``population-exact``: the same sum per masked query p, reduced by exchangeability. For a
+  query p, the keys q ≠ p of one *atom* (a cell of the common refinement of the clusters'
+  partitions; for K = 1 an area) are exchangeable under the data and mask laws; when
+  Υ[p, ·] is constant on each atom minus {p} (true at Q⁰ = 0 and kept exactly by GD, since
+  then every key of the atom gets the same gradient), the loss depends on the mask only
+  through the number of unmasked keys per atom, which is binomial (Bernoulli masks) or
+  multivariate hypergeometric (fixed-size masks). Φ is arbitrary. The sum runs over
+  Π_a (c_a + 1) counts × |z-law|^{N_k} coefficient vectors per (query, cluster); states that
+  break the symmetry are refused.
+- ``population-laplace`` (module [`laplace`][theorylab.huang2024.laplace]): the same exact sum at
+  any P (Bernoulli masks, ``loss_norm`` P or none) through 1/Z = ∫ e^{−tZ} dt and closed-form
+  binomial generating functions, up to a trapezoid rule in ln t (~1e-15).
+- ``population-montecarlo``: the same loss and gradient estimated on a fresh seeded batch per
+  step, with the standard error of the loss.
+- ``empirical``: full-batch GD on ``n_train`` fixed seeded samples (masks fixed, or fresh per
+  step with ``train.resample_masks``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from theorylab.core import engine as _kernel
+
+from .config import ExperimentConfig
+from .data import AreaStructure, Batch, mask_count_probs, sample_batch, sample_masks, zlaw_nodes
+from .model import BatchEval, mae_loss_grad, mae_loss_grad_torch, norm_factor
+
+__all__ = [
+    "BruteEngine",
+    "EmpiricalEngine",
+    "Evaluation",
+    "ExactEngine",
+    "MonteCarloEngine",
+    "Params",
+    "RECORD_COLUMNS",
+    "batch_lstar",
+    "make_engine",
+    "population_lstar",
+]
+
+#: The columns that [`MAEEngine.record`][] fills (the trainer adds ``step``).
+RECORD_COLUMNS = (
+    "loss", "loss_se", "loss_star", "excess_loss",
+    "phi_own_gq", "phi_glob_gq", "phi_own_lq", "phi_glob_lq",
+    "attn_own_gq", "attn_glob_gq", "attn_masked_gq",
+    "attn_own_lq", "attn_glob_lq", "attn_masked_lq",
+    "engine",
+)
+
+
+@dataclass
+class Params:
+    """FP correlations Φ (P, F) and positional correlations Υ (P, P)."""
+
+    Phi: np.ndarray
+    Ups: np.ndarray
+
+
+@dataclass
+class Evaluation:
+    """One evaluation: loss (exact, estimated or empirical), its standard error (Monte Carlo),
+    the infimum L* where computable, gradients, and the attention masses of masked queries
+    averaged over global-area (``gq``) and local-area (``lq``) query patches."""
+
+    loss: float
+    loss_se: float = math.nan
+    loss_star: float = math.nan
+    grads: dict | None = None
+    attn: dict = field(default_factory=dict)
+
+
+def _ez2(cfg: ExperimentConfig) -> float:
+    d = cfg.data
+    if d.z_law == "values":
+        v, p = zlaw_nodes("values", d.L, d.U, d.z_values, d.z_probs)
+        return float(np.dot(p, v * v))
+    if d.U == d.L:
+        return d.L ** 2
+    return (d.U ** 3 - d.L ** 3) / (3 * (d.U - d.L))
+
+
+def population_lstar(cfg: ExperimentConfig, structure: AreaStructure) -> float:
+    """The infimum of the population loss when masked keys stay in the softmax.
+
+    Pointwise, ½‖F_p − x_p‖² ≥ ½z_j² when every other patch of p's own area is masked (the
+    output then lies in the span of other features) and ≥ 0 otherwise; Φ[p, own] → ∞ faster
+    than Υ[p, p] → ∞ approaches both bounds (attention on the unmasked own-area keys, else on
+    the masked self key). So L* = E[norm · Σ_{areas A ⊂ ℳ} |A| · ½z²]. NaN when masked keys
+    are left out of the softmax (the infimum is then not known in closed form)."""
+    if not cfg.model.mask_keys:
+        return math.nan
+    P, gamma, s, norm = cfg.data.P, cfg.model.gamma, cfg.mask_size, cfg.model.loss_norm
+    total = 0.0
+    for k in range(structure.K):
+        sizes = np.bincount(structure.labels[k])
+        for C in sizes:
+            C = int(C)
+            if cfg.model.mask == "bernoulli":
+                p_full = gamma ** C
+                if norm == "mask":
+                    r = np.arange(P - C + 1)
+                    lb = np.array([math.lgamma(P - C + 1) - math.lgamma(x + 1)
+                                   - math.lgamma(P - C - x + 1) for x in r])
+                    pr = np.exp(lb + r * math.log(gamma) + (P - C - r) * math.log1p(-gamma)) \
+                        if gamma < 1 else (r == P - C).astype(float)
+                    e_norm = float(np.sum(pr / (C + r)))
+                else:
+                    e_norm = 1.0 / P if norm == "P" else 1.0
+            else:
+                p_full = 0.0 if C > s else math.exp(
+                    math.lgamma(P - C + 1) - math.lgamma(s - C + 1) - math.lgamma(P - s + 1)
+                    - (math.lgamma(P + 1) - math.lgamma(s + 1) - math.lgamma(P - s + 1)))
+                e_norm = {"P": 1.0 / P, "mask": 1.0 / s, "none": 1.0}[norm]
+            total += C * p_full * e_norm / structure.K
+    return 0.5 * _ez2(cfg) * total
+
+
+def batch_lstar(structure: AreaStructure, batch: Batch, loss_norm: str,
+                mask_keys: bool = True) -> float:
+    """The same infimum for a weighted batch (the empirical engine's L*)."""
+    if not mask_keys:
+        return math.nan
+    lab = structure.labels[batch.cluster]
+    Nmax = batch.z.shape[1]
+    total = 0.0
+    nf = norm_factor(loss_norm, batch.mask)
+    for m in range(Nmax):
+        in_m = lab == m
+        full = np.all(~in_m | batch.mask, axis=1) & in_m.any(axis=1)
+        total += float(np.sum(batch.weight * nf * full * in_m.sum(axis=1)
+                              * 0.5 * batch.z[:, m] ** 2))
+    return total
+
+
+class MAEEngine(_kernel.Engine):
+    """What every engine of this paper shares: parameters, GD step, recorded row."""
+
+    name = "mae"
+
+    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None) -> None:
+        self.cfg = cfg
+        self.structure = structure or cfg.data.make_structure()
+        s = self.structure
+        self.lr = cfg.train.lr
+        self.mask_keys, self.loss_norm = cfg.model.mask_keys, cfg.model.loss_norm
+        self.feat = s.feature_index()  # (K, P)
+        self.glob_q = s.labels == 0  # (K, P) query patches of the global area
+        self.lstar = population_lstar(cfg, s)
+
+    # -- parameters --------------------------------------------------------------------------
+    def initial_params(self) -> Params:
+        P, F = self.structure.P, self.structure.F
+        if self.cfg.train.init == "zero":
+            return Params(np.zeros((P, F)), np.zeros((P, P)))
+        rng = np.random.default_rng(np.random.SeedSequence([self.cfg.train.seed, 3]))
+        sc = self.cfg.train.init_scale
+        return Params(sc * rng.standard_normal((P, F)), sc * rng.standard_normal((P, P)))
+
+    def apply(self, params: Params, grads) -> Params:
+        return Params(params.Phi - self.lr * grads["Phi"], params.Ups - self.lr * grads["Ups"])
+
+    def params_to_arrays(self, params: Params) -> dict[str, np.ndarray]:
+        return {"Phi": params.Phi, "Ups": params.Ups}
+
+    def params_from_arrays(self, arrays) -> Params:
+        return Params(np.asarray(arrays["Phi"], np.float64), np.asarray(arrays["Ups"], np.float64))
+
+    def watched(self, ev) -> dict[str, object]:
+        return {"loss": ev.loss}
+
+    # -- record ------------------------------------------------------------------------------
+    def phi_summary(self, params: Params) -> dict[str, float]:
+        """Mean Φ to the own area and to the global area, over (cluster, patch) pairs whose
+        patch lies in the global area (``gq``) or in a local area (``lq``)."""
+        P = self.structure.P
+        rows = np.broadcast_to(np.arange(P), self.feat.shape)
+        own = params.Phi[rows, self.feat]
+        glob = params.Phi[rows, np.broadcast_to(self.structure.offset[:, None], self.feat.shape)]
+        out = {}
+        for tag, sel in (("gq", self.glob_q), ("lq", ~self.glob_q)):
+            out[f"phi_own_{tag}"] = float(own[sel].mean()) if sel.any() else math.nan
+            out[f"phi_glob_{tag}"] = float(glob[sel].mean()) if sel.any() else math.nan
+        return out
+
+    def record(self, params: Params, step: int, ev: Evaluation) -> dict[str, object]:
+        row = {"loss": ev.loss, "loss_se": ev.loss_se, "loss_star": ev.loss_star,
+               "excess_loss": ev.loss - ev.loss_star}
+        row.update(self.phi_summary(params))
+        for name in RECORD_COLUMNS:
+            if name.startswith("attn_"):
+                row[name] = ev.attn.get(name, math.nan)
+        row["engine"] = self.name
+        return row
+
+    def attn_from_batch(self, batch: Batch, be) -> dict[str, float]:
+        """Attention masses of masked queries averaged over the batch's weights."""
+        lab = self.structure.labels[batch.cluster]
+        out = {}
+        for tag, sel in (("gq", lab == 0), ("lq", lab != 0)):
+            w = batch.weight[:, None] * batch.mask * sel
+            tot = w.sum()
+            for name, arr in (("own", be.attn_own), ("glob", be.attn_glob),
+                              ("masked", be.attn_masked)):
+                out[f"attn_{name}_{tag}"] = float(np.sum(w * arr) / tot) if tot > 0 else math.nan
+        return out
+
+    def eval_batch(self, params: Params, batch: Batch, need_grad: bool, chunk: int = 0):
+        """(BatchEval of the whole batch, gradients) of a weighted batch, in chunks of rows
+        (each chunk's largest array ~2²² elements on numpy, ~2²⁶ on torch)."""
+        P = self.structure.P
+        budget = 1 << (26 if self.cfg.train.backend == "torch" else 22)
+        rows = chunk or max(1, budget // max(1, P * P * max(self.structure.F, 4)))
+        loss, gPhi, gUps = 0.0, 0.0, 0.0
+        per, own, glob, msk = [], [], [], []
+        for sl in _kernel.iter_chunks(len(batch), rows):
+            sub = Batch(batch.cluster[sl], batch.z[sl], batch.mask[sl], batch.weight[sl])
+            if self.cfg.train.backend == "torch":
+                be = mae_loss_grad_torch(self.structure, params.Phi, params.Ups, sub,
+                                         mask_keys=self.mask_keys, loss_norm=self.loss_norm,
+                                         need_grad=need_grad, device=self.cfg.train.device)
+            else:
+                be = mae_loss_grad(self.structure, params.Phi, params.Ups, sub,
+                                   mask_keys=self.mask_keys, loss_norm=self.loss_norm,
+                                   need_grad=need_grad)
+            loss += be.loss
+            if need_grad:
+                gPhi, gUps = gPhi + be.grad_Phi, gUps + be.grad_Ups
+            per.append(be.per_sample)
+            own.append(be.attn_own)
+            glob.append(be.attn_glob)
+            msk.append(be.attn_masked)
+        be = BatchEval(loss, np.concatenate(per), None, None, np.concatenate(own),
+                       np.concatenate(glob), np.concatenate(msk))
+        grads = {"Phi": gPhi, "Ups": gUps} if need_grad else None
+        return be, grads
+
+
+class BruteEngine(MAEEngine):
+    """Every cluster × coefficient vector × mask enumerated (the reference; tiny P)."""
+
+    name = "population-brute"
+
+    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None) -> None:
+        super().__init__(cfg, structure)
+        self.batch = self._enumerate()
+
+    def _enumerate(self) -> Batch:
+        cfg, s = self.cfg, self.structure
+        d, P = cfg.data, s.P
+        nodes, probs = zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs, cfg.train.z_nodes)
+        if cfg.model.mask == "bernoulli":
+            n_masks = 2 ** P
+        else:
+            n_masks = math.comb(P, cfg.mask_size)
+        Nmax = int(s.n_areas.max())
+        total = sum(len(nodes) ** int(n) for n in s.n_areas) * n_masks
+        if total > cfg.train.max_configs:
+            raise ValueError(f"train.max_configs: brute force needs {total} configurations "
+                             f"(> {cfg.train.max_configs}); use population-exact or montecarlo")
+        bits = (np.arange(2 ** P)[:, None] >> np.arange(P)[None, :]) & 1
+        masks = bits.astype(bool)
+        if cfg.model.mask == "bernoulli":
+            g = cfg.model.gamma
+            mp = np.prod(np.where(masks, g, 1 - g), axis=1)
+        else:
+            masks = masks[masks.sum(axis=1) == cfg.mask_size]
+            mp = np.full(len(masks), 1.0 / len(masks))
+        cl, zz, mm, ww = [], [], [], []
+        for k in range(s.K):
+            N = int(s.n_areas[k])
+            idx = np.stack(np.meshgrid(*[np.arange(len(nodes))] * N, indexing="ij"),
+                           -1).reshape(-1, N)
+            zk = np.zeros((len(idx), Nmax))
+            zk[:, :N] = nodes[idx]
+            pz = np.prod(probs[idx], axis=1)
+            nz, nm = len(idx), len(masks)
+            cl.append(np.full(nz * nm, k))
+            zz.append(np.repeat(zk, nm, axis=0))
+            mm.append(np.tile(masks, (nz, 1)))
+            ww.append(np.repeat(pz, nm) * np.tile(mp, nz) / s.K)
+        return Batch(np.concatenate(cl), np.concatenate(zz), np.concatenate(mm),
+                     np.concatenate(ww))
+
+    def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
+        be, grads = self.eval_batch(params, self.batch, need_grad)
+        attn = self.attn_from_batch(self.batch, be) if record else {}
+        return Evaluation(be.loss, loss_star=self.lstar, grads=grads, attn=attn)
+
+
+class MonteCarloEngine(MAEEngine):
+    """A fresh seeded batch of ``mc_samples`` per step: unbiased loss and gradient, with the
+    standard error of the loss."""
+
+    name = "population-montecarlo"
+
+    def draw(self, step: int) -> Batch:
+        cfg = self.cfg
+        rng = np.random.default_rng(np.random.SeedSequence([cfg.train.seed, 7, step]))
+        d = cfg.data
+        return sample_batch(rng, self.structure, cfg.train.mc_samples, law=d.z_law, L=d.L, U=d.U,
+                            values=d.z_values, probs=d.z_probs, mask_kind=cfg.model.mask,
+                            gamma=cfg.model.gamma, mask_size=cfg.mask_size)
+
+    def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
+        batch = self.draw(step)
+        be, grads = self.eval_batch(params, batch, need_grad)
+        x = be.per_sample
+        se = float(np.std(x, ddof=1) / math.sqrt(len(x)))
+        attn = self.attn_from_batch(batch, be) if record else {}
+        return Evaluation(be.loss, loss_se=se, loss_star=self.lstar, grads=grads, attn=attn)
+
+
+class EmpiricalEngine(MAEEngine):
+    """Full-batch GD on ``n_train`` seeded samples; L* is the batch's own infimum."""
+
+    name = "empirical"
+
+    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None) -> None:
+        super().__init__(cfg, structure)
+        rng = np.random.default_rng(np.random.SeedSequence([cfg.train.seed, 11]))
+        d = cfg.data
+        self.batch = sample_batch(rng, self.structure, cfg.train.n_train, law=d.z_law, L=d.L,
+                                  U=d.U, values=d.z_values, probs=d.z_probs,
+                                  mask_kind=cfg.model.mask, gamma=cfg.model.gamma,
+                                  mask_size=cfg.mask_size)
+
+    def batch_at(self, step: int) -> Batch:
+        if not self.cfg.train.resample_masks:
+            return self.batch
+        rng = np.random.default_rng(np.random.SeedSequence([self.cfg.train.seed, 13, step]))
+        b = self.batch
+        mask = sample_masks(rng, len(b), self.structure.P, self.cfg.model.mask,
+                            self.cfg.model.gamma, self.cfg.mask_size)
+        return Batch(b.cluster, b.z, mask, b.weight)
+
+    def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
+        batch = self.batch_at(step)
+        be, grads = self.eval_batch(params, batch, need_grad)
+        attn = self.attn_from_batch(batch, be) if record else {}
+        ls = batch_lstar(self.structure, batch, self.loss_norm, self.mask_keys)
+        return Evaluation(be.loss, loss_star=ls, grads=grads, attn=attn)
+
+
+class ExactEngine(MAEEngine):
+    """The population loss and gradient summed exactly per masked query, over the numbers of
+    unmasked keys per atom and the coefficient vectors (see the module docstring for when the
+    reduction applies)."""
+
+    name = "population-exact"
+
+    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None) -> None:
+        super().__init__(cfg, structure)
+        s, d = self.structure, cfg.data
+        self.nodes, self.zprobs = zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs,
+                                             cfg.train.z_nodes)
+        self.atom, self.atom_area = s.atoms()
+        P = s.P
+        self.pmask = cfg.model.gamma if cfg.model.mask == "bernoulli" else cfg.mask_size / P
+        self.plans = []
+        total = 0
+        for p in range(P):
+            others = np.delete(np.arange(P), p)
+            groups = [others[self.atom[others] == a] for a in range(self.atom_area.shape[1])]
+            groups = [(a, g) for a, g in enumerate(groups) if len(g)]
+            G = np.array([a for a, _ in groups], dtype=np.int64)
+            c = np.array([len(g) for _, g in groups], dtype=np.int64)
+            members = [g for _, g in groups]
+            n = np.stack(np.meshgrid(*[np.arange(x + 1) for x in c], indexing="ij"),
+                         -1).reshape(-1, len(c))
+            pn = mask_count_probs(cfg.model.mask, P, cfg.model.gamma, cfg.mask_size, c, n)
+            keep = pn > 0
+            n, pn = n[keep], pn[keep]
+            self.plans.append((G, c, members, n, pn))
+            total += len(n) * sum(len(self.nodes) ** int(N) for N in s.n_areas)
+        if total > cfg.train.max_configs:
+            raise ValueError(f"train.max_configs: the exact sum needs {total} configurations "
+                             f"(> {cfg.train.max_configs}); use population-montecarlo")
+        self.zconf = []
+        for k in range(s.K):
+            N = int(s.n_areas[k])
+            idx = np.stack(np.meshgrid(*[np.arange(len(self.nodes))] * N, indexing="ij"),
+                           -1).reshape(-1, N)
+            self.zconf.append((self.nodes[idx], np.prod(self.zprobs[idx], axis=1)))
+
+    def check_symmetric(self, Ups: np.ndarray) -> None:
+        for p, (_G, _c, members, _n, _pn) in enumerate(self.plans):
+            for g in members:
+                v = Ups[p, g]
+                if np.ptp(v) > 1e-12 * (1 + np.abs(v).max()):
+                    raise ValueError(
+                        f"population-exact: Υ[{p}, ·] is not constant on an atom (spread "
+                        f"{np.ptp(v):.3g}); the exchangeable sum does not apply to this state")
+
+    def _query(self, p: int, k: int, Phi, Ups, need_grad: bool):
+        G, c, members, n, pn = self.plans[p]
+        zc, pz = self.zconf[k]
+        s = self.structure
+        off = int(s.offset[k])
+        j = int(s.labels[k, p])
+        area = self.atom_area[k, G]  # (nG,) the area (in cluster k) of each atom
+        Nk = int(s.n_areas[k])
+        ua = np.array([Ups[p, g[0]] for g in members])  # Υ on each atom
+        zg = zc[:, area]  # (Cz, nG)
+        phig = Phi[p, off + area]
+        u = (zg * phig + ua)[None, :, :]  # (1, Cz, nG) logits of unmasked keys
+        w = ua[None, None, :]  # masked keys
+        selfv = Ups[p, p]
+        nU = n[:, None, :].astype(np.float64)  # (Cn, 1, nG)
+        nM = (c - n)[:, None, :].astype(np.float64)
+        incl = self.mask_keys
+        cand = [np.where(nU > 0, u, -np.inf).max(axis=2)]
+        if incl:
+            cand.append(np.broadcast_to(np.where(nM > 0, w, -np.inf).max(axis=2), cand[0].shape))
+            cand.append(np.full(cand[0].shape, selfv))
+        M = np.max(np.stack(cand), axis=0)
+        M = np.where(np.isfinite(M), M, 0.0)[..., None]  # (Cn, Cz, 1)
+        EU = nU * np.exp(u - M)
+        EM = nM * np.exp(w - M) if incl else np.zeros_like(EU)
+        ES = np.exp(selfv - M[..., 0]) if incl else np.zeros(M.shape[:2])
+        Z = EU.sum(axis=2) + EM.sum(axis=2) + ES
+        invZ = np.where(Z > 0, 1.0 / np.where(Z > 0, Z, 1.0), 0.0)[..., None]
+        AU, AM, AS = EU * invZ, EM * invZ, ES * invZ[..., 0]
+        onehot = (area[:, None] == np.arange(Nk)[None, :]).astype(np.float64)  # (nG, Nk)
+        sm = AU @ onehot  # (Cn, Cz, Nk)
+        zj = zc[:, j]
+        tgt = np.zeros(Nk)
+        tgt[j] = 1.0
+        resid = zc[None, :, :] * sm - zj[None, :, None] * tgt
+        lossc = 0.5 * np.sum(resid * resid, axis=2)  # (Cn, Cz)
+        if self.loss_norm == "P":
+            nf = np.full(len(n), 1.0 / s.P)
+        elif self.loss_norm == "mask":
+            nf = 1.0 / (1.0 + (c - n).sum(axis=1))
+        else:
+            nf = np.ones(len(n))
+        wq = self.pmask / s.K
+        wcond = pn[:, None] * pz[None, :]  # P[config | p masked, cluster k]
+        wl = wcond * nf[:, None] * wq
+        loss = float(np.sum(wl * lossc))
+        attn = (float(np.sum(wcond * sm[..., j])), float(np.sum(wcond * sm[..., 0])),
+                float(np.sum(wcond * (AM.sum(axis=2) + AS))))
+        if not need_grad:
+            return loss, attn, None
+        h = zg[None, :, :] * resid[:, :, area]  # (Cn, Cz, nG) ∂ℓ/∂attn of an unmasked key
+        H = np.sum(AU * h, axis=2, keepdims=True)
+        dU = AU * (h - H)  # total over the unmasked keys of each atom
+        dM = AM * (-H)
+        dS = AS * (-H[..., 0])
+        gphi = np.einsum("ab,abg,gm->m", wl, dU * zg[None, :, :], onehot)
+        gatom = np.einsum("ab,abg->g", wl, dU + dM)
+        gself = float(np.sum(wl * dS))
+        return loss, attn, (off, gphi, members, gatom / c, gself)
+
+    def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
+        self.check_symmetric(params.Ups)
+        s = self.structure
+        P = s.P
+        gPhi, gUps = np.zeros_like(params.Phi), np.zeros_like(params.Ups)
+        loss = 0.0
+        sums = {f"{a}_{t}": 0.0 for a in ("own", "glob", "masked") for t in ("gq", "lq")}
+        wsum = {"gq": 0.0, "lq": 0.0}
+        for k in range(s.K):
+            for p in range(P):
+                lq, attn, g = self._query(p, k, params.Phi, params.Ups, need_grad)
+                loss += lq
+                tag = "gq" if s.labels[k, p] == 0 else "lq"
+                wsum[tag] += 1.0
+                for name, v in zip(("own", "glob", "masked"), attn):
+                    sums[f"{name}_{tag}"] += v
+                if g is not None:
+                    off, gphi, members, gper, gself = g
+                    gPhi[p, off:off + len(gphi)] += gphi
+                    for mem, v in zip(members, gper):
+                        gUps[p, mem] += v
+                    gUps[p, p] += gself
+        attn = {f"attn_{key}": (v / wsum[key[-2:]] if wsum[key[-2:]] else math.nan)
+                for key, v in sums.items()}
+        grads = {"Phi": gPhi, "Ups": gUps} if need_grad else None
+        return Evaluation(loss, loss_star=self.lstar, grads=grads, attn=attn)
+
+
+ENGINE_CLASSES = {
+    "population-brute": BruteEngine,
+    "population-exact": ExactEngine,
+    "population-montecarlo": MonteCarloEngine,
+    "empirical": EmpiricalEngine,
+}
+
+
+def make_engine(cfg: ExperimentConfig, structure: AreaStructure | None = None) -> MAEEngine:
+    """The engine named by ``cfg.train.engine``."""
+    if cfg.train.engine == "population-laplace":
+        from .laplace import LaplaceEngine
+
+        return LaplaceEngine(cfg, structure)
+    return ENGINE_CLASSES[cfg.train.engine](cfg, structure)

@@ -1,0 +1,114 @@
+"""Runs of Huang et al. (2025)'s MAE problem: [`run_experiment`][] on the kernel's GD loop.
+
+One row per recorded step (schema [`TRAJECTORY_SCHEMA`][]). The loop itself (recording,
+checkpoints, resume, divergence stop, progress) is [`theorylab.core.trainer.train`][].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from theorylab.core.trainer import DivergenceError, empty_table, record_schedule, train
+
+from .config import ExperimentConfig, config_to_toml, load_config
+from .data import AreaStructure
+from .engines import RECORD_COLUMNS, MAEEngine, make_engine
+
+__all__ = ["TRAJECTORY_SCHEMA", "DivergenceError", "RunResult", "empty_trajectory",
+           "run_experiment"]
+
+#: Column → dtype of ``trajectory.csv``.
+#:
+#: - ``loss``: exact population loss (``population-brute``/``-exact``/``-laplace``), a Monte
+#:   Carlo estimate with standard error ``loss_se`` (NaN otherwise), or the training loss
+#:   (``empirical``); ``loss_star``: its infimum L* where computable (masked keys in the
+#:   softmax; the batch's own infimum for ``empirical``), else NaN; ``excess_loss`` = L − L*.
+#: - ``phi_own_*``, ``phi_glob_*``: mean FP correlation Φ[p, v_{k,own area}] and
+#:   Φ[p, v_{k,global}] over (cluster, patch) pairs with p in the global area (``gq``) or in a
+#:   local area (``lq``).
+#: - ``attn_own_*``, ``attn_glob_*``, ``attn_masked_*``: attention of a masked query on the
+#:   unmasked keys of its own area, on the unmasked keys of the global area, and on the masked
+#:   keys, averaged over the data, the masks and the query patches of each kind.
+TRAJECTORY_SCHEMA: dict[str, str] = {
+    "step": "int64",
+    **{c: "float64" for c in RECORD_COLUMNS if c != "engine"},
+    "engine": "string",
+}
+
+
+@dataclass
+class RunResult:
+    """Outcome of [`run_experiment`][]: the trajectory, the final (Φ, Υ) and provenance."""
+
+    trajectory: pd.DataFrame
+    Phi: np.ndarray
+    Ups: np.ndarray
+    structure: AreaStructure
+    engine: str
+    config: ExperimentConfig
+    steps_done: int
+
+    def summary(self) -> str:
+        last = self.trajectory.iloc[-1]
+        return (
+            f"engine={self.engine} steps={self.steps_done} Delta={self.config.delta:.4g} "
+            f"loss={last['loss']:.6g} excess={last['excess_loss']:.6g} "
+            f"phi_own_lq={last['phi_own_lq']:.4g} phi_glob_lq={last['phi_glob_lq']:.4g} "
+            f"attn_own_lq={last['attn_own_lq']:.4g} attn_own_gq={last['attn_own_gq']:.4g}"
+        )
+
+
+def empty_trajectory() -> pd.DataFrame:
+    return empty_table(TRAJECTORY_SCHEMA)
+
+
+def _same_run(cfg: ExperimentConfig):
+    """The resume check: the saved config must equal ``cfg`` except for ``train.steps``."""
+
+    def check(path: Path) -> None:
+        old, new = load_config(path).to_dict(), cfg.to_dict()
+        old["train"].pop("steps", None), new["train"].pop("steps", None)
+        if old != new:
+            raise ValueError(f"resume: {path} differs from the requested configuration "
+                             "(only train.steps may change on resume)")
+
+    return check
+
+
+def run_experiment(cfg: ExperimentConfig, *, out: str | Path | None = None, resume: bool = False,
+                   progress: bool | None = None, engine: MAEEngine | None = None) -> RunResult:
+    """Run gradient descent as ``cfg`` says; return the trajectory and the final state.
+
+    ``out``: folder for ``trajectory.csv``, ``config.toml`` (resolved), ``checkpoint.npz`` and
+    ``final_state.npz``; ``resume``: continue from ``out/checkpoint.npz`` (``train.steps`` may
+    grow); ``engine``: a prebuilt engine (default: the one ``cfg.train.engine`` names).
+    Raises [`DivergenceError`][] (after writing the rows so far) when a value is not finite."""
+    cfg = cfg.resolved()
+    engine = engine or make_engine(cfg)
+
+    def result(outcome) -> RunResult:
+        p = outcome.params
+        return RunResult(outcome.trajectory, p.Phi, p.Ups, engine.structure, engine.name, cfg,
+                         outcome.steps_done)
+
+    try:
+        outcome = train(
+            engine,
+            steps=cfg.train.steps,
+            schedule=record_schedule(cfg.train.steps, cfg.train.n_records, cfg.train.record),
+            schema=TRAJECTORY_SCHEMA,
+            config_text=config_to_toml(cfg, f"theorylab resolved configuration (engine: "
+                                            f"{engine.name}, Delta = {cfg.delta:.6g})"),
+            out=out,
+            resume=resume,
+            same_run=_same_run(cfg),
+            progress=progress,
+        )
+    except DivergenceError as err:
+        err.result = result(err.result)
+        raise
+    return result(outcome)
