@@ -69,8 +69,13 @@ def test_check_lists_and_refuses_unknown_ids(capsys):
 
 def test_selectors_resolve_to_keys():
     from theorylab.check import resolve_claims
+    from theorylab.huang2024.claims import CLAIMS as H24
 
     every = [f"jelassi2022/{cid}" for cid in CLAIMS]
-    assert resolve_claims(None) == every and resolve_claims(["jelassi2022"]) == every
-    assert resolve_claims(["thm4.1", "jelassi2022/thm3.1"]) == ["jelassi2022/thm3.1",
+    assert resolve_claims(["jelassi2022"]) == every
+    # all papers, in paper order (huang2024 has claims too)
+    assert resolve_claims(None) == every + [f"huang2024/{cid}" for cid in H24]
+    assert resolve_claims(["thm3.1", "jelassi2022/thm4.1"]) == ["jelassi2022/thm3.1",
                                                                 "jelassi2022/thm4.1"]
+    with pytest.raises(ValueError, match="ambiguous"):  # both papers have a thm4.1
+        resolve_claims(["thm4.1"])

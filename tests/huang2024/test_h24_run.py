@@ -18,7 +18,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "huang2024_mae_delt
 def test_registered_after_jelassi2022():
     assert list(PAPERS)[0] == DEFAULT_PAPER == "jelassi2022"
     paper = PAPERS["huang2024"]
-    assert paper.load_claims() == {} and paper.notes_path() == Path("docs/papers/huang2024.md")
+    assert list(paper.load_claims()) == ["thm4.1", "thm4.2", "lemma5.1"]
+    assert paper.notes_path() == Path("docs/papers/huang2024.md")
 
 
 def test_example_runs_from_the_command_line(tmp_path):

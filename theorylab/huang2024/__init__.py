@@ -67,7 +67,9 @@ def _override(cfg: ExperimentConfig, options: Mapping[str, Any]) -> ExperimentCo
 
 
 def _load_claims() -> dict:
-    return {}
+    from .claims import CLAIMS
+
+    return CLAIMS
 
 
 def _load_figures() -> None:

@@ -1,0 +1,174 @@
+"""Shared settings of the huang2024 claim checks: the two size families, the P ladders, the
+exact population GD runs (``population-laplace``, stopped early) and their phase readings.
+
+Setting (docs/papers/huang2024.md §9, the notes' reference computation): one cluster, random
+areas, z ~ U[0.5, 1.5] (Gauss–Legendre quadrature of ``Z_NODES`` nodes), Bernoulli masks with
+γ = 0.5, masked keys kept in the softmax, loss normalised by 1/P, Q⁰ = 0.
+
+Step size. With the 1/P normalisation, the row Φ[p, ·] of a query p gets a gradient of order
+1/P (only the masked query p contributes to it), so theorylab steps with η = ``ETA_Q`` · P: the
+per-query step η_q = η/P is the same at every P, and the notes' phase length P^{1−κ_c}/η
+(notes §4.5, written for a per-query rate) reads P^{1−κ_c}/η_q = (P/C)/η_q with the actual
+sizes (κ_c = ln C / ln P).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from ..config import ExperimentConfig, config_from_dict
+from ..engines import make_engine
+
+__all__ = ["FAMILIES", "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "family_sizes",
+           "ladder", "mae_config", "max_steps", "gd_run", "phase_summary", "run_ladders"]
+
+#: The two size families (κ_s, κ_c): Δ > 0 (the notes' §9 setting P = 256, C1 = 192, C = 4 is
+#: its P = 256 rung) and Δ < 0 (§9: P = 256, C1 = 32, C = 16).
+FAMILIES = {"pos": (0.95, 0.25), "neg": (0.625, 0.5)}
+#: Masking probability of the notes' §9 setting.
+GAMMA = 0.5
+#: Per-query step η_q = η/P. Exact population GD decreases the loss at every step with it on
+#: both families (checked on the quick ladder; a larger step was not needed).
+ETA_Q = 2.0
+#: T*: the first step with L − L* ≤ EPS_REL · (L⁰ − L*). The theorem's ε is absolute; with the
+#: 1/P normalisation L⁰ − L* is Θ(1) (0.12–0.25 on the ladders), so a relative ε of 5 % is
+#: an absolute ε of about 0.01. Smaller ε only lengthens the slow log(1/ε) tail (§4.5).
+EPS_REL = 0.05
+#: Gauss–Legendre nodes for the uniform z law and the trapezoid step in ln t of the laplace
+#: engine: 6 nodes and step 0.3 change Φ after 30 steps at P = 64 by < 1e-10 against 8 nodes
+#: and step 0.2 (measured), far below every tolerance of the claims.
+Z_NODES = 6
+LAPLACE_STEP = 0.3
+
+
+def family_sizes(P: int, kappa_s: float, kappa_c: float) -> tuple[int, int]:
+    """(C1, C): C = round(P^κ_c); C1 the admissible size closest to P^κ_s (C ≤ C1 < P and C
+    dividing P − C1; ties to the larger)."""
+    C = max(1, int(round(P ** kappa_c)))
+    target = P ** kappa_s
+    cands = [c1 for c1 in range(C, P) if (P - c1) % C == 0]
+    if not cands:
+        raise ValueError(f"no admissible global size for P={P}, C={C}")
+    return min(cands, key=lambda c1: (abs(c1 - target), -c1)), C
+
+
+def ladder(quick: bool) -> list[int]:
+    """The P ladder: a decade and more in full mode, two small rungs in quick mode."""
+    return [16, 36] if quick else [36, 64, 144, 256, 576]
+
+
+def mae_config(P: int, C1: int, C: int, *, mask_keys: bool = True, steps: int = 0,
+               engine: str = "population-laplace") -> ExperimentConfig:
+    """The notes' §9 setting at (P, C1, C) with η = ETA_Q · P."""
+    return config_from_dict({
+        "data": {"P": P, "C1": C1, "C": C, "areas": "random", "z_law": "uniform", "L": 0.5,
+                 "U": 1.5},
+        "model": {"mask": "bernoulli", "gamma": GAMMA, "mask_keys": mask_keys, "loss_norm": "P"},
+        "train": {"engine": engine, "z_nodes": Z_NODES, "laplace_step": LAPLACE_STEP,
+                  "lr": ETA_Q * P, "steps": steps, "record": "all"},
+    })
+
+
+def max_steps(P: int, C: int) -> int:
+    """Step cap of a run: 40 (P/C)/η_q + 40. The Δ > 0 runs of the ladder reach ε after
+    ≈ 5 (P/C)/η_q steps and the Δ < 0 ones after ≈ 12 (P/C)/η_q (measured at P = 64), so the
+    cap leaves a factor ≥ 3; a run that hits it is censored, not failed."""
+    return int(math.ceil(40 * (P / C) / ETA_Q)) + 40
+
+
+def _own_attn_target(C: int, gamma: float) -> float:
+    """Half the largest own-area attention a masked local query can have: the unmasked keys of
+    its own area exist with probability 1 − γ^{C−1}."""
+    return 0.5 * (1.0 - gamma ** (C - 1))
+
+
+@lru_cache(maxsize=64)
+def gd_run(P: int, C1: int, C: int) -> pd.DataFrame:
+    """Exact population GD (``population-laplace``) from Q⁰ = 0, one row per step (the columns
+    of ``TRAJECTORY_SCHEMA`` plus ``rel_excess`` = (L − L*)/(L⁰ − L*)), stopped at the first
+    step where L − L* ≤ EPS_REL (L⁰ − L*), the own-area attention has reached its Phase II
+    target and the own-area Φ grows no slower than the global one falls (or at the cap
+    [`max_steps`][]). Cached: thm4.1 and thm4.2 read the same runs."""
+    cfg = mae_config(P, C1, C).resolved()
+    eng = make_engine(cfg)
+    params = eng.initial_params()
+    rows: list[dict] = []
+    cap = max_steps(P, C)
+    target = _own_attn_target(C, cfg.model.gamma)
+    for step in range(cap + 1):
+        ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
+        row = {"step": step, **eng.record(params, step, ev)}
+        rows.append(row)
+        if not np.isfinite(row["loss"]):
+            break
+        ex0 = rows[0]["excess_loss"]
+        done = (row["excess_loss"] <= EPS_REL * ex0 and row["attn_own_lq"] >= target
+                and step >= 2 and (row["phi_own_lq"] - rows[-2]["phi_own_lq"])
+                >= -(row["phi_glob_lq"] - rows[-2]["phi_glob_lq"]))
+        if done or step == cap:
+            break
+        params = eng.apply(params, ev.grads)
+    tr = pd.DataFrame(rows)
+    tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]
+    return tr
+
+
+def _first(step: np.ndarray, mask: np.ndarray) -> float:
+    idx = np.flatnonzero(mask)
+    return float(step[idx[0]]) if idx.size else math.nan
+
+
+def phase_summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float = GAMMA) -> dict:
+    """The operational phase readings of one run (local queries, notes §4.5):
+
+    - increments dΦ_glob(t) = Φ_glob(t) − Φ_glob(t−1), dΦ_own likewise (means over local
+      patches); Phase I is the initial run of steps with −dΦ_glob > dΦ_own (the global FP
+      correlation falls faster than the own one grows); ``t_I`` = first step t ≥ 1 with
+      dΦ_own ≥ −dΦ_glob, ``phase_I`` = (t_I ≥ 2, i.e. the first step already decouples);
+      ``phi_glob_end_I`` = Φ_glob(t_I);
+    - ``t_II`` = first step with the own-area attention attn_own_lq ≥ ½(1 − γ^{C−1}) (half the
+      largest possible: Θ(1)); Phase II length t_II − t_I;
+    - ``T_star`` = first step with L − L* ≤ EPS_REL (L⁰ − L*).
+
+    A reading the run did not reach is NaN (censored)."""
+    step = tr.step.to_numpy()
+    g, o = tr.phi_glob_lq.to_numpy(), tr.phi_own_lq.to_numpy()
+    dg, do = np.diff(g), np.diff(o)
+    s1 = step[1:]
+    t_I = _first(s1, do >= -dg)
+    phase_I = bool(np.isfinite(t_I) and t_I >= 2)
+    phi_end = float(g[int(t_I)]) if np.isfinite(t_I) else math.nan
+    t_II = _first(step, tr.attn_own_lq.to_numpy() >= _own_attn_target(C, gamma))
+    T = _first(step, tr.rel_excess.to_numpy() <= EPS_REL)
+    delta = 2 * math.log(C1) / math.log(P) - math.log(C) / math.log(P) - 1
+    return {
+        "P": P, "C1": C1, "C": C, "delta": delta, "eta_q": ETA_Q,
+        "x_phase": (P / C) / ETA_Q, "steps_run": int(step[-1]),
+        "dphi_glob_1": float(dg[0]) if dg.size else math.nan,
+        "dphi_own_1": float(do[0]) if do.size else math.nan,
+        "t_I": t_I, "phase_I": phase_I, "phi_glob_end_I": phi_end,
+        "phi_glob_pred": -(delta / 2) * math.log(P),
+        "t_II": t_II, "len_I": t_I if phase_I else 0.0,
+        "len_II": t_II - (t_I if phase_I else 0.0),
+        "T_star": T, "final_rel_excess": float(tr.rel_excess.iloc[-1]),
+        "final_phi_own_lq": float(o[-1]), "final_phi_glob_lq": float(g[-1]),
+        "final_attn_own_lq": float(tr.attn_own_lq.iloc[-1]),
+        "loss_monotone": bool(np.all(np.diff(tr.loss.to_numpy()) <= 0)),
+    }
+
+
+def run_ladders(quick: bool) -> tuple[pd.DataFrame, dict[tuple[str, int], pd.DataFrame]]:
+    """Both families over the ladder: the per-run summary table and the trajectories."""
+    rows, trajs = [], {}
+    for fam, (ks, kc) in FAMILIES.items():
+        for P in ladder(quick):
+            C1, C = family_sizes(P, ks, kc)
+            tr = gd_run(P, C1, C)
+            rows.append({"family": fam, "kappa_s": ks, "kappa_c": kc,
+                         **phase_summary(tr, P, C1, C)})
+            trajs[(fam, P)] = tr
+    return pd.DataFrame(rows), trajs
