@@ -21,7 +21,7 @@ def test_claims_in_the_papers_order_and_registered():
     from theorylab.check import resolve_claims
     from theorylab.huang2024 import PAPER
 
-    assert list(CLAIMS) == ["thm4.1", "thm4.2", "lemma5.1"]
+    assert list(CLAIMS) == ["thm4.1", "thm4.2", "lemma5.1", "thm4.4"]
     assert PAPER.load_claims() is CLAIMS
     assert all(c.paper == "huang2024" and c.label == "RECONSTRUCTED" for c in CLAIMS.values())
     assert resolve_claims(["huang2024"]) == [f"huang2024/{c}" for c in CLAIMS]
@@ -187,7 +187,8 @@ def test_quick_run_verdict_is_the_judge_of_its_tables(cid, tmp_path):
 def test_check_command_quick(tmp_path):
     """``python -m theorylab.check --quick --only huang2024`` and the quick verdicts: the runs
     converge with T* growing in P (2 rungs: no fit, but monotonicity decides), thm4.2 cannot
-    fit the phase length on 2 rungs, and lemma 5.1's other-local sign departs for Δ > 0."""
+    fit the phase length on 2 rungs, lemma 5.1's other-local sign departs for Δ > 0, and CL
+    collapses onto the global area where MAE learns the local areas (thm4.4)."""
     from theorylab.check import main
 
     assert main(["--quick", "--only", "huang2024", "--out", str(tmp_path), "--no-figures"]) == 0
@@ -200,5 +201,6 @@ def test_check_command_quick(tmp_path):
     assert v["thm4.1"] == "agrees"
     assert v["thm4.2"] == "inconclusive"
     assert v["lemma5.1"] == "disagrees"
+    assert v["thm4.4"] == "agrees"
     t = pd.read_csv(out / "thm4.2.csv")
     assert t[t.delta > 0].phase_I.all() and not t[t.delta < 0].phase_I.any()

@@ -1,13 +1,16 @@
 """Huang, Wen, Chi & Liang (2025), "A Theoretical Analysis of Self-Supervised Learning for
 Vision Transformers" (ICLR 2025): masked reconstruction (MAE) in a one-layer softmax-attention
 ViT learns feature-position (FP) correlations for every area, and an information gap Δ decides
-whether it first passes a phase that decouples the global FP correlations.
+whether it first passes a phase that decouples the global FP correlations; trained
+contrastively (CL), it collapses onto the global area (Thm 4.4).
 
 Rooms of this subpackage: [`data`][theorylab.huang2024.data] (Def. 2.1, Def. 2.5),
 [`model`][theorylab.huang2024.model] (Def. 2.4 and the reconstruction loss),
+[`cl`][theorylab.huang2024.cl] (Def. 2.6, Def. 2.7 and the InfoNCE loss of the CL side),
 [`config`][theorylab.huang2024.config], [`engines`][theorylab.huang2024.engines] (brute force,
-exchangeable exact sums, Monte Carlo, empirical), [`laplace`][theorylab.huang2024.laplace] (the
-exact population sum at any P) and [`trainer`][theorylab.huang2024.trainer].
+exchangeable exact sums, Monte Carlo, empirical; CL Monte Carlo),
+[`laplace`][theorylab.huang2024.laplace] (the exact population sum at any P) and
+[`trainer`][theorylab.huang2024.trainer].
 Most formulas are RECONSTRUCTED (the paper's body could not be read); every reconstruction
 choice is a config field. Paper notes: ``docs/papers/huang2024.md``.
 """

@@ -52,7 +52,11 @@ Z_LAWS = ("uniform", "values")
 MASKS = ("bernoulli", "fixed")
 LOSS_NORMS = ("P", "mask", "none")
 ENGINES = ("population-brute", "population-exact", "population-laplace", "population-montecarlo",
-           "empirical")
+           "empirical", "cl-montecarlo")
+OBJECTIVES = ("mae", "cl")
+CL_POOLINGS = ("mean",)
+#: The engines of each objective.
+CL_ENGINES = ("cl-montecarlo",)
 INITS = ("zero", "gaussian")
 RECORD = ("log", "linear", "all")
 BACKENDS = ("numpy", "torch")
@@ -185,9 +189,14 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The MAE model of Huang et al. (2025), Def. 2.4 and Def. 2.5 (RECONSTRUCTED).
+    """The MAE model of Huang et al. (2025), Def. 2.4 and Def. 2.5, and the CL model of Def. 2.6
+    and Def. 2.7 (RECONSTRUCTED).
 
     **Arguments:**
+
+    - `objective`: ``"mae"`` (masked reconstruction, Definition 2.4) or ``"cl"`` (the InfoNCE
+      objective of Theorem 4.4 on two views by independent masking, Definition 2.7;
+      RECONSTRUCTED, UNCERTAIN augmentation, notes §3; the mask fields below make the views).
 
     - `mask`: ``"bernoulli"`` (each patch masked independently with probability `gamma`) or
       ``"fixed"`` (a uniform set of `mask_size` patches, default ``round(gamma·P)``).
@@ -196,9 +205,25 @@ class ModelConfig:
       ``round(gamma·P)``.
     - `mask_keys`: masked keys stay in the softmax (with their positional logit only).
     - `loss_norm`: ``"P"`` (the sum over masked patches divided by P), ``"mask"`` (by the
-      number of masked patches) or ``"none"``.
+      number of masked patches) or ``"none"`` (MAE only).
+    - `cl_temperature`: the InfoNCE temperature τ of Theorem 4.4's objective (CL only;
+      RECONSTRUCTED, UNCERTAIN value, notes §3.3); default ``0.1``.
+    - `cl_negatives`: negatives per positive pair: the second views of the next n images of
+      the batch (other samples of any cluster; CL only; RECONSTRUCTED, UNCERTAIN number,
+      notes §3.3; a review says "enough" negatives are needed); default ``mc_samples − 1``.
+    - `cl_pooling`: the representation f of a view: ``"mean"`` of the patch outputs,
+      f = (1/P) Σ_p F_p, Definition 2.6 (CL only; RECONSTRUCTED, UNCERTAIN: a CLS-like
+      query or a head are the alternatives, notes §3.1); default ``mean``.
+    - `cl_symmetric`: the InfoNCE loss averaged over both anchor views (symmetric under
+      swapping the views) instead of view 1 as the only anchor (CL only; RECONSTRUCTED,
+      UNCERTAIN).
     """
 
+    objective: str = "mae"
+    cl_temperature: float | None = None
+    cl_negatives: int | None = None
+    cl_pooling: str | None = None
+    cl_symmetric: bool = True
     mask: str = "bernoulli"
     gamma: float = 0.5
     mask_size: int | None = None
@@ -206,6 +231,21 @@ class ModelConfig:
     loss_norm: str = "P"
 
     def __post_init__(self) -> None:
+        _choice("model.objective", self.objective, OBJECTIVES)
+        cl = self.objective == "cl"
+        for name in ("cl_temperature", "cl_negatives", "cl_pooling"):
+            if getattr(self, name) is not None and not cl:
+                raise ValueError(f"model.{name}: only used with objective = 'cl'")
+        if self.cl_temperature is not None:
+            _set(self, "cl_temperature", _float("model.cl_temperature", self.cl_temperature,
+                                                lo=0.0, lo_open=True))
+        if self.cl_negatives is not None:
+            _set(self, "cl_negatives", _int("model.cl_negatives", self.cl_negatives, lo=1))
+        if self.cl_pooling is not None:
+            _choice("model.cl_pooling", self.cl_pooling, CL_POOLINGS)
+        _bool("model.cl_symmetric", self.cl_symmetric)
+        if not self.cl_symmetric and not cl:
+            raise ValueError("model.cl_symmetric: only used with objective = 'cl'")
         _choice("model.mask", self.mask, MASKS)
         _set(self, "gamma", _float("model.gamma", self.gamma, lo=0.0, hi=1.0, lo_open=True))
         if self.mask_size is not None:
@@ -214,6 +254,16 @@ class ModelConfig:
             _set(self, "mask_size", _int("model.mask_size", self.mask_size, lo=1))
         _bool("model.mask_keys", self.mask_keys)
         _choice("model.loss_norm", self.loss_norm, LOSS_NORMS)
+
+    @property
+    def temperature(self) -> float:
+        """τ of the CL objective (default 0.1)."""
+        return 0.1 if self.cl_temperature is None else self.cl_temperature
+
+    @property
+    def pooling(self) -> str:
+        """The CL pooling (default mean)."""
+        return "mean" if self.cl_pooling is None else self.cl_pooling
 
 
 @dataclass(frozen=True)
@@ -227,7 +277,8 @@ class TrainConfig:
       ``"population-exact"`` (the same sum reduced by exchangeability), ``"population-montecarlo"``
       (fresh seeded batches of `mc_samples`), ``"empirical"`` (`n_train` fixed samples),
       ``"population-laplace"`` (the exact sum at any P through 1/Z = ∫e^{−tZ}dt; Bernoulli
-      masks, ``loss_norm`` P or none).
+      masks, ``loss_norm`` P or none), ``"cl-montecarlo"`` (the CL objective on a fresh seeded
+      batch of `mc_samples` images, two views each, per step; gradients by torch autograd).
     - `lr`: the step size η.
     - `steps`: number of GD steps.
     - `init`: ``"zero"`` (Q⁰ = 0) or ``"gaussian"`` (i.i.d. N(0, `init_scale`²) entries of Φ and
@@ -242,7 +293,7 @@ class TrainConfig:
       ~1e-15 against the enumeration; 0.3: ~5e-13; 0.4: ~6e-10, measured at P ≤ 16).
     - `threads`: torch threads of ``population-laplace`` during an evaluation (0: torch's
       default). Default 1: its tensors are small, and on a shared 2-core machine 20 steps at
-      P = 64 took 0.53 s with 1 thread and 17.5 s with 2.
+      P = 64 took 0.53 s with 1 thread and 17.5 s with 2. Also used by ``cl-montecarlo``.
     - `record`, `n_records`: recorded steps (log-spaced by default).
     - `max_configs`: the largest enumeration the exact engines accept.
     - `backend`, `device`: ``numpy`` (CPU) or ``torch`` (``cpu``, ``cuda``, ``cuda:N``;
@@ -323,6 +374,21 @@ class ExperimentConfig:
                              f"{self.model.gamma}, P={self.data.P}); set mask_size")
         if self.train.engine != "empirical" and self.train.resample_masks:
             raise ValueError("train.resample_masks: only used by engine = 'empirical'")
+        cl = self.model.objective == "cl"
+        if cl != (self.train.engine in CL_ENGINES):
+            raise ValueError(f"train.engine: objective = {self.model.objective!r} needs "
+                             f"{'one of ' + str(list(CL_ENGINES)) if cl else 'an MAE engine'} "
+                             f"(got {self.train.engine!r})")
+        if cl and self.cl_negatives > self.train.mc_samples - 1:
+            raise ValueError(f"model.cl_negatives: at most mc_samples − 1 = "
+                             f"{self.train.mc_samples - 1} (other images of the batch; got "
+                             f"{self.cl_negatives})")
+
+    @property
+    def cl_negatives(self) -> int:
+        """Negatives per positive pair (default: every other image of the batch)."""
+        n = self.model.cl_negatives
+        return self.train.mc_samples - 1 if n is None else n
 
     @property
     def mask_size(self) -> int:
@@ -341,6 +407,10 @@ class ExperimentConfig:
         model = self.model
         if model.mask == "fixed":
             model = dataclasses.replace(model, mask_size=self.mask_size)
+        if model.objective == "cl":
+            model = dataclasses.replace(model, cl_temperature=model.temperature,
+                                        cl_negatives=self.cl_negatives,
+                                        cl_pooling=model.pooling)
         return ExperimentConfig(data, model, self.train)
 
     def replace(self, **sections: Mapping[str, Any]) -> ExperimentConfig:
@@ -402,6 +472,7 @@ def config_doc(level: int = 2) -> str:
     from theorylab.core.configdoc import config_markdown, one_of
 
     allowed = {"data.areas": one_of(AREAS), "data.z_law": one_of(Z_LAWS),
+               "model.objective": one_of(OBJECTIVES), "model.cl_pooling": one_of(CL_POOLINGS),
                "model.mask": one_of(MASKS), "model.loss_norm": one_of(LOSS_NORMS),
                "train.engine": one_of(ENGINES), "train.init": one_of(INITS),
                "train.record": one_of(RECORD), "train.backend": one_of(BACKENDS),

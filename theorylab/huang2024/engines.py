@@ -22,6 +22,13 @@ on Q restricted to the blocks that the loss depends on (the other blocks of Q ge
   step, with the standard error of the loss.
 - ``empirical``: full-batch GD on ``n_train`` fixed seeded samples (masks fixed, or fresh per
   step with ``train.resample_masks``).
+- ``cl-montecarlo`` (``model.objective = "cl"``): the InfoNCE loss of module
+  [`cl`][theorylab.huang2024.cl] on a fresh seeded batch of ``mc_samples`` images (two
+  independently masked views each) per step, gradients by torch autograd, with the standard
+  error of the loss over the batch's images. It records the MAE engines' columns where they
+  mean something: Φ own/global, and the attention masses of every query patch of the views
+  (not only masked ones: every CL query is positional); ``loss_star`` and ``excess_loss`` are
+  NaN (no infimum is known).
 """
 
 from __future__ import annotations
@@ -33,12 +40,14 @@ import numpy as np
 
 from theorylab.core import engine as _kernel
 
+from .cl import CLBatch, cl_loss_grad
 from .config import ExperimentConfig
 from .data import AreaStructure, Batch, mask_count_probs, sample_batch, sample_masks, zlaw_nodes
 from .model import BatchEval, mae_loss_grad, mae_loss_grad_torch, norm_factor
 
 __all__ = [
     "BruteEngine",
+    "CLMonteCarloEngine",
     "EmpiricalEngine",
     "Evaluation",
     "ExactEngine",
@@ -491,11 +500,80 @@ class ExactEngine(MAEEngine):
         return Evaluation(loss, loss_star=self.lstar, grads=grads, attn=attn)
 
 
+class CLMonteCarloEngine(MAEEngine):
+    """The CL objective (module [`cl`][theorylab.huang2024.cl]) on a fresh seeded batch of
+    ``mc_samples`` images per step, two independently masked views each; GD on (Φ, Υ) with the
+    torch-autograd gradient of the batch's InfoNCE loss. ``loss_se`` is the standard error of
+    the mean of the per-image losses (an approximation: images share negatives, so the
+    per-image losses are not independent)."""
+
+    name = "cl-montecarlo"
+
+    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None) -> None:
+        if cfg.model.objective != "cl":
+            raise ValueError(f"train.engine: cl-montecarlo needs model.objective = 'cl' (got "
+                             f"{cfg.model.objective!r})")
+        super().__init__(cfg, structure)
+        self.lstar = math.nan
+        m = cfg.model
+        self.loss_kw = {"temperature": m.temperature, "negatives": cfg.cl_negatives,
+                        "symmetric": m.cl_symmetric, "mask_keys": m.mask_keys,
+                        "pooling": m.pooling, "device": cfg.train.device}
+
+    def draw(self, step: int) -> CLBatch:
+        """The images and both views of a step (seeded by ``train.seed`` and the step)."""
+        cfg = self.cfg
+        rng = np.random.default_rng(np.random.SeedSequence([cfg.train.seed, 17, step]))
+        d = cfg.data
+        b = sample_batch(rng, self.structure, cfg.train.mc_samples, law=d.z_law, L=d.L, U=d.U,
+                         values=d.z_values, probs=d.z_probs, mask_kind=cfg.model.mask,
+                         gamma=cfg.model.gamma, mask_size=cfg.mask_size)
+        mask2 = sample_masks(rng, len(b), self.structure.P, cfg.model.mask, cfg.model.gamma,
+                             cfg.mask_size)
+        return CLBatch(b.cluster, b.z, b.mask, mask2)
+
+    def eval_cl(self, params: Params, batch: CLBatch, need_grad: bool):
+        import torch
+
+        threads = self.cfg.train.threads
+        old = torch.get_num_threads()
+        if threads:
+            torch.set_num_threads(threads)
+        try:
+            return cl_loss_grad(self.structure, params.Phi, params.Ups, batch,
+                                need_grad=need_grad, **self.loss_kw)
+        finally:
+            torch.set_num_threads(old)
+
+    def attn_from_views(self, batch: CLBatch, ce) -> dict[str, float]:
+        """Attention masses of every query of both views, averaged over images, views and the
+        query patches of each kind (global-area ``gq``, local-area ``lq``)."""
+        lab = self.structure.labels[batch.cluster]  # (B, P)
+        out = {}
+        for tag, sel in (("gq", lab == 0), ("lq", lab != 0)):
+            n = 2 * sel.sum()
+            for name, arr in (("own", ce.attn_own), ("glob", ce.attn_glob),
+                              ("masked", ce.attn_masked)):
+                out[f"attn_{name}_{tag}"] = (float(np.sum(arr * sel[:, None, :]) / n) if n
+                                            else math.nan)
+        return out
+
+    def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
+        batch = self.draw(step)
+        ce = self.eval_cl(params, batch, need_grad)
+        x = ce.per_sample
+        se = float(np.std(x, ddof=1) / math.sqrt(len(x)))
+        grads = {"Phi": ce.grad_Phi, "Ups": ce.grad_Ups} if need_grad else None
+        attn = self.attn_from_views(batch, ce) if record else {}
+        return Evaluation(ce.loss, loss_se=se, loss_star=math.nan, grads=grads, attn=attn)
+
+
 ENGINE_CLASSES = {
     "population-brute": BruteEngine,
     "population-exact": ExactEngine,
     "population-montecarlo": MonteCarloEngine,
     "empirical": EmpiricalEngine,
+    "cl-montecarlo": CLMonteCarloEngine,
 }
 
 

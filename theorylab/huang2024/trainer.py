@@ -32,7 +32,10 @@ __all__ = ["TRAJECTORY_SCHEMA", "DivergenceError", "RunResult", "empty_trajector
 #:   local area (``lq``).
 #: - ``attn_own_*``, ``attn_glob_*``, ``attn_masked_*``: attention of a masked query on the
 #:   unmasked keys of its own area, on the unmasked keys of the global area, and on the masked
-#:   keys, averaged over the data, the masks and the query patches of each kind.
+#:   keys, averaged over the data, the masks and the query patches of each kind. With
+#:   ``cl-montecarlo`` (``model.objective = "cl"``) every query patch of both views counts (a
+#:   CL query is positional whether masked or not), ``loss_se`` is the standard error over the
+#:   batch's images and ``loss_star``, ``excess_loss`` are NaN.
 TRAJECTORY_SCHEMA: dict[str, str] = {
     "step": "int64",
     **{c: "float64" for c in RECORD_COLUMNS if c != "engine"},

@@ -1,4 +1,4 @@
-"""Claims of Huang, Wen, Chi & Liang (2025) (MAE side) with their numerical checks.
+"""Claims of Huang, Wen, Chi & Liang (2025) (MAE and CL) with their numerical checks.
 
 `CLAIMS` maps a stable id to a [`Claim`][theorylab.core.claims.Claim], in the paper's order;
 ``claim.check(quick)`` returns a [`ClaimResult`][theorylab.core.claims.ClaimResult].
@@ -10,9 +10,10 @@ from theorylab.core.claims import Claim
 from .lemma51 import CLAIM as _L51
 from .thm41 import CLAIM as _T41
 from .thm42 import CLAIM as _T42
+from .thm44 import CLAIM as _T44
 
 #: id → claim, in the paper's order.
-CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T42, _L51)}
+CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T42, _L51, _T44)}
 
 __all__ = ["CLAIMS", "get_claim"]
 
