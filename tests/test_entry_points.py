@@ -65,4 +65,4 @@ def test_figures_only_accepts_a_paper(capsys):
     listed = capsys.readouterr().out.splitlines()
     assert listed and all("jelassi2022" in line or "huang2024" in line for line in listed)
     assert figures_main(["--only", "huang2042"]) == 2
-    assert "unknown figure id(s) or paper(s): huang2042" in capsys.readouterr().err
+    assert "error: --only: unknown figure id or paper (got 'huang2042')" in capsys.readouterr().err

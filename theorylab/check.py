@@ -11,7 +11,6 @@ else 0 (a ``disagrees`` verdict is a finding, not a crash; ``--strict`` makes it
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import traceback
@@ -22,6 +21,8 @@ import pandas as pd
 
 from theorylab.core import atomic_io as _io
 from theorylab.core.claims import Claim, markdown_table, write_result
+from theorylab.core.cli import ArgumentParser
+from theorylab.core.trainer import check_out_folder
 from theorylab.papers import PAPERS
 
 __all__ = ["all_claims", "main", "resolve_claims", "run_checks"]
@@ -36,11 +37,12 @@ def all_claims() -> dict[str, Claim]:
     return out
 
 
-def resolve_claims(selectors: Sequence[str] | None) -> list[str]:
+def resolve_claims(selectors: Sequence[str] | None, *, field: str = "ids") -> list[str]:
     """The claim keys that ``selectors`` name (all when empty), in paper order.
 
     A selector is a paper name, a key ``paper/id``, or an id that exactly one paper has.
-    Raises ``ValueError`` naming the unknown selector and the known ids."""
+    Raises a one-line ``ValueError`` starting with ``field`` (the argument that holds the
+    selectors) and naming the unknown selector and the known ids."""
     claims = all_claims()
     if not selectors:
         return list(claims)
@@ -53,10 +55,10 @@ def resolve_claims(selectors: Sequence[str] | None) -> list[str]:
         else:
             keys = [k for k, c in claims.items() if c.id == sel]
             if len(keys) > 1:
-                raise ValueError(f"claim id {sel!r} is ambiguous: {keys}")
+                raise ValueError(f"{field}: ambiguous claim id (got {sel!r}); one of {keys}")
         if not keys:
-            raise ValueError(f"unknown claim or paper {sel!r}; papers: {list(PAPERS)}; "
-                             f"claims: {list(claims)}")
+            raise ValueError(f"{field}: unknown claim or paper (got {sel!r}); papers: "
+                             f"{list(PAPERS)}; claims: {list(claims)}")
         chosen += [k for k in keys if k not in chosen]
     return [k for k in claims if k in chosen]
 
@@ -106,7 +108,7 @@ def _num(v) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m theorylab.check",
+    p = ArgumentParser(prog="python -m theorylab.check",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--list", action="store_true", help="list the papers and claim ids and exit")
     p.add_argument("--quick", action="store_true", help="reduced grids (< 3 min on 2 cores)")
@@ -121,8 +123,9 @@ def main(argv=None) -> int:
         for key, claim in all_claims().items():
             print(f"{key:<28} {claim.label:<14} {claim.kind:<14} {claim.title}")
         return 0
-    try:
-        resolve_claims(a.only)
+    try:  # both refused before any claim runs
+        resolve_claims(a.only, field="--only")
+        check_out_folder(a.out)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -8,10 +8,10 @@ The page is generated from the config dataclasses of every paper in
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from theorylab.core.cli import ArgumentParser
 from theorylab.core.configdoc import experiment_markdown
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
@@ -42,7 +42,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m theorylab.configdoc",
+    p = ArgumentParser(prog="python -m theorylab.configdoc",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--check", action="store_true",
                    help="do not write; exit 1 when docs/config.md is out of date")

@@ -11,11 +11,11 @@ checkpoint are kept; the message gives the command that resumes).
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import signal
 import sys
 
+from theorylab.core.cli import ArgumentParser
 from theorylab.core.config import paper_of, read_toml
 from theorylab.core.trainer import DivergenceError, Interrupted, check_out_folder
 from theorylab.papers import DEFAULT_PAPER, PAPERS
@@ -26,7 +26,7 @@ def _sigterm_as_interrupt(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m theorylab.run", description=__doc__.split("\n")[0],
         epilog="Every config key (type, default, allowed values, meaning, paper reference): "
                "docs/config.md (python -m theorylab.configdoc regenerates it)")
@@ -46,8 +46,10 @@ def main(argv: list[str] | None = None) -> int:
             default = " (default)" if name == DEFAULT_PAPER else ""
             print(f"{name}{default}: {paper.title}; notes: {paper.notes_path()}")
         return 0
-    if not args.config or args.out is None:
-        p.error("a CONFIG file and --out are required (or --list)")
+    if not args.config:
+        p.error("config: required (a TOML file, or --list)")
+    if args.out is None:
+        p.error("out: required (--out DIR, the run folder)")
     previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     try:
         out = check_out_folder(args.out)

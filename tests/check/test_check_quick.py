@@ -64,7 +64,7 @@ def test_check_lists_and_refuses_unknown_ids(capsys):
     assert all(f"jelassi2022/{cid}" in listed for cid in CLAIMS)
     assert main(["--only", "nope", "--quick"]) == 2
     err = capsys.readouterr().err
-    assert "unknown claim or paper 'nope'" in err and "jelassi2022" in err
+    assert "error: --only: unknown claim or paper (got 'nope')" in err and "jelassi2022" in err
 
 
 def test_selectors_resolve_to_keys():

@@ -6,7 +6,6 @@ See [`theorylab.bench.empirical`][] (the size grid and batched sweeps) and
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from theorylab.bench import empirical
@@ -19,11 +18,12 @@ from theorylab.bench.empirical import (
 )
 from theorylab.bench.targets import run_targets
 from theorylab.core.atomic_io import write_csv
+from theorylab.core.cli import ArgumentParser
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m theorylab.bench",
-                                description=empirical.__doc__.split("\n")[0])
+    p = ArgumentParser(prog="python -m theorylab.bench",
+                       description=empirical.__doc__.split("\n")[0])
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     p.add_argument("--backend", default="torch", choices=("torch", "numpy"))
     p.add_argument("--dtypes", nargs="+", default=["float64", "float32"],

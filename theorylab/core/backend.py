@@ -209,12 +209,18 @@ class TorchBackend(Backend):
 
     name = "torch"
 
-    def __init__(self, dtype: str = "float64", device: str = "cpu") -> None:
+    def __init__(self, dtype: str = "float64", device: str = "cpu", section: str = "") -> None:
         import torch
 
         self._torch = torch
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise ValueError("device: 'cuda' requested but torch.cuda.is_available() is False")
+        if device.startswith("cuda"):
+            if not torch.cuda.is_available():
+                raise ValueError(f"{section}device: {device!r} requested but CUDA is not "
+                                 f"available (got {device!r})")
+            index = device.partition(":")[2]
+            if index and int(index) >= torch.cuda.device_count():
+                raise ValueError(f"{section}device: this machine has "
+                                 f"{torch.cuda.device_count()} CUDA device(s) (got {device!r})")
         self.device = device
         self.dtype = dtype
         self._t_dtype = getattr(torch, dtype)
@@ -317,14 +323,19 @@ def host_free_bytes() -> int:
         return 4 << 30
 
 
-def get_backend(name: str = "numpy", dtype: str = "float64", device: str = "cpu") -> Backend:
-    """Return a backend: ``"numpy"`` (CPU only) or ``"torch"`` (``device`` cpu or cuda)."""
+def get_backend(name: str = "numpy", dtype: str = "float64", device: str = "cpu", *,
+                section: str = "") -> Backend:
+    """Return a backend: ``"numpy"`` (CPU only) or ``"torch"`` (``device`` cpu or cuda).
+
+    Errors are one-line ``ValueError``s naming ``<section>dtype``, ``<section>device`` or
+    ``<section>backend`` (a paper passes the section of its config, ``"train."``)."""
     if dtype not in DTYPES:
-        raise ValueError(f"dtype: must be one of {DTYPES} (got {dtype!r})")
+        raise ValueError(f"{section}dtype: must be one of {DTYPES} (got {dtype!r})")
     if name == "numpy":
         if device != "cpu":
-            raise ValueError(f"device: the numpy backend runs on 'cpu' only (got {device!r})")
+            raise ValueError(f"{section}device: the numpy backend runs on 'cpu' only "
+                             f"(got {device!r})")
         return NumpyBackend(dtype)
     if name == "torch":
-        return TorchBackend(dtype, device)
-    raise ValueError(f"backend: must be 'numpy' or 'torch' (got {name!r})")
+        return TorchBackend(dtype, device, section=section)
+    raise ValueError(f"{section}backend: must be 'numpy' or 'torch' (got {name!r})")

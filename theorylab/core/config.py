@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
@@ -124,6 +125,10 @@ def section_from_dict(cls, section: str, table: Mapping[str, Any]):
 def read_toml(path: str | Path) -> dict[str, Any]:
     """The tables of a TOML file (UTF-8 text, a byte-order mark allowed); unreadable, non-UTF-8
     or invalid files raise ``ValueError`` naming it."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"config: must be a path (got {type(path).__name__} {path!r:.60})")
+    if "\0" in str(path):
+        raise ValueError(f"config: a path cannot hold a NUL character (got {str(path)!r})")
     path = Path(path)
     try:
         raw = path.read_bytes()

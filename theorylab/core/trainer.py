@@ -138,14 +138,21 @@ def check_out_folder(out: str | Path, create: bool = False) -> Path:
     """``out`` as a usable run folder, or ``ValueError("out: ...")`` naming what is wrong: an
     empty name, an existing file, a path below a file, or a folder that cannot be written.
     Nothing is created unless ``create`` (so a run refused later leaves no empty folder)."""
+    if out is not None and not isinstance(out, (str, os.PathLike)):
+        raise ValueError(f"out: must be a path (got {type(out).__name__} {out!r:.60})")
     if out is None or str(out).strip() == "":
         raise ValueError("out: must name a folder (got an empty path)")
+    if "\0" in str(out):
+        raise ValueError(f"out: a path cannot hold a NUL character (got {str(out)!r})")
     path = Path(out)
-    for parent in [path, *path.parents]:
-        if parent.exists() and not parent.is_dir():
-            what = "is a file" if parent == path else f"is below the file {parent}"
-            raise ValueError(f"out: {path} {what}, not a folder")
-    existing = next(p for p in [path, *path.parents, Path(".")] if p.exists())
+    try:
+        for parent in [path, *path.parents]:
+            if parent.exists() and not parent.is_dir():
+                what = "is a file" if parent == path else f"is below the file {parent}"
+                raise ValueError(f"out: {path} {what}, not a folder")
+        existing = next(p for p in [path, *path.parents, Path(".")] if p.exists())
+    except OSError as e:  # a name too long, a loop of symbolic links, ...
+        raise ValueError(f"out: cannot use the folder {path} ({e.strerror})") from None
     if not os.access(existing, os.W_OK | os.X_OK):
         where = "" if existing == path else f" (its parent {existing} is not writable)"
         raise ValueError(f"out: the folder {path} is not writable{where}")
@@ -200,7 +207,14 @@ class RunFolder:
         line (a killed append), which is dropped with everything after it."""
         import io
 
-        lines = self.trajectory.read_text().splitlines(keepends=True)
+        try:
+            lines = self.trajectory.read_text(encoding="utf-8").splitlines(keepends=True)
+        except UnicodeDecodeError as e:
+            raise ValueError(f"resume: {self.trajectory} is not UTF-8 text ({e.reason} at offset "
+                             f"{e.start}); run without --resume to start over") from None
+        except OSError as e:
+            raise ValueError(f"resume: cannot read {self.trajectory} ({e.strerror}); run "
+                             "without --resume to start over") from None
         if not lines or lines[0].rstrip("\n").split(",") != list(self.schema):
             raise ValueError(f"resume: {self.trajectory} does not have the trajectory columns "
                              f"{list(self.schema)}; run without --resume to start over")
@@ -226,17 +240,43 @@ class RunFolder:
             rows.append(row)
         return rows
 
+    def read_rows_or_none(self) -> list[dict] | None:
+        """The rows of ``trajectory.csv``; None when there is no such file or it is unreadable."""
+        if not self.trajectory.is_file():
+            return None
+        try:
+            return self.read_rows()
+        except ValueError:
+            return None
+
     def load(self, engine: Engine, same_run: Callable[[Path], None], steps: int):
         """(step, params, rows) of an earlier run in this folder, or None when there is none.
 
         ``same_run(config_path)`` raises ``ValueError`` when the saved configuration describes
-        another run. The checkpoint must be readable, hold the engine's arrays with their
-        shapes, be finite and not lie beyond ``steps``; otherwise ``ValueError("resume: ...")``
-        says what is wrong."""
+        another run. A folder with trajectory rows but no checkpoint is refused too (resuming
+        would start over and drop them). The checkpoint must be readable, hold the engine's
+        arrays with their shapes, be finite, at a step >= 0 and not beyond ``steps``; otherwise
+        ``ValueError("resume: ...")`` says what is wrong."""
         ckpt = self.out / "checkpoint.npz"
-        if not ckpt.exists() or not self.trajectory.exists():
+        if not ckpt.exists():
+            if self.read_rows_or_none():  # rows without their checkpoint: never start over here
+                raise ValueError(f"resume: {self.out} has trajectory rows but no checkpoint.npz "
+                                 "to continue from; run without --resume to start over")
             return None
-        same_run(self.out / "config.toml")
+        if not self.trajectory.exists():
+            raise ValueError(f"resume: {self.out} has a checkpoint but no trajectory.csv; run "
+                             "without --resume to start over")
+        saved = self.out / "config.toml"
+        if not saved.is_file():
+            raise ValueError(f"resume: {saved} is missing (the configuration of the run to "
+                             "continue); run without --resume to start over")
+        try:
+            same_run(saved)
+        except ValueError as e:
+            if str(e).startswith("resume: "):
+                raise
+            raise ValueError(f"resume: {saved} does not hold a valid configuration ({e}); run "
+                             "without --resume to start over") from None
         expected = {k: np.shape(v) for k, v in
                     engine.params_to_arrays(engine.initial_params()).items()}
         try:
@@ -251,6 +291,9 @@ class RunFolder:
             raise ValueError(f"resume: {ckpt} has no integer step; delete it or run without "
                              "--resume")
         step = int(step)
+        if step < 0:
+            raise ValueError(f"resume: {ckpt} has a negative step (got {step}); delete it or run "
+                             "without --resume")
         got = {k: np.shape(v) for k, v in arrays.items()}
         if got != expected:
             raise ValueError(f"resume: {ckpt} holds arrays {got}, this configuration needs "

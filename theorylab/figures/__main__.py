@@ -6,16 +6,17 @@ figures of that paper."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 import textwrap
 import time
 
-from theorylab.figures import list_figures, run_figures
+from theorylab.core.cli import ArgumentParser
+from theorylab.core.trainer import check_out_folder
+from theorylab.figures import list_figures, read_manifest, run_figures
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+def _parser() -> ArgumentParser:
+    p = ArgumentParser(
         prog="python -m theorylab.figures",
         description="Render the paper figures (PDF + PNG) and write <out>/manifest.json.",
     )
@@ -35,6 +36,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     specs = list_figures()
@@ -44,26 +50,31 @@ def main(argv: list[str] | None = None) -> int:
             line = f"{s.id:<{width}}  {s.paper}  [{s.paper_figure}] {s.title}"
             print(textwrap.shorten(line, width=160, placeholder=" ..."))
         return 0
-    if args.threads is not None:
-        import torch
-
-        if args.threads < 1:
-            print("error: --threads must be >= 1", file=sys.stderr)
-            return 2
-        torch.set_num_threads(args.threads)
+    known = {s.id for s in specs}
+    papers = {s.paper for s in specs}
+    unknown = [i for i in args.only or [] if i not in known and i not in papers]
+    # every argument is checked before anything is rendered or written
+    if unknown:
+        return _error(f"--only: unknown figure id or paper (got {', '.join(map(repr, unknown))})"
+                      "; see --list")
+    if args.threads is not None and args.threads < 1:
+        return _error(f"--threads: must be >= 1 (got {args.threads})")
+    if args.seed < 0:  # numpy's generators take seeds >= 0
+        return _error(f"--seed: must be >= 0 (got {args.seed})")
     if args.device == "cuda":
         import torch
 
         if not torch.cuda.is_available():
-            print("error: --device cuda given but CUDA is not available", file=sys.stderr)
-            return 2
-    known = {s.id for s in specs}
-    papers = {s.paper for s in specs}
-    unknown = [i for i in args.only or [] if i not in known and i not in papers]
-    if unknown:
-        print(f"error: unknown figure id(s) or paper(s): {', '.join(unknown)}; "
-              f"see --list", file=sys.stderr)
-        return 2
+            return _error("--device: 'cuda' requested but CUDA is not available (got 'cuda')")
+    try:
+        check_out_folder(args.out)
+        read_manifest(args.out)
+    except ValueError as err:
+        return _error(str(err))
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
     if args.only:
         args.only = [s.id for s in specs if s.id in args.only or s.paper in args.only]
     t0 = time.perf_counter()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -363,7 +364,7 @@ class TrainConfig:
         _set(self, "pa_margin", _float("train.pa_margin", self.pa_margin, lo=0.0))
         _choice("train.backend", self.backend, BACKENDS)
         dev = self.device
-        if not isinstance(dev, str) or not (dev == "cpu" or dev.split(":")[0] == "cuda"):
+        if not isinstance(dev, str) or not re.fullmatch(r"cpu|cuda(:[0-9]+)?", dev):
             raise ValueError(f"train.device: must be 'cpu', 'cuda' or 'cuda:N' (got {dev!r})")
         if self.backend == "numpy" and dev != "cpu":
             raise ValueError(f"train.device: backend 'numpy' runs on 'cpu' only (got {dev!r})")
@@ -374,6 +375,15 @@ class TrainConfig:
         if not (self.stream == "auto" or isinstance(self.stream, bool)):
             raise ValueError(f"train.stream: must be 'auto', true or false (got {self.stream!r})")
         _set(self, "max_configs", _bounded_int("train.max_configs", self.max_configs))
+        if self.method == "brute" and self.init_v != "aligned":
+            raise ValueError(
+                "train.method: 'brute' is exact only for v parallel to w* (init_v='aligned'); "
+                f"use method='montecarlo' for init_v={self.init_v!r}")
+        if self.method == "exchangeable" and (self.init_v != "aligned" or self.offdiag0_std > 0):
+            raise ValueError(
+                "train.method: 'exchangeable' needs a partition-symmetric start: "
+                "init_v='aligned' and offdiag0_std=0 (use 'brute' or 'montecarlo'; got "
+                f"init_v={self.init_v!r}, offdiag0_std={self.offdiag0_std})")
         if self.engine == "empirical" and self.method not in ("auto",):
             raise ValueError(
                 f"train.method: only used by engine='population' (got {self.method!r} with "

@@ -95,6 +95,8 @@ def run_sweep(
     from tqdm.auto import tqdm
 
     cfg = as_config(cfg)
+    if xp is not None and not isinstance(xp, Backend):
+        raise ValueError(f"xp: must be a Backend (get_backend(...); got {xp!r})")
     if cfg.train.engine != "empirical":
         raise ValueError(f"train.engine: run_sweep needs 'empirical' (got {cfg.train.engine!r})")
     tied = cfg.train.lr_A is None
@@ -110,7 +112,7 @@ def run_sweep(
         lrs = list(itertools.product(lr_v, _values("lr_A", lr_A, _lr)))
     partition = cfg.data.make_partition()
     wstar = make_wstar(cfg.data)
-    xp = xp or get_backend(t.backend, t.dtype, t.device)
+    xp = xp or get_backend(t.backend, t.dtype, t.device, section="train.")
     engine = BatchedEmpiricalEngine(cfg, xp, partition, wstar, seeds, lrs)
     runs = engine.runs()
     schedule = set(int(s) for s in record_steps(t))

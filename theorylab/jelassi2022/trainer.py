@@ -7,6 +7,7 @@ resume, divergence stop, progress) is [`theorylab.core.trainer.train`][].
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -139,19 +140,33 @@ def run_experiment(
     Raises [`DivergenceError`][] (after writing the rows so far) when a value stops being finite.
     """
     cfg = as_config(cfg).resolved()
+    if resume and out is None:
+        raise ValueError("resume: needs an output folder (got out=None)")
     partition = cfg.data.make_partition()
     wstar = make_wstar(cfg.data)
     engine = engine or make_engine(cfg, partition, wstar)
     params = None
+    if initial is not None and not isinstance(initial, Mapping):
+        raise ValueError(f"initial: must be a mapping {{'A': array, 'v': array}} (got "
+                         f"{type(initial).__name__})")
     if initial:
         unknown = set(initial) - {"A", "v"}
         if unknown:
             raise ValueError(f"initial: unknown keys {sorted(unknown)} (allowed: A, v)")
         A0, v0 = engine.state(engine.initial_params())
-        arrays = {"A": np.asarray(initial.get("A", A0), dtype=np.float64),
-                  "v": np.asarray(initial.get("v", v0), dtype=np.float64)}
+        arrays = {}
+        for key, default in (("A", A0), ("v", v0)):
+            given = initial.get(key, default)
+            try:
+                arrays[key] = np.asarray(given, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(f"initial: {key} must be an array of numbers "
+                                 f"(got {given!r:.80})") from None
         if arrays["A"].shape != A0.shape or arrays["v"].shape != v0.shape:
             raise ValueError(f"initial: A must be {A0.shape} and v {v0.shape}")
+        for key, arr in arrays.items():
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"initial: {key} has non-finite entries (NaN or infinity)")
         params = engine.params_from_arrays(arrays)
 
     def result(outcome) -> RunResult:

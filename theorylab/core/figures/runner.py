@@ -67,14 +67,20 @@ def _jsonable(x: Any) -> Any:
 
 
 def read_manifest(out: str | os.PathLike) -> dict:
-    """The manifest under `out` (`{"figures": {}}` when absent)."""
+    """The manifest under `out` (`{"figures": {}}` when absent); one-line
+    ``ValueError("manifest: ...")`` when it cannot be read or is not a figure manifest."""
     path = Path(out) / MANIFEST_NAME
     if not path.exists():
         return {"figures": {}}
-    with open(path, encoding="utf-8") as fh:
-        manifest = json.load(fh)
-    if not isinstance(manifest.get("figures"), dict):
-        raise ValueError(f"{path}: not a theorylab figure manifest (no 'figures' mapping)")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            manifest = json.load(fh)
+    except (OSError, ValueError) as e:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise ValueError(f"manifest: {path} is not readable JSON ({type(e).__name__}: "
+                         f"{' '.join(str(e).split())}); move it away to start a new one") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("figures"), dict):
+        raise ValueError(f"manifest: {path} is not a theorylab figure manifest (no 'figures' "
+                         "mapping); move it away to start a new one")
     return manifest
 
 
@@ -112,10 +118,18 @@ def run_figures(
 
     if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "cairo"):
         matplotlib.use("Agg")
+    if isinstance(ids, str):
+        raise ValueError(f"ids: must be a list of figure ids (got {ids!r})")
+    known = {s.id for s in list_figures()}
+    unknown = [i for i in ids or [] if i not in known]
+    if unknown:
+        raise ValueError(f"ids: unknown figure id (got {', '.join(map(repr, unknown))}); known "
+                         f"ids: {', '.join(sorted(known)) or '(none)'}")
     specs = [get_figure(i) for i in ids] if ids else list_figures()
     if progress is None:
         progress = stderr_is_tty()
     out = Path(out)
+    read_manifest(out)  # a damaged manifest is refused before anything is rendered
     out.mkdir(parents=True, exist_ok=True)
     ctx = FigureContext(out=out, quick=quick, device=device, seed=seed, progress=progress)
     version = package_version()

@@ -74,10 +74,16 @@ def make_engine(
     method = "empirical" if t.engine == "empirical" else choose_method(cfg, partition)
     need, info = memory_estimate(cfg, partition, method)
     check_memory(need, **info)
-    xp = xp or get_backend(t.backend, t.dtype, t.device)
+    xp = xp or get_backend(t.backend, t.dtype, t.device, section="train.")
     if t.engine == "empirical":
         return EmpiricalEngine(cfg, xp, partition, wstar)
     return _METHODS[method](cfg, xp, partition, wstar)
+
+
+def _count(n: int) -> str:
+    """``n`` in full, or ``~10^k`` once it has more than 15 digits (a message stays readable)."""
+    digits = len(str(n))
+    return str(n) if digits <= 15 else f"~10^{digits - 1}"
 
 
 def memory_estimate(cfg: ExperimentConfig, partition: Partition, method: str):
@@ -104,7 +110,7 @@ def memory_estimate(cfg: ExperimentConfig, partition: Partition, method: str):
         n = 2 * L * n_grid
         need = n * D * 10 + n * 24 + n_grid * (40 + 25 * (D - C))
         return need, {"field": "train.method", "what": (
-            f"brute force ({n} configurations of D = {D} patches)"),
+            f"brute force ({_count(n)} configurations of D = {D} patches)"),
             "hint": "use method = 'exchangeable' (partition-symmetric start) or 'montecarlo'"}
     if method == "exchangeable":
         P = count_patterns(C).shape[0]
@@ -114,7 +120,14 @@ def memory_estimate(cfg: ExperimentConfig, partition: Partition, method: str):
         # tracemalloc: ≤ 75 MB at D = 24–64, C = 2–4)
         need = n * (P + 16) + 100e6
         return need, {"field": "train.method", "what": (
-            f"the exchangeable engine ({n} histograms of {P} patterns)"),
+            f"the exchangeable engine ({_count(n)} histograms of {P} patterns)"),
             "hint": "use method = 'montecarlo' or a smaller data.D"}
-    # Monte Carlo draws its samples chunk by chunk: its resident memory is O(D²) + one chunk
-    return 0.0, {"field": "train.mc_samples", "what": "Monte Carlo", "hint": ""}
+    # Monte Carlo draws its samples chunk by chunk: its resident memory is O(D²) + one chunk,
+    # unless the numpy backend keeps the draws (mc_resample = false; torch redraws them from the
+    # same seed when they do not fit): then c and z, M×D values each, and y
+    if t.mc_resample or t.backend != "numpy":
+        return 0.0, {"field": "train.mc_samples", "what": "Monte Carlo", "hint": ""}
+    M = t.mc_samples
+    return M * (2 * D + 1) * item, {"field": "train.mc_samples", "what": (
+        f"Monte Carlo with fixed draws (mc_resample = false: {M} draws of D = {D} patches "
+        "kept)"), "hint": "lower train.mc_samples or set train.mc_resample = true"}

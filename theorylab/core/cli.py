@@ -1,0 +1,53 @@
+"""The entry points' argument parser: a bad flag ends like every other bad input, with one line
+``error: <flag>: <what is wrong> (got ...)`` on stderr and exit code 2 (argparse's own error
+prints the usage block first; ``--help`` still shows it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from typing import NoReturn
+
+__all__ = ["ArgumentParser", "one_line"]
+
+_KINDS = {"int": "an integer", "float": "a number"}
+
+
+def one_line(message: str) -> str:
+    """argparse's error ``message`` as ``<flag>: <what is wrong> (got ...)``."""
+    m = re.fullmatch(r"argument (\S+?)(?:/\S+)?: invalid choice: (.*) \(choose from (.*)\)",
+                     message, re.S)
+    if m:
+        flag, got, choices = m.groups()
+        return f"{flag}: must be one of [{choices}] (got {got})"
+    m = re.fullmatch(r"argument (\S+?)(?:/\S+)?: invalid (\w+) value: (.*)", message, re.S)
+    if m:
+        flag, kind, got = m.groups()
+        return f"{flag}: must be {_KINDS.get(kind, kind)} (got {got})"
+    m = re.fullmatch(r"argument (\S+?)(?:/\S+)?: expected (.*)", message, re.S)
+    if m:
+        flag, rest = m.groups()
+        return f"{flag}: needs a value (expected {rest})"
+    m = re.fullmatch(r"unrecognized arguments: (.*)", message, re.S)
+    if m:
+        first = m.group(1).split(" ")[0]
+        return f"{first}: unknown argument (got {m.group(1)!r}); see --help"
+    m = re.fullmatch(r"the following arguments are required: (.*)", message, re.S)
+    if m:
+        return f"{m.group(1)}: required; see --help"
+    m = re.fullmatch(r"argument (\S+?)(?:/\S+)?: (.*)", message, re.S)
+    if m:
+        return f"{m.group(1)}: {m.group(2)}"
+    return message
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors are one line ``error: <flag>: ...``
+    (exit code 2); a message that already names its field (``"out: required"``) is kept."""
+
+    def error(self, message: str) -> NoReturn:
+        text = " ".join(one_line(message).split())  # one line, whatever argparse wrapped
+        print(f"error: {text}", file=sys.stderr)
+        sys.exit(2)
