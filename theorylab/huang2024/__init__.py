@@ -9,8 +9,10 @@ Rooms of this subpackage: [`data`][theorylab.huang2024.data] (Def. 2.1, Def. 2.5
 [`cl`][theorylab.huang2024.cl] (Def. 2.6, Def. 2.7 and the InfoNCE loss of the CL side),
 [`config`][theorylab.huang2024.config], [`engines`][theorylab.huang2024.engines] (brute force,
 exchangeable exact sums, Monte Carlo, empirical; CL Monte Carlo),
-[`laplace`][theorylab.huang2024.laplace] (the exact population sum at any P) and
-[`trainer`][theorylab.huang2024.trainer].
+[`laplace`][theorylab.huang2024.laplace] (the exact population sum at any P),
+[`trainer`][theorylab.huang2024.trainer], ``claims`` (Thm 4.1, Thm 4.2, Lemma 5.1, Thm 4.4)
+and ``figures`` (Figures 2–4, the MAE dynamics, the phase diagram and the MAE diversity; their
+CL side is not drawn yet).
 Most formulas are RECONSTRUCTED (the paper's body could not be read); every reconstruction
 choice is a config field. Paper notes: ``docs/papers/huang2024.md``.
 """
@@ -76,7 +78,7 @@ def _load_claims() -> dict:
 
 
 def _load_figures() -> None:
-    return None
+    from . import figures  # noqa: F401  (registers the figures)
 
 
 #: This paper as the entry points see it.

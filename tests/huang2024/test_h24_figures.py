@@ -1,0 +1,182 @@
+"""The huang2024 figures: a quick render of every id through ``run_figures``, their manifest
+entries, headline values that hold by construction, and the attention maps of masked queries
+against the model's own attention masses."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from theorylab.figures import list_figures, run_figures
+from theorylab.huang2024.config import DataConfig
+from theorylab.huang2024.data import information_gap, sample_batch
+from theorylab.huang2024.figures._common import masked_query_attention, own_attn_target
+from theorylab.huang2024.figures._data import connected
+from theorylab.huang2024.figures._diversity import idealised_mae_diverse, own_area_map
+from theorylab.huang2024.figures._mechanism import attention_split, pick_queries
+from theorylab.huang2024.model import mae_loss_grad
+
+IDS = ["huang2024-dynamics", "huang2024-fig2", "huang2024-fig3", "huang2024-fig4",
+       "huang2024-phase-diagram"]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("h24figs")
+    manifest = run_figures(IDS, out=out, quick=True, progress=False)
+    return out, manifest["figures"]
+
+
+def test_registered_ids():
+    ids = sorted(s.id for s in list_figures() if s.paper == "huang2024")
+    assert ids == IDS
+
+
+def test_quick_render_and_manifest(quick):
+    out, entries = quick
+    assert sorted(entries) == IDS
+    for fid in IDS:
+        e = entries[fid]
+        assert e["paper"] == "huang2024" and e["quick"] is True
+        assert "RECONSTRUCTED" in e["caption"] or "reconstructed" in e["caption"].lower()
+        assert e["reading"], fid
+        for ext in ("pdf", "png"):
+            assert (out / f"{fid}.{ext}").stat().st_size > 1000, (fid, ext)
+
+
+def test_fig2_headline(quick):
+    h = quick[1]["huang2024-fig2"]["headline"]
+    P, C1, C = h["P"], h["C1"], h["C"]
+    assert h["delta"] == pytest.approx(information_gap(P, C1, C), abs=1e-12)
+    assert h["delta"] == pytest.approx(2 * h["kappa_s"] - h["kappa_c"] - 1, abs=1e-12)
+    assert h["kappa_s"] == pytest.approx(math.log(C1) / math.log(P))
+    # P^Δ = (C1/P)²/(C/P): the definition of Δ read as a ratio of gradient scales
+    assert h["P_pow_delta"] == pytest.approx(h["gradient_scale_ratio"], rel=1e-12)
+    assert h["N_k"] == [1 + (P - C1) // C] * h["K"]
+    assert h["areas_4_connected"] and h["clusters_distinct"]
+
+
+def test_connected_detects_split_areas():
+    lab = np.array([0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3])
+    assert connected(lab)
+    lab2 = lab.copy()
+    lab2[[0, 15]] = lab2[[15, 0]]
+    assert not connected(lab2)
+
+
+def test_dynamics_headline(quick):
+    h = quick[1]["huang2024-dynamics"]["headline"]
+    pos, neg = h["pos"], h["neg"]
+    assert pos["delta"] > 0 > neg["delta"]
+    for r in (pos, neg):
+        assert r["delta"] == pytest.approx(information_gap(r["P"], r["C1"], r["C"]))
+        assert r["phi_glob_pred"] == pytest.approx(-(r["delta"] / 2) * math.log(r["P"]))
+        assert r["final_attn_own_lq"] <= 1 - 0.5 ** (r["C"] - 1) + 1e-9
+        parts = r["final_attn_own_lq"] + r["final_attn_glob_lq"] + r["final_attn_masked_lq"]
+        assert parts <= 1 + 1e-9
+        assert r["loss_monotone"]
+    # Phase I (first step decouples the global correlation) for Δ > 0 only
+    assert pos["phase_I"] and -pos["dphi_glob_1"] > pos["dphi_own_1"] > 0
+    assert not neg["phase_I"] and neg["dphi_own_1"] >= -neg["dphi_glob_1"]
+    assert pos["final_phi_own_lq"] > 0 > pos["final_phi_glob_lq"]
+
+
+def test_fig4_headline(quick):
+    h = quick[1]["huang2024-fig4"]["headline"]
+    loc, glob = h["local"], h["global"]
+    assert loc["area"] != 0 and glob["area"] == 0
+    # the trained model's largest FP correlation of a masked patch is with its own area
+    assert loc["phi_argmax_area"] == loc["area"] and glob["phi_argmax_area"] == 0
+    assert loc["phi_own"] > 0 > loc["phi_global"]
+    total = loc["attn_own"] + loc["attn_global"] + loc["attn_other_local"] + loc["attn_masked"]
+    assert total == pytest.approx(1.0, abs=1e-9)
+    total = glob["attn_own"] + glob["attn_other_local"] + glob["attn_masked"]
+    assert total == pytest.approx(1.0, abs=1e-9)
+    # fig4 draws the trained Δ > 0 model of the dynamics figure; with one cluster every local
+    # query has the same own-area and global Φ, so the row read here is the trajectory's mean
+    dyn = quick[1]["huang2024-dynamics"]["headline"]["pos"]
+    assert loc["phi_own"] == pytest.approx(dyn["final_phi_own_lq"], rel=1e-9)
+    assert loc["phi_global"] == pytest.approx(dyn["final_phi_glob_lq"], rel=1e-9)
+    # Monte Carlo attention of one query agrees with the exact engine (all local queries are
+    # equivalent with one cluster)
+    for r in (loc, glob):
+        assert abs(r["attn_own"] - r["exact_attn_own"]) <= 4 * r["attn_own_se"] + 0.01
+
+
+def test_phase_diagram_headline(quick):
+    e = quick[1]["huang2024-phase-diagram"]
+    h, st = e["headline"], e["settings"]
+    assert h["n_cells"] == len(st["C1"]) * len(st["gamma"]) == len(h["cells"])
+    for c in h["cells"]:
+        assert c["delta"] == pytest.approx(information_gap(st["P"], c["C1"], st["C"]))
+        assert c["target"] == pytest.approx(own_attn_target(st["C"], c["gamma"]))
+        assert c["learned"] == (c["final_attn_own_lq"] >= c["target"])
+    assert h["n_learned"] == sum(c["learned"] for c in h["cells"])
+    assert h["n_phase_I_delta_pos"] == h["n_delta_pos"] and h["n_phase_I_delta_nonpos"] == 0
+
+
+def test_fig3_headline(quick):
+    h = quick[1]["huang2024-fig3"]["headline"]
+    s = quick[1]["huang2024-fig3"]["settings"]
+    assert h["max_decomposition_residual"] < 1e-9
+    # the metrics of the idealised own-area maps are the notes' §5.4 formula
+    np.testing.assert_allclose(h["idealised_diverse"], h["idealised_diverse_formula"],
+                               atol=1e-12)
+    np.testing.assert_allclose(h["idealised_nmi"], h["idealised_diverse"], atol=1e-12)
+    np.testing.assert_allclose(h["idealised_shared"], 0.0, atol=1e-12)
+    if s["P"] == 16:
+        assert h["uniform_distance"] == pytest.approx(2.008, abs=1e-3)  # notes §5.3
+    assert all(d > 0 for d in h["diverse"]) and all(0 <= x <= 1 for x in h["nmi"])
+    assert all(d < h["uniform_distance"] for d in h["distance"])
+
+
+def test_idealised_formula_matches_metric_direct():
+    d = DataConfig(P=64, C1=32, C=8, areas="contiguous")
+    lab = d.make_structure().labels[0]
+    from theorylab.huang2024.diversity import sharpness_decomposition
+
+    sh = sharpness_decomposition(own_area_map(lab))
+    assert float(sh.diverse) == pytest.approx(idealised_mae_diverse(64, 32, 8), abs=1e-12)
+    assert idealised_mae_diverse(128, 32, 8) == pytest.approx(0.5)  # notes §5.4 example
+
+
+@pytest.mark.parametrize("mask_keys", [True, False])
+def test_masked_query_attention_matches_model(mask_keys):
+    """Row p of a map equals the model's attention of masked query p (own-area mass)."""
+    d = DataConfig(P=16, C1=8, C=2, K=2, areas="random", seed=3)
+    s = d.make_structure()
+    rng = np.random.default_rng(0)
+    Phi = rng.normal(size=(s.P, s.F))
+    Ups = rng.normal(size=(s.P, s.P))
+    batch = sample_batch(rng, s, 40, law="uniform", L=0.5, U=1.5, values=None, probs=None,
+                         mask_kind="bernoulli", gamma=0.5, mask_size=8)
+    maps = masked_query_attention(s, Phi, Ups, batch.cluster, batch.z, batch.mask,
+                                  mask_keys=mask_keys)
+    np.testing.assert_allclose(maps.sum(axis=2), 1.0, atol=1e-12)
+    be = mae_loss_grad(s, Phi, Ups, batch, mask_keys=mask_keys, need_grad=False)
+    lab = s.labels[batch.cluster]
+    checked = 0
+    for b in range(len(batch)):
+        for p in np.flatnonzero(batch.mask[b]):
+            own = (lab[b] == lab[b, p]) & ~batch.mask[b]
+            assert maps[b, p, own].sum() == pytest.approx(be.attn_own[b, p], abs=1e-12)
+            assert maps[b, p, batch.mask[b]].sum() == pytest.approx(
+                be.attn_masked[b, p] if mask_keys else 0.0, abs=1e-12)
+            checked += 1
+    assert checked > 100
+
+
+def test_attention_split_and_pick_queries():
+    lab = np.array([0, 0, 0, 0, 1, 1, 2, 2, 0])
+    loc, glob = pick_queries(lab)
+    assert lab[loc] == 1 and lab[glob] == 0
+    maps = np.full((2, 9, 9), 1.0 / 9)
+    mask = np.zeros((2, 9), dtype=bool)
+    mask[0, 6] = True
+    sp = attention_split(maps, mask, lab, 4)
+    assert sp["attn_own"] == pytest.approx(1 / 9)
+    assert sp["attn_global"] == pytest.approx(5 / 9)
+    assert sp["attn_other_local"] == pytest.approx((1.5) / 9)
+    assert sp["attn_masked"] == pytest.approx(1.5 / 9)

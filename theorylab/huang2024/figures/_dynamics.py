@@ -1,0 +1,287 @@
+"""The MAE dynamics of Huang et al. (2025) on the exact population loss: the two phases
+(Thm 4.2, §5 of the paper as RECONSTRUCTED in docs/papers/huang2024.md §4.5) and a (Δ, γ)
+phase diagram. Registered ids: ``huang2024-dynamics``, ``huang2024-phase-diagram``."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+
+from ..claims._common import FAMILIES, family_sizes, phase_summary
+from ..config import PAPER_NAME
+from ..data import information_gap
+from ._common import ETA_Q, figure_config, fmt, own_attn_target, trained_run
+
+__all__ = ["SECTION9_SIZES", "dynamics", "phase_diagram", "dynamics_settings", "pd_grid",
+           "phase_I_present"]
+
+
+# -- dynamics --------------------------------------------------------------------------------------
+#: The notes' §9 sizes at P = 256: (C1, C) for Δ > 0 and Δ < 0.
+SECTION9_SIZES = {"pos": (192, 4), "neg": (32, 16)}
+
+
+def dynamics_settings(quick: bool) -> tuple[int, int, dict[str, tuple[int, int]]]:
+    """(P, steps, {family: (C1, C)}): the notes' §9 sizes at P = 256 (Δ > 0: C1 = 192, C = 4;
+    Δ < 0: C1 = 32, C = 16), or the same size families at P = 36 in quick mode."""
+    if quick:
+        return 36, 30, {fam: family_sizes(36, *FAMILIES[fam]) for fam in ("pos", "neg")}
+    return 256, 300, dict(SECTION9_SIZES)
+
+
+def _with_rel_excess(tr: pd.DataFrame) -> pd.DataFrame:
+    tr = tr.copy()
+    tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]
+    return tr
+
+
+def phase_I_present(tr: pd.DataFrame) -> bool:
+    """Whether the first GD step lowers the mean global FP correlation of the local queries by
+    more than it raises their own-area one (the claims' operational Phase I, notes §4.5)."""
+    dg = float(tr.phi_glob_lq.iloc[1] - tr.phi_glob_lq.iloc[0])
+    do = float(tr.phi_own_lq.iloc[1] - tr.phi_own_lq.iloc[0])
+    return -dg > do
+
+
+DYN_CAPTION = (
+    "MAE dynamics of local-area queries in Huang et al. (2025)'s one-layer ViT (Thm 4.2 and the "
+    "two phases of §5, RECONSTRUCTED in docs/papers/huang2024.md §4.5): exact population GD "
+    "(population-laplace engine) from Q⁰ = 0 in the notes' §9 setting, P = 256 patches, one "
+    "cluster, z ~ U[0.5, 1.5], Bernoulli masks with γ = 0.5, masked keys in the softmax, loss "
+    "normalised by 1/P, η = 2P (per-query step 2, as in the claim checks; the notes' §9 "
+    "computation used η = 200 with Monte Carlo batches). Left: Δ > 0 (C1 = 192, C = 4); right: "
+    "Δ < 0 (C1 = 32, C = 16). Top: mean FP correlation Φ of a local-area patch with its own "
+    "area's feature and with the global feature (thin: a global-area patch with its own, the "
+    "global, feature); the dashed line is the RECONSTRUCTED end-of-Phase-I value −(Δ/2) ln P; "
+    "vertical lines: t_I, the first step at which the own-area correlation grows at least as "
+    "fast as the global one falls (Phase I is present when the first step already decouples), "
+    "and t_II, the first step with own-area attention ≥ ½(1 − γ^{C−1}) (the claims' "
+    "operational definitions). Bottom: attention of a masked local-area query on the unmasked "
+    "keys of its own area, of the global area and on the masked keys, averaged over data and "
+    "masks (exact); dotted: 1 − γ^{C−1}, the most it can put on its own area's unmasked keys. "
+    "Areas are contiguous on the 16×16 grid (the notes' §9 used random ones; with one cluster "
+    "the dynamics do not depend on the layout); the same run is drawn in huang2024-fig4. "
+    "The measured numbers are in the manifest's reading and headline."
+)
+
+
+@register(
+    "huang2024-dynamics",
+    paper=PAPER_NAME,
+    paper_figure="none (theorylab; the two phases of Thm 4.2 and §5)",
+    title="MAE dynamics: FP correlations and attention of local queries, Δ > 0 vs Δ < 0",
+    caption=DYN_CAPTION,
+    data_source="synthetic: exact population MAE loss of Def. 2.1 data (population-laplace)",
+)
+def dynamics(ctx: FigureContext) -> FigureResult:
+    P, steps, sizes = dynamics_settings(ctx.quick)
+    gamma = 0.5
+    fig = new_figure((11.0, 6.4))
+    axes = fig.subplots(2, 2, sharex="col")
+    headline, reading, settings = {}, [], {}
+    for col, fam in enumerate(("pos", "neg")):
+        C1, C = sizes[fam]
+        run = trained_run(P, C1, C, gamma, steps, "contiguous")
+        tr = _with_rel_excess(run.trajectory)
+        summ = phase_summary(tr, P, C1, C, gamma)
+        delta = summ["delta"]
+        present = phase_I_present(tr)
+        s = tr.step.to_numpy()
+        ax, axa = axes[0, col], axes[1, col]
+        ax.plot(s, tr.phi_own_lq, color="C2", label="Φ local patch → own area")
+        ax.plot(s, tr.phi_glob_lq, color="C1", label="Φ local patch → global area")
+        ax.plot(s, tr.phi_own_gq, color="C1", lw=0.8, ls=":", label="Φ global patch → global area")
+        pred = -(delta / 2) * math.log(P)
+        ax.axhline(pred, color="C3", ls="--", lw=1.0, label=f"−(Δ/2) ln P = {pred:.2f}")
+        axa.plot(s, tr.attn_own_lq, color="C2", label="own area (unmasked keys)")
+        axa.plot(s, tr.attn_glob_lq, color="C1", label="global area (unmasked keys)")
+        axa.plot(s, tr.attn_masked_lq, color="0.4", label="masked keys")
+        axa.axhline(1 - gamma ** (C - 1), color="C2", ls=":", lw=0.9,
+                    label="1 − γ^{C−1} (own-area maximum)")
+        for a in (ax, axa):
+            for name, t, ls in (("t_I", summ["t_I"], "-."), ("t_II", summ["t_II"], "--")):
+                if math.isfinite(t) and (name != "t_I" or present):
+                    a.axvline(t, color="0.35", ls=ls, lw=0.9)
+                    a.text(t, 0.97, f" {name} = {t:g}", transform=a.get_xaxis_transform(),
+                           fontsize=7, va="top", color="0.25")
+        ax.set_title(f"Δ = {delta:+.3f}: P = {P}, C1 = {C1}, C = {C} "
+                     f"({'Phase I present' if present else 'no Phase I'})")
+        ax.set_ylabel("FP correlation Φ")
+        axa.set_ylabel("attention of a masked local query")
+        axa.set_xlabel("GD steps")
+        axa.set_ylim(-0.02, 1.02)
+        ax.legend(fontsize=7, loc="best")
+        axa.legend(fontsize=7, loc="center right")
+        last = tr.iloc[-1]
+        h = {
+            "P": P, "C1": C1, "C": C, "delta": delta, "phase_I": present,
+            "t_I": summ["t_I"], "t_II": summ["t_II"], "T_star": summ["T_star"],
+            "phi_glob_end_I": summ["phi_glob_end_I"] if present else math.nan,
+            "phi_glob_pred": pred,
+            "dphi_glob_1": summ["dphi_glob_1"], "dphi_own_1": summ["dphi_own_1"],
+            "min_phi_glob_lq": float(tr.phi_glob_lq.min()),
+            "final_phi_own_lq": float(last.phi_own_lq),
+            "final_phi_glob_lq": float(last.phi_glob_lq),
+            "final_attn_own_lq": float(last.attn_own_lq),
+            "final_attn_glob_lq": float(last.attn_glob_lq),
+            "final_attn_masked_lq": float(last.attn_masked_lq),
+            "final_attn_own_gq": float(last.attn_own_gq),
+            "final_rel_excess": float(last.rel_excess),
+            "loss_monotone": summ["loss_monotone"],
+        }
+        headline[fam] = h
+        settings[fam] = figure_config(P, C1, C, gamma=gamma, steps=steps).resolved().to_dict()
+        if present:
+            ph = (f"Phase I is present: the first step moves Φ_glob by {h['dphi_glob_1']:.3g} "
+                  f"and Φ_own by {h['dphi_own_1']:+.3g}; it ends at t_I = {fmt(h['t_I'])} with "
+                  f"Φ_glob = {fmt(h['phi_glob_end_I'])} against −(Δ/2) ln P = {pred:.3f} "
+                  f"(ratio {fmt(h['phi_glob_end_I'] / pred)})")
+        else:
+            ph = (f"no Phase I: the first step already raises Φ_own by {h['dphi_own_1']:.3g}, "
+                  f"more than Φ_glob falls ({h['dphi_glob_1']:.3g})")
+        reading.append(
+            f"Δ = {delta:+.3f} (P = {P}, C1 = {C1}, C = {C}): {ph}; the own-area attention "
+            f"reaches ½(1 − γ^(C−1)) at t_II = {fmt(h['t_II'])} and L − L* falls to 5% of its "
+            f"initial value at T* = {fmt(h['T_star'])}; after {steps} steps Φ_own = "
+            f"{h['final_phi_own_lq']:.3f}, Φ_glob = {h['final_phi_glob_lq']:.3f}, attention "
+            f"own/global/masked = {h['final_attn_own_lq']:.3f}/{h['final_attn_glob_lq']:.3f}/"
+            f"{h['final_attn_masked_lq']:.3f} (maximum own {1 - gamma ** (C - 1):.3f}).")
+    settings["eta_q"] = ETA_Q
+    return FigureResult(fig, headline=headline, settings=settings, reading=reading)
+
+
+# -- phase diagram -------------------------------------------------------------------------------
+PD_P, PD_C = 64, 4
+PD_C1 = (8, 16, 24, 32, 40, 48, 56, 60)
+PD_GAMMA = (0.25, 0.5, 0.75)
+PD_STEPS = 50
+
+
+def pd_grid(quick: bool) -> tuple[int, int, tuple[int, ...], tuple[float, ...], int]:
+    """(P, C, global sizes C1, masking probabilities γ, steps)."""
+    if quick:
+        return 16, 2, (4, 8, 12), (0.5, 0.75), 20
+    return PD_P, PD_C, PD_C1, PD_GAMMA, PD_STEPS
+
+
+PD_CAPTION = (
+    f"Where MAE learns the local areas, over the information gap Δ and the masking probability "
+    f"γ (theorylab; Huang et al. (2025), Thm 4.1–4.2 as RECONSTRUCTED in "
+    f"docs/papers/huang2024.md §4): exact population GD (population-laplace) from Q⁰ = 0 with "
+    f"P = {PD_P}, one cluster, local areas of C = {PD_C} patches and global areas of "
+    f"C1 ∈ {list(PD_C1)} (Δ = 2κ_s − κ_c − 1 from the sizes), γ ∈ {list(PD_GAMMA)}, "
+    f"{PD_STEPS} steps with η = 2P, otherwise the notes' §9 setting. A cell counts as 'local "
+    f"areas learned' when the own-area attention of masked local queries (unmasked keys of "
+    f"their area, averaged over data and masks) is at least ½(1 − γ^(C−1)) after the last "
+    f"step (half the most it can be; t_II in the cell is the first step at which it did), and "
+    f"'Phase I' when the first step lowers the global FP "
+    f"correlation of local queries by more than it raises their own-area one. Left: the four "
+    f"combinations (colour) with the final own-area attention written in each cell; right: "
+    f"Φ_glob at the end of Phase I divided by the RECONSTRUCTED prediction −(Δ/2) ln P (cells "
+    f"without a Phase I, or where it has not ended, left blank). CL: not built yet, so the "
+    f"paper's MAE-vs-CL contrast is not drawn. Δ ≈ 0, excluded by Thm 4.1, is inside the grid "
+    f"on purpose."
+)
+
+_CATS = ("not learned, no Phase I", "not learned, Phase I", "learned, no Phase I",
+         "learned, Phase I")
+
+
+@register(
+    "huang2024-phase-diagram",
+    paper=PAPER_NAME,
+    paper_figure="none (theorylab; Thm 4.1–4.2)",
+    title="Phase diagram over (Δ, γ): local areas learned by MAE, and Phase I",
+    caption=PD_CAPTION,
+    data_source="synthetic: exact population MAE loss of Def. 2.1 data (population-laplace)",
+)
+def phase_diagram(ctx: FigureContext) -> FigureResult:
+    import seaborn as sns
+    from matplotlib.colors import ListedColormap
+
+    P, C, C1s, gammas, steps = pd_grid(ctx.quick)
+    deltas = [information_gap(P, c1, C) for c1 in C1s]
+    cat = np.zeros((len(gammas), len(C1s)), dtype=int)
+    own = np.full(cat.shape, np.nan)
+    ratio = np.full(cat.shape, np.nan)
+    cells = []
+    for i, g in enumerate(gammas):
+        for j, c1 in enumerate(ctx.tqdm(C1s, desc=f"γ={g}")):
+            run = trained_run(P, c1, C, g, steps, "contiguous")
+            tr = _with_rel_excess(run.trajectory)
+            summ = phase_summary(tr, P, c1, C, g)
+            present = phase_I_present(tr)
+            a = float(tr.attn_own_lq.iloc[-1])
+            learned = a >= own_attn_target(C, g)
+            cat[i, j] = 2 * int(learned) + int(present)
+            own[i, j] = a
+            end = summ["phi_glob_end_I"] if present else math.nan
+            pred = -(deltas[j] / 2) * math.log(P)
+            ratio[i, j] = end / pred if math.isfinite(end) and pred != 0 else math.nan
+            cells.append({"gamma": g, "C1": c1, "delta": deltas[j], "learned": learned,
+                          "phase_I": present, "final_attn_own_lq": a,
+                          "target": own_attn_target(C, g), "t_I": summ["t_I"],
+                          "t_II": summ["t_II"], "phi_glob_end_I": end, "phi_glob_pred": pred,
+                          "final_phi_own_lq": float(tr.phi_own_lq.iloc[-1]),
+                          "final_phi_glob_lq": float(tr.phi_glob_lq.iloc[-1])})
+    fig = new_figure((12.0, 3.8))
+    ax1, ax2 = fig.subplots(1, 2)
+    pal = ["#d9d9d9", "#fdae6b", "#9ecae1", "#3182bd"]
+    xt = [f"{d:+.2f}\n({c1})" for d, c1 in zip(deltas, C1s)]
+    yt = [f"{g:g}" for g in gammas]
+    t2 = {(c["gamma"], c["C1"]): c["t_II"] for c in cells}
+    annot = np.array([[f"{own[i, j]:.2f}\nt_II {fmt(t2[(g, c1)])}" for j, c1 in enumerate(C1s)]
+                      for i, g in enumerate(gammas)])
+    sns.heatmap(cat, ax=ax1, cmap=ListedColormap(pal), vmin=-0.5, vmax=3.5, annot=annot, fmt="",
+                xticklabels=xt, yticklabels=yt, cbar=False, linewidths=0.5, linecolor="white",
+                annot_kws={"fontsize": 7})
+    from matplotlib.patches import Patch
+
+    ax1.legend(handles=[Patch(color=pal[k], label=_CATS[k]) for k in range(4)], fontsize=6,
+               loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax1.set_title(f"after {steps} steps (cell: own-area attention, t_II)")
+    sns.heatmap(ratio, ax=ax2, cmap="vlag", vmin=0.0, vmax=2.0, annot=True, fmt=".2f",
+                xticklabels=xt, yticklabels=yt, cbar_kws={"label": "Φ_glob(t_I) / (−(Δ/2) ln P)"},
+                annot_kws={"fontsize": 7})
+    ax2.set_title("end of Phase I against −(Δ/2) ln P")
+    for ax in (ax1, ax2):
+        ax.set_xlabel(f"Δ (C1), P = {P}, C = {C}")
+        ax.set_ylabel("masking probability γ")
+        ax.grid(False)
+    n_pos = sum(d > 0 for d in deltas) * len(gammas)
+    n_pos_I = int(sum(c["phase_I"] for c in cells if c["delta"] > 0))
+    n_neg_I = int(sum(c["phase_I"] for c in cells if c["delta"] <= 0))
+    headline = {
+        "n_cells": len(cells), "n_learned": int(sum(c["learned"] for c in cells)),
+        "n_phase_I": int(sum(c["phase_I"] for c in cells)),
+        "n_delta_pos": n_pos, "n_phase_I_delta_pos": n_pos_I,
+        "n_phase_I_delta_nonpos": n_neg_I,
+        "smallest_delta_with_phase_I": {f"{g:g}": min(
+            (c["delta"] for c in cells if c["gamma"] == g and c["phase_I"]), default=None)
+            for g in gammas},
+        "deltas": deltas, "cells": cells,
+    }
+    ok = [r for r in ratio.ravel() if math.isfinite(r)]
+    reading = [
+        f"{headline['n_learned']} of {len(cells)} cells learn the local areas within {steps} "
+        f"steps; Phase I appears in {n_pos_I} of the {n_pos} cells with Δ > 0 and in {n_neg_I} "
+        f"with Δ ≤ 0.",
+        "Smallest Δ with a Phase I per γ: " + ", ".join(
+            f"γ = {g}: {fmt(v) if v is not None else 'none'}"
+            for g, v in headline["smallest_delta_with_phase_I"].items()) + ".",
+        "Steps t_II to reach the threshold, from the smallest to the largest Δ: " + "; ".join(
+            f"γ = {g:g}: " + ", ".join(fmt(c["t_II"]) for c in cells if c["gamma"] == g)
+            for g in gammas) + ".",
+        (f"Φ_glob at the end of Phase I is {min(ok):.2f}–{max(ok):.2f} times −(Δ/2) ln P over "
+         f"the {len(ok)} cells where Phase I ends within the run." if ok else
+         "No cell has a Phase I that ends within the run."),
+    ]
+    settings = {"P": P, "C": C, "C1": list(C1s), "gamma": list(gammas), "steps": steps,
+                "eta_q": ETA_Q, "areas": "contiguous", "learned_threshold":
+                "attn_own_lq >= 0.5 (1 - gamma^(C-1))",
+                "base": figure_config(P, C1s[0], C, steps=steps).resolved().to_dict()}
+    return FigureResult(fig, headline=headline, settings=settings, reading=reading)
