@@ -28,6 +28,9 @@ __all__ = [
     "check_keys",
     "frozen_set",
     "paper_of",
+    "replace_sections",
+    "sections_from_tables",
+    "sections_to_dict",
     "read_toml",
     "section_from_dict",
     "tables_to_toml",
@@ -120,6 +123,53 @@ def section_from_dict(cls, section: str, table: Mapping[str, Any]):
         raise ValueError(f"{section}: must be a table (got {table!r})")
     check_keys(cls, section, table)
     return cls(**dict(table))
+
+
+def sections_from_tables(tables: Mapping[str, Any], classes: Mapping[str, type], paper: str,
+                         required: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``{section: classes[section](**table)}`` from the tables of a run-config file of
+    ``paper``: unknown sections, a config of another paper, a missing required section (with
+    the hint ``required[name]``) and every bad field raise a one-line ``ValueError``."""
+    if not isinstance(tables, Mapping):
+        raise ValueError(f"config: must be a table (got {tables!r})")
+    allowed = [*classes, EXPERIMENT]
+    for key in tables:
+        if key not in allowed:
+            raise ValueError(f"{key}: unknown section (allowed: {', '.join(allowed)})")
+    paper_of(tables, (paper,), paper)  # a config of another paper is refused here
+    for name, hint in (required or {}).items():
+        if name not in tables:
+            raise ValueError(f"{name}: the section is required ({hint})")
+    return {name: section_from_dict(cls, name, tables.get(name, {}))
+            for name, cls in classes.items()}
+
+
+def replace_sections(cfg, sections: Mapping[str, Mapping[str, Any]]):
+    """A copy of the frozen config ``cfg`` (a dataclass whose fields are its sections) with
+    the given fields of each section changed, e.g. ``{"train": {"steps": 10}}``."""
+    import dataclasses
+
+    names = [f.name for f in fields(cfg)]
+    unknown = [k for k in sections if k not in names]
+    if unknown:
+        raise ValueError(f"{unknown[0]}: unknown section (allowed: {', '.join(names)})")
+    new = {}
+    for name in names:
+        sec = getattr(cfg, name)
+        changes = dict(sections.get(name, {}))
+        check_keys(type(sec), name, changes)
+        new[name] = dataclasses.replace(sec, **changes)
+    return type(cfg)(**new)
+
+
+def sections_to_dict(cfg) -> dict[str, dict[str, Any]]:
+    """``{section: {field: value}}`` of a config, leaving out the fields that are None."""
+    out = {}
+    for f in fields(cfg):
+        sec = getattr(cfg, f.name)
+        out[f.name] = {g.name: getattr(sec, g.name) for g in fields(sec)
+                       if getattr(sec, g.name) is not None}
+    return out
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:

@@ -43,6 +43,7 @@ __all__ = [
     "RECORD_MODES",
     "RunFolder",
     "check_out_folder",
+    "same_config_except_steps",
     "TrainOutcome",
     "empty_table",
     "record_schedule",
@@ -307,6 +308,20 @@ class RunFolder:
         params = engine.params_from_arrays(arrays)
         rows = [r for r in self.read_rows() if r["step"] <= step]
         return step, params, rows
+
+
+def same_config_except_steps(cfg, load_config: Callable[[Path], Any]) -> Callable[[Path], None]:
+    """The usual resume check for [`train`][]'s ``same_run``: the config saved at ``path``
+    (read with ``load_config``) must equal ``cfg`` except for ``train.steps``."""
+
+    def check(path: Path) -> None:
+        old, new = load_config(path).to_dict(), cfg.to_dict()
+        old["train"].pop("steps", None), new["train"].pop("steps", None)
+        if old != new:
+            raise ValueError(f"resume: {path} differs from the requested configuration "
+                             "(only train.steps may change on resume)")
+
+    return check
 
 
 def train(

@@ -12,7 +12,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from theorylab.core.trainer import DivergenceError, empty_table, record_schedule, train
+from theorylab.core.trainer import (
+    DivergenceError,
+    empty_table,
+    record_schedule,
+    same_config_except_steps,
+    train,
+)
 
 from .config import ExperimentConfig, config_to_toml, load_config
 from .data import AreaStructure
@@ -69,19 +75,6 @@ def empty_trajectory() -> pd.DataFrame:
     return empty_table(TRAJECTORY_SCHEMA)
 
 
-def _same_run(cfg: ExperimentConfig):
-    """The resume check: the saved config must equal ``cfg`` except for ``train.steps``."""
-
-    def check(path: Path) -> None:
-        old, new = load_config(path).to_dict(), cfg.to_dict()
-        old["train"].pop("steps", None), new["train"].pop("steps", None)
-        if old != new:
-            raise ValueError(f"resume: {path} differs from the requested configuration "
-                             "(only train.steps may change on resume)")
-
-    return check
-
-
 def run_experiment(cfg: ExperimentConfig, *, out: str | Path | None = None, resume: bool = False,
                    progress: bool | None = None, engine: MAEEngine | None = None) -> RunResult:
     """Run gradient descent as ``cfg`` says; return the trajectory and the final state.
@@ -108,7 +101,7 @@ def run_experiment(cfg: ExperimentConfig, *, out: str | Path | None = None, resu
                                             f"{engine.name}, Delta = {cfg.delta:.6g})"),
             out=out,
             resume=resume,
-            same_run=_same_run(cfg),
+            same_run=same_config_except_steps(cfg, load_config),
             progress=progress,
         )
     except DivergenceError as err:

@@ -13,16 +13,17 @@ import dataclasses
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from theorylab.core.config import (
     EXPERIMENT,
-    check_keys,
-    paper_of,
     read_toml,
+    replace_sections,
     section_from_dict,
+    sections_from_tables,
+    sections_to_dict,
     tables_to_toml,
 )
 from theorylab.core.config import check_bool as _bool
@@ -447,42 +448,17 @@ class ExperimentConfig:
 
     def replace(self, **sections: Mapping[str, Any]) -> ExperimentConfig:
         """Copy with some fields changed, e.g. ``cfg.replace(train={"steps": 10})``."""
-        new = {}
-        for name in ("data", "model", "train"):
-            sec = getattr(self, name)
-            changes = dict(sections.pop(name, {}))
-            check_keys(type(sec), name, changes)
-            new[name] = dataclasses.replace(sec, **changes)
-        if sections:
-            raise ValueError(
-                f"{next(iter(sections))}: unknown section (allowed: data, model, train)")
-        return ExperimentConfig(**new)
+        return replace_sections(self, sections)
 
     def to_dict(self) -> dict[str, dict[str, Any]]:
-        return {
-            name: {
-                f.name: getattr(getattr(self, name), f.name)
-                for f in fields(getattr(self, name))
-                if getattr(getattr(self, name), f.name) is not None
-            }
-            for name in ("data", "model", "train")
-        }
+        return sections_to_dict(self)
 
 
 def config_from_dict(d: Mapping[str, Any]) -> ExperimentConfig:
-    """Build an [`ExperimentConfig`][] from ``{"data": {...}, "model": {...}, "train": {...}}``."""
-    if not isinstance(d, Mapping):
-        raise ValueError(f"config: must be a table (got {d!r})")
-    for key in d:
-        if key not in ("data", "model", "train", EXPERIMENT):
-            raise ValueError(f"{key}: unknown section (allowed: data, model, train, {EXPERIMENT})")
-    paper_of(d, (PAPER_NAME,), PAPER_NAME)  # a config of another paper is refused here
-    return ExperimentConfig(
-        **{
-            name: section_from_dict(cls, name, d.get(name, {}))
-            for name, cls in (("data", DataConfig), ("model", ModelConfig), ("train", TrainConfig))
-        }
-    )
+    """An [`ExperimentConfig`][] from ``{"data": {...}, "model": {...}, "train": {...}}``
+    (and optionally ``[experiment] paper``)."""
+    classes = {"data": DataConfig, "model": ModelConfig, "train": TrainConfig}
+    return ExperimentConfig(**sections_from_tables(d, classes, PAPER_NAME))
 
 
 def as_config(obj: Any) -> ExperimentConfig:

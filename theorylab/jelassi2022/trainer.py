@@ -14,7 +14,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from theorylab.core.trainer import DivergenceError, empty_table, record_schedule, train
+from theorylab.core.trainer import (
+    DivergenceError,
+    empty_table,
+    record_schedule,
+    same_config_except_steps,
+    train,
+)
 
 from .config import ExperimentConfig, TrainConfig, as_config, config_to_toml, load_config
 from .data import make_wstar
@@ -93,21 +99,6 @@ def empty_trajectory() -> pd.DataFrame:
     return empty_table(TRAJECTORY_SCHEMA)
 
 
-def _same_run(cfg: ExperimentConfig):
-    """The resume check: the saved config must equal ``cfg`` except for ``train.steps``."""
-
-    def check(path: Path) -> None:
-        old, new = load_config(path).to_dict(), cfg.to_dict()
-        old["train"].pop("steps", None), new["train"].pop("steps", None)
-        if old != new:
-            raise ValueError(
-                f"resume: {path} differs from the requested configuration "
-                "(only train.steps may change on resume)"
-            )
-
-    return check
-
-
 def run_experiment(
     cfg: ExperimentConfig,
     *,
@@ -184,7 +175,7 @@ def run_experiment(
             config_text=config_to_toml(cfg, header),
             out=out,
             resume=resume,
-            same_run=_same_run(cfg),
+            same_run=same_config_except_steps(cfg, load_config),
             params=params,
             progress=progress,
         )

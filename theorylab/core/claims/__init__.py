@@ -5,7 +5,7 @@ A paper lists its claims (``theorylab.<paper>.claims.CLAIMS``); ``python -m theo
 runs them and writes ``docs/results/<paper>/<id>.md``/``.csv``/``.png``.
 """
 
-from .claim import KINDS, VERDICTS, Claim, ClaimResult, markdown_table
+from .claim import KINDS, VERDICTS, Claim, ClaimResult, lookup_claim, markdown_table
 from .report import render_markdown, write_result
 from .verdict import (
     MIN_FIT_POINTS,
@@ -26,6 +26,7 @@ __all__ = [
     "combine",
     "ladder_threshold",
     "loglog_fit",
+    "lookup_claim",
     "markdown_table",
     "render_markdown",
     "strictly_increasing",

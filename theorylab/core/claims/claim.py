@@ -19,7 +19,7 @@ import pandas as pd
 
 from .verdict import VERDICTS, Verdict
 
-__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "markdown_table"]
+__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "lookup_claim", "markdown_table"]
 
 #: What a check is. ``theorem check``: the measurement can contradict the (reconstructed)
 #: statement. ``sanity check``: it verifies a construction or a reduction the theorem rests on,
@@ -122,6 +122,14 @@ class Claim:
         res.runtime_s = time.perf_counter() - t0
         res.quick = quick
         return res
+
+
+def lookup_claim(claims: dict[str, Claim], claim_id: str) -> Claim:
+    """``claims[claim_id]``, or ``KeyError`` listing the known ids."""
+    try:
+        return claims[claim_id]
+    except KeyError:
+        raise KeyError(f"unknown claim {claim_id!r}; known: {list(claims)}") from None
 
 
 def _fmt(x) -> str:

@@ -5,7 +5,7 @@
 ``python -m theorylab.check --only huang2024`` runs them. Notes: docs/papers/huang2024.md.
 """
 
-from theorylab.core.claims import Claim
+from theorylab.core.claims import Claim, lookup_claim
 
 from .lemma51 import CLAIM as _L51
 from .thm41 import CLAIM as _T41
@@ -20,7 +20,4 @@ __all__ = ["CLAIMS", "get_claim"]
 
 def get_claim(claim_id: str) -> Claim:
     """The claim with this id (raises ``KeyError`` listing the ids)."""
-    try:
-        return CLAIMS[claim_id]
-    except KeyError:
-        raise KeyError(f"unknown claim {claim_id!r}; known: {list(CLAIMS)}") from None
+    return lookup_claim(CLAIMS, claim_id)

@@ -6,7 +6,7 @@ returns a [`ClaimResult`][theorylab.core.claims.ClaimResult] (tidy table + verdi
 ``.csv`` and ``.png``.
 """
 
-from theorylab.core.claims import Claim
+from theorylab.core.claims import Claim, lookup_claim
 
 from .lemma41 import CLAIM as _L41
 from .thm31 import CLAIM as _T31
@@ -23,7 +23,4 @@ __all__ = ["CLAIMS", "get_claim"]
 
 def get_claim(claim_id: str) -> Claim:
     """The claim with this id (raises ``KeyError`` listing the ids)."""
-    try:
-        return CLAIMS[claim_id]
-    except KeyError:
-        raise KeyError(f"unknown claim {claim_id!r}; known: {list(CLAIMS)}") from None
+    return lookup_claim(CLAIMS, claim_id)
