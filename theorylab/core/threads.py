@@ -1,0 +1,132 @@
+"""How many threads the numerical libraries use: torch's intra-op pool and the BLAS/OpenMP pools
+behind numpy and scipy (through threadpoolctl), set together from one number.
+
+Every entry point takes ``--threads N`` (:func:`add_threads_argument`) and applies it with
+:func:`set_threads`; workers of a sweep pin themselves to one thread each so that N workers do not
+oversubscribe N cores. ``N = 0`` means "leave the libraries' own default".
+
+The default of the entry points is :func:`default_threads`: the ``THEORYLAB_THREADS`` environment
+variable when set, else 1 thread. One thread is the measured default on the shared 2-core machines
+this project runs on: with 2 torch threads on a busy 2-core machine a step was 3–30× slower than
+with 1 (``docs/performance.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+from collections.abc import Iterator
+
+__all__ = [
+    "THREADS_ENV",
+    "add_threads_argument",
+    "current_threads",
+    "default_threads",
+    "limit_threads",
+    "set_threads",
+    "threads_from_args",
+]
+
+THREADS_ENV = "THEORYLAB_THREADS"
+
+
+def default_threads() -> int:
+    """``$THEORYLAB_THREADS`` when set (an integer >= 0), else 1."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return 1
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ValueError(f"{THREADS_ENV}: must be an integer >= 0 (got {raw!r})") from None
+    if n < 0:
+        raise ValueError(f"{THREADS_ENV}: must be an integer >= 0 (got {n})")
+    return n
+
+
+def _check(n: int) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"threads: must be an integer >= 0 (got {n!r})")
+    return n
+
+
+def current_threads() -> dict[str, int | None]:
+    """The thread counts in force now: ``{"torch": ..., "blas": ...}`` (``blas`` is None when
+    threadpoolctl finds no BLAS pool)."""
+    import torch
+
+    blas: int | None = None
+    try:
+        from threadpoolctl import threadpool_info
+
+        counts = [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
+        blas = max(counts) if counts else None
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        pass
+    return {"torch": torch.get_num_threads(), "blas": blas}
+
+
+_LIMITER = None  # the process-wide threadpoolctl limiter set by set_threads
+
+
+def set_threads(n: int) -> None:
+    """Use ``n`` threads in torch and in the BLAS/OpenMP pools for the rest of the process
+    (``n = 0``: leave them as they are)."""
+    global _LIMITER
+    if _check(n) == 0:
+        return
+    import torch
+
+    torch.set_num_threads(n)
+    try:
+        from threadpoolctl import threadpool_limits
+
+        _LIMITER = threadpool_limits(limits=n)
+    except ImportError:  # pragma: no cover
+        pass
+
+
+@contextlib.contextmanager
+def limit_threads(n: int) -> Iterator[None]:
+    """Within the block, torch and BLAS use ``n`` threads (0: unchanged); restored after."""
+    if _check(n) == 0:
+        yield
+        return
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        try:
+            from threadpoolctl import threadpool_limits
+        except ImportError:  # pragma: no cover
+            yield
+            return
+        with threadpool_limits(limits=n):
+            yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def _threads_type(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0 (got {text!r})") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0 (got {n})")
+    return n
+
+
+def add_threads_argument(parser: argparse.ArgumentParser) -> None:
+    """Add ``--threads N`` (default :func:`default_threads`; 0 = the libraries' default)."""
+    parser.add_argument(
+        "--threads", type=_threads_type, default=None, metavar="N",
+        help=f"threads for torch and BLAS (default ${THREADS_ENV} or 1; 0 = libraries' default)")
+
+
+def threads_from_args(args: argparse.Namespace) -> int:
+    """The thread count an entry point should use: ``--threads`` if given, else the default."""
+    n = getattr(args, "threads", None)
+    return default_threads() if n is None else n
