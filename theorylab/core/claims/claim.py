@@ -35,7 +35,7 @@ class ClaimResult:
 
     - `claim_id`: the claim's stable id (e.g. ``"thm3.1"``).
     - `table`: tidy table of the measurement (one row per grid point / recorded step).
-    - `verdict`: one of [`VERDICTS`][], or a [`Verdict`][theorylab.claims.Verdict] (its
+    - `verdict`: one of [`VERDICTS`][], or a [`Verdict`][theorylab.core.claims.verdict.Verdict] (its
       reasons are put first in `reading`).
     - `headline`: the few numbers the verdict rests on (name → value).
     - `reading`: plain-language lines: what the numbers say, and where they depart and why.

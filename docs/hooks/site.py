@@ -1,0 +1,151 @@
+"""mkdocs hook of the theorylab site (registered with ``hooks:`` in ``mkdocs.yml``).
+
+At build time, driven by the files present (nothing to edit when a paper, a claims page or a
+figure is added):
+
+- every ``figures/*.png`` of the repository joins the site under ``figures/`` (the files stay
+  where ``python -m theorylab.figures`` writes them; nothing is duplicated in git);
+- one figure gallery per paper, ``gallery/<paper>.md``, with the titles and captions of
+  ``figures/manifest.json``;
+- one API page per public module of the kernel and of each paper (``api/<module>.md``, a
+  mkdocstrings ``::: module`` block);
+- the navigation: one section per paper (notes ``docs/papers/<paper>.md``, claims pages
+  ``docs/claims/<paper>/*.md``, generated results ``docs/results/<paper>/*.md``, gallery),
+  every other top-level page under "Guides", and the API reference.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from mkdocs.structure.files import File, Files
+
+ROOT = Path(__file__).resolve().parents[2]
+FIGURES = ROOT / "figures"
+#: the packages whose public modules get an API page.
+API_PACKAGES = ("core", "jelassi2022", "huang2024", "vision")
+#: guides first in this order; any other top-level page follows (e.g. a new guide).
+GUIDE_ORDER = ("reproducing.md", "config.md", "engines.md", "sweeps.md", "performance.md",
+               "properties.md", "architecture.md")
+
+
+def _title(path: Path) -> str:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return path.stem
+
+
+def _manifest() -> dict:
+    path = FIGURES / "manifest.json"
+    return json.loads(path.read_text(encoding="utf-8"))["figures"] if path.exists() else {}
+
+
+def _papers(docs: Path) -> list[str]:
+    return sorted(p.stem for p in (docs / "papers").glob("*.md"))
+
+
+def _modules(package: str) -> list[str]:
+    """Public modules of ``theorylab.<package>`` (no ``_``-prefixed part but the claims'
+    shared ``_common``), in dotted order."""
+    base = ROOT / "theorylab" / package
+    out = []
+    for path in sorted(base.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if any(p.startswith("_") and p != "_common" for p in parts):
+            continue
+        out.append(".".join(parts))
+    return sorted(out)
+
+
+def _gallery(paper: str, figures: dict) -> str:
+    lines = [f"# Figure gallery: {paper}", "",
+             "Every figure of `python -m theorylab.figures --only " + paper + "`; titles and "
+             "captions from `figures/manifest.json` (the figures themselves are written by "
+             "the figure runner, with their settings and runtime in the manifest).", ""]
+    for fid, fig in sorted(figures.items()):
+        if fig.get("paper") != paper or not (FIGURES / f"{fid}.png").exists():
+            continue
+        caption = " ".join(str(fig.get("caption", "")).split())
+        lines += [f"## {fid}", "", f"**{fig.get('title', fid)}**", "",
+                  f"![{fid}](../figures/{fid}.png)", "", caption, ""]
+        if fig.get("headline"):
+            lines += ["| quantity | value |", "|---|---|"]
+            lines += [f"| {k} | {v} |" for k, v in fig["headline"].items()]
+            lines += [""]
+    return "\n".join(lines)
+
+
+def on_files(files: Files, config) -> Files:
+    docs = Path(config["docs_dir"])
+    for png in sorted(FIGURES.glob("*.png")):
+        files.append(File.generated(config, f"figures/{png.name}", abs_src_path=str(png)))
+    manifest = _manifest()
+    for paper in _papers(docs):
+        files.append(File.generated(config, f"gallery/{paper}.md",
+                                    content=_gallery(paper, manifest)))
+    for package in API_PACKAGES:
+        for module in _modules(package):
+            files.append(File.generated(config, f"api/{module}.md",
+                                        content=f"# `{module}`\n\n::: {module}\n"))
+    return files
+
+
+def _pages(docs: Path, folder: str) -> list[dict]:
+    return [{_title(p): p.relative_to(docs).as_posix()}
+            for p in sorted((docs / folder).glob("*.md"))]
+
+
+def on_config(config):
+    docs = Path(config["docs_dir"])
+    nav: list = [{"Home": "index.md"}]
+    for paper in _papers(docs):
+        section: list = [{"Notes": f"papers/{paper}.md"}]
+        if claims := _pages(docs, f"claims/{paper}"):
+            section.append({"Claims": claims})
+        if results := _pages(docs, f"results/{paper}"):
+            section.append({"Results (generated)": results})
+        section.append({"Figure gallery": f"gallery/{paper}.md"})
+        name = _title(docs / "papers" / f"{paper}.md").removeprefix("Notes on ").split(', "')[0]
+        nav.append({name: section})
+    top = {p.name for p in docs.glob("*.md")} - {"index.md"}
+    guides = [g for g in GUIDE_ORDER if g in top] + sorted(top - set(GUIDE_ORDER))
+    nav.append({"Guides": [{_title(docs / g): g} for g in guides]})
+    api = []
+    for package in API_PACKAGES:
+        api.append({f"theorylab.{package}": [{m: f"api/{m}.md"} for m in _modules(package)]})
+    nav.append({"API reference": api})
+    config["nav"] = nav
+    return config
+
+
+
+_CLAIM_PAGE = re.compile(r"^claims/(?P<paper>[^/]+)/(?P<claim>[^/]+)\.md$")
+
+
+def _last_run(docs: Path, paper: str, claim: str) -> list[str]:
+    """The ``- **Label:** ...`` to ``- **Verdict:** ...`` lines of the generated results page."""
+    path = docs / "results" / paper / f"{claim}.md"
+    if not path.exists():
+        return []
+    return [line for line in path.read_text(encoding="utf-8").splitlines()
+            if line.startswith("- **")]
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    """A claims page gets, under its title, the label / statement / prediction / measurement /
+    verdict of the last full run, read from its generated results page."""
+    match = _CLAIM_PAGE.match(page.file.src_uri)
+    if not match:
+        return markdown
+    lines = _last_run(Path(config["docs_dir"]), match["paper"], match["claim"])
+    if not lines:
+        return markdown
+    box = ['!!! abstract "Last full run (from the generated results page)"', ""]
+    box += ["    " + line for line in lines]
+    head, _, rest = markdown.partition("\n")
+    return "\n".join([head, "", *box, "", rest])
