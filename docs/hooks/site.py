@@ -44,7 +44,13 @@ def _manifest() -> dict:
 
 
 def _papers(docs: Path) -> list[str]:
-    return sorted(p.stem for p in (docs / "papers").glob("*.md"))
+    """The papers with notes ``docs/papers/<paper>.md``, oldest first (the year in the notes'
+    title), then by name."""
+    def year(path: Path) -> int:
+        found = re.search(r"\((\d{4})\)", _title(path))
+        return int(found[1]) if found else 9999
+
+    return [p.stem for p in sorted((docs / "papers").glob("*.md"), key=lambda p: (year(p), p.stem))]
 
 
 def _modules(package: str) -> list[str]:
