@@ -4,23 +4,14 @@ and strict mode fails on a broken link, a missing image or an unresolved cross-r
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from tests.docs._site import ROOT, mkdocs_build, require_docs_extra
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    require_docs_extra()
-    out = tmp_path_factory.mktemp("site")
-    proc = mkdocs_build(ROOT / "mkdocs.yml", out)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return out
-
-
-def test_strict_build_has_every_section(site):
+def test_strict_build_has_every_section(built_site):
+    site = built_site
     manifest = json.loads((ROOT / "figures" / "manifest.json").read_text())["figures"]
     for fid, fig in manifest.items():
         if (ROOT / "figures" / f"{fid}.png").exists():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs._site import ROOT, mkdocs_build, require_docs_extra
+from tests.docs._site import require_docs_extra
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
@@ -32,15 +32,13 @@ class _Quiet(SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def served_site(tmp_path_factory):
+def served_site(request):
     require_docs_extra()
     pytest.importorskip("selenium")
     for exe in (CHROMIUM, CHROMEDRIVER):
         if not Path(exe).exists():
             pytest.skip(f"{exe} not installed (apt-get install chromium chromium-driver)")
-    site = tmp_path_factory.mktemp("site")
-    proc = mkdocs_build(ROOT / "mkdocs.yml", site)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    site = request.getfixturevalue("built_site")  # built only when the browser can run
     server = ThreadingHTTPServer(("127.0.0.1", 0),
                                  functools.partial(_Quiet, directory=str(site)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)

@@ -82,11 +82,11 @@ def run_sweep(
     - `lr_A`: learning rates of A, finite numbers >= 0; default ``[train.lr_A]``, or each
       run's ``lr_v`` when ``train.lr_A`` is unset (the tie of
       [`TrainConfig`][theorylab.TrainConfig]).
+    - `xp`: a backend (default from ``cfg.train``). `progress`: tqdm bar (default: on a tty).
 
     Bad arguments (an empty list, a seed that is not an integer, a learning rate that is a
     string, negative or not finite, a `cfg` that is neither a config nor a table of sections)
     raise a one-line ``ValueError`` that names the argument and the offending value.
-    - `xp`: a backend (default from ``cfg.train``). `progress`: tqdm bar (default: on a tty).
 
     Returns one row per (run, recorded step), columns [`SWEEP_SCHEMA`][]: ``run``, ``seed``,
     ``lr_v``, ``lr_A`` and the columns of ``trajectory.csv``. A run whose loss or gradient stops
