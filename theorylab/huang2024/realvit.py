@@ -52,8 +52,11 @@ from theorylab.core.threads import limit_threads
 from theorylab.vision.imagedata import fashion_mnist
 from theorylab.vision.nets import TrainConfig, ViT, param_groups, patchify, translate_images
 
-from .diversity import mean_attention_distance, normalized_mutual_information
-from .diversity import sharpness_decomposition
+from .diversity import (
+    mean_attention_distance,
+    normalized_mutual_information,
+    sharpness_decomposition,
+)
 
 __all__ = ["RealViTConfig", "MODELS", "METRICS", "TABLE_SCHEMA", "QUICK", "FULL",
            "RealViTResult", "run_realvit", "cached_realvit", "last_layer_attention",
