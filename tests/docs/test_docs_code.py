@@ -31,3 +31,17 @@ def test_page_code_runs(page, tmp_path, monkeypatch):
 
 def test_pages_exist():
     assert (DOCS / "index.md").exists() and (DOCS / "reproducing.md").exists()
+
+
+LINK = re.compile(r"!?\[[^\]]*\]\((?P<target>[^)#\s]+)\)")
+
+
+@pytest.mark.parametrize("page", sorted((DOCS / "claims").rglob("*.md")),
+                         ids=lambda p: str(p.relative_to(DOCS)))
+def test_claim_page_links_exist(page):
+    """Every relative link and image of a claims page points to a file of the repository."""
+    for m in LINK.finditer(page.read_text()):
+        target = m.group("target")
+        if "://" in target:
+            continue
+        assert (page.parent / target).resolve().exists(), f"{page.name}: {target}"

@@ -18,7 +18,7 @@ from theorylab.huang2024.figures._diversity import idealised_mae_diverse, own_ar
 from theorylab.huang2024.figures._mechanism import attention_split, pick_queries
 from theorylab.huang2024.model import mae_loss_grad
 
-IDS = ["huang2024-dynamics", "huang2024-fig2", "huang2024-fig3", "huang2024-fig4",
+IDS = ["huang2024-dynamics", "huang2024-fig1", "huang2024-fig2", "huang2024-fig3", "huang2024-fig4",
        "huang2024-phase-diagram"]
 
 
@@ -113,6 +113,11 @@ def test_phase_diagram_headline(quick):
         assert c["delta"] == pytest.approx(information_gap(st["P"], c["C1"], st["C"]))
         assert c["target"] == pytest.approx(own_attn_target(st["C"], c["gamma"]))
         assert c["learned"] == (c["final_attn_own_lq"] >= c["target"])
+    assert h["n_cl_collapses"] == sum(c["cl_collapses"] for c in h["cells"])
+    # the CL rule of the Theorem 4.4 check, recomputed from the cell's numbers
+    for c in h["cells"]:
+        if c["cl_collapses"]:
+            assert c["cl_final_attn_glob_lq"] - c["mae_mc_final_attn_glob_lq"] > 0.02
     assert h["n_learned"] == sum(c["learned"] for c in h["cells"])
     assert h["n_phase_I_delta_pos"] == h["n_delta_pos"] and h["n_phase_I_delta_nonpos"] == 0
 
@@ -130,6 +135,24 @@ def test_fig3_headline(quick):
         assert h["uniform_distance"] == pytest.approx(2.008, abs=1e-3)  # notes §5.3
     assert all(d > 0 for d in h["diverse"]) and all(0 <= x <= 1 for x in h["nmi"])
     assert all(d < h["uniform_distance"] for d in h["distance"])
+    # CL: the sharpness identity holds for its maps too (rounding only)
+    for a, b, c in zip(h["cl_total"], h["cl_shared"], h["cl_diverse"]):
+        assert abs(a - b - c) < 1e-9
+    assert set(h["real"]) == {"init", "mae", "cl"}
+
+
+def test_fig1_masses_are_probabilities(quick):
+    h = quick[1]["huang2024-fig1"]["headline"]
+    syn = [v for k, v in h.items() if k.startswith("synthetic")]
+    assert len(syn) == 8 and all(0 <= v <= 1 + 1e-12 for v in syn)  # float64 sums of a row
+    for name in ("MAE", "CL"):
+        for where in ("local", "global"):
+            own = h[f"synthetic {name} {where} query: own-area mass"]
+            glob = h[f"synthetic {name} {where} query: global-area mass"]
+            if where == "global":  # a global query's own area is the global area
+                assert own == pytest.approx(glob, abs=1e-12)
+            else:
+                assert own + glob <= 1 + 1e-12
 
 
 def test_idealised_formula_matches_metric_direct():

@@ -8,12 +8,13 @@
 from theorylab.core.claims import Claim, lookup_claim
 
 from .lemma51 import CLAIM as _L51
+from .realvit import CLAIM as _RV
 from .thm41 import CLAIM as _T41
 from .thm42 import CLAIM as _T42
 from .thm44 import CLAIM as _T44
 
 #: id → claim, in the paper's order.
-CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T42, _L51, _T44)}
+CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T42, _L51, _T44, _RV)}
 
 __all__ = ["CLAIMS", "get_claim"]
 

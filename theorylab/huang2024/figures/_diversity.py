@@ -1,5 +1,6 @@
-"""Figure 3 of Huang et al. (2025), synthetic analogue: attention diversity of MAE-trained
-attention maps across the information gap Δ. Registered id: ``huang2024-fig3``."""
+"""Figure 3 of Huang et al. (2025), offline analogue: attention diversity of MAE- and
+CL-trained attention maps across the information gap Δ (synthetic model), and of the last
+layer of the small real ViTs. Registered id: ``huang2024-fig3``."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from ..diversity import (
     normalized_mutual_information,
     sharpness_decomposition,
 )
+from ..realvit import cached_realvit, head_average
+from ._cl import CL_NEGATIVES, CL_STEPS, cl_run
 from ._common import ETA_Q, expected_attention, fmt, trained_run
 from ._dynamics import pd_grid
 
@@ -52,34 +55,38 @@ def idealised_mae_diverse(P: int, C1: int, C: int) -> float:
 
 
 FIG3_CAPTION = (
-    "Attention diversity of MAE across the information gap Δ: a synthetic analogue of Huang et "
-    "al. (2025), Figure 3, whose metric and values could not be read (docs/papers/huang2024.md "
-    "§5.1); the metrics are those of theorylab.huang2024.diversity (§5.2): the geometric "
-    "normalised mutual information of Park et al. (ICLR 2023) between query and key, the mean "
-    "attention distance on the grid, and theorylab's sharpness decomposition total = shared + "
-    "diverse (DERIVED). Models: exact population GD (population-laplace) from Q⁰ = 0 with P = "
-    "64 (8×8 grid), one cluster, contiguous areas, local areas of C = 4 and global areas of "
-    "C1 = 8 … 60 patches (Δ from −0.33 to +0.64), γ = 0.5, 100 steps with η = 2P, otherwise "
-    "the notes' §9 setting (the sizes of huang2024-phase-diagram's γ = 0.5 row, trained "
-    "longer); the model and data are "
-    "RECONSTRUCTED (§1–§2). Maps: row q is the "
-    "attention of query q when q is masked and the other patches are masked as in one draw "
-    "(masked keys kept); metrics are averaged over Monte Carlo draws of coefficients and masks "
-    "(bars: ± 2 standard errors). Dashed: the idealised MAE end state of §5.4 (every query "
-    "attends its whole own area uniformly; DERIVED); dotted grey: uniform attention (Q⁰ = 0). "
-    "Thin dotted red (panel 2): the collapse index 1 − κ_s of the idealised CL end state of "
-    "§5.4 (every query on the global area), drawn from the formula only: CL is not built yet, "
-    "so no CL curve is measured, and the paper's MAE-vs-CL contrast is not reproduced."
+    "Attention diversity of MAE and CL: an offline analogue of Huang et al. (2025), Figure 3, "
+    "whose metric and values could not be read (docs/papers/huang2024.md §5.1); the metrics "
+    "are those of theorylab.huang2024.diversity (§5.2): the geometric normalised mutual "
+    "information of Park et al. (ICLR 2023) between query and key, the mean attention "
+    "distance on the grid, and theorylab's sharpness decomposition total = shared + diverse "
+    "(DERIVED). Panels 1–3, synthetic model across Δ (RECONSTRUCTED, §1–§3): MAE by exact "
+    "population GD (population-laplace) from Q⁰ = 0 with P = 64 (8×8 grid), one cluster, "
+    "contiguous areas, local areas of C = 4 and global areas of C1 = 8 … 60 patches (Δ from "
+    "−0.33 to +0.64), γ = 0.5, 100 steps with η = 2P, otherwise the notes' §9 setting; CL by "
+    "cl-montecarlo (InfoNCE on two masked views, τ = 0.1, 7 negatives, mean pooling, K = 4 "
+    "clusters, the Theorem 4.4 check's setting) from Q⁰ = 0 on the same sizes, 150 steps. Maps: "
+    "row q is the attention of query q when q is masked and the other patches are masked as "
+    "in one draw (masked keys kept); metrics are averaged over Monte Carlo draws of "
+    "coefficients and masks (bars: ± 2 standard errors). Dashed: the idealised MAE end state of "
+    "§5.4 (every query attends its whole own area uniformly; DERIVED); thin dotted red: the "
+    "collapse index 1 − κ_s of the idealised CL end state (every query on the global area); "
+    "dotted grey: uniform attention (Q⁰ = 0). Panel 4, real images: the last block of the small "
+    "ViT of theorylab.huang2024.realvit trained on Fashion-MNIST by MAE and by CL from the same "
+    "initialisation, and the untrained initialisation, on held-out images (head averages; "
+    "dots: seeds, bars: mean over seeds); a setting of ours, not the paper's ImageNet "
+    "ViT-B/16."
 )
 
 
 @register(
     "huang2024-fig3",
     paper=PAPER_NAME,
-    paper_figure="Figure 3 (synthetic analogue, MAE only)",
-    title="Attention diversity of MAE-trained maps across Δ (NMI, distance, sharpness)",
+    paper_figure="Figure 3 (offline analogue: synthetic MAE and CL, real ViTs)",
+    title="Attention diversity of MAE vs CL across Δ and on real ViTs (NMI, distance, sharpness)",
     caption=FIG3_CAPTION,
-    data_source="synthetic: trained one-layer MAE (population-laplace) on Def. 2.1 data",
+    data_source="synthetic: one-layer MAE (population-laplace) and CL (cl-montecarlo) on Def. 2.1 "
+    "data; real: Fashion-MNIST (Debian package dataset-fashion-mnist)",
 )
 def fig3(ctx: FigureContext) -> FigureResult:
     P, C, C1s, _, _ = pd_grid(ctx.quick)
@@ -92,6 +99,8 @@ def fig3(ctx: FigureContext) -> FigureResult:
     ideal = {k: np.zeros(len(C1s)) for k in keys}
     formula = np.zeros(len(C1s))
     final_own = np.zeros(len(C1s))
+    cl_steps = 20 if ctx.quick else CL_STEPS
+    cl_meas = {k: np.zeros((len(C1s), 2)) for k in keys}
     for i, c1 in enumerate(ctx.tqdm(C1s, desc="fig3")):
         run = trained_run(P, c1, C, gamma, steps, "contiguous")
         maps, _ = expected_attention(run, n_samples=n, seed=ctx.seed + i)
@@ -104,18 +113,24 @@ def fig3(ctx: FigureContext) -> FigureResult:
             ideal[k][i] = mi[k][0]
         formula[i] = idealised_mae_diverse(P, c1, C)
         final_own[i] = float(run.trajectory.attn_own_lq.iloc[-1])
+        cl_maps, _ = expected_attention(cl_run(P, c1, C, gamma, cl_steps), n_samples=n,
+                                        seed=ctx.seed + i)
+        mc = diversity_metrics(cl_maps)
+        for k in keys:
+            cl_meas[k][i] = mc[k]
     uniform = np.full((1, P, P), 1.0 / P)
     uni_dist = float(mean_attention_distance(uniform)[0])
     ks = np.array([math.log(c1) / math.log(P) for c1 in C1s])
 
-    fig = new_figure((13.0, 3.8))
-    ax1, ax2, ax3 = fig.subplots(1, 3)
+    fig = new_figure((17.0, 3.9))
+    ax1, ax2, ax3, ax4 = fig.subplots(1, 4)
 
-    def curve(ax, k, color, label):
-        ax.errorbar(deltas, meas[k][:, 0], yerr=2 * meas[k][:, 1], color=color, marker="o",
-                    ms=3, capsize=2, label=label)
+    def curve(ax, k, color, label, src=meas, marker="o", ls="-"):
+        ax.errorbar(deltas, src[k][:, 0], yerr=2 * src[k][:, 1], color=color, marker=marker,
+                    ms=3, capsize=2, label=label, ls=ls)
 
     curve(ax1, "nmi", "C0", "MAE, trained")
+    curve(ax1, "nmi", "C3", "CL, trained", cl_meas, "s", "-.")
     ax1.plot(deltas, ideal["nmi"], color="C0", ls="--", label="MAE idealised (own area, §5.4)")
     ax1.axhline(0, color="0.5", ls=":", label="uniform (Q⁰ = 0)")
     ax1.set_ylabel("NMI (geometric)")
@@ -123,11 +138,13 @@ def fig3(ctx: FigureContext) -> FigureResult:
     for k, c in (("total", "C2"), ("shared", "C3"), ("diverse", "C0")):
         curve(ax2, k, c, f"{k} (trained)")
         ax2.plot(deltas, ideal[k], color=c, ls="--", lw=0.9)
-    ax2.plot(deltas, 1 - ks, color="C3", ls=":", lw=0.9, label="CL idealised shared 1 − κ_s "
-             "(formula, no CL run)")
+    for k, c in (("shared", "C3"), ("diverse", "C0")):
+        curve(ax2, k, c, f"{k} (CL)", cl_meas, "s", "-.")
+    ax2.plot(deltas, 1 - ks, color="C3", ls=":", lw=0.9, label="CL idealised shared 1 − κ_s")
     ax2.set_ylabel("fraction of log P")
     ax2.set_title("sharpness: total = shared + diverse (dashed: idealised MAE)")
     curve(ax3, "distance", "C0", "MAE, trained")
+    curve(ax3, "distance", "C3", "CL, trained", cl_meas, "s", "-.")
     ax3.plot(deltas, ideal["distance"], color="C0", ls="--", label="MAE idealised (own area)")
     ax3.axhline(uni_dist, color="0.5", ls=":", label=f"uniform (Q⁰ = 0): {uni_dist:.2f}")
     ax3.set_ylabel("mean attention distance (patches)")
@@ -135,6 +152,21 @@ def fig3(ctx: FigureContext) -> FigureResult:
     for ax in (ax1, ax2, ax3):
         ax.set_xlabel(f"Δ (P = {P}, C = {C}, C1 = {C1s[0]}…{C1s[-1]})")
         ax.legend(fontsize=6)
+    real = cached_realvit(ctx.quick)
+    avg = head_average(real.table)
+    real_mean = {}
+    for i, name in enumerate(("init", "mae", "cl")):
+        sub = avg[avg.model == name]
+        for j, m in enumerate(("nmi", "shared", "diverse")):
+            x = j + (i - 1) * 0.27
+            ax4.bar(x, sub[m].mean(), width=0.25, color=f"C{(7, 0, 3)[i]}",
+                    label=name if j == 0 else None)
+            ax4.scatter(np.full(len(sub), x), sub[m], color="k", s=8, zorder=3)
+        real_mean[name] = {m: float(sub[m].mean()) for m in ("nmi", "shared", "diverse",
+                                                             "distance_pixels")}
+    ax4.set_xticks(range(3), ["NMI", "shared", "diverse"])
+    ax4.set_title(f"real ViTs, Fashion-MNIST (seeds {list(real.config.seeds)})")
+    ax4.legend(fontsize=6)
     resid = np.abs(meas["total"][:, 0] - meas["shared"][:, 0] - meas["diverse"][:, 0])
     headline = {
         "delta": deltas.tolist(), "C1": list(C1s),
@@ -143,6 +175,9 @@ def fig3(ctx: FigureContext) -> FigureResult:
         **{f"idealised_{k}": ideal[k].tolist() for k in keys},
         "idealised_diverse_formula": formula.tolist(),
         "cl_idealised_shared_formula": (1 - ks).tolist(),
+        **{f"cl_{k}": cl_meas[k][:, 0].tolist() for k in keys},
+        **{f"cl_{k}_se": cl_meas[k][:, 1].tolist() for k in keys},
+        "real": real_mean,
         "uniform_distance": uni_dist,
         "final_attn_own_lq": final_own.tolist(),
         "max_decomposition_residual": float(resid.max()),
@@ -157,7 +192,14 @@ def fig3(ctx: FigureContext) -> FigureResult:
         f"{meas['total'][0, 0]:.3f} / {meas['shared'][0, 0]:.3f} / {meas['diverse'][0, 0]:.3f} "
         f"and {meas['total'][-1, 0]:.3f} / {meas['shared'][-1, 0]:.3f} / "
         f"{meas['diverse'][-1, 0]:.3f}; the idealised CL collapse would have shared = total = "
-        f"{1 - ks[0]:.3f} … {1 - ks[-1]:.3f} and diverse 0 (formula only, CL not built).",
+        f"{1 - ks[0]:.3f} … {1 - ks[-1]:.3f} and diverse 0.",
+        "CL, trained (same Δ order): NMI " + ", ".join(f"{v:.3f}" for v in cl_meas["nmi"][:, 0])
+        + "; shared " + ", ".join(f"{v:.3f}" for v in cl_meas["shared"][:, 0])
+        + "; diverse " + ", ".join(f"{v:.3f}" for v in cl_meas["diverse"][:, 0])
+        + "; distance " + ", ".join(f"{v:.2f}" for v in cl_meas["distance"][:, 0]) + ".",
+        "Real ViTs (mean over seeds, head-averaged): " + "; ".join(
+            f"{name}: NMI {v['nmi']:.4f}, shared {v['shared']:.4f}, diverse {v['diverse']:.4f}, "
+            f"distance {v['distance_pixels']:.2f} px" for name, v in real_mean.items()) + ".",
         f"Mean attention distance {meas['distance'][:, 0].min():.2f}–"
         f"{meas['distance'][:, 0].max():.2f} patches, against {uni_dist:.2f} for uniform "
         f"attention and {fmt(float(ideal['distance'].min()))}–"
@@ -167,5 +209,7 @@ def fig3(ctx: FigureContext) -> FigureResult:
     ]
     settings = {"P": P, "C": C, "C1": list(C1s), "gamma": gamma, "steps": steps, "eta_q": ETA_Q,
                 "areas": "contiguous", "mc_draws": n, "seed": ctx.seed,
-                "nmi_normalization": "geometric", "query_weights": "uniform"}
+                "nmi_normalization": "geometric", "query_weights": "uniform",
+                "cl_steps": cl_steps, "cl_negatives": CL_NEGATIVES,
+                "realvit": real.config.as_dict()}
     return FigureResult(fig, headline=headline, settings=settings, reading=reading)

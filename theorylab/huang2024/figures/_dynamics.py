@@ -14,6 +14,7 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 from ..claims._common import FAMILIES, family_sizes, phase_summary
 from ..config import PAPER_NAME
 from ..data import information_gap
+from ._cl import CL_STEPS, cl_collapses, pair_run
 from ._common import ETA_Q, figure_config, fmt, own_attn_target, trained_run
 
 __all__ = ["SECTION9_SIZES", "dynamics", "phase_diagram", "dynamics_settings", "pd_grid",
@@ -65,6 +66,10 @@ DYN_CAPTION = (
     "masks (exact); dotted: 1 − γ^{C−1}, the most it can put on its own area's unmasked keys. "
     "Areas are contiguous on the 16×16 grid (the notes' §9 used random ones; with one cluster "
     "the dynamics do not depend on the layout); the same run is drawn in huang2024-fig4. "
+    "Third column: the CL trajectory (cl-montecarlo, InfoNCE on two masked views, τ = 0.1, 7 "
+    "negatives, K = 4 clusters, the Theorem 4.4 check's setting, RECONSTRUCTED §3) against MAE "
+    "(population-montecarlo) on the same data, for the Δ > 0 size family at P = 64 (CL at "
+    "P = 256 would cost minutes; attention and Φ are Monte Carlo readings of each step's batch). "
     "The measured numbers are in the manifest's reading and headline."
 )
 
@@ -73,15 +78,15 @@ DYN_CAPTION = (
     "huang2024-dynamics",
     paper=PAPER_NAME,
     paper_figure="none (theorylab; the two phases of Thm 4.2 and §5)",
-    title="MAE dynamics: FP correlations and attention of local queries, Δ > 0 vs Δ < 0",
+    title="MAE dynamics (Δ > 0 vs Δ < 0) and the CL trajectory: FP correlations and attention",
     caption=DYN_CAPTION,
     data_source="synthetic: exact population MAE loss of Def. 2.1 data (population-laplace)",
 )
 def dynamics(ctx: FigureContext) -> FigureResult:
     P, steps, sizes = dynamics_settings(ctx.quick)
     gamma = 0.5
-    fig = new_figure((11.0, 6.4))
-    axes = fig.subplots(2, 2, sharex="col")
+    fig = new_figure((16.0, 6.4))
+    axes = fig.subplots(2, 3, sharex="col")
     headline, reading, settings = {}, [], {}
     for col, fam in enumerate(("pos", "neg")):
         C1, C = sizes[fam]
@@ -151,7 +156,49 @@ def dynamics(ctx: FigureContext) -> FigureResult:
             f"own/global/masked = {h['final_attn_own_lq']:.3f}/{h['final_attn_glob_lq']:.3f}/"
             f"{h['final_attn_masked_lq']:.3f} (maximum own {1 - gamma ** (C - 1):.3f}).")
     settings["eta_q"] = ETA_Q
+    _cl_column(axes[0, 2], axes[1, 2], ctx.quick, headline, reading, settings)
     return FigureResult(fig, headline=headline, settings=settings, reading=reading)
+
+
+#: Patch count of the CL column of huang2024-dynamics (the Δ > 0 size family at this P).
+DYN_CL_P = 64
+
+
+def _cl_column(ax, axa, quick: bool, headline: dict, reading: list, settings: dict) -> None:
+    """The CL trajectory (the Theorem 4.4 check's setting, Δ > 0 size family) and the MAE run
+    (population-montecarlo) on the same K = 4 data."""
+    P = 36 if quick else DYN_CL_P
+    C1, C = family_sizes(P, *FAMILIES["pos"])
+    steps = 30 if quick else CL_STEPS
+    runs = {name: pair_run(P, C1, C, 0.5, steps, name == "CL") for name in ("CL", "MAE")}
+    for name, r in runs.items():
+        tr = r.trajectory
+        ls = "-" if name == "CL" else "--"
+        ax.plot(tr.step, tr.phi_own_lq, color="C2", ls=ls, label=f"{name}: Φ own area")
+        ax.plot(tr.step, tr.phi_glob_lq, color="C1", ls=ls, label=f"{name}: Φ global area")
+        axa.plot(tr.step, tr.attn_own_lq, color="C2", ls=ls, label=f"{name}: own area")
+        axa.plot(tr.step, tr.attn_glob_lq, color="C1", ls=ls, label=f"{name}: global area")
+    delta = runs["CL"].config.delta
+    ax.set_title(f"CL vs MAE (Monte Carlo, K = 4), Δ = {delta:+.3f}: P = {P}, C1 = {C1}, C = {C}")
+    ax.set_ylabel("FP correlation Φ")
+    axa.set_ylabel("attention of a masked local query")
+    axa.set_xlabel("GD steps")
+    axa.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=7)
+    axa.legend(fontsize=7)
+    ends = {name: r.trajectory.iloc[-1] for name, r in runs.items()}
+    headline["cl"] = {"P": P, "C1": C1, "C": C, "delta": delta, "steps": steps,
+                      **{f"{name.lower()}_final_{k}": float(ends[name][k])
+                         for name in runs for k in ("attn_own_lq", "attn_glob_lq",
+                                                    "phi_own_lq", "phi_glob_lq")}}
+    reading.append(
+        f"CL (P = {P}, C1 = {C1}, C = {C}, Δ = {delta:+.3f}, {steps} steps): masked local "
+        f"queries end with own/global attention {ends['CL'].attn_own_lq:.3f}/"
+        f"{ends['CL'].attn_glob_lq:.3f}, against {ends['MAE'].attn_own_lq:.3f}/"
+        f"{ends['MAE'].attn_glob_lq:.3f} for MAE on the same data; Φ own/global "
+        f"{ends['CL'].phi_own_lq:.3f}/{ends['CL'].phi_glob_lq:.3f} (CL) and "
+        f"{ends['MAE'].phi_own_lq:.3f}/{ends['MAE'].phi_glob_lq:.3f} (MAE).")
+    settings["cl"] = runs["CL"].config.to_dict()
 
 
 # -- phase diagram -------------------------------------------------------------------------------
@@ -182,9 +229,14 @@ PD_CAPTION = (
     f"correlation of local queries by more than it raises their own-area one. Left: the four "
     f"combinations (colour) with the final own-area attention written in each cell; right: "
     f"Φ_glob at the end of Phase I divided by the RECONSTRUCTED prediction −(Δ/2) ln P (cells "
-    f"without a Phase I, or where it has not ended, left blank). CL: not built yet, so the "
-    f"paper's MAE-vs-CL contrast is not drawn. Δ ≈ 0, excluded by Thm 4.1, is inside the grid "
-    f"on purpose."
+    f"without a Phase I, or where it has not ended, left blank). Third panel, CL (Thm 4.4 as "
+    f"RECONSTRUCTED, §4.4): the same sizes and γ trained by cl-montecarlo (InfoNCE on two "
+    f"masked views, τ = 0.1, 7 negatives, mean pooling, K = 4 clusters, {CL_STEPS} steps, the "
+    f"Theorem 4.4 check's setting) and, as its reference, MAE by population-montecarlo on the "
+    f"same K = 4 data; a cell 'collapses' when CL's global attention of masked local queries "
+    f"(mean over the last fifth of the steps) rose by more than 0.02 and ends more than 0.02 "
+    f"above MAE's (the check's rule); the number is CL's final global attention. Δ ≈ 0, "
+    f"excluded by Thm 4.1, is inside the grid on purpose."
 )
 
 _CATS = ("not learned, no Phase I", "not learned, Phase I", "learned, no Phase I",
@@ -195,9 +247,10 @@ _CATS = ("not learned, no Phase I", "not learned, Phase I", "learned, no Phase I
     "huang2024-phase-diagram",
     paper=PAPER_NAME,
     paper_figure="none (theorylab; Thm 4.1–4.2)",
-    title="Phase diagram over (Δ, γ): local areas learned by MAE, and Phase I",
+    title="Phase diagram over (Δ, γ): local areas learned by MAE, Phase I, CL collapse",
     caption=PD_CAPTION,
-    data_source="synthetic: exact population MAE loss of Def. 2.1 data (population-laplace)",
+    data_source="synthetic: exact population MAE loss of Def. 2.1 data (population-laplace); "
+    "CL by cl-montecarlo",
 )
 def phase_diagram(ctx: FigureContext) -> FigureResult:
     import seaborn as sns
@@ -208,6 +261,8 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
     cat = np.zeros((len(gammas), len(C1s)), dtype=int)
     own = np.full(cat.shape, np.nan)
     ratio = np.full(cat.shape, np.nan)
+    collapsed = np.zeros(cat.shape, dtype=bool)
+    cl_glob = np.full(cat.shape, np.nan)
     cells = []
     for i, g in enumerate(gammas):
         for j, c1 in enumerate(ctx.tqdm(C1s, desc=f"γ={g}")):
@@ -222,14 +277,25 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
             end = summ["phi_glob_end_I"] if present else math.nan
             pred = -(deltas[j] / 2) * math.log(P)
             ratio[i, j] = end / pred if math.isfinite(end) and pred != 0 else math.nan
+            cl_steps = steps if ctx.quick else CL_STEPS
+            clr = pair_run(P, c1, C, g, cl_steps, True)
+            mae_ref = pair_run(P, c1, C, g, cl_steps, False).trajectory
+            mae_glob = float(mae_ref[mae_ref.step >= 0.8 * mae_ref.step.iloc[-1]]
+                             .attn_glob_lq.mean())
+            collapsed[i, j] = cl_collapses(clr, mae_glob)
+            ctr = clr.trajectory
+            cl_glob[i, j] = float(ctr[ctr.step >= 0.8 * ctr.step.iloc[-1]].attn_glob_lq.mean())
             cells.append({"gamma": g, "C1": c1, "delta": deltas[j], "learned": learned,
                           "phase_I": present, "final_attn_own_lq": a,
                           "target": own_attn_target(C, g), "t_I": summ["t_I"],
                           "t_II": summ["t_II"], "phi_glob_end_I": end, "phi_glob_pred": pred,
                           "final_phi_own_lq": float(tr.phi_own_lq.iloc[-1]),
-                          "final_phi_glob_lq": float(tr.phi_glob_lq.iloc[-1])})
-    fig = new_figure((12.0, 3.8))
-    ax1, ax2 = fig.subplots(1, 2)
+                          "final_phi_glob_lq": float(tr.phi_glob_lq.iloc[-1]),
+                          "cl_collapses": bool(collapsed[i, j]),
+                          "cl_final_attn_glob_lq": float(cl_glob[i, j]),
+                          "mae_mc_final_attn_glob_lq": mae_glob})
+    fig = new_figure((17.0, 3.8))
+    ax1, ax2, ax3 = fig.subplots(1, 3)
     pal = ["#d9d9d9", "#fdae6b", "#9ecae1", "#3182bd"]
     xt = [f"{d:+.2f}\n({c1})" for d, c1 in zip(deltas, C1s)]
     yt = [f"{g:g}" for g in gammas]
@@ -248,7 +314,11 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
                 xticklabels=xt, yticklabels=yt, cbar_kws={"label": "Φ_glob(t_I) / (−(Δ/2) ln P)"},
                 annot_kws={"fontsize": 7})
     ax2.set_title("end of Phase I against −(Δ/2) ln P")
-    for ax in (ax1, ax2):
+    sns.heatmap(collapsed.astype(float), ax=ax3, cmap=ListedColormap(["#d9d9d9", "#e6550d"]),
+                vmin=0, vmax=1, annot=cl_glob, fmt=".2f", xticklabels=xt, yticklabels=yt,
+                cbar=False, linewidths=0.5, linecolor="white", annot_kws={"fontsize": 7})
+    ax3.set_title("CL: global collapse (orange) and final global attention")
+    for ax in (ax1, ax2, ax3):
         ax.set_xlabel(f"Δ (C1), P = {P}, C = {C}")
         ax.set_ylabel("masking probability γ")
         ax.grid(False)
@@ -263,10 +333,17 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
         "smallest_delta_with_phase_I": {f"{g:g}": min(
             (c["delta"] for c in cells if c["gamma"] == g and c["phase_I"]), default=None)
             for g in gammas},
+        "n_cl_collapses": int(collapsed.sum()),
+        "n_learned_and_cl_collapses": int(sum(c["learned"] and c["cl_collapses"]
+                                              for c in cells)),
         "deltas": deltas, "cells": cells,
     }
     ok = [r for r in ratio.ravel() if math.isfinite(r)]
     reading = [
+        f"CL collapses onto the global area in {headline['n_cl_collapses']} of {len(cells)} "
+        f"cells, {headline['n_learned_and_cl_collapses']} of them cells where MAE learns the "
+        f"local areas; CL's final global attention of local queries "
+        f"{np.nanmin(cl_glob):.2f}–{np.nanmax(cl_glob):.2f}.",
         f"{headline['n_learned']} of {len(cells)} cells learn the local areas within {steps} "
         f"steps; Phase I appears in {n_pos_I} of the {n_pos} cells with Δ > 0 and in {n_neg_I} "
         f"with Δ ≤ 0.",
@@ -282,6 +359,7 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
     ]
     settings = {"P": P, "C": C, "C1": list(C1s), "gamma": list(gammas), "steps": steps,
                 "eta_q": ETA_Q, "areas": "contiguous", "learned_threshold":
-                "attn_own_lq >= 0.5 (1 - gamma^(C-1))",
+                "attn_own_lq >= 0.5 (1 - gamma^(C-1))", "cl_steps": CL_STEPS if not ctx.quick
+                else steps, "cl_rule": "end glob - start > 0.02 and end glob - MAE(mc) > 0.02",
                 "base": figure_config(P, C1s[0], C, steps=steps).resolved().to_dict()}
     return FigureResult(fig, headline=headline, settings=settings, reading=reading)

@@ -1,0 +1,178 @@
+"""The real-image experiment (theorylab.huang2024.realvit) and its claim's verdict: config
+validation, the objectives, the table schema, and the verdict on hand-made agreeing,
+disagreeing and degenerate tables."""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from theorylab.huang2024 import realvit as rv
+from theorylab.huang2024.claims import realvit as claim
+from theorylab.vision.imagedata import fashion_mnist_available
+from theorylab.vision.nets import ViT
+
+NAN = math.nan
+
+
+# -- config ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("field,value", [
+    ("n_train", 1), ("epochs", 0), ("patch_size", 5), ("heads", 3), ("mask_ratio", 0.0),
+    ("mask_ratio", 1.0), ("temperature", 0.0), ("lr", NAN), ("noise", -1.0), ("seeds", ()),
+    ("seeds", (0, 0)), ("seeds", [0]), ("threads", -1), ("depth", True)])
+def test_config_rejects_bad_values_naming_the_field(field, value):
+    with pytest.raises(ValueError, match=f"realvit.{field}"):
+        replace(rv.QUICK, **{field: value})
+
+
+def test_config_patches_and_dict():
+    assert rv.FULL.patches == 49 and rv.QUICK.as_dict()["seeds"] == [0]
+
+
+# -- objectives ------------------------------------------------------------------------------------
+def _enc(seed=0):
+    torch.manual_seed(seed)
+    return rv._Encoder(ViT(28, 7, 1, dim=16, depth=2, heads=2))
+
+
+def test_info_nce_is_low_for_matching_views_and_log_b_for_identical_rows():
+    z = torch.eye(8, dtype=torch.float64)
+    assert float(rv.info_nce(z, z, 0.05)) < 1e-6  # positives at cos 1, negatives at 0: e^-20
+    same = torch.ones(8, 4, dtype=torch.float64)
+    # every similarity equal: the loss is log B up to float64 rounding
+    assert abs(float(rv.info_nce(same, same, 0.1)) - math.log(8)) < 1e-12
+
+
+def test_mae_loss_reads_masked_patches_only():
+    enc = _enc()
+    dec = torch.nn.Linear(16, 49)
+    x = torch.randn(3, 1, 28, 28)
+    mask = rv._random_mask(3, 16, 0.5, torch.Generator().manual_seed(0))
+    assert mask.sum(1).tolist() == [8, 8, 8]
+    with torch.no_grad():
+        loss = rv.mae_loss(enc, dec, x, mask)
+        changed = rv.mae_loss(enc, dec, x2_of(x, mask), mask)
+    assert float(changed) != float(loss) and torch.isfinite(loss)
+
+
+def x2_of(x, mask):
+    """x with the pixels of the first masked patch of image 0 shifted: its target changes."""
+    x2 = x.clone()
+    r, c = divmod(int(torch.nonzero(mask[0])[0]), 4)
+    x2[0, 0, r * 7:(r + 1) * 7, c * 7:(c + 1) * 7] += 1.0
+    return x2
+
+
+def test_mae_loss_ignores_visible_targets():
+    enc = _enc()
+    dec = torch.nn.Linear(16, 49)
+    x = torch.randn(2, 1, 28, 28)
+    mask = torch.zeros(2, 16, dtype=torch.bool)
+    mask[:, :4] = True  # the first row of patches is masked
+    with torch.no_grad():
+        a = rv.mae_loss(enc, dec, x, mask)
+        # a masked patch is replaced by the mask token, so its pixels reach the loss only as
+        # a target; scaling the pixels of the masked row changes the loss, while the loss is
+        # a mean over masked patches only (checked against the hand-computed mean)
+        pred = dec(enc(x, mask))
+        err = ((pred - rv.patchify(x, 7)) ** 2).mean(-1)
+    # same float32 operations in a different order: agreement to float32 rounding
+    assert abs(float(a) - float(err[:, :4].mean())) < 1e-5
+
+
+def test_last_attention_rows_are_distributions():
+    A = rv.last_layer_attention(_enc(), np.random.default_rng(0).normal(
+        size=(5, 1, 28, 28)).astype(np.float32))
+    assert A.shape == (5, 2, 16, 16)
+    # float32 softmax rows: sum to 1 within a few float32 ulps
+    assert np.max(np.abs(A.sum(-1) - 1)) < 1e-5
+
+
+def test_metrics_table_schema_and_reference_maps():
+    P = 16
+    uniform = np.full((2, 1, P, P), 1 / P)
+    ident = np.broadcast_to(np.eye(P), (2, 1, P, P))
+    t = rv.metrics_table(np.concatenate([uniform, ident], axis=1), seed=0, model="mae",
+                         patch_size=7)
+    assert dict(t.dtypes.astype(str)) == {k: ("object" if v == "object" else v)
+                                          for k, v in rv.TABLE_SCHEMA.items()}
+    assert t["head"].tolist() == [0, 1, -1]
+    # closed forms (diversity.py): uniform NMI 0, identity NMI 1 and distance 0; 1e-12 is
+    # float64 rounding of sums of 256 terms
+    assert abs(t.nmi[0]) < 1e-12 and abs(t.nmi[1] - 1) < 1e-12
+    assert abs(t.distance_patches[1]) < 1e-12
+    assert abs(t.distance_pixels[0] - 7 * t.distance_patches[0]) < 1e-12
+    assert abs(t.nmi[2] - 0.5) < 1e-12  # head average
+    with pytest.raises(ValueError, match="maps"):
+        rv.metrics_table(uniform[0], seed=0, model="mae", patch_size=7)
+
+
+@pytest.mark.skipif(not fashion_mnist_available(), reason="needs dataset-fashion-mnist")
+def test_same_initialisation_and_deterministic(monkeypatch):
+    """MAE and CL start from the same encoder weights: the init rows are those of an encoder
+    built by the same seed, and two runs give identical tables."""
+    cfg = replace(rv.QUICK, n_train=64, n_eval=8, batch_size=32)
+    snapshots = []
+    real = copy.deepcopy
+
+    def spy(m):
+        out = real(m)
+        snapshots.append({k: v.clone() for k, v in out.state_dict().items()})
+        return out
+
+    monkeypatch.setattr(rv.copy, "deepcopy", spy)
+    a = rv.run_realvit(cfg)
+    assert len(snapshots) == 2  # one copy of the initial encoder per objective
+    for k, v in snapshots[0].items():
+        assert torch.equal(v, snapshots[1][k]), k
+    monkeypatch.setattr(rv.copy, "deepcopy", real)
+    b = rv.run_realvit(cfg)
+    pd.testing.assert_frame_equal(a.table.drop(columns="train_seconds"),
+                                  b.table.drop(columns="train_seconds"))
+    assert set(a.table.model) == set(rv.MODELS)
+    assert (a.table.groupby("model").size() == cfg.heads + 1).all()
+
+
+# -- verdict ---------------------------------------------------------------------------------------
+def _table(mae_nmi, cl_nmi, mae_div=None, cl_div=None):
+    rows = []
+    mae_div = mae_nmi if mae_div is None else mae_div
+    cl_div = cl_nmi if cl_div is None else cl_div
+    for s, (a, b, c, d) in enumerate(zip(mae_nmi, cl_nmi, mae_div, cl_div)):
+        for model, n, dv in (("init", 0.01, 0.01), ("mae", a, c), ("cl", b, d)):
+            rows.append({"seed": s, "model": model, "head": -1, "nmi": n, "diverse": dv})
+            rows.append({"seed": s, "model": model, "head": 0, "nmi": 0.0, "diverse": 0.0})
+    return {"table": pd.DataFrame(rows)}
+
+
+def test_verdict_agrees_and_disagrees():
+    assert claim.judge(_table([0.10, 0.11, 0.12], [0.05, 0.04, 0.06])).verdict == "agrees"
+    assert claim.judge(_table([0.05, 0.04, 0.06], [0.10, 0.11, 0.12])).verdict == "disagrees"
+
+
+def test_verdict_degenerate_tables():
+    # seeds disagree in sign
+    assert claim.judge(_table([0.10, 0.02, 0.12], [0.05, 0.06, 0.06])).verdict == "inconclusive"
+    # all seeds agree in sign, but the mean difference is within the seed spread
+    assert claim.judge(_table([0.10, 0.30, 0.50], [0.09, 0.29, 0.49])).verdict == "inconclusive"
+    # within MIN_DIFF
+    assert claim.judge(_table([0.100, 0.101], [0.098, 0.099])).verdict == "inconclusive"
+    # NaN
+    assert claim.judge(_table([NAN, 0.1], [0.05, 0.05])).verdict == "inconclusive"
+    # the two metrics contradict each other
+    assert claim.judge(_table([0.10, 0.11], [0.05, 0.05], [0.05, 0.05],
+                              [0.10, 0.11])).verdict == "inconclusive"
+    # one decided, the other not: partial
+    assert claim.judge(_table([0.10, 0.11], [0.05, 0.05], [0.10, 0.02],
+                              [0.05, 0.05])).verdict == "partial"
+    # no CL rows
+    t = _table([0.1], [0.05])["table"]
+    assert claim.judge({"table": t[t.model != "cl"]}).verdict == "inconclusive"
+    # one seed: the spread is 0 and MIN_DIFF decides
+    assert claim.judge(_table([0.10], [0.05])).verdict == "agrees"

@@ -1,0 +1,372 @@
+"""Real images: a small ViT trained on Fashion-MNIST by MAE and by contrastive learning (CL) from
+the same initialisation, and the diversity of its last-layer attention.
+
+Huang, Wen, Chi & Liang (2025), Figures 1 and 3, compare the attention of pretrained ImageNet
+ViT-B/16 models (MAE against a contrastive model): MAE's attention is local and differs between
+query patches, CL's concentrates on the same global region for every query. Those models cannot
+be downloaded here; this module is the offline analogue, beyond the paper's synthetic model.
+
+**Setting (ours, not the paper's).** The small ViT of [`theorylab.vision.nets.ViT`][] (vanilla
+attention, learned positional encodings, pre-norm blocks) on class-balanced Fashion-MNIST
+subsets (28×28, standardised). One seed fixes the encoder's initial weights; the MAE and CL
+encoders both start from exactly those weights (a copy), and the untrained encoder is measured
+as the reference.
+
+- **MAE** (SimMIM-style, as the paper's model: masked patches are replaced by a mask token, so
+  a masked patch's query carries only its position): a random fraction ``mask_ratio`` of the
+  patches of each image is replaced by a learned mask token before the positional encodings
+  are added; a light decoder (LayerNorm + one linear layer per token) predicts the patch's
+  pixels; the loss is the mean squared error on the masked patches only.
+- **CL** (SimCLR-style InfoNCE): two augmented views of each image (random translations by up
+  to ``shift`` pixels with [`translate_images`][theorylab.vision.nets.translate_images],
+  random horizontal flips, random contrast and brightness, Gaussian pixel noise), mean-pooled
+  encoder output, a two-layer projection head, cosine similarities over temperature ``τ``;
+  for each image the other view of the same image is the positive and the other images of the
+  batch are the negatives (cross-entropy in both directions).
+- Both: AdamW with the parameter groups of [`theorylab.vision.nets.param_groups`][], linear
+  warm-up and cosine decay, gradient clipping at 1, the same batch order (one generator seeded
+  by the seed).
+
+**Measurement.** On ``n_eval`` held-out test images (clean, no mask, no augmentation), the
+attention maps of every head of the last block, ``(images, heads, P, P)`` with P = (28/p)²
+patches (no CLS token, so no renormalisation is needed). Per head, averaged over the images:
+the geometric NMI of Park et al. (ICLR 2023), the mean attention distance (in patches and in
+pixels), and theorylab's sharpness decomposition total = shared + diverse
+([`theorylab.huang2024.diversity`][]); ``head = -1`` rows are the averages over heads.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from theorylab.core.threads import limit_threads
+from theorylab.vision.imagedata import fashion_mnist
+from theorylab.vision.nets import TrainConfig, ViT, param_groups, patchify, translate_images
+
+from .diversity import (
+    mean_attention_distance,
+    normalized_mutual_information,
+    sharpness_decomposition,
+)
+
+__all__ = ["RealViTConfig", "MODELS", "METRICS", "TABLE_SCHEMA", "QUICK", "FULL",
+           "RealViTResult", "run_realvit", "cached_realvit", "last_layer_attention",
+           "metrics_table", "head_average", "mae_loss", "info_nce", "augment"]
+
+#: The three encoders measured, in table order.
+MODELS = ("init", "mae", "cl")
+#: Metric columns of the table.
+METRICS = ("nmi", "distance_patches", "distance_pixels", "total", "shared", "diverse")
+#: Columns and dtypes of [`metrics_table`][] and of ``RealViTResult.table``.
+TABLE_SCHEMA = {"seed": "int64", "model": "object", "head": "int64", "n_images": "int64",
+                **{m: "float64" for m in METRICS}, "final_loss": "float64",
+                "train_seconds": "float64"}
+
+
+@dataclass(frozen=True)
+class RealViTConfig:
+    """Settings of the real-image experiment (validated; frozen).
+
+    - ``n_train``: training images (class-balanced Fashion-MNIST subset); ``n_eval``: held-out
+      test images the attention is measured on.
+    - ``epochs``, ``batch_size``, ``lr``, ``weight_decay``: optimisation (AdamW, 5 % warm-up,
+      cosine decay), the same for MAE and CL.
+    - ``patch_size`` (divides 28), ``depth``, ``dim``, ``heads``, ``mlp_ratio``: the ViT.
+    - ``mask_ratio``: fraction of patches masked per image for MAE, in (0, 1).
+    - ``temperature``: InfoNCE temperature τ > 0; ``shift``: largest translation of a CL view in
+      pixels; ``noise``: standard deviation of the Gaussian pixel noise of a CL view.
+    - ``seeds``: one run per seed (initialisation, data subset, batch order, masks, views).
+    - ``threads``: torch/BLAS threads while training (0: leave unchanged).
+    """
+
+    n_train: int = 3000
+    n_eval: int = 256
+    epochs: int = 8
+    batch_size: int = 128
+    lr: float = 1e-3
+    weight_decay: float = 0.05
+    patch_size: int = 4
+    depth: int = 3
+    dim: int = 64
+    heads: int = 4
+    mlp_ratio: float = 2.0
+    mask_ratio: float = 0.6
+    temperature: float = 0.2
+    shift: int = 4
+    noise: float = 0.1
+    seeds: tuple[int, ...] = (0, 1, 2)
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        ints = {"n_train": 2, "n_eval": 1, "epochs": 1, "batch_size": 2, "patch_size": 1,
+                "depth": 1, "dim": 1, "heads": 1, "shift": 0, "threads": 0}
+        for name, lo in ints.items():
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+                raise ValueError(f"realvit.{name}: must be an integer >= {lo} (got {v!r})")
+        if 28 % self.patch_size:
+            raise ValueError(f"realvit.patch_size: must divide 28 (got {self.patch_size})")
+        if self.dim % self.heads:
+            raise ValueError(f"realvit.heads: must divide dim={self.dim} (got {self.heads})")
+        for name in ("lr", "temperature", "mlp_ratio"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+                raise ValueError(f"realvit.{name}: must be a finite number > 0 (got {v!r})")
+        for name in ("weight_decay", "noise"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ValueError(f"realvit.{name}: must be a finite number >= 0 (got {v!r})")
+        if not (isinstance(self.mask_ratio, (int, float)) and 0 < self.mask_ratio < 1):
+            raise ValueError(f"realvit.mask_ratio: must be in (0, 1) (got {self.mask_ratio!r})")
+        m = round(self.mask_ratio * (28 // self.patch_size) ** 2)
+        if not 1 <= m < (28 // self.patch_size) ** 2:
+            raise ValueError(f"realvit.mask_ratio: masks {m} patches; need at least 1 masked "
+                             "and 1 visible")
+        if (not isinstance(self.seeds, tuple) or not self.seeds
+                or any(isinstance(s, bool) or not isinstance(s, int) or s < 0
+                       for s in self.seeds) or len(set(self.seeds)) != len(self.seeds)):
+            raise ValueError(f"realvit.seeds: must be a non-empty tuple of distinct integers "
+                             f">= 0 (got {self.seeds!r})")
+
+    @property
+    def patches(self) -> int:
+        """P = (28 / patch_size)² patches per image."""
+        return (28 // self.patch_size) ** 2
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["seeds"] = list(self.seeds)
+        return d
+
+
+#: The --quick setting: a few hundred images, one epoch, one seed, a tiny ViT (seconds).
+QUICK = RealViTConfig(n_train=256, n_eval=32, epochs=1, batch_size=64, depth=2, dim=32,
+                      heads=2, seeds=(0,))
+#: The full setting (about 4-5 minutes on one core of the 2-core shared VM for three seeds;
+#: 4000 images took 330 s on the loaded machine).
+FULL = RealViTConfig()
+
+
+# -- the encoder and the two objectives ------------------------------------------------------------
+class _Encoder(nn.Module):
+    """The blocks of a [`ViT`][theorylab.vision.nets.ViT] run on patch tokens, with an optional
+    learned mask token replacing the embeddings of masked patches (before the positional
+    encodings are added)."""
+
+    def __init__(self, vit: ViT) -> None:
+        super().__init__()
+        self.vit = vit
+        self.mask_token = nn.Parameter(torch.zeros(vit.pos.shape[1]))
+
+    def tokens(self, images: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        x = self.vit.embed(patchify(images, self.vit.patch_size))
+        if mask is not None:
+            x = torch.where(mask[..., None], self.mask_token.to(x.dtype), x)
+        return x + self.vit.pos
+
+    def forward(self, images: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        x = self.tokens(images, mask)
+        for blk in self.vit.blocks:
+            x = blk(x)
+        return self.vit.norm(x)
+
+    @torch.no_grad()
+    def last_attention(self, images: torch.Tensor) -> torch.Tensor:
+        """(B, heads, P, P) attention of the last block on clean images."""
+        x = self.tokens(images)
+        for blk in self.vit.blocks[:-1]:
+            x = blk(x)
+        last = self.vit.blocks[-1]
+        return last.attn.attention(last.norm1(x))
+
+
+def _random_mask(n: int, P: int, ratio: float, gen: torch.Generator) -> torch.Tensor:
+    """(n, P) bool: exactly round(ratio·P) masked patches per image, uniformly at random."""
+    m = int(round(ratio * P))
+    order = torch.rand(n, P, generator=gen).argsort(dim=1)
+    return order < m
+
+
+def mae_loss(enc: _Encoder, decoder: nn.Module, images: torch.Tensor, mask: torch.Tensor
+             ) -> torch.Tensor:
+    """Mean squared error of the decoded pixels on the masked patches only."""
+    pred = decoder(enc(images, mask))
+    target = patchify(images, enc.vit.patch_size)
+    err = ((pred - target) ** 2).mean(dim=-1)
+    return (err * mask).sum() / mask.sum().clamp_min(1)
+
+
+def info_nce(z1: torch.Tensor, z2: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Symmetric InfoNCE: row i of view 1 against every row of view 2 (positive: i; negatives:
+    the other images of the batch), cosine similarity over τ, and the same from view 2."""
+    z1 = nn.functional.normalize(z1, dim=-1)
+    z2 = nn.functional.normalize(z2, dim=-1)
+    logits = z1 @ z2.T / temperature
+    target = torch.arange(z1.shape[0])
+    return 0.5 * (nn.functional.cross_entropy(logits, target)
+                  + nn.functional.cross_entropy(logits.T, target))
+
+
+def augment(images: torch.Tensor, cfg: RealViTConfig, gen: torch.Generator,
+            fill: float) -> torch.Tensor:
+    """One CL view: translation by up to ``cfg.shift`` pixels per axis, horizontal flip with
+    probability ½, contrast × U[0.6, 1.4] and brightness + U[−0.4, 0.4] (standardised units),
+    Gaussian noise of standard deviation ``cfg.noise``."""
+    n = images.shape[0]
+    shifts = torch.randint(-cfg.shift, cfg.shift + 1, (n, 2), generator=gen)
+    x = translate_images(images, shifts, fill)
+    flip = torch.rand(n, generator=gen) < 0.5
+    x = torch.where(flip[:, None, None, None], x.flip(-1), x)
+    c = 0.6 + 0.8 * torch.rand(n, 1, 1, 1, generator=gen)
+    b = 0.8 * torch.rand(n, 1, 1, 1, generator=gen) - 0.4
+    return x * c + b + cfg.noise * torch.randn(x.shape, generator=gen)
+
+
+def _train(objective: str, enc: _Encoder, head: nn.Module, x: torch.Tensor, cfg: RealViTConfig,
+           seed: int) -> float:
+    """Train ``enc`` (and ``head``: the decoder or the projection head) in place; returns the
+    mean loss of the last epoch."""
+    model = nn.ModuleDict({"enc": enc, "head": head})
+    tc = TrainConfig(epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr,
+                     weight_decay=cfg.weight_decay)
+    opt = torch.optim.AdamW(param_groups(model, tc), lr=cfg.lr)
+    n = x.shape[0]
+    bs = min(cfg.batch_size, n)
+    per_epoch = max(1, n // bs)
+    total = per_epoch * cfg.epochs
+    warm = max(1, int(0.05 * total))
+    order_gen = torch.Generator().manual_seed(seed)  # the same batch order for MAE and CL
+    aug_gen = torch.Generator().manual_seed(seed + 7919)
+    fill = float(x.min())
+    step, last = 0, []
+    model.train()
+    for _ in range(cfg.epochs):
+        order = torch.randperm(n, generator=order_gen)
+        last = []
+        for b in range(per_epoch):
+            xb = x[order[b * bs:(b + 1) * bs]]
+            lr = (cfg.lr * (step + 1) / warm if step < warm else
+                  cfg.lr * 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm))))
+            for g in opt.param_groups:
+                g["lr"] = lr
+            if objective == "mae":
+                mask = _random_mask(xb.shape[0], enc.vit.num_patches, cfg.mask_ratio, aug_gen)
+                loss = mae_loss(enc, head, xb, mask)
+            else:
+                v1, v2 = augment(xb, cfg, aug_gen, fill), augment(xb, cfg, aug_gen, fill)
+                loss = info_nce(head(enc(v1).mean(1)), head(enc(v2).mean(1)), cfg.temperature)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            last.append(float(loss.detach()))
+            step += 1
+    model.eval()
+    return float(np.mean(last)) if last else math.nan
+
+
+# -- measurement -----------------------------------------------------------------------------------
+def last_layer_attention(enc: _Encoder, images: np.ndarray, chunk: int = 128) -> np.ndarray:
+    """(n, heads, P, P) float64 attention maps of the last block on clean ``images``."""
+    x = torch.as_tensor(images, dtype=torch.float32)
+    out = [enc.last_attention(x[i:i + chunk]).double().numpy() for i in range(0, len(x), chunk)]
+    return np.concatenate(out)
+
+
+def metrics_table(maps: np.ndarray, *, seed: int, model: str, patch_size: int,
+                  final_loss: float = math.nan, train_seconds: float = 0.0) -> pd.DataFrame:
+    """Per-head metrics (means over the images) and their head average (``head = -1``) of
+    attention maps ``(n, heads, P, P)``; rows follow [`TABLE_SCHEMA`][]."""
+    if maps.ndim != 4:
+        raise ValueError(f"maps: must have shape (n, heads, P, P) (got {maps.shape})")
+    sh = sharpness_decomposition(maps)
+    dist = mean_attention_distance(maps)
+    per = {"nmi": normalized_mutual_information(maps), "distance_patches": dist,
+           "distance_pixels": dist * patch_size, "total": sh.total, "shared": sh.shared,
+           "diverse": sh.diverse}
+    rows = []
+    for h in range(maps.shape[1]):
+        rows.append({"seed": seed, "model": model, "head": h, "n_images": maps.shape[0],
+                     **{k: float(v[:, h].mean()) for k, v in per.items()},
+                     "final_loss": final_loss, "train_seconds": train_seconds})
+    rows.append({"seed": seed, "model": model, "head": -1, "n_images": maps.shape[0],
+                 **{k: float(v.mean()) for k, v in per.items()},
+                 "final_loss": final_loss, "train_seconds": train_seconds})
+    return pd.DataFrame(rows).astype(TABLE_SCHEMA)[list(TABLE_SCHEMA)]
+
+
+def head_average(table: pd.DataFrame) -> pd.DataFrame:
+    """The ``head = -1`` rows (averages over heads), one per (seed, model)."""
+    return table[table["head"] == -1].reset_index(drop=True)
+
+
+@dataclass
+class RealViTResult:
+    """What [`run_realvit`][] returns: the tidy ``table`` ([`TABLE_SCHEMA`][]), the attention
+    maps of a few held-out images per (seed, model) (``maps[(seed, model)]``, shape
+    ``(n_show, heads, P, P)``), those images (``images[seed]``), the config, the data
+    description and the wall time."""
+
+    table: pd.DataFrame
+    maps: dict
+    images: dict
+    config: RealViTConfig
+    description: str
+    seconds: float
+
+
+def run_realvit(cfg: RealViTConfig, *, n_show: int = 4, progress=None) -> RealViTResult:
+    """Train MAE and CL from the same initialisation for every seed and measure the last-layer
+    attention of the untrained, MAE and CL encoders on held-out images."""
+    t0 = time.perf_counter()
+    tables, maps, images = [], {}, {}
+    desc = ""
+    seeds = progress(cfg.seeds) if progress is not None else cfg.seeds
+    with limit_threads(cfg.threads):
+        for seed in seeds:
+            data = fashion_mnist(cfg.n_train, cfg.n_eval, seed)
+            desc = data.description
+            x = torch.as_tensor(data.x_train, dtype=torch.float32)
+            torch.manual_seed(seed)
+            init = _Encoder(ViT(28, cfg.patch_size, 1, dim=cfg.dim, depth=cfg.depth,
+                                heads=cfg.heads, mlp_ratio=cfg.mlp_ratio))
+            heads_gen = torch.Generator().manual_seed(seed + 104729)
+            with torch.random.fork_rng():
+                torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=heads_gen)))
+                decoder = nn.Sequential(nn.LayerNorm(cfg.dim),
+                                        nn.Linear(cfg.dim, cfg.patch_size ** 2))
+                proj = nn.Sequential(nn.Linear(cfg.dim, 2 * cfg.dim), nn.GELU(),
+                                     nn.Linear(2 * cfg.dim, cfg.dim))
+            encs = {"init": (init, math.nan, 0.0)}
+            for obj, head in (("mae", decoder), ("cl", proj)):
+                enc = copy.deepcopy(init)  # the same initial encoder weights for both
+                t1 = time.perf_counter()
+                loss = _train(obj, enc, head, x, cfg, seed)
+                encs[obj] = (enc, loss, time.perf_counter() - t1)
+            images[seed] = data.x_test[:n_show]
+            for name in MODELS:
+                enc, loss, secs = encs[name]
+                enc.eval()
+                A = last_layer_attention(enc, data.x_test)
+                maps[(seed, name)] = A[:n_show]
+                tables.append(metrics_table(A, seed=seed, model=name,
+                                            patch_size=cfg.patch_size, final_loss=loss,
+                                            train_seconds=secs))
+    table = pd.concat(tables, ignore_index=True).astype(TABLE_SCHEMA)
+    return RealViTResult(table, maps, images, cfg, desc, time.perf_counter() - t0)
+
+
+@lru_cache(maxsize=4)
+def cached_realvit(quick: bool) -> RealViTResult:
+    """[`run_realvit`][] of [`QUICK`][] or [`FULL`][], computed once per process (the claim
+    ``realvit-diversity`` and the figures fig1 and fig3 read the same runs)."""
+    return run_realvit(QUICK if quick else FULL)
