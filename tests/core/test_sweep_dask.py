@@ -1,0 +1,216 @@
+"""Sweeps on Dask (issue 13): spec validation, dry run, cache hits, changed-spec refusal, a
+failed and an interrupted sweep resumed on an in-process LocalCluster equal point for point to
+an uninterrupted one, and a scheduler started separately and reached by address."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import theorylab
+from theorylab.core.sweep import (
+    PROVENANCE_COLUMNS,
+    call_point,
+    load_sweep,
+    run_points,
+    run_sweep_spec,
+    spec_from_dict,
+)
+from theorylab.sweep.__main__ import main as sweep_main
+
+BASE = {"data": {"D": 4, "C": 2, "d": 20}, "train": {"steps": 30, "n_records": 8}}
+
+
+def _spec(**sweep):
+    return {"base_config": BASE, "sweep": {"axes": {"data.q": [0.1, 0.2, 0.3]},
+                                           "seeds": [0, 1], **sweep}}
+
+
+def _quiet(*_):
+    pass
+
+
+def _results(table: pd.DataFrame) -> pd.DataFrame:
+    # provenance (runtime, host, git revision) legitimately differs between two runs
+    return table.drop(columns=list(PROVENANCE_COLUMNS)).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("sweep, message", [
+    ({"axes": {"data.qq": [0.1]}}, "sweep.axes: unknown field 'data.qq'"),
+    ({"axes": {"q": [0.1]}}, "sweep.axes: 'q' must be 'section.field'"),
+    ({"axes": {"data.q": []}}, "sweep.axes.data.q: must not be empty"),
+    ({"axes": {"data.q": 0.1}}, "sweep.axes.data.q: must be a list"),
+    ({"axes": {"data.q": [0.1, 0.2], "data.d": [20]}, "mode": "zip"},
+     "sweep.mode: 'zip' needs axes of one length"),
+    ({"axes": {"data.q": [0.1]}, "mode": "grid"}, "sweep.mode: must be one of"),
+    ({"axes": {"data.q": [0.1]}, "keep": "last"}, "sweep.keep: must be one of"),
+    ({"axes": {"data.q": [0.1]}, "keep": ["alpha", "nope"]}, "sweep.keep: unknown column 'nope'"),
+    ({"axes": {"data.q": [0.1]}, "seeds": [1, 1]}, "sweep.seeds: must be distinct"),
+    ({"axes": {"data.q": [0.1]}, "seeds": [-1]}, "sweep.seeds: must be integers >= 0"),
+    ({"axes": {"data.q": [0.1, 7.0]}}, "sweep.axes: the point data.q = 7.0 is not a valid"),
+    ({"axes": {"data.q": [0.1]}, "point": "batched"},
+     "sweep.point: 'batched' needs train.engine = 'empirical'"),
+    ({"axes": {"data.q": [0.1]}, "colour": 1}, "sweep.colour: unknown field"),
+])
+def test_spec_validation(sweep, message):
+    with pytest.raises(ValueError) as e:
+        spec_from_dict({"base_config": BASE, "sweep": sweep})
+    assert str(e.value).startswith(message), str(e.value)
+
+
+def test_zip_product_and_run_ids():
+    prod = spec_from_dict(_spec()).points()
+    assert len(prod) == 6 and len({p.run_id for p in prod}) == 6
+    z = spec_from_dict({"base_config": BASE, "sweep": {
+        "axes": {"data.q": [0.1, 0.2], "data.d": [20, 30]}, "mode": "zip"}}).points()
+    assert [(p.labels["data.q"], p.labels["data.d"]) for p in z] == [(0.1, 20), (0.2, 30)]
+    # the id is a hash of the resolved config: the same point spelled differently is one id
+    again = spec_from_dict({"base_config": {**BASE, "train": {**BASE["train"], "seed": 0}},
+                            "sweep": {"axes": {"data.q": [0.1]}}}).points()
+    assert again[0].run_id == prod[0].run_id
+
+
+def test_dry_run_cache_hit_and_changed_spec(tmp_path, capsys):
+    out = tmp_path / "store"
+    dry = run_sweep_spec(_spec(), out, workers=0, dry_run=True, say=_quiet)
+    assert len(dry) == 6 and not dry.cached.any()
+    first = run_sweep_spec(_spec(), out, workers=0, say=_quiet)
+    assert (first.status == "ok").all() and len(first) == 6  # keep = "final": one row a point
+    assert set(first.columns) >= {"data.q", "train.seed", "status", *PROVENANCE_COLUMNS}
+    assert first.git_rev.iloc[0] == "" or len(first.git_rev.iloc[0]) == 40
+    assert theorylab.load_sweep(out).equals(first)
+    assert run_sweep_spec(_spec(), out, workers=0, dry_run=True, say=_quiet).cached.all()
+    said = []
+    t0 = time.perf_counter()
+    second = run_sweep_spec(_spec(), out, workers=0, say=said.append)
+    assert any("6 of 6 points cached, 0 to compute" in s for s in said)
+    assert second.equals(first)  # nothing recomputed: even the runtimes are the stored ones
+    assert time.perf_counter() - t0 < 5  # a rerun of cached points only reads 6 small files
+    changed = _spec(axes={"data.q": [0.1, 0.25]})
+    with pytest.raises(ValueError, match=r"out: the store .* holds another sweep"):
+        run_sweep_spec(changed, out, workers=0, say=_quiet)
+    assert sweep_main([str(_write_spec(tmp_path, changed)), "--out", str(out), "--workers",
+                       "0", "--no-progress"]) == 2
+    assert capsys.readouterr().err.startswith("error: out: the store")
+    new = run_sweep_spec(changed, out, workers=0, new_store=True, say=_quiet)
+    assert len(new) == 4 and len(list((out / "points").glob("*.parquet"))) == 4
+
+
+def _write_spec(folder: Path, spec: dict) -> Path:
+    import json
+
+    lines = ["[base_config.data]", *[f"{k} = {v}" for k, v in spec["base_config"]["data"].items()],
+             "[base_config.train]",
+             *[f"{k} = {v}" for k, v in spec["base_config"]["train"].items()], "[sweep]"]
+    lines += [f"{k} = {json.dumps(v).replace(': ', ' = ')}" if k != "axes" else
+              "axes = {" + ", ".join(f'"{a}" = {json.dumps(x)}' for a, x in v.items()) + "}"
+              for k, v in spec["sweep"].items()]
+    path = folder / "spec.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_cli_dry_run_and_shard(tmp_path, capsys):
+    path = _write_spec(tmp_path, _spec())
+    out = tmp_path / "s"
+    assert sweep_main([str(path), "--out", str(out), "--dry-run"]) == 0
+    assert "6 points (product of data.q, train.seed; point type run)" in capsys.readouterr().out
+    assert sweep_main([str(path), "--out", str(out), "--workers", "0", "--shard", "2/2",
+                       "--no-progress"]) == 0
+    table = load_sweep(out)
+    assert table.status.tolist() == ["pending", "ok"] * 3  # shard 2/2: the odd points
+    with pytest.raises(SystemExit) as e:
+        sweep_main([str(path), "--out", str(out), "--shard", "3/2"])
+    assert e.value.code == 2
+    assert capsys.readouterr().err.strip().startswith("error: --shard: needs 1 <= i <= n")
+
+
+FAIL_ENV = "THEORYLAB_TEST_SWEEP_FAIL"
+
+
+def square_table(x: float) -> pd.DataFrame:
+    """A "call" point of the tests: fails on purpose when ``$THEORYLAB_TEST_SWEEP_FAIL == x``."""
+    if os.environ.get(FAIL_ENV) == repr(x):
+        raise RuntimeError(f"failing on purpose at x = {x}")
+    return pd.DataFrame({"x": [x], "x2": [x * x]})
+
+
+def test_failed_and_interrupted_sweep_resumes_on_local_cluster(tmp_path, monkeypatch):
+    pytest.importorskip("dask.distributed")
+    from dask.distributed import Client
+
+    spec = _spec(keep="trajectory")
+    serial = run_sweep_spec(spec, tmp_path / "serial", workers=0, say=_quiet)
+    with Client(processes=False, n_workers=1, threads_per_worker=2,
+                dashboard_address=":0") as client:
+        # interrupted part-way: only the first shard of three got done
+        part = run_sweep_spec(spec, tmp_path / "dask", client=client, shard="1/3", say=_quiet)
+        assert (part.status == "pending").sum() == 4 and (part.status == "ok").any()
+        said = []
+        full = run_sweep_spec(spec, tmp_path / "dask", client=client, say=said.append)
+        assert any("2 of 6 points cached, 4 to compute" in s for s in said)
+        pd.testing.assert_frame_equal(_results(full), _results(serial))
+
+        # a point failing on purpose does not stop the others; a rerun computes only it
+        module = square_table.__module__
+        points = [call_point(f"{module}:square_table", x=x) for x in (0.5, 1.5, 2.5)]
+        monkeypatch.setenv(FAIL_ENV, repr(1.5))
+        with pytest.raises(RuntimeError, match="1 sweep point.* failing on purpose"):
+            run_points(points, cache=tmp_path / "calls", client=client, say=_quiet)
+        monkeypatch.delenv(FAIL_ENV)
+        said = []
+        tables = run_points(points, cache=tmp_path / "calls", client=client, say=said.append)
+    assert said == ["sweep: 2 of 3 points cached, 1 to compute"]
+    assert [float(t.x2.iloc[0]) for t in tables] == [0.25, 2.25, 6.25]
+
+
+def test_scheduler_by_address(tmp_path):
+    pytest.importorskip("dask.distributed")
+    dask = shutil.which("dask", path=str(Path(sys.executable).parent))
+    if dask is None:
+        pytest.skip("the dask command is not installed")
+    env = {**os.environ, "PYTHONPATH": str(Path(theorylab.__file__).parents[1])}
+    sched_file = tmp_path / "scheduler.json"
+    procs = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0",
+                               "--dashboard-address", ":0", "--scheduler-file",
+                               str(sched_file)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)]
+    try:
+        t0 = time.time()
+        while not sched_file.exists() and time.time() - t0 < 30:
+            time.sleep(0.2)
+        if not sched_file.exists():
+            pytest.skip("dask scheduler did not start within 30 s")
+        import json
+
+        address = json.loads(sched_file.read_text())["address"]
+        procs.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1",
+                                       "--nworkers", "1", "--no-nanny"], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        from dask.distributed import Client
+
+        with Client(address, timeout=30) as client:
+            try:
+                client.wait_for_workers(1, timeout=30)
+            except TimeoutError:
+                pytest.skip("dask worker did not start within 30 s")
+        spec = _spec(axes={"data.q": [0.1, 0.3]})
+        said = []
+        table = run_sweep_spec(spec, tmp_path / "addr", scheduler=address, say=said.append)
+        serial = run_sweep_spec(spec, tmp_path / "serial", workers=0, say=_quiet)
+        pd.testing.assert_frame_equal(_results(table), _results(serial))
+        assert any(s.startswith("Dask dashboard:") for s in said)
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
