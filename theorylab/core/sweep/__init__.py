@@ -33,8 +33,9 @@ from .spec import (
 )
 from .store import PROVENANCE_COLUMNS, Store, load_sweep
 
-__all__ = ["PROVENANCE_COLUMNS", "RESULT_SCHEMA_VERSION", "Point", "Store", "SweepSpec", "call_point", "compute_point",
-           "execute", "load_spec", "load_sweep", "open_client", "parse_shard", "run_point",
+__all__ = ["PROVENANCE_COLUMNS", "RESULT_SCHEMA_VERSION", "Point", "Store", "SweepSpec",
+           "call_point", "compute_point", "execute", "load_spec", "load_sweep", "open_client",
+           "parse_shard", "run_point",
            "run_points", "run_sweep_spec", "spec_from_dict"]
 
 

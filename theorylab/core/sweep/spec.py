@@ -158,7 +158,8 @@ class SweepSpec:
                 out.append(run_point(paper, tables, self.keep, combo))
             except ValueError as e:
                 where = ", ".join(f"{k} = {v!r}" for k, v in combo.items())
-                raise ValueError(f"sweep.axes: the point {where} is not a valid config: {e}")
+                raise ValueError(
+                    f"sweep.axes: the point {where} is not a valid config: {e}") from None
         return out
 
     def fingerprint(self) -> str:
@@ -186,7 +187,7 @@ def _batched_points(spec: SweepSpec, paper) -> list[Point]:
         try:
             cfg = resolved_tables(paper, tables)
         except ValueError as e:
-            raise ValueError(f"sweep.axes: the point {combo} is not a valid config: {e}")
+            raise ValueError(f"sweep.axes: the point {combo} is not a valid config: {e}") from None
         if cfg["train"]["engine"] != "empirical":
             raise ValueError(f"sweep.point: 'batched' needs train.engine = 'empirical' (got "
                              f"{cfg['train']['engine']!r})")
