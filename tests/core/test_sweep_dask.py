@@ -214,3 +214,20 @@ def test_scheduler_by_address(tmp_path):
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def test_batched_point_equals_run_points():
+    # one batched point (seeds x lr_v in one computation) = one "run" point per (seed, lr_v)
+    base = {"data": {"D": 4, "C": 2, "d": 20, "q": 0.3},
+            "train": {"engine": "empirical", "steps": 20, "n_train": 200, "n_test": 200,
+                      "n_records": 5}}
+    sweep = {"axes": {"train.lr_v": [0.1, 0.2]}, "seeds": [0, 3], "keep": "final"}
+    batched = run_points(spec_from_dict({"base_config": base, "sweep": {
+        **sweep, "point": "batched"}}).points(), say=_quiet)[0]
+    runs = run_points(spec_from_dict({"base_config": base, "sweep": sweep}).points(),
+                      say=_quiet)
+    assert len(batched) == 4
+    got = batched.sort_values(["lr_v", "seed"]).loss.to_numpy()
+    want = [t.loss.iloc[0] for t in runs]  # runs are in the order lr_v, then seed
+    # the batched engine sums in another order than the single-run one: float64 round-off
+    assert max(abs(g - w) for g, w in zip(got, want)) < 1e-12

@@ -191,6 +191,8 @@ def _batched_points(spec: SweepSpec, paper) -> list[Point]:
         if cfg["train"]["engine"] != "empirical":
             raise ValueError(f"sweep.point: 'batched' needs train.engine = 'empirical' (got "
                              f"{cfg['train']['engine']!r})")
+        if tables.get("train", {}).get("lr_A") is None:
+            cfg["train"].pop("lr_A")  # tied to each run's lr_v, as in a "run" point
         seeds = list(spec.seeds) if spec.seeds is not None else [cfg["train"]["seed"]]
         lrs = list(spec.axes.get("train.lr_v", [cfg["train"]["lr_v"]]))
         out.append(Point.make("batched", {"paper": spec.paper, "config": cfg, "seeds": seeds,
