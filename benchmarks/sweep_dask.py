@@ -12,6 +12,7 @@ partition seeds; the serial loop and the workers each use one torch/BLAS thread.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import tempfile
 import time
@@ -65,6 +66,7 @@ def main(argv=None) -> None:
     p.add_argument("--out", default=None, help="store folder (default: a temporary one)")
     a = p.parse_args(argv)
     set_threads(1)
+    load0 = os.getloadavg()
     cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text()
                 .splitlines() if ln.startswith("model name")), platform.processor())
     root = Path(a.out or tempfile.mkdtemp(prefix="sweep_dask_"))
@@ -84,6 +86,7 @@ def main(argv=None) -> None:
     from theorylab.core.sweep import open_client
 
     with open_client(workers=2, say=_quiet) as client:
+        run_points(tiny_points, client=client, say=_quiet)  # warm-up: imports in the workers
         t0 = time.perf_counter()
         run_points(tiny_points, client=client, say=_quiet)
         t_tiny_dask = time.perf_counter() - t0
@@ -96,8 +99,10 @@ def main(argv=None) -> None:
     t_start = time.perf_counter() - t0
     b = _batched(root)
 
+    load1 = os.getloadavg()
     print(f"machine: 2-core shared VM ({cpu}); {n} points, {a.steps} steps each; "
-          f"run in one process, interleaved")
+          f"run in one process, interleaved; 1-min load average {load0[0]:.1f} at the start, "
+          f"{load1[0]:.1f} at the end (other jobs share the cores)")
     print()
     print("| measurement | time |")
     print("|---|---|")

@@ -25,9 +25,19 @@ from theorylab.core.sweep import (
     run_points,
 )
 from theorylab.core.sweep import run_sweep_spec as run
+from theorylab.core.sweep.spec import register_papers
 
 __all__ = ["RESULT_SCHEMA_VERSION", "SweepSpec", "call_point", "load_spec", "load_sweep", "run",
            "run_points"]
+
+
+def _papers():
+    from theorylab.papers import DEFAULT_PAPER, PAPERS
+
+    return PAPERS, DEFAULT_PAPER
+
+
+register_papers(_papers)  # the kernel's sweep reaches the papers only through this
 
 
 class _CallableModule(types.ModuleType):

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .runner import compute_point, execute, open_client, run_points
+from .runner import compute_point, execute, open_client, run_points, use_executor
 from .spec import (
     RESULT_SCHEMA_VERSION,
     Point,
@@ -36,7 +36,7 @@ from .store import PROVENANCE_COLUMNS, Store, load_sweep
 __all__ = ["PROVENANCE_COLUMNS", "RESULT_SCHEMA_VERSION", "Point", "Store", "SweepSpec",
            "call_point", "compute_point", "execute", "load_spec", "load_sweep", "open_client",
            "parse_shard", "run_point",
-           "run_points", "run_sweep_spec", "spec_from_dict"]
+           "run_points", "run_sweep_spec", "spec_from_dict", "use_executor"]
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .spec import Point
+from .spec import Point, get_paper
 from .store import Store
 
-__all__ = ["compute_point", "execute", "open_client", "run_points"]
+__all__ = ["compute_point", "execute", "open_client", "run_points", "use_executor"]
 
 log = logging.getLogger("theorylab.sweep")
 
@@ -56,26 +56,27 @@ def _keep(table: pd.DataFrame, keep, by: Sequence[str] = ()) -> pd.DataFrame:
     return table[cols]
 
 
+def _function(name: str) -> Callable:
+    """The function ``"package.module:name"`` (imported here: a paper's code is reached by
+    name, the kernel imports no paper)."""
+    module, attr = name.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
 def _run(point: Point) -> tuple[pd.DataFrame, str, str]:
     """The point's kept rows, its status and error text."""
     from theorylab.core.trainer import DivergenceError
 
     pl = point.payload
     if point.kind == "call":
-        module, name = pl["function"].split(":")
-        fn = getattr(importlib.import_module(module), name)
-        table = fn(**pl["kwargs"])
+        table = _function(pl["function"])(**pl["kwargs"])
         if not isinstance(table, pd.DataFrame):
             raise TypeError(f"{pl['function']} returned {type(table).__name__}, not a table")
         return table.reset_index(drop=True), "ok", ""
-    from theorylab.papers import get_paper
-
     paper = get_paper(pl["paper"])
     cfg = paper.config_from_tables(pl["config"])
     if point.kind == "batched":
-        from theorylab.jelassi2022.sweep import run_sweep
-
-        table = run_sweep(cfg, seeds=pl["seeds"], lr_v=pl["lr_v"], progress=False)
+        table = _function(pl["function"])(cfg, seeds=pl["seeds"], lr_v=pl["lr_v"], progress=False)
         return _keep(table, pl["keep"], by=("run", "seed", "lr_v", "lr_A")), "ok", ""
     try:
         res = paper.run(cfg, progress=False)
@@ -205,16 +206,47 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
     return results
 
 
+#: Where [`run_points`][] runs when its caller does not say: set by [`use_executor`][]
+#: (``python -m theorylab.check`` and ``python -m theorylab.figures`` with ``--scheduler``,
+#: ``--workers`` or ``--cache``).
+_DEFAULTS: dict = {"cache": None, "client": None}
+
+
+@contextlib.contextmanager
+def use_executor(*, cache: str | Path | None = None, scheduler: str | None = None,
+                 workers: int = 0, say=print):
+    """Within the block, [`run_points`][] calls without their own settings use the store
+    ``cache`` and a Dask client on ``scheduler`` or on a LocalCluster of ``workers`` workers
+    (opened once for the block; ``workers = 0`` and no scheduler: in this process)."""
+    old = dict(_DEFAULTS)
+    try:
+        if scheduler is None and not workers:
+            _DEFAULTS.update(cache=cache, client=None)
+            yield
+        else:
+            with open_client(scheduler, workers, say=say) as client:
+                _DEFAULTS.update(cache=cache, client=client)
+                yield
+    finally:
+        _DEFAULTS.clear()
+        _DEFAULTS.update(old)
+
+
 def run_points(points: Sequence[Point], *, cache: str | Path | None = None,
                scheduler: str | None = None, workers: int = 0, client=None,
                threads: int = 1, progress: bool | None = False,
                say: Callable[[str], None] = print) -> list[pd.DataFrame]:
     """The tables of ``points`` in order: what the figures and claim checks call.
 
-    Default: in this process, no store (the results are those of a plain loop). ``cache``: a
-    store folder shared between figures and checks (cached points are read, new ones written);
-    ``scheduler`` / ``workers > 0`` / ``client``: run on Dask. A failed point raises
-    ``RuntimeError`` naming it after all points are done (the others are stored)."""
+    Default: in this process, no store (the results are those of a plain loop), unless a
+    [`use_executor`][] block says otherwise. ``cache``: a store folder shared between figures
+    and checks (cached points are read, new ones written); ``scheduler`` / ``workers > 0`` /
+    ``client``: run on Dask. A failed point raises ``RuntimeError`` naming it after all points
+    are done (the others are stored)."""
+    if cache is None:
+        cache = _DEFAULTS["cache"]
+    if client is None and scheduler is None and not workers:
+        client = _DEFAULTS["client"]
     store = Store(cache) if cache is not None else None
     if client is not None or scheduler is None and not workers:
         res = execute(points, store, client=client, threads=threads, progress=progress,

@@ -23,7 +23,7 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from typing import Any
 from theorylab.core.config import paper_of, read_toml
 
 __all__ = ["KEEP_MODES", "MODES", "POINT_TYPES", "RESULT_SCHEMA_VERSION", "Point", "SweepSpec",
-           "load_spec", "spec_from_dict"]
+           "get_paper", "load_spec", "register_papers", "spec_from_dict"]
 
 #: Bumped whenever the stored result of a point changes meaning or columns; it is part of every
 #: ``run_id``, so results of an older schema are never taken for cache hits.
@@ -39,6 +39,45 @@ RESULT_SCHEMA_VERSION = 1
 MODES = ("product", "zip")
 KEEP_MODES = ("final", "trajectory")
 POINT_TYPES = ("run", "batched")
+
+
+#: The papers' registry, handed to the kernel by the entry points (``theorylab.sweep``
+#: registers ``theorylab.papers``): a callable → (name → Paper, default paper name). The kernel
+#: never imports a paper (docs/architecture.md).
+_REGISTRY: dict[str, Callable[[], tuple[Mapping[str, Any], str]] | None] = {"load": None}
+
+#: The batched point type: the first paper's batched seeds x learning-rates sweep.
+BATCHED_PAPER = "jelassi2022"
+BATCHED_FUNCTION = "theorylab.jelassi2022.sweep:run_sweep"
+
+
+def register_papers(load: Callable[[], tuple[Mapping[str, Any], str]]) -> None:
+    """Tell the sweep where the papers are: ``load() -> (PAPERS, DEFAULT_PAPER)``."""
+    _REGISTRY["load"] = load
+
+
+def _papers() -> tuple[Mapping[str, Any], str]:
+    if _REGISTRY["load"] is None:
+        raise ValueError("paper: no papers registered (import theorylab.sweep first)")
+    return _REGISTRY["load"]()
+
+
+def get_paper(name: str):
+    """The registered paper ``name``; in a worker process that has not imported the registry,
+    the ``PAPER`` of the subpackage ``theorylab.<name>`` (the `Paper` naming convention)."""
+    if _REGISTRY["load"] is not None:
+        papers, _ = _REGISTRY["load"]()
+        if name not in papers:
+            raise ValueError(f"paper: unknown paper {name!r} (known: {list(papers)})")
+        return papers[name]
+    import importlib
+
+    if not (isinstance(name, str) and name.isidentifier()):
+        raise ValueError(f"paper: not a paper name (got {name!r})")
+    try:
+        return importlib.import_module(f"theorylab.{name}").PAPER
+    except (ImportError, AttributeError):
+        raise ValueError(f"paper: unknown paper {name!r}") from None
 
 
 def _canon(obj: Any) -> Any:
@@ -108,7 +147,10 @@ def resolved_tables(paper, tables: Mapping[str, Any]) -> dict:
 
 
 def run_point(paper, tables: Mapping[str, Any], keep, labels: Mapping[str, Any]) -> Point:
-    """A "run" point: ``tables`` resolved by ``paper`` (``ValueError`` naming the field)."""
+    """A "run" point: ``tables`` resolved by ``paper`` (a `Paper` or its name; ``ValueError``
+    naming the field)."""
+    if isinstance(paper, str):
+        paper = get_paper(paper)
     return Point.make("run", {"paper": paper.name, "config": resolved_tables(paper, tables),
                               "keep": keep}, labels)
 
@@ -144,8 +186,6 @@ class SweepSpec:
 
     def points(self) -> list[Point]:
         """The points of the sweep, in spec order (each validated by the paper)."""
-        from theorylab.papers import get_paper
-
         paper = get_paper(self.paper)
         if self.point == "batched":
             return _batched_points(self, paper)
@@ -168,8 +208,8 @@ class SweepSpec:
 
 
 def _batched_points(spec: SweepSpec, paper) -> list[Point]:
-    if spec.paper != "jelassi2022":
-        raise ValueError(f"sweep.point: 'batched' runs jelassi2022 configs only (got paper "
+    if spec.paper != BATCHED_PAPER:
+        raise ValueError(f"sweep.point: 'batched' runs {BATCHED_PAPER} configs only (got paper "
                          f"{spec.paper!r})")
     others = {k: v for k, v in spec.axes.items() if k != "train.lr_v"}
     names = list(others)
@@ -195,8 +235,9 @@ def _batched_points(spec: SweepSpec, paper) -> list[Point]:
             cfg["train"].pop("lr_A")  # tied to each run's lr_v, as in a "run" point
         seeds = list(spec.seeds) if spec.seeds is not None else [cfg["train"]["seed"]]
         lrs = list(spec.axes.get("train.lr_v", [cfg["train"]["lr_v"]]))
-        out.append(Point.make("batched", {"paper": spec.paper, "config": cfg, "seeds": seeds,
-                                          "lr_v": lrs, "keep": spec.keep}, combo))
+        out.append(Point.make("batched", {"paper": spec.paper, "function": BATCHED_FUNCTION,
+                                          "config": cfg, "seeds": seeds, "lr_v": lrs,
+                                          "keep": spec.keep}, combo))
     return out
 
 
@@ -211,8 +252,7 @@ def _check_list(name: str, values) -> list:
 def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "") -> SweepSpec:
     """A validated [`SweepSpec`][] from the tables of a spec file (``root``: the folder that
     a relative ``base`` path is read from). Bad input: ``ValueError`` naming the field."""
-    from theorylab.papers import DEFAULT_PAPER, PAPERS
-
+    PAPERS, DEFAULT_PAPER = _papers()
     if not isinstance(d, Mapping):
         raise ValueError(f"spec: must be a table (got {d!r})")
     unknown = [k for k in d if k not in ("base", "base_config", "sweep")]
