@@ -231,3 +231,44 @@ def test_batched_point_equals_run_points():
     want = [t.loss.iloc[0] for t in runs]  # runs are in the order lr_v, then seed
     # the batched engine sums in another order than the single-run one: float64 round-off
     assert max(abs(g - w) for g, w in zip(got, want)) < 1e-12
+
+
+def test_use_executor_shares_a_cache_between_callers(tmp_path):
+    from theorylab.core.sweep import use_executor
+
+    points = [call_point(f"{square_table.__module__}:square_table", x=x) for x in (1.0, 2.0)]
+    with use_executor(cache=tmp_path / "cache"):
+        first = run_points(points, say=_quiet)  # e.g. a figure
+        said = []
+        again = run_points(points[::-1], say=said.append)  # e.g. a claim check, same points
+    assert said == ["sweep: 2 of 2 points cached, 0 to compute"]
+    assert again[0].equals(first[1]) and again[1].equals(first[0])
+    # outside the block: in this process, no store
+    assert run_points(points[:1], say=said.append)[0].x2.iloc[0] == 1.0 and len(said) == 1
+
+
+def test_check_and_figures_flags_refuse_bad_values(tmp_path, capsys):
+    from theorylab.check import main as check_main
+    from theorylab.figures.__main__ import main as figures_main
+
+    (tmp_path / "file").write_text("")
+    assert check_main(["--only", "huang2024/thm4.1", "--out", str(tmp_path / "o"),
+                       "--cache", str(tmp_path / "file")]) == 2
+    assert capsys.readouterr().err.startswith("error: --cache: ")
+    for main in (check_main, figures_main):
+        with pytest.raises(SystemExit) as e:
+            main(["--workers", "-1"])
+        assert e.value.code == 2
+        assert capsys.readouterr().err.startswith("error: --workers: must be an integer >= 0")
+
+
+def test_slurm_without_dask_jobqueue_is_a_clear_error(tmp_path, capsys):
+    pytest.importorskip("dask.distributed")
+    try:
+        import dask_jobqueue  # noqa: F401
+        pytest.skip("dask-jobqueue is installed: a SLURM cluster would really be started")
+    except ImportError:
+        pass
+    path = _write_spec(tmp_path, _spec())
+    assert sweep_main([str(path), "--out", str(tmp_path / "s"), "--slurm", "2"]) == 2
+    assert capsys.readouterr().err.startswith("error: slurm: dask-jobqueue is not installed")

@@ -56,6 +56,7 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                    scheduler: str | None = None, workers: int | None = None, client=None,
                    shard: str | tuple[int, int] | None = None, dry_run: bool = False,
                    new_store: bool = False, threads: int = 1, progress: bool | None = None,
+                   slurm: int = 0, slurm_memory: str = "4GB",
                    say: Callable[[str], None] = print) -> pd.DataFrame:
     """Run a sweep into the store ``out`` and return its consolidated table.
 
@@ -65,7 +66,9 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
     core; ``0``: this process, no Dask); `shard` ``"i/n"``: only the points with index ≡ i − 1
     (mod n); `dry_run`: list the points and how many are cached, compute nothing (returns the
     table of the points with ``cached``); `new_store`: discard a store made by another spec
-    (refused otherwise); `threads`: torch/BLAS threads per point.
+    (refused otherwise); `threads`: torch/BLAS threads per point; `slurm`: run on that many
+    SLURM jobs through dask-jobqueue (the optional extra ``cluster``), each with
+    `slurm_memory`.
     """
     if isinstance(spec, (str, Path)):
         spec = load_spec(spec)
@@ -91,10 +94,11 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                           "point": spec.point, "base": spec.base,
                           "schema": RESULT_SCHEMA_VERSION})
     t0 = time.perf_counter()
-    if client is not None or workers == 0 and scheduler is None:
+    if client is not None or workers == 0 and scheduler is None and not slurm:
         res = execute(chosen, store, client=client, threads=threads, progress=progress, say=say)
     else:
-        with open_client(scheduler, workers, say=say) as c:
+        with open_client(scheduler, workers, slurm=slurm, slurm_memory=slurm_memory,
+                         say=say) as c:
             res = execute(chosen, store, client=c, threads=threads, progress=progress, say=say)
     table = store.consolidate(points)
     status = pd.Series([res[p.run_id].status.iloc[0] for p in chosen], dtype=object)

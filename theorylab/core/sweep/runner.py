@@ -29,7 +29,8 @@ import pandas as pd
 from .spec import Point, get_paper
 from .store import Store
 
-__all__ = ["compute_point", "execute", "open_client", "run_points", "use_executor"]
+__all__ = ["compute_point", "execute", "open_client", "run_points", "slurm_cluster",
+           "use_executor"]
 
 log = logging.getLogger("theorylab.sweep")
 
@@ -114,17 +115,36 @@ def compute_point(point: Point, threads: int = 1) -> pd.DataFrame:
     return table
 
 
+def slurm_cluster(jobs: int, memory: str = "4GB"):
+    """A dask-jobqueue ``SLURMCluster`` of ``jobs`` batch jobs, each one single-threaded worker
+    with ``memory``; queue, account and walltime come from dask-jobqueue's own configuration
+    (``~/.config/dask/jobqueue.yaml``). dask-jobqueue is the optional extra ``cluster``."""
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError:
+        raise ValueError("slurm: dask-jobqueue is not installed; pip install "
+                         "'theorylab[cluster]' (or pip install dask-jobqueue)") from None
+    cluster = SLURMCluster(cores=1, processes=1, memory=memory)
+    cluster.scale(jobs=jobs)
+    return cluster
+
+
 @contextlib.contextmanager
-def open_client(scheduler: str | None = None, workers: int | None = None, *, say=print):
+def open_client(scheduler: str | None = None, workers: int | None = None, *, slurm: int = 0,
+                slurm_memory: str = "4GB", say=print):
     """A Dask client: on the scheduler at ``scheduler`` (an address such as
-    ``tcp://host:8786``), else on a new ``LocalCluster`` of ``workers`` single-threaded worker
-    processes (default: the number of cores). Prints the dashboard address."""
+    ``tcp://host:8786``), else on a SLURM cluster of ``slurm`` jobs ([`slurm_cluster`][]),
+    else on a new ``LocalCluster`` of ``workers`` single-threaded worker processes (default:
+    the number of cores). Prints the dashboard address."""
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as e:  # pragma: no cover - a core dependency
         raise ValueError(f"scheduler: Dask is not installed ({e}); pip install "
                          f"'dask[distributed]'") from None
-    if scheduler is not None:
+    if slurm:
+        cluster = slurm_cluster(slurm, slurm_memory)
+        client = Client(cluster)
+    elif scheduler is not None:
         try:
             client = Client(scheduler, timeout=30)
         except OSError as e:
