@@ -20,7 +20,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from theorylab.core.sweep import compute_point, run_points, run_sweep_spec, spec_from_dict
+from theorylab.core.sweep import (
+    call_point,
+    compute_point,
+    run_points,
+    run_sweep_spec,
+    spec_from_dict,
+)
 from theorylab.core.threads import set_threads
 
 
@@ -93,6 +99,14 @@ def main(argv=None) -> None:
         t0 = time.perf_counter()
         run_points(points, client=client, say=_quiet)
         t_dask_warm = time.perf_counter() - t0
+        # per-point cost of the machinery alone: points that only build a one-row table
+        noop = [call_point("pandas:DataFrame", data={"x": [i]}) for i in range(200)]
+        t0 = time.perf_counter()
+        run_points(noop, client=client, say=_quiet)
+        t_noop_dask = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    run_points(noop, say=_quiet)
+    t_noop_serial = time.perf_counter() - t0
     t0 = time.perf_counter()
     with open_client(workers=2, say=_quiet):
         pass
@@ -117,8 +131,9 @@ def main(argv=None) -> None:
     print(f"| LocalCluster(2) start + close alone | {t_start:.1f} s |")
     print(f"| {n} tiny points (1 step): serial / 2 running workers | "
           f"{t_tiny_serial:.2f} s / {t_tiny_dask:.2f} s |")
-    print(f"| scheduler overhead per tiny point | "
-          f"{1e3 * (t_tiny_dask - t_tiny_serial / 2) / n * 2:.1f} ms of worker time |")
+    print(f"| {len(noop)} no-op points (a one-row table): 2 running workers / in-process | "
+          f"{t_noop_dask:.2f} s / {t_noop_serial:.2f} s: {1e3 * t_noop_dask / len(noop):.1f} "
+          f"ms / {1e3 * t_noop_serial / len(noop):.1f} ms a point |")
     print(f"| cache-hit rerun of the {n} points, LocalCluster / in-process | "
           f"{t_cache:.2f} s / {t_cache0:.2f} s |")
     print(f"| {b['runs']} empirical runs (8 seeds x 2 lr_v): one batched point / one point "

@@ -94,13 +94,15 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                           "point": spec.point, "base": spec.base,
                           "schema": RESULT_SCHEMA_VERSION})
     t0 = time.perf_counter()
+    if all(store.done(p.run_id) for p in chosen):
+        client, scheduler, workers, slurm = None, None, 0, 0  # all cached: no cluster to start
     if client is not None or workers == 0 and scheduler is None and not slurm:
         res = execute(chosen, store, client=client, threads=threads, progress=progress, say=say)
     else:
         with open_client(scheduler, workers, slurm=slurm, slurm_memory=slurm_memory,
                          say=say) as c:
             res = execute(chosen, store, client=c, threads=threads, progress=progress, say=say)
-    table = store.consolidate(points)
+    table = store.consolidate(points, res)
     status = pd.Series([res[p.run_id].status.iloc[0] for p in chosen], dtype=object)
     say(f"sweep: {len(chosen)} points in {time.perf_counter() - t0:.1f} s "
         f"({json.dumps(status.value_counts().to_dict())}); table: {Path(out) / 'results.parquet'}")

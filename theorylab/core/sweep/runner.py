@@ -181,8 +181,9 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
         if p.run_id in seen:
             continue
         seen.add(p.run_id)
-        if store is not None and store.done(p.run_id):
-            results[p.run_id] = store.read(p.run_id)
+        hit = store.cached(p.run_id) if store is not None else None
+        if hit is not None:
+            results[p.run_id] = hit
             log.info("cache hit: %s %s", p.run_id, p.labels)
         else:
             todo.append(p)
@@ -268,6 +269,8 @@ def run_points(points: Sequence[Point], *, cache: str | Path | None = None,
     if client is None and scheduler is None and not workers:
         client = _DEFAULTS["client"]
     store = Store(cache) if cache is not None else None
+    if store is not None and all(store.done(p.run_id) for p in points):
+        client, scheduler, workers = None, None, 0  # all cached: no cluster to start
     if client is not None or scheduler is None and not workers:
         res = execute(points, store, client=client, threads=threads, progress=progress,
                       say=say)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -55,16 +55,22 @@ class Store:
     def path(self, run_id: str) -> Path:
         return self.points_dir / f"{run_id}.parquet"
 
-    def done(self, run_id: str) -> bool:
-        """True when the point is stored with a status other than ``failed`` (a cache hit)."""
+    def cached(self, run_id: str) -> pd.DataFrame | None:
+        """The stored table of the point when its status is not ``failed`` (a cache hit), else
+        None (not stored, failed, or a damaged file: recomputed)."""
         p = self.path(run_id)
         if not p.is_file():
-            return False
+            return None
         try:
-            status = pd.read_parquet(p, columns=["status"]).status
+            table = pd.read_parquet(p)
         except Exception:  # a damaged file is recomputed
-            return False
-        return len(status) > 0 and status.iloc[0] != "failed"
+            return None
+        ok = len(table) > 0 and "status" in table and table.status.iloc[0] != "failed"
+        return table if ok else None
+
+    def done(self, run_id: str) -> bool:
+        """True when the point is a cache hit (see [`cached`][])."""
+        return self.cached(run_id) is not None
 
     def read(self, run_id: str) -> pd.DataFrame | None:
         p = self.path(run_id)
@@ -97,12 +103,15 @@ class Store:
         atomic_io.write_json(self.manifest, info)
 
     # -- the table ---------------------------------------------------------------------------
-    def consolidate(self, points: Sequence[Point]) -> pd.DataFrame:
+    def consolidate(self, points: Sequence[Point],
+                    known: Mapping[str, pd.DataFrame] | None = None) -> pd.DataFrame:
         """The table of ``points`` (spec order): ``point``, ``run_id``, the axes, then the
-        stored columns; a point not computed yet is one row with status ``pending``."""
+        stored columns; a point not computed yet is one row with status ``pending``.
+        ``known``: tables already in memory (run_id → table), not read again."""
         parts = []
         for i, p in enumerate(points):
-            t = self.read(p.run_id)
+            t = (known or {}).get(p.run_id)
+            t = self.read(p.run_id) if t is None else t
             if t is None:
                 t = pd.DataFrame({"status": ["pending"], "message": [""]})
             parts.append(label(t, i, p))
