@@ -272,3 +272,13 @@ def test_slurm_without_dask_jobqueue_is_a_clear_error(tmp_path, capsys):
     path = _write_spec(tmp_path, _spec())
     assert sweep_main([str(path), "--out", str(tmp_path / "s"), "--slurm", "2"]) == 2
     assert capsys.readouterr().err.startswith("error: slurm: dask-jobqueue is not installed")
+
+
+def test_example_specs_are_valid(tmp_path):
+    # every spec in examples/sweeps/ is read, validated and expanded (nothing is computed)
+    folder = Path(__file__).resolve().parents[2] / "examples" / "sweeps"
+    specs = sorted(folder.glob("*.toml"))
+    assert specs
+    for path in specs:
+        table = run_sweep_spec(path, tmp_path / path.stem, dry_run=True, say=_quiet)
+        assert len(table) > 0 and not table.cached.any()
