@@ -282,3 +282,32 @@ def test_example_specs_are_valid(tmp_path):
     for path in specs:
         table = run_sweep_spec(path, tmp_path / path.stem, dry_run=True, say=_quiet)
         assert len(table) > 0 and not table.cached.any()
+
+
+@pytest.mark.slow
+def test_killed_sweep_resumes_with_only_the_missing_points(tmp_path):
+    # a real kill (SIGKILL of the command mid-sweep), then the same command again
+    spec = {"base_config": {"data": {"D": 10, "C": 2, "d": 100},
+                            "train": {"steps": 400, "n_records": 10}},
+            "sweep": {"axes": {"data.q": [0.1, 0.15, 0.2, 0.25, 0.3, 0.35]}}}
+    path = _write_spec(tmp_path, spec)
+    out = tmp_path / "killed"
+    env = {**os.environ, "PYTHONPATH": str(Path(theorylab.__file__).parents[1])}
+    cmd = [sys.executable, "-m", "theorylab.sweep", str(path), "--out", str(out), "--workers",
+           "0", "--no-progress"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.time()
+    while time.time() - t0 < 60 and len(list((out / "points").glob("*.parquet"))
+                                        if (out / "points").is_dir() else []) < 2:
+        time.sleep(0.02)
+    proc.kill()
+    proc.wait(timeout=10)
+    done = len(list((out / "points").glob("*.parquet")))
+    if not 1 <= done < 6:
+        pytest.skip(f"could not kill the sweep part-way ({done} of 6 points were done)")
+    said = []
+    resumed = run_sweep_spec(spec, out, workers=0, say=said.append)
+    assert any(f"{done} of 6 points cached, {6 - done} to compute" in s for s in said)
+    fresh = run_sweep_spec(spec, tmp_path / "fresh", workers=0, say=_quiet)
+    pd.testing.assert_frame_equal(_results(resumed), _results(fresh))
+    assert not list((out / "points").glob(".*.tmp"))  # the killed write left nothing behind
