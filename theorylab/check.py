@@ -5,7 +5,10 @@ name runs all of its claims, ``jelassi2022/thm4.1`` one claim; a bare id such as
 accepted when one paper has it). Prints one row per claim (id, label, verdict, runtime, headline
 numbers) and writes ``<out>/<paper>/<id>.md``, ``<id>.csv`` (+ extra tables) and ``<id>.png``
 for each, plus ``<out>/<paper>/summary.csv`` and ``summary.md``. ``--quick`` uses reduced grids
-(CI, < 3 minutes on 2 cores). The exit status is 1 when a check raised, 2 for an unknown id,
+(CI, < 3 minutes on 2 cores). The grids of the scaling checks run through the sweep
+(``theorylab.core.sweep``): in this process by default; ``--workers N`` /
+``--scheduler ADDRESS`` send them to Dask, ``--cache DIR`` reuses a store of points shared
+with the figures. The exit status is 1 when a check raised, 2 for an unknown id,
 else 0 (a ``disagrees`` verdict is a finding, not a crash; ``--strict`` makes it fail too).
 """
 
@@ -22,6 +25,7 @@ import pandas as pd
 from theorylab.core import atomic_io as _io
 from theorylab.core.claims import Claim, markdown_table, write_result
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
 from theorylab.core.trainer import check_out_folder
 from theorylab.papers import PAPERS
 
@@ -118,6 +122,7 @@ def main(argv=None) -> int:
                    help="output folder (default docs/results; one subfolder per paper)")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--strict", action="store_true", help="exit 1 on a 'disagrees' verdict too")
+    add_executor_arguments(p)
     a = p.parse_args(argv)
     if a.list:
         for key, claim in all_claims().items():
@@ -130,7 +135,12 @@ def main(argv=None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
-    summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures)
+    try:
+        with executor_from_args(a):
+            summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures)
+    except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     with pd.option_context("display.max_colwidth", 120, "display.width", 200):
         print(summary.drop(columns=["error", "paper"]).to_string(index=False))
     print(f"total {time.perf_counter() - t0:.1f} s; results in {a.out}")

@@ -1,8 +1,11 @@
 """Command line: `python -m theorylab.figures [--list] [--only ID|PAPER ...] [--quick]
-[--device D] [--out DIR] [--seed S] [--threads N]`.
+[--device D] [--out DIR] [--seed S] [--threads N] [--scheduler ADDRESS | --workers N]
+[--cache DIR]`.
 
 Lists and renders the figures of every registered paper; `--only jelassi2022` renders all the
-figures of that paper."""
+figures of that paper. The phase diagram's grid runs through the sweep
+(``theorylab.core.sweep``): in this process by default, on Dask with ``--workers N`` or
+``--scheduler ADDRESS``, from a shared store of points with ``--cache DIR``."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import textwrap
 import time
 
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
 from theorylab.core.trainer import check_out_folder
 from theorylab.figures import list_figures, read_manifest, run_figures
 
@@ -33,6 +37,7 @@ def _parser() -> ArgumentParser:
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch intra-op CPU threads (default: torch's own default); the image "
                         "figures train with 1 thread regardless (tiny models)")
+    add_executor_arguments(p)
     return p
 
 
@@ -78,8 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         args.only = [s.id for s in specs if s.id in args.only or s.paper in args.only]
     t0 = time.perf_counter()
-    manifest = run_figures(args.only, out=args.out, quick=args.quick, device=args.device,
-                           seed=args.seed)
+    try:
+        with executor_from_args(args):
+            manifest = run_figures(args.only, out=args.out, quick=args.quick,
+                                   device=args.device, seed=args.seed)
+    except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache
+        return _error(str(err))
     done = args.only or [s.id for s in specs]
     for i in done:
         entry = manifest["figures"][i]

@@ -163,12 +163,18 @@ def phase_summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float = GAMM
 
 def run_ladders(quick: bool) -> tuple[pd.DataFrame, dict[tuple[str, int], pd.DataFrame]]:
     """Both families over the ladder: the per-run summary table and the trajectories."""
+    from theorylab.core.sweep import call_point, run_points
+
+    cells = [(fam, ks, kc, P, *family_sizes(P, ks, kc))
+             for fam, (ks, kc) in FAMILIES.items() for P in ladder(quick)]
+    # one sweep point per run (theorylab.core.sweep): in this process by default (where
+    # gd_run's cache shares the runs of thm4.1 and thm4.2); on a Dask cluster and/or from a
+    # shared store with python -m theorylab.check --scheduler/--workers/--cache
+    tables = run_points([call_point(f"{__name__}:gd_run", P=P, C1=C1, C=C)
+                         for _, _, _, P, C1, C in cells])
     rows, trajs = [], {}
-    for fam, (ks, kc) in FAMILIES.items():
-        for P in ladder(quick):
-            C1, C = family_sizes(P, ks, kc)
-            tr = gd_run(P, C1, C)
-            rows.append({"family": fam, "kappa_s": ks, "kappa_c": kc,
-                         **phase_summary(tr, P, C1, C)})
-            trajs[(fam, P)] = tr
+    for (fam, ks, kc, P, C1, C), tr in zip(cells, tables):
+        rows.append({"family": fam, "kappa_s": ks, "kappa_c": kc,
+                     **phase_summary(tr, P, C1, C)})
+        trajs[(fam, P)] = tr
     return pd.DataFrame(rows), trajs

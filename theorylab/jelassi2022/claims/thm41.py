@@ -32,6 +32,7 @@ import pandas as pd
 
 from theorylab.core.claims import Claim, ClaimResult
 from theorylab.core.claims.verdict import Verdict, combine, ladder_threshold, loglog_fit
+from theorylab.core.sweep import run_point, run_points
 
 from ..config import PAPER_NAME
 from ..data import bayes_error
@@ -149,8 +150,11 @@ def verdict_scaling(fits: pd.DataFrame) -> Verdict:
 
 
 def _run(cfg):
-    res = run_experiment(cfg, progress=False)
-    tr = res.trajectory
+    return _readings(cfg, run_experiment(cfg, progress=False).trajectory)
+
+
+def _readings(cfg, tr: pd.DataFrame):
+    """The phase readings of the run of ``cfg`` with trajectory ``tr``: (tr, readings)."""
     pa = pa_limit_error(cfg)
     out = phase_times(tr, pa)
     after = tr[tr.step >= 1]
@@ -212,20 +216,22 @@ def run(quick: bool) -> ClaimResult:
     steps = 12_000 if quick else 40_000
     d_list = [30, 100, 300, 1000] if quick else [30, 100, 300, 1000, 3000]
     D_list = [] if quick else [6, 8, 10, 14, 20]
-    grid = []
+    cells = []  # (row of the grid table, config)
     for d in d_list:
         c = reference_config(steps=steps, n_records=300).replace(
             data={"d": d, "q": math.log(d) / 10})
-        _, o = _run(c)
-        grid.append({"axis": "d", "D": 10, "d": d, "q": math.log(d) / 10, **o})
+        cells.append(({"axis": "d", "D": 10, "d": d, "q": math.log(d) / 10}, c))
     for D in D_list:
         q = min(math.log(100) / D, 1.0)
         c = line_config(D, 2, 100, q, steps=steps, n_records=300)
         if D == 10:
             c = c.replace(data={"partition": REF_SETS})
-        _, o = _run(c)
-        grid.append({"axis": "D", "D": D, "d": 100, "q": q, **o})
-    grid = pd.DataFrame(grid)
+        cells.append(({"axis": "D", "D": D, "d": 100, "q": q}, c))
+    # one sweep point per grid run (theorylab.core.sweep): in this process by default; on a
+    # Dask cluster and/or from a shared store with python -m theorylab.check --scheduler/--cache
+    trajs = run_points([run_point(PAPER_NAME, c.to_dict(), "trajectory", row)
+                        for row, c in cells])
+    grid = pd.DataFrame([{**row, **_readings(c, tr)[1]} for (row, c), tr in zip(cells, trajs)])
     fits = _fits(grid)
 
     table = pd.DataFrame([{

@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.sweep import run_point, run_points
 
 from ..claims._common import REF_SETS, line_config, reference_config
 from ..claims.thm41 import pa_limit_error, phase_times
@@ -506,19 +507,25 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
     excess = np.full_like(gap, np.nan)
     pa = np.zeros_like(gap, dtype=bool)
     runs = []
-    for i, C in enumerate(Cs):
-        for j, q in enumerate(qs):
-            cfg = line_config(PD_L * C, C, 100, q, seed=ctx.seed, steps=steps, lr_v=PD_LR,
-                              record="log", n_records=30)
-            res = run_experiment(cfg, progress=ctx.progress)
-            last = res.trajectory.iloc[-1]
-            g = float(last["gamma"] - last["rho"])
-            be = bayes_error(res.partition, q)
-            fe = float(fair_error(res.trajectory)[-1])
-            gap[i, j], excess[i, j] = g, fe - be
-            pa[i, j] = bool(last["patch_association"]) and g >= PD_GAP
-            runs.append({"C": C, "q": q, "gamma_minus_rho": g, "patch_association": pa[i, j],
-                         "final_error_fair": fe, "bayes_error": be})
+    # one sweep point per cell (theorylab.core.sweep): in this process by default; on a Dask
+    # cluster and/or from a shared store with python -m theorylab.figures --scheduler/--cache
+    cells = [(i, j, C, q, line_config(PD_L * C, C, 100, q, seed=ctx.seed, steps=steps,
+                                      lr_v=PD_LR, record="log", n_records=30))
+             for i, C in enumerate(Cs) for j, q in enumerate(qs)]
+    finals = run_points([run_point(PAPER_NAME, c.to_dict(), "final", {"C": C, "q": q})
+                         for _, _, C, q, c in cells], progress=ctx.progress)
+    for (i, j, C, q, cfg), final in zip(cells, finals):
+        if final.status.iloc[0] != "ok":
+            raise RuntimeError(f"phase diagram: the run at C = {C}, q = {q} "
+                               f"{final.status.iloc[0]}: {final.message.iloc[0]}")
+        last = final.iloc[-1]
+        g = float(last["gamma"] - last["rho"])
+        be = bayes_error(cfg.data.make_partition(), q)
+        fe = float(fair_error(final)[-1])
+        gap[i, j], excess[i, j] = g, fe - be
+        pa[i, j] = bool(last["patch_association"]) and g >= PD_GAP
+        runs.append({"C": C, "q": q, "gamma_minus_rho": g, "patch_association": pa[i, j],
+                     "final_error_fair": fe, "bayes_error": be})
 
     import seaborn as sns
 

@@ -1,0 +1,109 @@
+"""Sweeps: grids of runs of any paper's configs on Dask, cached, resumable, one tidy table.
+
+- [`spec`][theorylab.core.sweep.spec]: the TOML spec (base config, axes, seeds, zip/product,
+  what to keep) and the points it expands to, each with a deterministic ``run_id`` (a hash of
+  its resolved config, what is kept and [`RESULT_SCHEMA_VERSION`][]);
+- [`store`][theorylab.core.sweep.store]: one Parquet file per point, written atomically, and
+  the consolidated table;
+- [`runner`][theorylab.core.sweep.runner]: in-process or Dask execution with single-threaded
+  workers, cache hits skipped, failed points recorded.
+
+[`run_sweep_spec`][] is the whole sweep (``python -m theorylab.sweep`` and
+``theorylab.sweep(...)``); [`run_points`][] is what the figures and claim checks call.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from .runner import compute_point, execute, open_client, run_points, use_executor
+from .spec import (
+    RESULT_SCHEMA_VERSION,
+    Point,
+    SweepSpec,
+    call_point,
+    load_spec,
+    run_point,
+    spec_from_dict,
+)
+from .store import PROVENANCE_COLUMNS, Store, load_sweep
+
+__all__ = ["PROVENANCE_COLUMNS", "RESULT_SCHEMA_VERSION", "Point", "Store", "SweepSpec",
+           "call_point", "compute_point", "execute", "load_spec", "load_sweep", "open_client",
+           "parse_shard", "run_point",
+           "run_points", "run_sweep_spec", "spec_from_dict", "use_executor"]
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``"i/n"`` (1 <= i <= n) → (i, n); ``ValueError("shard: ...")`` otherwise."""
+    if text is None:
+        return None
+    try:
+        i, n = (int(x) for x in str(text).split("/"))
+    except ValueError:
+        raise ValueError(f"shard: must be i/n with integers, e.g. 1/4 (got {text!r})") from None
+    if not 1 <= i <= n:
+        raise ValueError(f"shard: needs 1 <= i <= n (got {text!r})")
+    return i, n
+
+
+def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
+                   scheduler: str | None = None, workers: int | None = None, client=None,
+                   shard: str | tuple[int, int] | None = None, dry_run: bool = False,
+                   new_store: bool = False, threads: int = 1, progress: bool | None = None,
+                   slurm: int = 0, slurm_memory: str = "4GB",
+                   say: Callable[[str], None] = print) -> pd.DataFrame:
+    """Run a sweep into the store ``out`` and return its consolidated table.
+
+    **Arguments:** `spec` (a [`SweepSpec`][], a spec file or its tables); `out` the store
+    folder; where to run: `client` (a ``dask.distributed.Client``), else `scheduler` (an
+    address), else `workers` (``None``: a ``LocalCluster`` with one single-threaded worker per
+    core; ``0``: this process, no Dask); `shard` ``"i/n"``: only the points with index ≡ i − 1
+    (mod n); `dry_run`: list the points and how many are cached, compute nothing (returns the
+    table of the points with ``cached``); `new_store`: discard a store made by another spec
+    (refused otherwise); `threads`: torch/BLAS threads per point; `slurm`: run on that many
+    SLURM jobs through dask-jobqueue (the optional extra ``cluster``), each with
+    `slurm_memory`.
+    """
+    if isinstance(spec, (str, Path)):
+        spec = load_spec(spec)
+    elif isinstance(spec, dict):
+        spec = spec_from_dict(spec)
+    shard = parse_shard(shard) if isinstance(shard, (str, type(None))) else shard
+    points = spec.points()
+    fingerprint = spec.fingerprint()
+    store = Store(out)
+    chosen = [p for i, p in enumerate(points) if shard is None or i % shard[1] == shard[0] - 1]
+    if dry_run:
+        rows = [{"point": i, "run_id": p.run_id, **p.labels, "cached": store.done(p.run_id)}
+                for i, p in enumerate(points) if p in chosen]
+        table = pd.DataFrame(rows)
+        say(f"{len(points)} points ({spec.mode} of {', '.join(spec.axis_names()) or 'no axes'}"
+            f"; point type {spec.point}); {len(chosen)} in this shard, "
+            f"{int(table.cached.sum()) if len(table) else 0} cached")
+        return table
+    store.check_spec(fingerprint, "", new_store)
+    store.write_manifest({"fingerprint": fingerprint, "source": spec.source,
+                          "n_points": len(points), "paper": spec.paper, "mode": spec.mode,
+                          "axes": spec.axes, "seeds": spec.seeds, "keep": spec.keep,
+                          "point": spec.point, "base": spec.base,
+                          "schema": RESULT_SCHEMA_VERSION})
+    t0 = time.perf_counter()
+    if all(store.done(p.run_id) for p in chosen):
+        client, scheduler, workers, slurm = None, None, 0, 0  # all cached: no cluster to start
+    if client is not None or workers == 0 and scheduler is None and not slurm:
+        res = execute(chosen, store, client=client, threads=threads, progress=progress, say=say)
+    else:
+        with open_client(scheduler, workers, slurm=slurm, slurm_memory=slurm_memory,
+                         say=say) as c:
+            res = execute(chosen, store, client=c, threads=threads, progress=progress, say=say)
+    table = store.consolidate(points, res)
+    status = pd.Series([res[p.run_id].status.iloc[0] for p in chosen], dtype=object)
+    say(f"sweep: {len(chosen)} points in {time.perf_counter() - t0:.1f} s "
+        f"({json.dumps(status.value_counts().to_dict())}); table: {Path(out) / 'results.parquet'}")
+    return table

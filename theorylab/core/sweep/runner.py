@@ -1,0 +1,284 @@
+"""Running the points of a sweep: in this process one by one, or on Dask (a ``LocalCluster`` of
+single-threaded worker processes, or any running scheduler by address).
+
+[`compute_point`][] is the task a worker runs: it pins torch and the BLAS pools to ``threads``
+threads (``theorylab.core.threads.limit_threads``, 1 by default, so N workers do not
+oversubscribe N cores), runs the point, and returns its table with status, message and
+provenance; an exception never escapes it (a failed point is a row with status ``failed``).
+The client writes each point to the store as it arrives, so a killed sweep keeps every finished
+point and a rerun computes only the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import logging
+import os
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from .spec import Point, get_paper
+from .store import Store
+
+__all__ = ["compute_point", "execute", "open_client", "run_points", "slurm_cluster",
+           "use_executor"]
+
+log = logging.getLogger("theorylab.sweep")
+
+
+@functools.lru_cache(maxsize=1)
+def git_revision() -> str:
+    """``git rev-parse HEAD`` of the package's checkout ("" when it is not one)."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=5, cwd=Path(__file__).resolve().parent)
+        return out.stdout.strip() if out.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _keep(table: pd.DataFrame, keep, by: Sequence[str] = ()) -> pd.DataFrame:
+    if keep == "trajectory" or len(table) == 0:
+        return table
+    if keep == "final":
+        if by:
+            return table.groupby(list(by), sort=False).tail(1).reset_index(drop=True)
+        return table.iloc[[-1]].reset_index(drop=True)
+    cols = [c for c in ("step", *by) if c in table.columns and c not in keep] + list(keep)
+    return table[cols]
+
+
+def _function(name: str) -> Callable:
+    """The function ``"package.module:name"`` (imported here: a paper's code is reached by
+    name, the kernel imports no paper)."""
+    module, attr = name.split(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def _run(point: Point) -> tuple[pd.DataFrame, str, str]:
+    """The point's kept rows, its status and error text."""
+    from theorylab.core.trainer import DivergenceError
+
+    pl = point.payload
+    if point.kind == "call":
+        table = _function(pl["function"])(**pl["kwargs"])
+        if not isinstance(table, pd.DataFrame):
+            raise TypeError(f"{pl['function']} returned {type(table).__name__}, not a table")
+        return table.reset_index(drop=True), "ok", ""
+    paper = get_paper(pl["paper"])
+    cfg = paper.config_from_tables(pl["config"])
+    if point.kind == "batched":
+        table = _function(pl["function"])(cfg, seeds=pl["seeds"], lr_v=pl["lr_v"], progress=False)
+        return _keep(table, pl["keep"], by=("run", "seed", "lr_v", "lr_A")), "ok", ""
+    try:
+        res = paper.run(cfg, progress=False)
+    except DivergenceError as e:
+        rows = getattr(e.result, "trajectory", None)
+        rows = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame()
+        return _keep(rows, pl["keep"]), "diverged", str(e)
+    return _keep(res.trajectory, pl["keep"]), "ok", ""
+
+
+def compute_point(point: Point, threads: int = 1) -> pd.DataFrame:
+    """Run one point with ``threads`` torch/BLAS threads; its table with ``status``, ``message``
+    and provenance columns (never raises for a failing point)."""
+    from theorylab.core import __version__
+    from theorylab.core.threads import limit_threads
+
+    t0 = time.perf_counter()
+    try:
+        with limit_threads(threads):
+            table, status, error = _run(point)
+    except Exception as e:  # recorded, never stops the other points
+        table, status = pd.DataFrame(), "failed"
+        error = f"{type(e).__name__}: {e}"
+        log.debug("point %s failed:\n%s", point.run_id, traceback.format_exc())
+    train = point.payload.get("config", {}).get("train", {})
+    meta = {"status": status, "message": error, "runtime_s": time.perf_counter() - t0,
+            "host": socket.gethostname(), "device": str(train.get("device", "cpu")),
+            "dtype": str(train.get("dtype", "float64")), "version": __version__,
+            "git_rev": git_revision()}
+    if len(table) == 0:
+        return pd.DataFrame({k: [v] for k, v in meta.items()})
+    table = table.copy()
+    for k, v in meta.items():
+        table[k] = v
+    return table
+
+
+def slurm_cluster(jobs: int, memory: str = "4GB"):
+    """A dask-jobqueue ``SLURMCluster`` of ``jobs`` batch jobs, each one single-threaded worker
+    with ``memory``; queue, account and walltime come from dask-jobqueue's own configuration
+    (``~/.config/dask/jobqueue.yaml``). dask-jobqueue is the optional extra ``cluster``."""
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError:
+        raise ValueError("slurm: dask-jobqueue is not installed; pip install "
+                         "'theorylab[cluster]' (or pip install dask-jobqueue)") from None
+    cluster = SLURMCluster(cores=1, processes=1, memory=memory)
+    cluster.scale(jobs=jobs)
+    return cluster
+
+
+@contextlib.contextmanager
+def open_client(scheduler: str | None = None, workers: int | None = None, *, slurm: int = 0,
+                slurm_memory: str = "4GB", say=print):
+    """A Dask client: on the scheduler at ``scheduler`` (an address such as
+    ``tcp://host:8786``), else on a SLURM cluster of ``slurm`` jobs ([`slurm_cluster`][]),
+    else on a new ``LocalCluster`` of ``workers`` single-threaded worker processes (default:
+    the number of cores). Prints the dashboard address."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as e:  # pragma: no cover - a core dependency
+        raise ValueError(f"scheduler: Dask is not installed ({e}); pip install "
+                         f"'dask[distributed]'") from None
+    if slurm:
+        cluster = slurm_cluster(slurm, slurm_memory)
+        client = Client(cluster)
+    elif scheduler is not None:
+        try:
+            client = Client(scheduler, timeout=30)
+        except OSError as e:
+            raise ValueError(f"scheduler: cannot connect to {scheduler} ({e})") from None
+        cluster = None
+    else:
+        n = workers or os.cpu_count() or 1
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.ERROR)
+        client = Client(cluster)
+    try:
+        link = getattr(client, "dashboard_link", None)
+        if link:
+            say(f"Dask dashboard: {link}")
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def execute(points: Sequence[Point], store: Store | None, *, client=None, threads: int = 1,
+            progress: bool | None = None, say: Callable[[str], None] = print
+            ) -> dict[str, pd.DataFrame]:
+    """Compute the points not in ``store`` (all when it is None) on ``client`` (None: in this
+    process, one by one) and write each to the store as it finishes. Returns run_id → table of
+    every point (cached ones read from the store)."""
+    from tqdm.auto import tqdm
+
+    results: dict[str, pd.DataFrame] = {}
+    todo: list[Point] = []
+    seen = set()
+    for p in points:
+        if p.run_id in seen:
+            continue
+        seen.add(p.run_id)
+        hit = store.cached(p.run_id) if store is not None else None
+        if hit is not None:
+            results[p.run_id] = hit
+            log.info("cache hit: %s %s", p.run_id, p.labels)
+        else:
+            todo.append(p)
+    cached = len(results)
+    if cached:
+        say(f"sweep: {cached} of {len(seen)} points cached, {len(todo)} to compute")
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = tqdm(total=len(seen), initial=cached, desc="points", disable=not show)
+    counts = {"done": 0, "cached": cached, "failed": 0}
+
+    def finish(p: Point, table: pd.DataFrame) -> None:
+        if store is not None:
+            store.write(p.run_id, table)
+        results[p.run_id] = table
+        counts["done"] += 1
+        if table.status.iloc[0] == "failed":
+            counts["failed"] += 1
+            say(f"sweep: point {p.run_id} {p.labels} failed: {table.message.iloc[0]}")
+        bar.update(1)
+        bar.set_postfix(counts, refresh=False)
+
+    try:
+        if client is None:
+            for p in todo:
+                finish(p, compute_point(p, threads))
+        elif todo:
+            from dask.distributed import as_completed
+
+            futures = {client.submit(compute_point, p, threads, key=f"point-{p.run_id}",
+                                     pure=False): p for p in todo}
+            for fut in as_completed(futures):
+                p = futures[fut]
+                try:
+                    table = fut.result()
+                except Exception as e:  # the worker died (killed, out of memory)
+                    table = pd.DataFrame({"status": ["failed"],
+                                          "message": [f"{type(e).__name__}: {e}"]})
+                finish(p, table)
+    finally:
+        bar.close()
+    return results
+
+
+#: Where [`run_points`][] runs when its caller does not say: set by [`use_executor`][]
+#: (``python -m theorylab.check`` and ``python -m theorylab.figures`` with ``--scheduler``,
+#: ``--workers`` or ``--cache``).
+_DEFAULTS: dict = {"cache": None, "client": None}
+
+
+@contextlib.contextmanager
+def use_executor(*, cache: str | Path | None = None, scheduler: str | None = None,
+                 workers: int = 0, say=print):
+    """Within the block, [`run_points`][] calls without their own settings use the store
+    ``cache`` and a Dask client on ``scheduler`` or on a LocalCluster of ``workers`` workers
+    (opened once for the block; ``workers = 0`` and no scheduler: in this process)."""
+    old = dict(_DEFAULTS)
+    try:
+        if scheduler is None and not workers:
+            _DEFAULTS.update(cache=cache, client=None)
+            yield
+        else:
+            with open_client(scheduler, workers, say=say) as client:
+                _DEFAULTS.update(cache=cache, client=client)
+                yield
+    finally:
+        _DEFAULTS.clear()
+        _DEFAULTS.update(old)
+
+
+def run_points(points: Sequence[Point], *, cache: str | Path | None = None,
+               scheduler: str | None = None, workers: int = 0, client=None,
+               threads: int = 1, progress: bool | None = False,
+               say: Callable[[str], None] = print) -> list[pd.DataFrame]:
+    """The tables of ``points`` in order: what the figures and claim checks call.
+
+    Default: in this process, no store (the results are those of a plain loop), unless a
+    [`use_executor`][] block says otherwise. ``cache``: a store folder shared between figures
+    and checks (cached points are read, new ones written); ``scheduler`` / ``workers > 0`` /
+    ``client``: run on Dask. A failed point raises ``RuntimeError`` naming it after all points
+    are done (the others are stored)."""
+    if cache is None:
+        cache = _DEFAULTS["cache"]
+    if client is None and scheduler is None and not workers:
+        client = _DEFAULTS["client"]
+    store = Store(cache) if cache is not None else None
+    if store is not None and all(store.done(p.run_id) for p in points):
+        client, scheduler, workers = None, None, 0  # all cached: no cluster to start
+    if client is not None or scheduler is None and not workers:
+        res = execute(points, store, client=client, threads=threads, progress=progress,
+                      say=say)
+    else:
+        with open_client(scheduler, workers, say=say) as c:
+            res = execute(points, store, client=c, threads=threads, progress=progress, say=say)
+    failed = [p for p in points if res[p.run_id].status.iloc[0] == "failed"]
+    if failed:
+        raise RuntimeError(f"{len(failed)} sweep point(s) failed, first {failed[0].labels}: "
+                           f"{res[failed[0].run_id].message.iloc[0]}")
+    return [res[p.run_id] for p in points]

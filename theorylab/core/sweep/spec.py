@@ -1,0 +1,373 @@
+"""Sweep specs: a base run config (either paper) plus axes, seeds, a mode and what to keep.
+
+A spec file (TOML)::
+
+    base = "examples/quickstart.toml"      # optional: a run config, relative to the spec file
+    [base_config.data]                      # optional: inline sections (override the file's)
+    C = 2
+    [sweep]
+    axes = {"data.q" = [0.1, 0.2], "data.d" = [50, 100]}
+    seeds = [0, 1]                          # train.seed values (default: the base's seed)
+    mode = "product"                        # or "zip" (all axes the same length)
+    keep = "final"                          # "final" | "trajectory" | ["alpha", "loss", ...]
+    point = "run"                           # or "batched" (jelassi2022: seeds x train.lr_v)
+
+Every point is the base config with one value of each axis; its resolved config is validated
+by the paper when the spec is read, so a bad point is refused before anything runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from theorylab.core.config import paper_of, read_toml
+
+__all__ = ["KEEP_MODES", "MODES", "POINT_TYPES", "RESULT_SCHEMA_VERSION", "Point", "SweepSpec",
+           "get_paper", "load_spec", "register_papers", "spec_from_dict"]
+
+#: Bumped whenever the stored result of a point changes meaning or columns; it is part of every
+#: ``run_id``, so results of an older schema are never taken for cache hits.
+RESULT_SCHEMA_VERSION = 1
+MODES = ("product", "zip")
+KEEP_MODES = ("final", "trajectory")
+POINT_TYPES = ("run", "batched")
+
+
+#: The papers' registry, handed to the kernel by the entry points (``theorylab.sweep``
+#: registers ``theorylab.papers``): a callable → (name → Paper, default paper name). The kernel
+#: never imports a paper (docs/architecture.md).
+_REGISTRY: dict[str, Callable[[], tuple[Mapping[str, Any], str]] | None] = {"load": None}
+
+#: The batched point type: the first paper's batched seeds x learning-rates sweep.
+BATCHED_PAPER = "jelassi2022"
+BATCHED_FUNCTION = "theorylab.jelassi2022.sweep:run_sweep"
+
+
+def register_papers(load: Callable[[], tuple[Mapping[str, Any], str]]) -> None:
+    """Tell the sweep where the papers are: ``load() -> (PAPERS, DEFAULT_PAPER)``."""
+    _REGISTRY["load"] = load
+
+
+def _papers() -> tuple[Mapping[str, Any], str]:
+    if _REGISTRY["load"] is None:
+        raise ValueError("paper: no papers registered (import theorylab.sweep first)")
+    return _REGISTRY["load"]()
+
+
+def get_paper(name: str):
+    """The registered paper ``name``; in a worker process that has not imported the registry,
+    the ``PAPER`` of the subpackage ``theorylab.<name>`` (the `Paper` naming convention)."""
+    if _REGISTRY["load"] is not None:
+        papers, _ = _REGISTRY["load"]()
+        if name not in papers:
+            raise ValueError(f"paper: unknown paper {name!r} (known: {list(papers)})")
+        return papers[name]
+    import importlib
+
+    if not (isinstance(name, str) and name.isidentifier()):
+        raise ValueError(f"paper: not a paper name (got {name!r})")
+    try:
+        return importlib.import_module(f"theorylab.{name}").PAPER
+    except (ImportError, AttributeError):
+        raise ValueError(f"paper: unknown paper {name!r}") from None
+
+
+def _canon(obj: Any) -> Any:
+    """JSON-able form with floats written exactly (repr) so that hashes are stable."""
+    if isinstance(obj, Mapping):
+        return {str(k): _canon(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(obj, (list, tuple)):
+        return [_canon(v) for v in obj]
+    if isinstance(obj, bool) or obj is None or isinstance(obj, (int, str)):
+        return obj
+    if isinstance(obj, float):
+        return {"float": repr(obj)} if not math.isfinite(obj) else obj
+    if hasattr(obj, "item"):  # numpy scalar
+        return _canon(obj.item())
+    return repr(obj)
+
+
+def run_id_of(payload: Mapping[str, Any]) -> str:
+    """Deterministic id: sha256 of the canonical JSON of ``payload`` and the schema version."""
+    text = json.dumps({"schema": RESULT_SCHEMA_VERSION, **_canon(payload)}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One unit of work: ``kind`` ("run", "batched" or "call"), its ``payload`` (a resolved
+    config and what to keep, or a function and its keyword arguments), the axis values that
+    label it in the table (``labels``), and its ``run_id``."""
+
+    kind: str
+    payload: dict
+    labels: dict = field(default_factory=dict)
+    run_id: str = ""
+
+    @staticmethod
+    def make(kind: str, payload: Mapping[str, Any], labels: Mapping[str, Any] | None = None):
+        payload = dict(payload)
+        return Point(kind, payload, dict(labels or {}), run_id_of({"kind": kind, **payload}))
+
+
+def call_point(function: str, labels: Mapping[str, Any] | None = None, **kwargs) -> Point:
+    """A point that calls ``function`` ("package.module:name", importable on the workers) with
+    ``kwargs`` (JSON-able values); the function returns a pandas table."""
+    if not isinstance(function, str) or ":" not in function:
+        raise ValueError(f"function: must be 'package.module:name' (got {function!r})")
+    return Point.make("call", {"function": function, "kwargs": dict(kwargs)},
+                      labels if labels is not None else kwargs)
+
+
+def set_dotted(tables: dict, key: str, value: Any) -> None:
+    section, name = key.split(".", 1)
+    tables.setdefault(section, {})[name] = value
+
+
+def resolved_tables(paper, tables: Mapping[str, Any]) -> dict:
+    """The paper's resolved config of ``tables`` as plain tables (every field written out)."""
+    cfg = paper.config_from_tables(tables)
+    if hasattr(cfg, "resolved"):
+        cfg = cfg.resolved()
+    if hasattr(cfg, "to_dict"):
+        d = cfg.to_dict()
+    else:  # pragma: no cover - both papers' configs have to_dict
+        import dataclasses
+
+        d = dataclasses.asdict(cfg)
+    return {"experiment": {"paper": paper.name}, **d}
+
+
+def run_point(paper, tables: Mapping[str, Any], keep, labels: Mapping[str, Any]) -> Point:
+    """A "run" point: ``tables`` resolved by ``paper`` (a `Paper` or its name; ``ValueError``
+    naming the field)."""
+    if isinstance(paper, str):
+        paper = get_paper(paper)
+    return Point.make("run", {"paper": paper.name, "config": resolved_tables(paper, tables),
+                              "keep": keep}, labels)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A parsed, validated sweep spec (see the module docstring)."""
+
+    paper: str
+    base: dict
+    axes: dict
+    seeds: tuple | None
+    mode: str
+    keep: Any
+    point: str
+    source: str = ""
+
+    def axis_names(self) -> list[str]:
+        names = list(self.axes)
+        if self.point == "batched":
+            names = [n for n in names if n != "train.lr_v"]
+        return names + (["train.seed"] if self.seeds is not None and self.point == "run" else [])
+
+    def combos(self) -> list[dict]:
+        """One ``{axis: value}`` per point (before batching)."""
+        names = list(self.axes)
+        values = [self.axes[n] for n in names]
+        rows = (itertools.product(*values) if self.mode == "product" else zip(*values))
+        combos = [dict(zip(names, r)) for r in rows]
+        if self.seeds is not None and self.point == "run":
+            combos = [{**c, "train.seed": s} for c in combos for s in self.seeds]
+        return combos
+
+    def points(self) -> list[Point]:
+        """The points of the sweep, in spec order (each validated by the paper)."""
+        paper = get_paper(self.paper)
+        if self.point == "batched":
+            return _batched_points(self, paper)
+        out = []
+        for combo in self.combos():
+            tables = copy.deepcopy(self.base)
+            for k, v in combo.items():
+                set_dotted(tables, k, v)
+            try:
+                out.append(run_point(paper, tables, self.keep, combo))
+            except ValueError as e:
+                where = ", ".join(f"{k} = {v!r}" for k, v in combo.items())
+                raise ValueError(
+                    f"sweep.axes: the point {where} is not a valid config: {e}") from None
+        return out
+
+    def fingerprint(self) -> str:
+        """Hash of what the store's results depend on: the points' run ids in order."""
+        return run_id_of({"points": [p.run_id for p in self.points()]})
+
+
+def _batched_points(spec: SweepSpec, paper) -> list[Point]:
+    if spec.paper != BATCHED_PAPER:
+        raise ValueError(f"sweep.point: 'batched' runs {BATCHED_PAPER} configs only (got paper "
+                         f"{spec.paper!r})")
+    others = {k: v for k, v in spec.axes.items() if k != "train.lr_v"}
+    names = list(others)
+    if spec.mode == "zip" and "train.lr_v" in spec.axes and names:
+        raise ValueError("sweep.mode: 'zip' cannot batch train.lr_v with other axes; use "
+                         "'product'")
+    rows = (itertools.product(*others.values()) if spec.mode == "product"
+            else zip(*others.values()))
+    out = []
+    for r in rows:
+        combo = dict(zip(names, r))
+        tables = copy.deepcopy(spec.base)
+        for k, v in combo.items():
+            set_dotted(tables, k, v)
+        try:
+            cfg = resolved_tables(paper, tables)
+        except ValueError as e:
+            raise ValueError(f"sweep.axes: the point {combo} is not a valid config: {e}") from None
+        if cfg["train"]["engine"] != "empirical":
+            raise ValueError(f"sweep.point: 'batched' needs train.engine = 'empirical' (got "
+                             f"{cfg['train']['engine']!r})")
+        if tables.get("train", {}).get("lr_A") is None:
+            cfg["train"].pop("lr_A")  # tied to each run's lr_v, as in a "run" point
+        seeds = list(spec.seeds) if spec.seeds is not None else [cfg["train"]["seed"]]
+        lrs = list(spec.axes.get("train.lr_v", [cfg["train"]["lr_v"]]))
+        out.append(Point.make("batched", {"paper": spec.paper, "function": BATCHED_FUNCTION,
+                                          "config": cfg, "seeds": seeds, "lr_v": lrs,
+                                          "keep": spec.keep}, combo))
+    return out
+
+
+def _check_list(name: str, values) -> list:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise ValueError(f"{name}: must be a list of values (got {values!r})")
+    if len(values) == 0:
+        raise ValueError(f"{name}: must not be empty (got [])")
+    return list(values)
+
+
+def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "") -> SweepSpec:
+    """A validated [`SweepSpec`][] from the tables of a spec file (``root``: the folder that
+    a relative ``base`` path is read from). Bad input: ``ValueError`` naming the field."""
+    PAPERS, DEFAULT_PAPER = _papers()
+    if not isinstance(d, Mapping):
+        raise ValueError(f"spec: must be a table (got {d!r})")
+    unknown = [k for k in d if k not in ("base", "base_config", "sweep")]
+    if unknown:
+        raise ValueError(f"{unknown[0]}: unknown key of a sweep spec (allowed: base, "
+                         f"base_config, sweep)")
+    base: dict = {}
+    if "base" in d:
+        if not isinstance(d["base"], str):
+            raise ValueError(f"base: must be the path of a run config (got {d['base']!r})")
+        path = Path(root) / d["base"]
+        if not path.is_file():
+            raise ValueError(f"base: no such file {path}")
+        base = read_toml(path)
+    inline = d.get("base_config", {})
+    if not isinstance(inline, Mapping):
+        raise ValueError(f"base_config: must be a table of config sections (got {inline!r})")
+    for section, table in inline.items():
+        if not isinstance(table, Mapping):
+            raise ValueError(f"base_config.{section}: must be a table (got {table!r})")
+        base.setdefault(section, {}).update(table)
+    paper = paper_of(base, tuple(PAPERS), DEFAULT_PAPER)
+    sweep = d.get("sweep")
+    if not isinstance(sweep, Mapping):
+        raise ValueError("sweep: the [sweep] table is required (axes, seeds, mode, keep)")
+    allowed = ("axes", "seeds", "mode", "keep", "point")
+    for k in sweep:
+        if k not in allowed:
+            raise ValueError(f"sweep.{k}: unknown field (allowed: {list(allowed)})")
+    axes_in = sweep.get("axes", {})
+    if not isinstance(axes_in, Mapping):
+        raise ValueError(f"sweep.axes: must be a table {{\"section.field\" = [...]}} "
+                         f"(got {axes_in!r})")
+    known = _known_fields(PAPERS[paper], base, axes_in)
+    axes = {}
+    for key, values in axes_in.items():
+        if key.count(".") != 1 or key.startswith("experiment."):
+            raise ValueError(f"sweep.axes: {key!r} must be 'section.field', e.g. 'data.q'")
+        section, name = key.split(".")
+        if section not in known or name not in known[section]:
+            fields_ = sorted(f"{s}.{f}" for s, t in known.items() if s != "experiment"
+                             for f in t)
+            raise ValueError(f"sweep.axes: unknown field {key!r} of {paper} (known: "
+                             f"{', '.join(fields_)})")
+        axes[key] = _check_list(f"sweep.axes.{key}", values)
+    mode = sweep.get("mode", "product")
+    if mode not in MODES:
+        raise ValueError(f"sweep.mode: must be one of {list(MODES)} (got {mode!r})")
+    if mode == "zip" and len({len(v) for v in axes.values()}) > 1:
+        lens = {k: len(v) for k, v in axes.items()}
+        raise ValueError(f"sweep.mode: 'zip' needs axes of one length (got {lens})")
+    seeds = sweep.get("seeds")
+    if seeds is not None:
+        seeds = _check_list("sweep.seeds", seeds)
+        for s in seeds:
+            if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+                raise ValueError(f"sweep.seeds: must be integers >= 0 (got {s!r})")
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"sweep.seeds: must be distinct (got {seeds})")
+        if "train.seed" in axes:
+            raise ValueError("sweep.seeds: give the seeds either here or as the axis "
+                             "train.seed, not both")
+        seeds = tuple(seeds)
+    keep = sweep.get("keep", "final")
+    if isinstance(keep, str):
+        if keep not in KEEP_MODES:
+            raise ValueError(f"sweep.keep: must be one of {list(KEEP_MODES)} or a list of "
+                             f"columns (got {keep!r})")
+    else:
+        keep = _check_list("sweep.keep", keep)
+        bad = [c for c in keep if not isinstance(c, str) or not c]
+        if bad:
+            raise ValueError(f"sweep.keep: columns must be names (got {bad[0]!r})")
+        schema = _trajectory_schema(paper)
+        unknown = [c for c in keep if schema is not None and c not in schema]
+        if unknown:
+            raise ValueError(f"sweep.keep: unknown column {unknown[0]!r} of {paper}'s "
+                             f"trajectory (known: {', '.join(schema)})")
+    point = sweep.get("point", "run")
+    if point not in POINT_TYPES:
+        raise ValueError(f"sweep.point: must be one of {list(POINT_TYPES)} (got {point!r})")
+    spec = SweepSpec(paper, base, axes, seeds, mode, keep, point, source)
+    spec.points()  # every point validated now
+    return spec
+
+
+def _known_fields(paper, base: dict, axes_in: Mapping[str, Any]) -> dict:
+    """The paper's resolved tables of the base (with each axis's first value applied when the
+    base alone is not a complete config): the fields an axis may name."""
+    try:
+        return resolved_tables(paper, base)
+    except ValueError as first:
+        tables = copy.deepcopy(base)
+        for key, values in axes_in.items():
+            if (isinstance(key, str) and key.count(".") == 1 and isinstance(values, Sequence)
+                    and not isinstance(values, str) and len(values)):
+                set_dotted(tables, key, values[0])
+        try:
+            return resolved_tables(paper, tables)
+        except ValueError:
+            raise ValueError(f"base: not a valid {paper.name} config: {first}") from None
+
+
+def _trajectory_schema(paper: str):
+    import importlib
+
+    try:
+        return dict(importlib.import_module(f"theorylab.{paper}.trainer").TRAJECTORY_SCHEMA)
+    except (ImportError, AttributeError):  # pragma: no cover
+        return None
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and validate a spec file (``ValueError`` naming the field)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"spec: no such file {path}")
+    return spec_from_dict(read_toml(path), root=path.parent, source=str(path))
