@@ -631,5 +631,13 @@ def run_choices(args) -> list[dict]:
     for row in bench_flush(repeats=args.repeats, max_seconds=args.max_seconds):
         rows.append({"table": "flush", **row})
         print(_fmt_row(row, tuple(row)), flush=True)
-    _print_and_save(rows, args.out)
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    for _name, part in df.groupby("table", sort=False):  # one table each, without empty columns
+        print()
+        print(part.dropna(axis=1, how="all").drop(columns="table").to_string(
+            index=False, float_format=lambda x: f"{x:.4g}"))
+    if args.out:
+        write_csv(args.out, df)
     return rows
