@@ -13,13 +13,14 @@ eq. (T) on the same data, device and dtype ([`theorylab.bench.AutogradBaseline`]
 timing, the autograd gradients must equal the engine's to 1e-10 (float64).
 
 Times are medians of ``--repeats`` steps (evaluate with gradients + apply) after one warm-up
-step, CUDA synchronised. Targets: exchangeable ≥ 100× faster than brute force at D = 12;
+step, CUDA synchronised; the engine and autograd of table 2 are timed interleaved (one step of
+each in turn, ``theorylab.bench.interleaved_times``). ``--threads`` defaults to 1
+(``theorylab.core.threads``). Targets: exchangeable ≥ 100× faster than brute force at D = 12;
 empirical ≥ 2× faster than autograd on CPU float64.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import sys
@@ -27,10 +28,12 @@ import sys
 import numpy as np
 import pandas as pd
 
-from theorylab.bench import bench_empirical, device_name, time_engine_step
+from theorylab.bench import bench_empirical, machine_line, time_engine_step
 from theorylab.bench.targets import STATE, population_engine
 from theorylab.core.atomic_io import write_csv
 from theorylab.core.backend import host_free_bytes
+from theorylab.core.cli import ArgumentParser
+from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
 from theorylab.jelassi2022.engines._exchangeable import count_patterns, n_histograms
 from theorylab.jelassi2022.observables import symmetric_A
 
@@ -110,7 +113,7 @@ def empirical_vs_autograd(args) -> pd.DataFrame:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true",
                    help="D ≤ 16 and C = 2 for the population engines, N = 2000 for the empirical")
     p.add_argument("--repeats", type=int, default=5)
@@ -121,26 +124,17 @@ def main(argv=None) -> int:
     p.add_argument("--exch-max-bytes", type=float, default=None,
                    help="skip the exchangeable engine when building its tables needs more "
                         "(default: half of the free memory)")
-    p.add_argument("--threads", type=int, default=0, help="torch/BLAS threads (0: default)")
+    add_threads_argument(p)
     p.add_argument("--out", help="also write both tables to this CSV (one 'table' column)")
     args = p.parse_args(argv)
     if args.exch_max_bytes is None:
         args.exch_max_bytes = 0.5 * host_free_bytes()
-    if args.threads > 0:
-        import torch
-
-        torch.set_num_threads(args.threads)
-        try:
-            from threadpoolctl import threadpool_limits
-
-            threadpool_limits(args.threads)
-        except ImportError:  # pragma: no cover
-            pass
+    set_threads(threads_from_args(args))
     cases = [(8, 2), (10, 2), (12, 2), (16, 2)]
     if not args.quick:
         cases += [(32, 2), (64, 2), (16, 4), (64, 4)]
     args.N = 2000 if args.quick else 10_000
-    print(f"# {device_name('cpu')}; load average {os.getloadavg()}; "
+    print(f"{machine_line('cpu')}; load average {os.getloadavg()}; "
           f"python {sys.version.split()[0]}")
     t1 = brute_vs_exchangeable(cases, args)
     t2 = empirical_vs_autograd(args)

@@ -460,8 +460,14 @@ cli("check-only-without-value", "check", ["--only"],
     "--only: needs a value (expected at least one argument)")
 cli("figures-only-unknown", "figures", ["--only", "fig99"],
     "--only: unknown figure id or paper (got 'fig99'); see --list")
-cli("figures-threads-zero", "figures", ["--threads", "0"],
-    "--threads: must be >= 1 (got 0)")
+cli("figures-threads-negative", "figures", ["--threads", "-1"],
+    "--threads: must be an integer >= 0 (got -1)")
+cli("run-threads-negative", "run", ["--threads", "-2"],
+    "--threads: must be an integer >= 0 (got -2)")
+cli("bench-threads-negative", "bench", ["--threads", "-1"],
+    "--threads: must be an integer >= 0 (got -1)")
+cli("check-threads-not-integer", "check", ["--threads", "x"],
+    "--threads: must be an integer >= 0 (got 'x')")
 cli("figures-device-cuda-unavailable", "figures", ["--device", "cuda"],
     "--device: 'cuda' requested but CUDA is not available")
 cli("figures-seed-negative", "figures", ["--seed", "-1"], "--seed: must be >= 0 (got -1)")
@@ -469,7 +475,7 @@ cli("figures-out-is-a-file", "figures", lambda t: ["--out", _CFG(t)],
     "out: {tmp}/c.toml is a file")
 cli("figures-seed-not-integer", "figures", ["--seed", "x"], "--seed: must be an integer (got 'x')")
 cli("figures-threads-not-integer", "figures", ["--threads", "two"],
-    "--threads: must be an integer (got 'two')")
+    "--threads: must be an integer >= 0 (got 'two')")
 
 
 def _bad_manifest(tmp: Path) -> list:

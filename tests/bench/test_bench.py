@@ -86,9 +86,13 @@ def test_target_sizes_per_device():
     assert all(size == dict(t.size) and t.kind == "cuda" for t, size in gpu)
     cpu = target_sizes("cpu", "auto")
     keys = {t.key: (t, size) for t, size in cpu}
-    assert sorted(keys) == ["T1", "T2", "T3", "T4"]
-    t2, size = keys["T2"]
-    assert t2.kind == "cpu" and size == {"N": 10_000, "D": 64, "d": 64}  # measured at its size
+    assert sorted(keys) == ["T1", "T2", "T3", "T4", "T5", "T6", "T7"]
+    # T2 and T5 on a CPU: the four sizes of issue 15, each measured at its own size
+    for key in ("T2", "T5"):
+        sizes = [size for t, size in cpu if t.key == key]
+        assert all(t.kind == "cpu" and t.dtype == "float64" for t, _ in cpu if t.key == key)
+        assert sizes == [{"N": 10_000, "D": 10, "d": 100}, {"N": 20_000, "D": 16, "d": 256},
+                         {"N": 4_000, "D": 64, "d": 64}, {"N": 10_000, "D": 64, "d": 64}]
     assert keys["T4"][1]["M"] < 1_000_000  # GPU targets at CPU sizes
     assert all(size == dict(t.size) for t, size in target_sizes("cpu", "target"))
     with pytest.raises(ValueError, match="size_mode"):
@@ -108,21 +112,33 @@ def test_run_targets_smoke(monkeypatch):
     from theorylab.bench import targets as bt
 
     tiny = {"T1": (("N", 64), ("D", 8), ("d", 8)), "T2": (("N", 64), ("D", 8), ("d", 8)),
-            "T3": (("D", 8), ("C", 2)), "T4": (("D", 16), ("M", 500))}
+            "T3": (("D", 8), ("C", 2)), "T4": (("D", 16), ("M", 500)),
+            "T5": (("N", 64), ("D", 8), ("d", 8)), "T6": (("D", 8), ("C", 2), ("M", 500)),
+            "T7": (("D", 8), ("C", 2))}
     monkeypatch.setattr(bt, "CPU_SIZES", tiny)
-    # the CPU target itself at a tiny size, so that the judged path runs too
-    targets = tuple(dataclasses.replace(t, size=tiny["T2"]) if t.kind == "cpu" else t
-                    for t in bt.TARGETS)
+    # the CPU targets themselves at tiny sizes (one of each), so that the judged path runs too
+    seen: set[str] = set()
+    targets = []
+    for t in bt.TARGETS:
+        if t.kind == "cpu":
+            if t.key in seen:
+                continue
+            seen.add(t.key)
+            t = dataclasses.replace(t, size=tiny[t.key])
+        targets.append(t)
+    targets = tuple(targets)
     monkeypatch.setattr(bt, "TARGETS", targets)
     args = argparse.Namespace(device="cpu", dtypes=["float64"], targets_size="auto", repeats=1,
                               max_seconds=1.0, max_bytes=1e9)
     df = bt.run_targets(args)
     assert list(df.columns) == list(bt.TARGET_SCHEMA)
-    assert sorted(df["target"]) == ["T1", "T2", "T3", "T4"]
+    assert sorted(df["target"]) == ["T1", "T2", "T3", "T4", "T5", "T6", "T7"]
     assert np.isfinite(df["measured"].astype(float)).all() and (df["measured"] > 0).all()
-    judged = df[df["met"].notna()]
-    assert list(judged["target"]) == ["T2"]  # the only CPU target
-    assert judged["met"].iloc[0] == (judged["measured"].iloc[0] >= 2.0)
+    judged = df[df["met"].notna()].set_index("target")
+    assert sorted(judged.index) == ["T2", "T5", "T6", "T7"]  # the CPU targets
+    for key, ok in (("T2", lambda m: m >= 2.0), ("T5", lambda m: m <= 2.0),
+                    ("T6", lambda m: m <= 1.1), ("T7", lambda m: m <= 100.0)):
+        assert judged.loc[key, "met"] == ok(judged.loc[key, "measured"])
     assert df.loc[df["target"] == "T4", "note"].str.contains("stated for a GPU").all()
 
 
@@ -148,3 +164,31 @@ def test_peak_bandwidth_prefers_the_nominal_gpu_value():
         12.0, "measured copy rate")
     assert bench.peak_bandwidth({"copy_GBs": 12.0, "nominal_GBs": 3350.0})[0] == 3350.0
     assert bench.peak_bandwidth({"copy_GBs": 9.0, "nominal_GBs": float("nan")})[0] == 9.0
+
+
+# -- issue 15: interleaved timing, read-once bound, implementation choices ----------------------
+def test_interleaved_times_alternate_and_stop():
+    order: list[str] = []
+    times = bench.interleaved_times({"a": lambda: order.append("a"),
+                                     "b": lambda: order.append("b")}, repeats=3)
+    assert order == ["a", "b"] * 4  # one untimed call each, then 3 alternating rounds
+    assert [len(v) for v in times.values()] == [3, 3]
+    times = bench.interleaved_times({"a": lambda: None}, repeats=50, max_seconds=0.0)
+    assert len(times["a"]) == 1  # stopped after the first round
+
+
+def test_read_once_and_machine_line():
+    # 10⁴·64·64 float64 values = 327.68 MB at 10 GB/s: 32.768 ms
+    assert bench.read_once_seconds(10_000, 64, 64, 8, 10.0) == pytest.approx(0.032768, rel=1e-12)
+    line = bench.machine_line("cpu")
+    assert line.startswith("# device: ") and "primitive:" in line and "BLAS threads" in line
+    row = bench.bench_empirical(4, 8, 100, repeats=1, max_seconds=1.0, copy_gbs=10.0)
+    assert row["x_read_once"] == pytest.approx(row["step_ms"] / row["read_once_ms"])
+
+
+def test_bench_choices_smoke():
+    row = bench.bench_choices(100, 4, 8, repeats=1, max_seconds=1.0, threads=(1,),
+                              copy_gbs=10.0)
+    for key in ("einsum_t1_ms", "blas_t1_ms", "torch_t1_ms", "auto_t1_ms", "autograd_t1_ms",
+                "speedup_vs_autograd_t1", "auto_t1_x_read_once"):
+        assert np.isfinite(row[key]) and row[key] > 0

@@ -10,15 +10,16 @@ import sys
 
 from theorylab.bench import empirical
 from theorylab.bench.empirical import (
-    _threads,
     default_max_bytes,
-    device_name,
+    machine_line,
     run,
+    run_choices,
     run_sweeps,
 )
 from theorylab.bench.targets import run_targets
 from theorylab.core.atomic_io import write_csv
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
 
 
 def main(argv=None) -> int:
@@ -36,24 +37,27 @@ def main(argv=None) -> int:
     p.add_argument("--max-seconds", type=float, default=20.0,
                    help="time guard per case: stop repeating after this many seconds, and skip "
                         "cases estimated to take longer per step")
-    p.add_argument("--threads", type=int, default=0,
-                   help="torch CPU threads (0: torch's default); 1 is steadier on a shared machine")
+    add_threads_argument(p)
     p.add_argument("--targets", action="store_true",
                    help="measure issue 6's four speed targets instead of the size grid "
                         "(theorylab.bench.targets)")
     p.add_argument("--sweep", action="store_true",
                    help="time batched sweeps (K seeds × R learning rates in one step, "
                         "theorylab.run_sweep) against the same runs one by one")
+    p.add_argument("--choices", action="store_true",
+                   help="issue 15: the empirical step with each read of X (einsum, blas, torch, "
+                        "auto) and autograd at 1 and 2 threads, and the population steps with "
+                        "flush-to-zero off and on, all timed interleaved (CPU, float64)")
     p.add_argument("--targets-size", default="auto", choices=("auto", "target", "cpu"),
                    help="with --targets: 'target' runs every target at its own size, 'cpu' the "
                         "GPU targets at small CPU sizes; 'auto' (default): 'target' on CUDA, "
                         "'cpu' on a CPU")
     p.add_argument("--out", help="also write the table as CSV")
     args = p.parse_args(argv)
-    if args.threads > 0:
-        import torch
-
-        torch.set_num_threads(args.threads)
+    try:
+        set_threads(threads_from_args(args))
+    except ValueError as err:  # a bad $THEORYLAB_THREADS
+        p.error(f"--threads: {err}")
     if args.backend == "numpy" and args.device != "cpu":
         p.error("--backend numpy runs on cpu only")
     if args.device.startswith("cuda"):
@@ -66,8 +70,11 @@ def main(argv=None) -> int:
         args.max_bytes = default_max_bytes(args.device)
     if args.targets:
         return _run_targets(args)
+    if args.choices:
+        run_choices(args)
+        return 0
     if args.sweep:
-        print(f"# device: {device_name(args.device)}; torch threads: {_threads()}")
+        print(machine_line(args.device))
         run_sweeps(args)
         return 0
     run(args)
@@ -75,7 +82,7 @@ def main(argv=None) -> int:
 
 
 def _run_targets(args) -> int:
-    print(f"# device: {device_name(args.device)}; torch threads: {_threads()}")
+    print(machine_line(args.device))
     df = run_targets(args)
     print()
     import pandas as pd

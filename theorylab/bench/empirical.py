@@ -45,6 +45,8 @@ __all__ = [
     "device_name",
     "bench_empirical",
     "bench_sweep",
+    "interleaved_times",
+    "read_once_seconds",
     "run",
     "run_sweeps",
 ]
@@ -302,12 +304,46 @@ SIZES_N = (1_000, 10_000, 100_000)
 QUICK = {"D": (16, 64), "d": (64,), "N": (1_000, 10_000)}
 
 
+def interleaved_times(fns: dict[str, Callable[[], object]], sync: Callable[[], None] = lambda: None,
+                      *, repeats: int = 5, max_seconds: float | None = None) -> dict[str, list]:
+    """Wall times (s) of several callables timed *interleaved*: one untimed call of each, then
+    ``repeats`` rounds of one call of each in turn (so that a change of load on a shared machine
+    hits all of them alike; ratios of the medians are what the benchmarks report). With
+    ``max_seconds``, stops after the round in which that much time was used."""
+    for f in fns.values():
+        f()
+        sync()
+    times: dict[str, list] = {k: [] for k in fns}
+    used = 0.0
+    for _ in range(repeats):
+        for k, f in fns.items():
+            sync()
+            t0 = time.perf_counter()
+            f()
+            sync()
+            dt = time.perf_counter() - t0
+            times[k].append(dt)
+            used += dt
+        if max_seconds is not None and used > max_seconds:
+            break
+    return times
+
+
+def read_once_seconds(N: int, D: int, d: int, itemsize: int, copy_gbs: float) -> float:
+    """Time to read X (N·D·d values) once at the measured copy rate: N·D·d·itemsize bytes at
+    ``copy_gbs`` GB/s (the copy rate counts bytes read + written, so this is a lower bound only
+    if reading alone is not faster than copying; it is the bound the issue-15 targets use)."""
+    return N * D * d * itemsize / (copy_gbs * 1e9)
+
+
 def bench_empirical(
     D: int, d: int, N: int, *, backend: str = "torch", device: str = "cpu",
     dtype: str = "float64", repeats: int = 5, max_seconds: float = 30.0, autograd: bool = True,
-    check: bool = True,
+    check: bool = True, copy_gbs: float | None = None,
 ) -> dict[str, object]:
-    """One row: time per empirical step and per autograd step on the same data (see module)."""
+    """One row: time per empirical step and per autograd step on the same data, timed
+    interleaved ([`interleaved_times`][]; see module). With ``copy_gbs`` (the copy rate of
+    [`measure_peaks`][]), also the time to read X once and the step's multiple of it."""
     import torch
 
     cfg = empirical_config(D, d, N, backend=backend, device=device, dtype=dtype, offdiag0=0.1)
@@ -323,18 +359,29 @@ def bench_empirical(
     if check:
         row["grad_rel_err"] = grad_mismatch(engine, params)
 
-    t, row["repeats"] = time_engine_step(engine, params, repeats=repeats,
-                                         max_seconds=max_seconds)
+    def step():
+        ev = engine.evaluate(params, 0, need_grad=True, record=False)
+        return engine.apply(params, ev.grads)
+
+    fns = {"engine": step}
+    base = autograd_for(engine, params) if autograd else None
+    if base is not None:
+        fns["autograd"] = base.step
+    times = interleaved_times(fns, sync, repeats=repeats, max_seconds=max_seconds)
+    t = statistics.median(times["engine"])
+    row["repeats"] = len(times["engine"])
     row["step_ms"] = 1e3 * t
     row["GB/s"] = step_bytes(N, D, d, itemsize) / t / 1e9
     row["GFLOP/s"] = step_flops(N, D, d, engine.model.activation.degree) / t / 1e9
-    if autograd:
-        base = autograd_for(engine, params)
-        ta = statistics.median(time_call(base.step, sync, repeats=repeats,
-                                         max_seconds=max_seconds))
+    if base is not None:
+        ta = statistics.median(times["autograd"])
         row["autograd_ms"] = 1e3 * ta
         row["speedup_vs_autograd"] = ta / t
         del base
+    if copy_gbs:
+        r1 = read_once_seconds(N, D, d, itemsize, copy_gbs)
+        row["read_once_ms"] = 1e3 * r1
+        row["x_read_once"] = t / r1
     row["peak_mem_MB"] = _peak_memory_mb(device)
     return row
 
@@ -404,7 +451,7 @@ def run(args) -> list[dict[str, object]]:
 
     sizes = QUICK if args.quick else {"D": SIZES_D, "d": SIZES_d, "N": SIZES_N}
     device = args.device
-    print(f"# device: {device_name(device)}; torch threads: {_threads()}")
+    print(machine_line(device))
     peaks = {}
     for dtype in args.dtypes:
         peaks[dtype] = measure_peaks(device, dtype)
@@ -431,7 +478,7 @@ def run(args) -> list[dict[str, object]]:
                     row = bench_empirical(
                         D, d, N, backend=args.backend, device=device, dtype=dtype,
                         repeats=args.repeats, max_seconds=args.max_seconds,
-                        check=(dtype == "float64"),
+                        check=(dtype == "float64"), copy_gbs=peaks[dtype]["copy_GBs"],
                     )
                     est_rate = row["GB/s"] * 1e9
                     bw, _ = peak_bandwidth(peaks[dtype])
@@ -464,3 +511,133 @@ def _threads() -> int:
     import torch
 
     return torch.get_num_threads()
+
+
+def machine_line(device: str = "cpu") -> str:
+    """``# device: <CPU model or GPU> ; threads ...; primitive ...; library versions`` — the
+    header every benchmark table starts with, so that its numbers say where they come from."""
+    import torch
+
+    from theorylab.core.backend import default_primitive
+    from theorylab.core.threads import current_threads
+
+    th = current_threads()
+    return (f"# device: {device_name(device)}; torch threads: {th['torch']}; BLAS threads: "
+            f"{th['blas']}; primitive: {default_primitive()}; torch {torch.__version__}, "
+            f"numpy {np.__version__}")
+
+
+# -- issue 15: implementation choices, flush-to-zero, threads, timed interleaved -----------------
+ISSUE15_SIZES = ((10_000, 10, 100), (20_000, 16, 256), (4_000, 64, 64), (10_000, 64, 64))
+
+
+def bench_choices(N: int, D: int, d: int, *, repeats: int = 5, max_seconds: float = 30.0,
+                  threads: tuple[int, ...] = (1, 2), copy_gbs: float | None = None) -> dict:
+    """One row: the empirical step (torch CPU backend, float64) with each read of X pinned
+    (einsum = the code before issue 15, blas, torch) and ``auto``, and plain autograd, each at
+    every thread count of ``threads``, all timed interleaved in one loop (medians, ms)."""
+    from theorylab.core.threads import limit_threads
+
+    cfg = empirical_config(D, d, N, offdiag0=0.1)
+    engine = make_empirical_engine(cfg)
+    params = engine.initial_params()
+    base = autograd_for(engine, params)
+
+    def step(primitive: str, n: int):
+        def run():
+            engine.xp.primitive = primitive
+            with limit_threads(n):
+                ev = engine.evaluate(params, 0, need_grad=True, record=False)
+                engine.apply(params, ev.grads)
+        return run
+
+    def autograd(n: int):
+        def run():
+            with limit_threads(n):
+                base.step()
+        return run
+
+    fns = {}
+    for n in threads:
+        for prim in ("einsum", "blas", "torch", "auto"):
+            if n == threads[0] or prim == "auto":
+                fns[f"{prim}_t{n}_ms"] = step(prim, n)
+        fns[f"autograd_t{n}_ms"] = autograd(n)
+    times = interleaved_times(fns, repeats=repeats, max_seconds=max_seconds)
+    row: dict[str, object] = {"N": N, "D": D, "d": d}
+    row.update({k: 1e3 * statistics.median(v) for k, v in times.items()})
+    t1 = threads[0]
+    row[f"auto_vs_einsum_t{t1}"] = row[f"einsum_t{t1}_ms"] / row[f"auto_t{t1}_ms"]
+    row[f"speedup_vs_autograd_t{t1}"] = row[f"autograd_t{t1}_ms"] / row[f"auto_t{t1}_ms"]
+    if copy_gbs:
+        row["read_once_ms"] = 1e3 * read_once_seconds(N, D, d, 8, copy_gbs)
+        row[f"auto_t{t1}_x_read_once"] = row[f"auto_t{t1}_ms"] / row["read_once_ms"]
+    engine.xp.primitive = "auto"
+    return row
+
+
+def bench_flush(*, repeats: int = 5, max_seconds: float = 30.0) -> list[dict]:
+    """Rows: the Monte Carlo step at D = 32 (C = 4, 10⁵ fresh draws; aligned shortcut and
+    general path) and the exchangeable step at D = 32 (C = 4) and D = 64 (C = 2), with
+    flush-to-zero off (before issue 15) and on, torch and numpy CPU backends, float64, timed
+    interleaved; ns per draw or per histogram."""
+    from theorylab.bench.targets import STATE, population_engine
+    from theorylab.jelassi2022.observables import symmetric_A
+
+    rows = []
+    for backend in ("numpy", "torch"):
+        M = 100_000
+        mc = population_engine(32, 4, "montecarlo", backend=backend, mc_samples=M)
+        A = mc.xp.asarray(symmetric_A(32, mc.partition, mc.diag, STATE["gamma"], STATE["rho"]))
+        v = STATE["alpha"] * mc.wstar
+        e = np.random.default_rng(0).standard_normal(v.shape)
+        e -= (e @ mc.wstar) * mc.wstar
+        e /= np.linalg.norm(e)
+        states = {"aligned": {"A": A, "v": v}, "general": {"A": A, "v": v + 1e-9 * e}}
+        cases = [("montecarlo D=32 C=4 " + k, mc, p, M) for k, p in states.items()]
+        for D, C in ((32, 4), (64, 2)):
+            ex = population_engine(D, C, "exchangeable", backend=backend)
+            cases.append((f"exchangeable D={D} C={C}", ex, dict(STATE), ex.n_configs))
+        fns = {}
+        for name, eng, p, _ in cases:
+            for flush in (False, True):
+                def run(eng=eng, p=p, flush=flush):
+                    eng.flush_denormals = flush
+                    eng.apply(p, eng.evaluate(p, 0, need_grad=True, record=False).grads)
+                fns[(name, flush)] = run
+        times = interleaved_times(fns, repeats=repeats, max_seconds=max_seconds)
+        for name, eng, _, n in cases:
+            eng.flush_denormals = True
+            off = statistics.median(times[(name, False)])
+            on = statistics.median(times[(name, True)])
+            rows.append({"backend": backend, "case": name, "units": n,
+                         "ns_per_unit_ftz_off": 1e9 * off / n, "ns_per_unit_ftz_on": 1e9 * on / n,
+                         "speedup": off / on})
+    return rows
+
+
+def run_choices(args) -> list[dict]:
+    """``--choices``: [`bench_choices`][] at [`ISSUE15_SIZES`][] and [`bench_flush`][]."""
+    print(machine_line("cpu"))
+    peaks = measure_peaks("cpu", "float64")
+    print(f"# float64 copy rate measured in this run: {peaks['copy_GBs']:.1f} GB/s "
+          "(bytes read + written; one thread)")
+    rows = []
+    for N, D, d in ISSUE15_SIZES:
+        row = bench_choices(N, D, d, repeats=args.repeats, max_seconds=args.max_seconds,
+                            copy_gbs=peaks["copy_GBs"])
+        rows.append({"table": "empirical", **row})
+        print(_fmt_row(row, tuple(row)), flush=True)
+    for row in bench_flush(repeats=args.repeats, max_seconds=args.max_seconds):
+        rows.append({"table": "flush", **row})
+        print(_fmt_row(row, tuple(row)), flush=True)
+    import pandas as pd
+
+    df = pd.DataFrame(rows)
+    for _name, part in df.groupby("table", sort=False):  # one table each, without empty columns
+        print()
+        print(part.dropna(axis=1, how="all").drop(columns="table").to_string(
+            index=False, float_format=lambda x: f"{x:.4g}"))
+    if args.out:
+        write_csv(args.out, df)
+    return rows

@@ -1,4 +1,5 @@
-"""The speed targets of issue 6, measured in one command: ``python -m theorylab.bench --targets``.
+"""The speed targets of issues 6 and 15, measured in one command:
+``python -m theorylab.bench --targets``.
 
 Each target is a measured quantity, a threshold and the size and device kind it is stated for:
 
@@ -9,6 +10,13 @@ T2     empirical step vs plain torch autograd of eq. (T), same data and device  
        (speed-up), at T1's size on a GPU and at N = 10⁴, D = d = 64 on a CPU       CPU ≥ 2
 T3     exchangeable exact population engine (problem (P)), D = 64, C = 4, ms/step   GPU < 50
 T4     Monte Carlo population engine, D = 1024, 10⁶ fresh samples per step, s/step  GPU < 0.1
+T5     issue 15, CPU float64, at (N, D, d) = (10⁴, 10, 100), (2·10⁴, 16, 256),      CPU ≤ 2
+       (4000, 64, 64), (10⁴, 64, 64): step time / time to read X once at the copy
+       rate measured in the same run (T2 is stated at the same four sizes, ≥ 2)
+T6     issue 15: Monte Carlo at D = 32 (C = 4, 10⁵ fresh draws): cost per draw of the    CPU ≤ 1.1
+       aligned shortcut (v = α·w*) ÷ the general path (v with a 1e-9 component ⊥ w*),
+       timed interleaved (1.1: "no worse" up to the ±10 % noise of one shared run)
+T7     issue 15: exchangeable step, ns per histogram, D = 32 (C = 4), D = 64 (C = 2)      CPU ≤ 100
 =====  ==========================================================================  ==========
 
 A target is judged (``met`` True/False) only when it was measured at its own size on its own
@@ -49,6 +57,7 @@ class Target:
     threshold: float
     op: str  # "<=" or ">="
     unit: str
+    dtype: str | None = None  # the dtype it is stated for (None: every dtype measured)
 
     def holds(self, value: float) -> bool:
         return value <= self.threshold if self.op == "<=" else value >= self.threshold
@@ -59,12 +68,22 @@ TARGETS = (
            (("N", 100_000), ("D", 256), ("d", 256)), 2.0, "<=", "ratio"),
     Target("T2", "speed-up of the empirical step over torch autograd", "cuda",
            (("N", 100_000), ("D", 256), ("d", 256)), 3.0, ">=", "ratio"),
-    Target("T2", "speed-up of the empirical step over torch autograd", "cpu",
-           (("N", 10_000), ("D", 64), ("d", 64)), 2.0, ">=", "ratio"),
+    *(Target("T2", "speed-up of the empirical step over torch autograd", "cpu",
+             (("N", N), ("D", D), ("d", d)), 2.0, ">=", "ratio", "float64")
+      for N, D, d in ((10_000, 10, 100), (20_000, 16, 256), (4_000, 64, 64), (10_000, 64, 64))),
     Target("T3", "exchangeable exact engine, one step", "cuda",
            (("D", 64), ("C", 4)), 50.0, "<=", "ms"),
     Target("T4", "Monte Carlo engine, one step with fresh samples", "cuda",
            (("D", 1024), ("M", 1_000_000)), 0.1, "<=", "s"),
+    *(Target("T5", "empirical step / read X once at the measured copy rate", "cpu",
+             (("N", N), ("D", D), ("d", d)), 2.0, "<=", "ratio", "float64")
+      for N, D, d in ((10_000, 10, 100), (20_000, 16, 256), (4_000, 64, 64), (10_000, 64, 64))),
+    Target("T6", "Monte Carlo per draw: aligned shortcut / general path", "cpu",
+           (("D", 32), ("C", 4), ("M", 100_000)), 1.1, "<=", "ratio", "float64"),
+    Target("T7", "exchangeable step per histogram", "cpu",
+           (("D", 32), ("C", 4)), 100.0, "<=", "ns", "float64"),
+    Target("T7", "exchangeable step per histogram", "cpu",
+           (("D", 64), ("C", 2)), 100.0, "<=", "ns", "float64"),
 )
 
 #: sizes used for the GPU targets when ``--targets-size cpu`` (the default on a CPU): the same
@@ -142,7 +161,7 @@ def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, a
     from theorylab.jelassi2022.observables import symmetric_A
 
     row: dict[str, object] = {}
-    if target.key in ("T1", "T2"):
+    if target.key in ("T1", "T2", "T5"):
         key = (size["N"], size["D"], size["d"], dtype)
         need = size["N"] * size["D"] * size["d"] * (4 if dtype == "float32" else 8)
         if need > args.max_bytes:
@@ -152,7 +171,8 @@ def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, a
             cache.clear()  # free the previous size's data first
             cache[key] = bench_empirical(size["D"], size["d"], size["N"], device=device,
                                          dtype=dtype, repeats=args.repeats,
-                                         max_seconds=args.max_seconds, check=False)
+                                         max_seconds=args.max_seconds, check=False,
+                                         copy_gbs=peaks["copy_GBs"])
         r = cache[key]
         row["step_ms"] = r["step_ms"]
         if target.key == "T1":
@@ -160,12 +180,19 @@ def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, a
             read2 = step_bytes(size["N"], size["D"], size["d"], 4 if dtype == "float32" else 8)
             row["measured"] = r["step_ms"] / 1e3 / (read2 / (bw * 1e9))
             row["note"] = f"bandwidth {bw:.0f} GB/s ({src}); achieved {r['GB/s']:.1f} GB/s"
+        elif target.key == "T5":
+            row["measured"] = r["x_read_once"]
+            row["note"] = (f"read X once {r['read_once_ms']:.4g} ms at the copy rate "
+                           f"{peaks['copy_GBs']:.1f} GB/s; autograd {r['autograd_ms']:.4g} ms")
         else:
             row["measured"] = r["speedup_vs_autograd"]
-            row["note"] = f"autograd {r['autograd_ms']:.4g} ms/step"
+            row["note"] = (f"autograd {r['autograd_ms']:.4g} ms/step (interleaved); "
+                           f"{r['x_read_once']:.3g}x the time to read X once")
         return row
+    if target.key == "T6":
+        return _measure_mc_aligned(size, device, dtype, args)
     t0 = time.perf_counter()
-    if target.key == "T3":
+    if target.key in ("T3", "T7"):
         eng = population_engine(size["D"], size["C"], "exchangeable", device=device, dtype=dtype)
         params = dict(STATE)
         row["note"] = f"{eng.n_configs:,} histograms"
@@ -180,7 +207,40 @@ def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, a
     t, _ = time_engine_step(eng, params, repeats=args.repeats, max_seconds=args.max_seconds)
     row["step_ms"] = 1e3 * t
     row["measured"] = 1e3 * t if target.unit == "ms" else t
+    if target.key == "T7":
+        row["measured"] = 1e9 * t / eng.n_configs
     return row
+
+
+def _measure_mc_aligned(size: dict, device: str, dtype: str, args) -> dict:
+    """T6: one Monte Carlo step (fresh draws) from v = α·w* (the aligned shortcut: no noise
+    draws, two matrix products per chunk) and from v = α·w* + 1e-9·e, e ⊥ w* (the general path),
+    timed interleaved; the ratio of the medians."""
+    import statistics
+
+    from theorylab.bench.empirical import interleaved_times
+    from theorylab.jelassi2022.observables import symmetric_A
+
+    eng = population_engine(size["D"], size["C"], "montecarlo", device=device, dtype=dtype,
+                            mc_samples=size["M"])
+    A = eng.xp.asarray(symmetric_A(size["D"], eng.partition, eng.diag, STATE["gamma"],
+                                   STATE["rho"]))
+    v = STATE["alpha"] * eng.wstar
+    e = np.random.default_rng(0).standard_normal(v.shape)
+    e -= (e @ eng.wstar) * eng.wstar
+    e /= np.linalg.norm(e)
+    states = {"aligned": {"A": A, "v": v}, "general": {"A": A, "v": v + 1e-9 * e}}
+
+    def step(p):
+        return lambda: eng.apply(p, eng.evaluate(p, 0, need_grad=True, record=False).grads)
+
+    times = interleaved_times({k: step(p) for k, p in states.items()}, eng.xp.synchronize,
+                              repeats=max(args.repeats, 5), max_seconds=args.max_seconds)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    M = size["M"]
+    return {"measured": med["aligned"] / med["general"], "step_ms": 1e3 * med["aligned"],
+            "note": (f"aligned {1e9 * med['aligned'] / M:.0f} ns/draw, general "
+                     f"{1e9 * med['general'] / M:.0f} ns/draw (interleaved)")}
 
 
 def run_targets(args):
@@ -193,9 +253,9 @@ def run_targets(args):
     kind = "cuda" if device.startswith("cuda") else "cpu"
     peaks = {dt: measure_peaks(device, dt) for dt in args.dtypes}
     jobs = [(t, size, dt) for t, size in target_sizes(device, args.targets_size)
-            for dt in args.dtypes]
+            for dt in args.dtypes if t.dtype in (None, dt)]
     # the empirical targets at one size and dtype share one run: put them next to each other
-    jobs.sort(key=lambda j: (j[0].key not in ("T1", "T2"), _size_str(j[1]), j[2]))
+    jobs.sort(key=lambda j: (j[0].key not in ("T1", "T2", "T5"), _size_str(j[1]), j[2]))
     rows, cache = [], {}
     for target, size, dtype in jobs:
         at_size = size == dict(target.size)

@@ -2,20 +2,182 @@
 
 The engines are written once against [`Backend`][]; each backend implements a handful of methods.
 Arrays are plain ``numpy.ndarray`` or ``torch.Tensor``; arithmetic operators and ``@`` are shared.
+
+**Measured primitives (issue 15).** The two reads of the data X in a step, U = X·v
+([`Backend.project`][]) and Σ_nj dU_nj X_nj ([`Backend.pullback`][]), dominate the empirical
+engines. On a CPU they have three implementations (the candidates, [`PRIMITIVES`][]):
+
+- ``einsum``: ``np.einsum("njk,k->nj")`` / ``np.einsum("nj,njk->k")`` (the plain reference);
+- ``blas``: numpy's matrix–vector product on X viewed as (n·D, d) (OpenBLAS/MKL gemv);
+- ``torch``: torch's CPU matrix–vector product on the same memory (zero-copy ``from_numpy``).
+
+No candidate is fastest on every CPU: einsum was 2.3–2.8× faster than gemv on an AMD EPYC, and
+1.4–1.7× slower than both gemv's on an Intel Xeon (docs/performance.md). With ``"auto"`` (the
+default) the first call for a *shape class* — the operation, D, d, the dtype and the number of
+rows rounded to a power of two — times the candidates on the call's own arguments, interleaved
+(one untimed call each, then three rounds of one call per candidate), and keeps the candidate of
+the smallest median for the rest of the process ([`PrimitiveChoice`][]). ``einsum``, ``blas``
+or ``torch`` pin one, through ``get_backend(..., primitive=)`` or the environment variable
+``THEORYLAB_PRIMITIVE``. The candidates sum in different orders, so results differ by rounding
+only (≈ 1e-15 relative per product; trajectories ≤ 1e-13, tests/core/test_primitives.py): pin a
+candidate where runs in different processes must agree to the bit. CUDA and tensors that need
+gradients always use ``@``.
+
+**Subnormals.** [`flush_denormals`][] turns on flush-to-zero and denormals-are-zero for the
+calling thread while a block runs (the exchangeable and Monte Carlo steps): sigmoid factors of
+large margins times small weights fall below 2.2e-308, where the CPU takes a slow microcode path.
+Flushing changes a sum only by such tiny terms (below 1e-300 absolute; tested to 1e-15 relative).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import statistics
+import time
+from collections.abc import Iterator
 
 import numpy as np
 from scipy import special
 
 __all__ = [
     "Backend", "NumpyBackend", "TorchBackend", "get_backend", "host_free_bytes", "DTYPES",
+    "PRIMITIVES", "PRIMITIVE_ENV", "PrimitiveChoice", "default_primitive", "flush_denormals",
+    "primitive_choices",
 ]
 
 DTYPES = ("float64", "float32")
+
+#: implementations of the reads of X on a CPU; "auto" measures them (see the module)
+PRIMITIVES = ("auto", "einsum", "blas", "torch")
+PRIMITIVE_ENV = "THEORYLAB_PRIMITIVE"
+
+
+def default_primitive() -> str:
+    """``$THEORYLAB_PRIMITIVE`` when set (one of [`PRIMITIVES`][]), else ``"auto"``."""
+    raw = os.environ.get(PRIMITIVE_ENV, "").strip() or "auto"
+    if raw not in PRIMITIVES:
+        raise ValueError(f"{PRIMITIVE_ENV}: must be one of {PRIMITIVES} (got {raw!r})")
+    return raw
+
+
+def _torch_view(a: np.ndarray):
+    import torch
+
+    return torch.from_numpy(a)
+
+
+def _rows(X: np.ndarray) -> np.ndarray:
+    return X.reshape(-1, X.shape[-1])
+
+
+def _project_einsum(X, v):
+    return np.einsum("njk,k->nj", X, v)
+
+
+def _project_blas(X, v):
+    return (_rows(X) @ v).reshape(X.shape[:-1])
+
+
+def _project_torch(X, v):
+    return (_torch_view(_rows(X)) @ _torch_view(v)).numpy().reshape(X.shape[:-1])
+
+
+def _pullback_einsum(dU, X):
+    return np.asarray(np.einsum("nj,njk->k", dU, X))
+
+
+def _pullback_blas(dU, X):
+    return dU.reshape(-1) @ _rows(X)
+
+
+def _pullback_torch(dU, X):
+    return (_torch_view(np.ascontiguousarray(dU).reshape(-1)) @ _torch_view(_rows(X))).numpy()
+
+
+_IMPLEMENTATIONS = {
+    "project": {"einsum": _project_einsum, "blas": _project_blas, "torch": _project_torch},
+    "pullback": {"einsum": _pullback_einsum, "blas": _pullback_blas, "torch": _pullback_torch},
+}
+
+
+class PrimitiveChoice:
+    """The measured choice of implementation per shape class, cached for the process.
+
+    ``choose(op, X, *args)`` returns the name of the implementation to use for ``op``
+    ("project" or "pullback") on arrays like ``X`` (n, D, d); see the module for the rule."""
+
+    rounds = 3
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple, str] = {}
+        self.timings: dict[tuple, dict[str, float]] = {}
+
+    @staticmethod
+    def shape_class(op: str, X: np.ndarray) -> tuple:
+        n = max(int(X.shape[0]), 1)
+        return (op, int(X.shape[1]), int(X.shape[2]), X.dtype.name, 1 << (n.bit_length() - 1))
+
+    def run(self, op: str, X: np.ndarray, a, b):
+        """``op`` on (a, b) with the implementation chosen for X's shape class (measured now
+        on this call's arguments when the class is new)."""
+        impls = _IMPLEMENTATIONS[op]
+        if not X.flags.writeable:  # torch.from_numpy needs writeable memory
+            return impls["blas"](a, b)
+        key = self.shape_class(op, X)
+        name = self.cache.get(key)
+        if name is not None:
+            return impls[name](a, b)
+        times: dict[str, list[float]] = {k: [] for k in impls}
+        for f in impls.values():  # warm-up, untimed
+            f(a, b)
+        for _ in range(self.rounds):  # interleaved rounds
+            for k, f in impls.items():
+                t0 = time.perf_counter()
+                f(a, b)
+                times[k].append(time.perf_counter() - t0)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        name = min(med, key=med.get)
+        self.cache[key] = name
+        self.timings[key] = med
+        return impls[name](a, b)
+
+    def clear(self) -> None:
+        self.cache.clear()
+        self.timings.clear()
+
+
+_CHOICE = PrimitiveChoice()
+
+
+def primitive_choices() -> PrimitiveChoice:
+    """The process-wide [`PrimitiveChoice`][] (its ``cache`` and ``timings`` say what was
+    measured and picked; ``clear()`` forgets it)."""
+    return _CHOICE
+
+
+def _run_primitive(primitive: str, op: str, X, a, b):
+    if primitive == "auto":
+        return _CHOICE.run(op, X, a, b)
+    if primitive == "torch" and not X.flags.writeable:
+        primitive = "blas"
+    return _IMPLEMENTATIONS[op][primitive](a, b)
+
+
+@contextlib.contextmanager
+def flush_denormals() -> Iterator[None]:
+    """Within the block the calling thread flushes subnormal results to zero and reads subnormal
+    inputs as zero (x86 FTZ/DAZ, ARM FZ, through ``torch.set_flush_denormal``); the mode is off
+    again after the block (it is off by default; a no-op where unsupported). It acts on numpy
+    and torch alike in this thread; other threads (BLAS pools) keep their mode."""
+    import torch
+
+    on = torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        if on:
+            torch.set_flush_denormal(False)
 
 
 class Backend:
@@ -148,10 +310,11 @@ class NumpyBackend(Backend):
 
     name = "numpy"
 
-    def __init__(self, dtype: str = "float64") -> None:
+    def __init__(self, dtype: str = "float64", primitive: str | None = None) -> None:
         self.device = "cpu"
         self.dtype = dtype
         self._np_dtype = np.dtype(dtype)
+        self.primitive = _check_primitive(primitive)
 
     def asarray(self, x, dtype=None):
         return np.asarray(x, dtype=dtype or self._np_dtype)
@@ -195,13 +358,12 @@ class NumpyBackend(Backend):
     def cast(self, x, dtype=None):
         return np.asarray(x, dtype=dtype or self._np_dtype)
 
-    # numpy's einsum streams X once with SIMD; BLAS gemv on (n·D, d) with small d was 2.3× slower
-    # (benchmarks/step_speed.py, N = 10⁴, D = d = 64)
+    # the reads of X: the implementation measured fastest here, or the pinned one (module doc)
     def project(self, X, v):
-        return np.einsum("njk,k->nj", X, v)
+        return _run_primitive(self.primitive, "project", X, X, v)
 
     def pullback(self, dU, X):
-        return np.einsum("nj,njk->k", dU, X)
+        return _run_primitive(self.primitive, "pullback", X, dU, X)
 
 
 class TorchBackend(Backend):
@@ -209,7 +371,8 @@ class TorchBackend(Backend):
 
     name = "torch"
 
-    def __init__(self, dtype: str = "float64", device: str = "cpu", section: str = "") -> None:
+    def __init__(self, dtype: str = "float64", device: str = "cpu", section: str = "",
+                 primitive: str | None = None) -> None:
         import torch
 
         self._torch = torch
@@ -224,6 +387,7 @@ class TorchBackend(Backend):
         self.device = device
         self.dtype = dtype
         self._t_dtype = getattr(torch, dtype)
+        self.primitive = _check_primitive(primitive)
 
     def _dt(self, dtype):
         return getattr(self._torch, dtype) if dtype else self._t_dtype
@@ -271,20 +435,21 @@ class TorchBackend(Backend):
     def cast(self, x, dtype=None):
         return x.to(dtype=self._dt(dtype))
 
-    # On the CPU, torch's float64 matrix-vector products over (n·D, d) with small d were 2.8×
-    # slower than numpy's einsum (benchmarks/step_speed.py, N = 10⁴, D = d = 64); CPU tensors
-    # share memory with numpy, so the two reads of X go through numpy's einsum without copies.
+    # On the CPU the reads of X go through the measured (or pinned) implementation of the module
+    # doc; CPU tensors share memory with numpy, so no copies are made.
     def project(self, X, v):
         if self.device != "cpu" or X.requires_grad or v.requires_grad:
             return X @ v
+        Xn = X.numpy()
         return self._torch.from_numpy(
-            np.einsum("njk,k->nj", X.numpy(), v.numpy()))
+            np.ascontiguousarray(_run_primitive(self.primitive, "project", Xn, Xn, v.numpy())))
 
     def pullback(self, dU, X):
         if self.device != "cpu" or X.requires_grad or dU.requires_grad:
             return super().pullback(dU, X)
-        return self._torch.from_numpy(
-            np.asarray(np.einsum("nj,njk->k", dU.numpy(), X.numpy())))
+        Xn = X.numpy()
+        return self._torch.from_numpy(np.ascontiguousarray(
+            _run_primitive(self.primitive, "pullback", Xn, dU.numpy(), Xn)))
 
     def synchronize(self) -> None:
         if self.device.startswith("cuda"):
@@ -323,11 +488,21 @@ def host_free_bytes() -> int:
         return 4 << 30
 
 
+def _check_primitive(primitive: str | None) -> str:
+    if primitive is None:
+        return default_primitive()
+    if primitive not in PRIMITIVES:
+        raise ValueError(f"primitive: must be one of {PRIMITIVES} (got {primitive!r})")
+    return primitive
+
+
 def get_backend(name: str = "numpy", dtype: str = "float64", device: str = "cpu", *,
-                section: str = "") -> Backend:
+                section: str = "", primitive: str | None = None) -> Backend:
     """Return a backend: ``"numpy"`` (CPU only) or ``"torch"`` (``device`` cpu or cuda).
 
-    Errors are one-line ``ValueError``s naming ``<section>dtype``, ``<section>device`` or
+    ``primitive``: how the reads of X are made on a CPU (one of [`PRIMITIVES`][]; default
+    ``$THEORYLAB_PRIMITIVE`` or ``"auto"``, see the module). Errors are one-line
+    ``ValueError``s naming ``<section>dtype``, ``<section>device`` or
     ``<section>backend`` (a paper passes the section of its config, ``"train."``)."""
     if dtype not in DTYPES:
         raise ValueError(f"{section}dtype: must be one of {DTYPES} (got {dtype!r})")
@@ -335,7 +510,7 @@ def get_backend(name: str = "numpy", dtype: str = "float64", device: str = "cpu"
         if device != "cpu":
             raise ValueError(f"{section}device: the numpy backend runs on 'cpu' only "
                              f"(got {device!r})")
-        return NumpyBackend(dtype)
+        return NumpyBackend(dtype, primitive)
     if name == "torch":
-        return TorchBackend(dtype, device, section=section)
+        return TorchBackend(dtype, device, section=section, primitive=primitive)
     raise ValueError(f"{section}backend: must be 'numpy' or 'torch' (got {name!r})")

@@ -15,6 +15,7 @@ import time
 
 from theorylab.core.cli import ArgumentParser
 from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
+from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
 from theorylab.core.trainer import check_out_folder
 from theorylab.figures import list_figures, read_manifest, run_figures
 
@@ -34,9 +35,7 @@ def _parser() -> ArgumentParser:
                    help="torch device for figures that train models (default: cpu)")
     p.add_argument("--out", default="figures", help="output folder (default: figures/)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default: 0)")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="torch intra-op CPU threads (default: torch's own default); the image "
-                        "figures train with 1 thread regardless (tiny models)")
+    add_threads_argument(p)  # the image figures train with 1 thread regardless (tiny models)
     add_executor_arguments(p)
     return p
 
@@ -62,8 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         return _error(f"--only: unknown figure id or paper (got {', '.join(map(repr, unknown))})"
                       "; see --list")
-    if args.threads is not None and args.threads < 1:
-        return _error(f"--threads: must be >= 1 (got {args.threads})")
+    try:
+        threads = threads_from_args(args)
+    except ValueError as err:  # a bad $THEORYLAB_THREADS
+        return _error(f"--threads: {err}")
     if args.seed < 0:  # numpy's generators take seeds >= 0
         return _error(f"--seed: must be >= 0 (got {args.seed})")
     if args.device == "cuda":
@@ -76,10 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         read_manifest(args.out)
     except ValueError as err:
         return _error(str(err))
-    if args.threads is not None:
-        import torch
-
-        torch.set_num_threads(args.threads)
+    set_threads(threads)
     if args.only:
         args.only = [s.id for s in specs if s.id in args.only or s.paper in args.only]
     t0 = time.perf_counter()

@@ -74,6 +74,9 @@ class Engine(_kernel.Engine):
     ``{"A", "v"}`` arrays, ``apply`` and ``state``."""
 
     name: str = "engine"
+    #: flush subnormal numbers to zero inside a CPU step (the Monte Carlo and exchangeable
+    #: engines use it; tests switch it off to compare)
+    flush_denormals: bool = True
 
     def __init__(
         self,

@@ -33,6 +33,8 @@ import math
 import numpy as np
 from scipy import special
 
+from theorylab.core.backend import flush_denormals
+
 from ..observables import symmetric_A
 from ._base import Engine, Evaluation, iter_chunks
 
@@ -287,6 +289,14 @@ class ExchangeableEngine(Engine):
         return xp.chunk_to_device(self._M, sl)
 
     def evaluate(self, params, step, *, need_grad, record):
+        # subnormal products w·σ(−m) (tiny weights, large margins) are flushed to zero: the slow
+        # path of the CPU is avoided, the sums change by < 1e-300 (theorylab.core.backend)
+        if self.xp.device != "cpu" or not self.flush_denormals:
+            return self._evaluate(params, need_grad)
+        with flush_denormals():
+            return self._evaluate(params, need_grad)
+
+    def _evaluate(self, params, need_grad):
         xp = self.xp
         tab = self.tables(params, need_grad)
         D, C, P = self.D, self.C, self.patterns.shape[0]
@@ -306,16 +316,19 @@ class ExchangeableEngine(Engine):
             self.model.value_scale * abs(params["alpha"])
         )
         ys = xp.asarray([1.0, -1.0])
+        nys = -ys
         for sl, blocks, tb_list, tb in self.chunks:
             Mc = self._block(sl)  # (n_c, P + 1)
             F = _cat(xp, [Mc[a:b] @ Phi_pm[j] for (a, b), j in zip(blocks, tb_list)])  # (n_c, 2)
-            w = self.w_half[sl][:, None]
+            w = self.w_half[sl]
             m = ys * F
-            loss = loss + xp.sum(w * xp.softplus_neg(m))
-            error = error + xp.sum(w * xp.cast(m <= tie))
-            ties = ties + xp.sum(w * xp.cast(xp.abs(m) <= tie))
+            # weighted sums over the chunk's rows as (n_c,) @ (n_c, 2) products: no (n_c, 2)
+            # temporaries of w times each term
+            loss = loss + xp.sum(w @ xp.softplus_neg(m))
+            error = error + xp.sum(w @ xp.cast(m <= tie))
+            ties = ties + xp.sum(w @ xp.cast(xp.abs(m) <= tie))
             if need_grad:
-                coef = -w * xp.sigmoid(-m) * ys  # w ℓ'(m) y, (n_c, 2)
+                coef = w[:, None] * xp.sigmoid(-m) * nys  # w ℓ'(m) y, (n_c, 2)
                 Rb = _stack0(xp, [xp.swap(Mc[a:b]) @ coef[a:b] for a, b in blocks])
                 G = xp.index_add(G, tb, Rb.reshape(len(blocks), 2 * (P + 1)))
         grads = None

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from theorylab.core.backend import flush_denormals
+
 from ..data import sample_c
 from ..model import evaluate_projections
 from ._base import ChunkSums, Engine, Evaluation, binomial_se, iter_chunks, standard_error
@@ -94,6 +96,14 @@ class MonteCarloEngine(Engine):
         return alpha, beta, e
 
     def evaluate(self, params, step, *, need_grad, record):
+        # subnormal factors σ'(H)·ℓ' at large margins are flushed to zero on a CPU (sums change
+        # by < 1e-300; theorylab.core.backend.flush_denormals)
+        if self.xp.device != "cpu" or not self.flush_denormals:
+            return self._evaluate(params, step, need_grad)
+        with flush_denormals():
+            return self._evaluate(params, step, need_grad)
+
+    def _evaluate(self, params, step, need_grad):
         xp = self.xp
         alpha, beta, e = self.split_v(params["v"])
         S = self.attention(params["A"])
