@@ -10,7 +10,7 @@ import re
 import sys
 from typing import NoReturn
 
-__all__ = ["ArgumentParser", "one_line"]
+__all__ = ["ArgumentParser", "nonnegative_int", "one_line"]
 
 _KINDS = {"int": "an integer", "float": "a number"}
 
@@ -51,3 +51,14 @@ class ArgumentParser(argparse.ArgumentParser):
         text = " ".join(one_line(message).split())  # one line, whatever argparse wrapped
         print(f"error: {text}", file=sys.stderr)
         sys.exit(2)
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse ``type=`` for counts where 0 has a meaning (threads, workers)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0 (got {text!r})") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0 (got {n})")
+    return n

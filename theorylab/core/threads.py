@@ -18,6 +18,8 @@ import contextlib
 import os
 from collections.abc import Iterator
 
+from .cli import nonnegative_int
+
 __all__ = [
     "THREADS_ENV",
     "add_threads_argument",
@@ -109,20 +111,12 @@ def limit_threads(n: int) -> Iterator[None]:
         torch.set_num_threads(old)
 
 
-def _threads_type(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0 (got {text!r})") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0 (got {n})")
-    return n
 
 
 def add_threads_argument(parser: argparse.ArgumentParser) -> None:
     """Add ``--threads N`` (default :func:`default_threads`; 0 = the libraries' default)."""
     parser.add_argument(
-        "--threads", type=_threads_type, default=None, metavar="N",
+        "--threads", type=nonnegative_int, default=None, metavar="N",
         help=f"threads for torch and BLAS (default ${THREADS_ENV} or 1; 0 = libraries' default)")
 
 

@@ -7,20 +7,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 
+from ..cli import nonnegative_int
 from .runner import use_executor
 from .store import Store
 
 __all__ = ["add_executor_arguments", "executor_from_args"]
 
 
-def _workers(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0 (got {text!r})") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0 (got {n})")
-    return n
 
 
 def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +21,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_mutually_exclusive_group()
     g.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the sweep grids on this Dask scheduler (e.g. tcp://host:8786)")
-    g.add_argument("--workers", type=_workers, default=0, metavar="N",
+    g.add_argument("--workers", type=nonnegative_int, default=0, metavar="N",
                    help="run the sweep grids on a local Dask cluster of N single-threaded "
                         "workers (default 0: in this process)")
     parser.add_argument("--cache", metavar="DIR",
