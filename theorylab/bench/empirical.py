@@ -367,9 +367,12 @@ def bench_empirical(
     base = autograd_for(engine, params) if autograd else None
     if base is not None:
         fns["autograd"] = base.step
+        if not device.startswith("cuda"):
+            fns["blas_read"] = blas_read(engine, params)
     times = interleaved_times(fns, sync, repeats=repeats, max_seconds=max_seconds)
     t = statistics.median(times["engine"])
     row["repeats"] = len(times["engine"])
+    row["pass"] = engine_pass(engine)
     row["step_ms"] = 1e3 * t
     row["GB/s"] = step_bytes(N, D, d, itemsize) / t / 1e9
     row["GFLOP/s"] = step_flops(N, D, d, engine.model.activation.degree) / t / 1e9
@@ -377,6 +380,10 @@ def bench_empirical(
         ta = statistics.median(times["autograd"])
         row["autograd_ms"] = 1e3 * ta
         row["speedup_vs_autograd"] = ta / t
+        if "blas_read" in times:
+            tr = statistics.median(times["blas_read"])
+            row["blas_read_ms"] = 1e3 * tr
+            row["autograd_over_blas_read"] = ta / tr
         del base
     if copy_gbs:
         r1 = read_once_seconds(N, D, d, itemsize, copy_gbs)
@@ -384,6 +391,32 @@ def bench_empirical(
         row["x_read_once"] = t / r1
     row["peak_mem_MB"] = _peak_memory_mb(device)
     return row
+
+
+def blas_read(engine, params) -> Callable[[], object]:
+    """One read of the engine's X by torch's matrix–vector product, X viewed as (N·D, d) times v
+    (zero-copy on a CPU). Timed next to autograd it bounds what any step can gain: a step must
+    read all of X at least once (∂L/∂v = Xᵀ ∂L/∂U for a generic ∂L/∂U), so no step that reads
+    X at this rate is more than ``autograd ÷ this`` faster than autograd."""
+    import torch
+
+    X = engine.X if torch.is_tensor(engine.X) else torch.from_numpy(engine.X)
+    v = params["v"] if torch.is_tensor(params["v"]) else torch.from_numpy(np.asarray(params["v"]))
+    X2 = X.reshape(-1, X.shape[-1])
+    return lambda: torch.mv(X2, v)
+
+
+def engine_pass(engine) -> str:
+    """Which training pass the empirical engine ran: "fused", "two-pass", or "two-pass (fused
+    not eligible)" (see [`theorylab.jelassi2022.engines.fused`][])."""
+    from theorylab.jelassi2022.engines.fused import fused_eligible, pass_choices
+
+    if not fused_eligible(engine.xp, engine.X, engine.streamed):
+        return "two-pass (fused not eligible)"
+    if engine.pass_impl != "auto":
+        return engine.pass_impl
+    X = engine.xp.to_numpy(engine.X)
+    return pass_choices().cache.get(pass_choices().shape_class(X), "auto (not measured yet)")
 
 
 def bench_sweep(
@@ -533,19 +566,23 @@ ISSUE15_SIZES = ((10_000, 10, 100), (20_000, 16, 256), (4_000, 64, 64), (10_000,
 
 def bench_choices(N: int, D: int, d: int, *, repeats: int = 5, max_seconds: float = 30.0,
                   threads: tuple[int, ...] = (1, 2), copy_gbs: float | None = None) -> dict:
-    """One row: the empirical step (torch CPU backend, float64) with each read of X pinned
-    (einsum = the code before issue 15, blas, torch) and ``auto``, and plain autograd, each at
-    every thread count of ``threads``, all timed interleaved in one loop (medians, ms)."""
+    """One row: the empirical step (torch CPU backend, float64) with the two-pass training
+    pass and each read of X pinned (einsum = the code before issue 15, blas, torch), the fused
+    one-pass kernel (``fused``), and both choices ``auto``; plain autograd; one BLAS read of X
+    ([`blas_read`][]); each at every thread count of ``threads`` (the fused pass and the pinned
+    reads at the first only), all timed interleaved in one loop (medians, ms)."""
     from theorylab.core.threads import limit_threads
+    from theorylab.jelassi2022.engines.fused import fused_eligible
 
     cfg = empirical_config(D, d, N, offdiag0=0.1)
     engine = make_empirical_engine(cfg)
     params = engine.initial_params()
     base = autograd_for(engine, params)
 
-    def step(primitive: str, n: int):
+    def step(primitive: str, n: int, pass_impl: str = "two-pass"):
         def run():
             engine.xp.primitive = primitive
+            engine.pass_impl = pass_impl
             with limit_threads(n):
                 ev = engine.evaluate(params, 0, need_grad=True, record=False)
                 engine.apply(params, ev.grads)
@@ -561,18 +598,24 @@ def bench_choices(N: int, D: int, d: int, *, repeats: int = 5, max_seconds: floa
     for n in threads:
         for prim in ("einsum", "blas", "torch", "auto"):
             if n == threads[0] or prim == "auto":
-                fns[f"{prim}_t{n}_ms"] = step(prim, n)
+                fns[f"{prim}_t{n}_ms"] = step(prim, n, "auto" if prim == "auto" else "two-pass")
+        if n == threads[0] and fused_eligible(engine.xp, engine.X):
+            fns[f"fused_t{n}_ms"] = step("auto", n, "fused")
         fns[f"autograd_t{n}_ms"] = autograd(n)
+    fns["blas_read_ms"] = blas_read(engine, params)
     times = interleaved_times(fns, repeats=repeats, max_seconds=max_seconds)
     row: dict[str, object] = {"N": N, "D": D, "d": d}
     row.update({k: 1e3 * statistics.median(v) for k, v in times.items()})
     t1 = threads[0]
     row[f"auto_vs_einsum_t{t1}"] = row[f"einsum_t{t1}_ms"] / row[f"auto_t{t1}_ms"]
     row[f"speedup_vs_autograd_t{t1}"] = row[f"autograd_t{t1}_ms"] / row[f"auto_t{t1}_ms"]
+    row["auto_pass"] = engine_pass(engine)
+    row[f"autograd_t{t1}_over_blas_read"] = row[f"autograd_t{t1}_ms"] / row["blas_read_ms"]
     if copy_gbs:
         row["read_once_ms"] = 1e3 * read_once_seconds(N, D, d, 8, copy_gbs)
         row[f"auto_t{t1}_x_read_once"] = row[f"auto_t{t1}_ms"] / row["read_once_ms"]
     engine.xp.primitive = "auto"
+    engine.pass_impl = "auto"
     return row
 
 

@@ -24,6 +24,12 @@ kind of device; every other row (a GPU target run on a CPU, or at a smaller ``--
 cpu`` size) has ``met`` empty and says so in ``note``: those rows show where the time goes and
 that the code path runs, not whether the target holds. Nothing here is asserted in tests.
 
+On a CPU, T2's note also says which training pass ran (fused or two-pass,
+[`theorylab.jelassi2022.engines.fused`][]) and gives *autograd ÷ one BLAS read of X*, timed in
+the same loop: every exact step reads all of X at least once, so a step reading X at that rate
+cannot be more than this many times faster than autograd; when it is below 2 on a machine, T2 is
+out of reach there by this argument, whatever the code does.
+
 "Time to read X twice" uses the nominal HBM bandwidth of known GPUs
 ([`theorylab.bench.GPU_PEAK_GBS`][]) and, elsewhere, the copy rate measured in the same run
 ([`theorylab.bench.measure_peaks`][]). A step is ``evaluate(need_grad=True)`` + ``apply`` from a
@@ -186,8 +192,11 @@ def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, a
                            f"{peaks['copy_GBs']:.1f} GB/s; autograd {r['autograd_ms']:.4g} ms")
         else:
             row["measured"] = r["speedup_vs_autograd"]
-            row["note"] = (f"autograd {r['autograd_ms']:.4g} ms/step (interleaved); "
-                           f"{r['x_read_once']:.3g}x the time to read X once")
+            row["note"] = (f"{r['pass']} pass; autograd {r['autograd_ms']:.4g} ms/step "
+                           f"(interleaved); {r['x_read_once']:.3g}x the time to read X once")
+            if "autograd_over_blas_read" in r:
+                row["note"] += (f"; attainable: autograd ÷ one BLAS read of X = "
+                                f"{r['autograd_over_blas_read']:.3g}")
         return row
     if target.key == "T6":
         return _measure_mc_aligned(size, device, dtype, args)

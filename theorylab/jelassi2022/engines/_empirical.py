@@ -1,8 +1,11 @@
 """Full-batch gradient descent on the empirical risk, problem (E) (realistic problem).
 
 Jelassi et al. (2022), problem (E) (FOUND): min_{A,v} (1/N) Σ_n log(1 + exp(−y_n F(X_n))).
-All D(D−1) off-diagonal entries of A and v ∈ ℝ^d are trained. One step reads X twice:
+All D(D−1) off-diagonal entries of A and v ∈ ℝ^d are trained. The plain step reads X twice:
 U = X·v (O(N·D·d)), then ∂L/∂v = Σ_nj ∂L/∂U_nj X_nj (O(N·D·d)); the attention part is O(N·D²).
+On a CPU in float64 the training pass may instead be the fused one-pass kernel of
+[`theorylab.jelassi2022.engines.fused`][] (chosen by measurement, or pinned with
+``$THEORYLAB_EMPIRICAL_PASS``; the attribute ``pass_impl`` of an engine overrides both).
 The test error is measured on ``n_test`` fresh points at recorded steps.
 
 Memory: X takes N·D·d·itemsize bytes (8 in float64). When it does not fit in the device's free
@@ -20,6 +23,7 @@ import numpy as np
 from ..data import sample
 from ..model import evaluate_projections
 from ._base import ChunkSums, Engine, Evaluation, binomial_se, iter_chunks, standard_error
+from .fused import PASSES, default_pass, fused_eligible, fused_grad_pass, pass_choices
 
 __all__ = ["EmpiricalEngine", "place_data", "STREAM_FRACTION"]
 
@@ -72,6 +76,9 @@ class EmpiricalEngine(Engine):
         # working set of one sample in a step: ~10 length-D arrays (+ its copy of X if streamed)
         row = item * (10 * self.D + (self.D * self.d if self.streamed else 0))
         self.chunk = self.chunk_rows(row, max(self.N, self.Nt))
+        #: "auto", "fused" or "two-pass" (see ``fused``): how the training pass reads X
+        self.pass_impl = default_pass()
+        self._fused_buffers = None
 
     def _rows(self, X, sl):
         return self.xp.chunk_to_device(X, sl) if self.streamed else X[sl]
@@ -80,6 +87,40 @@ class EmpiricalEngine(Engine):
         return {"A": self.xp.asarray(self.initial_A()), "v": self.xp.asarray(self.initial_v())}
 
     def _pass(self, X, y, n, params, S, need_grad):
+        if need_grad and X is self.X and self._use_fused(params, S):
+            return self._fused_pass(params, S)
+        return self._two_pass(X, y, n, params, S, need_grad)
+
+    def _use_fused(self, params, S) -> bool:
+        """Whether this training pass runs fused (``pass_impl``; "auto" measures once per
+        shape class, see ``fused.PassChoice``)."""
+        if self.pass_impl not in PASSES:
+            raise ValueError(f"pass_impl: must be one of {PASSES} (got {self.pass_impl!r})")
+        if self.pass_impl == "two-pass" or not fused_eligible(self.xp, self.X, self.streamed):
+            return False
+        if self.pass_impl == "fused":
+            return True
+        candidates = {
+            "fused": lambda: self._fused_pass(params, S),
+            "two-pass": lambda: self._two_pass(self.X, self.y, self.N, params, S, True),
+        }
+        return pass_choices().choose(self.xp.to_numpy(self.X), candidates) == "fused"
+
+    def _fused_pass(self, params, S):
+        xp = self.xp
+        X = xp.to_numpy(self.X)
+        if self._fused_buffers is None:
+            self._fused_buffers = (np.empty(X.shape[:2]), np.empty(X.shape[:2]))
+        (loss, loss_sq, error, ties), dv, dS = fused_grad_pass(
+            X, xp.to_numpy(self.y), xp.to_numpy(params["v"]), xp.to_numpy(S), self.model,
+            self.tie_tol, 1.0 / self.N, out=self._fused_buffers,
+        )
+        sums = ChunkSums()
+        sums.loss, sums.loss_sq, sums.error, sums.ties = loss, loss_sq, error, ties
+        sums.dS = xp.asarray(dS)
+        return sums, xp.asarray(dv)
+
+    def _two_pass(self, X, y, n, params, S, need_grad):
         xp = self.xp
         sums = ChunkSums()
         dv = xp.zeros(self.d) if need_grad else None

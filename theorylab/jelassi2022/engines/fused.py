@@ -1,0 +1,268 @@
+"""One pass over X per empirical step: the fused training pass of problem (E) (issue 15).
+
+The plain pass of [`EmpiricalEngine`][theorylab.jelassi2022.engines.EmpiricalEngine] reads the
+data X twice per step: U = X·v, then ∂L/∂v = Σ_nj ∂L/∂U_nj X_nj once ∂L/∂U is known. The fused
+kernel here makes **one** pass: for each sample n it forms U_n = X_n·v, the model of
+Jelassi et al. (2022), eq. (T) (FOUND), H_n = κ S U_n, F_n = Σ_i σ(H_ni), the logistic loss
+ℓ(y_n F_n) and G_n = w ℓ'(y_n F_n) y_n σ'(H_n), then ∂L/∂U_n = κ Sᵀ G_n and adds
+Σ_j ∂L/∂U_nj X_nj to ∂L/∂v while X_n (D·d values, ≤ a few hundred kB) is still in the caches.
+U and G are kept (N·D values each, a fraction 2/d of X) and ∂L/∂S = κ Gᵀ U is one matrix
+product after the pass. The loss, loss², error and tie sums are those of
+[`evaluate_projections`][theorylab.jelassi2022.model.evaluate_projections], formula for formula.
+
+**Why it is not always used.** A step must read every entry of X at least once (∂L/∂v = Xᵀ ∂L/∂U
+with a generic ∂L/∂U), so one pass is the floor; but the kernel does the attention part
+(O(D²) per sample) in scalar-loop code where the plain pass uses BLAS, and the balance depends on
+the CPU and the shape. The choice rule is the one of the backend's primitives: with ``"auto"``
+(default) the first training pass of a *shape class* (D, d, dtype, N rounded down to a power of
+two) times both passes on the call's own data, interleaved (one untimed call each, then
+[`PassChoice.rounds`][] rounds), and keeps the faster for the process. ``"fused"`` or
+``"two-pass"`` pin one, through ``$THEORYLAB_EMPIRICAL_PASS``. The fused pass is a candidate
+only on a CPU, in float64, for C-contiguous X held in memory (not streamed), with numba
+importable ([`theorylab.core.jit.HAVE_NUMBA`][]).
+
+**Rounding.** The kernel sums in another order than BLAS (vectorised partial sums), so
+gradients differ from the plain pass by rounding only: ≤ 1e-13 relative observed at N ≤ 2·10⁴
+(tests/jelassi2022/engines/test_fused.py), and runs in two processes that chose differently
+agree to that level, not to the bit; pin a pass where they must agree bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+
+import numpy as np
+
+from theorylab.core.jit import HAVE_NUMBA, njit, prefetch
+
+__all__ = ["PASSES", "PASS_ENV", "PassChoice", "default_pass", "fused_grad_pass",
+           "fused_eligible", "pass_choices"]
+
+#: the implementations of the empirical training pass; "auto" measures them (see the module)
+PASSES = ("auto", "fused", "two-pass")
+PASS_ENV = "THEORYLAB_EMPIRICAL_PASS"
+
+#: values of X prefetched ahead of the row being read (4 kB): the fastest of 0, 512, 1024 and
+#: 2048 at issue 15's four sizes on a 2-core Intel Xeon (Emerald Rapids) VM, 1.07× over none
+PREFETCH_AHEAD = 512
+
+
+def default_pass() -> str:
+    """``$THEORYLAB_EMPIRICAL_PASS`` when set (one of [`PASSES`][]), else ``"auto"``."""
+    raw = os.environ.get(PASS_ENV, "").strip() or "auto"
+    if raw not in PASSES:
+        raise ValueError(f"{PASS_ENV}: must be one of {PASSES} (got {raw!r})")
+    return raw
+
+
+@njit
+def _fused(X1, D, d, v, S, y, w, kappa, coef, dcoef, maj, tie_tol, ahead, U, G, dv):
+    """The fused pass over X1 = X.reshape(-1) (N·D·d values); writes U, G (N, D) and adds
+    ∂L/∂v to ``dv``; returns (loss, loss², error, ties) as sums weighted by ``w``."""
+    N = y.shape[0]
+    n1 = X1.shape[0]
+    Dd = D * d
+    loss = 0.0
+    loss_sq = 0.0
+    err = 0.0
+    ties = 0.0
+    nc = coef.shape[0]
+    ndc = dcoef.shape[0]
+    nm = maj.shape[0]
+    u = np.empty(D)
+    h = np.empty(D)
+    gq = np.empty(D)
+    du = np.empty(D)
+    for n in range(N):
+        base = n * Dd
+        # U_n = X_n·v, four rows at a time (four independent sums), prefetching ahead
+        j = 0
+        while j + 4 <= D:
+            r = base + j * d
+            for p in range(0, 4 * d, 8):
+                q = r + ahead + p
+                if q < n1:
+                    prefetch(X1, q)
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            a3 = 0.0
+            for k in range(d):
+                vk = v[k]
+                a0 += X1[r + k] * vk
+                a1 += X1[r + d + k] * vk
+                a2 += X1[r + 2 * d + k] * vk
+                a3 += X1[r + 3 * d + k] * vk
+            u[j] = a0
+            u[j + 1] = a1
+            u[j + 2] = a2
+            u[j + 3] = a3
+            j += 4
+        while j < D:
+            r = base + j * d
+            a0 = 0.0
+            for k in range(d):
+                a0 += X1[r + k] * v[k]
+            u[j] = a0
+            j += 1
+        # H = κ S u, F = Σ_i σ(H_i) (Horner), tie scale D·|σ|(κ max_j |u_j|)
+        F = 0.0
+        umax = 0.0
+        for i in range(D):
+            acc = 0.0
+            for jj in range(D):
+                acc += S[i, jj] * u[jj]
+            hi = kappa * acc
+            h[i] = hi
+            pv = coef[nc - 1]
+            for c in range(nc - 2, -1, -1):
+                pv = pv * hi + coef[c]
+            F += pv
+            a = abs(u[i])
+            if a > umax:
+                umax = a
+        yn = y[n]
+        m = yn * F
+        ell = max(-m, 0.0) + math.log1p(math.exp(-abs(m)))  # log(1 + e^{−m}), stable
+        loss += w * ell
+        loss_sq += w * ell * ell
+        hm = kappa * umax
+        pm = maj[nm - 1]
+        for c in range(nm - 2, -1, -1):
+            pm = pm * hm + maj[c]
+        tol = tie_tol * D * pm
+        if m <= tol:
+            err += w
+        if abs(m) <= tol:
+            ties += w
+        if m >= 0.0:  # sigmoid(−m), stable
+            e = math.exp(-m)
+            sg = e / (1.0 + e)
+        else:
+            sg = 1.0 / (1.0 + math.exp(m))
+        g = -w * sg * yn
+        for i in range(D):
+            qv = dcoef[ndc - 1]
+            for c in range(ndc - 2, -1, -1):
+                qv = qv * h[i] + dcoef[c]
+            gq[i] = g * qv
+            du[i] = 0.0
+        # ∂L/∂U_n = κ Sᵀ G_n, accumulated row by row of S
+        for i in range(D):
+            gi = kappa * gq[i]
+            for jj in range(D):
+                du[jj] += gi * S[i, jj]
+        for i in range(D):
+            U[n, i] = u[i]
+            G[n, i] = gq[i]
+        # ∂L/∂v += Σ_j ∂L/∂U_nj X_nj, four rows at a time (X_n is in the caches now)
+        j = 0
+        while j + 4 <= D:
+            r = base + j * d
+            s0 = du[j]
+            s1 = du[j + 1]
+            s2 = du[j + 2]
+            s3 = du[j + 3]
+            for k in range(d):
+                dv[k] += (s0 * X1[r + k] + s1 * X1[r + d + k] + s2 * X1[r + 2 * d + k]
+                          + s3 * X1[r + 3 * d + k])
+            j += 4
+        while j < D:
+            r = base + j * d
+            s0 = du[j]
+            for k in range(d):
+                dv[k] += s0 * X1[r + k]
+            j += 1
+    return loss, loss_sq, err, ties
+
+
+def fused_eligible(xp, X, streamed: bool = False) -> bool:
+    """True when the fused pass can run on ``X``: numba importable, a CPU backend, float64,
+    X in memory (not streamed) and C-contiguous."""
+    if not HAVE_NUMBA or streamed or xp.dtype != "float64" or getattr(xp, "device", "cpu") != "cpu":
+        return False
+    arr = xp.to_numpy(X)
+    return arr.dtype == np.float64 and arr.ndim == 3 and arr.flags.c_contiguous
+
+
+def fused_grad_pass(X, y, v, S, model, tie_tol: float, weight: float, out=None):
+    """One fused pass (see the module) on numpy arrays.
+
+    **Arguments:**
+
+    - `X`: (N, D, d) float64, C-contiguous; `y`: (N,) labels ±1; `v`: (d,); `S`: (D, D).
+    - `model`: the model's σ and κ, a
+      [`PositionalAttentionModel`][theorylab.jelassi2022.model.PositionalAttentionModel].
+    - `tie_tol`: see ``TrainConfig``; `weight`: the weight of each sample (1/N).
+    - `out`: optional (U, G) buffers of shape (N, D), reused between steps.
+
+    Returns ``(sums, dv, dS)``: ``sums`` = (loss, loss², error, ties) as Python floats,
+    ``dv`` = ∂L/∂v (d,), ``dS`` = ∂L/∂S = κ Gᵀ U (D, D).
+    """
+    N, D, d = X.shape
+    U, G = out if out is not None else (np.empty((N, D)), np.empty((N, D)))
+    act = model.activation
+    coef = np.asarray(act.coeffs, dtype=np.float64)
+    dcoef = np.asarray(act.derivative().coeffs, dtype=np.float64)
+    maj = np.asarray(act.majorant().coeffs, dtype=np.float64)
+    dv = np.zeros(d)
+    sums = _fused(X.reshape(-1), D, d, np.ascontiguousarray(v, dtype=np.float64),
+                  np.ascontiguousarray(S, dtype=np.float64),
+                  np.ascontiguousarray(y, dtype=np.float64), float(weight),
+                  float(model.value_scale), coef, dcoef, maj, float(tie_tol),
+                  PREFETCH_AHEAD, U, G, dv)
+    dS = model.value_scale * (G.T @ U)
+    return tuple(float(s) for s in sums), dv, dS
+
+
+class PassChoice:
+    """The measured choice between the fused and the two-pass training pass, per shape class,
+    cached for the process (the rule is in the module docstring)."""
+
+    rounds = 3
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple, str] = {}
+        self.timings: dict[tuple, dict[str, float]] = {}
+
+    @staticmethod
+    def shape_class(X) -> tuple:
+        n = max(int(X.shape[0]), 1)
+        return (int(X.shape[1]), int(X.shape[2]), str(X.dtype), 1 << (n.bit_length() - 1))
+
+    def choose(self, X, candidates: dict) -> str:
+        """The name of the pass to use on data like ``X``; ``candidates`` maps names to
+        zero-argument callables running that pass on this call's data (timed when the shape
+        class is new)."""
+        key = self.shape_class(X)
+        name = self.cache.get(key)
+        if name is not None:
+            return name
+        times: dict[str, list[float]] = {k: [] for k in candidates}
+        for f in candidates.values():  # warm-up (compiles or loads the kernel), untimed
+            f()
+        for _ in range(self.rounds):
+            for k, f in candidates.items():
+                t0 = time.perf_counter()
+                f()
+                times[k].append(time.perf_counter() - t0)
+        med = {k: statistics.median(t) for k, t in times.items()}
+        name = min(med, key=med.get)
+        self.cache[key] = name
+        self.timings[key] = med
+        return name
+
+    def clear(self) -> None:
+        self.cache.clear()
+        self.timings.clear()
+
+
+_CHOICE = PassChoice()
+
+
+def pass_choices() -> PassChoice:
+    """The process-wide [`PassChoice`][] (``cache``, ``timings``; ``clear()`` forgets)."""
+    return _CHOICE
