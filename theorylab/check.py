@@ -26,7 +26,7 @@ from theorylab.core import atomic_io as _io
 from theorylab.core.claims import Claim, markdown_table, write_result
 from theorylab.core.cli import ArgumentParser
 from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
-from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
+from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import check_out_folder
 from theorylab.papers import PAPERS
 
@@ -126,10 +126,7 @@ def main(argv=None) -> int:
     add_threads_argument(p)
     add_executor_arguments(p)
     a = p.parse_args(argv)
-    try:
-        set_threads(threads_from_args(a))
-    except ValueError as err:  # a bad $THEORYLAB_THREADS
-        p.error(f"--threads: {err}")
+    set_threads_from_args(p, a)
     if a.list:
         for key, claim in all_claims().items():
             print(f"{key:<28} {claim.label:<14} {claim.kind:<14} {claim.title}")

@@ -17,7 +17,7 @@ import sys
 
 from theorylab.core.cli import ArgumentParser
 from theorylab.core.config import paper_of, read_toml
-from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
+from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import DivergenceError, Interrupted, check_out_folder
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
@@ -43,10 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     add_threads_argument(p)
     args = p.parse_args(argv)
-    try:
-        set_threads(threads_from_args(args))
-    except ValueError as err:  # a bad $THEORYLAB_THREADS
-        p.error(f"--threads: {err}")
+    set_threads_from_args(p, args)
     if args.list:
         for name, paper in PAPERS.items():
             default = " (default)" if name == DEFAULT_PAPER else ""

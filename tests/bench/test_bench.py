@@ -7,6 +7,7 @@ import pytest
 
 from theorylab import bench
 from theorylab.bench import __main__ as bench_cli
+from theorylab.core.jit import HAVE_NUMBA
 
 #: float32 trajectories on CUDA vs float64 over 5 steps (relative, max-norm of each state);
 #: float32 on CPU gives ~8e-5 on the learned change of A (~1e-4 in size) and ~1e-6 on v,
@@ -182,13 +183,21 @@ def test_read_once_and_machine_line():
     assert bench.read_once_seconds(10_000, 64, 64, 8, 10.0) == pytest.approx(0.032768, rel=1e-12)
     line = bench.machine_line("cpu")
     assert line.startswith("# device: ") and "primitive:" in line and "BLAS threads" in line
+    assert "empirical pass:" in line and "numba" in line
     row = bench.bench_empirical(4, 8, 100, repeats=1, max_seconds=1.0, copy_gbs=10.0)
     assert row["x_read_once"] == pytest.approx(row["step_ms"] / row["read_once_ms"])
+    # the attainable bound: autograd ÷ one BLAS read of X, and which pass the engine ran
+    assert row["autograd_over_blas_read"] == pytest.approx(
+        row["autograd_ms"] / row["blas_read_ms"])
+    assert row["pass"] in ("fused", "two-pass", "two-pass (fused not eligible)")
 
 
 def test_bench_choices_smoke():
     row = bench.bench_choices(100, 4, 8, repeats=1, max_seconds=1.0, threads=(1,),
                               copy_gbs=10.0)
     for key in ("einsum_t1_ms", "blas_t1_ms", "torch_t1_ms", "auto_t1_ms", "autograd_t1_ms",
-                "speedup_vs_autograd_t1", "auto_t1_x_read_once"):
+                "speedup_vs_autograd_t1", "auto_t1_x_read_once", "blas_read_ms",
+                "autograd_t1_over_blas_read"):
         assert np.isfinite(row[key]) and row[key] > 0
+    if HAVE_NUMBA:
+        assert np.isfinite(row["fused_t1_ms"]) and row["auto_pass"] in ("fused", "two-pass")

@@ -19,7 +19,7 @@ from theorylab.bench.empirical import (
 from theorylab.bench.targets import run_targets
 from theorylab.core.atomic_io import write_csv
 from theorylab.core.cli import ArgumentParser
-from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
+from theorylab.core.threads import add_threads_argument, set_threads_from_args
 
 
 def main(argv=None) -> int:
@@ -54,10 +54,7 @@ def main(argv=None) -> int:
                         "'cpu' on a CPU")
     p.add_argument("--out", help="also write the table as CSV")
     args = p.parse_args(argv)
-    try:
-        set_threads(threads_from_args(args))
-    except ValueError as err:  # a bad $THEORYLAB_THREADS
-        p.error(f"--threads: {err}")
+    set_threads_from_args(p, args)
     if args.backend == "numpy" and args.device != "cpu":
         p.error("--backend numpy runs on cpu only")
     if args.device.startswith("cuda"):

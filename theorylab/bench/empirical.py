@@ -547,17 +547,20 @@ def _threads() -> int:
 
 
 def machine_line(device: str = "cpu") -> str:
-    """``# device: <CPU model or GPU> ; threads ...; primitive ...; library versions`` — the
-    header every benchmark table starts with, so that its numbers say where they come from."""
+    """``# device: <CPU model or GPU> ; threads ...; primitive ...; empirical pass ...; library
+    versions`` — the header every benchmark table starts with, so that its numbers say where
+    they come from."""
     import torch
 
     from theorylab.core.backend import default_primitive
+    from theorylab.core.jit import numba_version
     from theorylab.core.threads import current_threads
+    from theorylab.jelassi2022.engines.fused import default_pass
 
     th = current_threads()
     return (f"# device: {device_name(device)}; torch threads: {th['torch']}; BLAS threads: "
-            f"{th['blas']}; primitive: {default_primitive()}; torch {torch.__version__}, "
-            f"numpy {np.__version__}")
+            f"{th['blas']}; primitive: {default_primitive()}; empirical pass: {default_pass()}; "
+            f"torch {torch.__version__}, numpy {np.__version__}, numba {numba_version()}")
 
 
 # -- issue 15: implementation choices, flush-to-zero, threads, timed interleaved -----------------

@@ -23,6 +23,7 @@ from .cli import nonnegative_int
 __all__ = [
     "THREADS_ENV",
     "add_threads_argument",
+    "set_threads_from_args",
     "current_threads",
     "default_threads",
     "limit_threads",
@@ -124,3 +125,15 @@ def threads_from_args(args: argparse.Namespace) -> int:
     """The thread count an entry point should use: ``--threads`` if given, else the default."""
     n = getattr(args, "threads", None)
     return default_threads() if n is None else n
+
+
+def set_threads_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """[`set_threads`][] to [`threads_from_args`][]; a bad ``$THEORYLAB_THREADS`` ends the
+    command through ``parser.error`` (exit 2, the message names ``--threads``). Returns the
+    count set."""
+    try:
+        n = threads_from_args(args)
+    except ValueError as err:
+        parser.error(f"--threads: {err}")
+    set_threads(n)
+    return n

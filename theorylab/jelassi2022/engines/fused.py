@@ -19,7 +19,13 @@ two) times both passes on the call's own data, interleaved (one untimed call eac
 [`PassChoice.rounds`][] rounds), and keeps the faster for the process. ``"fused"`` or
 ``"two-pass"`` pin one, through ``$THEORYLAB_EMPIRICAL_PASS``. The fused pass is a candidate
 only on a CPU, in float64, for C-contiguous X held in memory (not streamed), with numba
-importable ([`theorylab.core.jit.HAVE_NUMBA`][]).
+importable ([`theorylab.core.jit.HAVE_NUMBA`][]); the batched engine (many runs in one step)
+and the forward-only test pass keep the plain code. Measured speeds, and why a one-pass step
+still does not reach 2× autograd on every CPU: docs/performance.md.
+
+The loops are written out (four-row blocks inline, not a shared helper): the same blocks
+behind a helper function ran 1.35–1.47× slower at issue 15's sizes (measured), so the two
+four-row dot-product blocks (X·v and S·u) stay as two copies.
 
 **Rounding.** The kernel sums in another order than BLAS (vectorised partial sums), so
 gradients differ from the plain pass by rounding only: ≤ 1e-13 relative observed at N ≤ 2·10⁴
@@ -76,6 +82,7 @@ def _fused(X1, D, d, v, S, y, w, kappa, coef, dcoef, maj, tie_tol, ahead, U, G, 
     h = np.empty(D)
     gq = np.empty(D)
     du = np.empty(D)
+    sig = np.empty(D)
     for n in range(N):
         base = n * Dd
         # U_n = X_n·v, four rows at a time (four independent sums), prefetching ahead
@@ -108,19 +115,46 @@ def _fused(X1, D, d, v, S, y, w, kappa, coef, dcoef, maj, tie_tol, ahead, U, G, 
                 a0 += X1[r + k] * v[k]
             u[j] = a0
             j += 1
-        # H = κ S u, F = Σ_i σ(H_i) (Horner), tie scale D·|σ|(κ max_j |u_j|)
+        # H = κ S u, four rows of S at a time
+        i = 0
+        while i + 4 <= D:
+            a0 = 0.0
+            a1 = 0.0
+            a2 = 0.0
+            a3 = 0.0
+            for jj in range(D):
+                uj = u[jj]
+                a0 += S[i, jj] * uj
+                a1 += S[i + 1, jj] * uj
+                a2 += S[i + 2, jj] * uj
+                a3 += S[i + 3, jj] * uj
+            h[i] = kappa * a0
+            h[i + 1] = kappa * a1
+            h[i + 2] = kappa * a2
+            h[i + 3] = kappa * a3
+            i += 4
+        while i < D:
+            a0 = 0.0
+            for jj in range(D):
+                a0 += S[i, jj] * u[jj]
+            h[i] = kappa * a0
+            i += 1
+        # σ(H), σ'(H) by Horner, vectorised over i
+        for i in range(D):
+            sig[i] = coef[nc - 1]
+            gq[i] = dcoef[ndc - 1]
+        for c in range(nc - 2, -1, -1):
+            cc = coef[c]
+            for i in range(D):
+                sig[i] = sig[i] * h[i] + cc
+        for c in range(ndc - 2, -1, -1):
+            cc = dcoef[c]
+            for i in range(D):
+                gq[i] = gq[i] * h[i] + cc
         F = 0.0
         umax = 0.0
         for i in range(D):
-            acc = 0.0
-            for jj in range(D):
-                acc += S[i, jj] * u[jj]
-            hi = kappa * acc
-            h[i] = hi
-            pv = coef[nc - 1]
-            for c in range(nc - 2, -1, -1):
-                pv = pv * hi + coef[c]
-            F += pv
+            F += sig[i]
             a = abs(u[i])
             if a > umax:
                 umax = a
@@ -145,16 +179,23 @@ def _fused(X1, D, d, v, S, y, w, kappa, coef, dcoef, maj, tie_tol, ahead, U, G, 
             sg = 1.0 / (1.0 + math.exp(m))
         g = -w * sg * yn
         for i in range(D):
-            qv = dcoef[ndc - 1]
-            for c in range(ndc - 2, -1, -1):
-                qv = qv * h[i] + dcoef[c]
-            gq[i] = g * qv
+            gq[i] = g * gq[i]
             du[i] = 0.0
-        # ∂L/∂U_n = κ Sᵀ G_n, accumulated row by row of S
-        for i in range(D):
-            gi = kappa * gq[i]
+        # ∂L/∂U_n = κ Sᵀ G_n, four rows of S at a time
+        i = 0
+        while i + 4 <= D:
+            g0 = kappa * gq[i]
+            g1 = kappa * gq[i + 1]
+            g2 = kappa * gq[i + 2]
+            g3 = kappa * gq[i + 3]
             for jj in range(D):
-                du[jj] += gi * S[i, jj]
+                du[jj] += g0 * S[i, jj] + g1 * S[i + 1, jj] + g2 * S[i + 2, jj] + g3 * S[i + 3, jj]
+            i += 4
+        while i < D:
+            g0 = kappa * gq[i]
+            for jj in range(D):
+                du[jj] += g0 * S[i, jj]
+            i += 1
         for i in range(D):
             U[n, i] = u[i]
             G[n, i] = gq[i]
