@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 pytest.importorskip("numba")
 
@@ -130,11 +131,19 @@ def test_auto_measures_once_per_shape_class_and_runs_the_choice():
     p = eng.initial_params()
     eng.evaluate(p, 0, need_grad=True, record=False)
     choice = fz.pass_choices()
-    assert list(choice.cache) == [(8, 24, "float64", 256)]
-    assert choice.cache[(8, 24, "float64", 256)] in ("fused", "two-pass")
-    assert set(choice.timings[(8, 24, "float64", 256)]) == {"fused", "two-pass"}
+    key = (8, 24, "float64", 256, torch.get_num_threads())
+    assert list(choice.cache) == [key]
+    assert choice.cache[key] in ("fused", "two-pass")
+    assert set(choice.timings[key]) == {"fused", "two-pass"}
     eng.evaluate(p, 0, need_grad=True, record=False)
     assert len(choice.cache) == 1  # measured once
+    n = torch.get_num_threads()
+    try:  # another thread count is another class: the kernel is single-threaded
+        torch.set_num_threads(n + 1)
+        eng.evaluate(p, 0, need_grad=True, record=False)
+        assert len(choice.cache) == 2
+    finally:
+        torch.set_num_threads(n)
 
 
 def test_float32_and_streamed_data_take_the_two_pass_path():

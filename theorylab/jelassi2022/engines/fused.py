@@ -15,7 +15,8 @@ with a generic ∂L/∂U), so one pass is the floor; but the kernel does the att
 (O(D²) per sample) in scalar-loop code where the plain pass uses BLAS, and the balance depends on
 the CPU and the shape. The choice rule is the one of the backend's primitives: with ``"auto"``
 (default) the first training pass of a *shape class* (D, d, dtype, N rounded down to a power of
-two) times both passes on the call's own data, interleaved (one untimed call each, then
+two, torch's thread count: the kernel is single-threaded, so with many threads the two-pass step
+may win) times both passes on the call's own data, interleaved (one untimed call each, then
 [`PassChoice.rounds`][] rounds), and keeps the faster for the process. ``"fused"`` or
 ``"two-pass"`` pin one, through ``$THEORYLAB_EMPIRICAL_PASS``. The fused pass is a candidate
 only on a CPU, in float64, for C-contiguous X held in memory (not streamed), with numba
@@ -271,8 +272,14 @@ class PassChoice:
 
     @staticmethod
     def shape_class(X) -> tuple:
+        """(D, d, dtype, N rounded down to a power of two, torch threads): the kernel is
+        single-threaded while the two-pass step's products use the thread pools, so a change of
+        ``--threads`` within a process is a new class."""
+        import torch
+
         n = max(int(X.shape[0]), 1)
-        return (int(X.shape[1]), int(X.shape[2]), str(X.dtype), 1 << (n.bit_length() - 1))
+        return (int(X.shape[1]), int(X.shape[2]), str(X.dtype), 1 << (n.bit_length() - 1),
+                torch.get_num_threads())
 
     def choose(self, X, candidates: dict) -> str:
         """The name of the pass to use on data like ``X``; ``candidates`` maps names to
