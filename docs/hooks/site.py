@@ -110,12 +110,13 @@ def on_config(config):
     docs = Path(config["docs_dir"])
     nav: list = [{"Home": "index.md"}]
     for paper in _papers(docs):
-        section: list = [{"Notes": f"papers/{paper}.md"}]
+        # the labels name the paper: they are also the pages' browser titles
+        section: list = [{f"Notes ({paper})": f"papers/{paper}.md"}]
         if claims := _pages(docs, f"claims/{paper}"):
             section.append({"Claims": claims})
         if results := _pages(docs, f"results/{paper}"):
             section.append({"Results (generated)": results})
-        section.append({"Figure gallery": f"gallery/{paper}.md"})
+        section.append({f"Figure gallery ({paper})": f"gallery/{paper}.md"})
         name = _title(docs / "papers" / f"{paper}.md").removeprefix("Notes on ").split(', "')[0]
         nav.append({name: section})
     top = {p.name for p in docs.glob("*.md")} - {"index.md"}

@@ -22,7 +22,8 @@ CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 PAGES = {
     "index.html": "theorylab",
     "claims/jelassi2022/thm3.1/index.html": "Theorem 3.1",
-    "gallery/jelassi2022/index.html": "Figure gallery - theorylab",
+    "gallery/jelassi2022/index.html": "Figure gallery (jelassi2022) - theorylab",
+    "gallery/huang2024/index.html": "Figure gallery (huang2024) - theorylab",
 }
 
 
