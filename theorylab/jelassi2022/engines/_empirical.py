@@ -23,7 +23,7 @@ import numpy as np
 from ..data import sample
 from ..model import evaluate_projections
 from ._base import ChunkSums, Engine, Evaluation, binomial_se, iter_chunks, standard_error
-from .fused import PASSES, default_pass, fused_eligible, fused_grad_pass, pass_choices
+from .fused import PASSES, FusedPass, default_pass, fused_eligible, pass_choices
 
 __all__ = ["EmpiricalEngine", "place_data", "STREAM_FRACTION"]
 
@@ -78,7 +78,7 @@ class EmpiricalEngine(Engine):
         self.chunk = self.chunk_rows(row, max(self.N, self.Nt))
         #: "auto", "fused" or "two-pass" (see ``fused``): how the training pass reads X
         self.pass_impl = default_pass()
-        self._fused_buffers = None
+        self._fused = None  # the prepared FusedPass, made on first use
 
     def _rows(self, X, sl):
         return self.xp.chunk_to_device(X, sl) if self.streamed else X[sl]
@@ -108,13 +108,11 @@ class EmpiricalEngine(Engine):
 
     def _fused_pass(self, params, S):
         xp = self.xp
-        X = xp.to_numpy(self.X)
-        if self._fused_buffers is None:
-            self._fused_buffers = (np.empty(X.shape[:2]), np.empty(X.shape[:2]))
-        (loss, loss_sq, error, ties), dv, dS = fused_grad_pass(
-            X, xp.to_numpy(self.y), xp.to_numpy(params["v"]), xp.to_numpy(S), self.model,
-            self.tie_tol, 1.0 / self.N, out=self._fused_buffers,
-        )
+        if self._fused is None:
+            self._fused = FusedPass(xp.to_numpy(self.X), xp.to_numpy(self.y), self.model,
+                                    self.tie_tol, 1.0 / self.N)
+        (loss, loss_sq, error, ties), dv, dS = self._fused(xp.to_numpy(params["v"]),
+                                                           xp.to_numpy(S))
         sums = ChunkSums()
         sums.loss, sums.loss_sq, sums.error, sums.ties = loss, loss_sq, error, ties
         sums.dS = xp.asarray(dS)

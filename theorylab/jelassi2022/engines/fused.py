@@ -45,7 +45,7 @@ import numpy as np
 
 from theorylab.core.jit import HAVE_NUMBA, njit, prefetch
 
-__all__ = ["PASSES", "PASS_ENV", "PassChoice", "default_pass", "fused_grad_pass",
+__all__ = ["PASSES", "PASS_ENV", "FusedPass", "PassChoice", "default_pass", "fused_grad_pass",
            "fused_eligible", "pass_choices"]
 
 #: the implementations of the empirical training pass; "auto" measures them (see the module)
@@ -230,34 +230,48 @@ def fused_eligible(xp, X, streamed: bool = False) -> bool:
     return arr.dtype == np.float64 and arr.ndim == 3 and arr.flags.c_contiguous
 
 
-def fused_grad_pass(X, y, v, S, model, tie_tol: float, weight: float, out=None):
-    """One fused pass (see the module) on numpy arrays.
+class FusedPass:
+    """The fused pass (see the module) on one data set, prepared once: the polynomial
+    coefficients of σ, σ' and |σ|, the labels as float64 and the (U, G) work arrays are made
+    here, so that a step only runs the kernel and the product for ∂L/∂S.
 
     **Arguments:**
 
-    - `X`: (N, D, d) float64, C-contiguous; `y`: (N,) labels ±1; `v`: (d,); `S`: (D, D).
+    - `X`: (N, D, d) float64, C-contiguous; `y`: (N,) labels ±1.
     - `model`: the model's σ and κ, a
       [`PositionalAttentionModel`][theorylab.jelassi2022.model.PositionalAttentionModel].
     - `tie_tol`: see ``TrainConfig``; `weight`: the weight of each sample (1/N).
-    - `out`: optional (U, G) buffers of shape (N, D), reused between steps.
 
-    Returns ``(sums, dv, dS)``: ``sums`` = (loss, loss², error, ties) as Python floats,
-    ``dv`` = ∂L/∂v (d,), ``dS`` = ∂L/∂S = κ Gᵀ U (D, D).
+    Calling it with ``(v, S)`` returns ``(sums, dv, dS)``: ``sums`` = (loss, loss², error,
+    ties) as Python floats, ``dv`` = ∂L/∂v (d,), ``dS`` = ∂L/∂S = κ Gᵀ U (D, D).
     """
-    N, D, d = X.shape
-    U, G = out if out is not None else (np.empty((N, D)), np.empty((N, D)))
-    act = model.activation
-    coef = np.asarray(act.coeffs, dtype=np.float64)
-    dcoef = np.asarray(act.derivative().coeffs, dtype=np.float64)
-    maj = np.asarray(act.majorant().coeffs, dtype=np.float64)
-    dv = np.zeros(d)
-    sums = _fused(X.reshape(-1), D, d, np.ascontiguousarray(v, dtype=np.float64),
-                  np.ascontiguousarray(S, dtype=np.float64),
-                  np.ascontiguousarray(y, dtype=np.float64), float(weight),
-                  float(model.value_scale), coef, dcoef, maj, float(tie_tol),
-                  PREFETCH_AHEAD, U, G, dv)
-    dS = model.value_scale * (G.T @ U)
-    return tuple(float(s) for s in sums), dv, dS
+
+    def __init__(self, X, y, model, tie_tol: float, weight: float) -> None:
+        N, D, _ = X.shape
+        act = model.activation
+        self.X1 = X.reshape(-1)
+        self.shape = X.shape
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.coefs = tuple(np.asarray(a.coeffs, dtype=np.float64)
+                           for a in (act, act.derivative(), act.majorant()))
+        self.kappa = float(model.value_scale)
+        self.tie_tol, self.weight = float(tie_tol), float(weight)
+        self.U, self.G = np.empty((N, D)), np.empty((N, D))
+
+    def __call__(self, v, S):
+        _, D, d = self.shape
+        dv = np.zeros(d)
+        sums = _fused(self.X1, D, d, np.ascontiguousarray(v, dtype=np.float64),
+                      np.ascontiguousarray(S, dtype=np.float64), self.y, self.weight,
+                      self.kappa, *self.coefs, self.tie_tol, PREFETCH_AHEAD, self.U, self.G, dv)
+        dS = self.kappa * (self.G.T @ self.U)
+        return tuple(float(x) for x in sums), dv, dS
+
+
+def fused_grad_pass(X, y, v, S, model, tie_tol: float, weight: float):
+    """One fused pass on numpy arrays: ``FusedPass(X, y, model, tie_tol, weight)(v, S)``
+    (see [`FusedPass`][] for the arguments and what it returns)."""
+    return FusedPass(X, y, model, tie_tol, weight)(v, S)
 
 
 class PassChoice:
