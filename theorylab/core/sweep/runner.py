@@ -62,9 +62,9 @@ def usable_cores() -> int:
 
 def quiet_dask_logs(verbose: bool = False) -> None:
     """Dask's own log lines (scheduler and worker start/stop, ``killed by signal``) at
-    WARNING, or INFO with ``verbose``; set in the environment too, so worker processes
+    ERROR, or INFO with ``verbose``; set in the environment too, so worker processes
     inherit it."""
-    level = "info" if verbose else "warning"
+    level = "info" if verbose else "error"
     os.environ["DASK_LOGGING__DISTRIBUTED"] = level
     try:
         import dask
@@ -73,7 +73,7 @@ def quiet_dask_logs(verbose: bool = False) -> None:
     except ImportError:  # pragma: no cover - a core dependency
         pass
     for name in ("distributed", "dask_jobqueue"):
-        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.WARNING)
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.ERROR)
 
 log = logging.getLogger("theorylab.sweep")
 

@@ -293,6 +293,7 @@ def load_sweep(folder: str | Path) -> pd.DataFrame:
     if not path.is_file():
         raise ValueError(f"out: {folder} holds no sweep table (results.parquet); run "
                          f"python -m theorylab.sweep SPEC --out {folder} first")
+    manifest = _read_manifest(Path(folder) / "sweep.json") or {}
     table = pd.read_parquet(path)
     if len(table) == 0 or "run_id" not in table or "point" not in table:
         return table
@@ -311,7 +312,7 @@ def load_sweep(folder: str | Path) -> pd.DataFrame:
     fresh = fresh and not any(r in files for r in heads.run_id[~stored])
     if fresh:
         return table
-    labels = (_read_manifest(Path(folder) / "sweep.json") or {}).get("labels")
+    labels = manifest.get("labels")
     if not isinstance(labels, list):  # a store of an older manifest: the axis-named columns
         labels = [c for c in table.columns if "." in c]
     parts = []
