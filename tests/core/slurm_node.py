@@ -1,7 +1,7 @@
 """A one-node SLURM cluster for the tests: Debian's ``slurm-wlm`` and ``munge`` run as root,
 every file (key, sockets, state, spool, logs) in one temporary folder, ``SLURM_CONF`` pointing
 at its ``slurm.conf``. [`start`][] returns the environment to run SLURM commands with and a
-function that stops every daemon it started; it raises ``Unavailable`` (a reason to skip)
+function that stops every daemon it started; it raises ``UnavailableError`` (a reason to skip)
 where the binaries are absent, the process is not root, or the daemons do not come up."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 BINARIES = ("munged", "mungekey", "slurmctld", "slurmd", "sinfo", "sbatch", "squeue", "scancel")
 
 
-class Unavailable(Exception):
+class UnavailableError(Exception):
     """Why no SLURM cluster can be started here."""
 
 
@@ -73,12 +73,12 @@ def slurm_conf(folder: Path, host: str) -> str:
 
 def start(folder: Path, wait_s: float = 60.0) -> tuple[dict, Callable[[], None]]:
     """Start munged, slurmctld and slurmd with their files in ``folder``; (environment with
-    ``SLURM_CONF``, stop). ``Unavailable`` with the reason where that cannot be done."""
+    ``SLURM_CONF``, stop). ``UnavailableError`` with the reason where that cannot be done."""
     missing = [b for b in BINARIES if shutil.which(b) is None]
     if missing:
-        raise Unavailable(f"no {', '.join(missing)} (Debian packages slurm-wlm and munge)")
+        raise UnavailableError(f"no {', '.join(missing)} (Debian packages slurm-wlm and munge)")
     if os.geteuid() != 0:
-        raise Unavailable("the one-node SLURM cluster runs its daemons as root")
+        raise UnavailableError("the one-node SLURM cluster runs its daemons as root")
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o700)
     for sub in ("state", "spool"):
@@ -136,12 +136,12 @@ def start(folder: Path, wait_s: float = 60.0) -> tuple[dict, Callable[[], None]]
             return out.returncode == 0 and out.stdout.strip() in ("idle", "mix")
 
         _until(idle, wait_s, "slurmctld/slurmd (node idle)", procs, gone)
-    except Unavailable:
+    except UnavailableError:
         stop()
         raise
     except (OSError, subprocess.SubprocessError) as e:
         stop()
-        raise Unavailable(f"could not start the SLURM daemons ({e}); {gone()}") from None
+        raise UnavailableError(f"could not start the SLURM daemons ({e}); {gone()}") from None
     return env, stop
 
 
@@ -149,11 +149,11 @@ def _until(ok: Callable[[], bool], wait_s: float, what: str, procs, gone) -> Non
     t0 = time.monotonic()
     while time.monotonic() - t0 < wait_s:
         if any(p.poll() is not None for p in procs):
-            raise Unavailable(f"{what}: a daemon exited; {gone()}")
+            raise UnavailableError(f"{what}: a daemon exited; {gone()}")
         try:
             if ok():
                 return
         except (OSError, subprocess.SubprocessError):
             pass
         time.sleep(0.2)
-    raise Unavailable(f"{what}: not up within {wait_s:g} s; {gone()}")
+    raise UnavailableError(f"{what}: not up within {wait_s:g} s; {gone()}")

@@ -38,7 +38,7 @@ def slurm(tmp_path_factory):
                                                 "not installed")
     try:
         env, stop = slurm_node.start(tmp_path_factory.mktemp("slurm"))
-    except slurm_node.Unavailable as e:
+    except slurm_node.UnavailableError as e:
         pytest.skip(f"no one-node SLURM cluster: {e}")
     yield env
     stop()

@@ -21,7 +21,7 @@ import theorylab.sweep  # noqa: F401  (registers the papers)
 from theorylab.core.sweep import (
     PROVENANCE_COLUMNS,
     Store,
-    SweepStopped,
+    SweepStoppedError,
     execute,
     load_sweep,
     run_sweep_spec,
@@ -143,7 +143,8 @@ def test_a_spec_that_adds_points_extends_the_store(tmp_path):
     assert any("2 of 3 points cached, 1 to compute" in s for s in said), said
     pd.testing.assert_frame_equal(_results(big.iloc[:2]), _results(small))
     # a changed base config is another sweep: refused without --new-store
-    other = {**_spec((0.1, 0.2, 0.3)), "base_config": {**BASE, "train": {**BASE["train"], "steps": 31}}}
+    other = {**_spec((0.1, 0.2, 0.3)),
+             "base_config": {**BASE, "train": {**BASE["train"], "steps": 31}}}
     with pytest.raises(ValueError, match="holds another sweep"):
         run_sweep_spec(other, tmp_path, workers=0, progress=False, say=_quiet)
     # dropping a point is not an extension either
@@ -285,7 +286,7 @@ def test_a_sweep_whose_workers_all_died_stops(tmp_path):
                       dashboard_address=":0") as cluster, Client(cluster) as client:
         client.wait_for_workers(1)
         client.retire_workers(close_workers=True)  # the only worker is gone
-        with pytest.raises(SweepStopped) as e:
+        with pytest.raises(SweepStoppedError) as e:
             execute(points, store, client=client, worker_timeout=1, progress=False,
                     say=_quiet)
     assert not e.value.interrupted and "no Dask worker for 1 s" in str(e.value)

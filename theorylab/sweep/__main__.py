@@ -24,7 +24,7 @@ import sys
 from theorylab.core.cli import ArgumentParser
 from theorylab.core.sweep import (
     WORKER_TIMEOUT_S,
-    SweepStopped,
+    SweepStoppedError,
     parse_shard,
     run_sweep_spec,
     usable_cores,
@@ -40,7 +40,7 @@ def _sigterm_as_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def _stopped(e: SweepStopped, argv: list[str]) -> int:
+def _stopped(e: SweepStoppedError, argv: list[str]) -> int:
     n = len(e.unfinished)
     names = [f"{p.run_id} {p.labels}" for p in e.unfinished[:LISTED]]
     more = f" and {n - LISTED} more" if n > LISTED else ""
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except SweepStopped as e:
+    except SweepStoppedError as e:
         return _stopped(e, argv)
     except KeyboardInterrupt:  # before any point started (reading the spec, starting Dask)
         print(f"interrupted before any point ran. Rerun with: "

@@ -24,7 +24,7 @@ import pandas as pd
 
 from .runner import (
     WORKER_TIMEOUT_S,
-    SweepStopped,
+    SweepStoppedError,
     compute_point,
     execute,
     open_client,
@@ -44,9 +44,9 @@ from .spec import (
 from .store import PROVENANCE_COLUMNS, Store, load_sweep
 
 __all__ = ["PROVENANCE_COLUMNS", "RESULT_SCHEMA_VERSION", "WORKER_TIMEOUT_S", "Point", "Store",
-           "SweepSpec", "SweepStopped", "usable_cores", "call_point", "compute_point", "execute", "load_spec", "load_sweep", "open_client",
-           "parse_shard", "run_point",
-           "run_points", "run_sweep_spec", "spec_from_dict", "use_executor"]
+           "SweepSpec", "SweepStoppedError", "call_point", "compute_point", "execute",
+           "load_spec", "load_sweep", "open_client", "parse_shard", "run_point", "run_points",
+           "run_sweep_spec", "spec_from_dict", "usable_cores", "use_executor"]
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -83,7 +83,7 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
     with `slurm_memory`; `worker_timeout`: seconds to wait for a Dask worker (see
     [`open_client`][]); `verbose`: Dask's own log lines too.
 
-    One sweep writes a store at a time (``sweep.lock``); [`SweepStopped`][] when interrupted
+    One sweep writes a store at a time (``sweep.lock``); [`SweepStoppedError`][] when interrupted
     or when every worker is gone (the finished points are stored and in ``results.parquet``).
     """
     if isinstance(spec, (str, Path)):
@@ -144,7 +144,7 @@ def _run_locked(spec, store, points, chosen, *, new_store, client, scheduler, wo
                              say=say, oversubscribe=oversubscribe,
                              worker_timeout=worker_timeout, verbose=verbose) as c:
                 res = run(client=c)
-    except SweepStopped as e:
+    except SweepStoppedError as e:
         store.consolidate(points, e.results)
         raise
     table = store.consolidate(points, res)

@@ -29,7 +29,7 @@ import pandas as pd
 from .spec import Point, get_paper
 from .store import Store
 
-__all__ = ["SweepStopped", "WORKER_TIMEOUT_S", "compute_point", "execute", "open_client",
+__all__ = ["SweepStoppedError", "WORKER_TIMEOUT_S", "compute_point", "execute", "open_client",
            "run_points", "slurm_cluster", "usable_cores", "use_executor"]
 
 #: How long a sweep waits for a first Dask worker, and for a worker to come back once all
@@ -39,7 +39,7 @@ WORKER_TIMEOUT_S = 120.0
 SLURM_WORKER_TIMEOUT_S = 3600.0
 
 
-class SweepStopped(Exception):
+class SweepStoppedError(Exception):
     """The sweep stopped before all its points were done: ``interrupted`` (SIGINT or SIGTERM)
     or every Dask worker gone for longer than the worker timeout. ``unfinished``: the points
     not computed; ``results``: run_id → table of those that were."""
@@ -242,7 +242,7 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
     process, one by one) and write each to the store as it finishes. Returns run_id → table of
     every point (cached ones read from the store).
 
-    [`SweepStopped`][] on SIGINT (``KeyboardInterrupt``) and when the client has had no worker
+    [`SweepStoppedError`][] on SIGINT (``KeyboardInterrupt``) and when the client has had no worker
     for ``worker_timeout`` seconds (default: the one [`open_client`][] waited; 0: forever)."""
     from tqdm.auto import tqdm
 
@@ -283,12 +283,12 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
 
     futures: dict = {}
 
-    def stopped(message: str, interrupted: bool) -> SweepStopped:
+    def stopped(message: str, interrupted: bool) -> SweepStoppedError:
         if futures:
             with contextlib.suppress(Exception):
                 client.cancel(list(futures))
         left = [p for p in todo if p.run_id not in results]
-        return SweepStopped(message, left, results, interrupted)
+        return SweepStoppedError(message, left, results, interrupted)
 
     try:
         if client is None:

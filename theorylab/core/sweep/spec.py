@@ -35,8 +35,9 @@ from typing import Any
 
 from theorylab.core.config import paper_of, read_toml
 
-__all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MODES", "POINT_TYPES", "RESULT_SCHEMA_VERSION", "Point", "SweepSpec",
-           "get_paper", "load_spec", "register_papers", "spec_from_dict"]
+__all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MODES", "POINT_TYPES",
+           "RESULT_SCHEMA_VERSION", "Point", "SweepSpec", "get_paper", "load_spec",
+           "register_papers", "spec_from_dict"]
 
 #: Bumped whenever the stored result of a point changes meaning or columns; it is part of every
 #: ``run_id``, so results of an older schema are never taken for cache hits.
@@ -273,11 +274,11 @@ def _refuse_duplicates(points: Sequence[Point]) -> None:
 
 
 def _assembled_points(spec: SweepSpec, paper) -> list[Point]:
-    """The points of a large "run" sweep of mode "product", assembled from one fully validated point per axis
-    value (the first combination with that value): each point is the first point's resolved
-    config with, for every axis, the fields its value changed. Exact when the fields an axis
-    changes are changed by that axis only; otherwise (two axes determining one field) every
-    point is validated in full."""
+    """The points of a large "run" sweep of mode "product", assembled from one fully validated
+    point per axis value (the first combination with that value): each point is the first
+    point's resolved config with, for every axis, the fields its value changed. Exact when the
+    fields an axis changes are changed by that axis only; otherwise (two axes determining one
+    field) every point is validated in full."""
     axes = [*spec.axes.items(), *([("train.seed", list(spec.seeds))] if spec.seeds else [])]
     first = {a: values[0] for a, values in axes}
     p0 = _one_point(spec, paper, first)
