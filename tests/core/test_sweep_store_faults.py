@@ -245,7 +245,7 @@ def test_interrupt_in_process_lists_the_unfinished_points_and_resumes(tmp_path, 
     assert "Traceback" not in err, err
     assert err.startswith("interrupted; "), err
     done = len(list((out / "points").glob("*.parquet")))
-    assert f"{done} points done and kept, {6 - done} unfinished: " in err, err
+    assert f"{done} of 6 points done and kept, {6 - done} unfinished: " in err, err
     assert f"Resume with: {sys.executable} -m theorylab.sweep {spec} --out {out}" in err, err
     assert not (out / "sweep.lock").exists()
     assert list(load_sweep(out).status).count("pending") == 6 - done

@@ -46,7 +46,8 @@ def _stopped(e: SweepStoppedError, argv: list[str]) -> int:
     more = f" and {n - LISTED} more" if n > LISTED else ""
     again = [sys.executable, "-m", "theorylab.sweep", *(x for x in argv if x != "--new-store")]
     what = "interrupted" if e.interrupted else f"error: {e}"
-    print(f"{what}; {len(e.results)} points done and kept, {n} unfinished: "
+    print(f"{what}; {len(e.results)} of {len(e.results) + n} points done and kept, "
+          f"{n} unfinished: "
           f"{'; '.join(names)}{more}. Resume with: {shlex.join(again)}", file=sys.stderr)
     return 130 if e.interrupted else 1
 
