@@ -130,11 +130,9 @@ class Point:
     config_hash: str = ""
 
     @staticmethod
-    def make(kind: str, payload: Mapping[str, Any], labels: Mapping[str, Any] | None = None,
-             canon: Mapping[str, Any] | None = None):
-        """The point of ``payload``; ``canon``: its canonical form when the caller has it."""
+    def make(kind: str, payload: Mapping[str, Any], labels: Mapping[str, Any] | None = None):
         payload = dict(payload)
-        digest = _digest(canon if canon is not None else _canon({"kind": kind, **payload}))
+        digest = _digest(_canon({"kind": kind, **payload}))
         return Point(kind, payload, dict(labels or {}), digest[:20], digest)
 
 
