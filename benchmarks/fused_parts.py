@@ -1,4 +1,4 @@
-"""Where the time of the fused empirical pass goes (issue 15): probes cut from the kernel.
+"""Where the time of the fused empirical pass goes: probes cut from the kernel.
 
 ``PYTHONPATH=. python benchmarks/fused_parts.py [--repeats 9]`` prints the markdown table of
 docs/performance.md ("Why T2 ... is out of reach"). At the four speed-target sizes it times, one
