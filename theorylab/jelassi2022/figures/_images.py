@@ -434,7 +434,7 @@ def fig5(ctx: FigureContext) -> FigureResult:
     ax.set_ylabel(f"test accuracy (%), permuted Fashion-MNIST {size}x{size}")
     ax.set_title("(a) test accuracy vs shuffle grid size (dashed: baseline)")
     ax.set_ylim(0, 100)
-    ax.legend(frameon=False, loc="lower right")
+    ax.legend(frameon=False, loc="center right")
 
     img = data.x_test[0, 0]
     top.suptitle("(b) a test image, original and permuted")
@@ -505,9 +505,12 @@ def fig5_reading(acc: dict, grid_sizes: list, corr_original: float) -> list[str]
                if min(gaps) > 0 else
                f"the ViT's gap to the weaker CNN ranges from {-max(gaps):+.1f} to "
                f"{-min(gaps):+.1f} points over g")
+    def change(x):
+        return f"loses {x:.1f} points" if x >= 0 else f"gains {-x:.1f} points"
+
     out = [
-        f"{first}: from no permutation (g = {g1}) to g = {g0} the VGG-like CNN loses "
-        f"{drops['VGG']:.1f} points and the ResNet-like CNN {drops['ResNet']:.1f} (paper, "
+        f"{first}: from no permutation (g = {g1}) to g = {g0} the VGG-like CNN "
+        f"{change(drops['VGG'])} and the ResNet-like CNN {change(drops['ResNet'])} (paper, "
         f"CIFAR-100: about {paper_drop['VGG']:.0f} and {paper_drop['ResNet']:.0f}); the ViT's "
         f"accuracy spans {spread:.1f} points over g (paper: flat at about "
         f"{FIG5_PAPER['ViT'][0]:.1f}%), and {vit_pos} (paper: the ViT beats both CNNs at "
