@@ -112,7 +112,7 @@ def reduced_moments(cfg: ExperimentConfig, p: int | None = None) -> dict[str, fl
 
     **Arguments:**
 
-    - `cfg`: a resolved [`ExperimentConfig`][theorylab.ExperimentConfig] (its data, model and
+    - `cfg`: a resolved [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] (its data, model and
       `train.offdiag0` are read).
     - `p`: the power; default the lowest power of the activation.
 
@@ -211,7 +211,7 @@ def phase_i(cfg: ExperimentConfig) -> PhaseIPrediction:
 
     **Arguments:**
 
-    - `cfg`: a resolved [`ExperimentConfig`][theorylab.ExperimentConfig] with an aligned start
+    - `cfg`: a resolved [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] with an aligned start
       (``train.init_v = "aligned"``, ``train.offdiag0_std = 0``), so that the reduction is exact.
 
     **Returns:** a [`PhaseIPrediction`][].
@@ -275,7 +275,7 @@ def phase_ii(cfg: ExperimentConfig, engine=None) -> PhaseIIPrediction:
 
     **Arguments:**
 
-    - `cfg`: a resolved [`ExperimentConfig`][theorylab.ExperimentConfig] (partition-symmetric
+    - `cfg`: a resolved [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] (partition-symmetric
       start, as for [`phase_i`][]).
     - `engine`: an exchangeable engine for `cfg` to reuse (built when omitted).
 
