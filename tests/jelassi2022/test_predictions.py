@@ -139,3 +139,26 @@ def test_phase_one_refuses_a_linear_start():
     cfg = fig4_config(model=dict(activation="quintic", temperature=1.0, value_scale=1.0))
     with pytest.raises(ValueError, match="lowest power"):
         phase_i(cfg)
+
+
+def test_phase_one_refuses_a_start_where_alpha_shrinks():
+    # a negative cubic coefficient makes the growth constant h negative: α decays, no plateau
+    cfg = fig4_config(model=dict(activation=[0.0, 0.0, 0.0, -1.0], temperature=1.0,
+                                 value_scale=1.0))
+    with pytest.raises(ValueError, match="does not grow"):
+        phase_i(cfg)
+
+
+def test_glm_plateau_alpha_star_below_the_first_bracket():
+    """A large value scale puts α* below 1e-3: the bracket is extended downwards."""
+    cfg = fig4_config(model=dict(activation="cubic", temperature=1.0, value_scale=3000.0))
+    pred = phase_ii(cfg)
+    eng = _engine(cfg)
+    g = eng.evaluate({"alpha": pred.alpha_star, "gamma": 0.0, "rho": 0.0}, 0, need_grad=True,
+                     record=False).grads["alpha"]
+    assert pred.alpha_star < 1e-3
+    # the root of ∂L/∂α: the gradient there is at rounding level relative to its scale away
+    # from the root (its value at 2α*)
+    g2 = eng.evaluate({"alpha": 2 * pred.alpha_star, "gamma": 0.0, "rho": 0.0}, 0,
+                      need_grad=True, record=False).grads["alpha"]
+    assert abs(g) < 1e-9 * abs(g2)

@@ -112,8 +112,9 @@ def reduced_moments(cfg: ExperimentConfig, p: int | None = None) -> dict[str, fl
 
     **Arguments:**
 
-    - `cfg`: a resolved [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] (its data, model and
-      `train.offdiag0` are read).
+    - `cfg`: a resolved
+      [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] (its data, model
+      and `train.offdiag0` are read).
     - `p`: the power; default the lowest power of the activation.
 
     **Returns:** ``{"M": M_p, "G_gamma": G_γ, "G_rho": G_ρ, "u": u, "s": s}``: exact finite sums
@@ -211,8 +212,10 @@ def phase_i(cfg: ExperimentConfig) -> PhaseIPrediction:
 
     **Arguments:**
 
-    - `cfg`: a resolved [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] with an aligned start
-      (``train.init_v = "aligned"``, ``train.offdiag0_std = 0``), so that the reduction is exact.
+    - `cfg`: a resolved
+      [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] with an aligned
+      start (``train.init_v = "aligned"``, ``train.offdiag0_std = 0``), so that the reduction
+      is exact.
 
     **Returns:** a [`PhaseIPrediction`][].
 
@@ -233,6 +236,9 @@ def phase_i(cfg: ExperimentConfig) -> PhaseIPrediction:
     kappa, tau = cfg.value_scale, cfg.temperature
     D, C = cfg.data.D, _sets_C(cfg)
     h = t.lr_v * p * c_p * kappa**p * mom["M"] / 2
+    if not h > 0:
+        raise ValueError(f"train.alpha0: α does not grow from the start (growth constant "
+                         f"h = {h:.3g} <= 0), so there is no plateau to predict")
     t_I = t.alpha0 ** (2 - p) / ((p - 2) * h)
     ratio = t.lr_A_value / (t.lr_v * tau * mom["M"])
     k_g = ratio * mom["s"] * mom["G_gamma"] / (D * (C - 1)) if C > 1 else 0.0
@@ -275,8 +281,9 @@ def phase_ii(cfg: ExperimentConfig, engine=None) -> PhaseIIPrediction:
 
     **Arguments:**
 
-    - `cfg`: a resolved [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] (partition-symmetric
-      start, as for [`phase_i`][]).
+    - `cfg`: a resolved
+      [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig]
+      (partition-symmetric start, as for [`phase_i`][]).
     - `engine`: an exchangeable engine for `cfg` to reuse (built when omitted).
 
     **Returns:** a [`PhaseIIPrediction`][]; α* is the root of the exact ∂L/∂α at γ = ρ = g⁰
@@ -293,6 +300,10 @@ def phase_ii(cfg: ExperimentConfig, engine=None) -> PhaseIIPrediction:
                             record=False).grads["alpha"]
 
     lo, hi = 1e-3, 2e-3
+    while grad(lo) >= 0:
+        lo, hi = lo / 2, lo
+        if lo < 1e-12:
+            raise ValueError("no minimiser of the start-attention loss in α above 1e-12")
     while grad(hi) < 0:
         lo, hi = hi, 2 * hi
         if hi > 1e6:
