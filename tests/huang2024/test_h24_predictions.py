@@ -10,9 +10,15 @@ import numpy as np
 import pytest
 
 from theorylab.huang2024 import config_from_dict, make_engine
-from theorylab.huang2024.predictions import (ZMoments, count_law, initial_rate_matrix,
-                                             initial_rates, leading_rates, lemma51_ratio,
-                                             z_moments)
+from theorylab.huang2024.predictions import (
+    ZMoments,
+    count_law,
+    initial_rate_matrix,
+    initial_rates,
+    leading_rates,
+    lemma51_ratio,
+    z_moments,
+)
 
 #: z ~ U[0.5, 1.5]: E z = 1, E z² = 13/12, E z³ = 5/4.
 UNIFORM = ZMoments(1.0, 13 / 12, 1.25)
