@@ -35,7 +35,8 @@ P − |ℳ| for fixed-size ones. It equals the engines' gradient at Q⁰ = 0 to 
 
 Leading order ([`leading_rates`][]): the counts concentrate, s_m → a_m := E[s_m] (a_m =
 (1 − γ) c_m / P with masked keys in, c_m/(P − 1) with them left out), and the rates are g at
-s = a. Nothing else is dropped: the factors (1 − a_1) and (1 − a_j), the cross terms through
+s = a (with fixed-size masks, a_m = c_m (P − |ℳ|) / ((P − 1) P) with masked keys in). Nothing
+else is dropped: the factors (1 − a_1) and (1 − a_j), the cross terms through
 Σ a_l² and the C − 1 own-area keys all stay. What is neglected is the fluctuation of the
 counts: relative corrections O(1/(P a_m)) = O(1/C_m) for a rate led by area m's mass, so for
 the global rate of a local query (led by a_1²) O(P^{−κ_s}) and for the own rate O(1/P)
@@ -46,7 +47,7 @@ What the notes' earlier statement of Lemma 5.1 got wrong ("the global area at or
 local p, other local areas [negative] at order a_m²"): for another local area m the leading
 term of g_m is the cross term −μ_1μ_2 a_m a_1² (the global area's share of the output), so
 its rate is **positive**, of order a_m a_1², whenever a_1² ≫ a_m (every Δ > 0 at large P);
-and the ratio a_1²/a_j misses the factor (1 − a_1) of the global rate (0.19 at P = 64,
+and the ratio a_1²/a_j misses the factor (1 − a_1) of the global rate (0.17 at P = 64,
 C_1 = 52 with masked keys out), the cross terms and the C − 1 own-area keys.
 """
 
@@ -243,16 +244,15 @@ def leading_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
         r_j = w μ_3 a_j (1 − a_j)² + w μ_1μ_2 a_j Σ_{l≠j} a_l²,
         r_m = −w μ_3 a_m² (1 − a_m) + w μ_1μ_2 a_m Σ_{l≠j,m} a_l² − w μ_1μ_2 a_m a_j (1 − a_j),
 
-    with w = P[p masked] · norm / K, a_m = (1 − γ') c_m / P (masked keys in) or c_m / (P − 1)
-    (left out), γ' the masking probability, c_m the keys of area m other than p, and norm
-    taken at the mean count. The neglected fluctuations of the counts are relatively
+    with w = P[p masked] · norm / K, a_m = E[s_m] = c_m n̄ / ((P − 1) P) with masked keys in
+    (n̄ = E n: (1 − γ) c_m / P for Bernoulli masks) or c_m / (P − 1) with them left out, c_m
+    the keys of area m other than p, and norm taken at n̄. The neglected fluctuations of the counts are relatively
     O(1/(P a_m)) for a rate led by area m's mass (module docstring). Same arguments as
     [`initial_rates`][]."""
     st = _setting(P, sizes, j, gamma, mask, mask_size, mask_keys, loss_norm, K)
     c = st.counts
-    q = 1.0 - st.p_masked
-    a = q * c / P if mask_keys else c / (P - 1)
-    n_mean = q * (P - 1) if mask == "bernoulli" else float(P - mask_size)
+    n_mean = (1.0 - gamma) * (P - 1) if mask == "bernoulli" else float(P - mask_size)
+    a = c * n_mean / ((P - 1) * P) if mask_keys else c / (P - 1)
     w = st.p_masked * float(_norm(loss_norm, P, np.array([n_mean]))[0]) / K
     sq = a * a
     r = np.empty(len(c))
