@@ -244,10 +244,11 @@ def leading_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
         r_j = w μ_3 a_j (1 − a_j)² + w μ_1μ_2 a_j Σ_{l≠j} a_l²,
         r_m = −w μ_3 a_m² (1 − a_m) + w μ_1μ_2 a_m Σ_{l≠j,m} a_l² − w μ_1μ_2 a_m a_j (1 − a_j),
 
-    with w = P[p masked] · norm / K, a_m = E[s_m] = c_m n̄ / ((P − 1) P) with masked keys in
-    (n̄ = E n: (1 − γ) c_m / P for Bernoulli masks) or c_m / (P − 1) with them left out, c_m
-    the keys of area m other than p, and norm taken at n̄. The neglected fluctuations of the counts are relatively
-    O(1/(P a_m)) for a rate led by area m's mass (module docstring). Same arguments as
+    with w = P[p masked] · norm / K and a_m = E[s_m]: c_m n̄ / ((P − 1) P) with masked keys in
+    (n̄ = E n; (1 − γ) c_m / P for Bernoulli masks), c_m / (P − 1) with them left out; c_m the
+    keys of area m other than p; norm taken at n̄. The neglected fluctuations of the counts are
+    relatively O(1/(P a_m)) for a rate led by area m's mass (module docstring). Same arguments
+    as
     [`initial_rates`][]."""
     st = _setting(P, sizes, j, gamma, mask, mask_size, mask_keys, loss_norm, K)
     c = st.counts
