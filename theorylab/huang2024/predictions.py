@@ -248,8 +248,7 @@ def leading_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
     (n̄ = E n; (1 − γ) c_m / P for Bernoulli masks), c_m / (P − 1) with them left out; c_m the
     keys of area m other than p; norm taken at n̄. The neglected fluctuations of the counts are
     relatively O(1/(P a_m)) for a rate led by area m's mass (module docstring). Same arguments
-    as
-    [`initial_rates`][]."""
+    as [`initial_rates`][]."""
     st = _setting(P, sizes, j, gamma, mask, mask_size, mask_keys, loss_norm, K)
     c = st.counts
     n_mean = (1.0 - gamma) * (P - 1) if mask == "bernoulli" else float(P - mask_size)
