@@ -13,6 +13,7 @@ from theorylab.huang2024 import config_from_dict, make_engine
 from theorylab.huang2024.predictions import (
     ZMoments,
     count_law,
+    has_phase_one,
     initial_rate_matrix,
     initial_rates,
     leading_rates,
@@ -172,3 +173,25 @@ def test_fixed_size_masks_leading_order():
         ex = initial_rates(P, sizes, 1, UNIFORM, **kw)
         ld = leading_rates(P, sizes, 1, UNIFORM, **kw)
         assert np.abs(ld[:3] / ex[:3] - 1).max() < 0.01
+
+
+@pytest.mark.parametrize("C1,mk,expected", [
+    (36, True, False), (40, True, True), (32, True, False), (192, True, True),
+    (28, False, False), (32, False, True)])
+def test_phase_one_at_the_first_step(C1, mk, expected):
+    """One exact GD step (population-laplace) from Q⁰ = 0 at P = 256, C = 4: the first
+    increments of the local queries' mean Φ_glob and Φ_own decide a Phase I as the claims read
+    it, and has_phase_one predicts it (its boundary is near, not at, Δ = 0)."""
+    P, C = 256, 4
+    cfg = config_from_dict({
+        "data": {"P": P, "C1": C1, "C": C, "z_law": "uniform", "L": 0.5, "U": 1.5},
+        "model": {"gamma": 0.5, "mask_keys": mk, "loss_norm": "P"},
+        "train": {"engine": "population-laplace", "z_nodes": 4, "lr": 2.0 * P}}).resolved()
+    eng = make_engine(cfg)
+    p0 = eng.initial_params()
+    p1 = eng.apply(p0, eng.evaluate(p0, 0, need_grad=True, record=False).grads)
+    s0, s1 = eng.phi_summary(p0), eng.phi_summary(p1)
+    d_glob = s1["phi_glob_lq"] - s0["phi_glob_lq"]
+    d_own = s1["phi_own_lq"] - s0["phi_own_lq"]
+    assert bool(-d_glob > d_own) == expected
+    assert has_phase_one(P, C1, C, UNIFORM, mask_keys=mk) == expected

@@ -62,7 +62,7 @@ from .config import ExperimentConfig
 from .data import AreaStructure, zlaw_nodes
 
 __all__ = ["ZMoments", "z_moments", "count_law", "initial_rates", "leading_rates",
-           "initial_rate_matrix", "lemma51_ratio"]
+           "initial_rate_matrix", "lemma51_ratio", "has_phase_one"]
 
 
 @dataclass(frozen=True)
@@ -327,3 +327,19 @@ def lemma51_ratio(P: int, C1: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
     return {"exact": -ex[0] / ex[1], "leading": -ld[0] / ld[1],
             "notes": (sc * C1 / P) ** 2 / (sc * C / P), "own": float(ex[1]),
             "glob": float(ex[0]), "other": float(ex[2]) if len(sizes) > 2 else math.nan}
+
+
+def has_phase_one(P: int, C1: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
+                  mask_keys: bool = True, loss_norm: str = "P", leading: bool = False) -> bool:
+    """Whether a local query's global FP correlation falls faster than its own one grows at the
+    first gradient step from Q⁰ = 0: |r_glob| > r_own, i.e. [`lemma51_ratio`][] > 1 (DERIVED).
+
+    This is the start of the decoupling Phase I (notes §4.5) as the huang2024 claims read it
+    (a Phase I exists when the first step has −ΔΦ_glob > ΔΦ_own, means over local patches; one
+    cluster, so every local patch has the same rates at Q⁰ = 0). Its boundary is not Δ = 0 at
+    finite P: at P = 256, C = 4, γ = 0.5 it lies between C1 = 36 and 40 (Δ = 0.04 to 0.08) with
+    masked keys in, and between C1 = 28 and 32 (Δ = −0.05 to 0) with them left out.
+
+    **Arguments:** as [`lemma51_ratio`][]; `leading`: decide with the leading-order ratio."""
+    r = lemma51_ratio(P, C1, C, mu, gamma=gamma, mask_keys=mask_keys, loss_norm=loss_norm)
+    return bool(r["leading" if leading else "exact"] > 1.0)
