@@ -80,10 +80,13 @@ class DataConfig:
     - `K`: number of clusters (equally likely; RECONSTRUCTED).
     - `areas`: ``"random"`` (a seeded random partition per cluster) or ``"contiguous"`` (runs of
       a boustrophedon path on a √P×√P grid, one of the square's 8 symmetries per cluster).
-    - `C1`, `C`: global and local area sizes. ``P − C1`` must be a multiple of C, and
-      ``C <= C1``; default ``round(P^κ_s)`` and ``round(P^κ_c)``.
-    - `kappa_s`, `kappa_c`: size exponents of the global and local areas, used when `C1`, `C`
-      are not given (sizes ``round(P^κ)``; RECONSTRUCTED).
+    - `C1`: global area size; ``P − C1`` must be a multiple of `C`, and ``C <= C1``; default
+      ``round(P^κ_s)``.
+    - `C`: local area size; default ``round(P^κ_c)``.
+    - `kappa_s`: size exponent of the global area, used when `C1` is not given (size
+      ``round(P^κ_s)``; RECONSTRUCTED).
+    - `kappa_c`: size exponent of the local areas, used when `C` is not given (size
+      ``round(P^κ_c)``; RECONSTRUCTED).
     - `z_law`: ``"uniform"`` on [L, U] or ``"values"`` (the finite list `z_values` with
       probabilities `z_probs`): the law of each area's coefficient z_j (i.i.d. across areas;
       RECONSTRUCTED, the paper allows any law on the support).
@@ -283,7 +286,9 @@ class TrainConfig:
     - `lr`: the step size η.
     - `steps`: number of GD steps.
     - `init`: ``"zero"`` (Q⁰ = 0) or ``"gaussian"`` (i.i.d. N(0, `init_scale`²) entries of Φ and
-      Υ; the exact engine needs Υ constant on areas and refuses it).
+      Υ). ``population-exact`` and ``population-laplace`` need Υ[p, ·] constant on every atom
+      minus {p} (an atom: a cell of the common refinement of the clusters' partitions) and
+      refuse a Gaussian start.
     - `init_scale`: standard deviation of a ``"gaussian"`` initialisation.
     - `mc_samples`: samples per Monte Carlo evaluation (a fresh seeded batch each step).
     - `n_train`: number of fixed samples of the empirical engine.

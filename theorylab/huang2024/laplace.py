@@ -37,7 +37,7 @@ import numpy as np
 
 from .config import ExperimentConfig
 from .data import AreaStructure, zlaw_nodes
-from .engines import Evaluation, MAEEngine, Params
+from .engine_base import Evaluation, MAEEngine, Params
 
 __all__ = ["LaplaceEngine"]
 

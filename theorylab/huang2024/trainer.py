@@ -25,14 +25,16 @@ from .data import AreaStructure
 from .engines import RECORD_COLUMNS, MAEEngine, make_engine
 
 __all__ = ["TRAJECTORY_SCHEMA", "DivergenceError", "RunResult", "empty_trajectory",
-           "run_experiment"]
+           "excess_text", "lstar_missing_reason", "run_experiment"]
 
 #: Column → dtype of ``trajectory.csv``.
 #:
 #: - ``loss``: exact population loss (``population-brute``/``-exact``/``-laplace``), a Monte
 #:   Carlo estimate with standard error ``loss_se`` (NaN otherwise), or the training loss
 #:   (``empirical``); ``loss_star``: its infimum L* where computable (masked keys in the
-#:   softmax; the batch's own infimum for ``empirical``), else NaN; ``excess_loss`` = L − L*.
+#:   softmax; the batch's own infimum for ``empirical``), else NaN (the reason:
+#:   [`lstar_missing_reason`][]); ``excess_loss`` = L − L*. Every column is described in
+#:   docs/huang2024-outputs.md.
 #: - ``phi_own_*``, ``phi_glob_*``: mean FP correlation Φ[p, v_{k,own area}] and
 #:   Φ[p, v_{k,global}] over (cluster, patch) pairs with p in the global area (``gq``) or in a
 #:   local area (``lq``).
@@ -65,10 +67,28 @@ class RunResult:
         last = self.trajectory.iloc[-1]
         return (
             f"engine={self.engine} steps={self.steps_done} Delta={self.config.delta:.4g} "
-            f"loss={last['loss']:.6g} excess={last['excess_loss']:.6g} "
+            f"loss={last['loss']:.6g} excess={excess_text(self.config, last['excess_loss'])} "
             f"phi_own_lq={last['phi_own_lq']:.4g} phi_glob_lq={last['phi_glob_lq']:.4g} "
             f"attn_own_lq={last['attn_own_lq']:.4g} attn_own_gq={last['attn_own_gq']:.4g}"
         )
+
+
+def lstar_missing_reason(cfg: ExperimentConfig) -> str | None:
+    """Why ``loss_star`` (and so ``excess_loss``) is NaN for runs of ``cfg``, or None when
+    the engine computes it (docs/huang2024-outputs.md)."""
+    if cfg.model.objective == "cl":
+        return "no infimum is known for the CL objective"
+    if not cfg.model.mask_keys:
+        return "L* has no closed form with masked keys left out of the softmax"
+    return None
+
+
+def excess_text(cfg: ExperimentConfig, value: float) -> str:
+    """The excess loss for the summary line: the number, or ``n/a (<reason>)``."""
+    if np.isfinite(value):
+        return f"{value:.6g}"
+    why = lstar_missing_reason(cfg)
+    return f"n/a ({why})" if why else f"{value:.6g}"
 
 
 def empty_trajectory() -> pd.DataFrame:

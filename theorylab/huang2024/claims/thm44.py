@@ -26,28 +26,17 @@ from theorylab.core.claims import Claim, ClaimResult
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..cl import clean_attention
-from ..config import PAPER_NAME, ExperimentConfig, config_from_dict
+from ..config import PAPER_NAME, ExperimentConfig
 from ..engines import make_engine
+from ..setups import ATTN_TOL, BATCH, ETA_PER_P, TAU, K, pair_config
 
 __all__ = ["CLAIM", "ATTN_TOL", "END_FRACTION", "judge", "verdict_pair", "negatives_dependence",
            "settings", "pair_config", "run_one"]
 
-#: A difference of attention masses counts when it exceeds ATTN_TOL (absolute). The readings
-#: are exact functions of (Φ, Υ) on a fixed batch of clean images; the noise is that of the
-#: trajectory (fresh Monte Carlo batches): at the notes' §9 setting the CL plateau of glob_lq
-#: fluctuates by about ±0.03 between steps, and its end-window mean over ≥ 10 readings has a
-#: standard error below 0.007 (reported as ``end_glob_lq_se``), so 0.02 is ≈ 3 standard
-#: errors; it is also a third of the initial own-area attention C/P = 0.0625.
-ATTN_TOL = 0.02
 #: End values are means over this last fraction of the recorded steps.
 END_FRACTION = 0.2
 #: Clean images of the read-out batch.
 N_CLEAN = 256
-#: Temperature, clusters, batch (images per step, two views each) and step size per patch
-#: count: the notes' §9 CL setting (τ = 0.1, K = 4) with its MAE batch of 16 and η = 200 at
-#: P = 128, scaled as η ∝ P (the gradient of a row Φ[p, ·] carries 1/P from the mean pooling
-#: and from the MAE loss normalisation).
-TAU, K, BATCH, ETA_PER_P = 0.1, 4, 16, 200.0 / 128
 
 
 def settings(quick: bool) -> dict:
@@ -57,26 +46,6 @@ def settings(quick: bool) -> dict:
     if quick:
         return {"P": 32, "C1": 8, "C": 2, "steps": 150, "every": 3, "negatives": (1, 3, 15)}
     return {"P": 128, "C1": 32, "C": 8, "steps": 300, "every": 5, "negatives": (1, 3, 7, 15)}
-
-
-def pair_config(P: int, C1: int, C: int, steps: int, negatives: int | None) -> ExperimentConfig:
-    """The CL config with ``negatives`` negatives, or the MAE one (``negatives = None``), on
-    the same data, masks, start, step size and batch size."""
-    model = {"mask": "bernoulli", "gamma": 0.5, "mask_keys": True}
-    if negatives is None:
-        engine = "population-montecarlo"
-        model["loss_norm"] = "P"
-    else:
-        engine = "cl-montecarlo"
-        model.update(objective="cl", cl_temperature=TAU, cl_negatives=negatives,
-                     cl_pooling="mean")
-    return config_from_dict({
-        "data": {"P": P, "C1": C1, "C": C, "K": K, "areas": "random", "z_law": "uniform",
-                 "L": 0.5, "U": 1.5, "seed": 0},
-        "model": model,
-        "train": {"engine": engine, "mc_samples": BATCH, "lr": ETA_PER_P * P, "steps": steps,
-                  "init": "zero", "seed": 0},
-    }).resolved()
 
 
 def run_one(cfg: ExperimentConfig, every: int) -> pd.DataFrame:

@@ -3,7 +3,7 @@
 the real ViTs of [`theorylab.huang2024.realvit`][]).
 
 Synthetic CL runs use the setting of the Theorem 4.4 check
-([`theorylab.huang2024.claims.thm44`][]: ``cl-montecarlo``, InfoNCE on two independently
+([`theorylab.huang2024.setups.pair_config`][]: ``cl-montecarlo``, InfoNCE on two independently
 masked views, mean pooling, τ = 0.1, ``CL_NEGATIVES`` negatives, K = 4 clusters, Monte Carlo
 batches of 16, η ∝ P) with contiguous areas, from Q⁰ = 0. The model, its CL objective and the
 data are RECONSTRUCTED (docs/papers/huang2024.md §1–§3).
@@ -17,9 +17,9 @@ import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 
-from ..claims.thm44 import ATTN_TOL, pair_config
 from ..config import PAPER_NAME
 from ..realvit import cached_realvit
+from ..setups import ATTN_TOL, pair_config
 from ..trainer import RunResult, run_experiment
 from ._common import draw_areas, expected_attention, grid_of
 

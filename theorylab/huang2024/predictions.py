@@ -1,0 +1,345 @@
+"""Predictions derived in the reconstructed model of Huang et al. (2025): the FP-correlation
+rates at initialisation (Lemma 5.1, RECONSTRUCTED), exactly and to leading order in P.
+
+Model and notation: docs/papers/huang2024.md §1–§2 and §4.5 (the paper's text was not read;
+everything here is DERIVED in the reconstruction). A masked query patch p of area j of a sample
+of cluster k has, at Q⁰ = 0, every logit equal to 0, so its attention on the unmasked keys of
+area m is
+
+    s_m = n_m / D,   D = P (masked keys in the softmax) or D = n (left out),
+
+with n_m the number of unmasked keys of area m other than p and n = Σ_m n_m. With
+resid = F_p − x_p, the softmax backward gives (notes §4.5)
+
+    ∂ℓ_p/∂Φ_{p→v_m} = s_m z_m (z_m resid_m − H),   H = Σ_l s_l z_l resid_l,
+
+which, with resid_m = z_m s_m − z_j [m = j], is
+
+    g_j = −z_j³ s_j (1 − s_j)² − z_j s_j Σ_{l≠j} z_l² s_l²                     (own area),
+    g_m = z_m³ s_m² (1 − s_m) − z_m s_m Σ_{l≠j,m} z_l² s_l² + z_m z_j² s_m s_j (1 − s_j)
+                                                                              (m ≠ j).
+
+The rate of a correlation is r = −∂L/∂Φ = −(P[p masked]/K) E[norm · g | p masked]: the per-
+step change of Φ under gradient descent divided by η. The coefficients z are i.i.d. and
+independent of the mask, so E[g] needs only the moments μ_1, μ_2, μ_3 of the coefficient law
+and mixed moments of the counts. Given the number n of unmasked keys among the other P − 1
+patches, the unmasked set is uniform (Bernoulli or fixed-size masks alike), so the counts are
+multivariate hypergeometric with the factorial moments
+
+    E[Π_a n_a^{(r_a)} | n] = Π_a c_a^{(r_a)} · n^{(R)} / (P − 1)^{(R)},   R = Σ_a r_a,
+
+(x^{(r)} the falling factorial, c_a the number of keys of area a other than p), and the exact
+rate is a sum over n alone ([`initial_rates`][]): n ~ Bin(P − 1, 1 − γ) for Bernoulli masks, n =
+P − |ℳ| for fixed-size ones. It equals the engines' gradient at Q⁰ = 0 to rounding
+(tests/huang2024/test_h24_predictions.py).
+
+Leading order ([`leading_rates`][]): the counts concentrate, s_m → a_m := E[s_m] (a_m =
+(1 − γ) c_m / P with masked keys in, c_m/(P − 1) with them left out), and the rates are g at
+s = a (with fixed-size masks, a_m = c_m (P − |ℳ|) / ((P − 1) P) with masked keys in). Nothing
+else is dropped: the factors (1 − a_1) and (1 − a_j), the cross terms through
+Σ a_l² and the C − 1 own-area keys all stay. What is neglected is the fluctuation of the
+counts: relative corrections O(1/(P a_m)) = O(1/C_m) for a rate led by area m's mass, so for
+the global rate of a local query (led by a_1²) O(P^{−κ_s}) and for the own rate O(1/P)
+(its leading term is linear in s_j, whose mean is exact). [`lemma51_ratio`][] gives the rate
+ratio |r_glob| / r_own of a local query both ways.
+
+What the notes' earlier statement of Lemma 5.1 got wrong ("the global area at order a_1² for a
+local p, other local areas [negative] at order a_m²"): for another local area m the leading
+term of g_m is the cross term −μ_1μ_2 a_m a_1² (the global area's share of the output), so
+its rate is **positive**, of order a_m a_1², whenever a_1² ≫ a_m (every Δ > 0 at large P);
+and the ratio a_1²/a_j misses the factor (1 − a_1) of the global rate (0.17 at P = 64,
+C_1 = 52 with masked keys out), the cross terms and the C − 1 own-area keys.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .config import ExperimentConfig
+from .data import AreaStructure, zlaw_nodes
+
+__all__ = ["ZMoments", "z_moments", "count_law", "initial_rates", "leading_rates",
+           "initial_rate_matrix", "lemma51_ratio", "has_phase_one"]
+
+
+@dataclass(frozen=True)
+class ZMoments:
+    """The moments μ_1 = E z, μ_2 = E z², μ_3 = E z³ of the area-coefficient law."""
+
+    mu1: float
+    mu2: float
+    mu3: float
+
+
+def z_moments(cfg: ExperimentConfig) -> ZMoments:
+    """μ_1, μ_2, μ_3 of ``cfg.data``'s coefficient law: exact for the uniform law on [L, U]
+    (a Gauss–Legendre rule of ≥ 2 nodes, as the engines use, integrates z³ exactly) and for a
+    finite law (``z_law = "values"``).
+
+    **Arguments:**
+
+    - `cfg`: an experiment config (only its ``data`` block is read)."""
+    d = cfg.data
+    if d.z_law == "values":
+        v, p = zlaw_nodes("values", d.L, d.U, d.z_values, d.z_probs)
+        return ZMoments(*(float(np.dot(p, v ** k)) for k in (1, 2, 3)))
+    L, U = float(d.L), float(d.U)
+
+    def mom(k: int) -> float:
+        return L ** k if U == L else (U ** (k + 1) - L ** (k + 1)) / ((k + 1) * (U - L))
+
+    return ZMoments(mom(1), mom(2), mom(3))
+
+
+def _falling(x, r: int):
+    out = np.ones_like(np.asarray(x, dtype=np.float64))
+    for i in range(r):
+        out = out * (np.asarray(x, dtype=np.float64) - i)
+    return out
+
+
+def count_law(P: int, mask: str = "bernoulli", gamma: float = 0.5,
+              mask_size: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(n, P[n]): the law of the number n of unmasked keys among the P − 1 patches other than
+    a masked query p (Huang et al. (2025), Def. 2.5, RECONSTRUCTED).
+
+    **Arguments:**
+
+    - `P`: the number of patches.
+    - `mask`: ``"bernoulli"`` (each patch masked with probability γ: n ~ Bin(P − 1, 1 − γ)) or
+      ``"fixed"`` (a uniform set of `mask_size` patches: n = P − mask_size).
+    - `gamma`: the masking probability γ (Bernoulli masks).
+    - `mask_size`: |ℳ| (fixed-size masks)."""
+    N = P - 1
+    if mask == "fixed":
+        return np.array([P - mask_size]), np.array([1.0])
+    n = np.arange(N + 1)
+    if gamma <= 0.0:
+        return n, (n == N).astype(np.float64)
+    if gamma >= 1.0:
+        return n, (n == 0).astype(np.float64)
+    lb = np.array([math.lgamma(N + 1) - math.lgamma(k + 1) - math.lgamma(N - k + 1) for k in n])
+    return n, np.exp(lb + n * math.log1p(-gamma) + (N - n) * math.log(gamma))
+
+
+@dataclass(frozen=True)
+class _Setting:
+    P: int
+    sizes: tuple  # area sizes, area 0 global
+    j: int  # the query's area
+    gamma: float
+    mask: str
+    mask_size: int
+    mask_keys: bool
+    loss_norm: str
+    K: int
+
+    @property
+    def counts(self) -> np.ndarray:
+        c = np.asarray(self.sizes, dtype=np.float64).copy()
+        c[self.j] -= 1.0  # the query itself is masked
+        return c
+
+    @property
+    def p_masked(self) -> float:
+        return self.gamma if self.mask == "bernoulli" else self.mask_size / self.P
+
+
+def _norm(loss_norm: str, P: int, n: np.ndarray) -> np.ndarray:
+    if loss_norm == "P":
+        return np.full(n.shape, 1.0 / P)
+    if loss_norm == "mask":
+        return 1.0 / (P - n)  # |ℳ| = 1 (the query) + the masked other keys
+    return np.ones(n.shape)
+
+
+def _setting(P, sizes, j, gamma, mask, mask_size, mask_keys, loss_norm, K) -> _Setting:
+    sizes = tuple(int(x) for x in sizes)
+    if sum(sizes) != P or min(sizes) < 1:
+        raise ValueError(f"sizes: area sizes {sizes} must be positive and sum to P = {P}")
+    if not 0 <= j < len(sizes):
+        raise ValueError(f"j: the query's area {j} is not one of the {len(sizes)} areas")
+    if loss_norm not in ("P", "mask", "none"):
+        raise ValueError(f"loss_norm: {loss_norm!r} is not one of 'P', 'mask', 'none'")
+    return _Setting(P, sizes, j, float(gamma), mask, int(mask_size), bool(mask_keys), loss_norm,
+                    int(K))
+
+
+def initial_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
+                  mask: str = "bernoulli", mask_size: int = 0, mask_keys: bool = True,
+                  loss_norm: str = "P", K: int = 1) -> np.ndarray:
+    """The exact rates r_m = −∂L/∂Φ_{p→v_m} at Q⁰ = 0 of a masked query p of area j, for
+    every area m of its cluster (DERIVED; the module docstring gives the sum).
+
+    **Arguments:**
+
+    - `P`: the number of patches.
+    - `sizes`: the area sizes C_1, …, C_N of the query's cluster (area 0 the global area);
+      they sum to P.
+    - `j`: the query's area (0: the global area).
+    - `mu`: the coefficient moments ([`z_moments`][]).
+    - `gamma`, `mask`, `mask_size`: the mask law ([`count_law`][]).
+    - `mask_keys`: masked keys stay in the softmax (with logit 0 at Q⁰ = 0) or are left out.
+    - `loss_norm`: the loss normalisation, ``"P"`` (1/P), ``"mask"`` (1/|ℳ|) or ``"none"``.
+    - `K`: the number of equally likely clusters (the rate carries the cluster's weight 1/K).
+
+    **Returns:** an array of N rates, ``r[j]`` the own area's."""
+    st = _setting(P, sizes, j, gamma, mask, mask_size, mask_keys, loss_norm, K)
+    c = st.counts
+    N = P - 1
+    n, pn = count_law(P, mask, gamma, mask_size)
+    keep = pn > 0
+    n, pn = n[keep].astype(np.float64), pn[keep]
+    D = np.full(n.shape, float(P)) if mask_keys else np.maximum(n, 1.0)
+    F = {r: (_falling(n, r) / _falling(N, r) if N >= r else np.zeros_like(n)) for r in (1, 2, 3)}
+    c1, c2, c3 = c, _falling(c, 2), _falling(c, 3)
+
+    # conditional expectations given n (arrays over n), divided by the powers of D
+    def s1(a):  # E[s_a]
+        return c1[a] * F[1] / D
+
+    def s2(a):  # E[s_a²]
+        return (c2[a] * F[2] + c1[a] * F[1]) / D ** 2
+
+    def s3(a):  # E[s_a³]
+        return (c3[a] * F[3] + 3 * c2[a] * F[2] + c1[a] * F[1]) / D ** 3
+
+    def s11(a, b):  # E[s_a s_b], a ≠ b
+        return c1[a] * c1[b] * F[2] / D ** 2
+
+    def s12(a, sum_c2, sum_c1):  # Σ_b E[s_a s_b²] over a set of areas b ∌ a
+        return c1[a] * (sum_c2 * F[3] + sum_c1 * F[2]) / D ** 3
+
+    tot1, tot2 = c1.sum(), c2.sum()
+    g = np.empty(len(c))
+    w = pn * _norm(loss_norm, P, n)
+    done: dict[float, float] = {}  # areas m ≠ j with the same count have the same rate
+    for m in range(len(c)):
+        if m != j and c[m] in done:
+            g[m] = done[c[m]]
+            continue
+        if m == j:
+            cross = s12(j, tot2 - c2[j], tot1 - c1[j])
+            gm = -mu.mu3 * (s1(j) - 2 * s2(j) + s3(j)) - mu.mu1 * mu.mu2 * cross
+        else:
+            cross = s12(m, tot2 - c2[j] - c2[m], tot1 - c1[j] - c1[m])
+            gm = (mu.mu3 * (s2(m) - s3(m)) - mu.mu1 * mu.mu2 * cross
+                  + mu.mu1 * mu.mu2 * (s11(m, j) - c1[m] * (c2[j] * F[3] + c1[j] * F[2])
+                                       / D ** 3))
+        g[m] = float(np.dot(w, gm))
+        if m != j:
+            done[c[m]] = g[m]
+    return -(st.p_masked / K) * g
+
+
+def leading_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
+                  mask: str = "bernoulli", mask_size: int = 0, mask_keys: bool = True,
+                  loss_norm: str = "P", K: int = 1) -> np.ndarray:
+    """The leading order in P of [`initial_rates`][] (DERIVED): the rates at the mean
+    attention masses s_m = a_m,
+
+        r_j = w μ_3 a_j (1 − a_j)² + w μ_1μ_2 a_j Σ_{l≠j} a_l²,
+        r_m = −w μ_3 a_m² (1 − a_m) + w μ_1μ_2 a_m Σ_{l≠j,m} a_l² − w μ_1μ_2 a_m a_j (1 − a_j),
+
+    with w = P[p masked] · norm / K and a_m = E[s_m]: c_m n̄ / ((P − 1) P) with masked keys in
+    (n̄ = E n; (1 − γ) c_m / P for Bernoulli masks), c_m / (P − 1) with them left out; c_m the
+    keys of area m other than p; norm taken at n̄. The neglected fluctuations of the counts are
+    relatively O(1/(P a_m)) for a rate led by area m's mass (module docstring). Same arguments
+    as [`initial_rates`][]."""
+    st = _setting(P, sizes, j, gamma, mask, mask_size, mask_keys, loss_norm, K)
+    c = st.counts
+    n_mean = (1.0 - gamma) * (P - 1) if mask == "bernoulli" else float(P - mask_size)
+    a = c * n_mean / ((P - 1) * P) if mask_keys else c / (P - 1)
+    w = st.p_masked * float(_norm(loss_norm, P, np.array([n_mean]))[0]) / K
+    sq = a * a
+    r = np.empty(len(c))
+    m12 = mu.mu1 * mu.mu2
+    for m in range(len(c)):
+        if m == j:
+            r[m] = w * (mu.mu3 * a[j] * (1 - a[j]) ** 2 + m12 * a[j] * (sq.sum() - sq[j]))
+        else:
+            rest = sq.sum() - sq[j] - sq[m]
+            r[m] = w * (-mu.mu3 * sq[m] * (1 - a[m]) + m12 * a[m] * rest
+                        - m12 * a[m] * a[j] * (1 - a[j]))
+    return r
+
+
+def _cluster_sizes(structure: AreaStructure, k: int) -> np.ndarray:
+    return np.bincount(structure.labels[k], minlength=int(structure.n_areas[k]))
+
+
+def initial_rate_matrix(cfg: ExperimentConfig, structure: AreaStructure | None = None, *,
+                        leading: bool = False, mu: ZMoments | None = None) -> np.ndarray:
+    """The rates −∂L/∂Φ at Q⁰ = 0 as a (P, F) array in the engines' layout (row p, column
+    the feature ``offset_k + m`` of area m of cluster k), the same quantity as
+    ``-engine.evaluate(engine.initial_params(), ...).grads["Phi"]`` for an MAE config.
+
+    **Arguments:**
+
+    - `cfg`: a resolved MAE experiment config (``cfg.resolved()``).
+    - `structure`: its area structure (default ``cfg.data.make_structure()``).
+    - `leading`: the leading order ([`leading_rates`][]) instead of the exact rates.
+    - `mu`: the coefficient moments (default [`z_moments`][] of `cfg`)."""
+    s = structure or cfg.data.make_structure()
+    mu = mu or z_moments(cfg)
+    m = cfg.model
+    kw = {"gamma": m.gamma, "mask": m.mask, "mask_size": cfg.mask_size,
+          "mask_keys": m.mask_keys, "loss_norm": m.loss_norm, "K": s.K}
+    fn = leading_rates if leading else initial_rates
+    out = np.zeros((s.P, s.F))
+    for k in range(s.K):
+        sizes = _cluster_sizes(s, k)
+        off = int(s.offset[k])
+        cache: dict[int, np.ndarray] = {}
+        for p in range(s.P):
+            j = int(s.labels[k, p])
+            if j not in cache:
+                cache[j] = fn(s.P, sizes, j, mu, **kw)
+            out[p, off:off + len(sizes)] = cache[j]
+    return out
+
+
+def lemma51_ratio(P: int, C1: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
+                  mask_keys: bool = True, loss_norm: str = "P") -> dict[str, float]:
+    """|r_glob| / r_own of a masked local-area query at Q⁰ = 0 (one cluster, Bernoulli
+    masks, a global area of C1 and (P − C1)/C local areas of C patches), exact and to leading
+    order, with the notes' earlier heuristic a_1²/a_j (a_m = (1 − γ) C_m/P with masked keys
+    in, C_m/P out) for comparison.
+
+    **Arguments:**
+
+    - `P`, `C1`, `C`: the number of patches and the area sizes; C divides P − C1.
+    - `mu`: the coefficient moments ([`z_moments`][]).
+    - `gamma`, `mask_keys`, `loss_norm`: as in [`initial_rates`][].
+
+    **Returns:** ``{"exact", "leading", "notes"}`` and the exact rates ``own``, ``glob``,
+    ``other`` (another local area; NaN when there is none)."""
+    if C < 1 or C1 < 1 or (P - C1) % C or P - C1 < C:
+        raise ValueError(f"sizes: P − C1 = {P - C1} must be a positive multiple of C = {C}")
+    sizes = [C1] + [C] * ((P - C1) // C)
+    kw = {"gamma": gamma, "mask_keys": mask_keys, "loss_norm": loss_norm}
+    ex = initial_rates(P, sizes, 1, mu, **kw)
+    ld = leading_rates(P, sizes, 1, mu, **kw)
+    sc = (1 - gamma) if mask_keys else 1.0
+    return {"exact": -ex[0] / ex[1], "leading": -ld[0] / ld[1],
+            "notes": (sc * C1 / P) ** 2 / (sc * C / P), "own": float(ex[1]),
+            "glob": float(ex[0]), "other": float(ex[2]) if len(sizes) > 2 else math.nan}
+
+
+def has_phase_one(P: int, C1: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
+                  mask_keys: bool = True, loss_norm: str = "P", leading: bool = False) -> bool:
+    """Whether a local query's global FP correlation falls faster than its own one grows at the
+    first gradient step from Q⁰ = 0: |r_glob| > r_own, i.e. [`lemma51_ratio`][] > 1 (DERIVED).
+
+    This is the start of the decoupling Phase I (notes §4.5) as the huang2024 claims read it
+    (a Phase I exists when the first step has −ΔΦ_glob > ΔΦ_own, means over local patches; one
+    cluster, so every local patch has the same rates at Q⁰ = 0). Its boundary is not Δ = 0 at
+    finite P: at P = 256, C = 4, γ = 0.5 it lies between C1 = 36 and 40 (Δ = 0.04 to 0.08) with
+    masked keys in, and between C1 = 28 and 32 (Δ = −0.05 to 0) with them left out.
+
+    **Arguments:** as [`lemma51_ratio`][]; `leading`: decide with the leading-order ratio."""
+    r = lemma51_ratio(P, C1, C, mu, gamma=gamma, mask_keys=mask_keys, loss_norm=loss_norm)
+    return bool(r["leading" if leading else "exact"] > 1.0)
