@@ -112,6 +112,15 @@ def test_plot_a_run(tiny_run, tmp_path, capsys):
     assert out.stat().st_size > 0
 
 
+def test_phase_table_takes_each_points_last_step():
+    from theorylab.plot import phase_table
+
+    table = pd.DataFrame({"run_id": ["a", "a", "b", "b", "c"], "data.q": [0.1, 0.1, 0.1, 0.1, 0.3],
+                          "step": [0, 10, 0, 10, 10], "loss": [9.0, 1.0, 9.0, 3.0, 5.0]})
+    grid = phase_table(table, ["data.q"], "loss")
+    assert grid.to_dict() == {0.1: 2.0, 0.3: 5.0}  # the mean of 1 and 3; the step-0 rows left out
+
+
 def test_plot_a_sweep(tiny_sweep, tmp_path):
     from theorylab.plot import plot_sweep
 

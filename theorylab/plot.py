@@ -30,7 +30,7 @@ import pandas as pd
 from theorylab.core.atomic_io import atomic_write_bytes
 from theorylab.core.cli import ArgumentParser
 
-__all__ = ["main", "plot_run", "plot_sweep"]
+__all__ = ["main", "phase_table", "plot_run", "plot_sweep"]
 
 #: the value a phase diagram shows when ``value`` is not given: the first of these present
 SWEEP_VALUES = ("error_fair", "error", "test_error", "loss")
@@ -156,6 +156,15 @@ def _sweep_table(source: Path) -> tuple[pd.DataFrame, list[str], Path]:
     return df, [a for a in axes if a in df.columns], default
 
 
+def phase_table(table: pd.DataFrame, keys: Sequence[str], value: str) -> pd.Series:
+    """The mean of ``value`` per value of the ``keys`` columns, over each point's last recorded
+    row (the rows of a ``run_id`` at its largest ``step``; every row when the table has no
+    steps): what [`plot_sweep`][] draws."""
+    if "step" in table.columns and "run_id" in table.columns:
+        table = table[table["step"] == table.groupby("run_id")["step"].transform("max")]
+    return table.groupby(list(keys))[value].mean()
+
+
 def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | None = None,
                y: str | None = None, value: str | None = None) -> Path:
     """Plot a sweep's phase diagram: ``value`` over the axes ``x`` and ``y`` as a heat map (or
@@ -200,10 +209,8 @@ def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | Non
     elif value not in numeric:
         raise ValueError(f"value: not a numeric column of the sweep table (got {value!r}); "
                          f"numeric: {', '.join(numeric)}")
-    if "step" in df.columns and "run_id" in df.columns:  # each point's last recorded row
-        df = df[df["step"] == df.groupby("run_id")["step"].transform("max")]
     keys = [x] if y is None else [y, x]
-    grid = df.groupby(keys)[value].mean()
+    grid = phase_table(df, keys, value)
     out = Path(out) if out is not None else default
     with figure_theme():
         fig = new_figure((5.0, 3.8))
