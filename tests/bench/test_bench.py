@@ -90,7 +90,7 @@ def test_target_sizes_per_device():
     cpu = target_sizes("cpu", "auto")
     keys = {t.key: (t, size) for t, size in cpu}
     assert sorted(keys) == ["T1", "T2", "T3", "T4", "T5", "T6", "T7"]
-    # T2 and T5 on a CPU: the four sizes of issue 15, each measured at its own size
+    # T2 and T5 on a CPU: the four CPU target sizes, each measured at its own size
     for key in ("T2", "T5"):
         sizes = [size for t, size in cpu if t.key == key]
         assert all(t.kind == "cpu" and t.dtype == "float64" for t, _ in cpu if t.key == key)
