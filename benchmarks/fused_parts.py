@@ -26,9 +26,10 @@ import numpy as np
 import torch
 
 import theorylab.jelassi2022.engines.fused as fused
-from theorylab.bench.empirical import ISSUE15_SIZES, interleaved_times, machine_line
+from theorylab.core.bench import interleaved_times
 from theorylab.core.jit import FASTMATH, prefetch
 from theorylab.core.threads import set_threads
+from theorylab.jelassi2022.bench import CHOICE_SIZES, machine_line
 
 MODEL_START = "        # H = κ S u"
 PULL_START = "        # ∂L/∂v += "
@@ -83,7 +84,7 @@ def main() -> None:
     kernels = probes()
     print("| N, D, d | " + " | ".join(kernels) + " |")
     print("|---|" + "---|" * len(kernels))
-    for N, D, d in ISSUE15_SIZES:
+    for N, D, d in CHOICE_SIZES:
         r = ratios(kernels, N, D, d, args.repeats)
         print(f"| {N}, {D}, {d} | " + " | ".join(f"{x:.2f}" for x in r.values()) + " |",
               flush=True)

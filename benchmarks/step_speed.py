@@ -9,12 +9,13 @@ configurations; the two gradients are checked against each other where both run.
 
 Table 2: the empirical engine (problem (E)) at N = 10⁴, D = 64, d = 64 on numpy, torch CPU (and
 CUDA when present), float64 and float32, against a plain torch-autograd implementation of
-eq. (T) on the same data, device and dtype ([`theorylab.bench.AutogradBaseline`][]). Before
-timing, the autograd gradients must equal the engine's to 1e-10 (float64).
+eq. (T) on the same data, device and dtype
+([`theorylab.jelassi2022.bench.AutogradBaseline`][]). Before timing, the autograd gradients must
+equal the engine's to 1e-10 (float64).
 
 Times are medians of ``--repeats`` steps (evaluate with gradients + apply) after one warm-up
 step, CUDA synchronised; the engine and autograd of table 2 are timed interleaved (one step of
-each in turn, ``theorylab.bench.interleaved_times``). ``--threads`` defaults to 1
+each in turn, ``theorylab.core.bench.interleaved_times``). ``--threads`` defaults to 1
 (``theorylab.core.threads``). Targets: exchangeable ≥ 100× faster than brute force at D = 12;
 empirical ≥ 2× faster than autograd on CPU float64.
 """
@@ -28,12 +29,12 @@ import sys
 import numpy as np
 import pandas as pd
 
-from theorylab.bench import bench_empirical, machine_line, time_engine_step
-from theorylab.bench.targets import STATE, population_engine
 from theorylab.core.atomic_io import write_csv
 from theorylab.core.backend import host_free_bytes
+from theorylab.core.bench import time_engine_step
 from theorylab.core.cli import ArgumentParser
 from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
+from theorylab.jelassi2022.bench import STATE, bench_empirical, machine_line, population_engine
 from theorylab.jelassi2022.engines._exchangeable import count_patterns, n_histograms
 from theorylab.jelassi2022.observables import symmetric_A
 

@@ -2,12 +2,12 @@
 
 Runs the claim checks of every registered paper (or of those selected with ``--only``: a paper
 name runs all of its claims, ``jelassi2022/thm4.1`` one claim; a bare id such as ``thm4.1`` is
-accepted when one paper has it). Prints one row per claim (id, label, verdict, runtime, headline
-numbers) and writes ``<out>/<paper>/<id>.md``, ``<id>.csv`` (+ extra tables) and ``<id>.png``
-for each, plus ``<out>/<paper>/summary.csv`` and ``summary.md``. ``--quick`` uses reduced grids
-(CI, < 3 minutes on 2 cores). The grids of the scaling checks run through the sweep
-(``theorylab.core.sweep``): in this process by default; ``--workers N`` /
-``--scheduler ADDRESS`` send them to Dask, ``--cache DIR`` reuses a store of points shared
+accepted when one paper has it). Prints one row per claim (id, verdict, runtime, headline
+numbers; at most 100 columns) and writes ``<out>/<paper>/<id>.md``, ``<id>.csv`` (+ extra
+tables) and ``<id>.png`` for each, plus ``<out>/<paper>/summary.csv`` and ``summary.md``.
+``--quick`` uses reduced grids (CI, < 3 minutes on 2 cores). The grids of the scaling checks
+run through the sweep (``theorylab.core.sweep``): in this process by default; ``--workers N``
+/ ``--scheduler ADDRESS`` send them to Dask, ``--cache DIR`` reuses a store of points shared
 with the figures. The exit status is 1 when a check raised, 2 for an unknown id,
 else 0 (a ``disagrees`` verdict is a finding, not a crash; ``--strict`` makes it fail too).
 """
@@ -30,7 +30,7 @@ from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import check_out_folder
 from theorylab.papers import PAPERS
 
-__all__ = ["all_claims", "main", "resolve_claims", "run_checks"]
+__all__ = ["all_claims", "console_summary", "main", "resolve_claims", "run_checks"]
 
 
 def all_claims() -> dict[str, Claim]:
@@ -108,6 +108,33 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
     return summary
 
 
+#: the width of the summary printed by ``main``
+CONSOLE_WIDTH = 100
+
+
+def console_summary(summary: pd.DataFrame, width: int = CONSOLE_WIDTH) -> str:
+    """The summary as a table of at most ``width`` columns: claim, verdict, runtime and the
+    headline numbers (an error's message for a claim that raised), shortened to fit; the full
+    table is ``summary.md`` beside the results."""
+    rows = []
+    for r in summary.to_dict("records"):
+        head = str(r.get("headline") or "")
+        if r.get("verdict") == "error" or not head:
+            head = str(r.get("error") or head)
+        rows.append([str(r.get("claim", "")), str(r.get("verdict", "")),
+                     f"{float(r.get('runtime_s', float('nan'))):.1f} s", head])
+    names = ["claim", "verdict", "runtime", "headline"]
+    widths = [max([len(names[i])] + [len(row[i]) for row in rows]) for i in range(3)]
+    room = max(width - sum(widths) - 2 * 3, 12)
+    lines = []
+    for row in [names, *rows]:
+        head = " ".join(row[3].split())
+        head = head if len(head) <= room else head[:room - 1].rstrip() + "…"
+        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2]), head]
+        lines.append("  ".join(cells).rstrip()[:width])
+    return "\n".join(lines)
+
+
 def _num(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
@@ -144,9 +171,9 @@ def main(argv=None) -> int:
     except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache
         print(f"error: {err}", file=sys.stderr)
         return 2
-    with pd.option_context("display.max_colwidth", 120, "display.width", 200):
-        print(summary.drop(columns=["error", "paper"]).to_string(index=False))
-    print(f"total {time.perf_counter() - t0:.1f} s; results in {a.out}")
+    print(console_summary(summary))
+    print(f"total {time.perf_counter() - t0:.1f} s; details: {a.out}/<paper>/summary.md and "
+          "one page per claim")
     failed = (summary.verdict == "error").any() or (
         a.strict and (summary.verdict == "disagrees").any())
     return 1 if failed else 0

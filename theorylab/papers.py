@@ -1,11 +1,20 @@
-"""The papers the entry points know: one line per paper.
+"""The papers the entry points know: [`PAPERS`][], and how a paper gets in.
 
-``python -m theorylab.run``, ``python -m theorylab.check`` and ``python -m theorylab.figures``
-reach the papers only through [`PAPERS`][]. To add a paper: write ``theorylab/<name>/`` with a
-``PAPER`` ([`theorylab.core.paper.Paper`][]) and add it here.
+``theorylab run``, ``check``, ``figures``, ``sweep`` and ``config`` reach the papers only through
+[`PAPERS`][] (name → [`theorylab.core.paper.Paper`][]). Three ways in, none of which edits the
+kernel (docs/adding-a-paper.md):
+
+- the papers of this package, listed below (``theorylab/<name>/`` with a ``PAPER``);
+- an installed package that declares an entry point in the group ``theorylab.papers``
+  (``[project.entry-points."theorylab.papers"] mypaper = "mypkg.mypaper:PAPER"`` in its
+  ``pyproject.toml``): loaded when this module is imported, in every process (Dask workers too);
+- [`register`][] at run time, in this process (a script, a notebook, a test).
 """
 
 from __future__ import annotations
+
+import warnings
+from importlib.metadata import entry_points
 
 from theorylab.core.paper import Paper
 from theorylab.huang2024 import PAPER as _HUANG2024
@@ -18,7 +27,14 @@ PAPERS: dict[str, Paper] = {p.name: p for p in (_JELASSI2022, _HUANG2024)}
 #: the second paper).
 DEFAULT_PAPER = "jelassi2022"
 
-__all__ = ["DEFAULT_PAPER", "PAPERS", "get_paper", "load_all_figures"]
+#: The entry-point group through which an installed package adds its papers.
+ENTRY_POINT_GROUP = "theorylab.papers"
+
+#: The papers of this package: never replaced or removed.
+BUILT_IN = tuple(PAPERS)
+
+__all__ = ["DEFAULT_PAPER", "ENTRY_POINT_GROUP", "PAPERS", "get_paper", "load_all_figures",
+           "load_entry_points", "register", "unregister"]
 
 
 def get_paper(name: str) -> Paper:
@@ -29,7 +45,74 @@ def get_paper(name: str) -> Paper:
         raise ValueError(f"unknown paper {name!r} (known: {list(PAPERS)})") from None
 
 
+def register(paper: Paper, *, replace: bool = False) -> Paper:
+    """Add ``paper`` to [`PAPERS`][]: from then on every entry point of this process knows it
+    (``run`` takes configs with ``[experiment] paper = "<name>"``, ``check`` its claims,
+    ``figures`` its figures, ``sweep`` its configs). Returns ``paper``.
+
+    ``ValueError`` when it is not a `Paper`, when its name is a paper of this package, or when
+    another paper has its name (unless ``replace``). Registering the same object twice is
+    harmless."""
+    if not isinstance(paper, Paper):
+        raise ValueError(f"paper: must be a theorylab.core.paper.Paper (got "
+                         f"{type(paper).__name__})")
+    if paper.name in BUILT_IN and PAPERS.get(paper.name) is not paper:
+        raise ValueError(f"paper: {paper.name!r} is a paper of theorylab; choose another name")
+    if PAPERS.get(paper.name, paper) is not paper and not replace:
+        raise ValueError(f"paper: another paper is registered as {paper.name!r} (pass "
+                         f"replace=True to replace it)")
+    PAPERS[paper.name] = paper
+    _load_figures_if_loaded(paper)
+    return paper
+
+
+def unregister(name: str) -> Paper:
+    """Remove the registered paper ``name`` and its figures (``ValueError`` for an unknown
+    name or a paper of this package). Returns the paper."""
+    if name in BUILT_IN:
+        raise ValueError(f"paper: {name!r} is a paper of theorylab and cannot be removed")
+    if name not in PAPERS:
+        raise ValueError(f"paper: no paper registered as {name!r} (known: {list(PAPERS)})")
+    from theorylab.core.figures import list_figures
+    from theorylab.core.figures import unregister as drop_figure
+
+    for spec in list_figures():
+        if spec.paper == name:
+            drop_figure(spec.id)
+    return PAPERS.pop(name)
+
+
+_FIGURES_LOADED = {"done": False}
+
+
 def load_all_figures() -> None:
-    """Import every paper's figure modules (they register their figures)."""
+    """Import every paper's figure modules (they register their figures); papers registered
+    later load theirs when they are registered."""
     for paper in PAPERS.values():
         paper.load_figures()
+    _FIGURES_LOADED["done"] = True
+
+
+def _load_figures_if_loaded(paper: Paper) -> None:
+    if _FIGURES_LOADED["done"]:
+        paper.load_figures()
+
+
+def load_entry_points() -> list[str]:
+    """Register the papers that installed packages declare in [`ENTRY_POINT_GROUP`][]; returns
+    their names. One that cannot be loaded, or is not a `Paper`, is left out with a warning."""
+    names = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            paper = ep.load()
+            if PAPERS.get(getattr(paper, "name", None)) is not paper:
+                register(paper)
+        except Exception as err:  # a broken plug-in must not stop the package
+            warnings.warn(f"{ENTRY_POINT_GROUP}: entry point {ep.name!r} ({ep.value}) not "
+                          f"loaded: {err}", RuntimeWarning, stacklevel=2)
+            continue
+        names.append(paper.name)
+    return names
+
+
+load_entry_points()

@@ -1,13 +1,15 @@
-"""Smoke tests of the step-speed benchmark (theorylab.bench) and CPU/CUDA agreement (issue 6)."""
+"""Smoke tests of the step-speed benchmarks (theorylab.core.bench, theorylab.jelassi2022.bench)
+and CPU/CUDA agreement."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from theorylab import bench
 from theorylab.bench import __main__ as bench_cli
+from theorylab.core import bench as harness
 from theorylab.core.jit import HAVE_NUMBA
+from theorylab.jelassi2022 import bench
 
 #: float32 trajectories on CUDA vs float64 over 5 steps (relative, max-norm of each state);
 #: float32 on CPU gives ~8e-5 on the learned change of A (~1e-4 in size) and ~1e-6 on v,
@@ -18,7 +20,7 @@ F64_RTOL = 1e-10
 
 def test_time_call_counts_repeats():
     calls = []
-    times = bench.time_call(lambda: calls.append(1), warmup=2, repeats=3)
+    times = harness.time_call(lambda: calls.append(1), warmup=2, repeats=3)
     assert len(times) == 3 and len(calls) == 5 and all(t >= 0 for t in times)
 
 
@@ -37,9 +39,9 @@ def test_bench_empirical_smoke(backend):
 
 
 def test_measure_peaks_and_device_name():
-    peaks = bench.measure_peaks("cpu", "float64", n_bytes=1e6, n_matmul=64, repeats=2)
+    peaks = harness.measure_peaks("cpu", "float64", n_bytes=1e6, n_matmul=64, repeats=2)
     assert peaks["copy_GBs"] > 0 and peaks["matmul_GFLOPs"] > 0
-    assert isinstance(bench.device_name("cpu"), str) and bench.device_name("cpu")
+    assert isinstance(harness.device_name("cpu"), str) and harness.device_name("cpu")
 
 
 def _trajectory(device: str, dtype: str, steps: int = 5):
@@ -78,9 +80,9 @@ def test_cuda_trajectories_match_cpu():
         assert _rel(A32, Ac) < F32_RTOL and _rel(v32, vc) < F32_RTOL
 
 
-# -- issue 6's targets (theorylab.bench.targets) ------------------------------------------------
+# -- the speed targets (theorylab.jelassi2022.bench.targets) ------------------------------------
 def test_target_sizes_per_device():
-    from theorylab.bench.targets import TARGETS, target_sizes
+    from theorylab.jelassi2022.bench.targets import TARGETS, target_sizes
 
     gpu = target_sizes("cuda", "auto")
     assert [t.key for t, _ in gpu] == ["T1", "T2", "T3", "T4"]
@@ -88,7 +90,7 @@ def test_target_sizes_per_device():
     cpu = target_sizes("cpu", "auto")
     keys = {t.key: (t, size) for t, size in cpu}
     assert sorted(keys) == ["T1", "T2", "T3", "T4", "T5", "T6", "T7"]
-    # T2 and T5 on a CPU: the four sizes of issue 15, each measured at its own size
+    # T2 and T5 on a CPU: the four CPU target sizes, each measured at its own size
     for key in ("T2", "T5"):
         sizes = [size for t, size in cpu if t.key == key]
         assert all(t.kind == "cpu" and t.dtype == "float64" for t, _ in cpu if t.key == key)
@@ -110,7 +112,7 @@ def test_run_targets_smoke(monkeypatch):
     import argparse
     import dataclasses
 
-    from theorylab.bench import targets as bt
+    from theorylab.jelassi2022.bench import targets as bt
 
     tiny = {"T1": (("N", 64), ("D", 8), ("d", 8)), "T2": (("N", 64), ("D", 8), ("d", 8)),
             "T3": (("D", 8), ("C", 2)), "T4": (("D", 16), ("M", 500)),
@@ -148,8 +150,9 @@ def test_targets_cli_without_cuda_says_so(capsys):
 
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is present")
-    assert bench_cli.main(["--targets", "--device", "cuda"]) == 1
-    assert "no CUDA device" in capsys.readouterr().err
+    assert bench_cli.main(["--targets", "--device", "cuda"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: --device: no CUDA device") and err.count("\n") == 1
 
 
 def test_bench_sweep_smoke():
@@ -161,26 +164,26 @@ def test_bench_sweep_smoke():
 
 
 def test_peak_bandwidth_prefers_the_nominal_gpu_value():
-    assert bench.peak_bandwidth({"copy_GBs": 12.0, "matmul_GFLOPs": 1.0}) == (
+    assert harness.peak_bandwidth({"copy_GBs": 12.0, "matmul_GFLOPs": 1.0}) == (
         12.0, "measured copy rate")
-    assert bench.peak_bandwidth({"copy_GBs": 12.0, "nominal_GBs": 3350.0})[0] == 3350.0
-    assert bench.peak_bandwidth({"copy_GBs": 9.0, "nominal_GBs": float("nan")})[0] == 9.0
+    assert harness.peak_bandwidth({"copy_GBs": 12.0, "nominal_GBs": 3350.0})[0] == 3350.0
+    assert harness.peak_bandwidth({"copy_GBs": 9.0, "nominal_GBs": float("nan")})[0] == 9.0
 
 
-# -- issue 15: interleaved timing, read-once bound, implementation choices ----------------------
+# -- interleaved timing, read-once bound, implementation choices -------------------------------
 def test_interleaved_times_alternate_and_stop():
     order: list[str] = []
-    times = bench.interleaved_times({"a": lambda: order.append("a"),
+    times = harness.interleaved_times({"a": lambda: order.append("a"),
                                      "b": lambda: order.append("b")}, repeats=3)
     assert order == ["a", "b"] * 4  # one untimed call each, then 3 alternating rounds
     assert [len(v) for v in times.values()] == [3, 3]
-    times = bench.interleaved_times({"a": lambda: None}, repeats=50, max_seconds=0.0)
+    times = harness.interleaved_times({"a": lambda: None}, repeats=50, max_seconds=0.0)
     assert len(times["a"]) == 1  # stopped after the first round
 
 
 def test_read_once_and_machine_line():
     # 10⁴·64·64 float64 values = 327.68 MB at 10 GB/s: 32.768 ms
-    assert bench.read_once_seconds(10_000, 64, 64, 8, 10.0) == pytest.approx(0.032768, rel=1e-12)
+    assert harness.read_once_seconds(10_000, 64, 64, 8, 10.0) == pytest.approx(0.032768, rel=1e-12)
     line = bench.machine_line("cpu")
     assert line.startswith("# device: ") and "primitive:" in line and "BLAS threads" in line
     assert "empirical pass:" in line and "numba" in line
@@ -201,3 +204,71 @@ def test_bench_choices_smoke():
         assert np.isfinite(row[key]) and row[key] > 0
     if HAVE_NUMBA:
         assert np.isfinite(row["fused_t1_ms"]) and row["auto_pass"] in ("fused", "two-pass")
+
+
+# -- the command line's checks, made before anything is measured --------------------------------
+@pytest.mark.parametrize("argv, start", [
+    (["--repeats", "0"], "error: --repeats: must be >= 1"),
+    (["--device", "tpu"], "error: --device: must be cpu, cuda or cuda:N"),
+    (["--max-bytes", "-5"], "error: --max-bytes: must be a number of bytes > 0"),
+    (["--max-bytes", "nan"], "error: --max-bytes: must be a number of bytes > 0"),
+    (["--max-seconds", "0"], "error: --max-seconds: must be a number > 0"),
+    (["--targets", "--sweep"], "error: --sweep: one of --targets, --sweep, --choices"),
+    (["--out", "table.txt"], "error: --out: must be a .csv file"),
+])
+def test_bad_flags_end_in_one_line_before_measuring(argv, start, capsys, monkeypatch):
+    from theorylab.jelassi2022.bench import empirical
+
+    monkeypatch.setattr(empirical, "run", lambda args: pytest.fail("measured"))
+    assert bench_cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(start) and err.count("\n") == 1, err
+
+
+def test_out_refuses_a_file_that_is_not_a_benchmark_csv(tmp_path, capsys, monkeypatch):
+    from theorylab.jelassi2022.bench import empirical
+
+    ran = []
+    monkeypatch.setattr(empirical, "run", lambda args: ran.append(args.out))
+    mine = tmp_path / "config.csv"
+    mine.write_text("name,value\nq,0.2\n")
+    assert bench_cli.main(["--out", str(mine)]) == 2
+    assert "not a benchmark CSV" in capsys.readouterr().err
+    assert mine.read_text() == "name,value\nq,0.2\n" and not ran
+    # a previous benchmark table (its header has the device column) is replaced
+    old = tmp_path / "grid.csv"
+    old.write_text("backend,device,dtype\ntorch,cpu,float64\n")
+    assert bench_cli.main(["--out", str(old)]) == 0 and ran == [str(old)]
+    # a new file in a new folder is fine
+    assert bench_cli.main(["--out", str(tmp_path / "new" / "t.csv")]) == 0
+
+
+def test_out_in_a_folder_that_takes_no_file_is_refused_first(tmp_path, capsys, monkeypatch):
+    import os
+
+    from theorylab.jelassi2022.bench import empirical
+
+    if os.geteuid() == 0:
+        pytest.skip("root writes into read-only folders")
+    monkeypatch.setattr(empirical, "run", lambda args: pytest.fail("measured"))
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    try:
+        assert bench_cli.main(["--out", str(ro / "t.csv")]) == 2
+    finally:
+        ro.chmod(0o755)
+    assert capsys.readouterr().err.startswith("error: --out: cannot write in")
+
+
+def test_check_csv_out_tries_a_real_write(tmp_path, monkeypatch):
+    """The writability check writes a file (a permission test alone passes for root on a
+    read-only mount): a folder whose temporary file cannot be made is refused."""
+    import tempfile
+
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", refuse)
+    with pytest.raises(ValueError, match=r"^--out: cannot write in .*Permission denied"):
+        harness.check_csv_out(tmp_path / "t.csv")

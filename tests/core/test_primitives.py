@@ -10,9 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from theorylab.bench.empirical import empirical_config, make_empirical_engine
-from theorylab.bench.targets import STATE, population_engine
 from theorylab.core import backend as bk
+from theorylab.jelassi2022.bench.cases import (
+    STATE,
+    empirical_config,
+    make_empirical_engine,
+    population_engine,
+)
 from theorylab.jelassi2022.observables import symmetric_A
 
 CHOICES = ("einsum", "blas", "torch", "auto")

@@ -15,9 +15,9 @@ import torch
 
 pytest.importorskip("numba")
 
-from theorylab.bench.empirical import empirical_config, make_empirical_engine  # noqa: E402
 from theorylab.core.backend import NumpyBackend  # noqa: E402
 from theorylab.jelassi2022.activation import Activation  # noqa: E402
+from theorylab.jelassi2022.bench.cases import empirical_config, make_empirical_engine  # noqa: E402
 from theorylab.jelassi2022.engines import fused as fz  # noqa: E402
 from theorylab.jelassi2022.model import (  # noqa: E402
     PositionalAttentionModel,

@@ -1,86 +1,113 @@
-"""Command line of the benchmarks: ``python -m theorylab.bench [--targets | --sweep] ...``.
+"""Command line of the benchmarks: ``python -m theorylab.bench [--targets | --sweep | --choices]
+...`` (``theorylab bench``).
 
-See [`theorylab.bench.empirical`][] (the size grid and batched sweeps) and
-[`theorylab.bench.targets`][] (the speed targets T1–T7).
+What is timed is the first paper's engines ([`theorylab.jelassi2022.bench`][]): the empirical
+step over a size grid (default), the speed targets (``--targets``), batched sweeps
+(``--sweep``) and the implementation choices (``--choices``). Every flag is checked before
+anything is measured, including that ``--out`` can be written and is not a file other than a
+benchmark CSV: a bad value ends with one line ``error: <flag>: ...`` and exit code 2.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 
-from theorylab.bench import empirical
-from theorylab.bench.empirical import (
-    default_max_bytes,
-    machine_line,
-    run,
-    run_choices,
-    run_sweeps,
-)
-from theorylab.bench.targets import run_targets
 from theorylab.core.atomic_io import write_csv
+from theorylab.core.bench import check_csv_out, check_device, default_max_bytes
 from theorylab.core.cli import ArgumentParser
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 
 
-def main(argv=None) -> int:
+def _parser() -> ArgumentParser:
     p = ArgumentParser(prog="python -m theorylab.bench",
-                       description=empirical.__doc__.split("\n")[0])
+                       description="Step-speed benchmarks of the engines (the first paper's "
+                                   "empirical and population steps)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     p.add_argument("--backend", default="torch", choices=("torch", "numpy"))
     p.add_argument("--dtypes", nargs="+", default=["float64", "float32"],
                    choices=("float64", "float32"))
     p.add_argument("--quick", action="store_true", help="D ∈ {16, 64}, d = 64, N ∈ {10³, 10⁴}")
-    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--repeats", type=int, default=5, help="timed steps per case (>= 1)")
     p.add_argument("--max-bytes", type=float, default=None,
-                   help="skip cases whose data X (N·D·d values) takes more bytes (default: 40 %% "
-                        "of the host's free memory, and on CUDA at most 70 %% of the device's)")
+                   help="skip cases whose data X (N·D·d values) takes more bytes (> 0; default: "
+                        "40 %% of the host's free memory, and on CUDA at most 70 %% of the "
+                        "device's)")
     p.add_argument("--max-seconds", type=float, default=20.0,
-                   help="time guard per case: stop repeating after this many seconds, and skip "
-                        "cases estimated to take longer per step")
+                   help="time guard per case (> 0): stop repeating after this many seconds, and "
+                        "skip cases estimated to take longer per step")
     add_threads_argument(p)
     p.add_argument("--targets", action="store_true",
-                   help="measure the speed targets T1–T7 instead of the size grid "
-                        "(theorylab.bench.targets)")
+                   help="measure the speed targets instead of the size grid "
+                        "(theorylab.jelassi2022.bench.targets)")
     p.add_argument("--sweep", action="store_true",
                    help="time batched sweeps (K seeds × R learning rates in one step, "
                         "theorylab.run_sweep) against the same runs one by one")
     p.add_argument("--choices", action="store_true",
-                   help="the empirical step with each read of X (einsum, blas, torch, "
-                        "auto) and autograd at 1 and 2 threads, and the population steps with "
+                   help="the empirical step with each read of X (einsum, blas, torch, auto) and "
+                        "autograd at 1 and 2 threads, and the population steps with "
                         "flush-to-zero off and on, all timed interleaved (CPU, float64)")
     p.add_argument("--targets-size", default="auto", choices=("auto", "target", "cpu"),
                    help="with --targets: 'target' runs every target at its own size, 'cpu' the "
                         "GPU targets at small CPU sizes; 'auto' (default): 'target' on CUDA, "
                         "'cpu' on a CPU")
-    p.add_argument("--out", help="also write the table as CSV")
+    p.add_argument("--out", help="also write the table as CSV (a new file, or a benchmark CSV "
+                                 "to replace)")
+    return p
+
+
+def _check(args) -> None:
+    """Every flag, before anything is measured (``ValueError("--flag: ...")``)."""
+    if args.repeats < 1:
+        raise ValueError(f"--repeats: must be >= 1 (got {args.repeats})")
+    if not (math.isfinite(args.max_seconds) and args.max_seconds > 0):
+        raise ValueError(f"--max-seconds: must be a number > 0 (got {args.max_seconds})")
+    if args.max_bytes is not None and not (math.isfinite(args.max_bytes) and args.max_bytes > 0):
+        raise ValueError(f"--max-bytes: must be a number of bytes > 0 (got {args.max_bytes})")
+    modes = [f for f in ("targets", "sweep", "choices") if getattr(args, f)]
+    if len(modes) > 1:
+        raise ValueError(f"--{modes[1]}: one of --targets, --sweep, --choices at a time (got "
+                         f"{', '.join('--' + m for m in modes)})")
+    if args.backend == "numpy" and args.device != "cpu":
+        raise ValueError(f"--backend: numpy runs on cpu only (got --device {args.device})")
+    if args.choices and args.device != "cpu":
+        raise ValueError(f"--device: --choices times the CPU step only (got {args.device!r})")
+    check_device(args.device)
+    if args.out is not None:
+        check_csv_out(args.out)
+
+
+def main(argv=None) -> int:
+    p = _parser()
     args = p.parse_args(argv)
     set_threads_from_args(p, args)
-    if args.backend == "numpy" and args.device != "cpu":
-        p.error("--backend numpy runs on cpu only")
-    if args.device.startswith("cuda"):
-        import torch
+    try:
+        _check(args)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    from theorylab.jelassi2022.bench import empirical
 
-        if not torch.cuda.is_available():
-            print("no CUDA device: torch.cuda.is_available() is False", file=sys.stderr)
-            return 1
     if args.max_bytes is None:
         args.max_bytes = default_max_bytes(args.device)
     if args.targets:
         return _run_targets(args)
     if args.choices:
-        run_choices(args)
+        empirical.run_choices(args)
         return 0
     if args.sweep:
-        print(machine_line(args.device))
-        run_sweeps(args)
+        print(empirical.machine_line(args.device))
+        empirical.run_sweeps(args)
         return 0
-    run(args)
+    empirical.run(args)
     return 0
 
 
 def _run_targets(args) -> int:
-    print(machine_line(args.device))
-    df = run_targets(args)
+    from theorylab.jelassi2022.bench import empirical, targets
+
+    print(empirical.machine_line(args.device))
+    df = targets.run_targets(args)
     print()
     import pandas as pd
 

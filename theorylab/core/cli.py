@@ -8,9 +8,14 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import NoReturn
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn
 
-__all__ = ["ArgumentParser", "nonnegative_int", "one_line"]
+__all__ = ["ArgumentParser", "command_name", "nonnegative_int", "one_line"]
+
+#: The program name the next entry-point parser takes (set by [`command_name`][]).
+_PROG: dict[str, str | None] = {"name": None}
 
 _KINDS = {"int": "an integer", "float": "a number"}
 
@@ -43,9 +48,27 @@ def one_line(message: str) -> str:
     return message
 
 
+@contextmanager
+def command_name(prog: str) -> Iterator[None]:
+    """Within the block, every [`ArgumentParser`][] is called ``prog`` in its usage and help
+    lines (the ``theorylab`` command runs ``python -m theorylab.run``'s ``main`` as
+    ``theorylab run``)."""
+    before = _PROG["name"]
+    _PROG["name"] = prog
+    try:
+        yield
+    finally:
+        _PROG["name"] = before
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """``argparse.ArgumentParser`` whose errors are one line ``error: <flag>: ...``
     (exit code 2); a message that already names its field (``"out: required"``) is kept."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if _PROG["name"] is not None:
+            kwargs["prog"] = _PROG["name"]
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         text = " ".join(one_line(message).split())  # one line, whatever argparse wrapped

@@ -53,6 +53,7 @@ __all__ = [
     "new_figure",
     "register",
     "save_figure",
+    "unregister",
 ]
 
 DPI = 150
@@ -168,6 +169,14 @@ def register(
         return func
 
     return decorator
+
+
+def unregister(id: str) -> FigureSpec:
+    """Remove the figure registered under `id` and return it (KeyError listing the known ids
+    otherwise); a paper removed from the entry points takes its figures with it."""
+    spec = get_figure(id)
+    del _REGISTRY[id]
+    return spec
 
 
 def get_figure(id: str) -> FigureSpec:

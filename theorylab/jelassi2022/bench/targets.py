@@ -1,4 +1,4 @@
-"""The speed targets T1–T7, measured in one command:
+"""The first paper's speed targets, measured in one command:
 ``python -m theorylab.bench --targets``.
 
 Each target is a measured quantity, a threshold and the size and device kind it is stated for:
@@ -10,13 +10,13 @@ T2     empirical step vs plain torch autograd of eq. (T), same data and device  
        (speed-up), at T1's size on a GPU and at N = 10⁴, D = d = 64 on a CPU       CPU ≥ 2
 T3     exchangeable exact population engine (problem (P)), D = 64, C = 4, ms/step   GPU < 50
 T4     Monte Carlo population engine, D = 1024, 10⁶ fresh samples per step, s/step  GPU < 0.1
-T5     CPU float64, at (N, D, d) = (10⁴, 10, 100), (2·10⁴, 16, 256),               CPU ≤ 2
+T5     CPU float64, at (N, D, d) = (10⁴, 10, 100), (2·10⁴, 16, 256),                CPU ≤ 2
        (4000, 64, 64), (10⁴, 64, 64): step time / time to read X once at the copy
        rate measured in the same run (T2 is stated at the same four sizes, ≥ 2)
-T6     Monte Carlo at D = 32 (C = 4, 10⁵ fresh draws): cost per draw of the        CPU ≤ 1.1
+T6     Monte Carlo at D = 32 (C = 4, 10⁵ fresh draws): cost per draw of the         CPU ≤ 1.1
        aligned shortcut (v = α·w*) ÷ the general path (v with a 1e-9 component ⊥ w*),
        timed interleaved (1.1: "no worse" up to the ±10 % noise of one shared run)
-T7     exchangeable step, ns per histogram, D = 32 (C = 4), D = 64 (C = 2)         CPU ≤ 100
+T7     exchangeable step, ns per histogram, D = 32 (C = 4), D = 64 (C = 2)          CPU ≤ 100
 =====  ==========================================================================  ==========
 
 A target is judged (``met`` True/False) only when it was measured at its own size on its own
@@ -31,9 +31,10 @@ cannot be more than this many times faster than autograd; when it is below 2 on 
 out of reach there by this argument, whatever the code does.
 
 "Time to read X twice" uses the nominal HBM bandwidth of known GPUs
-([`theorylab.bench.GPU_PEAK_GBS`][]) and, elsewhere, the copy rate measured in the same run
-([`theorylab.bench.measure_peaks`][]). A step is ``evaluate(need_grad=True)`` + ``apply`` from a
-fixed state, timed as the median of ``repeats`` after one warm-up, CUDA synchronised.
+([`theorylab.core.bench.GPU_PEAK_GBS`][]) and, elsewhere, the copy rate measured in the same
+run ([`theorylab.core.bench.measure_peaks`][]). A step is ``evaluate(need_grad=True)`` +
+``apply`` from a fixed state, timed as the median of ``repeats`` after one warm-up, CUDA
+synchronised.
 """
 
 from __future__ import annotations
@@ -44,8 +45,16 @@ import time
 
 import numpy as np
 
-__all__ = ["Target", "TARGETS", "target_sizes", "run_targets", "population_engine",
-           "TARGET_SCHEMA", "STATE"]
+from theorylab.core.bench import (
+    interleaved_times,
+    measure_peaks,
+    peak_bandwidth,
+    time_engine_step,
+)
+from theorylab.jelassi2022.bench.cases import STATE, population_engine, step_bytes
+from theorylab.jelassi2022.bench.empirical import bench_empirical
+
+__all__ = ["TARGETS", "TARGET_SCHEMA", "Target", "run_targets", "target_sizes"]
 
 #: columns of the targets table, in order
 TARGET_SCHEMA = ("target", "what", "device", "dtype", "size", "at_target_size", "measured",
@@ -126,44 +135,12 @@ def target_sizes(device: str, size_mode: str) -> list[tuple[Target, dict[str, in
     return out
 
 
-def population_engine(D: int, C: int, method: str, *, backend: str = "torch",
-                      device: str = "cpu", dtype: str = "float64", mc_samples: int = 100_000,
-                      q: float = 0.2):
-    """An engine for problem (P) (``method``: brute, exchangeable or montecarlo) with a random
-    partition of D into sets of C (the same partition for every method at given D, C)."""
-    from theorylab.core.backend import get_backend
-    from theorylab.jelassi2022.config import DataConfig, ExperimentConfig, TrainConfig
-    from theorylab.jelassi2022.data import make_wstar
-    from theorylab.jelassi2022.engines import BruteForceEngine, ExchangeableEngine, MonteCarloEngine
-
-    cfg = ExperimentConfig(
-        data=DataConfig(D=D, C=C, partition="random", d=64, q=q),
-        train=TrainConfig(engine="population", method=method, backend=backend, device=device,
-                          dtype=dtype, mc_samples=mc_samples, mc_resample=True, chunk_size=0,
-                          max_configs=10**9),
-    ).resolved()
-    cls = {"brute": BruteForceEngine, "exchangeable": ExchangeableEngine,
-           "montecarlo": MonteCarloEngine}[method]
-    xp = get_backend(backend, dtype, device)
-    return cls(cfg, xp, cfg.data.make_partition(), make_wstar(cfg.data))
-
-
-#: a partition-symmetric state with γ ≠ ρ, the state the population steps are timed from
-STATE = {"gamma": 0.3, "rho": -0.05, "alpha": 0.4}
-
-
 def _size_str(size: dict[str, int]) -> str:
     return ", ".join(f"{k}={v:,}" for k, v in size.items())
 
 
 def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, args,
              cache: dict) -> dict:
-    from theorylab.bench.empirical import (
-        bench_empirical,
-        peak_bandwidth,
-        step_bytes,
-        time_engine_step,
-    )
     from theorylab.jelassi2022.observables import symmetric_A
 
     row: dict[str, object] = {}
@@ -227,7 +204,6 @@ def _measure_mc_aligned(size: dict, device: str, dtype: str, args) -> dict:
     timed interleaved; the ratio of the medians."""
     import statistics
 
-    from theorylab.bench.empirical import interleaved_times
     from theorylab.jelassi2022.observables import symmetric_A
 
     eng = population_engine(size["D"], size["C"], "montecarlo", device=device, dtype=dtype,
@@ -255,8 +231,6 @@ def _measure_mc_aligned(size: dict, device: str, dtype: str, args) -> dict:
 def run_targets(args):
     """Measure [`TARGETS`][] on ``args.device`` (see the module); returns the tidy table."""
     import pandas as pd
-
-    from theorylab.bench.empirical import measure_peaks
 
     device = args.device
     kind = "cuda" if device.startswith("cuda") else "cpu"

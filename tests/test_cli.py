@@ -1,0 +1,155 @@
+"""The ``theorylab`` command (theorylab.cli) and ``theorylab plot`` (theorylab.plot)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from theorylab.cli import COMMANDS, main
+from theorylab.core.config import read_toml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_help_lists_every_command(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in ("run", "check", "figures", "sweep", "bench", "config", "plot"):
+        assert f"\n  {name} " in out, name
+    assert set(COMMANDS) == {"run", "check", "figures", "sweep", "bench", "config", "plot"}
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_each_command_has_help_under_its_own_name(command, capsys):
+    assert main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: theorylab {command} ")
+    # the module's own command line keeps its name
+    module = importlib.import_module(COMMANDS[command][0])
+    with pytest.raises(SystemExit) as stop:
+        module.main(["--help"])
+    assert stop.value.code == 0
+    assert not capsys.readouterr().out.startswith("usage: theorylab ")
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_bad_flag_is_one_line_and_exit_2(command, capsys):
+    assert main([command, "--no-such-flag"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("error: ") and captured.err.count("\n") == 1, captured.err
+
+
+def test_an_unknown_or_missing_command(capsys):
+    assert main(["trian"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: command: unknown (got 'trian')") and err.count("\n") == 1
+    assert main([]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: command: required")
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("theorylab ")
+
+
+def test_exit_codes_are_the_modules(tmp_path, capsys):
+    """An error of the command's own checks (not argparse) keeps its code: a config that does
+    not exist is exit 2 through ``run`` as through ``python -m theorylab.run``."""
+    from theorylab.run import main as run_main
+
+    argv = [str(tmp_path / "missing.toml"), "--out", str(tmp_path / "o")]
+    assert main(["run", *argv]) == 2 == run_main(argv)
+    assert main(["config", "--check"]) in (0, 1)  # the page is up to date or not; no crash
+
+
+def test_console_script_target_resolves():
+    meta = read_toml(ROOT / "pyproject.toml")
+    target = meta["project"]["scripts"]["theorylab"]
+    module, attr = target.split(":")
+    assert getattr(importlib.import_module(module), attr) is main
+
+
+def test_python_dash_m_theorylab(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "theorylab", "sweep", "--help"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("usage: theorylab sweep ")
+
+
+# -- theorylab plot ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("run")
+    cfg = folder / "tiny.toml"
+    cfg.write_text("[data]\nD = 4\nC = 2\n[train]\nsteps = 12\nn_records = 6\n")
+    assert main(["run", str(cfg), "--out", str(folder / "out"), "--no-progress"]) == 0
+    return folder / "out"
+
+
+@pytest.fixture(scope="module")
+def tiny_sweep(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("sweep")
+    spec = folder / "spec.toml"
+    spec.write_text('[base_config.data]\nD = 4\nC = 2\n[base_config.train]\nsteps = 6\n'
+                    'n_records = 3\n[sweep]\naxes = {"data.q" = [0.1, 0.3], '
+                    '"data.d" = [10, 20]}\n')
+    assert main(["sweep", str(spec), "--out", str(folder / "store"), "--workers", "0",
+                 "--no-progress"]) == 0
+    return folder / "store"
+
+
+def test_plot_a_run(tiny_run, tmp_path, capsys):
+    assert main(["plot", str(tiny_run)]) == 0
+    png = tiny_run / "trajectory.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert capsys.readouterr().out.strip() == f"wrote {png}"
+    out = tmp_path / "two.png"
+    assert main(["plot", str(tiny_run / "trajectory.csv"), "--out", str(out),
+                 "--columns", "loss", "alpha"]) == 0
+    assert out.stat().st_size > 0
+
+
+def test_phase_table_takes_each_points_last_step():
+    from theorylab.plot import phase_table
+
+    table = pd.DataFrame({"run_id": ["a", "a", "b", "b", "c"], "data.q": [0.1, 0.1, 0.1, 0.1, 0.3],
+                          "step": [0, 10, 0, 10, 10], "loss": [9.0, 1.0, 9.0, 3.0, 5.0]})
+    grid = phase_table(table, ["data.q"], "loss")
+    assert grid.to_dict() == {0.1: 2.0, 0.3: 5.0}  # the mean of 1 and 3; the step-0 rows left out
+
+
+def test_plot_a_sweep(tiny_sweep, tmp_path):
+    from theorylab.plot import plot_sweep
+
+    assert main(["plot", str(tiny_sweep)]) == 0
+    assert (tiny_sweep / "phase_diagram.png").read_bytes()[:4] == b"\x89PNG"
+    # a bare table works too; one axis gives a line plot averaged over the other
+    table = pd.read_parquet(tiny_sweep / "results.parquet")
+    csv = tmp_path / "table.csv"
+    table.to_csv(csv, index=False)
+    written = plot_sweep(csv, x="data.q", y=None, value="loss")
+    assert written == tmp_path / "table-phase_diagram.png" and written.stat().st_size > 0
+
+
+@pytest.mark.parametrize("args, start", [
+    (["{tmp}/nothing"], "error: input: not a run folder"),
+    (["{run}", "--value", "loss"], "error: --x/--y/--value: for a sweep"),
+    (["{run}", "--columns", "nope"], "error: columns: not a numeric column"),
+    (["{sweep}", "--value", "nope"], "error: value: not a numeric column"),
+    (["{sweep}", "--x", "data.q", "--y", "data.q"], "error: y: must differ from x"),
+    (["{sweep}", "--columns", "loss"], "error: --columns: for a run"),
+    (["{run}", "--out", "{tmp}/mine.txt"], "error: out: refusing to overwrite"),
+    (["{run}", "--out", "{tmp}/new.pdf"], "error: out: must be a .png file"),
+    (["{run}", "--out", "{tmp}/no/such/dir/p.png"], "error: out: no such folder"),
+])
+def test_plot_refuses_bad_input_in_one_line(args, start, tiny_run, tiny_sweep, tmp_path,
+                                            capsys):
+    (tmp_path / "mine.txt").write_text("keep me")
+    argv = [a.format(tmp=tmp_path, run=tiny_run, sweep=tiny_sweep) for a in args]
+    assert main(["plot", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(start) and err.count("\n") == 1, err
+    assert (tmp_path / "mine.txt").read_text() == "keep me"

@@ -1,0 +1,85 @@
+"""The ``theorylab`` command: ``theorylab <command> [flags]``, one command per entry point.
+
+=========  ====================================  ======================================
+command    what it does                          same as
+=========  ====================================  ======================================
+run        train one run config                  ``python -m theorylab.run``
+check      judge the papers' claims              ``python -m theorylab.check``
+figures    render the papers' figures            ``python -m theorylab.figures``
+sweep      run a sweep spec into a store         ``python -m theorylab.sweep``
+plot       plot a run folder or a sweep store    ``python -m theorylab.plot``
+bench      time the engines                      ``python -m theorylab.bench``
+config     write the run-config reference page   ``python -m theorylab.configdoc``
+=========  ====================================  ======================================
+
+Each command takes the flags and gives the exit codes of its module (``theorylab <command>
+--help``); ``theorylab --help`` lists the commands. Installed as a console script
+(``[project.scripts]`` in ``pyproject.toml``); ``python -m theorylab`` is the same command.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+from theorylab.core.cli import command_name
+
+__all__ = ["COMMANDS", "main"]
+
+#: command → (module whose ``main(argv)`` runs it, one-line description)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("theorylab.run", "train one run config (TOML) into a run folder"),
+    "check": ("theorylab.check", "run the claim checks and write their verdicts"),
+    "figures": ("theorylab.figures.__main__", "render the paper figures (PDF + PNG)"),
+    "sweep": ("theorylab.sweep.__main__", "run a sweep spec into a store of points"),
+    "plot": ("theorylab.plot", "plot a run folder (trajectory) or a sweep store (phase diagram)"),
+    "bench": ("theorylab.bench.__main__", "time the engines (step speed, targets, sweeps)"),
+    "config": ("theorylab.configdoc", "write (or --check) the run-config reference page"),
+}
+
+
+def _usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = ["usage: theorylab <command> [flags]   (theorylab <command> --help for its flags)",
+             "", "Numerical checks of deep-learning theory: one command per entry point.", "",
+             "commands:"]
+    lines += [f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()]
+    lines += ["", "options:", "  -h, --help     show this message and exit",
+              "  --version      show the version and exit"]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``theorylab <command> ...``; returns the command's exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        print(_usage(), file=sys.stderr)
+        print("error: command: required (one of " + ", ".join(COMMANDS) + ")", file=sys.stderr)
+        return 2
+    first, rest = args[0], args[1:]
+    if first in ("-h", "--help"):
+        print(_usage())
+        return 0
+    if first == "--version":
+        from theorylab.core import __version__
+
+        print(f"theorylab {__version__}")
+        return 0
+    if first not in COMMANDS:
+        print(f"error: command: unknown (got {first!r}); one of {', '.join(COMMANDS)}; see "
+              "theorylab --help", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[first][0])
+    with command_name(f"theorylab {first}"):
+        try:
+            code = module.main(rest)
+        except SystemExit as stop:  # argparse's --help (0) and one-line errors (2)
+            code = stop.code
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
