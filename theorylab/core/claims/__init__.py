@@ -7,6 +7,19 @@ runs them and writes ``docs/results/<paper>/<id>.md``/``.csv``/``.png``.
 
 from .claim import KINDS, VERDICTS, Claim, ClaimResult, lookup_claim, markdown_table
 from .report import render_markdown, write_result
+from .robustness import (
+    SOURCES,
+    Premise,
+    Threshold,
+    bootstrap_interval,
+    format_interval,
+    is_robust,
+    log_t_interval,
+    premises_verdict,
+    sensitivity,
+    t_interval,
+    threshold_values,
+)
 from .verdict import (
     MIN_FIT_POINTS,
     Verdict,
@@ -18,6 +31,17 @@ from .verdict import (
 
 __all__ = [
     "KINDS",
+    "SOURCES",
+    "Premise",
+    "Threshold",
+    "bootstrap_interval",
+    "format_interval",
+    "is_robust",
+    "log_t_interval",
+    "premises_verdict",
+    "sensitivity",
+    "t_interval",
+    "threshold_values",
     "MIN_FIT_POINTS",
     "VERDICTS",
     "Claim",
