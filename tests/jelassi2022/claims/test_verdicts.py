@@ -76,26 +76,47 @@ def test_combine_orders_verdicts():
 
 
 # -- Theorem 3.1 -----------------------------------------------------------------------------------
-def _t31(snr, err):
-    n = len(snr)
-    return pd.DataFrame({"D": [10] * n, "C": [2] * n, "q": [0.4] * n, "snr": snr,
+def _t31(ratio, err):
+    n = len(ratio)
+    return pd.DataFrame({"D": [10] * n, "C": [2] * n, "q": [0.4] * n, "ratio": ratio,
                          "err_best_glm": err})
 
 
-_FITS = pd.DataFrame({"snr": [0.5], "err_fit": [0.17], "err_fit_se": [0.003]})
+_FITS = pd.DataFrame({"D": [10] * 3, "C": [2] * 3, "q": [0.4] * 3, "ratio": [0.5] * 3,
+                      "seed": [0, 1, 2], "err_fit": [0.17, 0.171, 0.169],
+                      "err_fit_se": [0.003] * 3})
 
 
 def test_thm31_verdicts():
     assert thm31.verdict(_t31([0.5, 0.8], [0.2, 0.15]), _FITS).verdict == "agrees"
     assert thm31.verdict(_t31([0.5, 2.0], [0.2, 0.05]), _FITS).verdict == "agrees-in-regime"
     assert thm31.verdict(_t31([0.5, 0.8], [0.2, 0.10]), _FITS).verdict == "disagrees"
-    fit_beats = _FITS.assign(err_fit=0.10)  # 0.10 + 3·0.003 < 1/8
+    fit_beats = _FITS.assign(err_fit=[0.10, 0.101, 0.099])  # mean + 3 s.e. (≈ 0.0019) < 1/8
     assert thm31.verdict(_t31([0.5], [0.2]), fit_beats).verdict == "disagrees"
-    near = _FITS.assign(err_fit=0.12, err_fit_se=0.003)  # within 3 s.e. of 1/8: no evidence
+    # one seed far below, the others above: the mean over seeds is not below 1/8
+    mixed = _FITS.assign(err_fit=[0.10, 0.16, 0.16])
+    assert thm31.verdict(_t31([0.5], [0.2]), mixed).verdict == "agrees"
+    near = _FITS.assign(err_fit=[0.122] * 3)  # within 3 s.e. of 1/8: no evidence
     assert thm31.verdict(_t31([0.5], [0.2]), near).verdict == "agrees"
-    assert thm31.verdict(_t31([2.0, 3.0], [0.2, 0.2]), _FITS).verdict == "inconclusive"
     assert thm31.verdict(_t31([0.5], [np.nan]), _FITS).verdict == "inconclusive"
     assert thm31.verdict(_t31([], []), _FITS).verdict == "inconclusive"
+
+
+def test_thm31_premise_no_point_in_regime():
+    v = thm31.verdict(_t31([2.0, 3.0], [0.2, 0.05]), _FITS)
+    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
+
+
+def test_thm31_regime_cut_flip_point():
+    """The verdict flips where the cut passes the ratio of the first point below 1/8."""
+    tables = {"table": _t31([0.3, 0.6, 1.5], [0.2, 0.1, 0.05]), "fit": _FITS}
+    assert thm31.judge(tables).verdict == "disagrees"  # 0.6 < 1 is inside
+    assert thm31.judge(tables, {"REGIME_CUT": 0.5}).verdict == "agrees-in-regime"
+    s = thm31.CLAIM.thresholds
+    from theorylab.core.claims import sensitivity
+    sens = sensitivity(thm31.judge, tables, s).set_index("threshold")
+    # bisection to ~1e-9 relative: 1e-6 is loose
+    assert sens.loc["REGIME_CUT", "flip_below"] == pytest.approx(0.6, rel=1e-6)
 
 
 # -- Theorem 3.2 (sanity check) --------------------------------------------------------------------
@@ -112,7 +133,11 @@ def test_thm32_verdicts():
     assert thm32.verdict(_t32(err_perm=[0.11, 0.21])).verdict == "disagrees"
     assert thm32.verdict(_t32(err_perm_direct=[0.12, 0.2])).verdict == "disagrees"
     assert thm32.verdict(_t32(topc_own_overlap=[0, 1])).verdict == "disagrees"
-    assert thm32.verdict(_t32(topc_own_overlap_pa=[2, 1])).verdict == "disagrees"
+    premise = thm32.verdict(_t32(topc_own_overlap_pa=[2, 1]))  # the reference is not PA
+    assert premise.verdict == "inconclusive" and "premise failed" in premise.reasons[0]
+    assert thm32.judge({"table": _t32(err_perm=[0.11, 0.2 + 1e-9])}).verdict == "disagrees"
+    assert thm32.judge({"table": _t32(err_perm=[0.11, 0.2 + 1e-9])},
+                       {"ERR_TOL": 1e-8}).verdict == "agrees"
     assert thm32.verdict(_t32(err_pa=[np.nan, 0.2])).verdict == "inconclusive"
     assert thm32.verdict(_t32().iloc[:0]).verdict == "inconclusive"
 
