@@ -170,8 +170,13 @@ def _sym(**kw):
     return pd.DataFrame(base)
 
 
-def _align(ratio):
-    return pd.DataFrame({"N": [500, 2000, 8000, 32000][: len(ratio)], "beta_over_alpha": ratio})
+def _align(ratio, seeds=(0, 1, 2), jitter=(1.0, 1.1, 0.95)):
+    """β/|α| on the N ladder for each seed, seed k scaled by N^(0.01 k)·jitter[k] (so the
+    per-seed slopes differ by 0.01 and the interval has a width)."""
+    N = np.array([500, 2000, 8000, 32000][: len(ratio)])
+    return pd.concat([pd.DataFrame({"seed": k, "N": N,
+                                    "beta_over_alpha": np.asarray(ratio) * jitter[k]
+                                    * N ** (0.01 * k)}) for k in seeds], ignore_index=True)
 
 
 def test_lemma_symmetry_verdicts():
@@ -179,10 +184,12 @@ def test_lemma_symmetry_verdicts():
     assert lemma41.verdict_symmetry(_sym(max_sym_dev=[1e-8])).verdict == "disagrees"
     assert lemma41.verdict_symmetry(_sym(max_rel_diff_alpha_gamma_rho=[1e-6])).verdict == \
         "disagrees"
-    # a run that never left the symmetric start checks nothing
-    assert lemma41.verdict_symmetry(_sym(final_gamma=[0.0], final_rho=[0.0])).verdict == \
-        "inconclusive"
     assert lemma41.verdict_symmetry(_sym(max_sym_dev=[np.nan])).verdict == "inconclusive"
+
+
+def test_lemma_symmetry_premise_a_run_that_never_moved():
+    v = lemma41.verdict_symmetry(_sym(final_gamma=[0.0], final_rho=[0.0]))
+    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
 
 
 def test_lemma_alignment_verdicts():
@@ -190,7 +197,17 @@ def test_lemma_alignment_verdicts():
     assert lemma41.verdict_alignment(_align(3 / np.sqrt(N))).verdict == "agrees"
     assert lemma41.verdict_alignment(_align([0.3, 0.3, 0.31, 0.3])).verdict == "disagrees"
     assert lemma41.verdict_alignment(_align(3 / np.sqrt(N[:3]))).verdict == "inconclusive"
-    assert lemma41.verdict_alignment(_align(N ** -0.2)).verdict == "partial"
+    assert lemma41.verdict_alignment(_align(N ** -0.18)).verdict == "partial"
+    # one seed only: no interval, no verdict
+    assert lemma41.verdict_alignment(_align(3 / np.sqrt(N), seeds=(0,))).verdict == \
+        "inconclusive"
+    # seeds that disagree widely: the interval crosses both cuts
+    wide = pd.concat([_align(N ** -0.6, seeds=(0,)), _align(N ** 0.1, seeds=(0,)).assign(seed=1),
+                      _align(N ** -0.2, seeds=(0,)).assign(seed=2)])
+    assert lemma41.verdict_alignment(wide).verdict == "inconclusive"
+    # the slope interval (≈ −0.52 ... −0.46) lies between the cuts once SLOPE_AGREE is −0.6
+    t = {"table": _sym(), "alignment": _align(3 / np.sqrt(N))}
+    assert lemma41.judge(t, {"SLOPE_AGREE": -0.6}).verdict == "partial"
 
 
 # -- Theorem 4.1 -----------------------------------------------------------------------------------
