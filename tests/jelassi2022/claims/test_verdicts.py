@@ -236,10 +236,21 @@ def _fits(r2, n=4):
                          "r2": [x if n >= 4 else np.nan for x in r2], "censored": 0})
 
 
-def test_thm41_scaling_verdicts():
-    assert thm41.verdict_scaling(_fits([0.95, 0.99, 0.93])).verdict == "agrees"
-    assert thm41.verdict_scaling(_fits([0.95, 0.5, 0.93])).verdict == "partial"
-    assert thm41.verdict_scaling(_fits([0.95, 0.99], n=3)).verdict == "inconclusive"
+def test_thm41_premise_inside_the_horizon():
+    v = thm41.verdict_phases(_ref41(t_III=np.nan))
+    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
+
+
+def test_thm41_scaling_is_reported_not_judged():
+    """A decreasing phase time (exponent −0.24) is polynomial in d too: the fits never change
+    the verdict, they are only reported with it."""
+    table = pd.DataFrame([_ref41()])
+    for fits in (_fits([0.95, 0.99, 0.93]), _fits([0.95, 0.5, 0.93]), _fits([0.9], n=3),
+                 _fits([0.95]).assign(exponent=-0.24)):
+        v = thm41.judge({"table": table, "fits": fits})
+        assert v.verdict == "agrees" and v.reasons[-1].startswith("scaling")
+    assert thm41.judge({"table": table, "fits": _fits([0.9])},
+                       {"ALPHA_GROWTH": 200.0}).verdict == "disagrees"  # 129× < 200×
 
 
 def test_phase_times_use_the_fair_error():
