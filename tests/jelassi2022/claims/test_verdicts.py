@@ -266,30 +266,59 @@ def test_phase_times_use_the_fair_error():
 
 
 # -- Theorem 4.2 -----------------------------------------------------------------------------------
-def _need42(N_needed, status=None, exc=(0.05, 0.01)):
-    n = len(N_needed)
-    return pd.DataFrame({"d": [5, 10, 20, 40][:n], "N_needed": N_needed,
-                         "status": status or ["ok"] * n, "N_min": [150] * n,
-                         "N_max": [4800] * n, "excess_at_N_min": [exc[0]] * n,
-                         "excess_at_N_max": [exc[1]] * n, "se_at_N_max": [0.004] * n})
+_POP = pd.DataFrame({"steps": [3000], "settled_step": [1500], "pop_error": [0.094]})
+
+
+def _rows42(first_ok, seeds=(0, 1, 2), ds=(5, 10, 20, 40), ladder=(150, 300, 600, 1200, 2400),
+            stuck_exc=None):
+    """(d, seed, N) rows: seed k at d passes from first_ok[d][k] on (None: never; then the
+    excess is `stuck_exc` at every N, or falls with N)."""
+    rows = []
+    for d in ds:
+        for k in seeds:
+            f = first_ok[d][k] if isinstance(first_ok, dict) else first_ok
+            for N in ladder:
+                ok = f is not None and N >= f
+                exc = 0.005 if ok else (stuck_exc if stuck_exc is not None else 30 / N)
+                rows.append({"d": d, "seed": k, "N": N, "test_error": 0.094 + exc,
+                             "test_error_se": 0.004, "pop_error": 0.094,
+                             "patch_association": ok})
+    return pd.DataFrame(rows)
 
 
 def test_thm42_verdicts():
-    assert thm42.verdict(_need42([300, 600, 1200, 2400])).verdict == "agrees"
-    assert thm42.verdict(_need42([2400, 1200, 600, 300])).verdict == "agrees"  # decreasing
-    # the old main: N_needed = 3000 at every d (flat), slope NaN: never "agrees"
-    assert thm42.verdict(_need42([3000, 3000, 3000, 3000])).verdict == "inconclusive"
-    assert thm42.verdict(_need42([300, 600, 1200])).verdict == "inconclusive"
-    cens = _need42([150, 600, 1200, 2400], status=["censored-below", "ok", "ok", "ok"])
-    assert thm42.verdict(cens).verdict == "inconclusive"
-    stuck = _need42([INF, 600, 1200, 2400], status=["censored-above", "ok", "ok", "ok"],
-                    exc=(0.05, 0.06))
-    assert thm42.verdict(stuck).verdict == "disagrees"
-    assert thm42.verdict(_need42([])).verdict == "inconclusive"
+    v = thm42.verdict(_rows42(600), _POP)
+    assert v.verdict == "agrees" and "N_needed(d = 40) = 600 [600, 600], 3 seeds" in v.reasons[0]
+    # seeds that differ: an interval around the geometric mean
+    spread = {d: (600, 1200, 2400) for d in (5, 10, 20, 40)}
+    v = thm42.verdict(_rows42(spread), _POP)
+    assert v.verdict == "agrees" and "N_needed(d = 5) = 1200 [" in v.reasons[0]
+    never = {d: (600, 600, None if d == 40 else 600) for d in (5, 10, 20, 40)}
+    assert thm42.verdict(_rows42(never), _POP).verdict == "inconclusive"  # one seed censored
+    stuck = _rows42(None, stuck_exc=0.05)
+    assert thm42.verdict(stuck, _POP).verdict == "disagrees"
+    assert thm42.verdict(_rows42(600).iloc[:0], _POP).verdict == "inconclusive"
+
+
+def test_thm42_premises():
+    unsettled = _POP.assign(settled_step=3000)
+    v = thm42.verdict(_rows42(600), unsettled)
+    assert v.verdict == "inconclusive" and "premise failed" in v.reasons[0]
+    one_seed = thm42.verdict(_rows42(600, seeds=(0,)), _POP)
+    assert one_seed.verdict == "inconclusive" and "fewer than 3 seeds" in one_seed.reasons[0]
+
+
+def test_thm42_err_tol_is_judged():
+    """A run 0.015 above the population error passes at ERR_TOL = 0.02 and fails at 0.01."""
+    t = _rows42(600)
+    t.loc[t.N >= 600, "test_error"] = 0.094 + 0.015
+    tables = {"table": t, "population": _POP}
+    assert thm42.judge(tables).verdict == "agrees"
+    assert thm42.judge(tables, {"ERR_TOL": 0.01}).verdict == "inconclusive"
 
 
 def test_thm42_n_needed_from_rows():
-    rows = pd.DataFrame({"d": [10] * 3, "N": [300, 600, 1200], "ok": [False, True, True],
+    rows = pd.DataFrame({"d": [10] * 3, "N": [300, 600, 1200], "patch_association": [True] * 3,
                          "test_error": [0.15, 0.11, 0.10], "pop_error": [0.094] * 3,
                          "test_error_se": [0.004] * 3})
     need = thm42.n_needed(rows)
