@@ -355,6 +355,36 @@ def test_thm51_verdicts():
     assert thm51.verdict(_need51(50, INF, 800).iloc[:2]).verdict == "inconclusive"
 
 
+def _seeds51(*needs):
+    return pd.concat([n.assign(seed=k) for k, n in enumerate(needs)], ignore_index=True)
+
+
+def test_thm51_seeds_must_agree():
+    good, bad = _need51(50, INF, 800), _need51(800, INF, 400)
+    assert thm51.verdict_seeds(_seeds51(good, good, good)).verdict == "agrees"
+    assert thm51.verdict_seeds(_seeds51(bad, bad, bad)).verdict == "disagrees"
+    mixed = thm51.verdict_seeds(_seeds51(good, bad, good))
+    assert mixed.verdict == "inconclusive" and "different verdicts" in mixed.reasons[-1]
+    few = thm51.verdict_seeds(_seeds51(good, good))
+    assert few.verdict == "inconclusive" and few.reasons[0].startswith("premise failed")
+
+
+def test_thm51_judge_on_run_rows_and_target():
+    """Per-run rows → N_needed per (seed, arm) → verdict; a stricter target moves N_frozen."""
+    rows = []
+    for seed in (0, 1, 2):
+        for arm, errs in (("frozen", (0.2, 0.11, 0.10)), ("uniform", (0.2, 0.17, 0.16)),
+                          ("scratch", (0.3, 0.2, 0.12))):
+            for N, e in zip((25, 50, 100), errs):
+                rows.append({"seed": seed, "arm": arm, "N": N, "test_error_best": e,
+                             "ran_out": False})
+    t = {"table": pd.DataFrame(rows)}
+    assert thm51.judge(t).verdict == "agrees"  # frozen 50 < scratch 100, uniform never
+    # at 0.105 frozen needs 100 = scratch's... scratch never: frozen still the fewest
+    assert thm51.judge(t, {"TARGET": 0.105}).verdict == "agrees"
+    assert thm51.judge(t, {"TARGET": 0.25}).verdict == "inconclusive"  # frozen at the bottom
+
+
 def test_thm51_summary_best_and_last_step():
     tr = pd.DataFrame({"step": [0, 10, 100, 1000], "error": [0.3, 0.1, 0.08, 0.11],
                        "error_se": [0.004] * 4, "train_loss": [0.7, 0.3, 0.1, 0.01],

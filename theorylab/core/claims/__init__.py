@@ -5,7 +5,15 @@ A paper lists its claims (``theorylab.<paper>.claims.CLAIMS``); ``python -m theo
 runs them and writes ``docs/results/<paper>/<id>.md``/``.csv``/``.png``.
 """
 
-from .claim import KINDS, VERDICTS, Claim, ClaimResult, lookup_claim, markdown_table
+from .claim import (
+    KINDS,
+    VERDICTS,
+    Claim,
+    ClaimResult,
+    lookup_claim,
+    markdown_table,
+    point_rows,
+)
 from .report import render_markdown, write_result
 from .robustness import (
     SOURCES,
@@ -52,6 +60,7 @@ __all__ = [
     "loglog_fit",
     "lookup_claim",
     "markdown_table",
+    "point_rows",
     "render_markdown",
     "strictly_increasing",
     "write_result",

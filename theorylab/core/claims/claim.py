@@ -20,7 +20,8 @@ import pandas as pd
 from .robustness import Threshold, is_robust, sensitivity, threshold_values
 from .verdict import VERDICTS, Verdict
 
-__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "lookup_claim", "markdown_table"]
+__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "lookup_claim", "markdown_table",
+           "point_rows"]
 
 #: What a check is. ``theorem check``: the measurement can contradict the (reconstructed)
 #: statement (the judge has a ``disagrees`` branch the data can reach). ``sanity check``: it
@@ -164,6 +165,15 @@ class Claim:
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 res.sensitivity = sensitivity(self.judge, res.tables, self.thresholds)
         return res
+
+
+def point_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows a sweep point computed, without the status and provenance columns that
+    ``theorylab.core.sweep.run_points`` adds (host, version, ...: not results)."""
+    from theorylab.core.sweep.store import PROVENANCE_COLUMNS
+
+    drop = {"status", "message", *PROVENANCE_COLUMNS}
+    return table[[c for c in table.columns if c not in drop]].reset_index(drop=True)
 
 
 def lookup_claim(claims: dict[str, Claim], claim_id: str) -> Claim:

@@ -28,6 +28,7 @@ from theorylab.core.claims import (
     ClaimResult,
     Threshold,
     format_interval,
+    point_rows,
     t_interval,
     threshold_values,
 )
@@ -161,7 +162,7 @@ def _alignment(quick: bool) -> pd.DataFrame:
     Ns = (500, 1000, 2000, 4000) if quick else (500, 2000, 8000, 32000)
     parts = run_points([call_point(f"{__name__}:alignment_point", N=N, seeds=list(SEEDS))
                         for N in Ns])
-    return pd.concat(parts, ignore_index=True)[["seed", "N", "steps", "alpha", "beta",
+    return pd.concat([point_rows(p) for p in parts], ignore_index=True)[["seed", "N", "steps", "alpha", "beta",
                                                 "beta_over_alpha", "gamma_minus_rho",
                                                 "sym_dev"]].sort_values(["seed", "N"],
                                                                         ignore_index=True)

@@ -33,6 +33,7 @@ from theorylab.core.claims import (
     Threshold,
     format_interval,
     log_t_interval,
+    point_rows,
     threshold_values,
 )
 from theorylab.core.claims.verdict import Verdict, ladder_threshold, loglog_fit
@@ -197,7 +198,7 @@ def run(quick: bool) -> ClaimResult:
     parts = points([(d, N) for d in d_list for N in N_list])
     # extend the ladder downwards where a seed's smallest rung already passes
     while True:
-        table = pd.concat(parts, ignore_index=True)
+        table = pd.concat([point_rows(p) for p in parts], ignore_index=True)
         need = n_needed(table)
         low = need[(need.status == "censored-below") & (need.N_min > N_FLOOR)]
         if not len(low):
