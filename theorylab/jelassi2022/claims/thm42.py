@@ -208,6 +208,8 @@ def run(quick: bool) -> ClaimResult:
     table = table.sort_values(["d", "N", "seed"], ignore_index=True)
     v = judge({"table": table, "population": population})
     iv = n_needed_intervals(need)
+    fin = need[np.isfinite(need.N_needed)]
+    small = table[table.N == table.N.min()]
     reading = [
         f"Population GD (lr {LR}, {STEPS} steps): fair-coin error {pop_err:.4f}, settled from "
         f"the recorded step {settled} on (γ − ρ = {pop_last.gamma - pop_last.rho:.3f}): the "
