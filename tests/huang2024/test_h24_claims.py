@@ -158,7 +158,7 @@ def test_thm41_degenerate_tables():
 
 
 # -- Lemma 5.1 -------------------------------------------------------------------------------------
-def _l51(other_sign=-1, ratio=(13.8, 0.16), diff=1e-12):
+def _l51(other_sign=-1, ratio=(13.8, 0.13), diff=1e-12):
     rows = []
     for cfg, d in (("pos256", 0.65), ("neg256", -0.25)):
         for coord, s in lemma51.PREDICTED_SIGNS.items():
@@ -171,7 +171,9 @@ def _l51(other_sign=-1, ratio=(13.8, 0.16), diff=1e-12):
                  "coordinate": "other_lq", "rate": NAN, "predicted_sign": -1})
     ratios = pd.DataFrame({"config": ["pos256", "neg256", "tiny"], "P": [256, 256, 8],
                            "mask_keys": True, "ratio": [*ratio, 1.08],
-                           "ratio_pred": [18.0, 0.125, 0.5]})
+                           "ratio_pred": [18.0, 0.125, 0.5],
+                           # a_1²(1 − a_1)/a_j: a_1 = 0.375, 0.0625, 0.25
+                           "ratio_lead_1_minus_a1": [18.0 * 0.625, 0.125 * 0.9375, 0.375]})
     engines = pd.DataFrame({"config": ["tiny"], "P": [8], "mask_keys": [True],
                             "engine": ["population-brute"], "max_rel_diff": [diff]})
     return {"table": pd.DataFrame(rows), "ratios": ratios, "engines": engines}
@@ -191,7 +193,12 @@ def test_lemma51_disagrees_on_a_sign():
 def test_lemma51_degenerate_tables():
     assert lemma51.judge(_l51(ratio=(13.8, 0.5))).verdict == "partial"  # factor 4 off
     assert lemma51.judge(_l51(ratio=(NAN, 0.16))).verdict == "inconclusive"
-    assert lemma51.judge(_l51(diff=1e-3)).verdict == "inconclusive"  # engines disagree
+    engines = lemma51.judge(_l51(diff=1e-3))  # the engines disagree: premise
+    assert engines.verdict == "inconclusive" and "premise failed" in engines.reasons[-1]
+    # neg256: 0.16/0.125 = 1.28 is outside its dropped factor 1/(1 − 0.0625) = 1.067 ...
+    assert lemma51.judge(_l51(ratio=(13.8, 0.16))).verdict == "partial"
+    # ... and inside once the allowed order is 4 (1.067⁴ = 1.29)
+    assert lemma51.judge(_l51(ratio=(13.8, 0.16)), {"RATIO_ORDER": 4.0}).verdict == "agrees"
     t = _l51()
     t["table"]["rate"] = NAN
     assert lemma51.verdict_signs(t["table"]).verdict == "inconclusive"
