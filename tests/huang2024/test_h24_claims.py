@@ -219,7 +219,6 @@ def _read(out, cid):
 def test_quick_run_verdict_is_the_judge_of_its_tables(cid, tmp_path):
     claim = CLAIMS[cid]
     res = claim.check(quick=True)
-    assert res.runtime_s < 60
     assert claim.judge({"table": res.table, **res.extra}).verdict == res.verdict
     write_result(claim, res, tmp_path, figures=True)
     assert claim.judge(_read(tmp_path, cid)).verdict == res.verdict
