@@ -216,7 +216,7 @@ def _need_intervals(need: pd.DataFrame) -> dict[str, str]:
 
 
 def run(quick: bool) -> ClaimResult:
-    ladder = [50, 200, 800] if quick else [25, 50, 100, 200, 400, 800, 1600]
+    ladder = [50, 200] if quick else [25, 50, 100, 200, 400, 800, 1600]
     seeds = list(SEEDS)
 
     def points(cells):  # one sweep point per run
