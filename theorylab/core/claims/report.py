@@ -89,10 +89,10 @@ def render_robustness(claim: Claim, res: ClaimResult) -> list[str]:
     lines.append(f"- **Seeds:** {claim.seeds or 'none: exact and deterministic'}")
     r = res.robust
     if r is not None:
+        names = ", ".join(fragile_thresholds(res))
         lines.append("- **Robust?** " + ("yes: the verdict is the same at ×0.5 and ×2 of every "
                                          "threshold" if r else
-                                         f"**no, fragile**: {', '.join(fragile_thresholds(res))} flips it "
-                                         "within ×0.5–×2"))
+                                         f"**no, fragile**: {names} flips it within ×0.5–×2"))
     if not claim.thresholds:
         return lines + [""]
     sens = res.sensitivity

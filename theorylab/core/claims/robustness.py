@@ -135,8 +135,8 @@ def sensitivity(judge: Callable[[Mapping[str, pd.DataFrame], Mapping[str, float]
     steps and `iters` bisections, so to ~1e-9 relative). `judge(tables, values)` must be pure.
 
     Returns one row per threshold: threshold, value, source, judged, verdict, verdict_half
-    (×0.5), verdict_double (×2), flip_below, flip_above, robust (verdict unchanged at ×0.5 and ×2; NaN for a
-    threshold that enters the measurement, not the judge)."""
+    (×0.5), verdict_double (×2), flip_below, flip_above, robust (verdict unchanged at ×0.5
+    and ×2; NaN for a threshold that enters the measurement, not the judge)."""
     base = judge(tables, threshold_values(thresholds)).verdict
     rows = []
     for th in thresholds:

@@ -60,8 +60,8 @@ def verdict_convergence(table: pd.DataFrame) -> Verdict:
             f"excess loss at {r.final_rel_excess:.3g} × its start" for r in stuck.itertuples()))
     if len(cens):
         return Verdict("inconclusive", tuple(
-            f"premise failed: inside the horizon: P={r.P:g} (Δ={r.delta:+.3f}) did not reach L − L* ≤ "
-            f"{EPS_REL:g}(L⁰ − L*) in {r.steps_run:g} steps (censored; relative excess "
+            f"premise failed: inside the horizon: P={r.P:g} (Δ={r.delta:+.3f}) did not reach "
+            f"L − L* ≤ {EPS_REL:g}(L⁰ − L*) in {r.steps_run:g} steps (censored; relative excess "
             f"{r.final_rel_excess:.3g})" for r in cens.itertuples()))
     return Verdict("agrees", (f"convergence: all {len(table)} runs reach L − L* ≤ "
                               f"{EPS_REL:g}(L⁰ − L*)",))

@@ -5,10 +5,11 @@ Two halves, checked separately:
 
 - **symmetry of A** (exact; an engine check: the data law is invariant under permutations
   within and across sets, so exact GD from a symmetric start stays symmetric whatever the
-  paper says, and only an engine bug can break it): the brute-force engine trains every off-diagonal entry of A
-  independently from a symmetric start; the check reports the largest deviation from partition
-  symmetry along the whole trajectory (``sym_dev``) and the largest difference of its (α, γ, ρ)
-  from the exchangeable engine's (which assumes the symmetry) at every recorded step.
+  paper says, and only an engine bug can break it): the brute-force engine trains every
+  off-diagonal entry of A independently from a symmetric start; the check reports the
+  largest deviation from partition symmetry along the whole trajectory (``sym_dev``) and the
+  largest difference of its (α, γ, ρ) from the exchangeable engine's (which assumes the
+  symmetry) at every recorded step.
 - **v ∥ w\*** (sampled): the exact engines store v as α·w*, so on them the alignment is true by
   construction and proves nothing. It is checked on the empirical engine (v ∈ ℝ^d, noise ξ
   drawn in d dimensions) from v⁰ = α⁰w*: the empirical gradient has a component orthogonal to
@@ -162,10 +163,10 @@ def _alignment(quick: bool) -> pd.DataFrame:
     Ns = (500, 1000, 2000, 4000) if quick else (500, 2000, 8000, 32000)
     parts = run_points([call_point(f"{__name__}:alignment_point", N=N, seeds=list(SEEDS))
                         for N in Ns])
-    return pd.concat([point_rows(p) for p in parts], ignore_index=True)[["seed", "N", "steps", "alpha", "beta",
-                                                "beta_over_alpha", "gamma_minus_rho",
-                                                "sym_dev"]].sort_values(["seed", "N"],
-                                                                        ignore_index=True)
+    cols = ["seed", "N", "steps", "alpha", "beta", "beta_over_alpha", "gamma_minus_rho",
+            "sym_dev"]
+    table = pd.concat([point_rows(p) for p in parts], ignore_index=True)[cols]
+    return table.sort_values(["seed", "N"], ignore_index=True)
 
 
 def run(quick: bool) -> ClaimResult:

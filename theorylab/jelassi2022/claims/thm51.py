@@ -28,11 +28,10 @@ applied per seed and must give the same answer on every seed (seeds that disagre
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-
-from functools import lru_cache
 
 from theorylab.core.claims import (
     Claim,
