@@ -24,6 +24,7 @@ import pandas as pd
 
 from theorylab.core import atomic_io as _io
 from theorylab.core.claims import Claim, markdown_table, write_result
+from theorylab.core.claims.report import fragile_thresholds, robust_cell
 from theorylab.core.cli import ArgumentParser
 from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
@@ -86,15 +87,17 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
             res = claim.check(quick=quick)
             if out is not None:
                 write_result(claim, res, Path(out) / claim.paper, figures=figures)
-            head = "; ".join(f"{k}={_num(v)}" for k, v in res.headline.items())
-            rows.append({**base, "verdict": res.verdict, "runtime_s": res.runtime_s,
-                         "headline": head, "error": ""})
+            head = _fragile_mark(res) + "; ".join(f"{k}={_num(v)}"
+                                                  for k, v in res.headline.items())
+            rows.append({**base, "verdict": res.verdict, "robust?": robust_cell(res),
+                         "runtime_s": res.runtime_s, "headline": head, "error": ""})
         except Exception as err:  # report and go on: one failing claim must not hide the others
-            rows.append({**base, "verdict": "error", "runtime_s": time.perf_counter() - t0,
+            rows.append({**base, "verdict": "error", "robust?": "–",
+                         "runtime_s": time.perf_counter() - t0,
                          "headline": "", "error": f"{type(err).__name__}: {err}"})
             traceback.print_exc()
     summary = pd.DataFrame(rows, columns=["paper", "claim", "label", "kind", "verdict",
-                                          "runtime_s", "headline", "error"])
+                                          "robust?", "runtime_s", "headline", "error"])
     if out is not None:
         mode = "quick" if quick else "full"
         for paper, part in summary.groupby("paper", sort=False):
@@ -133,6 +136,14 @@ def console_summary(summary: pd.DataFrame, width: int = CONSOLE_WIDTH) -> str:
         cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2]), head]
         lines.append("  ".join(cells).rstrip()[:width])
     return "\n".join(lines)
+
+
+def _fragile_mark(res) -> str:
+    """``"FRAGILE (NAME flips it within ×0.5–×2): "`` for a verdict that a halved or doubled
+    threshold changes, else ``""``."""
+    if res.robust is False:
+        return f"FRAGILE ({', '.join(fragile_thresholds(res))} flips it within ×0.5–×2): "
+    return ""
 
 
 def _num(v) -> str:

@@ -140,14 +140,19 @@ def test_same_initialisation_and_deterministic(monkeypatch):
 
 
 # -- verdict ---------------------------------------------------------------------------------------
-def _table(mae_nmi, cl_nmi, mae_div=None, cl_div=None):
+def _table(mae_nmi, cl_nmi, mae_div=None, cl_div=None, focus=(0.4, 0.41, 0.42)):
+    """Head-averaged rows per seed; `focus` is the ``total`` of every trained encoder per seed
+    (0.4: far from uniform attention, whose focus is 0)."""
     rows = []
     mae_div = mae_nmi if mae_div is None else mae_div
     cl_div = cl_nmi if cl_div is None else cl_div
     for s, (a, b, c, d) in enumerate(zip(mae_nmi, cl_nmi, mae_div, cl_div)):
-        for model, n, dv in (("init", 0.01, 0.01), ("mae", a, c), ("cl", b, d)):
-            rows.append({"seed": s, "model": model, "head": -1, "nmi": n, "diverse": dv})
-            rows.append({"seed": s, "model": model, "head": 0, "nmi": 0.0, "diverse": 0.0})
+        f = focus[s % len(focus)]
+        for model, n, dv, tot in (("init", 0.01, 0.01, 0.01), ("mae", a, c, f), ("cl", b, d, f)):
+            rows.append({"seed": s, "model": model, "head": -1, "nmi": n, "diverse": dv,
+                         "total": tot})
+            rows.append({"seed": s, "model": model, "head": 0, "nmi": 0.0, "diverse": 0.0,
+                         "total": 0.0})
     return {"table": pd.DataFrame(rows)}
 
 
@@ -156,23 +161,35 @@ def test_verdict_agrees_and_disagrees():
     assert claim.judge(_table([0.05, 0.04, 0.06], [0.10, 0.11, 0.12])).verdict == "disagrees"
 
 
+def test_verdict_premise_attention_near_uniform():
+    """The stored full run's situation: MAE's focus 0.015 (its largest attention weight 0.023
+    against 1/49 = 0.020): inconclusive, whatever the metrics say."""
+    near = _table([0.05, 0.04, 0.06], [0.10, 0.11, 0.12], focus=(0.010, 0.015, 0.020))
+    v = claim.judge(near)
+    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
+    # the premise's flip: a threshold below the focus interval lets the metrics decide
+    assert claim.judge(near, {"MIN_FOCUS": 0.001}).verdict == "disagrees"
+    assert claim.MIN_FOCUS == pytest.approx(math.log(2) / math.log(49), rel=1e-15)
+
+
 def test_verdict_degenerate_tables():
     # seeds disagree in sign
     assert claim.judge(_table([0.10, 0.02, 0.12], [0.05, 0.06, 0.06])).verdict == "inconclusive"
-    # all seeds agree in sign, but the mean difference is within the seed spread
-    assert claim.judge(_table([0.10, 0.30, 0.50], [0.09, 0.29, 0.49])).verdict == "inconclusive"
-    # within MIN_DIFF
-    assert claim.judge(_table([0.100, 0.101], [0.098, 0.099])).verdict == "inconclusive"
+    # every seed agrees in sign, but the paired difference 0.005 is below MIN_DIFF = 0.01
+    assert claim.judge(_table([0.10, 0.30, 0.50], [0.095, 0.295, 0.495])).verdict == \
+        "inconclusive"
+    assert claim.judge(_table([0.100, 0.101, 0.102], [0.098, 0.099, 0.1])).verdict == \
+        "inconclusive"
     # NaN
     assert claim.judge(_table([NAN, 0.1], [0.05, 0.05])).verdict == "inconclusive"
     # the two metrics contradict each other
-    assert claim.judge(_table([0.10, 0.11], [0.05, 0.05], [0.05, 0.05],
-                              [0.10, 0.11])).verdict == "inconclusive"
+    assert claim.judge(_table([0.10, 0.11, 0.12], [0.05, 0.05, 0.05], [0.05, 0.05, 0.05],
+                              [0.10, 0.11, 0.12])).verdict == "inconclusive"
     # one decided, the other not: partial
-    assert claim.judge(_table([0.10, 0.11], [0.05, 0.05], [0.10, 0.02],
-                              [0.05, 0.05])).verdict == "partial"
+    assert claim.judge(_table([0.10, 0.11, 0.12], [0.05, 0.05, 0.05], [0.10, 0.02, 0.2],
+                              [0.05, 0.05, 0.05])).verdict == "partial"
     # no CL rows
     t = _table([0.1], [0.05])["table"]
     assert claim.judge({"table": t[t.model != "cl"]}).verdict == "inconclusive"
-    # one seed: the spread is 0 and MIN_DIFF decides
-    assert claim.judge(_table([0.10], [0.05])).verdict == "agrees"
+    # one seed: no interval, no verdict
+    assert claim.judge(_table([0.10], [0.05])).verdict == "inconclusive"

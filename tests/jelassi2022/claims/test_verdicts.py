@@ -76,26 +76,47 @@ def test_combine_orders_verdicts():
 
 
 # -- Theorem 3.1 -----------------------------------------------------------------------------------
-def _t31(snr, err):
-    n = len(snr)
-    return pd.DataFrame({"D": [10] * n, "C": [2] * n, "q": [0.4] * n, "snr": snr,
+def _t31(ratio, err):
+    n = len(ratio)
+    return pd.DataFrame({"D": [10] * n, "C": [2] * n, "q": [0.4] * n, "ratio": ratio,
                          "err_best_glm": err})
 
 
-_FITS = pd.DataFrame({"snr": [0.5], "err_fit": [0.17], "err_fit_se": [0.003]})
+_FITS = pd.DataFrame({"D": [10] * 3, "C": [2] * 3, "q": [0.4] * 3, "ratio": [0.5] * 3,
+                      "seed": [0, 1, 2], "err_fit": [0.17, 0.171, 0.169],
+                      "err_fit_se": [0.003] * 3})
 
 
 def test_thm31_verdicts():
     assert thm31.verdict(_t31([0.5, 0.8], [0.2, 0.15]), _FITS).verdict == "agrees"
     assert thm31.verdict(_t31([0.5, 2.0], [0.2, 0.05]), _FITS).verdict == "agrees-in-regime"
     assert thm31.verdict(_t31([0.5, 0.8], [0.2, 0.10]), _FITS).verdict == "disagrees"
-    fit_beats = _FITS.assign(err_fit=0.10)  # 0.10 + 3·0.003 < 1/8
+    fit_beats = _FITS.assign(err_fit=[0.10, 0.101, 0.099])  # mean + 3 s.e. (≈ 0.0019) < 1/8
     assert thm31.verdict(_t31([0.5], [0.2]), fit_beats).verdict == "disagrees"
-    near = _FITS.assign(err_fit=0.12, err_fit_se=0.003)  # within 3 s.e. of 1/8: no evidence
+    # one seed far below, the others above: the mean over seeds is not below 1/8
+    mixed = _FITS.assign(err_fit=[0.10, 0.16, 0.16])
+    assert thm31.verdict(_t31([0.5], [0.2]), mixed).verdict == "agrees"
+    near = _FITS.assign(err_fit=[0.122] * 3)  # within 3 s.e. of 1/8: no evidence
     assert thm31.verdict(_t31([0.5], [0.2]), near).verdict == "agrees"
-    assert thm31.verdict(_t31([2.0, 3.0], [0.2, 0.2]), _FITS).verdict == "inconclusive"
     assert thm31.verdict(_t31([0.5], [np.nan]), _FITS).verdict == "inconclusive"
     assert thm31.verdict(_t31([], []), _FITS).verdict == "inconclusive"
+
+
+def test_thm31_premise_no_point_in_regime():
+    v = thm31.verdict(_t31([2.0, 3.0], [0.2, 0.05]), _FITS)
+    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
+
+
+def test_thm31_regime_cut_flip_point():
+    """The verdict flips where the cut passes the ratio of the first point below 1/8."""
+    tables = {"table": _t31([0.3, 0.6, 1.5], [0.2, 0.1, 0.05]), "fit": _FITS}
+    assert thm31.judge(tables).verdict == "disagrees"  # 0.6 < 1 is inside
+    assert thm31.judge(tables, {"REGIME_CUT": 0.5}).verdict == "agrees-in-regime"
+    s = thm31.CLAIM.thresholds
+    from theorylab.core.claims import sensitivity
+    sens = sensitivity(thm31.judge, tables, s).set_index("threshold")
+    # bisection to ~1e-9 relative: 1e-6 is loose
+    assert sens.loc["REGIME_CUT", "flip_below"] == pytest.approx(0.6, rel=1e-6)
 
 
 # -- Theorem 3.2 (sanity check) --------------------------------------------------------------------
@@ -112,7 +133,11 @@ def test_thm32_verdicts():
     assert thm32.verdict(_t32(err_perm=[0.11, 0.21])).verdict == "disagrees"
     assert thm32.verdict(_t32(err_perm_direct=[0.12, 0.2])).verdict == "disagrees"
     assert thm32.verdict(_t32(topc_own_overlap=[0, 1])).verdict == "disagrees"
-    assert thm32.verdict(_t32(topc_own_overlap_pa=[2, 1])).verdict == "disagrees"
+    premise = thm32.verdict(_t32(topc_own_overlap_pa=[2, 1]))  # the reference is not PA
+    assert premise.verdict == "inconclusive" and "premise failed" in premise.reasons[0]
+    assert thm32.judge({"table": _t32(err_perm=[0.11, 0.2 + 1e-9])}).verdict == "disagrees"
+    assert thm32.judge({"table": _t32(err_perm=[0.11, 0.2 + 1e-9])},
+                       {"ERR_TOL": 1e-8}).verdict == "agrees"
     assert thm32.verdict(_t32(err_pa=[np.nan, 0.2])).verdict == "inconclusive"
     assert thm32.verdict(_t32().iloc[:0]).verdict == "inconclusive"
 
@@ -145,8 +170,13 @@ def _sym(**kw):
     return pd.DataFrame(base)
 
 
-def _align(ratio):
-    return pd.DataFrame({"N": [500, 2000, 8000, 32000][: len(ratio)], "beta_over_alpha": ratio})
+def _align(ratio, seeds=(0, 1, 2), jitter=(1.0, 1.1, 0.95)):
+    """β/|α| on the N ladder for each seed, seed k scaled by N^(0.01 k)·jitter[k] (so the
+    per-seed slopes differ by 0.01 and the interval has a width)."""
+    N = np.array([500, 2000, 8000, 32000][: len(ratio)])
+    return pd.concat([pd.DataFrame({"seed": k, "N": N,
+                                    "beta_over_alpha": np.asarray(ratio) * jitter[k]
+                                    * N ** (0.01 * k)}) for k in seeds], ignore_index=True)
 
 
 def test_lemma_symmetry_verdicts():
@@ -154,10 +184,12 @@ def test_lemma_symmetry_verdicts():
     assert lemma41.verdict_symmetry(_sym(max_sym_dev=[1e-8])).verdict == "disagrees"
     assert lemma41.verdict_symmetry(_sym(max_rel_diff_alpha_gamma_rho=[1e-6])).verdict == \
         "disagrees"
-    # a run that never left the symmetric start checks nothing
-    assert lemma41.verdict_symmetry(_sym(final_gamma=[0.0], final_rho=[0.0])).verdict == \
-        "inconclusive"
     assert lemma41.verdict_symmetry(_sym(max_sym_dev=[np.nan])).verdict == "inconclusive"
+
+
+def test_lemma_symmetry_premise_a_run_that_never_moved():
+    v = lemma41.verdict_symmetry(_sym(final_gamma=[0.0], final_rho=[0.0]))
+    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
 
 
 def test_lemma_alignment_verdicts():
@@ -165,7 +197,17 @@ def test_lemma_alignment_verdicts():
     assert lemma41.verdict_alignment(_align(3 / np.sqrt(N))).verdict == "agrees"
     assert lemma41.verdict_alignment(_align([0.3, 0.3, 0.31, 0.3])).verdict == "disagrees"
     assert lemma41.verdict_alignment(_align(3 / np.sqrt(N[:3]))).verdict == "inconclusive"
-    assert lemma41.verdict_alignment(_align(N ** -0.2)).verdict == "partial"
+    assert lemma41.verdict_alignment(_align(N ** -0.18)).verdict == "partial"
+    # one seed only: no interval, no verdict
+    assert lemma41.verdict_alignment(_align(3 / np.sqrt(N), seeds=(0,))).verdict == \
+        "inconclusive"
+    # seeds that disagree widely: the interval crosses both cuts
+    wide = pd.concat([_align(N ** -0.6, seeds=(0,)), _align(N ** 0.1, seeds=(0,)).assign(seed=1),
+                      _align(N ** -0.2, seeds=(0,)).assign(seed=2)])
+    assert lemma41.verdict_alignment(wide).verdict == "inconclusive"
+    # the slope interval (≈ −0.52 ... −0.46) lies between the cuts once SLOPE_AGREE is −0.6
+    t = {"table": _sym(), "alignment": _align(3 / np.sqrt(N))}
+    assert lemma41.judge(t, {"SLOPE_AGREE": -0.6}).verdict == "partial"
 
 
 # -- Theorem 4.1 -----------------------------------------------------------------------------------
@@ -194,10 +236,21 @@ def _fits(r2, n=4):
                          "r2": [x if n >= 4 else np.nan for x in r2], "censored": 0})
 
 
-def test_thm41_scaling_verdicts():
-    assert thm41.verdict_scaling(_fits([0.95, 0.99, 0.93])).verdict == "agrees"
-    assert thm41.verdict_scaling(_fits([0.95, 0.5, 0.93])).verdict == "partial"
-    assert thm41.verdict_scaling(_fits([0.95, 0.99], n=3)).verdict == "inconclusive"
+def test_thm41_premise_inside_the_horizon():
+    v = thm41.verdict_phases(_ref41(t_III=np.nan))
+    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
+
+
+def test_thm41_scaling_is_reported_not_judged():
+    """A decreasing phase time (exponent −0.24) is polynomial in d too: the fits never change
+    the verdict, they are only reported with it."""
+    table = pd.DataFrame([_ref41()])
+    for fits in (_fits([0.95, 0.99, 0.93]), _fits([0.95, 0.5, 0.93]), _fits([0.9], n=3),
+                 _fits([0.95]).assign(exponent=-0.24)):
+        v = thm41.judge({"table": table, "fits": fits})
+        assert v.verdict == "agrees" and v.reasons[-1].startswith("scaling")
+    assert thm41.judge({"table": table, "fits": _fits([0.9])},
+                       {"ALPHA_GROWTH": 200.0}).verdict == "disagrees"  # 129× < 200×
 
 
 def test_phase_times_use_the_fair_error():
@@ -213,30 +266,59 @@ def test_phase_times_use_the_fair_error():
 
 
 # -- Theorem 4.2 -----------------------------------------------------------------------------------
-def _need42(N_needed, status=None, exc=(0.05, 0.01)):
-    n = len(N_needed)
-    return pd.DataFrame({"d": [5, 10, 20, 40][:n], "N_needed": N_needed,
-                         "status": status or ["ok"] * n, "N_min": [150] * n,
-                         "N_max": [4800] * n, "excess_at_N_min": [exc[0]] * n,
-                         "excess_at_N_max": [exc[1]] * n, "se_at_N_max": [0.004] * n})
+_POP = pd.DataFrame({"steps": [3000], "settled_step": [1500], "pop_error": [0.094]})
+
+
+def _rows42(first_ok, seeds=(0, 1, 2), ds=(5, 10, 20, 40), ladder=(150, 300, 600, 1200, 2400),
+            stuck_exc=None):
+    """(d, seed, N) rows: seed k at d passes from first_ok[d][k] on (None: never; then the
+    excess is `stuck_exc` at every N, or falls with N)."""
+    rows = []
+    for d in ds:
+        for k in seeds:
+            f = first_ok[d][k] if isinstance(first_ok, dict) else first_ok
+            for N in ladder:
+                ok = f is not None and N >= f
+                exc = 0.005 if ok else (stuck_exc if stuck_exc is not None else 30 / N)
+                rows.append({"d": d, "seed": k, "N": N, "test_error": 0.094 + exc,
+                             "test_error_se": 0.004, "pop_error": 0.094,
+                             "patch_association": ok})
+    return pd.DataFrame(rows)
 
 
 def test_thm42_verdicts():
-    assert thm42.verdict(_need42([300, 600, 1200, 2400])).verdict == "agrees"
-    assert thm42.verdict(_need42([2400, 1200, 600, 300])).verdict == "agrees"  # decreasing
-    # the old main: N_needed = 3000 at every d (flat), slope NaN: never "agrees"
-    assert thm42.verdict(_need42([3000, 3000, 3000, 3000])).verdict == "inconclusive"
-    assert thm42.verdict(_need42([300, 600, 1200])).verdict == "inconclusive"
-    cens = _need42([150, 600, 1200, 2400], status=["censored-below", "ok", "ok", "ok"])
-    assert thm42.verdict(cens).verdict == "inconclusive"
-    stuck = _need42([INF, 600, 1200, 2400], status=["censored-above", "ok", "ok", "ok"],
-                    exc=(0.05, 0.06))
-    assert thm42.verdict(stuck).verdict == "disagrees"
-    assert thm42.verdict(_need42([])).verdict == "inconclusive"
+    v = thm42.verdict(_rows42(600), _POP)
+    assert v.verdict == "agrees" and "N_needed(d = 40) = 600 [600, 600], 3 seeds" in v.reasons[0]
+    # seeds that differ: an interval around the geometric mean
+    spread = {d: (600, 1200, 2400) for d in (5, 10, 20, 40)}
+    v = thm42.verdict(_rows42(spread), _POP)
+    assert v.verdict == "agrees" and "N_needed(d = 5) = 1200 [" in v.reasons[0]
+    never = {d: (600, 600, None if d == 40 else 600) for d in (5, 10, 20, 40)}
+    assert thm42.verdict(_rows42(never), _POP).verdict == "inconclusive"  # one seed censored
+    stuck = _rows42(None, stuck_exc=0.05)
+    assert thm42.verdict(stuck, _POP).verdict == "disagrees"
+    assert thm42.verdict(_rows42(600).iloc[:0], _POP).verdict == "inconclusive"
+
+
+def test_thm42_premises():
+    unsettled = _POP.assign(settled_step=3000)
+    v = thm42.verdict(_rows42(600), unsettled)
+    assert v.verdict == "inconclusive" and "premise failed" in v.reasons[0]
+    one_seed = thm42.verdict(_rows42(600, seeds=(0,)), _POP)
+    assert one_seed.verdict == "inconclusive" and "fewer than 3 seeds" in one_seed.reasons[0]
+
+
+def test_thm42_err_tol_is_judged():
+    """A run 0.015 above the population error passes at ERR_TOL = 0.02 and fails at 0.01."""
+    t = _rows42(600)
+    t.loc[t.N >= 600, "test_error"] = 0.094 + 0.015
+    tables = {"table": t, "population": _POP}
+    assert thm42.judge(tables).verdict == "agrees"
+    assert thm42.judge(tables, {"ERR_TOL": 0.01}).verdict == "inconclusive"
 
 
 def test_thm42_n_needed_from_rows():
-    rows = pd.DataFrame({"d": [10] * 3, "N": [300, 600, 1200], "ok": [False, True, True],
+    rows = pd.DataFrame({"d": [10] * 3, "N": [300, 600, 1200], "patch_association": [True] * 3,
                          "test_error": [0.15, 0.11, 0.10], "pop_error": [0.094] * 3,
                          "test_error_se": [0.004] * 3})
     need = thm42.n_needed(rows)
@@ -271,6 +353,36 @@ def test_thm51_verdicts():
     assert thm51.verdict(_need51(800, INF, 400, ran_out=(100, INF, INF))).verdict == \
         "inconclusive"
     assert thm51.verdict(_need51(50, INF, 800).iloc[:2]).verdict == "inconclusive"
+
+
+def _seeds51(*needs):
+    return pd.concat([n.assign(seed=k) for k, n in enumerate(needs)], ignore_index=True)
+
+
+def test_thm51_seeds_must_agree():
+    good, bad = _need51(50, INF, 800), _need51(800, INF, 400)
+    assert thm51.verdict_seeds(_seeds51(good, good, good)).verdict == "agrees"
+    assert thm51.verdict_seeds(_seeds51(bad, bad, bad)).verdict == "disagrees"
+    mixed = thm51.verdict_seeds(_seeds51(good, bad, good))
+    assert mixed.verdict == "inconclusive" and "different verdicts" in mixed.reasons[-1]
+    few = thm51.verdict_seeds(_seeds51(good, good))
+    assert few.verdict == "inconclusive" and few.reasons[0].startswith("premise failed")
+
+
+def test_thm51_judge_on_run_rows_and_target():
+    """Per-run rows → N_needed per (seed, arm) → verdict; a stricter target moves N_frozen."""
+    rows = []
+    for seed in (0, 1, 2):
+        for arm, errs in (("frozen", (0.2, 0.11, 0.10)), ("uniform", (0.2, 0.17, 0.16)),
+                          ("scratch", (0.3, 0.2, 0.12))):
+            for N, e in zip((25, 50, 100), errs):
+                rows.append({"seed": seed, "arm": arm, "N": N, "test_error_best": e,
+                             "ran_out": False})
+    t = {"table": pd.DataFrame(rows)}
+    assert thm51.judge(t).verdict == "agrees"  # frozen 50 < scratch 100, uniform never
+    # at 0.105 frozen needs 100 = scratch's... scratch never: frozen still the fewest
+    assert thm51.judge(t, {"TARGET": 0.105}).verdict == "agrees"
+    assert thm51.judge(t, {"TARGET": 0.25}).verdict == "inconclusive"  # frozen at the bottom
 
 
 def test_thm51_summary_best_and_last_step():

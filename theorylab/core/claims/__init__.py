@@ -5,8 +5,29 @@ A paper lists its claims (``theorylab.<paper>.claims.CLAIMS``); ``python -m theo
 runs them and writes ``docs/results/<paper>/<id>.md``/``.csv``/``.png``.
 """
 
-from .claim import KINDS, VERDICTS, Claim, ClaimResult, lookup_claim, markdown_table
+from .claim import (
+    KINDS,
+    VERDICTS,
+    Claim,
+    ClaimResult,
+    lookup_claim,
+    markdown_table,
+    point_rows,
+)
 from .report import render_markdown, write_result
+from .robustness import (
+    SOURCES,
+    Premise,
+    Threshold,
+    bootstrap_interval,
+    format_interval,
+    is_robust,
+    log_t_interval,
+    premises_verdict,
+    sensitivity,
+    t_interval,
+    threshold_values,
+)
 from .verdict import (
     MIN_FIT_POINTS,
     Verdict,
@@ -18,6 +39,17 @@ from .verdict import (
 
 __all__ = [
     "KINDS",
+    "SOURCES",
+    "Premise",
+    "Threshold",
+    "bootstrap_interval",
+    "format_interval",
+    "is_robust",
+    "log_t_interval",
+    "premises_verdict",
+    "sensitivity",
+    "t_interval",
+    "threshold_values",
     "MIN_FIT_POINTS",
     "VERDICTS",
     "Claim",
@@ -28,6 +60,7 @@ __all__ = [
     "loglog_fit",
     "lookup_claim",
     "markdown_table",
+    "point_rows",
     "render_markdown",
     "strictly_increasing",
     "write_result",

@@ -17,14 +17,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .robustness import Threshold, is_robust, sensitivity, threshold_values
 from .verdict import VERDICTS, Verdict
 
-__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "lookup_claim", "markdown_table"]
+__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "lookup_claim", "markdown_table",
+           "point_rows"]
 
 #: What a check is. ``theorem check``: the measurement can contradict the (reconstructed)
-#: statement. ``sanity check``: it verifies a construction or a reduction the theorem rests on,
-#: and the page names the part of the statement it cannot test.
-KINDS = ("theorem check", "sanity check")
+#: statement (the judge has a ``disagrees`` branch the data can reach). ``sanity check``: it
+#: verifies a construction or a reduction the theorem rests on, and the page names the part of
+#: the statement it cannot test. ``engine check``: what it checks holds by construction of the
+#: model or the data (a symmetry, an identity), so it can only fail through a bug of the
+#: engines; it tests the code, not the paper.
+KINDS = ("theorem check", "sanity check", "engine check")
 
 
 @dataclass
@@ -42,6 +47,8 @@ class ClaimResult:
     - `extra`: further tables (name → DataFrame), written as ``<id>-<name>.csv``.
     - `figure`: ``fig -> None`` drawing into a matplotlib figure, or None.
     - `runtime_s`: wall time of the check.
+    - `sensitivity`: one row per declared threshold (verdicts at ×0.5 and ×2, flip points;
+      [`sensitivity`][theorylab.core.claims.robustness.sensitivity]), set by `Claim.check`.
     """
 
     claim_id: str
@@ -53,6 +60,18 @@ class ClaimResult:
     figure: Callable | None = None
     runtime_s: float = math.nan
     quick: bool = False
+    sensitivity: pd.DataFrame | None = None
+
+    @property
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The tables the judge reads: ``{"table": table, **extra}``."""
+        return {"table": self.table, **self.extra}
+
+    @property
+    def robust(self) -> bool | None:
+        """Whether the verdict survives ×0.5 and ×2 of every judged threshold (None: no
+        judged threshold, or the sensitivity was not computed)."""
+        return is_robust(self.sensitivity)
 
     def __post_init__(self) -> None:
         if isinstance(self.verdict, Verdict):
@@ -78,10 +97,20 @@ class Claim:
     - `measured`: what is measured.
     - `predicted`: the predicted behaviour the verdict tests.
     - `run`: ``run(quick: bool) -> ClaimResult`` (without runtime; `check` adds it).
-    - `judge`: ``judge(tables) -> Verdict``, the claim's verdict as a pure function of its
-      written tables (``{"table": main table, "<name>": extra table, ...}``, the same tables as
-      ``<id>.csv`` and ``<id>-<name>.csv``); `run` calls it, and the tests call it on the CSVs
-      a run wrote and on hand-made agreeing, disagreeing and censored tables.
+    - `judge`: ``judge(tables, values=None) -> Verdict``, the claim's verdict as a pure
+      function of its written tables (``{"table": main table, "<name>": extra table, ...}``,
+      the same tables as ``<id>.csv`` and ``<id>-<name>.csv``) and of the values of its
+      declared thresholds (``{name: value}``; None: the declared values); `run` calls it, the
+      sensitivity re-judges with other values, and the tests call it on the CSVs a run wrote
+      and on hand-made agreeing, disagreeing, censored and premise-failed tables.
+    - `thresholds`: every number that can change the verdict ([`Threshold`][theorylab.core.
+      claims.robustness.Threshold]), declared once; listed on the page with its flip points.
+    - `premises`: what must hold for the experiment to test the statement (checked by the
+      judge from the tables; a failed one gives ``inconclusive``).
+    - `seeds`: how many seeds / draws the numbers rest on and how they are combined ("" for
+      an exact, deterministic check).
+    - `reconstructed`: for a check that rests on a RECONSTRUCTED formula, which part of the
+      verdict does and what a wrong reconstruction would change (one line on the page).
     - `kind`: one of [`KINDS`][] (``"theorem check"`` by default).
     - `untested`: what of the statement the check cannot test (shown on the page).
     - `paper`: the paper's name (``"jelassi2022"``); [`key`][theorylab.core.claims.Claim.key]
@@ -102,6 +131,10 @@ class Claim:
     untested: str = ""
     paper: str = ""
     figsize: tuple[float, float] = (5.5, 3.8)
+    thresholds: tuple[Threshold, ...] = ()
+    premises: tuple[str, ...] = ()
+    seeds: str = ""
+    reconstructed: str = ""
 
     @property
     def key(self) -> str:
@@ -113,6 +146,13 @@ class Claim:
             raise ValueError(f"label: must be FOUND or RECONSTRUCTED (got {self.label!r})")
         if self.kind not in KINDS:
             raise ValueError(f"kind: must be one of {list(KINDS)} (got {self.kind!r})")
+        names = [t.name for t in self.thresholds]
+        if len(set(names)) != len(names):
+            raise ValueError(f"thresholds: names must be distinct (got {names})")
+
+    def judged(self, tables: dict[str, pd.DataFrame], **values: float) -> Verdict:
+        """The verdict on `tables` with some thresholds replaced (``REGIME_CUT=1.5``)."""
+        return self.judge(tables, threshold_values(self.thresholds, values))
 
     def check(self, quick: bool = False) -> ClaimResult:
         """Run the measurement; ``quick`` uses a reduced grid (seconds instead of minutes)."""
@@ -121,7 +161,19 @@ class Claim:
             res = self.run(quick)
         res.runtime_s = time.perf_counter() - t0
         res.quick = quick
+        if self.thresholds:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                res.sensitivity = sensitivity(self.judge, res.tables, self.thresholds)
         return res
+
+
+def point_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows a sweep point computed, without the status and provenance columns that
+    ``theorylab.core.sweep.run_points`` adds (host, version, ...: not results)."""
+    from theorylab.core.sweep.store import PROVENANCE_COLUMNS
+
+    drop = {"status", "message", *PROVENANCE_COLUMNS}
+    return table[[c for c in table.columns if c not in drop]].reset_index(drop=True)
 
 
 def lookup_claim(claims: dict[str, Claim], claim_id: str) -> Claim:

@@ -9,7 +9,8 @@ from theorylab.core import atomic_io as _io
 
 from .claim import Claim, ClaimResult, markdown_table
 
-__all__ = ["render_markdown", "write_result"]
+__all__ = ["fragile_thresholds", "render_markdown", "render_robustness", "robust_cell",
+           "write_result"]
 
 
 def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = None) -> str:
@@ -26,6 +27,7 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
         *([f"- **Not tested here:** {claim.untested}"] if claim.untested else []),
         f"- **Verdict:** `{res.verdict}` ({mode} run, {res.runtime_s:.1f} s)",
         "",
+        *render_robustness(claim, res),
         "## Reading",
         "",
         *[f"- {r}" for r in res.reading],
@@ -51,6 +53,65 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
     return "\n".join(lines)
 
 
+def fragile_thresholds(res: ClaimResult) -> list[str]:
+    """The judged thresholds whose ×0.5 or ×2 changes the verdict."""
+    s = res.sensitivity
+    if s is None or len(s) == 0:
+        return []
+    j = s[s.judged.astype(bool)]
+    return list(j[~j.robust.astype(bool)].threshold)
+
+
+def robust_cell(res: ClaimResult) -> str:
+    """The summary's ``robust?`` cell: ``yes``, ``no (NAME, ...)`` naming the thresholds whose
+    ×0.5 or ×2 flips the verdict, or ``–`` without a judged threshold."""
+    r = res.robust
+    if r is None:
+        return "–"
+    return "yes" if r else "no (" + ", ".join(fragile_thresholds(res)) + ")"
+
+
+def _flip_text(x) -> str:
+    from .claim import _fmt
+
+    return "none within ×100" if not isinstance(x, (int, float)) or x != x else _fmt(x)
+
+
+def render_robustness(claim: Claim, res: ClaimResult) -> list[str]:
+    """The page's lines on what the verdict rests on: the RECONSTRUCTED part, the premises,
+    the seeds, and the declared thresholds with their sources, reasons and flip points."""
+    lines: list[str] = []
+    if claim.reconstructed:
+        lines.append(f"- **Rests on a RECONSTRUCTED formula:** {claim.reconstructed}")
+    if claim.premises:
+        lines.append("- **Premises (a failed one gives `inconclusive`):** "
+                     + "; ".join(claim.premises) + ".")
+    lines.append(f"- **Seeds:** {claim.seeds or 'none: exact and deterministic'}")
+    r = res.robust
+    if r is not None:
+        names = ", ".join(fragile_thresholds(res))
+        lines.append("- **Robust?** " + ("yes: the verdict is the same at ×0.5 and ×2 of every "
+                                         "threshold" if r else
+                                         f"**no, fragile**: {names} flips it within ×0.5–×2"))
+    if not claim.thresholds:
+        return lines + [""]
+    sens = res.sensitivity
+    by = {} if sens is None else {row.threshold: row for row in sens.itertuples()}
+    lines += ["", "## Declared thresholds", "",
+              "| threshold | value | source | reason | enters as | verdict ×0.5 | verdict ×2 | "
+              "flips below at | flips above at |", "|---|---|---|---|---|---|---|---|---|"]
+    for t in claim.thresholds:
+        row = by.get(t.name)
+        if row is None or not t.judged:
+            cells = ["rerun"] * 2 + ["needs a rerun (enters the measurement)"] * 2
+        else:
+            cells = [f"`{row.verdict_half}`", f"`{row.verdict_double}`",
+                     _flip_text(row.flip_below), _flip_text(row.flip_above)]
+        lines.append(f"| {t.name} | {_short(t.value)} | {t.source} | {t.reason} | "
+                     f"{t.role or '–'} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def _short(v) -> str:
     from .claim import _fmt
 
@@ -63,6 +124,8 @@ def write_result(claim: Claim, res: ClaimResult, out: str | Path, figures: bool 
     _io.write_csv(out / f"{claim.id}.csv", res.table)
     for name, df in res.extra.items():
         _io.write_csv(out / f"{claim.id}-{name}.csv", df)
+    if res.sensitivity is not None:
+        _io.write_csv(out / f"{claim.id}-sensitivity.csv", res.sensitivity)
     fig_name = None
     if figures and res.figure is not None:
         import matplotlib

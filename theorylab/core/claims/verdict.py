@@ -95,14 +95,21 @@ def ladder_threshold(N, ok, floor: float | None = None) -> tuple[float, str]:
 
 
 def combine(parts: list[Verdict]) -> Verdict:
-    """Verdict of a claim made of several parts: ``disagrees`` if any part disagrees, else
-    ``inconclusive`` if any part is, else ``partial`` if the parts differ or one is partial,
-    else the common verdict. Reasons are concatenated."""
+    """Verdict of a claim made of several parts, in this order of precedence:
+
+    - ``disagrees`` if any part disagrees (a contradiction is a finding whatever the rest);
+    - ``inconclusive`` if any part is (the claim is not decided while a part is not);
+    - ``partial`` if some part is partial;
+    - ``agrees-in-regime`` if every part agrees and at least one only inside its regime (the
+      whole claim then holds inside the regime: nothing fails, so it is not ``partial``);
+    - ``agrees`` if every part agrees; ``inconclusive`` for no part.
+
+    Reasons are concatenated in the order of the parts."""
     reasons = tuple(r for p in parts for r in p.reasons)
     kinds = [p.verdict for p in parts]
-    for v in ("disagrees", "inconclusive", "partial"):
+    if not kinds:
+        return Verdict("inconclusive", reasons or ("no part was judged",))
+    for v in ("disagrees", "inconclusive", "partial", "agrees-in-regime"):
         if v in kinds:
             return Verdict(v, reasons)
-    if "agrees-in-regime" in kinds:
-        return Verdict("agrees-in-regime", reasons)
-    return Verdict("agrees" if kinds else "inconclusive", reasons)
+    return Verdict("agrees", reasons)

@@ -23,8 +23,9 @@ import pandas as pd
 from ..config import ExperimentConfig, config_from_dict
 from ..engines import make_engine
 
-__all__ = ["FAMILIES", "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "family_sizes",
-           "ladder", "mae_config", "max_steps", "gd_run", "phase_summary", "run_ladders"]
+__all__ = ["FAMILIES", "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "POLYLOG_POWER",
+           "family_sizes", "ladder", "mae_config", "max_steps", "gd_run", "phase_summary",
+           "run_ladders", "polylog_allowance"]
 
 #: The two size families (κ_s, κ_c): Δ > 0 (the notes' §9 setting P = 256, C1 = 192, C = 4 is
 #: its P = 256 rung) and Δ < 0 (§9: P = 256, C1 = 32, C = 16).
@@ -43,6 +44,23 @@ EPS_REL = 0.05
 #: and step 0.2 (measured), far below every tolerance of the claims.
 Z_NODES = 6
 LAPLACE_STEP = 0.3
+
+
+#: "Up to polylog(P) factors" read as at most this power of ln P (the smallest polylog factor,
+#: the ln P of the crossing value −(Δ/2) ln P).
+POLYLOG_POWER = 1.0
+
+
+def polylog_allowance(P, x, power: float = POLYLOG_POWER) -> float:
+    """How far a factor (ln P)^power can move the log-log slope of a quantity against x over
+    the ladder: power · ln(ln P_max / ln P_min) / ln(x_max / x_min) (NaN for fewer than two
+    distinct x). A power law in x times such a factor fits with a slope off by at most this."""
+    P = np.asarray(P, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    if P.size < 2 or np.ptp(np.log(x)) == 0:
+        return math.nan
+    return float(power * math.log(math.log(P.max()) / math.log(P.min()))
+                 / math.log(x.max() / x.min()))
 
 
 def family_sizes(P: int, kappa_s: float, kappa_c: float) -> tuple[int, int]:

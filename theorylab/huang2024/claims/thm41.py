@@ -7,6 +7,11 @@ notes' §9 setting, per-query step η_q = η/P fixed, one Δ > 0 and one Δ < 0 
 P ladder; [`_common`][theorylab.huang2024.claims._common]). ``T_star`` is the first step with
 L − L* ≤ ε_rel (L⁰ − L*), ε_rel = ``EPS_REL``; L* is the engine's exact infimum (areas fully
 masked). A run that reaches its step cap first is censored.
+
+What can contradict the reconstruction: T* = O(P^{1−κ_c}·polylog(P)/η) is an upper bound, so
+within a family T* may not grow faster than (P/C)/η_q times a polylog factor: the fitted
+exponent of T* against x = (P/C)/η_q must be at most 1 plus what (ln P)^``POLYLOG_POWER`` can
+add over the ladder ([`polylog_allowance`][theorylab.huang2024.claims._common.polylog_allowance]).
 """
 
 from __future__ import annotations
@@ -14,13 +19,31 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import Claim, ClaimResult
-from theorylab.core.claims.verdict import Verdict, combine, loglog_fit, strictly_increasing
+from theorylab.core.claims import Claim, ClaimResult, Threshold, threshold_values
+from theorylab.core.claims.verdict import (
+    MIN_FIT_POINTS,
+    Verdict,
+    combine,
+    loglog_fit,
+    strictly_increasing,
+)
 
 from ..config import PAPER_NAME
-from ._common import EPS_REL, ETA_Q, run_ladders
+from ._common import EPS_REL, ETA_Q, POLYLOG_POWER, polylog_allowance, run_ladders
 
-__all__ = ["CLAIM", "judge", "verdict_convergence", "verdict_growth", "fits"]
+__all__ = ["CLAIM", "THRESHOLDS", "judge", "verdict_convergence", "verdict_bound",
+           "verdict_growth", "fits"]
+
+THRESHOLDS = (
+    Threshold("POLYLOG_POWER", POLYLOG_POWER, "project choice",
+              "'up to polylog(P) factors' read as one power of ln P, the smallest polylog "
+              "factor (the ln P of the crossing value −(Δ/2) ln P)",
+              role="T* exponent against (P/C)/η_q at most 1 + what (ln P)^power adds"),
+    Threshold("EPS_REL", EPS_REL, "project choice",
+              "ε relative to L⁰ − L* = Θ(1): 5 % is an absolute ε of about 0.01; smaller ε only "
+              "lengthens the log(1/ε) tail", role="defines T* (first step with L − L* ≤ "
+              "EPS_REL·(L⁰ − L*))", judged=False),
+)
 
 
 def verdict_convergence(table: pd.DataFrame) -> Verdict:
@@ -37,8 +60,8 @@ def verdict_convergence(table: pd.DataFrame) -> Verdict:
             f"excess loss at {r.final_rel_excess:.3g} × its start" for r in stuck.itertuples()))
     if len(cens):
         return Verdict("inconclusive", tuple(
-            f"convergence: P={r.P:g} (Δ={r.delta:+.3f}) did not reach L − L* ≤ "
-            f"{EPS_REL:g}(L⁰ − L*) in {r.steps_run:g} steps (censored; relative excess "
+            f"premise failed: inside the horizon: P={r.P:g} (Δ={r.delta:+.3f}) did not reach "
+            f"L − L* ≤ {EPS_REL:g}(L⁰ − L*) in {r.steps_run:g} steps (censored; relative excess "
             f"{r.final_rel_excess:.3g})" for r in cens.itertuples()))
     return Verdict("agrees", (f"convergence: all {len(table)} runs reach L − L* ≤ "
                               f"{EPS_REL:g}(L⁰ − L*)",))
@@ -68,6 +91,24 @@ def verdict_growth(table: pd.DataFrame) -> Verdict:
     return combine(parts) if parts else Verdict("inconclusive", ("growth: no run",))
 
 
+def verdict_bound(table: pd.DataFrame, power: float = POLYLOG_POWER) -> Verdict:
+    """The upper bound T* = O((P/C)/η_q · polylog P), per family: the log-log slope of T*
+    against x = (P/C)/η_q (≥ 4 uncensored rungs) at most 1 + [`polylog_allowance`][]:
+    ``agrees``; above it for some family: ``disagrees``; no fit: ``inconclusive``."""
+    parts = []
+    for fam, g in table.groupby("family", sort=False):
+        f = loglog_fit(g.x_phase, g.T_star)
+        if not np.isfinite(f["slope"]):
+            parts.append(Verdict("inconclusive", (
+                f"bound ({fam}): {f['n']} uncensored rungs (need {MIN_FIT_POINTS}) or flat",)))
+            continue
+        allow = polylog_allowance(g.P, g.x_phase, power)
+        txt = (f"bound ({fam}): T* ∝ ((P/C)/η_q)^{f['slope']:.2f}, allowed ≤ 1 + {allow:.2f} "
+               f"((ln P)^{power:g} over the ladder)")
+        parts.append(Verdict("agrees" if f["slope"] <= 1 + allow else "disagrees", (txt,)))
+    return combine(parts) if parts else Verdict("inconclusive", ("bound: no run",))
+
+
 def fits(table: pd.DataFrame) -> pd.DataFrame:
     """Log-log slopes of T* against P and against (P/C)/η_q, per family (≥ 4 points)."""
     rows = []
@@ -91,10 +132,13 @@ def _bound_reading(fit: pd.DataFrame) -> str:
             + (" are below it." if below else " exceed 1 for some family."))
 
 
-def judge(tables: dict[str, pd.DataFrame]) -> Verdict:
-    """Convergence and growth of T*, from the main table (the fits are reported only)."""
+def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
+    """Convergence, the upper bound on T*'s growth and its growth in P, from the main table
+    with the declared thresholds (or `values`)."""
+    th = threshold_values(THRESHOLDS, values)
     t = tables["table"]
-    return combine([verdict_convergence(t), verdict_growth(t)])
+    return combine([verdict_convergence(t), verdict_bound(t, th["POLYLOG_POWER"]),
+                    verdict_growth(t)])
 
 
 COLUMNS = ["family", "P", "C1", "C", "delta", "x_phase", "steps_run", "T_star",
@@ -164,7 +208,13 @@ CLAIM = Claim(
     f"size family: T*, the first step with L − L* ≤ {EPS_REL:g}(L⁰ − L*); log-log slopes of T* "
     "against P and (P/C)/η_q.",
     predicted="Every run reaches ε (a run that runs out of steps is censored: inconclusive); "
-    "T* strictly increasing in P within each family; slopes reported.",
+    "T* grows no faster than (P/C)/η_q times one power of ln P (fitted exponent ≤ 1 + the "
+    "ladder's polylog allowance) and strictly increases in P within each family.",
+    thresholds=THRESHOLDS,
+    premises=("inside the horizon: every run reaches ε before its step cap 40(P/C)/η_q + 40",),
+    reconstructed="T*'s scale (P/C)/η_q·polylog(P) is the notes' heuristic: if the theorem's "
+    "T* has another power of P, the bound part tests the wrong exponent; the convergence part "
+    "does not depend on it.",
     untested="The dependence on ε (log(1/ε)), the conditions polylog(P) ≫ log(1/ε) and "
     "η ≪ poly(P), several clusters, the CL side.",
     run=run,

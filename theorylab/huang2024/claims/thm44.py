@@ -13,6 +13,10 @@ the attention of local-area query patches on the global area (``glob_lq``) and o
 area (``own_lq``), at Q⁰ = 0 exactly C1/P and C/P. An end value is the mean of the readings
 over the last ``END_FRACTION`` of the steps: the CL readings reach a plateau within ~20 steps
 and then fluctuate with the fresh Monte Carlo batches (the notes' §9 setting: ±0.03).
+
+Every run is repeated for ``SEEDS`` (the Monte Carlo batches; data law, start and read-out
+images fixed), and each comparison is judged on the 95 % t-interval over the seeds of the
+seed-paired difference.
 """
 
 from __future__ import annotations
@@ -22,17 +26,38 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import Claim, ClaimResult
+from theorylab.core.claims import (
+    Claim,
+    ClaimResult,
+    Threshold,
+    format_interval,
+    point_rows,
+    t_interval,
+    threshold_values,
+)
 from theorylab.core.claims.verdict import Verdict, combine
+from theorylab.core.sweep import call_point, run_points
 
 from ..cl import clean_attention
 from ..config import PAPER_NAME, ExperimentConfig
 from ..engines import make_engine
 from ..setups import ATTN_TOL, BATCH, ETA_PER_P, TAU, K, pair_config
 
-__all__ = ["CLAIM", "ATTN_TOL", "END_FRACTION", "judge", "verdict_pair", "negatives_dependence",
-           "settings", "pair_config", "run_one"]
+__all__ = ["CLAIM", "ATTN_TOL", "END_FRACTION", "SEEDS", "THRESHOLDS", "judge", "verdict_pair",
+           "negatives_dependence", "settings", "pair_config", "run_one", "seed_run"]
 
+# ATTN_TOL (from ..setups) is the smallest attention difference that counts.
+
+#: Monte Carlo seeds (train.seed) of every run.
+SEEDS = (0, 1, 2)
+
+THRESHOLDS = (
+    Threshold("ATTN_TOL", ATTN_TOL, "project choice",
+              "smallest attention difference that counts: about a third of the initial "
+              "own-area attention C/P = 1/16 at the §9 setting; the Monte Carlo noise is "
+              "handled by the interval over seeds",
+              role="each seed-paired difference's interval must clear ±ATTN_TOL"),
+)
 #: End values are means over this last fraction of the recorded steps.
 END_FRACTION = 0.2
 #: Clean images of the read-out batch.
@@ -100,37 +125,53 @@ def _summary(tr: pd.DataFrame, objective: str, negatives, cfg: ExperimentConfig)
 
 
 # -- verdict ---------------------------------------------------------------------------------------
-def verdict_pair(cl: pd.Series, mae: pd.Series, tol: float = ATTN_TOL) -> Verdict:
-    """One CL run against the MAE run (local-area queries, end values):
+def _diff(x: pd.Series, y: pd.Series) -> tuple[float, float, float]:
+    """t-interval over the seeds of x − y, paired by seed (Series indexed by seed)."""
+    d = (x - y).dropna()
+    return t_interval(d.to_numpy()) if len(d) == len(x) else (math.nan,) * 3
 
-    - premise: MAE learns the local areas (own-area attention up by more than ``tol``), else
-      ``inconclusive``; a NaN reading: ``inconclusive``;
+
+def verdict_pair(cl: pd.DataFrame, mae: pd.DataFrame, tol: float = ATTN_TOL) -> Verdict:
+    """One CL setting (rows: its seeds) against MAE (rows: its seeds), local-area queries,
+    end values, each difference paired by seed and judged on its 95 % t-interval:
+
+    - premise: ≥ 3 seeds paired, and MAE learns the local areas (the interval of its
+      own-area rise above ``tol``), else ``inconclusive``; a NaN reading: ``inconclusive``;
     - a = CL glob − CL initial glob, b = CL glob − MAE glob, c = MAE own − CL own;
-    - a, b, c all > tol: ``agrees`` (CL's global attention rose, above MAE's, and MAE attends
-      the own area more);
-    - a < −tol, or b < −tol and c < −tol (CL's global attention fell, or CL is the more local
-      of the two): ``disagrees``;
-    - otherwise some |a|, |b|, |c| ≤ tol: ``inconclusive`` (flat); else ``partial``."""
-    n = f"n={cl.negatives:g}"
+    - the intervals of a, b, c all above tol: ``agrees``;
+    - a's interval below −tol, or b's and c's both below −tol: ``disagrees``;
+    - some interval within or across ±tol: ``inconclusive``; else ``partial``."""
+    cl = cl.set_index("seed")
+    mae = mae.set_index("seed")
+    n = f"n={cl.negatives.iloc[0]:g}"
+    seeds = cl.index.intersection(mae.index)
+    if len(seeds) < 3:
+        return Verdict("inconclusive", (f"premise failed: {n}: {len(seeds)} seeds paired with "
+                                        "MAE (need 3)",))
+    cl, mae = cl.loc[seeds], mae.loc[seeds]
     vals = [cl.end_glob_lq, cl.init_glob_lq, mae.end_glob_lq, mae.end_own_lq, cl.end_own_lq,
             mae.init_own_lq]
-    if not np.all(np.isfinite(np.asarray(vals, dtype=float))):
+    if not all(np.all(np.isfinite(v.to_numpy(dtype=float))) for v in vals):
         return Verdict("inconclusive", (f"{n}: a reading is NaN",))
-    if not mae.end_own_lq - mae.init_own_lq > tol:
+    rise = _diff(mae.end_own_lq, mae.init_own_lq)
+    if not rise[1] > tol:
         return Verdict("inconclusive", (
-            f"{n}: MAE did not learn the local areas (own-area attention "
-            f"{mae.init_own_lq:.3f} → {mae.end_own_lq:.3f})",))
-    a = cl.end_glob_lq - cl.init_glob_lq
-    b = cl.end_glob_lq - mae.end_glob_lq
-    c = mae.end_own_lq - cl.end_own_lq
-    txt = (f"{n}: CL global attention {cl.init_glob_lq:.3f} → {cl.end_glob_lq:.3f} (MAE "
-           f"{mae.end_glob_lq:.3f}), own area CL {cl.end_own_lq:.3f} vs MAE {mae.end_own_lq:.3f}")
-    if a > tol and b > tol and c > tol:
+            f"premise failed: {n}: MAE did not learn the local areas (own-area attention rise "
+            f"{format_interval(*rise, len(seeds), '.3f')})",))
+    a = _diff(cl.end_glob_lq, cl.init_glob_lq)
+    b = _diff(cl.end_glob_lq, mae.end_glob_lq)
+    c = _diff(mae.end_own_lq, cl.end_own_lq)
+    txt = (f"{n}: CL global attention {cl.init_glob_lq.mean():.3f} → {cl.end_glob_lq.mean():.3f}"
+           f" (MAE {mae.end_glob_lq.mean():.3f}), own area CL {cl.end_own_lq.mean():.3f} vs MAE "
+           f"{mae.end_own_lq.mean():.3f}; rise a = {format_interval(*a, len(seeds), '.3f')}, "
+           f"CL − MAE global b = [{b[1]:.3f}, {b[2]:.3f}], MAE − CL own c = [{c[1]:.3f}, "
+           f"{c[2]:.3f}]")
+    if a[1] > tol and b[1] > tol and c[1] > tol:
         return Verdict("agrees", (txt,))
-    if a < -tol or (b < -tol and c < -tol):
+    if a[2] < -tol or (b[2] < -tol and c[2] < -tol):
         return Verdict("disagrees", (txt,))
-    if min(abs(a), abs(b), abs(c)) <= tol:
-        return Verdict("inconclusive", (txt + f" (a difference within {tol:g}: flat)",))
+    if any(iv[1] <= tol and iv[2] >= -tol for iv in (a, b, c)):
+        return Verdict("inconclusive", (txt + f" (an interval reaches within ±{tol:g})",))
     return Verdict("partial", (txt,))
 
 
@@ -139,8 +180,8 @@ def negatives_dependence(table: pd.DataFrame, tol: float = ATTN_TOL) -> str:
     ``"decreasing"`` / ``"increasing"`` (strictly: every step by more than ``tol``),
     ``"not monotone"`` (or ties within ``tol``), ``"undetermined"`` (fewer than 2 finite
     runs)."""
-    cl = table[table.objective == "cl"].sort_values("negatives")
-    g = cl.end_glob_lq.to_numpy(dtype=float)
+    cl = table[table.objective == "cl"].groupby("negatives").end_glob_lq.mean()
+    g = cl.to_numpy(dtype=float)
     if len(g) < 2 or not np.all(np.isfinite(g)):
         return "undetermined"
     d = np.diff(g)
@@ -151,49 +192,71 @@ def negatives_dependence(table: pd.DataFrame, tol: float = ATTN_TOL) -> str:
     return "not monotone"
 
 
-def judge(tables: dict[str, pd.DataFrame]) -> Verdict:
-    """Every CL run against the MAE run ([`verdict_pair`][], combined); the dependence on the
-    number of negatives is reported, not judged (the reconstruction does not say which way)."""
+def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
+    """Every CL setting against MAE ([`verdict_pair`][], combined) with the declared threshold
+    (or `values`); the dependence on the number of negatives is reported, not judged (the
+    reconstruction does not say which way)."""
+    tol = threshold_values(THRESHOLDS, values)["ATTN_TOL"]
     t = tables["table"]
+    if "seed" not in t:
+        t = t.assign(seed=0)
     mae = t[t.objective == "mae"]
-    cl = t[t.objective == "cl"].sort_values("negatives")
-    if len(mae) != 1 or len(cl) == 0:
-        return Verdict("inconclusive", (f"need one MAE run and ≥ 1 CL run (got {len(mae)} and "
+    cl = t[t.objective == "cl"].sort_values(["negatives", "seed"])
+    if len(mae) == 0 or len(cl) == 0:
+        return Verdict("inconclusive", (f"need MAE runs and CL runs (got {len(mae)} and "
                                         f"{len(cl)})",))
-    m = mae.iloc[0]
-    v = combine([verdict_pair(r, m) for _, r in cl.iterrows()])
-    dep = negatives_dependence(t)
-    ns = ", ".join(f"{r.negatives:g}: {r.end_glob_lq:.3f}" for r in cl.itertuples())
+    v = combine([verdict_pair(g, mae, tol) for _, g in cl.groupby("negatives")])
+    dep = negatives_dependence(t, tol)
+    ns = ", ".join(f"{n:g}: {g:.3f}" for n, g in
+                   cl.groupby("negatives").end_glob_lq.mean().items())
     return Verdict(v.verdict, v.reasons + (
-        f"CL global attention against the number of negatives ({ns}): {dep}",))
+        f"CL global attention (mean over seeds) against the number of negatives ({ns}): {dep}",))
 
 
-COLUMNS = ["objective", "negatives", "P", "C1", "C", "K", "delta", "steps", "init_glob_lq",
+def seed_run(P: int, C1: int, C: int, steps: int, negatives: int | None, every: int,
+             seed: int) -> pd.DataFrame:
+    """One run (a sweep point): [`run_one`][] of the [`pair_config`][] with Monte Carlo seed
+    `seed`."""
+    cfg = pair_config(P, C1, C, steps, negatives).replace(train={"seed": seed}).resolved()
+    return run_one(cfg, every)
+
+
+COLUMNS = ["objective", "negatives", "seed", "P", "C1", "C", "K", "delta", "steps", "init_glob_lq",
            "init_own_lq", "end_glob_lq", "end_glob_lq_se", "end_own_lq", "end_glob_gq",
            "end_phi_glob_lq", "end_phi_own_lq"]
 
 
 def run(quick: bool) -> ClaimResult:
     st = settings(quick)
+    cells = [(n, sd) for n in (None, *st["negatives"]) for sd in SEEDS]
+    # one sweep point per (objective, negatives, seed): in this process by default, on Dask
+    # with python -m theorylab.check --workers/--scheduler
+    trs = run_points([call_point(f"{__name__}:seed_run", P=st["P"], C1=st["C1"], C=st["C"],
+                                 steps=st["steps"], negatives=n, every=st["every"], seed=sd)
+                      for n, sd in cells])
     rows, trajs = [], []
-    for n in (None, *st["negatives"]):
+    for (n, sd), tr in zip(cells, trs):
+        tr = point_rows(tr)
         cfg = pair_config(st["P"], st["C1"], st["C"], st["steps"], n)
-        tr = run_one(cfg, st["every"])
         obj = "mae" if n is None else "cl"
-        rows.append(_summary(tr, obj, n, cfg))
-        trajs.append(tr.assign(objective=obj, negatives=float(n) if n else math.nan))
+        rows.append({**_summary(tr, obj, n, cfg), "seed": sd})
+        trajs.append(tr.assign(objective=obj, negatives=float(n) if n else math.nan, seed=sd))
     table = pd.DataFrame(rows)[COLUMNS]
     traj = pd.concat(trajs, ignore_index=True)
     v = judge({"table": table})
-    m = table[table.objective == "mae"].iloc[0]
-    cl = table[table.objective == "cl"]
+    per = table.groupby(["objective", "negatives"], dropna=False, sort=False).mean(
+        numeric_only=True).reset_index()
+    m = per[per.objective == "mae"].iloc[0]
+    cl = per[per.objective == "cl"]
     dep = negatives_dependence(table)
-    gap = float(np.max(np.abs(cl.end_glob_gq - cl.end_glob_lq)))
+    gap = float(np.max(np.abs(table[table.objective == "cl"].end_glob_gq
+                              - table[table.objective == "cl"].end_glob_lq)))
     reading = [
         f"P = {st['P']}, C1 = {st['C1']}, C = {st['C']} (Δ = {m.delta:+.3f}), K = {K}, "
         f"{st['steps']} GD steps with η = {ETA_PER_P * st['P']:g} on fresh batches of {BATCH} "
-        f"images; CL: InfoNCE, τ = {TAU:g}, mean pooling, views by independent Bernoulli(0.5) "
-        "masks. Attention read on clean images, local-area queries.",
+        f"images, {len(SEEDS)} Monte Carlo seeds per run (means over seeds below); CL: "
+        f"InfoNCE, τ = {TAU:g}, mean pooling, views by independent Bernoulli(0.5) masks. "
+        "Attention read on clean images, local-area queries.",
         f"MAE: own-area attention {m.init_own_lq:.3f} → {m.end_own_lq:.3f}, global "
         f"{m.init_glob_lq:.3f} → {m.end_glob_lq:.3f} (it learns the local areas).",
         "CL: " + "; ".join(
@@ -222,7 +285,9 @@ def run(quick: bool) -> ClaimResult:
 
     def figure(fig):
         axs = fig.subplots(1, 2)
-        for (obj, n), g in traj.groupby(["objective", "negatives"], dropna=False, sort=False):
+        mean = traj.groupby(["objective", "negatives", "step"], dropna=False, sort=False)[
+            ["attn_glob_lq", "attn_own_lq"]].mean().reset_index()
+        for (obj, n), g in mean.groupby(["objective", "negatives"], dropna=False, sort=False):
             lab = "MAE" if obj == "mae" else f"CL n={n:g}"
             ls = "-" if obj == "cl" else "--"
             axs[0].plot(g.step, g.attn_glob_lq, ls=ls, label=lab)
@@ -248,11 +313,20 @@ CLAIM = Claim(
     statement="Trained with the contrastive objective, every patch, whatever its area, "
     "attends the global area more and more, while MAE on the same data learns the local areas.",
     measured="CL (InfoNCE, two independently masked views, mean pooling, τ = 0.1) for ≥ 3 "
-    "numbers of negatives and MAE, same data (K = 4, Δ = 0), start and step size: the clean-"
-    "image attention of local-area queries on the global and on their own area at the end.",
+    "numbers of negatives and MAE, same data (K = 4, Δ = 0), start and step size, 3 Monte "
+    "Carlo seeds each: the clean-image attention of local-area queries on the global and on "
+    "their own area at the end.",
     predicted="CL's global attention rises above its initial value C1/P and above MAE's, while "
-    "MAE's own-area attention exceeds CL's (each by more than 0.02); the dependence on the "
-    "number of negatives is reported.",
+    "MAE's own-area attention exceeds CL's (each seed-paired difference's 95 % interval above "
+    "0.02); the dependence on the number of negatives is reported.",
+    thresholds=THRESHOLDS,
+    premises=("MAE learns the local areas (its own-area rise's interval above ATTN_TOL), "
+              "else CL's contrast with it is not tested", "≥ 3 seeds paired"),
+    seeds=f"{len(SEEDS)} Monte Carlo seeds per run (sweep points); differences paired by seed "
+    "with a 95 % t-interval",
+    reconstructed="the CL model (InfoNCE on masked views, mean pooling) is a reconstruction: "
+    "another CL objective or pooling could select another area; the MAE side and the "
+    "read-out do not depend on it.",
     untested="The asymptotics in P (one P per mode), the limit attn → 1, cropping views, other "
     "poolings, temperatures and cluster counts, population (rather than Monte Carlo) GD.",
     run=run,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import Claim, ClaimResult
+from theorylab.core.claims import Claim, ClaimResult, Threshold, threshold_values
 from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
@@ -85,33 +85,40 @@ def _derangement(L: int, rng, avoid: list[int]) -> list[int] | None:
 #: evaluation sums them in a third): 1e-12 is ~1e4 ulps of a number ≤ 1.
 ERR_TOL = 1e-12
 
+THRESHOLDS = (
+    Threshold("ERR_TOL", ERR_TOL, "derived bound",
+              "rounding: the errors are sums of the same probabilities (each ≤ 1) in other "
+              "orders; 1e-12 is ~1e4 ulps", role="largest allowed difference of two errors"),
+)
 
-def verdict(table: pd.DataFrame) -> Verdict:
+
+def verdict(table: pd.DataFrame, err_tol: float = ERR_TOL) -> Verdict:
     """Verdict of the sanity check from its table (columns err_perm, err_pa, err_perm_direct,
     err_pa_direct, topc_own_overlap, topc_own_overlap_pa, C).
 
     ``disagrees``: the set-permuted model's error differs from the patch-associating one's
     (engine or direct evaluation, beyond `ERR_TOL`), the engine and the direct evaluation
-    differ, a row's Top-C meets its own set, or the patch-associating A misses its own set.
-    ``inconclusive``: empty table or NaN errors. ``agrees`` otherwise."""
+    differ, or a row's Top-C meets its own set. ``inconclusive``: empty table, NaN errors, or
+    the premise fails (the patch-associating A misses its own set). ``agrees`` otherwise."""
     cols = ["err_perm", "err_pa", "err_perm_direct", "err_pa_direct"]
     if len(table) == 0 or table[cols].isna().any().any():
         return Verdict("inconclusive", ("no constructions measured (empty table or NaN)",))
+    if (table.topc_own_overlap_pa != table.C).any():
+        return Verdict("inconclusive", ("premise failed: the patch-associating reference does "
+                                        "not perform patch association",))
     why = []
     d_eng = (table.err_perm - table.err_pa).abs().max()
     d_dir = (table.err_perm_direct - table.err_pa_direct).abs().max()
     d_cross = max((table.err_perm - table.err_perm_direct).abs().max(),
                   (table.err_pa - table.err_pa_direct).abs().max())
-    if d_eng > ERR_TOL or d_dir > ERR_TOL:
+    if d_eng > err_tol or d_dir > err_tol:
         why.append(f"the set-permuted and patch-associating errors differ by "
                    f"{max(d_eng, d_dir):.2e}")
-    if d_cross > ERR_TOL:
+    if d_cross > err_tol:
         why.append(f"engine and direct evaluation differ by {d_cross:.2e}")
     if (table.topc_own_overlap > 0).any():
         why.append(f"{int((table.topc_own_overlap > 0).sum())} constructions keep part of the "
                    "own set in Top-C")
-    if (table.topc_own_overlap_pa != table.C).any():
-        why.append("the patch-associating reference does not perform patch association")
     if why:
         return Verdict("disagrees", tuple(why))
     return Verdict("agrees", (
@@ -200,9 +207,9 @@ def _xp():
     return get_backend("numpy", "float64", "cpu")
 
 
-def judge(tables: dict[str, pd.DataFrame]) -> Verdict:
-    """[`verdict`][] on the written main table."""
-    return verdict(tables["table"])
+def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
+    """[`verdict`][] on the written main table with the declared threshold (or `values`)."""
+    return verdict(tables["table"], threshold_values(THRESHOLDS, values)["ERR_TOL"])
 
 
 CLAIM = Claim(
@@ -219,6 +226,9 @@ CLAIM = Claim(
     run=run,
     judge=judge,
     kind="sanity check",
+    thresholds=THRESHOLDS,
+    premises=("the patch-associating reference A performs patch association (Top-C = own "
+              "set), so the comparison is with the model the theorem contrasts",),
     untested="the rate P[f*(X) M(X) ≤ 0] = d^{−ω(1)}: it is asymptotic (C = polylog d) and the "
     "enumeration is limited to D ≤ 12; equal errors hold by a relabelling of the sets, so the "
     "check verifies the construction and the engines, not the theorem.",

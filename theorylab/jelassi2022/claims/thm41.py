@@ -21,6 +21,10 @@ Patch association is read with a margin (``train.pa_margin`` = 1e−3 in logits 
 level asymmetry passes the literal Definition 2.2 but not the margin. The check asks that the
 literal ordering is never violated at t ≥ 1 (min ``pa_gap`` > 0) and that patch association
 with the margin, once reached, holds to the end.
+
+The phase times along d and D are fitted and reported, not judged: the reconstructed statement
+says T = poly(d), which every finite number of steps on a finite grid satisfies, so no
+measurement here can contradict it (a decreasing phase time is polynomial too).
 """
 
 from __future__ import annotations
@@ -30,8 +34,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import Claim, ClaimResult
-from theorylab.core.claims.verdict import Verdict, combine, ladder_threshold, loglog_fit
+from theorylab.core.claims import Claim, ClaimResult, Threshold, threshold_values
+from theorylab.core.claims.verdict import Verdict, ladder_threshold, loglog_fit
 from theorylab.core.sweep import run_point, run_points
 
 from ..config import PAPER_NAME
@@ -40,15 +44,27 @@ from ..engines import ExchangeableEngine
 from ..trainer import run_experiment
 from ._common import REF_SETS, line_config, reference_config
 
-__all__ = ["CLAIM", "phase_times", "pa_limit_error", "MOVE_TOL", "ERR_TOL", "R2_MIN",
-           "verdict_phases", "verdict_scaling"]
+__all__ = ["CLAIM", "phase_times", "pa_limit_error", "MOVE_TOL", "ERR_TOL", "ALPHA_GROWTH",
+           "THRESHOLDS", "judge", "verdict_phases", "scaling_reading"]
 
 MOVE_TOL = 1e-3
-#: 0.005 is far above the rounding of an exact error and below the gaps between the GLM error,
-#: the patch-associating error and the Bayes error at the reference point (see the table).
+#: half a percentage point of classification error: the resolution at which an error is
+#: called "at" a target (far above the rounding of an exact error).
 ERR_TOL = 0.005
-#: a power law is accepted when its log-log fit has r² at least this (on ≥ 4 points).
-R2_MIN = 0.9
+#: phase I is the phase in which α grows: by at least an order of magnitude.
+ALPHA_GROWTH = 10.0
+
+THRESHOLDS = (
+    Threshold("ERR_TOL", ERR_TOL, "project choice",
+              "half a percentage point of classification error, the resolution at which an "
+              "error is called at its target (exact errors round at 1e−16)",
+              role="final fair-coin error within it of the Bayes error (also ends phase III)"),
+    Threshold("ALPHA_GROWTH", ALPHA_GROWTH, "project choice",
+              "'α grows' read as an order of magnitude", role="α(t_I)/α(0) at least it"),
+    Threshold("MOVE_TOL", MOVE_TOL, "project choice",
+              "A has left its start: 1e−3 in logits, far above one GD step's γ − ρ from a "
+              "symmetric start (≈ 3.5e−10)", role="ends phase I (t_I)", judged=False),
+)
 
 
 def phase_times(traj: pd.DataFrame, target_error: float,
@@ -92,21 +108,24 @@ def pa_limit_error(cfg, fair: bool = True) -> float:
     return ev.error - 0.5 * ev.tie_mass if fair else ev.error
 
 
-def verdict_phases(ref: pd.Series) -> Verdict:
+def verdict_phases(ref: pd.Series, err_tol: float = ERR_TOL,
+                   alpha_growth: float = ALPHA_GROWTH) -> Verdict:
     """Phase part of the verdict, from the reference run's summary row (t_I, t_II, t_III,
     pa_status, min_pa_gap, alpha_growth_phase_I, loss_end_I, final_loss, final_error_fair,
     bayes_error).
 
-    ``inconclusive``: a phase time is NaN (the run ran out of steps: censored) or the error is
-    NaN. ``disagrees``: phases out of order, the literal patch-association order violated at
-    some t ≥ 1, patch association (with the margin) not held at the end, α not growing ≥ 10× in
-    phase I, the loss not falling after phase I, or the final fair-coin error farther than
-    `ERR_TOL` from the Bayes error. ``agrees`` otherwise."""
+    ``inconclusive`` (premise: inside the horizon): a phase time is NaN (the run ran out of
+    steps: censored) or the error is NaN. ``disagrees``: phases out of order, the literal
+    patch-association order violated at some t ≥ 1, patch association (with the margin) not
+    held at the end, α not growing `alpha_growth`× in phase I, the loss not falling after
+    phase I, or the final fair-coin error farther than `err_tol` from the Bayes error.
+    ``agrees`` otherwise."""
     need = ["t_I", "t_II", "t_III", "final_error_fair", "bayes_error"]
     nan = [k for k in need if not np.isfinite(ref[k])]
     if nan:
-        return Verdict("inconclusive", ("phases: " + ", ".join(nan) + " not reached or NaN "
-                                        "(censored by the number of steps)",))
+        return Verdict("inconclusive", ("premise failed: inside the horizon: " + ", ".join(nan)
+                                        + " not reached or NaN (censored by the number of "
+                                        "steps)",))
     bad = []
     if not ref.t_I < ref.t_II <= ref.t_III:
         bad.append(f"phases out of order (t_I={ref.t_I:g}, t_II={ref.t_II:g}, "
@@ -116,14 +135,14 @@ def verdict_phases(ref: pd.Series) -> Verdict:
                    f"(min pa_gap {ref.min_pa_gap:.2e})")
     if ref.pa_status == "censored-above":
         bad.append("patch association (margin) does not hold at the end")
-    if not ref.alpha_growth_phase_I >= 10:
+    if not ref.alpha_growth_phase_I >= alpha_growth:
         bad.append(f"α grows only ×{ref.alpha_growth_phase_I:.2f} in phase I")
     if not ref.final_loss < ref.loss_end_I:
         bad.append("the loss does not fall after phase I")
     gap = ref.final_error_fair - ref.bayes_error
-    if not abs(gap) <= ERR_TOL:
+    if not abs(gap) <= err_tol:
         bad.append(f"final fair-coin error {ref.final_error_fair:.4f} is {gap:+.4f} from the "
-                   f"Bayes error {ref.bayes_error:.4f} (tolerance {ERR_TOL})")
+                   f"Bayes error {ref.bayes_error:.4f} (tolerance {err_tol:g})")
     if bad:
         return Verdict("disagrees", tuple("phases: " + b for b in bad))
     return Verdict("agrees", (
@@ -132,21 +151,14 @@ def verdict_phases(ref: pd.Series) -> Verdict:
         f"{ref.final_error_fair:.4f} within {abs(gap):.1e} of the Bayes error",))
 
 
-def verdict_scaling(fits: pd.DataFrame) -> Verdict:
-    """Scaling part: every phase time along an axis must fit a power law (r² ≥ `R2_MIN`) on at
-    least 4 uncensored points. ``inconclusive`` when no fit has enough points; ``partial`` when
-    a fit with enough points is poor, or some phase has too few; ``agrees`` otherwise."""
+def scaling_reading(fits: pd.DataFrame) -> str:
+    """The fitted phase-time exponents (reported, not judged: see the module docstring)."""
     ok = fits[np.isfinite(fits.exponent)] if len(fits) else fits
     if len(ok) == 0:
-        return Verdict("inconclusive", ("scaling: no phase time has ≥ 4 uncensored grid points",))
-    poor = ok[ok.r2 < R2_MIN]
-    missing = len(fits) - len(ok)
-    txt = "; ".join(f"{r.phase} ∝ {r.axis}^{r.exponent:.2f} (r² {r.r2:.2f}, n={r.n})"
-                    for r in ok.itertuples())
-    if len(poor) or missing:
-        extra = f"{len(poor)} poor fits" + (f", {missing} with < 4 points" if missing else "")
-        return Verdict("partial", (f"scaling: {txt} ({extra})",))
-    return Verdict("agrees", (f"scaling: {txt}",))
+        return "scaling: no phase time has ≥ 4 uncensored grid points"
+    return "scaling (reported, not judged): " + "; ".join(
+        f"{r.phase} ∝ {r.axis}^{r.exponent:.2f} (r² {r.r2:.2f}, n={r.n})"
+        for r in ok.itertuples())
 
 
 def _run(cfg):
@@ -314,9 +326,12 @@ def run(quick: bool) -> ClaimResult:
                        extra={"grid": grid, "fits": fits, "trajectory": tr}, figure=figure)
 
 
-def judge(tables: dict[str, pd.DataFrame]) -> Verdict:
-    """Phases (first row of the main table) and scaling (``fits``) on the written tables."""
-    return combine([verdict_phases(tables["table"].iloc[0]), verdict_scaling(tables["fits"])])
+def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
+    """Phases (first row of the main table) on the written tables with the declared
+    thresholds (or `values`); the scaling fits (``fits``) are reported with the verdict."""
+    th = threshold_values(THRESHOLDS, values)
+    v = verdict_phases(tables["table"].iloc[0], th["ERR_TOL"], th["ALPHA_GROWTH"])
+    return Verdict(v.verdict, v.reasons + (scaling_reading(tables["fits"]),))
 
 
 CLAIM = Claim(
@@ -334,8 +349,15 @@ CLAIM = Claim(
     "recorded step; operational phase times over a (d, D) grid with log-log fits.",
     predicted="Phases in order I < II ≤ III; the literal patch-association order never "
     "violated at t ≥ 1 and patch association with a margin held once reached; final fair-coin "
-    "error within 0.005 of the Bayes error; phase times polynomial in d (power-law fits on ≥ 4 "
-    "points).",
+    "error within 0.005 of the Bayes error; phase times along d and D fitted and reported.",
     run=run,
     judge=judge,
+    thresholds=THRESHOLDS,
+    premises=("inside the horizon: the reference run reaches t_I, t_II and t_III within its "
+              "20000 steps",),
+    reconstructed="the three-phase picture and its order (a slide and the README): if the "
+    "theorem defines the phases otherwise, t_I, t_II, t_III and the 'out of order' branch "
+    "change; the patch-association and Bayes-error parts do not depend on it.",
+    untested="T = poly(d): any finite step count on a finite grid is polynomial, so the "
+    "phase-time fits along d and D are reported, not judged; the constants of the theorem.",
 )

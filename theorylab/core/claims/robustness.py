@@ -1,0 +1,221 @@
+"""What a verdict rests on: declared thresholds, their sensitivity, premises and seed intervals.
+
+- [`Threshold`][]: every number that can change a verdict (a tolerance, a regime cut, a minimum
+  effect), declared once in its claim with its value, where it comes from (one of
+  [`SOURCES`][]) and the sentence that justifies it.
+- [`sensitivity`][]: a claim's judge is a pure function of its tables and its threshold values,
+  so the value at which the verdict flips, and the verdicts at half and twice each value, are
+  computed from the stored tables without a rerun.
+- [`Premise`][] and [`premises_verdict`][]: what must hold for the experiment to test the
+  statement (converged, away from uniform attention, inside the regime); a failed premise gives
+  ``inconclusive`` with its reason.
+- [`t_interval`][], [`log_t_interval`][], [`bootstrap_interval`][]: intervals over seeds.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .verdict import Verdict
+
+__all__ = ["SOURCES", "Threshold", "threshold_values", "Premise", "premises_verdict",
+           "sensitivity", "is_robust", "t_interval", "log_t_interval", "bootstrap_interval",
+           "format_interval", "SENSITIVITY_FACTORS"]
+
+#: Where a threshold comes from. ``derived bound``: a bound on what the measurement neglects
+#: (rounding, a sampling error, dropped terms of a derivation). ``paper convention``: the paper
+#: states it (a bound of the statement, a reading of its assumptions). ``project choice``:
+#: theorylab chose it; its reason says why and never rests on the data it judges.
+SOURCES = ("derived bound", "paper convention", "project choice")
+
+#: The factors of the robustness question (does the verdict survive ×0.5 and ×2?) and the
+#: columns of the sensitivity table that hold the verdicts at them.
+SENSITIVITY_FACTORS = {"verdict_half": 0.5, "verdict_double": 2.0}
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """A number that can change a verdict, declared once per claim.
+
+    **Arguments:**
+
+    - `name`: the key of the value in the judge's ``values`` mapping (e.g. ``"REGIME_CUT"``).
+    - `value`: the value the verdict uses (finite, non-zero: sensitivity scales it).
+    - `source`: one of [`SOURCES`][].
+    - `reason`: the sentence that justifies the value (not computed from the judged data).
+    - `role`: how it enters the verdict (e.g. "regime: points with snr below it are judged").
+    - `judged`: True when the judge reads it (its flip point is computed from the tables);
+      False when it enters the measurement itself (a flip needs a rerun; the page says so).
+    """
+
+    name: str
+    value: float
+    source: str
+    reason: str
+    role: str = ""
+    judged: bool = True
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"source: must be one of {list(SOURCES)} (got {self.source!r})")
+        if not (math.isfinite(self.value) and self.value != 0):
+            raise ValueError(f"value: must be finite and non-zero (got {self.value!r})")
+        if not self.reason:
+            raise ValueError(f"reason: threshold {self.name} needs a reason")
+
+
+def threshold_values(thresholds: Sequence[Threshold],
+                     overrides: Mapping[str, float] | None = None) -> dict[str, float]:
+    """``{name: value}`` of the declared `thresholds`, with `overrides` (names must be
+    declared) replacing some values."""
+    out = {t.name: t.value for t in thresholds}
+    for k, v in (overrides or {}).items():
+        if k not in out:
+            raise ValueError(f"thresholds: unknown name {k!r}; declared: {list(out)}")
+        out[k] = float(v)
+    return out
+
+
+@dataclass(frozen=True)
+class Premise:
+    """What must hold for the experiment to test the statement, read from the table:
+    `name` (e.g. "attention away from uniform"), whether it `holds`, and the numbers
+    (`detail`)."""
+
+    name: str
+    holds: bool
+    detail: str = ""
+
+
+def premises_verdict(premises: Sequence[Premise]) -> Verdict | None:
+    """``inconclusive`` naming every failed premise, or None when all hold."""
+    bad = [p for p in premises if not p.holds]
+    if not bad:
+        return None
+    return Verdict("inconclusive", tuple(
+        f"premise failed: {p.name}" + (f" ({p.detail})" if p.detail else "") for p in bad))
+
+
+def _verdict_at(judge, tables, thresholds, name, x) -> str:
+    return judge(tables, threshold_values(thresholds, {name: x})).verdict
+
+
+def _flip(judge, tables, thresholds, th: Threshold, base: str, up: bool, span: float,
+          grid: int, iters: int) -> float:
+    """The value nearest to ``th.value`` on one side (``up``: larger magnitude) at which the
+    verdict differs from ``base``; NaN when none within a factor ``span``."""
+    ratio = span ** (1.0 / grid)
+    prev = th.value
+    for k in range(1, grid + 1):
+        x = th.value * (ratio ** k if up else ratio ** -k)
+        if _verdict_at(judge, tables, thresholds, th.name, x) != base:
+            lo, hi = prev, x  # lo keeps the base verdict, hi does not
+            for _ in range(iters):
+                mid = math.copysign(math.sqrt(lo * hi), lo)  # geometric midpoint, same sign
+                if _verdict_at(judge, tables, thresholds, th.name, mid) == base:
+                    lo = mid
+                else:
+                    hi = mid
+            return hi
+        prev = x
+    return math.nan
+
+
+def sensitivity(judge: Callable[[Mapping[str, pd.DataFrame], Mapping[str, float]], Verdict],
+                tables: Mapping[str, pd.DataFrame], thresholds: Sequence[Threshold], *,
+                span: float = 100.0, grid: int = 40, iters: int = 30) -> pd.DataFrame:
+    """For each judged threshold: the verdict at its value, at ×0.5 and ×2, and the nearest
+    values below and above it (in magnitude, within a factor `span`) where the verdict changes
+    (``flip_below``, ``flip_above``: NaN when none; located by a geometric scan of `grid`
+    steps and `iters` bisections, so to ~1e-9 relative). `judge(tables, values)` must be pure.
+
+    Returns one row per threshold: threshold, value, source, judged, verdict, verdict_half
+    (×0.5), verdict_double (×2), flip_below, flip_above, robust (verdict unchanged at ×0.5
+    and ×2; NaN for a threshold that enters the measurement, not the judge)."""
+    base = judge(tables, threshold_values(thresholds)).verdict
+    rows = []
+    for th in thresholds:
+        row = {"threshold": th.name, "value": th.value, "source": th.source,
+               "judged": th.judged, "verdict": base}
+        if th.judged:
+            at = {c: _verdict_at(judge, tables, thresholds, th.name, th.value * f)
+                  for c, f in SENSITIVITY_FACTORS.items()}
+            row.update(at)
+            row["flip_below"] = _flip(judge, tables, thresholds, th, base, False, span, grid,
+                                      iters)
+            row["flip_above"] = _flip(judge, tables, thresholds, th, base, True, span, grid,
+                                      iters)
+            row["robust"] = all(v == base for v in at.values())
+        else:
+            row.update({c: "rerun" for c in SENSITIVITY_FACTORS})
+            row.update(flip_below=math.nan, flip_above=math.nan, robust=math.nan)
+        rows.append(row)
+    cols = ["threshold", "value", "source", "judged", "verdict",
+            *SENSITIVITY_FACTORS, "flip_below", "flip_above",
+            "robust"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def is_robust(sens: pd.DataFrame | None) -> bool | None:
+    """True when the verdict survives ×0.5 and ×2 of every judged threshold, False when some
+    factor flips it, None when there is no judged threshold."""
+    if sens is None or len(sens) == 0:
+        return None
+    judged = sens[sens.judged.astype(bool)]
+    if len(judged) == 0:
+        return None
+    return bool(judged.robust.astype(bool).all())
+
+
+def t_interval(x, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean, lower, upper): Student-t interval of the mean of the finite values of `x`
+    (bounds NaN with fewer than 2 values; a zero spread gives a zero-width interval)."""
+    from scipy import stats
+
+    v = np.asarray(x, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return math.nan, math.nan, math.nan
+    m = float(v.mean())
+    if v.size < 2:
+        return m, math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
+    return m, m - half, m + half
+
+
+def log_t_interval(x, level: float = 0.95) -> tuple[float, float, float]:
+    """(geometric mean, lower, upper): [`t_interval`][] of log x, mapped back (for positive
+    quantities such as a sample size; non-positive or infinite values are dropped)."""
+    v = np.asarray(x, dtype=np.float64)
+    v = v[np.isfinite(v) & (v > 0)]
+    m, lo, hi = t_interval(np.log(v), level) if v.size else (math.nan,) * 3
+    return tuple(math.exp(t) if math.isfinite(t) else math.nan for t in (m, lo, hi))
+
+
+def bootstrap_interval(x, stat: Callable = np.mean, level: float = 0.95, n_boot: int = 4000,
+                       seed: int = 0) -> tuple[float, float, float]:
+    """(stat, lower, upper): percentile bootstrap interval of `stat` over the finite values of
+    `x` (`n_boot` resamples, seeded: the same input gives the same interval)."""
+    v = np.asarray(x, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return math.nan, math.nan, math.nan
+    s = float(stat(v))
+    if v.size < 2:
+        return s, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    boots = np.array([stat(v[rng.integers(0, v.size, v.size)]) for _ in range(n_boot)])
+    a = (1 - level) / 2
+    return s, float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a))
+
+
+def format_interval(m: float, lo: float, hi: float, n: int, fmt: str = ".3g") -> str:
+    """``"1200 [850, 1700], 5 seeds"``."""
+    if not math.isfinite(lo):
+        return f"{m:{fmt}} ({n} seed{'s' if n != 1 else ''}, no interval)"
+    return f"{m:{fmt}} [{lo:{fmt}}, {hi:{fmt}}], {n} seeds"
