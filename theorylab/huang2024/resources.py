@@ -80,10 +80,15 @@ def _per_sample_bytes(cfg: ExperimentConfig) -> float:
 
 
 def _cl_bytes(cfg: ExperimentConfig) -> float:
-    """``cl-montecarlo``: one unchunked autograd graph over (B, 2 views, P, P)."""
+    """``cl-montecarlo``: one unchunked autograd graph over (B, 2 views, P, P), and the
+    similarities of every image with its n negatives (the gathered (B, n + 1, N)
+    representations, per anchor view)."""
     P, _K, N, _F = _sizes(cfg)
     B = cfg.train.mc_samples
-    return B * (_F8 * 2 * P * P * 12 + _F8 * 2 * P * N * 8 + 2 * _per_sample_bytes(cfg))
+    sides = 2 if cfg.model.cl_symmetric else 1
+    negatives = B * (cfg.cl_negatives + 1) * _F8 * (3 * N + 6) * sides
+    return B * (_F8 * 2 * P * P * 16 + _F8 * 2 * P * N * 8 + 2 * _per_sample_bytes(cfg)) \
+        + negatives
 
 
 def _nodes(cfg: ExperimentConfig) -> int:
@@ -148,8 +153,9 @@ def memory_estimate(cfg: ExperimentConfig, structure: AreaStructure) -> tuple[fl
     if engine == "cl-montecarlo":
         need = base + _cl_bytes(cfg)
         return need, {"field": "train.mc_samples", "what": (
-            f"cl-montecarlo ({t.mc_samples} images, two views of P = {P} patches, one "
-            "autograd graph)"), "hint": "lower train.mc_samples (and model.cl_negatives)"}
+            f"cl-montecarlo ({t.mc_samples} images, two views of P = {P} patches, "
+            f"{cfg.cl_negatives} negatives each, one autograd graph)"),
+            "hint": "lower train.mc_samples or model.cl_negatives"}
     nz = _nodes(cfg)
     if engine == "population-brute":
         n = 10.0 ** min(300.0, _brute_log10(cfg, structure))
