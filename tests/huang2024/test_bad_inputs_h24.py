@@ -49,8 +49,13 @@ ROWS = [
      "train.n_train: empirical (1000000000 samples of P = 16 patches) needs about 1.05 TB of "
      "memory but 8 GB is free; lower train.n_train"),
     ("cl-mc_samples-1e7", {**CL, "train.mc_samples": "1e7"},
-     "train.mc_samples: cl-montecarlo (10000000 images, two views of P = 16 patches, one "
-     "autograd graph) needs about 615 GB of memory but 8 GB is free"),
+     "train.mc_samples: cl-montecarlo (10000000 images, two views of P = 16 patches, 9999999 "
+     "negatives each, one autograd graph) needs about 33.6 PB of memory but 8 GB is free; "
+     "lower train.mc_samples or model.cl_negatives"),
+    # every other image of the batch is a negative by default: memory grows with mc_samples²
+    ("cl-mc_samples-1e5-all-negatives", {**CL, "train.mc_samples": "1e5"},
+     "train.mc_samples: cl-montecarlo (100000 images, two views of P = 16 patches, 99999 "
+     "negatives each, one autograd graph) needs about "),
     ("montecarlo-P-200000", {**MC, **BIG_P},
      "data.P: the parameters Φ (200000×1001) and Υ (200000×200000) with the area labels of 1 "
      "cluster(s) needs about 1.93 TB of memory but 8 GB is free; lower data.P or data.K"),
