@@ -86,6 +86,9 @@ ROWS = [
      "train.device: 'cuda' requested but CUDA is not available (got 'cuda')"),
     ("cl-device-cuda-absent", {**CL, "train.device": '"cuda"', "train.backend": '"torch"'},
      "train.device: 'cuda' requested but CUDA is not available (got 'cuda')"),
+    ("device-cuda-index-not-a-number", {**MC, "train.backend": '"torch"',
+                                        "train.device": '"cuda:x"'},
+     "train.device: must be 'cpu', 'cuda' or 'cuda:N' (got 'cuda:x')"),
     ("gamma-1-masked-keys-out", {"model.gamma": "1.0", "model.mask_keys": "false"},
      "model.gamma: every patch is masked (gamma=1.0, mask_size=16, P=16) and masked keys are "
      "left out of the softmax (mask_keys = false), so no query has a key; mask fewer patches "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -348,7 +349,7 @@ class TrainConfig:
         _set(self, "max_configs", _int("train.max_configs", self.max_configs, lo=1))
         _choice("train.backend", self.backend, BACKENDS)
         dev = self.device
-        if not isinstance(dev, str) or not (dev == "cpu" or dev.split(":")[0] == "cuda"):
+        if not isinstance(dev, str) or not re.fullmatch(r"cpu|cuda(:[0-9]+)?", dev):
             raise ValueError(f"train.device: must be 'cpu', 'cuda' or 'cuda:N' (got {dev!r})")
         if self.backend == "numpy" and dev != "cpu":
             raise ValueError(f"train.device: backend 'numpy' runs on 'cpu' only (got {dev!r})")
