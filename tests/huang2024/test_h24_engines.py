@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from theorylab.huang2024 import config_from_dict, make_engine, run_experiment
+from theorylab.huang2024 import config_from_dict, run_experiment
 from theorylab.huang2024.engines import (
     BruteEngine,
     EmpiricalEngine,
@@ -83,10 +83,11 @@ def test_exact_keeps_the_symmetry_and_refuses_asymmetric_states():
         ExactEngine(tiny(max_configs=10), s)
     with pytest.raises(ValueError, match=r"^train\.max_configs"):
         BruteEngine(tiny(max_configs=10), s)
-    uni = config_from_dict({"data": {"P": 6, "C1": 4, "C": 2},
-                            "train": {"engine": "population-exact"}})
-    with pytest.raises(ValueError, match=r"^data\.z_law"):
-        make_engine(uni)
+    # a uniform law without quadrature nodes is refused by the config, naming the remedy
+    with pytest.raises(ValueError, match=r"^train\.z_nodes: population-exact sums over the "
+                                         r"coefficient law; .*set train\.z_nodes > 0"):
+        config_from_dict({"data": {"P": 6, "C1": 4, "C": 2},
+                          "train": {"engine": "population-exact"}})
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c.values())))

@@ -41,7 +41,8 @@ import numpy as np
 from scipy import special
 
 __all__ = [
-    "Backend", "NumpyBackend", "TorchBackend", "get_backend", "host_free_bytes", "DTYPES",
+    "Backend", "NumpyBackend", "TorchBackend", "check_device", "get_backend", "host_free_bytes",
+    "DTYPES",
     "PRIMITIVES", "PRIMITIVE_ENV", "PrimitiveChoice", "default_primitive", "flush_denormals",
     "primitive_choices",
 ]
@@ -376,14 +377,7 @@ class TorchBackend(Backend):
         import torch
 
         self._torch = torch
-        if device.startswith("cuda"):
-            if not torch.cuda.is_available():
-                raise ValueError(f"{section}device: {device!r} requested but CUDA is not "
-                                 f"available (got {device!r})")
-            index = device.partition(":")[2]
-            if index and int(index) >= torch.cuda.device_count():
-                raise ValueError(f"{section}device: this machine has "
-                                 f"{torch.cuda.device_count()} CUDA device(s) (got {device!r})")
+        check_device(device, section)
         self.device = device
         self.dtype = dtype
         self._t_dtype = getattr(torch, dtype)
@@ -476,6 +470,22 @@ class TorchBackend(Backend):
         t = self._torch
         part = host[sl] if isinstance(host, t.Tensor) else t.from_numpy(np.asarray(host[sl]))
         return part.to(device=self.device, dtype=self._t_dtype, non_blocking=True)
+
+
+def check_device(device: str, section: str = "") -> None:
+    """Raise a one-line ``ValueError`` naming ``<section>device`` when the torch ``device``
+    ("cpu", "cuda", "cuda:N") does not exist on this machine (no CUDA, or too few devices)."""
+    if not device.startswith("cuda"):
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ValueError(f"{section}device: {device!r} requested but CUDA is not "
+                         f"available (got {device!r})")
+    index = device.partition(":")[2]
+    if index and int(index) >= torch.cuda.device_count():
+        raise ValueError(f"{section}device: this machine has "
+                         f"{torch.cuda.device_count()} CUDA device(s) (got {device!r})")
 
 
 def host_free_bytes() -> int:

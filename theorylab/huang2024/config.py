@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,6 +63,10 @@ INITS = ("zero", "gaussian")
 RECORD = ("log", "linear", "all")
 BACKENDS = ("numpy", "torch")
 DTYPES = ("float64",)
+#: The engines that sum over the coefficient law (a uniform law needs ``train.z_nodes``).
+EXACT_ENGINES = ("population-brute", "population-exact", "population-laplace")
+#: The most Gauss–Legendre nodes of ``train.z_nodes`` (1.5 s to compute 256 on a shared CPU).
+MAX_Z_NODES = 256
 
 
 def _size_from_kappa(name: str, kappa, P: int) -> int:
@@ -294,7 +299,8 @@ class TrainConfig:
     - `n_train`: number of fixed samples of the empirical engine.
     - `seed`: seeds the initialisation, the Monte Carlo batches and the empirical samples.
     - `resample_masks`: empirical engine: fresh masks of the fixed images at every step.
-    - `z_nodes`: Gauss–Legendre nodes for a uniform law in the exact engines (0: refuse).
+    - `z_nodes`: Gauss–Legendre nodes for a uniform law in the exact engines (at most 256;
+      0: none, so those engines refuse a uniform law).
     - `laplace_step`: step of the trapezoid rule in ln t of ``population-laplace`` (0.2: error
       ~1e-15 against the enumeration; 0.3: ~5e-13; 0.4: ~6e-10, measured at P ≤ 16).
     - `threads`: torch threads of ``population-laplace`` during an evaluation (0: torch's
@@ -335,7 +341,10 @@ class TrainConfig:
         _set(self, "mc_samples", _int("train.mc_samples", self.mc_samples, lo=2))
         _set(self, "n_train", _int("train.n_train", self.n_train, lo=1))
         _bool("train.resample_masks", self.resample_masks)
-        _set(self, "z_nodes", _int("train.z_nodes", self.z_nodes, lo=0))
+        _set(self, "z_nodes", _int("train.z_nodes", self.z_nodes, lo=0, hi=MAX_Z_NODES,
+                                   why="Gauss–Legendre nodes come from a dense n×n "
+                                       "eigenproblem; the quadrature error falls geometrically "
+                                       "with n"))
         _set(self, "laplace_step", _float("train.laplace_step", self.laplace_step, lo=0.0,
                                           hi=1.0, lo_open=True))
         _set(self, "threads", _int("train.threads", self.threads, lo=0))
@@ -345,7 +354,7 @@ class TrainConfig:
         _set(self, "max_configs", _int("train.max_configs", self.max_configs, lo=1))
         _choice("train.backend", self.backend, BACKENDS)
         dev = self.device
-        if not isinstance(dev, str) or not (dev == "cpu" or dev.split(":")[0] == "cuda"):
+        if not isinstance(dev, str) or not re.fullmatch(r"cpu|cuda(:[0-9]+)?", dev):
             raise ValueError(f"train.device: must be 'cpu', 'cuda' or 'cuda:N' (got {dev!r})")
         if self.backend == "numpy" and dev != "cpu":
             raise ValueError(f"train.device: backend 'numpy' runs on 'cpu' only (got {dev!r})")
@@ -378,6 +387,19 @@ class ExperimentConfig:
         if self.model.mask == "fixed" and self.mask_size < 1:
             raise ValueError(f"model.gamma: round(gamma·P) masks no patch (gamma="
                              f"{self.model.gamma}, P={self.data.P}); set mask_size")
+        m = self.model
+        if not m.mask_keys and (self.mask_size == self.data.P if m.mask == "fixed"
+                                else m.gamma == 1.0):
+            name = "model.mask_size" if m.mask_size is not None else "model.gamma"
+            raise ValueError(f"{name}: every patch is masked (gamma={m.gamma}, mask_size="
+                             f"{self.mask_size}, P={self.data.P}) and masked keys are left out "
+                             "of the softmax (mask_keys = false), so no query has a key; mask "
+                             "fewer patches or set model.mask_keys = true")
+        if (self.train.engine in EXACT_ENGINES and self.data.z_law == "uniform"
+                and self.train.z_nodes == 0):
+            raise ValueError(f"train.z_nodes: {self.train.engine} sums over the coefficient "
+                             "law; a uniform law needs Gauss–Legendre nodes (set "
+                             "train.z_nodes > 0, e.g. 16) or use data.z_law = 'values'")
         if self.train.engine != "empirical" and self.train.resample_masks:
             raise ValueError("train.resample_masks: only used by engine = 'empirical'")
         cl = self.model.objective == "cl"

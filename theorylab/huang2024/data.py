@@ -151,8 +151,8 @@ def zlaw_nodes(law: str, L: float, U: float, values, probs, n_nodes: int = 0):
              else np.asarray(probs, dtype=np.float64))
         return v, p
     if n_nodes <= 0:
-        raise ValueError("data.z_law: 'uniform' has no finite support; exact sums need "
-                         "z_law = 'values'")
+        raise ValueError("train.z_nodes: a uniform law has no finite support; exact sums "
+                         "need Gauss–Legendre nodes (train.z_nodes > 0) or z_law = 'values'")
     x, w = np.polynomial.legendre.leggauss(n_nodes)
     return L + (U - L) * (x + 1) / 2, w / 2
 

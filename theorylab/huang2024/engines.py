@@ -388,5 +388,9 @@ ENGINE_CLASSES = {
 
 
 def make_engine(cfg: ExperimentConfig, structure: AreaStructure | None = None) -> MAEEngine:
-    """The engine named by ``cfg.train.engine``."""
+    """The engine named by ``cfg.train.engine``, once
+    [`check_resources`][theorylab.huang2024.resources.check_resources] has found that it fits."""
+    from .resources import check_resources
+
+    structure = check_resources(cfg, structure)
     return ENGINE_CLASSES[cfg.train.engine](cfg, structure)

@@ -60,7 +60,8 @@ def configs(draw, min_P: int = 3, max_P: int = 6, K=None, mask_keys=None,
              "mask_keys": draw(st.booleans()) if mask_keys is None else mask_keys,
              "loss_norm": draw(st.sampled_from(["P", "mask", "none"]))}
     if mask == "fixed":
-        model["mask_size"] = draw(st.integers(1, P))
+        # every patch masked with masked keys left out leaves a query no key (refused)
+        model["mask_size"] = draw(st.integers(1, P if model["mask_keys"] else P - 1))
     return config_from_dict({
         "data": {"P": P, "K": K, "C1": C1, "C": C, "z_law": "values", "z_values": vals,
                  "z_probs": probs, "L": 0.5, "U": 1.5, "seed": draw(st.integers(0, 1000))},
