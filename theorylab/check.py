@@ -10,6 +10,13 @@ for each, plus ``<out>/<paper>/summary.csv`` and ``summary.md``. ``--quick`` use
 ``--scheduler ADDRESS`` send them to Dask, ``--cache DIR`` reuses a store of points shared
 with the figures. The exit status is 1 when a check raised, 2 for an unknown id,
 else 0 (a ``disagrees`` verdict is a finding, not a crash; ``--strict`` makes it fail too).
+A claim whose data are not on this machine is ``skipped`` (the summary gives the reason,
+naming the package to install), which is not an error.
+
+A full run writes the committed ``docs/results``; a ``--quick`` run writes
+``runs/quick/results`` unless ``--out`` is given, and is refused an ``--out`` inside
+``docs/results``. Every page and summary records how it was made (full or quick, git commit,
+UTC date, theorylab version).
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ import pandas as pd
 from theorylab.core import atomic_io as _io
 from theorylab.core.claims import Claim, markdown_table, write_result
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.missing import MissingDataError
+from theorylab.core.provenance import default_out, provenance, provenance_line, refuse_committed
 from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import check_out_folder
@@ -77,6 +86,7 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
     claims = all_claims()
     keys = resolve_claims(ids)
     show = sys.stderr.isatty() if progress is None else progress
+    made = provenance(quick)
     rows = []
     for key in tqdm(keys, desc="claims", disable=not show):
         claim = claims[key]
@@ -85,10 +95,13 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
         try:
             res = claim.check(quick=quick)
             if out is not None:
-                write_result(claim, res, Path(out) / claim.paper, figures=figures)
+                write_result(claim, res, Path(out) / claim.paper, figures=figures, made=made)
             head = "; ".join(f"{k}={_num(v)}" for k, v in res.headline.items())
             rows.append({**base, "verdict": res.verdict, "runtime_s": res.runtime_s,
                          "headline": head, "error": ""})
+        except MissingDataError as err:  # not an error: this machine lacks the claim's data
+            rows.append({**base, "verdict": "skipped", "runtime_s": time.perf_counter() - t0,
+                         "headline": err.reason, "error": ""})
         except Exception as err:  # report and go on: one failing claim must not hide the others
             rows.append({**base, "verdict": "error", "runtime_s": time.perf_counter() - t0,
                          "headline": "", "error": f"{type(err).__name__}: {err}"})
@@ -103,6 +116,7 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
             _io.write_csv(folder / "summary.csv", part)
             text = (f"# Claim checks of {PAPERS[paper].title}: summary "
                     f"({mode} run, {part.runtime_s.sum():.0f} s)\n\n"
+                    f"Run: {provenance_line(made)}\n\n"
                     + markdown_table(part.drop(columns=["error"])) + "\n")
             _io.atomic_write_text(folder / "summary.md", text)
     return summary
@@ -119,8 +133,9 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="reduced grids (< 3 min on 2 cores)")
     p.add_argument("--only", nargs="+", action="extend", metavar="ID",
                    help="run only these papers or claims (paper name, paper/id, or id)")
-    p.add_argument("--out", default="docs/results",
-                   help="output folder (default docs/results; one subfolder per paper)")
+    p.add_argument("--out", default=None,
+                   help="output folder, one subfolder per paper (default docs/results for a "
+                   "full run, runs/quick/results for --quick)")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--strict", action="store_true", help="exit 1 on a 'disagrees' verdict too")
     add_threads_argument(p)
@@ -133,6 +148,10 @@ def main(argv=None) -> int:
         return 0
     try:  # both refused before any claim runs
         resolve_claims(a.only, field="--only")
+        if a.out is None:
+            a.out = default_out("results", quick=a.quick)
+        elif a.quick:
+            refuse_committed(a.out, "results", "--quick")
         check_out_folder(a.out)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -147,6 +166,10 @@ def main(argv=None) -> int:
     with pd.option_context("display.max_colwidth", 120, "display.width", 200):
         print(summary.drop(columns=["error", "paper"]).to_string(index=False))
     print(f"total {time.perf_counter() - t0:.1f} s; results in {a.out}")
+    skipped = summary[summary.verdict == "skipped"]
+    if len(skipped):
+        print(f"skipped {len(skipped)} claim(s), data not on this machine: "
+              + "; ".join(f"{k}: {r}" for k, r in zip(skipped.claim, skipped.headline)))
     failed = (summary.verdict == "error").any() or (
         a.strict and (summary.verdict == "disagrees").any())
     return 1 if failed else 0
