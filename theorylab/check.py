@@ -80,11 +80,15 @@ def resolve_claims(selectors: Sequence[str] | None, *, field: str = "ids") -> li
 def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/results",
                figures: bool = True, progress: bool | None = None) -> pd.DataFrame:
     """Run the claims `ids` (selectors as in [`resolve_claims`][]; default: all) and return
-    the summary table (one row per claim, ``claim`` = ``"<paper>/<id>"``)."""
+    the summary table (one row per claim, ``claim`` = ``"<paper>/<id>"``). A `quick` run
+    into the committed ``docs/results`` is refused (``ValueError``); ``out=None`` writes
+    nothing."""
     from tqdm.auto import tqdm
 
     claims = all_claims()
     keys = resolve_claims(ids)
+    if quick and out is not None:  # a quick run never writes the committed results
+        refuse_committed(out, "results", "quick")
     show = sys.stderr.isatty() if progress is None else progress
     made = provenance(quick)
     rows = []

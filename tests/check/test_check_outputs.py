@@ -13,7 +13,7 @@ import sys
 import pandas as pd
 import pytest
 
-from theorylab.check import main
+from theorylab.check import main, run_checks
 from theorylab.core.provenance import REPO_ROOT
 
 FAST = "jelassi2022/thm3.2"  # under a second in a quick run, needs no data files
@@ -39,6 +39,8 @@ def test_quick_run_into_the_committed_folder_is_refused(capsys):
         err = capsys.readouterr().err.strip()
         assert err.startswith("error: --out:") and "committed results" in err
         assert len(err.splitlines()) == 1
+    with pytest.raises(ValueError, match="^--out: .*committed results"):
+        run_checks([FAST], quick=True, out=committed, figures=False)
     assert sorted((p, p.stat().st_mtime_ns) for p in committed.rglob("*")) == before
 
 
