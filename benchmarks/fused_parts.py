@@ -1,7 +1,7 @@
-"""Where the time of the fused empirical pass goes (issue 15): probes cut from the kernel.
+"""Where the time of the fused empirical pass goes: probes cut from the kernel.
 
 ``PYTHONPATH=. python benchmarks/fused_parts.py [--repeats 9]`` prints the markdown table of
-docs/performance.md ("Why T2 ... is out of reach"). At issue 15's four sizes it times, one
+docs/performance.md ("Why T2 ... is out of reach"). At the four speed-target sizes it times, one
 thread, interleaved, each as a ratio to one gemv read of the same X (``torch.mv`` on X viewed
 as (N·D, d)):
 

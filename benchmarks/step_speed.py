@@ -1,4 +1,4 @@
-"""Per-step times of the engines, compared in one run (issue 2).
+"""Per-step times of the engines, compared in one run.
 
     python benchmarks/step_speed.py [--quick] [--out FILE.csv] [--threads 1]
 

@@ -1,4 +1,4 @@
-"""Sweeps on Dask (issue 13): the same 64-point grid run one by one in one process and through
+"""Sweeps on Dask: the same 64-point grid run one by one in one process and through
 ``theorylab.sweep`` with 2 local workers, in the same run; the per-point overhead of the
 scheduler on tiny points; the cache-hit rerun; batched seeds x learning rates as one point
 against one point per run.

@@ -1,7 +1,7 @@
 """Command line: ``python -m theorylab.run CONFIG.toml --out DIR [--device cpu|cuda] ...``.
 
 The config's ``[experiment] paper = "<name>"`` says whose engines run it (default
-``jelassi2022``, so every config written before the second paper runs unchanged; ``--list``
+``jelassi2022``, so a config without the key runs as the first paper's; ``--list``
 shows the papers). Writes ``DIR/trajectory.csv``, ``DIR/config.toml`` (resolved),
 ``DIR/final_state.npz`` and ``DIR/checkpoint.npz``; prints a summary. Exit codes: 0 done,
 2 invalid configuration or output folder (one line ``error: <field>: ...``), 3 the run diverged

@@ -68,6 +68,94 @@ def _modules(package: str) -> list[str]:
     return sorted(out)
 
 
+#: words ending in a full stop that do not end a sentence of a caption
+_ABBREVIATIONS = ("al.", "e.g.", "i.e.", "cf.", "vs.", "Fig.", "Eq.", "eq.", "Thm.", "resp.")
+#: at most this many characters in one paragraph of a caption (more than one sentence each)
+CAPTION_PARAGRAPH_CHARS = 400
+
+
+def _caption_paragraphs(caption: str) -> list[str]:
+    """A figure's caption as short paragraphs: whole sentences, a new paragraph once one holds
+    more than [`CAPTION_PARAGRAPH_CHARS`][] characters; blank lines of the caption are kept."""
+    out = []
+    for block in re.split(r"\n\s*\n", str(caption)):
+        words = block.split()
+        sentences, current = [], []
+        for i, word in enumerate(words):
+            current.append(word)
+            following = words[i + 1] if i + 1 < len(words) else ""
+            if (word.endswith((".", "?", "!")) and not word.endswith(_ABBREVIATIONS)
+                    and (not following or following[0].isupper())):
+                sentences.append(" ".join(current))
+                current = []
+        if current:
+            sentences.append(" ".join(current))
+        paragraph = ""
+        for sentence in sentences:
+            if paragraph and len(paragraph) > CAPTION_PARAGRAPH_CHARS:
+                out.append(paragraph)
+                paragraph = ""
+            paragraph = f"{paragraph} {sentence}".strip()
+        if paragraph:
+            out.append(paragraph)
+    return out
+
+
+def _cell(value) -> str:
+    """One headline value as the text of a table cell: floats to 4 significant digits, lists
+    and nested tables inline, ``|`` escaped."""
+    if isinstance(value, bool) or value is None:
+        text = str(value)
+    elif isinstance(value, float):
+        text = f"{value:.4g}"
+    elif isinstance(value, (list, tuple)):
+        text = "[" + ", ".join(_cell(v) for v in value) + "]"
+    elif isinstance(value, dict):
+        text = "; ".join(f"{k}: {_cell(v)}" for k, v in value.items())
+    else:
+        text = str(value)
+    return text.replace("|", "\\|")
+
+
+def _records_table(rows: dict) -> list[str]:
+    """A table with one row per key of ``rows`` (each a dict) and one column per inner key."""
+    columns = list(dict.fromkeys(k for row in rows.values() for k in row))
+    lines = ["| | " + " | ".join(_cell(c) for c in columns) + " |",
+             "|---" * (len(columns) + 1) + "|"]
+    lines += [f"| {_cell(name)} | " + " | ".join(_cell(row.get(c, "")) for c in columns)
+              + " |" for name, row in rows.items()]
+    return lines
+
+
+def _headline_tables(headline: dict) -> list[str]:
+    """A figure's headline numbers as markdown tables: the scalars (and lists of scalars) in
+    one quantity/value table; each dict in a table of its own (a dict of dicts, or a list of
+    dicts, with one row per entry and one column per inner key)."""
+    def is_records(value) -> bool:
+        items = value.values() if isinstance(value, dict) else value
+        return (isinstance(value, (dict, list)) and len(value) > 0
+                and all(isinstance(v, dict) for v in items))
+
+    scalars = {k: v for k, v in headline.items() if not isinstance(v, dict) and not is_records(v)}
+    lines = []
+    if scalars:
+        lines += ["| quantity | value |", "|---|---|"]
+        lines += [f"| {_cell(k)} | {_cell(v)} |" for k, v in scalars.items()]
+        lines += [""]
+    for key, value in headline.items():
+        if key in scalars:
+            continue
+        lines += [f"**{key}**", ""]
+        if is_records(value):
+            rows = value if isinstance(value, dict) else {i: v for i, v in enumerate(value)}
+            lines += _records_table(rows)
+        else:
+            lines += ["| quantity | value |", "|---|---|"]
+            lines += [f"| {_cell(k)} | {_cell(v)} |" for k, v in value.items()]
+        lines += [""]
+    return lines
+
+
 def _gallery(paper: str, figures: dict) -> str:
     lines = [f"# Figure gallery: {paper}", "",
              "Every figure of `python -m theorylab.figures --only " + paper + "`; titles and "
@@ -76,13 +164,12 @@ def _gallery(paper: str, figures: dict) -> str:
     for fid, fig in sorted(figures.items()):
         if fig.get("paper") != paper or not (FIGURES / f"{fid}.png").exists():
             continue
-        caption = " ".join(str(fig.get("caption", "")).split())
         lines += [f"## {fid}", "", f"**{fig.get('title', fid)}**", "",
-                  f"![{fid}](../figures/{fid}.png)", "", caption, ""]
+                  f"![{fid}](../figures/{fid}.png)", ""]
+        for paragraph in _caption_paragraphs(fig.get("caption", "")):
+            lines += [paragraph, ""]
         if fig.get("headline"):
-            lines += ["| quantity | value |", "|---|---|"]
-            lines += [f"| {k} | {v} |" for k, v in fig["headline"].items()]
-            lines += [""]
+            lines += _headline_tables(fig["headline"])
     return "\n".join(lines)
 
 

@@ -262,13 +262,9 @@ def test_check_and_figures_flags_refuse_bad_values(tmp_path, capsys):
         assert capsys.readouterr().err.startswith("error: --workers: must be an integer >= 0")
 
 
-def test_slurm_without_dask_jobqueue_is_a_clear_error(tmp_path, capsys):
+def test_slurm_without_dask_jobqueue_is_a_clear_error(tmp_path, capsys, monkeypatch):
     pytest.importorskip("dask.distributed")
-    try:
-        import dask_jobqueue  # noqa: F401
-        pytest.skip("dask-jobqueue is installed: a SLURM cluster would really be started")
-    except ImportError:
-        pass
+    monkeypatch.setitem(sys.modules, "dask_jobqueue", None)  # as if it were not installed
     path = _write_spec(tmp_path, _spec())
     assert sweep_main([str(path), "--out", str(tmp_path / "s"), "--slurm", "2"]) == 2
     assert capsys.readouterr().err.startswith("error: slurm: dask-jobqueue is not installed")
@@ -282,6 +278,30 @@ def test_example_specs_are_valid(tmp_path):
     for path in specs:
         table = run_sweep_spec(path, tmp_path / path.stem, dry_run=True, say=_quiet)
         assert len(table) > 0 and not table.cached.any()
+
+
+def test_example_specs_cover_both_papers_and_their_seeds_change_the_runs(tmp_path):
+    # an example spec with several seeds must get different runs from them (an exact engine,
+    # which draws nothing at random, gives one run several times): the first point of each
+    # such spec runs 3 steps per seed and the seeds' final rows must not all be equal
+    import tomllib
+
+    folder = Path(__file__).resolve().parents[2] / "examples" / "sweeps"
+    papers = set()
+    for path in sorted(folder.glob("*.toml")):
+        raw = tomllib.loads(path.read_text())
+        base = raw.get("base_config", {})
+        papers.add(base.get("experiment", {}).get("paper", "jelassi2022"))
+        if len(raw["sweep"].get("seeds", [])) < 2:
+            continue
+        first = {axis: values[:1] for axis, values in raw["sweep"]["axes"].items()}
+        small = {"base_config": {**base, "train": {**base.get("train", {}), "steps": 3}},
+                 "sweep": {**raw["sweep"], "axes": first, "keep": "final"}}
+        table = run_sweep_spec(small, tmp_path / path.stem, workers=0, say=_quiet)
+        labels = {"point", "run_id", "status", "message", *PROVENANCE_COLUMNS}
+        results = table.drop(columns=[c for c in table.columns if c in labels or "seed" in c])
+        assert len(results.drop_duplicates()) > 1, f"{path.name}: its seeds give one run"
+    assert papers == {"jelassi2022", "huang2024"}
 
 
 @pytest.mark.slow

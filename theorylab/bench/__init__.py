@@ -1,8 +1,8 @@
-"""Benchmarks of the engines (issues 2 and 6): ``python -m theorylab.bench``.
+"""Benchmarks of the engines: ``python -m theorylab.bench``.
 
 - [`theorylab.bench.empirical`][]: timing helpers, the empirical-step grid against a plain
   torch-autograd baseline, batched sweeps against one-by-one runs, device peaks;
-- [`theorylab.bench.targets`][]: issue 6's four speed targets;
+- [`theorylab.bench.targets`][]: the speed targets T1–T7;
 - ``theorylab.bench.__main__``: the command line.
 
 ``targets`` imports ``empirical``; neither imports the command line.

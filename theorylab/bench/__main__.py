@@ -1,7 +1,7 @@
 """Command line of the benchmarks: ``python -m theorylab.bench [--targets | --sweep] ...``.
 
 See [`theorylab.bench.empirical`][] (the size grid and batched sweeps) and
-[`theorylab.bench.targets`][] (issue 6's four speed targets).
+[`theorylab.bench.targets`][] (the speed targets T1–T7).
 """
 
 from __future__ import annotations
@@ -39,13 +39,13 @@ def main(argv=None) -> int:
                         "cases estimated to take longer per step")
     add_threads_argument(p)
     p.add_argument("--targets", action="store_true",
-                   help="measure issue 6's four speed targets instead of the size grid "
+                   help="measure the speed targets T1–T7 instead of the size grid "
                         "(theorylab.bench.targets)")
     p.add_argument("--sweep", action="store_true",
                    help="time batched sweeps (K seeds × R learning rates in one step, "
                         "theorylab.run_sweep) against the same runs one by one")
     p.add_argument("--choices", action="store_true",
-                   help="issue 15: the empirical step with each read of X (einsum, blas, torch, "
+                   help="the empirical step with each read of X (einsum, blas, torch, "
                         "auto) and autograd at 1 and 2 threads, and the population steps with "
                         "flush-to-zero off and on, all timed interleaved (CPU, float64)")
     p.add_argument("--targets-size", default="auto", choices=("auto", "target", "cpu"),

@@ -1,7 +1,7 @@
-"""Step-speed benchmark of the empirical engine (problem (E) of Jelassi et al. (2022)), issue 6.
+"""Step-speed benchmark of the empirical engine (problem (E) of Jelassi et al. (2022)).
 
 ``python -m theorylab.bench [--device cpu|cuda] [--quick] [--max-bytes B] [--out FILE.csv]``
-``python -m theorylab.bench --targets [--device cpu|cuda]`` (issue 6's four targets, see
+``python -m theorylab.bench --targets [--device cpu|cuda]`` (the speed targets, see
 [`theorylab.bench.targets`][])
 ``python -m theorylab.bench --sweep [--device cpu|cuda]`` (batched sweeps vs one by one)
 
@@ -563,14 +563,14 @@ def machine_line(device: str = "cpu") -> str:
             f"torch {torch.__version__}, numpy {np.__version__}, numba {numba_version()}")
 
 
-# -- issue 15: implementation choices, flush-to-zero, threads, timed interleaved -----------------
+# -- implementation choices, flush-to-zero, threads, timed interleaved -----------------
 ISSUE15_SIZES = ((10_000, 10, 100), (20_000, 16, 256), (4_000, 64, 64), (10_000, 64, 64))
 
 
 def bench_choices(N: int, D: int, d: int, *, repeats: int = 5, max_seconds: float = 30.0,
                   threads: tuple[int, ...] = (1, 2), copy_gbs: float | None = None) -> dict:
     """One row: the empirical step (torch CPU backend, float64) with the two-pass training
-    pass and each read of X pinned (einsum = the code before issue 15, blas, torch), the fused
+    pass and each read of X pinned (einsum = the plain reference, blas, torch), the fused
     one-pass kernel (``fused``), and both choices ``auto``; plain autograd; one BLAS read of X
     ([`blas_read`][]); each at every thread count of ``threads`` (the fused pass and the pinned
     reads at the first only), all timed interleaved in one loop (medians, ms)."""
@@ -625,7 +625,7 @@ def bench_choices(N: int, D: int, d: int, *, repeats: int = 5, max_seconds: floa
 def bench_flush(*, repeats: int = 5, max_seconds: float = 30.0) -> list[dict]:
     """Rows: the Monte Carlo step at D = 32 (C = 4, 10⁵ fresh draws; aligned shortcut and
     general path) and the exchangeable step at D = 32 (C = 4) and D = 64 (C = 2), with
-    flush-to-zero off (before issue 15) and on, torch and numpy CPU backends, float64, timed
+    flush-to-zero off and on, torch and numpy CPU backends, float64, timed
     interleaved; ns per draw or per histogram."""
     from theorylab.bench.targets import STATE, population_engine
     from theorylab.jelassi2022.observables import symmetric_A

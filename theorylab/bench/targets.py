@@ -1,4 +1,4 @@
-"""The speed targets of issues 6 and 15, measured in one command:
+"""The speed targets T1–T7, measured in one command:
 ``python -m theorylab.bench --targets``.
 
 Each target is a measured quantity, a threshold and the size and device kind it is stated for:
@@ -10,13 +10,13 @@ T2     empirical step vs plain torch autograd of eq. (T), same data and device  
        (speed-up), at T1's size on a GPU and at N = 10⁴, D = d = 64 on a CPU       CPU ≥ 2
 T3     exchangeable exact population engine (problem (P)), D = 64, C = 4, ms/step   GPU < 50
 T4     Monte Carlo population engine, D = 1024, 10⁶ fresh samples per step, s/step  GPU < 0.1
-T5     issue 15, CPU float64, at (N, D, d) = (10⁴, 10, 100), (2·10⁴, 16, 256),      CPU ≤ 2
+T5     CPU float64, at (N, D, d) = (10⁴, 10, 100), (2·10⁴, 16, 256),               CPU ≤ 2
        (4000, 64, 64), (10⁴, 64, 64): step time / time to read X once at the copy
        rate measured in the same run (T2 is stated at the same four sizes, ≥ 2)
-T6     issue 15: Monte Carlo at D = 32 (C = 4, 10⁵ fresh draws): cost per draw of the    CPU ≤ 1.1
+T6     Monte Carlo at D = 32 (C = 4, 10⁵ fresh draws): cost per draw of the        CPU ≤ 1.1
        aligned shortcut (v = α·w*) ÷ the general path (v with a 1e-9 component ⊥ w*),
        timed interleaved (1.1: "no worse" up to the ±10 % noise of one shared run)
-T7     issue 15: exchangeable step, ns per histogram, D = 32 (C = 4), D = 64 (C = 2)      CPU ≤ 100
+T7     exchangeable step, ns per histogram, D = 32 (C = 4), D = 64 (C = 2)         CPU ≤ 100
 =====  ==========================================================================  ==========
 
 A target is judged (``met`` True/False) only when it was measured at its own size on its own
@@ -54,7 +54,7 @@ TARGET_SCHEMA = ("target", "what", "device", "dtype", "size", "at_target_size", 
 
 @dataclasses.dataclass(frozen=True)
 class Target:
-    """One speed target of issue 6: ``measured <op> threshold`` on ``kind`` at ``size``."""
+    """One speed target: ``measured <op> threshold`` on ``kind`` at ``size``."""
 
     key: str
     what: str

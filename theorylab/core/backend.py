@@ -3,7 +3,7 @@
 The engines are written once against [`Backend`][]; each backend implements a handful of methods.
 Arrays are plain ``numpy.ndarray`` or ``torch.Tensor``; arithmetic operators and ``@`` are shared.
 
-**Measured primitives (issue 15).** The two reads of the data X in a step, U = X·v
+**Measured primitives.** The two reads of the data X in a step, U = X·v
 ([`Backend.project`][]) and Σ_nj dU_nj X_nj ([`Backend.pullback`][]), dominate the empirical
 engines. On a CPU they have three implementations (the candidates, [`PRIMITIVES`][]):
 

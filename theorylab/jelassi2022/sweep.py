@@ -1,4 +1,4 @@
-"""Sweeps of empirical runs over seeds and learning rates in one batched computation (issue 6).
+"""Sweeps of empirical runs over seeds and learning rates in one batched computation.
 
 [`run_sweep`][] runs the grid seeds × lr_v × lr_A of problem (E) (Jelassi et al. (2022)) with
 [`BatchedEmpiricalEngine`][theorylab.jelassi2022.engines.BatchedEmpiricalEngine]: every run is the

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable
@@ -21,7 +22,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from .runner import compute_point, execute, open_client, run_points, use_executor
+from .runner import (
+    WORKER_TIMEOUT_S,
+    SweepStoppedError,
+    compute_point,
+    execute,
+    open_client,
+    run_points,
+    usable_cores,
+    use_executor,
+)
 from .spec import (
     RESULT_SCHEMA_VERSION,
     Point,
@@ -33,10 +43,10 @@ from .spec import (
 )
 from .store import PROVENANCE_COLUMNS, Store, load_sweep
 
-__all__ = ["PROVENANCE_COLUMNS", "RESULT_SCHEMA_VERSION", "Point", "Store", "SweepSpec",
-           "call_point", "compute_point", "execute", "load_spec", "load_sweep", "open_client",
-           "parse_shard", "run_point",
-           "run_points", "run_sweep_spec", "spec_from_dict", "use_executor"]
+__all__ = ["PROVENANCE_COLUMNS", "RESULT_SCHEMA_VERSION", "WORKER_TIMEOUT_S", "Point", "Store",
+           "SweepSpec", "SweepStoppedError", "call_point", "compute_point", "execute",
+           "load_spec", "load_sweep", "open_client", "parse_shard", "run_point", "run_points",
+           "run_sweep_spec", "spec_from_dict", "usable_cores", "use_executor"]
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -56,54 +66,90 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                    scheduler: str | None = None, workers: int | None = None, client=None,
                    shard: str | tuple[int, int] | None = None, dry_run: bool = False,
                    new_store: bool = False, threads: int = 1, progress: bool | None = None,
-                   slurm: int = 0, slurm_memory: str = "4GB",
+                   slurm: int = 0, slurm_memory: str = "4GB", oversubscribe: bool = False,
+                   worker_timeout: float | None = None, verbose: bool = False,
                    say: Callable[[str], None] = print) -> pd.DataFrame:
     """Run a sweep into the store ``out`` and return its consolidated table.
 
     **Arguments:** `spec` (a [`SweepSpec`][], a spec file or its tables); `out` the store
     folder; where to run: `client` (a ``dask.distributed.Client``), else `scheduler` (an
     address), else `workers` (``None``: a ``LocalCluster`` with one single-threaded worker per
-    core; ``0``: this process, no Dask); `shard` ``"i/n"``: only the points with index ≡ i − 1
-    (mod n); `dry_run`: list the points and how many are cached, compute nothing (returns the
-    table of the points with ``cached``); `new_store`: discard a store made by another spec
-    (refused otherwise); `threads`: torch/BLAS threads per point; `slurm`: run on that many
-    SLURM jobs through dask-jobqueue (the optional extra ``cluster``), each with
-    `slurm_memory`.
+    usable core, and no more unless `oversubscribe`; ``0``: this process, no Dask); `shard`
+    ``"i/n"``: only the points with index ≡ i − 1 (mod n); `dry_run`: list the points and how
+    many are cached, compute nothing (returns the table of the points with ``cached``);
+    `new_store`: discard a store made by another spec (refused otherwise; a spec with the same
+    base that only adds points extends it); `threads`: torch/BLAS threads per point; `slurm`:
+    run on that many SLURM jobs through dask-jobqueue (the optional extra ``cluster``), each
+    with `slurm_memory`; `worker_timeout`: seconds to wait for a Dask worker (see
+    [`open_client`][]); `verbose`: Dask's own log lines too.
+
+    One sweep writes a store at a time (``sweep.lock``); [`SweepStoppedError`][] when interrupted
+    or when every worker is gone (the finished points are stored and in ``results.parquet``).
     """
     if isinstance(spec, (str, Path)):
         spec = load_spec(spec)
     elif isinstance(spec, dict):
         spec = spec_from_dict(spec)
     shard = parse_shard(shard) if isinstance(shard, (str, type(None))) else shard
-    points = spec.points()
-    fingerprint = spec.fingerprint()
     store = Store(out)
+    head = (f"{spec.n_points()} points ({spec.mode} of "
+            f"{', '.join(spec.axis_names()) or 'no axes'}; point type {spec.point})")
+    if dry_run:
+        say(head)
+    points = spec.points()
     chosen = [p for i, p in enumerate(points) if shard is None or i % shard[1] == shard[0] - 1]
     if dry_run:
-        rows = [{"point": i, "run_id": p.run_id, **p.labels, "cached": store.done(p.run_id)}
-                for i, p in enumerate(points) if p in chosen]
-        table = pd.DataFrame(rows)
-        say(f"{len(points)} points ({spec.mode} of {', '.join(spec.axis_names()) or 'no axes'}"
-            f"; point type {spec.point}); {len(chosen)} in this shard, "
-            f"{int(table.cached.sum()) if len(table) else 0} cached")
+        present = ({f.name[:-len(".parquet")] for f in store.points_dir.glob("*.parquet")}
+                   if store.points_dir.is_dir() else set())
+        index = range(len(points)) if shard is None else range(shard[0] - 1, len(points),
+                                                                   shard[1])
+        table = pd.DataFrame({"point": list(index), "run_id": [p.run_id for p in chosen]})
+        for name in spec.axis_names():
+            table[name] = [p.labels.get(name) for p in chosen]
+        table["cached"] = table.run_id.isin(present)
+        say(f"{len(chosen)} in this shard, {int(table.cached.sum())} with a point file "
+            f"(checked when the sweep runs)")
         return table
-    store.check_spec(fingerprint, "", new_store)
-    store.write_manifest({"fingerprint": fingerprint, "source": spec.source,
-                          "n_points": len(points), "paper": spec.paper, "mode": spec.mode,
-                          "axes": spec.axes, "seeds": spec.seeds, "keep": spec.keep,
-                          "point": spec.point, "base": spec.base,
+    with store.lock(say=say):
+        return _run_locked(spec, store, points, chosen, new_store=new_store, client=client,
+                           scheduler=scheduler, workers=workers, slurm=slurm,
+                           slurm_memory=slurm_memory, threads=threads, progress=progress,
+                           oversubscribe=oversubscribe, worker_timeout=worker_timeout,
+                           verbose=verbose, say=say)
+
+
+def _run_locked(spec, store, points, chosen, *, new_store, client, scheduler, workers, slurm,
+                slurm_memory, threads, progress, oversubscribe, worker_timeout, verbose,
+                say) -> pd.DataFrame:
+    fingerprint = spec.fingerprint()
+    run_ids = [p.run_id for p in points]
+    store.check_spec(fingerprint, "", new_store, base_hash=spec.base_hash(), run_ids=run_ids,
+                     say=say)
+    store.write_manifest({"fingerprint": fingerprint, "base_hash": spec.base_hash(),
+                          "source": spec.source, "n_points": len(points), "paper": spec.paper,
+                          "mode": spec.mode, "axes": spec.axes, "seeds": spec.seeds,
+                          "keep": spec.keep, "point": spec.point, "base": spec.base,
+                          "labels": spec.axis_names(), "run_ids": run_ids,
                           "schema": RESULT_SCHEMA_VERSION})
     t0 = time.perf_counter()
-    if all(store.done(p.run_id) for p in chosen):
+    if all(store.done(p) for p in chosen):
         client, scheduler, workers, slurm = None, None, 0, 0  # all cached: no cluster to start
-    if client is not None or workers == 0 and scheduler is None and not slurm:
-        res = execute(chosen, store, client=client, threads=threads, progress=progress, say=say)
-    else:
-        with open_client(scheduler, workers, slurm=slurm, slurm_memory=slurm_memory,
-                         say=say) as c:
-            res = execute(chosen, store, client=c, threads=threads, progress=progress, say=say)
+    run = functools.partial(execute, chosen, store, threads=threads, progress=progress,
+                            say=say, worker_timeout=worker_timeout)
+    try:
+        if client is not None or workers == 0 and scheduler is None and not slurm:
+            res = run(client=client)
+        else:
+            with open_client(scheduler, workers, slurm=slurm, slurm_memory=slurm_memory,
+                             say=say, oversubscribe=oversubscribe,
+                             worker_timeout=worker_timeout, verbose=verbose) as c:
+                res = run(client=c)
+    except SweepStoppedError as e:
+        store.consolidate(points, e.results)
+        raise
     table = store.consolidate(points, res)
     status = pd.Series([res[p.run_id].status.iloc[0] for p in chosen], dtype=object)
     say(f"sweep: {len(chosen)} points in {time.perf_counter() - t0:.1f} s "
-        f"({json.dumps(status.value_counts().to_dict())}); table: {Path(out) / 'results.parquet'}")
+        f"({json.dumps(status.value_counts().to_dict())}); table: "
+        f"{store.root / 'results.parquet'}")
     return table

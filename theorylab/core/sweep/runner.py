@@ -29,8 +29,51 @@ import pandas as pd
 from .spec import Point, get_paper
 from .store import Store
 
-__all__ = ["compute_point", "execute", "open_client", "run_points", "slurm_cluster",
-           "use_executor"]
+__all__ = ["SweepStoppedError", "WORKER_TIMEOUT_S", "compute_point", "execute", "open_client",
+           "run_points", "slurm_cluster", "usable_cores", "use_executor"]
+
+#: How long a sweep waits for a first Dask worker, and for a worker to come back once all
+#: are gone, before it stops with an error (``--worker-timeout``; 0 waits forever). A SLURM
+#: cluster waits for its jobs to leave the queue: [`SLURM_WORKER_TIMEOUT_S`][].
+WORKER_TIMEOUT_S = 120.0
+SLURM_WORKER_TIMEOUT_S = 3600.0
+
+
+class SweepStoppedError(Exception):
+    """The sweep stopped before all its points were done: ``interrupted`` (SIGINT or SIGTERM)
+    or every Dask worker gone for longer than the worker timeout. ``unfinished``: the points
+    not computed; ``results``: run_id → table of those that were."""
+
+    def __init__(self, message: str, unfinished, results, interrupted: bool) -> None:
+        super().__init__(message)
+        self.unfinished = list(unfinished)
+        self.results = dict(results)
+        self.interrupted = interrupted
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; ``os.cpu_count()`` where the
+    platform has none)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def quiet_dask_logs(verbose: bool = False) -> None:
+    """Dask's own log lines (scheduler and worker start/stop, ``killed by signal``) at
+    ERROR, or INFO with ``verbose``; set in the environment too, so worker processes
+    inherit it."""
+    level = "info" if verbose else "error"
+    os.environ["DASK_LOGGING__DISTRIBUTED"] = level
+    try:
+        import dask
+
+        dask.config.set({"logging.distributed": level})
+    except ImportError:  # pragma: no cover - a core dependency
+        pass
+    for name in ("distributed", "dask_jobqueue"):
+        logging.getLogger(name).setLevel(logging.INFO if verbose else logging.ERROR)
 
 log = logging.getLogger("theorylab.sweep")
 
@@ -131,47 +174,76 @@ def slurm_cluster(jobs: int, memory: str = "4GB"):
 
 @contextlib.contextmanager
 def open_client(scheduler: str | None = None, workers: int | None = None, *, slurm: int = 0,
-                slurm_memory: str = "4GB", say=print):
+                slurm_memory: str = "4GB", say=print, oversubscribe: bool = False,
+                worker_timeout: float | None = None, verbose: bool = False):
     """A Dask client: on the scheduler at ``scheduler`` (an address such as
     ``tcp://host:8786``), else on a SLURM cluster of ``slurm`` jobs ([`slurm_cluster`][]),
-    else on a new ``LocalCluster`` of ``workers`` single-threaded worker processes (default:
-    the number of cores). Prints the dashboard address."""
+    else on a new ``LocalCluster`` of ``workers`` single-threaded worker processes (default and
+    most: the [`usable_cores`][]; more with ``oversubscribe``). Prints the dashboard address,
+    then waits up to ``worker_timeout`` seconds (default [`WORKER_TIMEOUT_S`][], SLURM
+    [`SLURM_WORKER_TIMEOUT_S`][]; 0: forever) for a first worker: ``ValueError("workers: ...")``
+    when none joins. Dask's log lines show only with ``verbose``."""
+    quiet_dask_logs(verbose)
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError as e:  # pragma: no cover - a core dependency
         raise ValueError(f"scheduler: Dask is not installed ({e}); pip install "
                          f"'dask[distributed]'") from None
+    if worker_timeout is None:
+        worker_timeout = SLURM_WORKER_TIMEOUT_S if slurm else WORKER_TIMEOUT_S
     if slurm:
         cluster = slurm_cluster(slurm, slurm_memory)
         client = Client(cluster)
+        where = f"the SLURM cluster of {slurm} jobs"
     elif scheduler is not None:
         try:
             client = Client(scheduler, timeout=30)
         except OSError as e:
             raise ValueError(f"scheduler: cannot connect to {scheduler} ({e})") from None
         cluster = None
+        where = f"the scheduler {scheduler}"
     else:
-        n = workers or os.cpu_count() or 1
+        cores = usable_cores()
+        n = workers or cores
+        if n > cores and not oversubscribe:
+            say(f"sweep: --workers {n} capped at the {cores} usable cores (--oversubscribe "
+                f"starts them all)")
+            n = cores
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=":0", silence_logs=logging.ERROR)
+                               dashboard_address=":0",
+                               silence_logs=logging.INFO if verbose else logging.ERROR)
         client = Client(cluster)
+        where = "the local cluster"
     try:
         link = getattr(client, "dashboard_link", None)
         if link:
             say(f"Dask dashboard: {link}")
+        try:
+            client.wait_for_workers(1, timeout=worker_timeout or None)
+        except (TimeoutError, OSError):
+            raise ValueError(f"workers: no Dask worker joined {where} within "
+                             f"{worker_timeout:g} s (--worker-timeout); start workers "
+                             f"(dask worker ADDRESS), or check the queue") from None
+        client.theorylab_worker_timeout = worker_timeout
+        client.theorylab_where = where
         yield client
     finally:
-        client.close()
+        with contextlib.suppress(Exception):
+            client.close()
         if cluster is not None:
-            cluster.close()
+            with contextlib.suppress(Exception):
+                cluster.close()
 
 
 def execute(points: Sequence[Point], store: Store | None, *, client=None, threads: int = 1,
-            progress: bool | None = None, say: Callable[[str], None] = print
-            ) -> dict[str, pd.DataFrame]:
+            progress: bool | None = None, say: Callable[[str], None] = print,
+            worker_timeout: float | None = None) -> dict[str, pd.DataFrame]:
     """Compute the points not in ``store`` (all when it is None) on ``client`` (None: in this
     process, one by one) and write each to the store as it finishes. Returns run_id → table of
-    every point (cached ones read from the store)."""
+    every point (cached ones read from the store).
+
+    [`SweepStoppedError`][] on SIGINT (``KeyboardInterrupt``) and when the client has had no worker
+    for ``worker_timeout`` seconds (default: the one [`open_client`][] waited; 0: forever)."""
     from tqdm.auto import tqdm
 
     results: dict[str, pd.DataFrame] = {}
@@ -181,12 +253,16 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
         if p.run_id in seen:
             continue
         seen.add(p.run_id)
-        hit = store.cached(p.run_id) if store is not None else None
+        hit = store.cached(p) if store is not None else None
         if hit is not None:
             results[p.run_id] = hit
             log.info("cache hit: %s %s", p.run_id, p.labels)
         else:
             todo.append(p)
+    for path, why in (store.mismatches.items() if store is not None else []):
+        say(f"sweep: {path} {why}; recomputed")
+    if store is not None:
+        store.mismatches.clear()
     cached = len(results)
     if cached:
         say(f"sweep: {cached} of {len(seen)} points cached, {len(todo)} to compute")
@@ -196,7 +272,7 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
 
     def finish(p: Point, table: pd.DataFrame) -> None:
         if store is not None:
-            store.write(p.run_id, table)
+            store.write(p, table)
         results[p.run_id] = table
         counts["done"] += 1
         if table.status.iloc[0] == "failed":
@@ -205,6 +281,15 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
         bar.update(1)
         bar.set_postfix(counts, refresh=False)
 
+    futures: dict = {}
+
+    def stopped(message: str, interrupted: bool) -> SweepStoppedError:
+        if futures:
+            with contextlib.suppress(Exception):
+                client.cancel(list(futures))
+        left = [p for p in todo if p.run_id not in results]
+        return SweepStoppedError(message, left, results, interrupted)
+
     try:
         if client is None:
             for p in todo:
@@ -212,19 +297,49 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
         elif todo:
             from dask.distributed import as_completed
 
+            if worker_timeout is None:
+                worker_timeout = getattr(client, "theorylab_worker_timeout", WORKER_TIMEOUT_S)
             futures = {client.submit(compute_point, p, threads, key=f"point-{p.run_id}",
                                      pure=False): p for p in todo}
-            for fut in as_completed(futures):
-                p = futures[fut]
-                try:
-                    table = fut.result()
-                except Exception as e:  # the worker died (killed, out of memory)
-                    table = pd.DataFrame({"status": ["failed"],
-                                          "message": [f"{type(e).__name__}: {e}"]})
-                finish(p, table)
+            ac = as_completed(futures)
+            alone_since, checked = None, time.monotonic()
+            while not ac.is_empty():
+                if ac.has_ready():
+                    for fut in ac.next_batch(block=False):
+                        finish(futures[fut], _result(fut))
+                    alone_since = None
+                    continue
+                time.sleep(0.05)
+                if time.monotonic() - checked < 1:
+                    continue
+                checked = time.monotonic()
+                if _n_workers(client):
+                    alone_since = None
+                elif alone_since is None:
+                    alone_since = checked
+                elif worker_timeout and checked - alone_since > worker_timeout:
+                    where = getattr(client, "theorylab_where", "the scheduler")
+                    raise stopped(f"workers: {where} has had no Dask worker for "
+                                  f"{worker_timeout:g} s (--worker-timeout)", False)
+    except KeyboardInterrupt:
+        raise stopped("interrupted", True) from None
     finally:
         bar.close()
     return results
+
+
+def _result(fut) -> pd.DataFrame:
+    try:
+        return fut.result()
+    except Exception as e:  # the worker died (killed, out of memory)
+        return pd.DataFrame({"status": ["failed"], "message": [f"{type(e).__name__}: {e}"]})
+
+
+def _n_workers(client) -> int:
+    try:
+        return len(client.scheduler_info().get("workers", {}))
+    except Exception:  # the scheduler itself is gone: no worker either
+        return 0
 
 
 #: Where [`run_points`][] runs when its caller does not say: set by [`use_executor`][]
@@ -269,7 +384,7 @@ def run_points(points: Sequence[Point], *, cache: str | Path | None = None,
     if client is None and scheduler is None and not workers:
         client = _DEFAULTS["client"]
     store = Store(cache) if cache is not None else None
-    if store is not None and all(store.done(p.run_id) for p in points):
+    if store is not None and all(store.done(p) for p in points):
         client, scheduler, workers = None, None, 0  # all cached: no cluster to start
     if client is not None or scheduler is None and not workers:
         res = execute(points, store, client=client, threads=threads, progress=progress,

@@ -13,7 +13,12 @@ A spec file (TOML)::
     point = "run"                           # or "batched" (jelassi2022: seeds x train.lr_v)
 
 Every point is the base config with one value of each axis; its resolved config is validated
-by the paper when the spec is read, so a bad point is refused before anything runs.
+by the paper when the spec is read, so a bad point is refused before anything runs. A sweep of
+more than [`FULL_VALIDATION_POINTS`][] points is validated by parts: the base and each axis
+value once, fully; each point's config is then the validated one with its axis values (and the
+fields they determine) written in, and a combination of valid values that the paper refuses
+becomes a failed point when it runs. Axis values must be distinct, and two points that resolve
+to one run (one ``run_id``) are refused.
 """
 
 from __future__ import annotations
@@ -30,8 +35,9 @@ from typing import Any
 
 from theorylab.core.config import paper_of, read_toml
 
-__all__ = ["KEEP_MODES", "MODES", "POINT_TYPES", "RESULT_SCHEMA_VERSION", "Point", "SweepSpec",
-           "get_paper", "load_spec", "register_papers", "spec_from_dict"]
+__all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MODES", "POINT_TYPES",
+           "RESULT_SCHEMA_VERSION", "Point", "SweepSpec", "get_paper", "load_spec",
+           "register_papers", "spec_from_dict"]
 
 #: Bumped whenever the stored result of a point changes meaning or columns; it is part of every
 #: ``run_id``, so results of an older schema are never taken for cache hits.
@@ -39,6 +45,10 @@ RESULT_SCHEMA_VERSION = 1
 MODES = ("product", "zip")
 KEEP_MODES = ("final", "trajectory")
 POINT_TYPES = ("run", "batched")
+#: Up to this many points, every point's config is resolved and validated by the paper (about
+#: 1 ms each); beyond it, the base and each axis value are, and the points are assembled from
+#: them (module docstring).
+FULL_VALIDATION_POINTS = 2000
 
 
 #: The papers' registry, handed to the kernel by the entry points (``theorylab.sweep``
@@ -95,10 +105,15 @@ def _canon(obj: Any) -> Any:
     return repr(obj)
 
 
+def _digest(canon_payload: Mapping[str, Any]) -> str:
+    text = json.dumps({"schema": RESULT_SCHEMA_VERSION, **canon_payload}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def run_id_of(payload: Mapping[str, Any]) -> str:
-    """Deterministic id: sha256 of the canonical JSON of ``payload`` and the schema version."""
-    text = json.dumps({"schema": RESULT_SCHEMA_VERSION, **_canon(payload)}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
+    """Deterministic id: sha256 of the canonical JSON of ``payload`` and the schema version
+    (its first 20 hex digits; all 64 are the point's ``config_hash``)."""
+    return _digest(_canon(payload))[:20]
 
 
 @dataclass(frozen=True)
@@ -111,11 +126,14 @@ class Point:
     payload: dict
     labels: dict = field(default_factory=dict)
     run_id: str = ""
+    #: sha256 of the point's canonical payload (what it computes); stored in its point file.
+    config_hash: str = ""
 
     @staticmethod
     def make(kind: str, payload: Mapping[str, Any], labels: Mapping[str, Any] | None = None):
         payload = dict(payload)
-        return Point(kind, payload, dict(labels or {}), run_id_of({"kind": kind, **payload}))
+        digest = _digest(_canon({"kind": kind, **payload}))
+        return Point(kind, payload, dict(labels or {}), digest[:20], digest)
 
 
 def call_point(function: str, labels: Mapping[str, Any] | None = None, **kwargs) -> Point:
@@ -184,27 +202,139 @@ class SweepSpec:
             combos = [{**c, "train.seed": s} for c in combos for s in self.seeds]
         return combos
 
+    def n_points(self) -> int:
+        """How many points the spec has (without expanding them)."""
+        names = list(self.axes)
+        if self.point == "batched":
+            names = [n for n in names if n != "train.lr_v"]
+        lens = [len(self.axes[n]) for n in names]
+        n = (math.prod(lens) if self.mode == "product" else min(lens, default=1))
+        if self.seeds is not None and self.point == "run":
+            n *= len(self.seeds)
+        return n
+
     def points(self) -> list[Point]:
-        """The points of the sweep, in spec order (each validated by the paper)."""
+        """The points of the sweep, in spec order (validated by the paper; computed once)."""
+        cached = _POINTS.get(id(self))
+        if cached is not None and cached[0] is self:
+            return cached[1]
         paper = get_paper(self.paper)
         if self.point == "batched":
-            return _batched_points(self, paper)
-        out = []
-        for combo in self.combos():
-            tables = copy.deepcopy(self.base)
-            for k, v in combo.items():
-                set_dotted(tables, k, v)
-            try:
-                out.append(run_point(paper, tables, self.keep, combo))
-            except ValueError as e:
-                where = ", ".join(f"{k} = {v!r}" for k, v in combo.items())
-                raise ValueError(
-                    f"sweep.axes: the point {where} is not a valid config: {e}") from None
+            out = _batched_points(self, paper)
+        elif self.mode == "product" and self.n_points() > FULL_VALIDATION_POINTS:
+            out = _assembled_points(self, paper)
+        else:
+            out = [_one_point(self, paper, combo) for combo in self.combos()]
+        _refuse_duplicates(out)
+        _POINTS.clear()  # keep one spec's points: a sweep of 10^5 points is ~100 MB
+        _POINTS[id(self)] = (self, out)
         return out
 
     def fingerprint(self) -> str:
         """Hash of what the store's results depend on: the points' run ids in order."""
         return run_id_of({"points": [p.run_id for p in self.points()]})
+
+    def base_hash(self) -> str:
+        """Hash of everything but the axes: paper, base config, seeds aside, keep and point
+        type. A store may be extended by a spec with the same base hash and more points."""
+        return run_id_of({"paper": self.paper, "base": self.base, "keep": self.keep,
+                          "point": self.point})
+
+
+#: The last expanded spec and its points (a spec is immutable; ``points()`` is called by the
+#: dry run, the fingerprint and the runner).
+_POINTS: dict[int, tuple[SweepSpec, list[Point]]] = {}
+
+
+def _where(combo: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} = {v!r}" for k, v in combo.items())
+
+
+def _one_point(spec: SweepSpec, paper, combo: Mapping[str, Any]) -> Point:
+    tables = copy.deepcopy(spec.base)
+    for k, v in combo.items():
+        set_dotted(tables, k, v)
+    try:
+        return run_point(paper, tables, spec.keep, combo)
+    except ValueError as e:
+        raise ValueError(
+            f"sweep.axes: the point {_where(combo)} is not a valid config: {e}") from None
+
+
+def _refuse_duplicates(points: Sequence[Point]) -> None:
+    seen: dict[str, Point] = {}
+    for p in points:
+        if p.run_id in seen:
+            raise ValueError(
+                f"sweep.axes: the points {_where(seen[p.run_id].labels)} and "
+                f"{_where(p.labels)} are one run (run id {p.run_id}); remove one of them")
+        seen[p.run_id] = p
+
+
+def _assembled_points(spec: SweepSpec, paper) -> list[Point]:
+    """The points of a large "run" sweep of mode "product", assembled from one fully validated
+    point per axis value (the first combination with that value): each point is the first
+    point's resolved config with, for every axis, the fields its value changed. Exact when the
+    fields an axis changes are changed by that axis only; otherwise (two axes determining one
+    field) every point is validated in full."""
+    axes = [*spec.axes.items(), *([("train.seed", list(spec.seeds))] if spec.seeds else [])]
+    first = {a: values[0] for a, values in axes}
+    p0 = _one_point(spec, paper, first)
+    r0 = p0.payload["config"]
+    flat0 = {(s, f): v for s, t in r0.items() for f, v in t.items()}
+    deltas: list[list[dict]] = []
+    owner: dict[tuple[str, str], str] = {}
+    for axis, values in axes:
+        deltas.append([])
+        for v in values:
+            r = _one_point(spec, paper, {**first, axis: v}).payload["config"]
+            changed = {(s, f): x for s, t in r.items() for f, x in t.items()
+                       if (s, f) not in flat0 or flat0[(s, f)] != x}
+            for key in changed:
+                if owner.setdefault(key, axis) != axis:  # two axes set one field
+                    return [_one_point(spec, paper, c) for c in spec.combos()]
+            deltas[-1].append({k: (x, _canon(x)) for k, x in changed.items()})
+    # the canonical JSON of every point is the first point's with the owned fields' values
+    # spliced in: one template, split at those fields
+    slots = {key: f"@@theorylab-slot-{i}@@" for i, key in enumerate(owner)}
+    canon0 = _canon({"kind": "run", **p0.payload})
+    for (s, f), slot in slots.items():
+        canon0["config"][s][f] = slot
+    text = json.dumps({"schema": RESULT_SCHEMA_VERSION, **canon0}, sort_keys=True)
+    pieces, order = [], []
+    while slots:
+        at, key = min((text.index(f'"{slot}"'), key) for key, slot in slots.items())
+        pieces.append(text[:at])
+        text = text[at + len(slots.pop(key)) + 2:]
+        order.append(key)
+    pieces.append(text)
+    values0 = {key: json.dumps(_canon(flat0[key]), sort_keys=True) for key in order}
+    where = {key: a for a, (axis, _) in enumerate(axes) for key in owner if owner[key] == axis}
+    jsons = [[{k: json.dumps(cx, sort_keys=True) for k, (_, cx) in d.items()} for d in dl]
+             for dl in deltas]
+    names = [a for a, _ in axes]
+    out = []
+    for idx in itertools.product(*(range(len(v)) for _, v in axes)):
+        cfg = {s: dict(t) for s, t in r0.items()}
+        for a, i in enumerate(idx):
+            for (s, f), (x, _) in deltas[a][i].items():
+                cfg[s][f] = x
+        parts = [pieces[0]]
+        for n, key in enumerate(order):
+            parts.append(jsons[where[key]][idx[where[key]]].get(key, values0[key]))
+            parts.append(pieces[n + 1])
+        digest = hashlib.sha256("".join(parts).encode()).hexdigest()
+        combo = {n: axes[a][1][i] for a, (n, i) in enumerate(zip(names, idx))}
+        out.append(Point("run", {"paper": paper.name, "config": cfg, "keep": spec.keep}, combo,
+                         digest[:20], digest))
+    return out
+
+
+_MISSING = object()
+
+
+def _hashable(v: Any) -> Any:
+    return json.dumps(_canon(v), sort_keys=True)
 
 
 def _batched_points(spec: SweepSpec, paper) -> list[Point]:
@@ -298,6 +428,11 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
             raise ValueError(f"sweep.axes: unknown field {key!r} of {paper} (known: "
                              f"{', '.join(fields_)})")
         axes[key] = _check_list(f"sweep.axes.{key}", values)
+        keys = [_hashable(v) for v in axes[key]]
+        if sweep.get("mode", "product") == "product" and len(set(keys)) != len(keys):
+            dup = next(v for i, v in enumerate(axes[key]) if keys.index(keys[i]) != i)
+            raise ValueError(f"sweep.axes.{key}: values must be distinct (got {dup!r} twice in "
+                             f"{axes[key]})")
     mode = sweep.get("mode", "product")
     if mode not in MODES:
         raise ValueError(f"sweep.mode: must be one of {list(MODES)} (got {mode!r})")
@@ -335,7 +470,8 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
     if point not in POINT_TYPES:
         raise ValueError(f"sweep.point: must be one of {list(POINT_TYPES)} (got {point!r})")
     spec = SweepSpec(paper, base, axes, seeds, mode, keep, point, source)
-    spec.points()  # every point validated now
+    if spec.n_points() <= FULL_VALIDATION_POINTS:
+        spec.points()  # every point validated now (a larger sweep: when it is expanded)
     return spec
 
 

@@ -2,30 +2,44 @@
 
 Layout of a store folder ``DIR``::
 
-    DIR/sweep.json            the spec's fingerprint (its points' run ids) and the spec itself
+    DIR/sweep.json            the spec, its fingerprint, base hash and its points' run ids
+    DIR/sweep.lock            while a sweep writes: its pid, host, start time and command
     DIR/points/<run_id>.parquet   one point: its kept rows, status, message and provenance
     DIR/results.parquet       the consolidated table (axes as columns), rebuilt after each run
 
 A point file exists only once its point is finished (ok, diverged or failed); a killed sweep
-leaves at most a temporary file, removed when the store is opened again. A folder used as a
-shared point cache (``--cache DIR`` of the checks and figures) has only ``points/``.
+leaves at most a temporary file, removed when the store is opened again. Each point file
+carries its run id and config hash in its Parquet metadata (``theorylab.run_id``,
+``theorylab.config_hash``); a file whose metadata does not match the point it is read for (a
+file of another run renamed, or one without them) is not a cache hit: it is reported and the
+point recomputed. A folder used as a shared point cache (``--cache DIR`` of the checks and
+figures) has only ``points/``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime
 import io
 import json
+import os
+import shlex
+import socket
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from theorylab.core import atomic_io
 from theorylab.core.trainer import check_out_folder
 
 from .spec import Point
 
-__all__ = ["META_COLUMNS", "PROVENANCE_COLUMNS", "Store", "STATUSES", "load_sweep"]
+__all__ = ["META_COLUMNS", "PROVENANCE_COLUMNS", "Store", "STATUSES", "load_sweep",
+           "read_point_file"]
 
 #: status of a point: ok, diverged (the rows before the divergence are kept), failed (an
 #: exception; ``message`` holds it; recomputed on the next run), pending (not computed yet).
@@ -35,10 +49,62 @@ PROVENANCE_COLUMNS = ("runtime_s", "host", "device", "dtype", "version", "git_re
 META_COLUMNS = ("status", "message", *PROVENANCE_COLUMNS)
 
 
-def _to_parquet_bytes(df: pd.DataFrame) -> bytes:
+RUN_ID_KEY = b"theorylab.run_id"
+CONFIG_HASH_KEY = b"theorylab.config_hash"
+
+
+def _to_parquet_bytes(df: pd.DataFrame, meta: Mapping[bytes, bytes] | None = None) -> bytes:
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    if meta:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}), **meta})
     buf = io.BytesIO()
-    df.to_parquet(buf, index=False, engine="pyarrow")
+    pq.write_table(table, buf)
     return buf.getvalue()
+
+
+def read_point_file(path: str | Path) -> tuple[pd.DataFrame, str, str]:
+    """A point file's table, run id and config hash ("" for a file without them)."""
+    table = pq.read_table(path)
+    meta = table.schema.metadata or {}
+    return (table.to_pandas(), meta.get(RUN_ID_KEY, b"").decode(),
+            meta.get(CONFIG_HASH_KEY, b"").decode())
+
+
+def _read_point(points_dir: Path, run_id: str) -> pd.DataFrame | None:
+    p = points_dir / f"{run_id}.parquet"
+    if not p.is_file():
+        return None
+    try:
+        table, rid, _ = read_point_file(p)
+    except Exception:  # a damaged file: the point is pending
+        return None
+    return table if rid == run_id else None
+
+
+def _read_manifest(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        why = (f"{e.msg} at line {e.lineno} column {e.colno}"
+               if isinstance(e, json.JSONDecodeError) else type(e).__name__)
+        raise ValueError(f"out: {path} is damaged ({why}); restore it, or rerun with "
+                         f"--new-store to discard the store") from None
+    if not isinstance(old, dict) or "fingerprint" not in old:
+        raise ValueError(f"out: {path} is not a sweep manifest (no fingerprint); restore it, "
+                         f"or rerun with --new-store to discard the store")
+    return old
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
 
 
 class Store:
@@ -48,6 +114,9 @@ class Store:
     def __init__(self, folder: str | Path) -> None:
         self.root = check_out_folder(folder)
         self.points_dir = self.root / "points"
+        #: point files that were not the point they were read for (path, what was wrong);
+        #: the runner reports them and recomputes their points.
+        self.mismatches: dict[Path, str] = {}
         if self.points_dir.is_dir():
             atomic_io.remove_stale_temporaries(self.points_dir)
 
@@ -55,45 +124,125 @@ class Store:
     def path(self, run_id: str) -> Path:
         return self.points_dir / f"{run_id}.parquet"
 
-    def cached(self, run_id: str) -> pd.DataFrame | None:
-        """The stored table of the point when its status is not ``failed`` (a cache hit), else
-        None (not stored, failed, or a damaged file: recomputed)."""
+    def cached(self, point: Point | str) -> pd.DataFrame | None:
+        """The stored table of ``point`` (a [`Point`][], or a bare run id: then only the run id
+        is checked) when its status is not ``failed`` and its metadata names this run id and
+        config hash (a cache hit); else None: not stored, failed, damaged, or another run's
+        file (recorded in ``mismatches``), recomputed."""
+        run_id, want = (point, "") if isinstance(point, str) else (point.run_id,
+                                                                    point.config_hash)
         p = self.path(run_id)
         if not p.is_file():
             return None
         try:
-            table = pd.read_parquet(p)
-        except Exception:  # a damaged file is recomputed
+            table, rid, chash = read_point_file(p)
+        except Exception as e:  # a damaged file is recomputed
+            self.mismatches[p] = f"is unreadable ({type(e).__name__})"
+            return None
+        if rid != run_id or (want and chash != want):
+            what = (f"holds run {rid} (config hash {chash[:12]})" if rid else
+                    "carries no run id or config hash")
+            self.mismatches[p] = f"{what}, not run {run_id} (config hash {want[:12]})"
             return None
         ok = len(table) > 0 and "status" in table and table.status.iloc[0] != "failed"
         return table if ok else None
 
-    def done(self, run_id: str) -> bool:
+    def done(self, point: Point | str) -> bool:
         """True when the point is a cache hit (see [`cached`][])."""
-        return self.cached(run_id) is not None
+        return self.cached(point) is not None
 
     def read(self, run_id: str) -> pd.DataFrame | None:
-        p = self.path(run_id)
-        return pd.read_parquet(p) if p.is_file() else None
+        """The point file's table when it is the run ``run_id``'s, else None."""
+        return _read_point(self.points_dir, run_id)
 
-    def write(self, run_id: str, table: pd.DataFrame) -> None:
-        atomic_io.atomic_write_bytes(self.path(run_id), _to_parquet_bytes(table))
+    def write(self, point: Point, table: pd.DataFrame) -> None:
+        """The point's file, atomically, with its run id and config hash as metadata."""
+        meta = {RUN_ID_KEY: point.run_id.encode(), CONFIG_HASH_KEY: point.config_hash.encode()}
+        atomic_io.atomic_write_bytes(self.path(point.run_id), _to_parquet_bytes(table, meta))
+
+    # -- one writer at a time ------------------------------------------------------------------
+    @property
+    def lock_path(self) -> Path:
+        return self.root / "sweep.lock"
+
+    @contextlib.contextmanager
+    def lock(self, say=print):
+        """Hold ``sweep.lock`` for the block: ``ValueError("out: ...")`` naming the process that
+        holds it (pid, host, start time, command); a lock of a process that no longer runs on
+        this host is taken over (and said)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        info = {"pid": os.getpid(), "host": socket.gethostname(),
+                "started": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                    timespec="seconds"),
+                "command": shlex.join([sys.executable, *sys.argv])}
+        for _ in range(3):
+            try:
+                fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                other = self._read_lock()
+                if other is None:
+                    continue  # removed meanwhile, or unreadable and removed: try again
+                pid, host = other.get("pid"), other.get("host")
+                if host == info["host"] and isinstance(pid, int) and not _pid_alive(pid):
+                    say(f"sweep: removing the stale lock {self.lock_path} of pid {pid} (started "
+                        f"{other.get('started', '?')}), which no longer runs")
+                    self.lock_path.unlink(missing_ok=True)
+                    continue
+                raise ValueError(
+                    f"out: the store {self.root} is in use by another sweep: pid {pid} on host "
+                    f"{host}, started {other.get('started', '?')} "
+                    f"({other.get('command', '?')}); wait for it to end, or remove "
+                    f"{self.lock_path} if that process is gone") from None
+            with os.fdopen(fd, "w") as f:
+                json.dump(info, f)
+            break
+        else:
+            raise ValueError(f"out: cannot take the lock {self.lock_path}; another sweep is "
+                             f"starting in {self.root}")
+        try:
+            yield
+        finally:
+            if (self._read_lock() or {}).get("pid") == info["pid"]:
+                self.lock_path.unlink(missing_ok=True)
+
+    def _read_lock(self) -> dict | None:
+        try:
+            other = json.loads(self.lock_path.read_text())
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return {"pid": "?", "host": "?", "started": "?",
+                    "command": f"unreadable lock file {self.lock_path}"}
+        return other if isinstance(other, dict) else {"pid": "?", "host": "?"}
 
     # -- spec identity ---------------------------------------------------------------------------
     @property
     def manifest(self) -> Path:
         return self.root / "sweep.json"
 
-    def check_spec(self, fingerprint: str, spec_text: str, new_store: bool) -> None:
+    def read_manifest(self) -> dict | None:
+        """``sweep.json`` (None when absent); ``ValueError("out: ...")`` naming it when it is not
+        a sweep manifest."""
+        return _read_manifest(self.manifest)
+
+    def check_spec(self, fingerprint: str, spec_text: str, new_store: bool, *,
+                   base_hash: str = "", run_ids: Sequence[str] = (), say=print) -> None:
         """Refuse a store made by another spec (unless ``new_store``: then its points and table
-        are removed); record this spec otherwise."""
-        if self.manifest.is_file() and not new_store:
-            old = json.loads(self.manifest.read_text())
-            if old.get("fingerprint") != fingerprint:
+        are removed). A spec with the same ``base_hash`` whose ``run_ids`` include every point
+        of the store's spec extends the store (its points stay cache hits)."""
+        old = None if new_store else self.read_manifest()
+        if old is not None and old.get("fingerprint") != fingerprint:
+            olds = old.get("run_ids")
+            extends = (base_hash and old.get("base_hash") == base_hash
+                       and isinstance(olds, list) and set(olds) <= set(run_ids))
+            if not extends:
                 raise ValueError(
                     f"out: the store {self.root} holds another sweep (spec "
                     f"{old.get('source') or '?'}, {old.get('n_points')} points); its points would "
-                    f"not match this spec's. Use another --out, or --new-store to discard it")
+                    f"not match this spec's. Use another --out, or --new-store to discard it "
+                    f"(a spec with the same base that only adds points extends the store)")
+            say(f"sweep: this spec extends the store {self.root}: its {len(olds)} points "
+                f"are kept, {len(set(run_ids)) - len(set(olds))} added")
         if new_store:
             for p in (self.points_dir.glob("*.parquet") if self.points_dir.is_dir() else []):
                 p.unlink()
@@ -124,17 +273,53 @@ class Store:
 
 def label(table: pd.DataFrame, index: int, point: Point) -> pd.DataFrame:
     """``table`` with ``point``, ``run_id`` and the point's axis values as first columns."""
-    head = {"point": index, "run_id": point.run_id, **point.labels}
+    return _with_head(table, {"point": index, "run_id": point.run_id, **point.labels})
+
+
+def _with_head(table: pd.DataFrame, head: Mapping) -> pd.DataFrame:
     rest = table.drop(columns=[c for c in head if c in table.columns])
     front = pd.DataFrame({k: [v] * len(rest) for k, v in head.items()}, index=rest.index)
     return pd.concat([front, rest], axis=1)
 
 
 def load_sweep(folder: str | Path) -> pd.DataFrame:
-    """The consolidated table of a sweep store (``ValueError("out: ...")`` when ``folder`` holds
-    none)."""
+    """The consolidated table of a sweep store, checked against its point files
+    (``ValueError("out: ...")`` when ``folder`` holds none).
+
+    ``results.parquet`` is returned as it is when every point it lists has its file, none
+    changed after it was written; otherwise the table is rebuilt from the point files (a point
+    whose file is missing or is not its run's is ``pending``)."""
     path = Path(folder) / "results.parquet"
     if not path.is_file():
         raise ValueError(f"out: {folder} holds no sweep table (results.parquet); run "
                          f"python -m theorylab.sweep SPEC --out {folder} first")
-    return pd.read_parquet(path)
+    manifest = _read_manifest(Path(folder) / "sweep.json") or {}
+    table = pd.read_parquet(path)
+    if len(table) == 0 or "run_id" not in table or "point" not in table:
+        return table
+    points_dir = Path(folder) / "points"
+    written = path.stat().st_mtime_ns
+    files = {}
+    if points_dir.is_dir():
+        with os.scandir(points_dir) as it:
+            for e in it:
+                if e.name.endswith(".parquet"):
+                    st = e.stat()
+                    files[e.name[:-len(".parquet")]] = max(st.st_mtime_ns, st.st_ctime_ns)
+    heads = table.drop_duplicates("point")
+    stored = heads.status != "pending"
+    fresh = all(files.get(r, written + 1) <= written for r in heads.run_id[stored])
+    fresh = fresh and not any(r in files for r in heads.run_id[~stored])
+    if fresh:
+        return table
+    labels = manifest.get("labels")
+    if not isinstance(labels, list):  # a store of an older manifest: the axis-named columns
+        labels = [c for c in table.columns if "." in c]
+    parts = []
+    for _, h in heads.iterrows():
+        t = _read_point(points_dir, h.run_id)
+        if t is None:
+            t = pd.DataFrame({"status": ["pending"], "message": [""]})
+        parts.append(_with_head(t, {"point": h.point, "run_id": h.run_id,
+                                    **{c: h[c] for c in labels if c in h}}))
+    return pd.concat(parts, ignore_index=True)

@@ -14,11 +14,11 @@ same-set (resp. D(D−C) cross-set) entries; a GD step on the full matrix moves 
 −lr·(that sum)/(number of entries), which is what [`apply`][] does, so trajectories coincide
 with full-matrix GD from the same symmetric state.
 
-Layout (issue 6): the histogram table is kept as int8/int16 (on the device when it fits) and
+Layout: the histogram table is kept as int8/int16 (on the device when it fits) and
 sorted by t = Σ_k m_k s_k. Within a block of equal t every histogram reads the same rows
 Φ[t ± C] of the T-tables, so F = M_block @ Φ[t ± C]ᵀ and R[t ± C] += M_blockᵀ @ coef are one
 matrix product each (both y at once); the table is converted to the compute dtype one chunk at
-a time. On CPU this was 1.1–2× faster than gathering Φ per row and scattering with index_add
+a time. On CPU this is 1.1–2× faster than gathering Φ per row and scattering with index_add
 (D = 32 and 64, C = 2; docs/performance.md). The signal set is an extra column of ones in the
 table (its pattern is k₊ for y = +1 and k₋ for y = −1, read from the same rows Φ[t ± C]), so no
 per-row index is stored: 1 byte per histogram instead of 24 (int64 t and two row indices), and

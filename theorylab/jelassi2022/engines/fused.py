@@ -1,4 +1,4 @@
-"""One pass over X per empirical step: the fused training pass of problem (E) (issue 15).
+"""One pass over X per empirical step: the fused training pass of problem (E).
 
 The plain pass of [`EmpiricalEngine`][theorylab.jelassi2022.engines.EmpiricalEngine] reads the
 data X twice per step: U = X·v, then ∂L/∂v = Σ_nj ∂L/∂U_nj X_nj once ∂L/∂U is known. The fused
@@ -25,7 +25,7 @@ and the forward-only test pass keep the plain code. Measured speeds, and why a o
 still does not reach 2× autograd on every CPU: docs/performance.md.
 
 The loops are written out (four-row blocks inline, not a shared helper): the same blocks
-behind a helper function ran 1.35–1.47× slower at issue 15's sizes (measured), so the two
+behind a helper function ran 1.35–1.47× slower at the four speed-target sizes (measured), so the two
 four-row dot-product blocks (X·v and S·u) stay as two copies.
 
 **Rounding.** The kernel sums in another order than BLAS (vectorised partial sums), so
@@ -53,7 +53,7 @@ PASSES = ("auto", "fused", "two-pass")
 PASS_ENV = "THEORYLAB_EMPIRICAL_PASS"
 
 #: values of X prefetched ahead of the row being read (4 kB): the fastest of 0, 512, 1024 and
-#: 2048 at issue 15's four sizes on a 2-core Intel Xeon (Emerald Rapids) VM, 1.07× over none
+#: 2048 at the four speed-target sizes on a 2-core Intel Xeon (Emerald Rapids) VM, 1.07× over none
 PREFETCH_AHEAD = 512
 
 

@@ -293,7 +293,7 @@ def _fig2(ctx: FigureContext, s: dict, device) -> FigureResult:
     ax = fig.add_subplot(gs[0])
     ax.plot(hist[:, 0], 100 * hist[:, 2], label="test", lw=1.6)
     ax.plot(hist[:, 0], 100 * hist[:, 1], label="train", lw=1.0, ls="--")
-    ax.set_xlabel("GD step (full-batch Adam)")
+    ax.set_xlabel("Adam step (full batch)")
     ax.set_ylabel("error (%)")
     ax.set_ylim(0, max(55.0, 100 * hist[:, 1:].max() + 2))
     ax.set_xlim(0, s["steps"])

@@ -26,6 +26,7 @@ from ..claims.thm51 import finetune, finetune_summary
 from ..config import PAPER_NAME, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..data import bayes_error, make_wstar, sample_c
 from ..partition import Partition
+from ..predictions import phase_i, phase_ii
 from ..trainer import run_experiment
 
 __all__ = [
@@ -85,6 +86,68 @@ def _ref_data(seed: int = 0) -> DataConfig:
 
 def _fig4_model() -> ModelConfig:
     return ModelConfig(activation="cubic", temperature=1.0, value_scale=1.0, diag="loglogd")
+
+
+# -- derived predictions drawn beside the measured coefficients ---------------------------------
+def predicted_curves(cfg: ExperimentConfig, last_step: int, n: int = 400) -> dict:
+    """The phase predictions of [`theorylab.jelassi2022.predictions`][] for the exact population
+    run of `cfg` (aligned start), as curves on log-spaced steps up to `last_step`.
+
+    Phase I: α(t) = α⁰(1 − t/t_I)^{−1/(p−2)} until it reaches α* (at t_α*), and γ − ρ on the α²
+    law; from t_α* on α = α* and γ − ρ grows at the phase-II rate r_II, drawn until γ − ρ = 1 (the
+    linearisation holds while γ − ρ is small). Returns the steps, α, γ − ρ and the scalars."""
+    p1, p2 = phase_i(cfg), phase_ii(cfg)
+    a0, a_star = p1.alpha0, p2.alpha_star
+    t_star = p1.t_I * (1.0 - (a0 / a_star) ** (p1.p - 2))  # α(t) = α* on the flow
+    steps = np.unique(np.geomspace(1.0, max(2.0, float(last_step)), n))
+    alpha = np.where(steps < t_star, p1.alpha(np.minimum(steps, t_star)), a_star)
+    g, r = p1.gamma_rho(np.minimum(alpha, a_star))
+    gap_I = float(p1.gamma_rho(a_star)[0] - p1.gamma_rho(a_star)[1])
+    gap = np.where(steps < t_star, g - r, gap_I + p2.rate * (steps - t_star))
+    gap = np.where(gap <= 1.0, gap, np.nan)
+    t_gap1 = t_star + (1.0 - gap_I) / p2.rate if p2.rate > 0 else math.inf
+    t_half = p1.t_I * (1.0 - (2 * a0 / a_star) ** (p1.p - 2))
+    return {"steps": steps, "alpha": alpha, "gap": gap, "t_I": p1.t_I, "t_alpha_star": t_star,
+            "t_alpha_half_star": t_half,
+            "alpha_star": a_star, "rate_II": p2.rate, "t_gap_1_linear": t_gap1,
+            "glm_error": p2.error_star, "glm_loss": p2.loss_star}
+
+
+def draw_predictions(ax, pred: dict, last_step: int) -> None:
+    """Dashed predicted α and γ − ρ, and the predicted plateau length t_I as a mark on the x
+    axis (when inside the horizon)."""
+    st = pred["steps"]
+    ax.plot(st, pred["alpha"], color="C0", ls=(0, (4, 2)), lw=1.1, alpha=0.8,
+            label="α predicted (phase I, then α*)")
+    ax.plot(st, pred["gap"], color="k", ls=(0, (1, 1.5)), lw=1.4,
+            label="γ − ρ predicted (α² law, then r_II·t)")
+    if pred["t_I"] <= last_step:
+        ax.plot([pred["t_I"]], [0.0], marker="v", ms=8, color="C0", ls="none",
+                transform=ax.get_xaxis_transform(), clip_on=False,
+                label=f"t_I predicted = {pred['t_I']:.0f}")
+
+
+def measured_against_predicted(tr, pred: dict) -> dict:
+    """Measured counterparts of the predictions on an exact trajectory (columns step, alpha,
+    gamma, rho): the step where α first reaches α*/2 (predicted: ``t_alpha_half_star``), the
+    largest α, and the secant growth of γ − ρ between the first recorded step with
+    α ≥ 0.99·α* and the first recorded step at least 1.5 times later."""
+    s = tr["step"].to_numpy()
+    a = tr["alpha"].to_numpy(dtype=float)
+    gap = (tr["gamma"] - tr["rho"]).to_numpy(dtype=float)
+    out = {"t_alpha_half_star": None, "alpha_max": float(np.nanmax(a)), "rate_II": None}
+    hit = np.flatnonzero(a >= pred["alpha_star"] / 2)
+    if hit.size:
+        out["t_alpha_half_star"] = int(s[hit[0]])
+    hit = np.flatnonzero(a >= 0.99 * pred["alpha_star"])
+    if hit.size:
+        i = hit[0]
+        j = np.flatnonzero(s >= 1.5 * max(s[i], 1))
+        if j.size:
+            j = j[0]
+            out["rate_II"] = float((gap[j] - gap[i]) / (s[j] - s[i]))
+            out["rate_window"] = [int(s[i]), int(s[j])]
+    return out
 
 
 # -- Figure 3 --------------------------------------------------------------------------------------
@@ -233,8 +296,17 @@ FIG4_CAPTION = (
     "(band: ±1 standard error), the exact population error of problem (P) (exchangeable engine, "
     "same model and learning rates, v⁰ = α⁰w* with the empirical run's α⁰) with ties F = 0 "
     "broken by a fair coin (the error drawn; the noise part of v breaks the empirical ties at "
-    "random), and the exact Bayes error; (4) cos(w*, v). The measured numbers are in the "
-    "manifest's reading and headline."
+    "random), and the exact Bayes error; (4) cos(w*, v); (5) α = ⟨v, w*⟩, γ and ρ (means of "
+    "the same-set and cross-set off-diagonal entries of A) of the exact population twin (solid) "
+    "and of the empirical run (faint), beside the predictions derived from the reduced "
+    "dynamics (theorylab.jelassi2022.predictions; dashed α: phase-I blow-up solution up to the "
+    "GLM plateau value α*; dotted γ − ρ: phase-I α² law, then the phase-II rate r_II, drawn up "
+    "to γ − ρ = 1; triangle: predicted plateau length t_I; symlog y axis). The phase-II rate is "
+    "derived for slow attention (η_A/η_v small); the top row's lr_A = 400·lr_v is outside that "
+    "regime, and there the dotted line only shows the rate at the start of phase II. The top "
+    "row is the printed parametrisation: whether its empirical run reaches patch association "
+    "within the 2×10⁴ steps shown is stated, with the numbers (rows ranking their partner "
+    "first, Top-C, final γ and ρ), in the manifest's reading, generated from the run."
 )
 
 
@@ -313,6 +385,22 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
     ax.set_xlabel("GD steps")
     ax.set_ylabel("cos(w*, v)")
     ax.set_title("cos(w*, v)", fontsize=9)
+    # α, γ, ρ of the exact population twin beside the derived predictions (and the empirical run)
+    ax = axes[4]
+    pred = predicted_curves(r["pop_cfg"], int(sp[-1]))
+    meas = measured_against_predicted(tp, pred)
+    for col, lab, c in (("alpha", "α", "C0"), ("gamma", "γ", "C1"), ("rho", "ρ", "C2")):
+        ax.plot(sp[mp], tp[col].to_numpy(dtype=float)[mp], color=c, label=f"{lab} exact (P)")
+        ax.plot(steps[m], te[col].to_numpy(dtype=float)[m], color=c, lw=0.8, alpha=0.45)
+    ax.plot(sp[mp], (tp["gamma"] - tp["rho"]).to_numpy(dtype=float)[mp], color="k", lw=1.2,
+            label="γ − ρ exact (P)")
+    draw_predictions(ax, pred, int(sp[-1]))
+    ax.set_xscale("log")
+    ax.set_yscale("symlog", linthresh=0.1)
+    ax.set_xlabel("GD steps")
+    ax.set_title("α, γ, ρ: exact (P) solid, empirical (E) faint,\npredicted dashed/dotted",
+                 fontsize=8)
+    ax.legend(fontsize=5, loc="lower left")
     last = te.iloc[-1]
     return {
         "plateau_test_error": plateau,
@@ -336,11 +424,21 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
         "plateau_window_steps": [int(lo), int(hi)],
         "exact_phase_times": {k: (None if not math.isfinite(v) else int(v)) for k, v in ph.items()},
         "empirical_runtime_s": round(r["t_emp"], 1),
+        "steps": int(steps[-1]),
+        "predicted": {k: float(pred[k]) for k in ("t_I", "t_alpha_half_star", "alpha_star",
+                                                  "rate_II", "glm_error", "glm_loss")},
+        "measured_for_predictions": meas,
+        "prediction_sentence": prediction_sentence(pred, meas),
     }
 
 
 def _fig4_sentence(name: str, h: dict) -> str:
-    return (f"{name}: {h['rows_whose_largest_offdiagonal_is_own_set']}/{h['D']} rows rank their "
+    pa = ("reaches patch association (Definition 2.2, every row's Top-C is its own set)"
+          if h["patch_association_final"] else
+          "does not reach patch association (Definition 2.2) within the shown horizon")
+    return (f"{name}: the empirical run {pa} of {h['steps']} steps (γ = {h['gamma_final']:.3g}, "
+            f"ρ = {h['rho_final']:.3g} at the end); "
+            f"{h['rows_whose_largest_offdiagonal_is_own_set']}/{h['D']} rows rank their "
             f"partner first and {h['rows_with_top_C_own_set']}/{h['D']} have their own set as "
             f"Top-C; test error {h['plateau_test_error']:.4f} on the plateau and "
             f"{h['final_test_error']:.4f} ± {h['final_test_error_se']:.4f} at the end, against "
@@ -360,8 +458,8 @@ def _fig4_sentence(name: str, h: dict) -> str:
 def fig4(ctx: FigureContext) -> FigureResult:
     lit = _fig4_runs(fig4_config(ctx.quick, ctx.device, ctx.seed), ctx)
     tau1 = _fig4_runs(fig4_tau1_config(ctx.quick, ctx.device, ctx.seed), ctx)
-    fig = new_figure((16.5, 7.4))
-    axes = fig.subplots(2, 4, gridspec_kw={"width_ratios": [1, 1.2, 1.4, 1.4]})
+    fig = new_figure((20.0, 7.4))
+    axes = fig.subplots(2, 5, gridspec_kw={"width_ratios": [1, 1.2, 1.4, 1.4, 1.5]})
     h_lit = _fig4_row(axes[0], lit, "eq. (T) as printed (τ = √d, κ = D), q = C/D")
     h_tau1 = _fig4_row(axes[1], tau1, "τ = 1, κ = 1, q = ln(d)/D")
     headline = {
@@ -372,7 +470,9 @@ def fig4(ctx: FigureContext) -> FigureResult:
         "paper_cos": "0.99 by ~300 steps",
     }
     reading = [_fig4_sentence("Eq. (T) as printed, q = C/D", h_lit),
-               _fig4_sentence("τ = 1 parametrisation, q = ln(d)/D", h_tau1)]
+               "Eq. (T) as printed, exact twin: " + h_lit["prediction_sentence"],
+               _fig4_sentence("τ = 1 parametrisation, q = ln(d)/D", h_tau1),
+               "τ = 1 parametrisation, exact twin: " + h_tau1["prediction_sentence"]]
     settings = {"empirical": lit["cfg"].resolved().to_dict(),
                 "population": lit["pop_cfg"].resolved().to_dict(),
                 "tau1_empirical": tau1["cfg"].resolved().to_dict(),
@@ -392,7 +492,13 @@ PHASES_CAPTION = (
     "theorylab.jelassi2022.claims.thm41."
     "phase_times (operational, ours): t_I = first step with γ − ρ ≥ 10⁻³ (A starts to move), "
     "t_II = first step with γ − ρ ≥ half its final value, t_III = first step ≥ t_II from which the "
-    "exact error stays within 0.005 of the error of hard patch association (thm41.pa_limit_error)."
+    "exact error stays within 0.005 of the error of hard patch association (thm41.pa_limit_error). "
+    "Dashed and dotted (left): the predictions derived from the reduced dynamics "
+    "(theorylab.jelassi2022.predictions) — α on the phase-I blow-up solution "
+    "α⁰(1 − t/t_I)^{−1} up to the GLM plateau value α*, then α*; γ − ρ on the phase-I α² law, then "
+    "growing at the phase-II rate r_II (the linearisation at (α*, γ = ρ = 0), drawn up to "
+    "γ − ρ = 1; it holds while γ − ρ is small and η_A/η_v is small); the triangle marks the "
+    "predicted plateau length t_I. The manifest's reading gives predicted and measured numbers."
 )
 
 
@@ -413,11 +519,15 @@ def phases(ctx: FigureContext) -> FigureResult:
     s = tr["step"].to_numpy()
     m = s >= 1
 
-    fig = new_figure((11.0, 3.8))
+    pred = predicted_curves(cfg, int(s[-1]))
+    meas = measured_against_predicted(tr, pred)
+
+    fig = new_figure((11.0, 4.2))
     ax1, ax2 = fig.subplots(1, 2)
     for col, lab, c in (("alpha", "α", "C0"), ("gamma", "γ", "C1"), ("rho", "ρ", "C2")):
         ax1.plot(s[m], tr[col].to_numpy()[m], color=c, label=lab)
-    ax1.plot(s[m], (tr["gamma"] - tr["rho"]).to_numpy()[m], color="C3", ls="--", label="γ − ρ")
+    ax1.plot(s[m], (tr["gamma"] - tr["rho"]).to_numpy()[m], color="k", lw=1.2, label="γ − ρ")
+    draw_predictions(ax1, pred, int(s[-1]))
     ax1.set_ylabel("value")
     ax2.plot(s[m], tr["error"].to_numpy()[m], color="C0", label="error (F = 0 counted as error)")
     ax2.plot(s[m], fair_error(tr)[m], color="C0", ls="--", label="error (fair-coin ties)")
@@ -430,12 +540,8 @@ def phases(ctx: FigureContext) -> FigureResult:
     for ax in (ax1, ax2):
         ax.set_xscale("log")
         ax.set_xlabel("GD steps")
-        for k, (name, v) in enumerate(ph.items()):
-            if math.isfinite(v):
-                ax.axvline(v, color="0.4", ls="-.", lw=0.9)
-                ax.text(v, 0.98 - 0.07 * k, f" {name}", transform=ax.get_xaxis_transform(),
-                        fontsize=7, va="top", color="0.3")
-    ax1.legend(fontsize=7, loc="center left")
+        draw_phase_lines(ax, ph)
+    ax1.legend(fontsize=6, loc="upper left")
     h1, l1 = ax2.get_legend_handles_labels()
     h2, l2 = ax2b.get_legend_handles_labels()
     ax2.legend(h1 + h2, l1 + l2, fontsize=7, loc="center left")
@@ -449,6 +555,9 @@ def phases(ctx: FigureContext) -> FigureResult:
     last = tr.iloc[-1]
     headline = {
         "phase_times": {k: (None if not math.isfinite(v) else int(v)) for k, v in ph.items()},
+        "predicted": {k: float(pred[k]) for k in ("t_I", "t_alpha_half_star", "alpha_star",
+                                                  "rate_II", "glm_error", "glm_loss")},
+        "measured_for_predictions": meas,
         "final": {k: float(last[k])
                   for k in ("alpha", "gamma", "rho", "loss", "error", "tie_mass")},
         "bayes_error": bayes,
@@ -462,7 +571,37 @@ def phases(ctx: FigureContext) -> FigureResult:
         headline["step_2000"] = {k: float(r2[k]) for k in ("alpha", "gamma", "rho", "loss")}
         headline["lead_reference_step_2000"] = {"alpha": 1.858, "gamma": 0.098, "rho": -0.023,
                                                 "loss": 0.357}
-    return FigureResult(fig, headline=headline, settings=cfg.resolved().to_dict())
+    return FigureResult(fig, headline=headline, settings=cfg.resolved().to_dict(),
+                        reading=[prediction_sentence(pred, meas)])
+
+
+def prediction_sentence(pred: dict, meas: dict) -> str:
+    """One generated sentence: the derived predictions against the exact run."""
+    t_half = meas["t_alpha_half_star"]
+    t_half = "not within the horizon" if t_half is None else f"{t_half} on the recorded steps"
+    out = (f"Derived (theorylab.jelassi2022.predictions): plateau length t_I = {pred['t_I']:.0f} "
+           f"steps, α reaches α*/2 at {pred['t_alpha_half_star']:.0f} (measured: {t_half}), "
+           f"GLM plateau α* = {pred['alpha_star']:.4f} (largest measured α "
+           f"{meas['alpha_max']:.4f}), phase-II growth of γ − ρ r_II = "
+           f"{pred['rate_II']:.3g} per step")
+    if meas.get("rate_II") is not None:
+        lo, hi = meas["rate_window"]
+        out += f" (measured secant over steps {lo}–{hi}: {meas['rate_II']:.3g})"
+    return out + "."
+
+
+def draw_phase_lines(ax, ph: dict) -> None:
+    """Vertical lines at the operational phase times, labelled in alternating rows and sides so
+    that close times (t_II and t_III are often within a few percent) stay readable."""
+    for k, (name, v) in enumerate(ph.items()):
+        if not math.isfinite(v):
+            continue
+        ax.axvline(v, color="0.4", ls="-.", lw=0.9)
+        left = k % 2 == 1
+        ax.text(v, 0.99 - 0.06 * k, (f"{name} " if left else f" {name}"),
+                transform=ax.get_xaxis_transform(), fontsize=7, va="top",
+                ha="right" if left else "left", color="0.3",
+                bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.7))
 
 
 # -- phase diagram ---------------------------------------------------------------------------------
