@@ -1,4 +1,6 @@
-"""Shared pytest set-up: GPU tests skip cleanly without CUDA; hypothesis profiles."""
+"""Shared pytest set-up: GPU tests skip cleanly without CUDA, tests marked ``fashion_mnist``
+without the Fashion-MNIST files (``$THEORYLAB_FASHION_MNIST_DIR`` or Debian's
+``dataset-fashion-mnist``); hypothesis profiles."""
 
 from __future__ import annotations
 
@@ -15,12 +17,22 @@ def _cuda() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    if _cuda():
-        return
-    skip = pytest.mark.skip(reason="needs CUDA (torch.cuda.is_available() is False)")
+    from theorylab.vision.imagedata import (
+        FASHION_MNIST_MISSING,
+        default_fashion_mnist_dir,
+        fashion_mnist_available,
+    )
+
+    skips = {}
+    if not _cuda():
+        skips["gpu"] = pytest.mark.skip(reason="needs CUDA (torch.cuda.is_available() is False)")
+    if not fashion_mnist_available():
+        skips["fashion_mnist"] = pytest.mark.skip(
+            reason=f"{FASHION_MNIST_MISSING}; no files in {default_fashion_mnist_dir()}")
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        for marker, skip in skips.items():
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 # --- hypothesis profiles (issue 3; theorylab/testing/profiles.py) ---------------------------------
@@ -31,3 +43,22 @@ except ImportError:  # hypothesis not installed: the property tests are not coll
 else:
     _register_hypothesis_profiles()
 # --- end hypothesis profiles ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def no_fashion_mnist(tmp_path_factory, monkeypatch):
+    """A machine without the Fashion-MNIST files: ``$THEORYLAB_FASHION_MNIST_DIR`` points at an
+    empty folder, and the caches of data and runs made from the files are emptied (before and
+    after, so no other test sees the stand-in data either)."""
+    from theorylab.huang2024.realvit import cached_realvit
+    from theorylab.jelassi2022.figures import _images
+
+    def clear():
+        cached_realvit.cache_clear()
+        _images._fashion_mnist.cache_clear()
+        _images._RUNS.clear()
+
+    monkeypatch.setenv("THEORYLAB_FASHION_MNIST_DIR", str(tmp_path_factory.mktemp("no-data")))
+    clear()
+    yield
+    clear()

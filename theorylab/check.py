@@ -10,6 +10,13 @@ run through the sweep (``theorylab.core.sweep``): in this process by default; ``
 / ``--scheduler ADDRESS`` send them to Dask, ``--cache DIR`` reuses a store of points shared
 with the figures. The exit status is 1 when a check raised, 2 for an unknown id,
 else 0 (a ``disagrees`` verdict is a finding, not a crash; ``--strict`` makes it fail too).
+A claim whose data are not on this machine is ``skipped`` (the summary gives the reason,
+naming the package to install), which is not an error.
+
+A full run writes the committed ``docs/results``; a ``--quick`` run writes
+``runs/quick/results`` unless ``--out`` is given, and is refused an ``--out`` inside
+``docs/results``. Every page and summary records how it was made (full or quick, git commit,
+UTC date, theorylab version).
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from theorylab.core import atomic_io as _io
 from theorylab.core.claims import Claim, markdown_table, write_result
 from theorylab.core.claims.report import fragile_thresholds, robust_cell
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.missing import MissingDataError
+from theorylab.core.provenance import default_out, provenance, provenance_line, refuse_committed
 from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import check_out_folder
@@ -72,12 +81,17 @@ def resolve_claims(selectors: Sequence[str] | None, *, field: str = "ids") -> li
 def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/results",
                figures: bool = True, progress: bool | None = None) -> pd.DataFrame:
     """Run the claims `ids` (selectors as in [`resolve_claims`][]; default: all) and return
-    the summary table (one row per claim, ``claim`` = ``"<paper>/<id>"``)."""
+    the summary table (one row per claim, ``claim`` = ``"<paper>/<id>"``). A `quick` run
+    into the committed ``docs/results`` is refused (``ValueError``); ``out=None`` writes
+    nothing."""
     from tqdm.auto import tqdm
 
     claims = all_claims()
     keys = resolve_claims(ids)
+    if quick and out is not None:  # a quick run never writes the committed results
+        refuse_committed(out, "results", "quick")
     show = sys.stderr.isatty() if progress is None else progress
+    made = provenance(quick)
     rows = []
     for key in tqdm(keys, desc="claims", disable=not show):
         claim = claims[key]
@@ -86,11 +100,15 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
         try:
             res = claim.check(quick=quick)
             if out is not None:
-                write_result(claim, res, Path(out) / claim.paper, figures=figures)
+                write_result(claim, res, Path(out) / claim.paper, figures=figures, made=made)
             head = _fragile_mark(res) + "; ".join(f"{k}={_num(v)}"
                                                   for k, v in res.headline.items())
             rows.append({**base, "verdict": res.verdict, "robust?": robust_cell(res),
                          "runtime_s": res.runtime_s, "headline": head, "error": ""})
+        except MissingDataError as err:  # not an error: this machine lacks the claim's data
+            rows.append({**base, "verdict": "skipped", "robust?": "–",
+                         "runtime_s": time.perf_counter() - t0,
+                         "headline": err.reason, "error": ""})
         except Exception as err:  # report and go on: one failing claim must not hide the others
             rows.append({**base, "verdict": "error", "robust?": "–",
                          "runtime_s": time.perf_counter() - t0,
@@ -106,6 +124,7 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
             _io.write_csv(folder / "summary.csv", part)
             text = (f"# Claim checks of {PAPERS[paper].title}: summary "
                     f"({mode} run, {part.runtime_s.sum():.0f} s)\n\n"
+                    f"Run: {provenance_line(made)}\n\n"
                     + markdown_table(part.drop(columns=["error"])) + "\n")
             _io.atomic_write_text(folder / "summary.md", text)
     return summary
@@ -157,8 +176,9 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="reduced grids (< 3 min on 2 cores)")
     p.add_argument("--only", nargs="+", action="extend", metavar="ID",
                    help="run only these papers or claims (paper name, paper/id, or id)")
-    p.add_argument("--out", default="docs/results",
-                   help="output folder (default docs/results; one subfolder per paper)")
+    p.add_argument("--out", default=None,
+                   help="output folder, one subfolder per paper (default docs/results for a "
+                   "full run, runs/quick/results for --quick)")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--strict", action="store_true", help="exit 1 on a 'disagrees' verdict too")
     add_threads_argument(p)
@@ -171,6 +191,10 @@ def main(argv=None) -> int:
         return 0
     try:  # both refused before any claim runs
         resolve_claims(a.only, field="--only")
+        if a.out is None:
+            a.out = default_out("results", quick=a.quick)
+        elif a.quick:
+            refuse_committed(a.out, "results", "--quick")
         check_out_folder(a.out)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -185,6 +209,10 @@ def main(argv=None) -> int:
     print(console_summary(summary))
     print(f"total {time.perf_counter() - t0:.1f} s; details: {a.out}/<paper>/summary.md and "
           "one page per claim")
+    skipped = summary[summary.verdict == "skipped"]
+    if len(skipped):
+        print(f"skipped {len(skipped)} claim(s), data not on this machine: "
+              + "; ".join(f"{k}: {r}" for k, r in zip(skipped.claim, skipped.headline)))
     failed = (summary.verdict == "error").any() or (
         a.strict and (summary.verdict == "disagrees").any())
     return 1 if failed else 0

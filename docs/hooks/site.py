@@ -218,6 +218,7 @@ def on_config(config):
 
 
 
+_QUICK = re.compile(r"\bquick run\b")
 _CLAIM_PAGE = re.compile(r"^claims/(?P<paper>[^/]+)/(?P<claim>[^/]+)\.md$")
 
 
@@ -232,14 +233,21 @@ def _last_run(docs: Path, paper: str, claim: str) -> list[str]:
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     """A claims page gets, under its title, the label / statement / prediction / measurement /
-    verdict of the last full run, read from its generated results page."""
+    verdict of the last full run, read from its generated results page; a page that holds a
+    quick run gives a warning instead (a quick verdict is never shown as the full one)."""
     match = _CLAIM_PAGE.match(page.file.src_uri)
     if not match:
         return markdown
     lines = _last_run(Path(config["docs_dir"]), match["paper"], match["claim"])
     if not lines:
         return markdown
-    box = ['!!! abstract "Last full run (from the generated results page)"', ""]
-    box += ["    " + line for line in lines]
+    if any(_QUICK.search(line) for line in lines if line.startswith(("- **Verdict:**",
+                                                                       "- **Run:**"))):
+        box = ['!!! warning "No full run recorded"', "",
+               "    The generated results page holds a quick run (reduced grids), whose verdict "
+               "is not shown here; `python -m theorylab.check` writes the full run."]
+    else:
+        box = ['!!! abstract "Last full run (from the generated results page)"', ""]
+        box += ["    " + line for line in lines]
     head, _, rest = markdown.partition("\n")
     return "\n".join([head, "", *box, "", rest])

@@ -1,19 +1,14 @@
 """CI smoke test of ``python -m theorylab.figures --quick``: every registered id renders into a
-temporary folder, with a non-empty PDF and PNG and a complete manifest entry."""
+temporary folder, with a non-empty PDF and PNG and a complete manifest entry (without the
+Fashion-MNIST files too: the quick image figures then use the digits)."""
 
 import json
 import subprocess
 import sys
-from pathlib import Path
-
-import pytest
 
 from theorylab.figures import MANIFEST_KEYS, list_figures
 
-FASHION = Path("/usr/share/datasets/fashion-mnist")
 
-
-@pytest.mark.skipif(not FASHION.exists(), reason="needs Debian's dataset-fashion-mnist")
 def test_quick_run_renders_every_figure(tmp_path):
     r = subprocess.run([sys.executable, "-m", "theorylab.figures", "--quick", "--out",
                         str(tmp_path)], capture_output=True, text=True, timeout=600)

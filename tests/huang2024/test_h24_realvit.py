@@ -15,7 +15,6 @@ import torch
 
 from theorylab.huang2024 import realvit as rv
 from theorylab.huang2024.claims import realvit as claim
-from theorylab.vision.imagedata import fashion_mnist_available
 from theorylab.vision.nets import ViT
 
 NAN = math.nan
@@ -113,7 +112,7 @@ def test_metrics_table_schema_and_reference_maps():
         rv.metrics_table(uniform[0], seed=0, model="mae", patch_size=7)
 
 
-@pytest.mark.skipif(not fashion_mnist_available(), reason="needs dataset-fashion-mnist")
+@pytest.mark.fashion_mnist
 def test_same_initialisation_and_deterministic(monkeypatch):
     """MAE and CL start from the same encoder weights: the init rows are those of an encoder
     built by the same seed, and two runs give identical tables."""

@@ -1,7 +1,11 @@
 """Compiled CPU kernels with numba: availability, one decorator, and a prefetch intrinsic.
 
 numba compiles a Python loop to machine code once per machine (``cache=True`` keeps the code
-next to the module, so later processes load it in a fraction of a second). The kernels that use
+next to the module, so later processes load it in a fraction of a second). Where no cache
+folder is writable (a read-only install and a read-only HOME, as on a shared cluster
+environment; numba looks at ``$NUMBA_CACHE_DIR``, then ``__pycache__`` next to the source, then
+the user-wide cache folder) the kernel is compiled without a disk cache: each process then
+compiles it once, on its first call. The kernels that use
 it are optional fast paths: each has a plain numpy/torch counterpart that gives the same result
 up to rounding, and a choice rule that measures both (see
 [`theorylab.jelassi2022.engines.fused`][]). [`HAVE_NUMBA`][] is False when numba cannot be
@@ -33,13 +37,20 @@ def numba_version() -> str | None:
 
 
 def njit(fn):
-    """``numba.njit`` with this package's settings (cached on disk, no GIL, IEEE NaN/inf,
+    """``numba.njit`` with this package's settings (cached on disk where a cache folder is
+    writable, else compiled in memory; no GIL, IEEE NaN/inf,
     [`FASTMATH`][], numpy's error model: x/0 gives inf, not an exception). Without numba the
     function is returned unchanged (it is then plain, slow Python; callers check
     [`HAVE_NUMBA`][] before choosing a kernel)."""
     if _numba is None:
         return fn
-    return _numba.njit(cache=True, nogil=True, fastmath=set(FASTMATH), error_model="numpy")(fn)
+    options = {"nogil": True, "fastmath": set(FASTMATH), "error_model": "numpy"}
+    try:
+        return _numba.njit(cache=True, **options)(fn)
+    except RuntimeError as err:  # "cannot cache function ...: no locator available for file"
+        if "cannot cache" not in str(err):
+            raise
+        return _numba.njit(cache=False, **options)(fn)
 
 
 if _numba is not None:

@@ -5,7 +5,12 @@
 Lists and renders the figures of every registered paper; `--only jelassi2022` renders all the
 figures of that paper. The phase diagram's grid runs through the sweep
 (``theorylab.core.sweep``): in this process by default, on Dask with ``--workers N`` or
-``--scheduler ADDRESS``, from a shared store of points with ``--cache DIR``."""
+``--scheduler ADDRESS``, from a shared store of points with ``--cache DIR``.
+
+A full run with default settings writes the committed ``figures/``; a ``--quick`` run writes
+``runs/quick/figures`` and a run with another ``--seed`` or ``--device`` ``runs/custom/figures``
+unless ``--out`` is given (an ``--out`` inside the committed folder is refused for those). A
+figure whose data are not on this machine is skipped, with one line naming the package."""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ import textwrap
 import time
 
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.provenance import default_out, refuse_committed
 from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
 from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
 from theorylab.core.trainer import check_out_folder
@@ -33,7 +39,10 @@ def _parser() -> ArgumentParser:
                    help="tiny settings: exercise every code path in seconds")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="torch device for figures that train models (default: cpu)")
-    p.add_argument("--out", default="figures", help="output folder (default: figures/)")
+    p.add_argument("--out", default=None,
+                   help="output folder (default: figures/ for a full run with default settings, "
+                   "runs/quick/figures for --quick, runs/custom/figures for another --seed or "
+                   "--device)")
     p.add_argument("--seed", type=int, default=0, help="base seed (default: 0)")
     add_threads_argument(p)  # the image figures train with 1 thread regardless (tiny models)
     add_executor_arguments(p)
@@ -72,7 +81,13 @@ def main(argv: list[str] | None = None) -> int:
 
         if not torch.cuda.is_available():
             return _error("--device: 'cuda' requested but CUDA is not available (got 'cuda')")
+    custom = [f for f, on in (("--quick", args.quick), ("--seed", args.seed != 0),
+                              ("--device", args.device != "cpu")) if on]
     try:
+        if args.out is None:
+            args.out = default_out("figures", quick=args.quick, custom=bool(custom))
+        elif custom:
+            refuse_committed(args.out, "figures", " ".join(custom))
         check_out_folder(args.out)
         read_manifest(args.out)
     except ValueError as err:
@@ -87,12 +102,17 @@ def main(argv: list[str] | None = None) -> int:
                                    device=args.device, seed=args.seed)
     except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache
         return _error(str(err))
-    done = args.only or [s.id for s in specs]
+    skipped = manifest.pop("skipped")
+    done = [i for i in args.only or [s.id for s in specs] if i not in skipped]
     for i in done:
         entry = manifest["figures"][i]
         print(f"{i}: {entry['runtime_s']:.1f} s -> {args.out}/{i}.pdf, .png")
     print(f"{len(done)} figure(s) in {time.perf_counter() - t0:.1f} s; "
           f"manifest: {args.out}/manifest.json")
+    if skipped:
+        print(f"skipped {len(skipped)} figure(s), data not on this machine: "
+              + "; ".join(sorted({f"{r}: {', '.join(i for i in skipped if skipped[i] == r)}"
+                                  for r in skipped.values()})))
     return 0
 
 

@@ -7,6 +7,12 @@ here. The stand-ins are:
   `dataset-fashion-mnist` (files under `/usr/share/datasets/fashion-mnist/`);
 - scikit-learn's bundled **digits** (8×8 grey images, 10 classes, 1,797 images).
 
+Without the Fashion-MNIST files, [`fashion_mnist`][] raises [`FashionMNISTMissingError`][] (a
+[`MissingDataError`][theorylab.core.missing.MissingDataError]: the figure or claim is reported
+as skipped), and [`images_28`][] gives the *quick* runs the digits upsampled to 28×28 instead,
+so that a machine without the package still renders every quick figure (the data description
+and the manifest's ``data_source`` say which data were used).
+
 Nothing is downloaded at run time. Images are returned as float32 arrays of shape
 `(N, 1, H, W)` in `[0, 1]` and labels as int64 arrays of shape `(N,)`.
 
@@ -25,15 +31,22 @@ from pathlib import Path
 
 import numpy as np
 
+from theorylab.core.missing import MissingDataError
+
 __all__ = [
     "FASHION_MNIST_APT_PACKAGE",
     "FASHION_MNIST_CLASSES",
+    "FASHION_MNIST_MISSING",
+    "QUICK_STAND_IN_NOTE",
+    "FashionMNISTMissingError",
     "ImageData",
     "block_permutation",
     "default_fashion_mnist_dir",
     "digits",
     "fashion_mnist",
     "fashion_mnist_available",
+    "digits_28",
+    "images_28",
     "invert_permutation",
     "load_digits_images",
     "load_fashion_mnist",
@@ -44,6 +57,20 @@ __all__ = [
 
 FASHION_MNIST_APT_PACKAGE = "dataset-fashion-mnist"
 """Debian package that ships the Fashion-MNIST idx files."""
+
+FASHION_MNIST_MISSING = f"needs Fashion-MNIST (apt-get install {FASHION_MNIST_APT_PACKAGE})"
+"""The one-line reason of a figure or claim skipped for want of the Fashion-MNIST files."""
+
+
+QUICK_STAND_IN_NOTE = (
+    " A quick run on a machine without the Fashion-MNIST files uses scikit-learn's bundled "
+    "digits upsampled to 28x28 instead; its manifest entry's data_source then says so."
+)
+"""Caption sentence of every figure whose quick run may use [`digits_28`][]."""
+
+
+class FashionMNISTMissingError(MissingDataError):
+    """The Fashion-MNIST idx files are not in [`default_fashion_mnist_dir`][] (or `root`)."""
 
 FASHION_MNIST_CLASSES = (
     "T-shirt/top",
@@ -128,7 +155,8 @@ def load_fashion_mnist(
 
     **Returns:** `(images, labels)`, uint8 of shape `(N, 28, 28)` and int64 of shape `(N,)`.
 
-    Raises `FileNotFoundError` naming the Debian package when the files are missing.
+    Raises [`FashionMNISTMissingError`][] (a `FileNotFoundError`) naming the Debian package when the
+    files are missing.
     """
     if split not in _FASHION_MNIST_FILES:
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
@@ -136,11 +164,12 @@ def load_fashion_mnist(
     img_name, lab_name = _FASHION_MNIST_FILES[split]
     missing = [str(root / f) for f in (img_name, lab_name) if not (root / f).is_file()]
     if missing:
-        raise FileNotFoundError(
+        raise FashionMNISTMissingError(
             f"Fashion-MNIST file(s) not found: {', '.join(missing)}. Install the Debian package "
             f"'{FASHION_MNIST_APT_PACKAGE}' (sudo apt-get install {FASHION_MNIST_APT_PACKAGE}) or "
             "point $THEORYLAB_FASHION_MNIST_DIR at a folder holding the four idx .gz files. "
-            "theorylab never downloads data at run time."
+            "theorylab never downloads data at run time.",
+            reason=FASHION_MNIST_MISSING,
         )
     images = read_idx(root / img_name)
     labels = read_idx(root / lab_name).astype(np.int64)
@@ -309,6 +338,17 @@ def fashion_mnist(
     ite = stratified_subset(yte, n_test, seed + 1)
     xtr = xtr[itr].astype(np.float32)[:, None] / 255.0
     xte = xte[ite].astype(np.float32)[:, None] / 255.0
+    xtr, xte, shape = _pool_pad(xtr, xte, pool, pad)
+    desc = (
+        f"Fashion-MNIST (Debian package {FASHION_MNIST_APT_PACKAGE}), class-balanced subset of "
+        f"{n_train} train / {n_test} test images (subset seed {seed}), {shape}"
+    )
+    return ImageData(xtr, ytr[itr], xte, yte[ite], 10, "fashion-mnist", desc)
+
+
+def _pool_pad(xtr: np.ndarray, xte: np.ndarray, pool: int, pad: int):
+    """28×28 images in [0, 1]: average-pooled by `pool`, zero-padded by `pad`, standardised;
+    returns both splits and a description of the shape."""
     if 28 % pool:
         raise ValueError(f"pool must divide 28, got {pool}")
     if pool > 1:
@@ -320,13 +360,40 @@ def fashion_mnist(
         xtr, xte = np.pad(xtr, widths), np.pad(xte, widths)
     xtr, xte = _standardise(xtr, xte)
     side = xtr.shape[-1]
-    desc = (
-        f"Fashion-MNIST (Debian package {FASHION_MNIST_APT_PACKAGE}), class-balanced subset of "
-        f"{n_train} train / {n_test} test images (subset seed {seed}), {side}x{side}"
-        + (f" (28x28 average-pooled {pool}x{pool})" if pool > 1 else "")
-        + (f" (zero-padded by {pad})" if pad else "")
-    )
-    return ImageData(xtr, ytr[itr], xte, yte[ite], 10, "fashion-mnist", desc)
+    shape = (f"{side}x{side}" + (f" (28x28 average-pooled {pool}x{pool})" if pool > 1 else "")
+             + (f" (zero-padded by {pad})" if pad else ""))
+    return xtr, xte, shape
+
+
+def digits_28(n_train: int, n_test: int, seed: int, *, pool: int = 1, pad: int = 0) -> ImageData:
+    """scikit-learn's bundled digits upsampled to 28×28 (nearest neighbour, pixel ``i`` of the
+    large image is pixel ``⌊8i/28⌋``), as a drop-in for [`fashion_mnist`][] with the same
+    arguments: disjoint class-balanced train and test subsets (``n_train + n_test ≤ 1797``),
+    then the same pooling, padding and standardisation. A stand-in for quick runs only."""
+    images, labels = load_digits_images()
+    if n_train < 1 or n_test < 1 or n_train + n_test > labels.size:
+        raise ValueError(f"n_train + n_test must be in [2, {labels.size}] for the digits "
+                         f"(got {n_train} + {n_test})")
+    ite = stratified_subset(labels, n_test, seed + 1)
+    rest = np.setdiff1d(np.arange(labels.size), ite)
+    itr = rest[stratified_subset(labels[rest], n_train, seed)]
+    up = (np.arange(28) * 8) // 28
+    big = images[:, up][:, :, up][:, None]  # (N, 1, 28, 28)
+    xtr, xte, shape = _pool_pad(big[itr], big[ite], pool, pad)
+    desc = (f"scikit-learn load_digits (bundled, 8x8 upsampled to 28x28; stand-in for "
+            f"Fashion-MNIST, whose package {FASHION_MNIST_APT_PACKAGE} is not installed), "
+            f"class-balanced subsets of {n_train} train / {n_test} test images "
+            f"(subset seed {seed}), {shape}")
+    return ImageData(xtr, labels[itr], xte, labels[ite], 10, "digits-28", desc)
+
+
+def images_28(n_train: int, n_test: int, seed: int, *, quick: bool, pool: int = 1,
+              pad: int = 0) -> ImageData:
+    """[`fashion_mnist`][] when its files are present; otherwise, for a quick run only,
+    [`digits_28`][] with the same arguments (a full run raises [`FashionMNISTMissingError`][])."""
+    if quick and not fashion_mnist_available():
+        return digits_28(n_train, n_test, seed, pool=pool, pad=pad)
+    return fashion_mnist(n_train, n_test, seed, pool=pool, pad=pad)
 
 
 def digits(test_fraction: float, seed: int) -> ImageData:

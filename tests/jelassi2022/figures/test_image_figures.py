@@ -13,7 +13,6 @@ from theorylab.core.figures.registry import _REGISTRY
 from theorylab.figures import FigureContext, FigureResult, new_figure, register, run_figures
 from theorylab.vision.imagedata import (
     block_permutation,
-    fashion_mnist_available,
     invert_permutation,
     load_fashion_mnist,
     permute_blocks,
@@ -31,10 +30,7 @@ MY_IDS = (
     "jelassi2022-fig7",
 )
 
-needs_fashion_mnist = pytest.mark.skipif(
-    not fashion_mnist_available(),
-    reason="Fashion-MNIST files missing (apt-get install dataset-fashion-mnist)",
-)
+needs_fashion_mnist = pytest.mark.fashion_mnist  # skipped without the files (conftest.py)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ import io
 from pathlib import Path
 
 from theorylab.core import atomic_io as _io
+from theorylab.core.provenance import provenance as _provenance
+from theorylab.core.provenance import provenance_line
 
 from .claim import Claim, ClaimResult, markdown_table
 
@@ -13,9 +15,12 @@ __all__ = ["fragile_thresholds", "render_markdown", "render_robustness", "robust
            "write_result"]
 
 
-def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = None) -> str:
-    """The generated results page of one claim."""
+def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = None,
+                    made: dict[str, str] | None = None) -> str:
+    """The generated results page of one claim; `made` is how the run was made
+    ([`theorylab.core.provenance.provenance`][], taken now when None)."""
     mode = "quick" if res.quick else "full"
+    made = made or _provenance(res.quick)
     lines = [
         f"# {claim.title}: generated results",
         "",
@@ -26,6 +31,7 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
         f"- **Predicted:** {claim.predicted}",
         *([f"- **Not tested here:** {claim.untested}"] if claim.untested else []),
         f"- **Verdict:** `{res.verdict}` ({mode} run, {res.runtime_s:.1f} s)",
+        f"- **Run:** {provenance_line(made)}",
         "",
         *render_robustness(claim, res),
         "## Reading",
@@ -118,8 +124,10 @@ def _short(v) -> str:
     return _fmt(v)
 
 
-def write_result(claim: Claim, res: ClaimResult, out: str | Path, figures: bool = True) -> None:
-    """Write the result files of one claim into `out` (atomically)."""
+def write_result(claim: Claim, res: ClaimResult, out: str | Path, figures: bool = True,
+                 made: dict[str, str] | None = None) -> None:
+    """Write the result files of one claim into `out` (atomically); `made`: see
+    [`render_markdown`][]."""
     out = Path(out)
     _io.write_csv(out / f"{claim.id}.csv", res.table)
     for name, df in res.extra.items():
@@ -140,4 +148,4 @@ def write_result(claim: Claim, res: ClaimResult, out: str | Path, figures: bool 
         fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
         fig_name = f"{claim.id}.png"
         _io.atomic_write_bytes(out / fig_name, buf.getvalue())
-    _io.atomic_write_text(out / f"{claim.id}.md", render_markdown(claim, res, fig_name))
+    _io.atomic_write_text(out / f"{claim.id}.md", render_markdown(claim, res, fig_name, made))

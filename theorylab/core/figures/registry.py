@@ -106,6 +106,8 @@ class FigureResult:
     - `extra`: optional additional figures, saved as `<id>-<name>.pdf` / `.png`.
     - `reading`: sentences generated from the measured numbers (the caption's measured part;
       a static caption holds no measured number), written to the manifest beside the caption.
+    - `data_source`: the data actually used when they differ from the registered
+      `data_source` (a stand-in data set of a quick run); None keeps the registered one.
     """
 
     figure: Figure
@@ -113,6 +115,7 @@ class FigureResult:
     settings: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Figure] = field(default_factory=dict)
     reading: list[str] = field(default_factory=list)
+    data_source: str | None = None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from theorylab.core.figures.registry import (
     save_figure,
     stderr_is_tty,
 )
+from theorylab.core.missing import MissingDataError
+from theorylab.core.provenance import default_out, provenance
 
 __all__ = ["MANIFEST_NAME", "package_version", "read_manifest", "run_figures"]
 
@@ -38,6 +40,9 @@ MANIFEST_KEYS = (
     "quick",
     "seed",
     "files",
+    "run",
+    "commit",
+    "date",
 )
 """Keys of every manifest entry (`manifest["figures"][id]`)."""
 
@@ -92,7 +97,7 @@ def _write_manifest(out: Path, manifest: dict) -> None:
 def run_figures(
     ids: Sequence[str] | None = None,
     *,
-    out: str | os.PathLike = "figures",
+    out: str | os.PathLike | None = None,
     quick: bool = False,
     device: str = "cpu",
     seed: int = 0,
@@ -103,16 +108,23 @@ def run_figures(
     **Arguments:**
 
     - `ids`: figure ids to render (default: all registered, sorted by id).
-    - `out`: output folder (created if needed).
+    - `out`: output folder (created if needed); default
+      [`default_out`][theorylab.core.provenance.default_out]: the committed `figures` for a
+      full run with seed 0 on the CPU, else a scratch folder under `runs/`.
     - `quick`: tiny settings for a fast smoke run.
     - `device`: `"cpu"` or `"cuda"` (torch device for the figures that train models).
     - `seed`: base seed passed to every figure.
     - `progress`: show tqdm bars (default: only when stderr is a TTY).
 
-    **Returns:** the manifest (a dict, as written). Entries of figures not rendered in this call
-    are kept from the existing manifest. The manifest is rewritten after each figure, so an
-    interrupted run keeps the figures already done.
+    **Returns:** the manifest (a dict, as written), plus ``"skipped"``: figure id → one-line
+    reason for each figure whose data are not on this machine
+    ([`MissingDataError`][theorylab.core.missing.MissingDataError]; not written, its entry is
+    left as it was). Entries of figures not rendered in this call are kept from the existing
+    manifest. The manifest is rewritten after each figure, so an interrupted run keeps the
+    figures already done. Each entry records how it was made (``run``: full or quick,
+    ``commit``, ``date``, ``version``; see [`theorylab.core.provenance`][]).
     """
+
     import matplotlib
     from tqdm.auto import tqdm
 
@@ -128,18 +140,26 @@ def run_figures(
     specs = [get_figure(i) for i in ids] if ids else list_figures()
     if progress is None:
         progress = stderr_is_tty()
+    if out is None:
+        out = default_out("figures", quick=quick, custom=seed != 0 or device != "cpu")
     out = Path(out)
     read_manifest(out)  # a damaged manifest is refused before anything is rendered
     out.mkdir(parents=True, exist_ok=True)
     ctx = FigureContext(out=out, quick=quick, device=device, seed=seed, progress=progress)
     version = package_version()
+    made = provenance(quick)
     manifest = read_manifest(out)
+    skipped: dict[str, str] = {}
     bar = tqdm(specs, desc="figures", unit="fig", disable=not progress)
     for spec in bar:
         bar.set_postfix_str(spec.id)
         t0 = time.perf_counter()
         with figure_theme():
-            result = spec.func(ctx)
+            try:
+                result = spec.func(ctx)
+            except MissingDataError as err:
+                skipped[spec.id] = err.reason
+                continue
             if not isinstance(result, FigureResult):
                 raise TypeError(f"figure {spec.id} returned {type(result).__name__}, "
                                 "expected FigureResult")
@@ -154,7 +174,7 @@ def run_figures(
             "title": spec.title,
             "caption": spec.caption,
             "reading": list(result.reading),
-            "data_source": spec.data_source,
+            "data_source": result.data_source or spec.data_source,
             "settings": result.settings,
             "headline": result.headline,
             "device": device,
@@ -163,6 +183,9 @@ def run_figures(
             "quick": quick,
             "seed": seed,
             "files": sorted(p.name for p in files),
+            "run": made["run"],
+            "commit": made["commit"],
+            "date": made["date"],
         })
         _write_manifest(out, manifest)
-    return manifest
+    return {**manifest, "skipped": skipped}

@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
 from ..config import PAPER_NAME
 
@@ -24,7 +25,7 @@ FM_NOTE = (
     "Stand-in data: Fashion-MNIST (Debian package dataset-fashion-mnist) replaces the paper's "
     "{paper_data}, which cannot be downloaded here; models and training are scaled down to run "
     "on two CPU cores, so accuracies are not comparable in level with the paper's."
-)
+) + QUICK_STAND_IN_NOTE
 
 RECON_NOTE = (
     "The multi-layer positional-attention ViT ('Ours') is RECONSTRUCTED: the paper only says "
@@ -88,13 +89,23 @@ THRESHOLD = 0.55
 
 
 @lru_cache(maxsize=8)
-def _fashion_mnist(n_train: int, n_test: int, seed: int, pool16: bool):
-    """Cached Fashion-MNIST subset; `pool16`: 2x2 average-pool to 14x14, then zero-pad to 16x16."""
-    from theorylab.vision.imagedata import fashion_mnist
+def _fashion_mnist(n_train: int, n_test: int, seed: int, pool16: bool, quick: bool):
+    """Cached Fashion-MNIST subset; `pool16`: 2x2 average-pool to 14x14, then zero-pad to 16x16.
+    A quick run without the Fashion-MNIST files gets the digits upsampled to 28x28 instead
+    ([`theorylab.vision.imagedata.images_28`][])."""
+    from theorylab.vision.imagedata import images_28
 
     if pool16:
-        return fashion_mnist(n_train, n_test, seed, pool=2, pad=1)
-    return fashion_mnist(n_train, n_test, seed)
+        return images_28(n_train, n_test, seed, quick=quick, pool=2, pad=1)
+    return images_28(n_train, n_test, seed, quick=quick)
+
+
+def _stand_in(data) -> dict:
+    """``data_source`` of a figure's manifest entry when a quick run used the digits instead of
+    Fashion-MNIST (else nothing: the registered data source holds)."""
+    if data is None or data.name != "digits-28":
+        return {}
+    return {"data_source": data.description}
 
 
 _RUNS: dict[str, object] = {}
@@ -239,8 +250,9 @@ def _style_image_axes(ax) -> None:
 def fig1a(ctx: FigureContext) -> FigureResult:
     s = dict(FIG1A_QUICK if ctx.quick else FIG1A_FULL)
     ref = dict(VIT_FM_QUICK if ctx.quick else VIT_FM_FULL)  # Figure 6's ViT: no translations
-    data = _fashion_mnist(s["n_train"], s["n_test"], ctx.seed, False)
-    data_ref = _fashion_mnist(ref["n_train"], ref["n_test"], ctx.seed, False)  # same test set
+    data = _fashion_mnist(s["n_train"], s["n_test"], ctx.seed, False, ctx.quick)
+    # the same test set
+    data_ref = _fashion_mnist(ref["n_train"], ref["n_test"], ctx.seed, False, ctx.quick)
     res = _train_vit(data, s, positional=False, seed=ctx.seed, ctx=ctx,
                      desc="fig1a ViT (translations)")
     # deliberately the same run as Figure 6's vanilla ViT (same data, settings and cache key)
@@ -325,7 +337,7 @@ def fig1a(ctx: FigureContext) -> FigureResult:
                     **{k: ref.get(k) for k in sorted(set(s) | set(ref)) if s.get(k) != ref.get(k)},
                     "translate_patches": 0, "run": "jelassi2022-fig6 vanilla ViT"}}
     extra = {"reading": reading} if "reading" in FigureResult.__dataclass_fields__ else {}
-    return FigureResult(fig, headline=headline, settings=settings, **extra)
+    return FigureResult(fig, headline=headline, settings=settings, **extra, **_stand_in(data))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -381,7 +393,7 @@ def fig5(ctx: FigureContext) -> FigureResult:
     from theorylab.vision.nets import SmallResNet, SmallVGG, TrainConfig, ViT, train_classifier
 
     s = json.loads(json.dumps(FIG5_QUICK if ctx.quick else FIG5_FULL))
-    data = _fashion_mnist(s["n_train"], s["n_test"], ctx.seed, True)
+    data = _fashion_mnist(s["n_train"], s["n_test"], ctx.seed, True, ctx.quick)
     size, patch = s["image_size"], s["patch_size"]
     perm_seed = ctx.seed + s["permutation_seed_offset"]
     widths = tuple(s["cnn_widths"])
@@ -472,7 +484,8 @@ def fig5(ctx: FigureContext) -> FigureResult:
     settings = {**s, "data": data.description, "permutation_seed": perm_seed, "seed": ctx.seed,
                 "query_patches_original": queries_orig}
     return FigureResult(fig, headline=headline, settings=settings,
-                        reading=fig5_reading(acc, gs_list, loc_orig["corr_with_distance"]))
+                        reading=fig5_reading(acc, gs_list, loc_orig["corr_with_distance"]),
+                        **_stand_in(data))
 
 
 #: Figure 5(a) of the paper (CIFAR-100, read off the plot; paper notes §6): accuracy (%) at the
@@ -548,7 +561,7 @@ def fig5_reading(acc: dict, grid_sizes: list, corr_original: float) -> list[str]
 )
 def fig6(ctx: FigureContext) -> FigureResult:
     s = dict(VIT_FM_QUICK if ctx.quick else VIT_FM_FULL)
-    data = _fashion_mnist(s["n_train"], s["n_test"], ctx.seed, False)
+    data = _fashion_mnist(s["n_train"], s["n_test"], ctx.seed, False, ctx.quick)
     runs = {
         "ViT": _train_vit(data, s, positional=False, seed=ctx.seed, ctx=ctx, desc="fig6 ViT",
                           cache=True),
@@ -590,7 +603,7 @@ def fig6(ctx: FigureContext) -> FigureResult:
     }
     settings = {**s, "data": data.description, "seed": ctx.seed, "optimizer": "AdamW",
                 "schedule": "linear warm-up 5% + cosine"}
-    return FigureResult(fig, headline=headline, settings=settings)
+    return FigureResult(fig, headline=headline, settings=settings, **_stand_in(data))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -611,6 +624,7 @@ def fig6(ctx: FigureContext) -> FigureResult:
         "sklearn digits replace the paper's CIFAR-10, CIFAR-100 and SVHN (patch 4, 10 seeds), "
         "which cannot be downloaded here; models and training are scaled down to run on two CPU "
         "cores, so accuracies are not comparable in level with the paper's."
+        + QUICK_STAND_IN_NOTE
     ),
     data_source="Fashion-MNIST (Debian dataset-fashion-mnist); sklearn load_digits (bundled)",
 )
@@ -624,9 +638,12 @@ def fig7(ctx: FigureContext) -> FigureResult:
     fm = s["fashion_mnist"]
     dg = s["digits"]
     sets = {
-        "Fashion-MNIST": (_fashion_mnist(fm["n_train"], fm["n_test"], ctx.seed, False), fm),
+        "Fashion-MNIST": (_fashion_mnist(fm["n_train"], fm["n_test"], ctx.seed, False,
+                                         ctx.quick), fm),
         "digits (8x8)": (digits(dg["test_fraction"], ctx.seed), dg),
     }
+    if sets["Fashion-MNIST"][0].name == "digits-28":  # a quick run without the files
+        sets = {"digits (28x28)": sets.pop("Fashion-MNIST"), **sets}
     rows = []
     jobs = [(name, k, pos) for name in sets for k in range(s["seeds"]) for pos in (False, True)]
     for name, k, pos in ctx.tqdm(jobs, desc="fig7 runs"):
@@ -648,7 +665,7 @@ def fig7(ctx: FigureContext) -> FigureResult:
         ax.set_title(f"({k + 1}) {name}")
         ax.set_xlabel("")
         ax.set_ylabel("test accuracy (%)" if k == 0 else "")
-        tag = "fashion_mnist" if name.startswith("Fashion") else "digits"
+        tag = {"Fashion-MNIST": "fashion_mnist", "digits (28x28)": "digits28"}.get(name, "digits")
         for model in ("ViT", "Ours"):
             acc = sub.loc[sub["model"] == model, "test_acc"]
             headline[f"{tag}_{model.lower()}_median"] = float(acc.median())
@@ -659,4 +676,5 @@ def fig7(ctx: FigureContext) -> FigureResult:
                                  "SVHN 98.2 vs 97.3 (ViT vs Ours)")
     settings = {**s, "data": {n: d.description for n, (d, _) in sets.items()},
                 "seeds_used": [ctx.seed + 100 + k for k in range(s["seeds"])]}
-    return FigureResult(fig, headline=headline, settings=settings)
+    return FigureResult(fig, headline=headline, settings=settings,
+                        **_stand_in(sets.get("digits (28x28)", (None,))[0]))
