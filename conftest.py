@@ -35,7 +35,7 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(skip)
 
 
-# --- hypothesis profiles (issue 3; theorylab/testing/profiles.py) ---------------------------------
+# --- hypothesis profiles (theorylab/testing/profiles.py) -----------------------------------------
 try:  # pragma: no cover - hypothesis is a test dependency
     from theorylab.testing import register_profiles as _register_hypothesis_profiles
 except ImportError:  # hypothesis not installed: the property tests are not collected either

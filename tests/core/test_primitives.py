@@ -1,4 +1,4 @@
-"""Issue 15: the measured reads of X (theorylab.core.backend) and flush-to-zero in the steps.
+"""The measured reads of X (theorylab.core.backend) and flush-to-zero in the steps.
 
 Every implementation choice (einsum, blas, torch, auto) must give the plain einsum's results up
 to rounding, and the engines' trajectories must agree to the same order; flushing subnormals in

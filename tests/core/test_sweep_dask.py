@@ -1,4 +1,4 @@
-"""Sweeps on Dask (issue 13): spec validation, dry run, cache hits, changed-spec refusal, a
+"""Sweeps on Dask: spec validation, dry run, cache hits, changed-spec refusal, a
 failed and an interrupted sweep resumed on an in-process LocalCluster equal point for point to
 an uninterrupted one, and a scheduler started separately and reached by address."""
 

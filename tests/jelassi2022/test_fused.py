@@ -1,4 +1,4 @@
-"""Issue 15: the fused one-pass training pass (theorylab.jelassi2022.engines.fused).
+"""The fused one-pass training pass (theorylab.jelassi2022.engines.fused).
 
 The fused kernel must give what the plain pass (evaluate_projections on U = X·v, then Xᵀ ∂L/∂U)
 gives, sum for sum, on shapes that exercise every loop remainder (D not a multiple of 4, odd d),

@@ -1,4 +1,4 @@
-"""Memory (issue 6): automatic chunk sizes, streamed data, Monte Carlo sampling on the device."""
+"""Memory: automatic chunk sizes, streamed data, Monte Carlo sampling on the device."""
 
 import numpy as np
 import pytest

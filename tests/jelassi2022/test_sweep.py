@@ -1,4 +1,4 @@
-"""Batched sweeps (issue 6): every run of a batch equals its own unbatched run."""
+"""Batched sweeps: every run of a batch equals its own unbatched run."""
 
 import dataclasses
 
@@ -68,7 +68,7 @@ def test_sweep_float32_close_to_float64():
 
 @pytest.mark.gpu
 def test_cuda_sweep_equals_cpu():
-    """CUDA and CPU batched sweeps agree in float64 to 1e-10 relative (issue 6, item 4)."""
+    """CUDA and CPU batched sweeps agree in float64 to 1e-10 relative."""
     cfg = _cfg(backend="torch", steps=20, record="log", n_records=8)
     cpu = run_sweep(cfg, seeds=[0, 5], lr_v=[0.5, 0.1])
     gpu = run_sweep(cfg, seeds=[0, 5], lr_v=[0.5, 0.1], xp=get_backend("torch", "float64", "cuda"))

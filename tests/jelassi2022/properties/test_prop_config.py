@@ -1,4 +1,4 @@
-"""Item 11 of issue 3: invalid configurations always raise a ``ValueError`` naming the field.
+"""Invalid configurations always raise a ``ValueError`` naming the field.
 
 Convention of ``theorylab.jelassi2022.config`` (and STYLE.md): every invalid value raises a one-line
 ``ValueError`` whose message starts with the field's dotted name, e.g. ``data.C: ...``.

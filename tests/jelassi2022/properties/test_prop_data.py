@@ -1,4 +1,4 @@
-"""Properties of the data model, Assumption 1 (items 6, 8, 9 of issue 3).
+"""Properties of the data model, Assumption 1.
 
 Statistical tests use a per-test significance level ``P_FAIL = 1e-6``: a correct implementation
 fails one drawn example with probability ≤ 1e-6, so with ≤ 4 such tests × ≤ 30 examples (dev
