@@ -21,7 +21,8 @@ Three parts:
    earlier statement said negative.)
 3. **Leading order:** the ratio |r_glob_lq| / r_own_lq of a local query against
    ``lemma51_ratio``'s leading order, within the neglected order 1/(P a_1) + 1/P (the global
-   rate's count fluctuations and the own rate's). The notes' earlier heuristic a_1²/a_j is reported beside it, not judged.
+   rate's count fluctuations and the own rate's). The notes' earlier heuristic a_1²/a_j is
+   reported beside it, not judged.
 """
 
 from __future__ import annotations
