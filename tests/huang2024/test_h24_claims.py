@@ -159,53 +159,91 @@ def test_thm41_degenerate_tables():
 
 
 # -- Lemma 5.1 -------------------------------------------------------------------------------------
-def _l51(other_sign=-1, ratio=(13.8, 0.13), diff=1e-12):
+#: derived signs of the five rates at a Δ > 0 and a Δ < 0 configuration (another local area's
+#: rate is positive on the Δ > 0 side)
+_L51_SIGNS = {"pos256": {"own_lq": 1, "glob_lq": -1, "other_lq": 1, "own_gq": 1, "other_gq": -1},
+              "neg256": {"own_lq": 1, "glob_lq": -1, "other_lq": -1, "own_gq": 1, "other_gq": -1}}
+
+
+def _l51(other_sign=+1, ratio=(13.76, 0.1635), diff=1e-12, exact=1e-11):
     rows = []
     for cfg, d in (("pos256", 0.65), ("neg256", -0.25)):
-        for coord, s in lemma51.PREDICTED_SIGNS.items():
+        for coord, s in _L51_SIGNS[cfg].items():
             val = s * 1e-4
             if coord == "other_lq" and cfg == "pos256":
                 val = other_sign * 1e-5
             rows.append({"config": cfg, "P": 256, "delta": d, "mask_keys": True,
-                         "coordinate": coord, "rate": val, "predicted_sign": s})
+                         "coordinate": coord, "rate": val, "derived_sign": s,
+                         "notes_sign": lemma51.NOTES_SIGNS[coord]})
     rows.append({"config": "tiny2", "P": 6, "delta": 0.0, "mask_keys": True,
-                 "coordinate": "other_lq", "rate": NAN, "predicted_sign": -1})
+                 "coordinate": "other_lq", "rate": NAN, "derived_sign": NAN, "notes_sign": -1})
+    # neglected order 1/(P a_1) + 1/P with a_1 = (1 − γ) C_1/P: C_1 = 192, 32 at P = 256
     ratios = pd.DataFrame({"config": ["pos256", "neg256", "tiny"], "P": [256, 256, 8],
                            "mask_keys": True, "ratio": [*ratio, 1.08],
-                           "ratio_pred": [18.0, 0.125, 0.5],
-                           # a_1²(1 − a_1)/a_j: a_1 = 0.375, 0.0625, 0.25
-                           "ratio_lead_1_minus_a1": [18.0 * 0.625, 0.125 * 0.9375, 0.375]})
+                           "ratio_leading": [13.75, 0.1611, 0.95],
+                           "ratio_notes_heuristic": [18.0, 0.125, 0.5],
+                           "neglected_order": [1 / 96 + 1 / 256, 1 / 16 + 1 / 256, 0.625]})
     engines = pd.DataFrame({"config": ["tiny"], "P": [8], "mask_keys": [True],
                             "engine": ["population-brute"], "max_rel_diff": [diff]})
-    return {"table": pd.DataFrame(rows), "ratios": ratios, "engines": engines}
+    exact_t = pd.DataFrame({"config": ["pos256", "neg256"], "P": [256, 256],
+                            "mask_keys": [True, True], "max_rel_diff": [1e-12, exact]})
+    return {"table": pd.DataFrame(rows), "ratios": ratios, "engines": engines,
+            "exact": exact_t}
 
 
 def test_lemma51_agrees():
-    # the P = 8 ratio (factor 2.2 off) is outside the ratio check; the NaN rate is skipped
+    # the P = 8 ratio is outside the ratio check; the NaN rate is skipped
     v = lemma51.judge(_l51())
     assert v.verdict == "agrees", v.reasons
 
 
 def test_lemma51_disagrees_on_a_sign():
-    v = lemma51.judge(_l51(other_sign=+1))
+    # the notes' earlier sign (other local area −) where the derived one is +
+    v = lemma51.judge(_l51(other_sign=-1))
     assert v.verdict == "disagrees" and "other_lq" in " ".join(v.reasons)
 
 
+def test_lemma51_disagrees_when_the_engine_departs_from_the_derived_rates():
+    # 1e-6 relative is far above float64 rounding and the trapezoid error (~1e-11)
+    v = lemma51.judge(_l51(exact=1e-6))
+    assert v.verdict == "disagrees" and "neg256" in " ".join(v.reasons)
+    assert lemma51.judge(_l51(exact=1e-6), {"EXACT_TOL": 1e-5}).verdict == "agrees"
+
+
 def test_lemma51_degenerate_tables():
-    assert lemma51.judge(_l51(ratio=(13.8, 0.5))).verdict == "partial"  # factor 4 off
-    assert lemma51.judge(_l51(ratio=(NAN, 0.16))).verdict == "inconclusive"
+    # pos256: 13.2 vs 13.75 is a 4 % gap against 1/96 + 1/256 = 1.4 %
+    assert lemma51.judge(_l51(ratio=(13.2, 0.1635))).verdict == "partial"
+    assert lemma51.judge(_l51(ratio=(NAN, 0.1635))).verdict == "inconclusive"
     engines = lemma51.judge(_l51(diff=1e-3))  # the engines disagree: premise
     assert engines.verdict == "inconclusive" and "premise failed" in engines.reasons[-1]
-    # neg256: 0.16/0.125 = 1.28 is outside its dropped factor 1/(1 − 0.0625) = 1.067 ...
-    assert lemma51.judge(_l51(ratio=(13.8, 0.16))).verdict == "partial"
-    # ... and inside once the allowed order is 4 (1.067⁴ = 1.29)
-    assert lemma51.judge(_l51(ratio=(13.8, 0.16)), {"RATIO_ORDER": 4.0}).verdict == "agrees"
+    # neg256: the notes' heuristic 0.125 is 25 % off the leading order 0.1611, outside its
+    # neglected order 6.6 % ...
+    assert lemma51.judge(_l51(ratio=(13.76, 0.125))).verdict == "partial"
+    # ... and inside once the allowed multiple is 4 (26 %)
+    assert lemma51.judge(_l51(ratio=(13.76, 0.125)), {"RATIO_ORDER": 4.0}).verdict == "agrees"
     t = _l51()
     t["table"]["rate"] = NAN
     assert lemma51.verdict_signs(t["table"]).verdict == "inconclusive"
     t = _l51()
     t["table"].loc[0, "rate"] = 0.0  # a zero rate has no sign
     assert lemma51.verdict_signs(t["table"]).verdict == "disagrees"
+    t = _l51()
+    t["exact"] = t["exact"].iloc[:0]
+    assert lemma51.verdict_exact(t["exact"]).verdict == "inconclusive"
+
+
+def test_lemma51_derived_rates_match_the_engine_and_not_the_notes_signs():
+    """The claim's own comparison at pos64 with masked keys out: the engine's rates equal the
+    derived ones to 1e-10 relative (float64 rounding and the trapezoid rule, ~1e-11), and
+    another local area's rate is positive, against the notes' earlier negative sign."""
+    rates, r, derived, d_rates, lead = lemma51.gradient_rates(64, 52, 3, False,
+                                                              "population-laplace")
+    assert np.abs(r - derived).max() <= 1e-10 * np.abs(derived).max()
+    assert d_rates["other_lq"] > 0 and rates["other_lq"] > 0
+    assert lemma51.NOTES_SIGNS["other_lq"] == -1
+    # leading order within 1/(P a_1) + 1/P (a_1 = C_1/(P − 1)) of the ratio
+    gap = abs(math.log((-rates["glob_lq"] / rates["own_lq"]) / (-lead["glob_lq"] / lead["own_lq"])))
+    assert gap <= 63 / (64 * 52) + 1 / 64
 
 
 # -- quick runs ------------------------------------------------------------------------------------
@@ -235,8 +273,8 @@ def test_quick_run_verdict_is_the_judge_of_its_tables(cid, tmp_path):
 def test_check_command_quick(tmp_path):
     """``python -m theorylab.check --quick --only huang2024`` and the quick verdicts: the runs
     converge with T* growing in P (2 rungs: no fit, but monotonicity decides), thm4.2 cannot
-    fit the phase length on 2 rungs (nor thm4.1 the bound on T*), lemma 5.1's other-local
-    sign departs for Δ > 0, and CL
+    fit the phase length on 2 rungs (nor thm4.1 the bound on T*), lemma 5.1's measured
+    rates equal the derived ones, and CL
     collapses onto the global area where MAE learns the local areas (thm4.4)."""
     from theorylab.check import main
 
@@ -252,7 +290,7 @@ def test_check_command_quick(tmp_path):
         assert CLAIMS[cid].judge(_read(out, cid)).verdict == verdict
     assert v["thm4.1"] == "inconclusive"
     assert v["thm4.2"] == "inconclusive"
-    assert v["lemma5.1"] == "disagrees"
+    assert v["lemma5.1"] == "agrees"
     assert v["thm4.4"] == "agrees"
     t = pd.read_csv(out / "thm4.2.csv")
     assert t[t.delta > 0].phase_I.all() and not t[t.delta < 0].phase_I.any()
