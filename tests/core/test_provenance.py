@@ -36,6 +36,12 @@ def test_git_commit_clean_dirty_and_outside_git(tmp_path):
     head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"],
                           capture_output=True, text=True, check=True).stdout.strip()
     assert git_commit(repo) == head
+    # a full run rewrites the committed output folders: that alone does not make it dirty
+    (repo / "docs" / "results").mkdir(parents=True)
+    (repo / "docs" / "results" / "x.md").write_text("new\n")
+    (repo / "figures").mkdir()
+    (repo / "figures" / "manifest.json").write_text("{}\n")
+    assert git_commit(repo) == head
     (repo / "a.txt").write_text("2\n")
     assert git_commit(repo) == head + "+dirty"
     outside = tmp_path / "plain"

@@ -33,15 +33,17 @@ SCRATCH = "runs/{mode}/{kind}"
 
 def git_commit(root: str | os.PathLike = REPO_ROOT) -> str:
     """Short hash of the commit checked out at `root`, with ``+dirty`` when tracked or
-    untracked (not ignored) files differ from it; ``"unknown"`` when `root` is not in a git
-    work tree or git cannot be run."""
+    untracked (not ignored) files differ from it, not counting the committed output folders
+    [`COMMITTED`][] (a full run rewrites them, so they do not say which code made a result);
+    ``"unknown"`` when `root` is not in a git work tree or git cannot be run."""
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
                               timeout=30, check=True).stdout.strip()
 
     try:
         head = git("rev-parse", "--short", "HEAD")
-        dirty = git("status", "--porcelain")
+        dirty = git("status", "--porcelain", "--", ".",
+                    *(f":(exclude){folder}" for folder in COMMITTED.values()))
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head + ("+dirty" if dirty else "") if head else "unknown"
