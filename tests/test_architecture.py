@@ -185,3 +185,12 @@ def test_the_circle_finder_finds_circles():
     assert "theorylab.jelassi2022.bench.empirical" in graph["theorylab.jelassi2022.bench.targets"]
     assert "theorylab.jelassi2022.bench.targets" not in graph[
         "theorylab.jelassi2022.bench.empirical"]
+
+
+def test_no_figure_imports_a_claim():
+    """A paper's figures take their configs and readings from shared modules (``setups``,
+    ``phases``, ``ladders``, ...), never from its claim checks."""
+    graph = import_graph()
+    bad = {m: sorted(t for t in out if ".claims" in t)
+           for m, out in graph.items() if ".figures" in m}
+    assert not {m: t for m, t in bad.items() if t}, bad

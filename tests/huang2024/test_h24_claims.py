@@ -12,7 +12,7 @@ import pytest
 
 from theorylab.core.claims import write_result
 from theorylab.huang2024.claims import CLAIMS, lemma51, thm41, thm42
-from theorylab.huang2024.claims._common import family_sizes
+from theorylab.huang2024.ladders import family_sizes
 from theorylab.vision.imagedata import fashion_mnist_available
 
 NAN = math.nan

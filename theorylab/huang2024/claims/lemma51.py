@@ -37,8 +37,8 @@ from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
 from ..engines import make_engine
+from ..ladders import GAMMA, mae_config
 from ..predictions import initial_rate_matrix, lemma51_ratio, z_moments
-from ._common import GAMMA, mae_config
 
 __all__ = ["CLAIM", "RATIO_ORDER", "RATIO_MIN_P", "ENGINE_TOL", "EXACT_TOL", "NOTES_SIGNS",
            "THRESHOLDS", "judge", "verdict_exact", "verdict_signs", "verdict_ratio",

@@ -4,14 +4,14 @@ plus an ε-dependent tail.
 
 Measured on the same exact population GD runs as Theorem 4.2 (``population-laplace``, the
 notes' §9 setting, per-query step η_q = η/P fixed, one Δ > 0 and one Δ < 0 size family over a
-P ladder; [`_common`][theorylab.huang2024.claims._common]). ``T_star`` is the first step with
+P ladder; [`ladders`][theorylab.huang2024.ladders]). ``T_star`` is the first step with
 L − L* ≤ ε_rel (L⁰ − L*), ε_rel = ``EPS_REL``; L* is the engine's exact infimum (areas fully
 masked). A run that reaches its step cap first is censored.
 
 What can contradict the reconstruction: T* = O(P^{1−κ_c}·polylog(P)/η) is an upper bound, so
 within a family T* may not grow faster than (P/C)/η_q times a polylog factor: the fitted
 exponent of T* against x = (P/C)/η_q must be at most 1 plus what (ln P)^``POLYLOG_POWER`` can
-add over the ladder ([`polylog_allowance`][theorylab.huang2024.claims._common.polylog_allowance]).
+add over the ladder ([`polylog_allowance`][theorylab.huang2024.ladders.polylog_allowance]).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from theorylab.core.claims.verdict import (
 )
 
 from ..config import PAPER_NAME
-from ._common import EPS_REL, ETA_Q, POLYLOG_POWER, polylog_allowance, run_ladders
+from ..ladders import EPS_REL, ETA_Q, POLYLOG_POWER, polylog_allowance, run_ladders
 
 __all__ = ["CLAIM", "THRESHOLDS", "judge", "verdict_convergence", "verdict_bound",
            "verdict_growth", "fits"]

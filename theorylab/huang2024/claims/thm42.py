@@ -4,9 +4,9 @@ correlation of local-area queries and Phase II growing their own-area one; for �
 single phase.
 
 Measured with exact population GD (``population-laplace``, the notes' §9 setting, η = η_q·P,
-see [`_common`][theorylab.huang2024.claims._common]) over a P ladder for one Δ > 0 family
+see [`ladders`][theorylab.huang2024.ladders]) over a P ladder for one Δ > 0 family
 (κ_s, κ_c) = (0.95, 0.25) and one Δ < 0 family (0.625, 0.5). Operational definitions (means
-over local-area query patches, [`phase_summary`][theorylab.huang2024.claims._common.phase_summary]):
+over local-area query patches, [`phase_summary`][theorylab.huang2024.ladders.phase_summary]):
 
 - **Phase I** is the initial run of steps in which the global FP correlation Φ_glob falls
   faster than the own-area one Φ_own grows (−dΦ_glob > dΦ_own per step); it ends at ``t_I``,
@@ -30,7 +30,7 @@ from theorylab.core.claims import Claim, ClaimResult, Threshold, threshold_value
 from theorylab.core.claims.verdict import MIN_FIT_POINTS, Verdict, combine, loglog_fit
 
 from ..config import PAPER_NAME
-from ._common import EPS_REL, ETA_Q, FAMILIES, GAMMA, POLYLOG_POWER, polylog_allowance, run_ladders
+from ..ladders import EPS_REL, ETA_Q, FAMILIES, GAMMA, POLYLOG_POWER, polylog_allowance, run_ladders
 
 __all__ = ["CLAIM", "END_O1", "THRESHOLDS", "judge", "verdict_phases", "verdict_end_value",
            "verdict_length", "fits"]
@@ -114,7 +114,7 @@ def fits(table: pd.DataFrame) -> pd.DataFrame:
 def verdict_length(table: pd.DataFrame, power: float = POLYLOG_POWER) -> Verdict:
     """Phase I length ∝ (P/C)/η_q up to polylog factors on the Δ > 0 runs: ``inconclusive``
     with fewer than 4 uncensored points (or flat); ``agrees`` when the exponent is within
-    [`polylog_allowance`][theorylab.huang2024.claims._common.polylog_allowance] (a factor
+    [`polylog_allowance`][theorylab.huang2024.ladders.polylog_allowance] (a factor
     (ln P)^power over the ladder) of 1; ``partial`` otherwise."""
     f = fits(table).iloc[0]
     if not np.isfinite(f.exponent):

@@ -2,7 +2,7 @@
 population runs, and attention maps of masked queries computed from a trained (Φ, Υ).
 
 Setting (docs/papers/huang2024.md §9, the same as the claim checks,
-[`theorylab.huang2024.claims._common`][]): one cluster, z ~ U[0.5, 1.5] (Gauss–Legendre
+[`theorylab.huang2024.ladders`][]): one cluster, z ~ U[0.5, 1.5] (Gauss–Legendre
 quadrature of 6 nodes), Bernoulli masks, masked keys kept in the softmax, loss normalised by
 1/P, Q⁰ = 0, exact population GD (``population-laplace``) with η = η_q·P, η_q = 2. With one
 cluster the dynamics commute with any relabelling of the patches, so contiguous areas (drawn
@@ -16,9 +16,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..claims._common import ETA_Q, mae_config
 from ..config import ExperimentConfig
 from ..data import AreaStructure, sample_batch
+from ..ladders import ETA_Q, mae_config
 from ..trainer import RunResult, run_experiment
 
 __all__ = ["ETA_Q", "figure_config", "trained_run", "masked_query_attention",

@@ -11,9 +11,9 @@ import pandas as pd
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 
-from ..claims._common import FAMILIES, family_sizes, phase_summary
 from ..config import PAPER_NAME
 from ..data import information_gap
+from ..ladders import FAMILIES, family_sizes, phase_summary
 from ._cl import CL_STEPS, cl_collapses, pair_run
 from ._common import ETA_Q, figure_config, fmt, own_attn_target, trained_run
 

@@ -37,8 +37,8 @@ from theorylab.core.claims.verdict import Verdict, combine, loglog_fit
 from theorylab.core.sweep import call_point, run_points
 
 from ..config import PAPER_NAME
+from ..setups import REF_DIAG, line_config
 from ..trainer import run_experiment
-from ._common import REF_DIAG, line_config
 
 __all__ = ["CLAIM", "SYM_TOL", "MATCH_TOL", "MOVE_MIN", "SEEDS", "THRESHOLDS", "judge",
            "verdict_symmetry", "verdict_alignment", "alignment_slopes", "alignment_point"]

@@ -24,7 +24,7 @@ from ..config import PAPER_NAME
 from ..data import enumerate_c, fstar_from_c, make_wstar
 from ..engines import BruteForceEngine
 from ..partition import Partition
-from ._common import REF_Q, REF_SETS, line_config
+from ..setups import REF_Q, REF_SETS, line_config
 
 __all__ = ["CLAIM", "set_permutation_A", "topc_overlap", "verdict", "ERR_TOL"]
 

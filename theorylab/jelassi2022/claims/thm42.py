@@ -40,8 +40,8 @@ from theorylab.core.claims.verdict import Verdict, ladder_threshold, loglog_fit
 from theorylab.core.sweep import call_point, run_points
 
 from ..config import PAPER_NAME
+from ..setups import REF_DIAG, reference_config
 from ..trainer import run_experiment
-from ._common import REF_DIAG, reference_config
 
 __all__ = ["CLAIM", "ERR_TOL", "SEEDS", "THRESHOLDS", "judge", "verdict", "n_needed",
            "n_needed_intervals", "seeds_point"]

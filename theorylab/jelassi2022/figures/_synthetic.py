@@ -5,9 +5,9 @@ Registered ids: ``jelassi2022-fig3``, ``jelassi2022-fig4``, ``theorylab-phases``
 ``theorylab-phase-diagram``, ``theorylab-transfer``.
 
 Every hyper-parameter of Figure 4 that the paper does not show is RECONSTRUCTED (see the
-captions). The phase boundaries come from `theorylab.jelassi2022.claims.thm41.phase_times`
+captions). The phase boundaries come from `theorylab.jelassi2022.phases.phase_times`
 (Theorem 4.1); the reference configuration from
-`theorylab.jelassi2022.claims._common.reference_config` (notes §9).
+`theorylab.jelassi2022.setups.reference_config` (notes §9).
 """
 
 from __future__ import annotations
@@ -20,14 +20,14 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.sweep import run_point, run_points
 
-from ..claims._common import REF_SETS, line_config, reference_config
-from ..claims.thm41 import pa_limit_error, phase_times
-from ..claims.thm51 import finetune, finetune_summary
 from ..config import PAPER_NAME, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..data import bayes_error, make_wstar, sample_c
 from ..partition import Partition
+from ..phases import pa_limit_error, phase_times
 from ..predictions import phase_i, phase_ii
+from ..setups import REF_SETS, line_config, reference_config
 from ..trainer import run_experiment
+from ..transfer import finetune, finetune_summary
 
 __all__ = [
     "fig3",
@@ -46,7 +46,7 @@ Q_REF = math.log(100) / 10
 
 # -- helpers ---------------------------------------------------------------------------------------
 def _phase_times(traj, cfg: ExperimentConfig) -> dict[str, float]:
-    """`theorylab.jelassi2022.claims.thm41.phase_times` with its phase-III target (the exact
+    """`theorylab.jelassi2022.phases.phase_times` with its phase-III target (the exact
     error of hard patch association, `pa_limit_error`) for the population configuration
     `cfg`."""
     return phase_times(traj, pa_limit_error(cfg))

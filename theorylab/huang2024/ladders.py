@@ -1,5 +1,6 @@
-"""Shared settings of the huang2024 claim checks: the two size families, the P ladders, the
-exact population GD runs (``population-laplace``, stopped early) and their phase readings.
+"""The MAE P ladders that the huang2024 claim checks and figures share: the two size
+families, the P ladders, the exact population GD runs (``population-laplace``, stopped early)
+and their phase readings.
 
 Setting (docs/papers/huang2024.md §9, the notes' reference computation): one cluster, random
 areas, z ~ U[0.5, 1.5] (Gauss–Legendre quadrature of ``Z_NODES`` nodes), Bernoulli masks with
@@ -20,8 +21,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from ..config import ExperimentConfig, config_from_dict
-from ..engines import make_engine
+from .config import ExperimentConfig, config_from_dict
+from .engines import make_engine
 
 __all__ = ["FAMILIES", "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "POLYLOG_POWER",
            "family_sizes", "ladder", "mae_config", "max_steps", "gd_run", "phase_summary",

@@ -1,10 +1,11 @@
-"""Shared settings of the claim checks: the paper notes' §9 reference configuration."""
+"""The paper notes' §9 reference configuration and the line configurations that the claim
+checks and the figures share."""
 
 from __future__ import annotations
 
 import math
 
-from ..config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from .config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 
 __all__ = ["REF_SETS", "REF_Q", "REF_DIAG", "reference_config", "line_config"]
 

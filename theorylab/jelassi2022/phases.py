@@ -1,0 +1,68 @@
+"""Phase times of a trajectory of the first paper's model and the error of hard patch
+association: the readings that the Theorem 4.1 check and the phase figures share.
+
+- end of phase I, ``t_I``: first recorded step with γ − ρ ≥ [`MOVE_TOL`][] (A has left its
+  start);
+- end of phase II, ``t_II``: first step with γ − ρ at least half its final value;
+- end of phase III, ``t_III``: first step ≥ t_II from which the error stays within
+  [`ERR_TOL`][] of the error of hard patch association with the same σ
+  ([`pa_limit_error`][]); NaN when never.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .engines import ExchangeableEngine
+
+__all__ = ["MOVE_TOL", "ERR_TOL", "phase_times", "pa_limit_error"]
+
+#: A has left its start: 1e−3 in logits, far above one GD step's γ − ρ from a symmetric start.
+MOVE_TOL = 1e-3
+#: half a percentage point of classification error: the resolution at which an error is
+#: called "at" a target (far above the rounding of an exact error).
+ERR_TOL = 0.005
+
+
+def phase_times(traj: pd.DataFrame, target_error: float,
+                column: str = "error_fair") -> dict[str, float]:
+    """``t_I``, ``t_II``, ``t_III`` (NaN when not reached) of a trajectory with columns step,
+    gamma, rho and `column` (the error compared with `target_error`, the patch-association
+    error that ends phase III; see the module docstring for the definitions)."""
+    step = traj.step.to_numpy()
+    gap = (traj.gamma - traj.rho).to_numpy()
+    err = traj[column].to_numpy()
+
+    def first(mask):
+        idx = np.flatnonzero(mask)
+        return float(step[idx[0]]) if idx.size else math.nan
+
+    t1 = first(gap >= MOVE_TOL)
+    t2 = first(gap >= 0.5 * gap[-1]) if gap[-1] >= MOVE_TOL else math.nan
+    t3 = math.nan
+    if np.isfinite(t2):
+        off = (np.abs(err - target_error) > ERR_TOL) | (step < t2)
+        last_off = np.flatnonzero(off)[-1] if off.any() else -1
+        if last_off + 1 < len(step):
+            t3 = float(step[last_off + 1])
+    return {"t_I": t1, "t_II": t2, "t_III": t3}
+
+
+def pa_limit_error(cfg, fair: bool = True) -> float:
+    """Exact error of hard patch association with the same σ: γ = diag (own set uniform), ρ =
+    diag − 60τ (no mass outside the own set); ties broken by a fair coin (``fair``) or counted
+    as errors."""
+    from theorylab.core.backend import get_backend
+
+    from .data import make_wstar
+
+    cfg = cfg.resolved()
+    part = cfg.data.make_partition()
+    eng = ExchangeableEngine(cfg, get_backend("numpy", "float64", "cpu"), part,
+                             make_wstar(cfg.data))
+    p = {"alpha": 1.0, "gamma": cfg.diag, "rho": cfg.diag - 60.0 * cfg.temperature}
+    ev = eng.evaluate(p, 0, need_grad=False, record=True)
+    return ev.error - 0.5 * ev.tie_mass if fair else ev.error
