@@ -121,13 +121,37 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
         for paper, part in summary.groupby("paper", sort=False):
             folder = Path(out) / str(paper)
             part = part.drop(columns=["paper"]).reset_index(drop=True)
+            part, kept = _merge_summary(folder, part, mode, list(claims))
             _io.write_csv(folder / "summary.csv", part)
+            note = (f"Rows of {', '.join(kept)} are kept from an earlier {mode} run (not rerun "
+                    "this time); each claim's page records its own run.\n\n" if kept else "")
             text = (f"# Claim checks of {PAPERS[paper].title}: summary "
                     f"({mode} run, {part.runtime_s.sum():.0f} s)\n\n"
-                    f"Run: {provenance_line(made)}\n\n"
+                    f"Run: {provenance_line(made)}\n\n" + note
                     + markdown_table(part.drop(columns=["error"])) + "\n")
             _io.atomic_write_text(folder / "summary.md", text)
     return summary
+
+
+def _merge_summary(folder: Path, part: pd.DataFrame, mode: str,
+                   order: list[str]) -> tuple[pd.DataFrame, list[str]]:
+    """``part`` with the rows of the other claims of an existing summary of the same mode
+    (full or quick) in `folder` kept, in claim order, so that checking one claim does not drop
+    the others from the summary; also the keys of the kept rows. An unreadable summary, one of
+    the other mode or one without a ``claim`` column is replaced."""
+    try:
+        head = (folder / "summary.md").read_text(encoding="utf-8").splitlines()[0]
+        old = pd.read_csv(folder / "summary.csv", keep_default_na=False)
+    except (OSError, IndexError, ValueError, pd.errors.ParserError):
+        return part, []
+    if f"({mode} run," not in head or "claim" not in old.columns:
+        return part, []
+    old = old[~old.claim.isin(part.claim) & old.claim.isin(order)]
+    if old.empty:
+        return part, []
+    merged = pd.concat([part, old.reindex(columns=part.columns)], ignore_index=True)
+    merged = merged.sort_values("claim", key=lambda c: c.map(order.index), kind="stable")
+    return merged.reset_index(drop=True), list(old.claim)
 
 
 #: the width of the summary printed by ``main``
