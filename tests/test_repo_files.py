@@ -42,6 +42,6 @@ def test_ci_script_says_what_it_removes_before_removing_it():
     removals = [i for i, line in enumerate(lines) if line.strip().startswith("rm ")]
     assert removals, "the CI script removes nothing any more: drop this test"
     for i in removals:
-        target = lines[i].split()[-1]
+        target = lines[i].split()[-1].strip("\"'")  # the last path, without its quotes
         before = lines[i - 1].strip()
         assert before.startswith("echo") and target in before, (lines[i - 1], lines[i])
