@@ -1,8 +1,8 @@
 """The up-front memory estimates of the second paper's engines are upper estimates: the peak
 resident memory of building an engine and taking two steps, measured in a fresh process above
 the memory after the imports (the peak is reset there through ``/proc/self/clear_refs``, since
-the imports' own transient peak can exceed the run's), stays below the estimate (and within 4× of it, so the estimate
-refuses nothing that would fit by a wide margin)."""
+the imports' own transient peak can exceed the run's), stays below the estimate (and within 4×
+of it, so the estimate refuses nothing that would fit by a wide margin)."""
 
 from __future__ import annotations
 
