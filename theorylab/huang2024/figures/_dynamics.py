@@ -14,6 +14,7 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 from ..config import PAPER_NAME
 from ..data import information_gap
 from ..ladders import FAMILIES, family_sizes, phase_summary
+from ..predictions import has_phase_one, z_moments
 from ._cl import CL_STEPS, cl_collapses, pair_run
 from ._common import ETA_Q, figure_config, fmt, own_attn_target, trained_run
 
@@ -57,7 +58,8 @@ DYN_CAPTION = (
     "computation used η = 200 with Monte Carlo batches). Left: Δ > 0 (C1 = 192, C = 4); right: "
     "Δ < 0 (C1 = 32, C = 16). Top: mean FP correlation Φ of a local-area patch with its own "
     "area's feature and with the global feature (thin: a global-area patch with its own, the "
-    "global, feature); the dashed line is the RECONSTRUCTED end-of-Phase-I value −(Δ/2) ln P; "
+    "global, feature); the dashed line is the RECONSTRUCTED end-of-Phase-I value −(Δ/2) ln P, "
+    "drawn only where a Phase I exists; "
     "vertical lines: t_I, the first step at which the own-area correlation grows at least as "
     "fast as the global one falls (Phase I is present when the first step already decouples), "
     "and t_II, the first step with own-area attention ≥ ½(1 − γ^{C−1}) (the claims' "
@@ -101,7 +103,11 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         ax.plot(s, tr.phi_glob_lq, color="C1", label="Φ local patch → global area")
         ax.plot(s, tr.phi_own_gq, color="C1", lw=0.8, ls=":", label="Φ global patch → global area")
         pred = -(delta / 2) * math.log(P)
-        ax.axhline(pred, color="C3", ls="--", lw=1.0, label=f"−(Δ/2) ln P = {pred:.2f}")
+        cfg = figure_config(P, C1, C, gamma=gamma, steps=steps)
+        predicted_I = has_phase_one(P, C1, C, z_moments(cfg), gamma=gamma,
+                                    mask_keys=cfg.model.mask_keys, loss_norm=cfg.model.loss_norm)
+        if present and delta > 0:  # the end-of-Phase-I value exists only where Phase I does
+            ax.axhline(pred, color="C3", ls="--", lw=1.0, label=f"−(Δ/2) ln P = {pred:.2f}")
         axa.plot(s, tr.attn_own_lq, color="C2", label="own area (unmasked keys)")
         axa.plot(s, tr.attn_glob_lq, color="C1", label="global area (unmasked keys)")
         axa.plot(s, tr.attn_masked_lq, color="0.4", label="masked keys")
@@ -125,8 +131,9 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         h = {
             "P": P, "C1": C1, "C": C, "delta": delta, "phase_I": present,
             "t_I": summ["t_I"], "t_II": summ["t_II"], "T_star": summ["T_star"],
+            "phase_I_predicted": predicted_I,
             "phi_glob_end_I": summ["phi_glob_end_I"] if present else math.nan,
-            "phi_glob_pred": pred,
+            "phi_glob_pred": pred if present and delta > 0 else math.nan,
             "dphi_glob_1": summ["dphi_glob_1"], "dphi_own_1": summ["dphi_own_1"],
             "min_phi_glob_lq": float(tr.phi_glob_lq.min()),
             "final_phi_own_lq": float(last.phi_own_lq),
@@ -148,6 +155,9 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         else:
             ph = (f"no Phase I: the first step already raises Φ_own by {h['dphi_own_1']:.3g}, "
                   f"more than Φ_glob falls ({h['dphi_glob_1']:.3g})")
+        ph += ("; the derived first-step rates (predictions.has_phase_one) "
+               + ("also predict" if predicted_I == present else "predict the opposite:")
+               + (" a Phase I" if predicted_I else " no Phase I"))
         reading.append(
             f"Δ = {delta:+.3f} (P = {P}, C1 = {C1}, C = {C}): {ph}; the own-area attention "
             f"reaches ½(1 − γ^(C−1)) at t_II = {fmt(h['t_II'])} and L − L* falls to 5% of its "
