@@ -109,10 +109,6 @@ def test_a_kernel_module_importing_a_paper_is_caught():
 
 
 # -- no import circle -----------------------------------------------------------------------------
-#: Import edges (importer, imported) left out of the circle test (none: every circle fails it).
-KNOWN_EDGES: set[tuple[str, str]] = set()
-
-
 def import_graph() -> dict[str, set[str]]:
     """Module → the theorylab modules it imports (function-level imports included)."""
     graph = {}
@@ -167,9 +163,6 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_circle():
     graph = import_graph()
-    for a, b in KNOWN_EDGES:
-        assert b in graph.get(a, set()), f"{a} no longer imports {b}: remove it from KNOWN_EDGES"
-        graph[a].discard(b)
     assert not circles(graph), f"modules that import each other (directly or around a circle): " \
                                f"{circles(graph)}"
 

@@ -146,7 +146,7 @@ def dynamics(ctx: FigureContext) -> FigureResult:
             "loss_monotone": summ["loss_monotone"],
         }
         headline[fam] = h
-        settings[fam] = figure_config(P, C1, C, gamma=gamma, steps=steps).resolved().to_dict()
+        settings[fam] = cfg.resolved().to_dict()
         if present:
             ph = (f"Phase I is present: the first step moves Φ_glob by {h['dphi_glob_1']:.3g} "
                   f"and Φ_own by {h['dphi_own_1']:+.3g}; it ends at t_I = {fmt(h['t_I'])} with "
