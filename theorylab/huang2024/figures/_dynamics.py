@@ -266,8 +266,8 @@ def _cl_column(ax, axa, quick: bool, headline: dict, reading: list, settings: di
     for a in (ax, axa):  # CL's plateau comes within tens of steps, MAE's after hundreds
         a.set_xscale("symlog", linthresh=10)
     delta = runs["CL"].config.delta
-    ax.set_title(f"CL ({cl_steps} steps) vs MAE ({mae_steps} steps), K = 4, Δ = {delta:+.3f}: "
-                 f"P = {P}, C1 = {C1}, C = {C}", fontsize=9)
+    ax.set_title(f"CL ({cl_steps} steps) vs converged MAE ({mae_steps}), K = 4\nΔ = "
+                 f"{delta:+.3f}: P = {P}, C1 = {C1}, C = {C}", fontsize=9)
     ax.set_ylabel("FP correlation Φ")
     axa.set_ylabel("attention of a masked local query")
     axa.set_xlabel("GD steps")
