@@ -400,6 +400,11 @@ class ExperimentConfig:
             raise ValueError(f"train.z_nodes: {self.train.engine} sums over the coefficient "
                              "law; a uniform law needs Gauss–Legendre nodes (set "
                              "train.z_nodes > 0, e.g. 16) or use data.z_law = 'values'")
+        if (self.train.engine in ("population-exact", "population-laplace")
+                and self.train.init == "gaussian" and self.train.init_scale > 0):
+            raise ValueError(f"train.init: {self.train.engine} needs Υ[p, ·] constant on every "
+                             "atom minus {p}, which a Gaussian start breaks; use init = 'zero', "
+                             "or engine = 'population-montecarlo' or 'population-brute'")
         if self.train.engine != "empirical" and self.train.resample_masks:
             raise ValueError("train.resample_masks: only used by engine = 'empirical'")
         cl = self.model.objective == "cl"
