@@ -358,11 +358,6 @@ class TrainConfig:
             raise ValueError(f"train.device: must be 'cpu', 'cuda' or 'cuda:N' (got {dev!r})")
         if self.backend == "numpy" and dev != "cpu":
             raise ValueError(f"train.device: backend 'numpy' runs on 'cpu' only (got {dev!r})")
-        if self.engine in ("population-exact", "population-laplace") and (
-                self.backend != "numpy" or dev != "cpu"):
-            raise ValueError(f"train.backend: {self.engine} runs on numpy/torch CPU only "
-                             f"(got backend={self.backend!r}, device={dev!r}); the torch "
-                             "backend serves the batch engines")
         _choice("train.dtype", self.dtype, DTYPES)
 
 

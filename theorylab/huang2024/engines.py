@@ -211,6 +211,7 @@ class ExactEngine(MAEEngine):
             idx = np.stack(np.meshgrid(*[np.arange(len(self.nodes))] * N, indexing="ij"),
                            -1).reshape(-1, N)
             self.zconf.append((self.nodes[idx], np.prod(self.zprobs[idx], axis=1)))
+        self._torch_sum = None  # the torch tensors of the sum, built on first use
 
     def check_symmetric(self, Ups: np.ndarray) -> None:
         for p, (_G, _c, members, _n, _pn) in enumerate(self.plans):
@@ -283,6 +284,8 @@ class ExactEngine(MAEEngine):
 
     def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
         self.check_symmetric(params.Ups)
+        if self.cfg.train.backend == "torch":
+            return self._evaluate_torch(params, need_grad)
         s = self.structure
         P = s.P
         gPhi, gUps = np.zeros_like(params.Phi), np.zeros_like(params.Ups)
@@ -306,6 +309,20 @@ class ExactEngine(MAEEngine):
         attn = {f"attn_{key}": (v / wsum[key[-2:]] if wsum[key[-2:]] else math.nan)
                 for key, v in sums.items()}
         grads = {"Phi": gPhi, "Ups": gUps} if need_grad else None
+        return Evaluation(loss, loss_star=self.lstar, grads=grads, attn=attn)
+
+
+    def _evaluate_torch(self, params: Params, need_grad: bool) -> Evaluation:
+        """The same sum on torch (``train.device``), module [`exact_torch`][theorylab
+        .huang2024.exact_torch]."""
+        if self._torch_sum is None:
+            from .exact_torch import TorchExactSum
+
+            self._torch_sum = TorchExactSum(self, self.cfg.train.device)
+        loss, sums, wsum, g = self._torch_sum.evaluate(params.Phi, params.Ups, need_grad)
+        attn = {f"attn_{key}": (v / wsum[key[-2:]] if wsum[key[-2:]] else math.nan)
+                for key, v in sums.items()}
+        grads = {"Phi": g[0], "Ups": g[1]} if need_grad else None
         return Evaluation(loss, loss_star=self.lstar, grads=grads, attn=attn)
 
 
