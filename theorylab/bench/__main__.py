@@ -59,7 +59,7 @@ def _parser() -> ArgumentParser:
                         "population step (numpy, torch on --device, autograd), with --quick, "
                         "--sizes, --repeats, --max-seconds, --threads and --out")
     p.add_argument("--sizes", type=int, nargs="+", default=None,
-                   help="with --paper huang2024: the numbers of patches P (even, >= 4; default "
+                   help="with --paper huang2024: the numbers of patches P (>= 6; default "
                         "64 256 576, --quick 16 64)")
     p.add_argument("--out", help="also write the table as CSV (a new file, or a benchmark CSV "
                                  "to replace)")

@@ -7,8 +7,9 @@ torch-autograd implementation of the same population loss, timed interleaved in 
   softmax, output, squared error, weighted sum over count rows and coefficient vectors) of the
   full Φ and Υ, the gradient by ``loss.backward()``. It uses the engine's enumeration tables
   (count rows, coefficient vectors, their probabilities), not its code.
-- [`bench_config`][]: the timed problem at P (one cluster, two areas of P/2 patches, the
-  coefficient law {0.5, 1.5}, Bernoulli masks γ = 0.5, masked keys in, ``loss_norm = "P"``).
+- [`bench_config`][]: the timed problem at P (one cluster, a global area of P − 4 patches and
+  a local area of 4, so Δ > 0 and a query's count rows grow like 5P; the coefficient law
+  {0.5, 1.5}, Bernoulli masks γ = 0.5, masked keys in, ``loss_norm = "P"``).
 - [`bench_exact`][]: one row per P: the three step times, their ratios to the baseline, and
   the largest differences of loss and gradients to the numpy engine (measured before timing).
 - [`run`][]: the command line's table, starting with the machine line.
@@ -16,7 +17,6 @@ torch-autograd implementation of the same population loss, timed interleaved in 
 
 from __future__ import annotations
 
-import math
 import statistics
 
 import numpy as np
@@ -36,9 +36,9 @@ QUICK_SIZES = (16, 64)
 
 
 def bench_config(P: int, backend: str = "numpy", device: str = "cpu") -> ExperimentConfig:
-    """The timed problem at P (module docstring); P even, ≥ 4."""
+    """The timed problem at P (module docstring); P ≥ 6."""
     return config_from_dict({
-        "data": {"P": P, "C1": P // 2, "C": P // 2, "z_law": "values", "z_values": [0.5, 1.5]},
+        "data": {"P": P, "C1": P - 4, "C": 4, "z_law": "values", "z_values": [0.5, 1.5]},
         "model": {"mask": "bernoulli", "gamma": 0.5, "mask_keys": True, "loss_norm": "P"},
         "train": {"engine": "population-exact", "backend": backend, "device": device,
                   "lr": 2.0 * P, "max_configs": 10**12}})
@@ -178,7 +178,8 @@ def run(args) -> list[dict]:
 
 
 def check_sizes(sizes) -> None:
-    """``ValueError("--sizes: ...")`` unless every P is even and ≥ 4 (two areas of P/2)."""
+    """``ValueError("--sizes: ...")`` unless every P is ≥ 6 (a global area of P − 4 ≥ 2
+    patches and a local area of 4)."""
     for P in sizes or ():
-        if P < 4 or P % 2 or not math.isfinite(P):
-            raise ValueError(f"--sizes: every P must be even and >= 4 (got {P})")
+        if P < 6:
+            raise ValueError(f"--sizes: every P must be >= 6 (got {P})")
