@@ -21,9 +21,10 @@ import math
 import numpy as np
 import pytest
 
+from tests.huang2024.test_h24_engines import symmetric_state
 from theorylab.huang2024 import config_from_dict, run_experiment
 from theorylab.huang2024.bench import AutogradExactLoss, bench_exact
-from theorylab.huang2024.engines import ExactEngine, LaplaceEngine, Params, make_engine
+from theorylab.huang2024.engines import ExactEngine, LaplaceEngine, make_engine
 
 TOL = 1e-12  # see the module docstring
 VALUES = {"z_law": "values", "z_values": [0.5, 1.0, 1.5], "z_probs": [0.2, 0.5, 0.3]}
@@ -35,16 +36,6 @@ def cfg_of(P=6, C1=4, C=2, K=1, mask="bernoulli", mask_keys=True, loss_norm="P",
         "data": {"P": P, "K": K, "C1": C1, "C": C, **VALUES},
         "model": {"mask": mask, "gamma": 0.4, "mask_keys": mask_keys, "loss_norm": loss_norm},
         "train": {"engine": engine, "backend": backend, "device": device, **train}})
-
-
-def symmetric_state(structure, seed):
-    """Random Φ; random Υ constant on each atom (the exact engines' symmetry)."""
-    rng = np.random.default_rng(seed)
-    P = structure.P
-    atom, atom_area = structure.atoms()
-    Ups = rng.standard_normal((P, atom_area.shape[1]))[:, atom]
-    Ups[np.arange(P), np.arange(P)] = rng.standard_normal(P)
-    return Params(2 * rng.standard_normal((P, structure.F)), Ups)
 
 
 def assert_same(a, b, tol=TOL):

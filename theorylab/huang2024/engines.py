@@ -222,6 +222,16 @@ class ExactEngine(MAEEngine):
                         f"population-exact: Υ[{p}, ·] is not constant on an atom (spread "
                         f"{np.ptp(v):.3g}); the exchangeable sum does not apply to this state")
 
+    def count_norm(self, c: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """The loss normalisation of each row of unmasked-key counts ``n`` (rows, atoms) of a
+        masked query whose atoms hold ``c`` other keys: 1/P, 1/|ℳ| (the query and its masked
+        keys) or 1."""
+        if self.loss_norm == "P":
+            return np.full(len(n), 1.0 / self.structure.P)
+        if self.loss_norm == "mask":
+            return 1.0 / (1.0 + (c - n).sum(axis=1))
+        return np.ones(len(n))
+
     def _query(self, p: int, k: int, Phi, Ups, need_grad: bool):
         G, c, members, n, pn = self.plans[p]
         zc, pz = self.zconf[k]
@@ -258,12 +268,7 @@ class ExactEngine(MAEEngine):
         tgt[j] = 1.0
         resid = zc[None, :, :] * sm - zj[None, :, None] * tgt
         lossc = 0.5 * np.sum(resid * resid, axis=2)  # (Cn, Cz)
-        if self.loss_norm == "P":
-            nf = np.full(len(n), 1.0 / s.P)
-        elif self.loss_norm == "mask":
-            nf = 1.0 / (1.0 + (c - n).sum(axis=1))
-        else:
-            nf = np.ones(len(n))
+        nf = self.count_norm(c, n)
         wq = self.pmask / s.K
         wcond = pn[:, None] * pz[None, :]  # P[config | p masked, cluster k]
         wl = wcond * nf[:, None] * wq

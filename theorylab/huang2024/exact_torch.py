@@ -66,12 +66,7 @@ class TorchExactSum:
                 pos = np.zeros(s.P, dtype=np.int64)
                 pos[np.isin(engine.atom, G)] = np.searchsorted(
                     G, engine.atom[np.isin(engine.atom, G)])
-                if engine.loss_norm == "P":
-                    nf = np.full(len(n), 1.0 / s.P)
-                elif engine.loss_norm == "mask":
-                    nf = 1.0 / (1.0 + (c - n).sum(axis=1))
-                else:
-                    nf = np.ones(len(n))
+                nf = engine.count_norm(c, n)
                 wcond = pn[:, None] * pz[None, :]
                 wq = engine.pmask / s.K
                 self.groups.append({
