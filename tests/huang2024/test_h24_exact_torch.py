@@ -179,6 +179,8 @@ def test_bench_cli_runs_and_checks_sizes(capsys):
     assert capsys.readouterr().err == "error: --sizes: every P must be >= 6 (got 5)\n"
     assert main(["--sizes", "8"]) == 2
     assert capsys.readouterr().err.startswith("error: --sizes: only used with --paper huang2024")
+    assert main(["--paper", "huang2024", "--targets"]) == 2
+    assert capsys.readouterr().err.startswith("error: --paper: huang2024 times the exact")
 
 
 def test_torch_path_refuses_what_does_not_fit(monkeypatch):

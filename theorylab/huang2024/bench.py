@@ -6,7 +6,10 @@ torch-autograd implementation of the same population loss, timed interleaved in 
   straightforward torch expression (logits of every key class, log-counts added, a logsumexp
   softmax, output, squared error, weighted sum over count rows and coefficient vectors) of the
   full Φ and Υ, the gradient by ``loss.backward()``. It uses the engine's enumeration tables
-  (count rows, coefficient vectors, their probabilities), not its code.
+  (count rows, coefficient vectors, their probabilities), not its code. Unchunked: its
+  largest tensors hold (queries of an atom) × (count rows) × (coefficient vectors) ×
+  (2·atoms + 1) values, about 0.26 GB each at P = 576 and 0.8 GB at P = 1024, and autograd
+  keeps several of them.
 - [`bench_config`][]: the timed problem at P (one cluster, a global area of P − 4 patches and
   a local area of 4, so Δ > 0 and a query's count rows grow like 5P; the coefficient law
   {0.5, 1.5}, Bernoulli masks γ = 0.5, masked keys in, ``loss_norm = "P"``).
@@ -28,7 +31,8 @@ from .engine_base import Params
 from .engines import ExactEngine
 from .exact_torch import TorchExactSum
 
-__all__ = ["AutogradExactLoss", "QUICK_SIZES", "SIZES", "bench_config", "bench_exact", "run"]
+__all__ = ["AutogradExactLoss", "QUICK_SIZES", "SIZES", "bench_config", "bench_exact",
+           "check_sizes", "run"]
 
 #: P of the default run and of ``--quick``
 SIZES = (64, 256, 576)
