@@ -62,7 +62,10 @@ from .config import ExperimentConfig
 from .data import AreaStructure, zlaw_nodes
 
 __all__ = ["ZMoments", "z_moments", "count_law", "initial_rates", "leading_rates",
-           "initial_rate_matrix", "lemma51_ratio", "has_phase_one"]
+           "initial_rate_matrix", "lemma51_ratio", "has_phase_one", "REDUCED_COORDS",
+           "QueryClass", "query_classes", "reduced_expectation", "reduced_gradient",
+           "rest_variance", "stop_reached", "own_attention_target", "reduced_gd",
+           "phase_one_prediction"]
 
 
 @dataclass(frozen=True)
@@ -564,3 +567,34 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = 0.05):
     tr = pd.DataFrame(rows)
     tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]
     return tr
+
+
+def phase_one_prediction(cfg: ExperimentConfig, max_steps: int | None = None,
+                         eps_rel: float = 0.05) -> dict:
+    """The derived phase readings of an MAE config ([`reduced_gd`][] read with the ladder
+    claims' definitions, `theorylab.huang2024.ladders.phase_summary`): ``phase_I`` (the first
+    step has −dΦ_glob > dΦ_own), ``t_I`` (the first step with dΦ_own ≥ −dΦ_glob),
+    ``phi_glob_end_I`` = Φ_glob(t_I) of local queries, ``t_II`` (own-area attention reaches
+    ½(1 − γ^{C−1})), ``T_star`` (L − L* ≤ eps_rel·(L⁰ − L*)) and ``neglect`` (the largest
+    √[`rest_variance`][] along the run); NaN where the run did not get there.
+
+    **Arguments:**
+
+    - `cfg`: a resolved MAE config with one cluster, Bernoulli masks, masked keys in the
+      softmax and loss_norm = 'P' (else ValueError); its ``train.lr`` is the step size η.
+    - `max_steps`: the step cap (default ``cfg.train.steps`` when positive, else
+      40 (P/C)/η_q + 40 with η_q = η/P).
+    - `eps_rel`: the relative excess loss that defines T*."""
+    from .ladders import phase_summary
+
+    P, C1, C = _reduced_premise(cfg)
+    if max_steps is None:
+        eta_q = float(cfg.train.lr) / P
+        max_steps = int(cfg.train.steps) if cfg.train.steps > 0 else \
+            int(math.ceil(40 * (P / C) / max(eta_q, 1e-12))) + 40
+    tr = reduced_gd(cfg, max_steps, eps_rel)
+    s = phase_summary(tr, P, C1, C, float(cfg.model.gamma))
+    hit = np.flatnonzero(tr.rel_excess.to_numpy() <= eps_rel)
+    return {"phase_I": s["phase_I"], "t_I": s["t_I"], "phi_glob_end_I": s["phi_glob_end_I"],
+            "t_II": s["t_II"], "T_star": float(tr.step.iloc[hit[0]]) if hit.size else math.nan,
+            "neglect": float(np.sqrt(tr.rest_var.max()))}

@@ -126,14 +126,14 @@ def verdict_end_value(table: pd.DataFrame, end_tol: float = END_TOL) -> Verdict:
 def verdict_lengths(table: pd.DataFrame, step_tol: float = STEP_TOL) -> Verdict:
     """t_I and t_II of every run within `step_tol` steps of the derived ones: ``agrees``;
     some farther: ``disagrees`` (our derivation, compared with the same model's engine); a
-    missing derived reading: ``inconclusive`` (the engine's own censoring is
-    [`verdict_phases`][]'s premise)."""
+    missing measured or derived reading (censored by the step cap): ``inconclusive``."""
     if len(table) == 0:
         return Verdict("inconclusive", ("phase lengths: no run",))
     cols = [("t_I", "t_I_derived"), ("t_II", "t_II_derived")]
-    if any(not np.isfinite(table[d]).all() for _, d in cols):
-        return Verdict("inconclusive", ("phase lengths: a derived run did not reach t_I or "
-                                        "t_II before its step cap",))
+    if any(not np.isfinite(table[c]).all() for pair in cols for c in pair):
+        return Verdict("inconclusive", ("premise failed: inside the horizon: a measured or "
+                                        "derived run did not reach t_I or t_II before its step "
+                                        "cap",))
     bad = [f"P={r.P:g} (Δ={r.delta:+.3f}): {m} = {getattr(r, m):g} vs derived "
            f"{getattr(r, d):g}" for r in table.itertuples() for m, d in cols
            if not abs(getattr(r, m) - getattr(r, d)) <= step_tol]
