@@ -101,9 +101,6 @@ def max_steps(P: int, C: int) -> int:
     return int(math.ceil(40 * (P / C) / ETA_Q)) + 40
 
 
-_own_attn_target = own_attention_target
-
-
 @lru_cache(maxsize=64)
 def gd_run(P: int, C1: int, C: int) -> pd.DataFrame:
     """Exact population GD (``population-laplace``) from Q⁰ = 0, one row per step (the columns
@@ -116,7 +113,7 @@ def gd_run(P: int, C1: int, C: int) -> pd.DataFrame:
     params = eng.initial_params()
     rows: list[dict] = []
     cap = max_steps(P, C)
-    target = _own_attn_target(C, cfg.model.gamma)
+    target = own_attention_target(C, cfg.model.gamma)
     for step in range(cap + 1):
         ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
         row = {"step": step, **eng.record(params, step, ev)}
@@ -166,7 +163,7 @@ def phase_summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float = GAMM
     t_I = _first(s1, do >= -dg)
     phase_I = bool(np.isfinite(t_I) and t_I >= 2)
     phi_end = float(g[int(t_I)]) if np.isfinite(t_I) else math.nan
-    t_II = _first(step, tr.attn_own_lq.to_numpy() >= _own_attn_target(C, gamma))
+    t_II = _first(step, tr.attn_own_lq.to_numpy() >= own_attention_target(C, gamma))
     T = _first(step, tr.rel_excess.to_numpy() <= EPS_REL)
     delta = 2 * math.log(C1) / math.log(P) - math.log(C) / math.log(P) - 1
     return {

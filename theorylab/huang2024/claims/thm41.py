@@ -283,9 +283,10 @@ CLAIM = Claim(
     statement="For Δ in the admissible range, GD on the MAE loss from Q⁰ = 0 reaches "
     "L_MAE − L* ≤ ε after T* steps, T* growing with P (heuristically ∝ P^{1−κ_c}/η up to "
     "polylog factors).",
-    measured="Exact population GD (population-laplace) over a P ladder for a Δ > 0 and a Δ < 0 "
-    f"size family: T*, the first step with L − L* ≤ {EPS_REL:g}(L⁰ − L*); log-log slopes of T* "
-    "against P and (P/C)/η_q.",
+    measured="Exact population GD (population-laplace) over a P ladder (16 to 576 in full mode) "
+    "for a Δ > 0 and a Δ < 0 size family: T*, the first step with L − L* ≤ "
+    f"{EPS_REL:g}(L⁰ − L*); log-log slopes of T* against P and (P/C)/η_q with 95 % "
+    "t-intervals.",
     predicted="Every run reaches ε (a run that runs out of steps is censored: inconclusive); "
     "within each family the P-exponent of T* of the derived reduced dynamics "
     "(predictions.reduced_gd) lies in the measured slope's 95 % t-interval (widened by "
