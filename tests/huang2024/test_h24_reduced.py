@@ -119,6 +119,19 @@ def test_derived_phases_match_the_engine_on_small_ladders():
     assert max(gaps) > 0  # the comparison is not vacuous
 
 
+def test_end_value_gap_shrinks_at_least_at_its_stated_order():
+    """Δ > 0 rungs P = 36 and 64: the gap of Φ_glob(t_I) shrinks at least as fast as the
+    neglected order √v (measured 2.7e-5 → 9.3e-6 against √v 1.8e-3 → 1.3e-3)."""
+    out = []
+    for P in (36, 64):
+        C1, C = family_sizes(P, *FAMILIES["pos"])
+        eng = phase_summary(gd_run(P, C1, C), P, C1, C)
+        d = derived_summary(P, C1, C)
+        out.append((abs(eng["phi_glob_end_I"] - d["phi_glob_end_I_derived"]), d["neglect"]))
+    (g36, n36), (g64, n64) = out
+    assert n64 < n36 and g64 / g36 <= n64 / n36
+
+
 def test_phase_one_prediction_and_its_premises():
     P, C1, C = 64, 52, 3
     out = phase_one_prediction(mae_config(P, C1, C).resolved())
@@ -126,6 +139,12 @@ def test_phase_one_prediction_and_its_premises():
     assert out["phi_glob_end_I"] < -0.5 and math.isfinite(out["T_star"])
     neg = phase_one_prediction(mae_config(64, 16, 8).resolved())
     assert not neg["phase_I"] and neg["t_I"] == 1.0
+    # a uniform law without train.z_nodes: DEFAULT_Z_NODES, same readings as 6 nodes
+    unset = config_from_dict({**mae_config(P, C1, C).to_dict(),
+                              "train": {"lr": 2.0 * P, "z_nodes": 0}}).resolved()
+    other = phase_one_prediction(unset, max_steps=60)
+    assert other["t_I"] == out["t_I"]
+    assert other["phi_glob_end_I"] == pytest.approx(out["phi_glob_end_I"], abs=1e-8)
     with pytest.raises(ValueError, match="one cluster"):
         phase_one_prediction(_cfg(10, 4, 2, K=2))
     bad = config_from_dict({"data": {"P": 16, "C1": 8, "C": 4}, "model": {"mask_keys": False},
