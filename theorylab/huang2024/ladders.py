@@ -23,7 +23,7 @@ import pandas as pd
 
 from .config import ExperimentConfig, config_from_dict
 from .engines import make_engine
-from .predictions import own_attention_target, reduced_gd, stop_reached
+from .predictions import own_attention_target, phase_readings, reduced_gd, stop_reached
 
 __all__ = ["FAMILIES", "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "POLYLOG_POWER",
            "family_sizes", "ladder", "mae_config", "max_steps", "gd_run", "derived_run",
@@ -136,11 +136,6 @@ def derived_run(P: int, C1: int, C: int) -> pd.DataFrame:
     return reduced_gd(mae_config(P, C1, C).resolved(), max_steps(P, C), EPS_REL)
 
 
-def _first(step: np.ndarray, mask: np.ndarray) -> float:
-    idx = np.flatnonzero(mask)
-    return float(step[idx[0]]) if idx.size else math.nan
-
-
 def phase_summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float = GAMMA) -> dict:
     """The operational phase readings of one run (local queries, notes §4.5):
 
@@ -155,27 +150,22 @@ def phase_summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float = GAMM
     - ``phi_glob_heuristic`` = −(Δ/2) ln P, the notes' heuristic end of Phase I (a reference,
       not a derived prediction).
 
-    A reading the run did not reach is NaN (censored)."""
+    A reading the run did not reach is NaN (censored)
+    ([`phase_readings`][theorylab.huang2024.predictions.phase_readings])."""
     step = tr.step.to_numpy()
     g, o = tr.phi_glob_lq.to_numpy(), tr.phi_own_lq.to_numpy()
-    dg, do = np.diff(g), np.diff(o)
-    s1 = step[1:]
-    t_I = _first(s1, do >= -dg)
-    phase_I = bool(np.isfinite(t_I) and t_I >= 2)
-    phi_end = float(g[int(t_I)]) if np.isfinite(t_I) else math.nan
-    t_II = _first(step, tr.attn_own_lq.to_numpy() >= own_attention_target(C, gamma))
-    T = _first(step, tr.rel_excess.to_numpy() <= EPS_REL)
+    r = phase_readings(tr, C, gamma, EPS_REL)
+    t_I, phase_I, t_II = r["t_I"], r["phase_I"], r["t_II"]
     delta = 2 * math.log(C1) / math.log(P) - math.log(C) / math.log(P) - 1
     return {
         "P": P, "C1": C1, "C": C, "delta": delta, "eta_q": ETA_Q,
         "x_phase": (P / C) / ETA_Q, "steps_run": int(step[-1]),
-        "dphi_glob_1": float(dg[0]) if dg.size else math.nan,
-        "dphi_own_1": float(do[0]) if do.size else math.nan,
-        "t_I": t_I, "phase_I": phase_I, "phi_glob_end_I": phi_end,
+        "dphi_glob_1": r["dphi_glob_1"], "dphi_own_1": r["dphi_own_1"],
+        "t_I": t_I, "phase_I": phase_I, "phi_glob_end_I": r["phi_glob_end_I"],
         "phi_glob_heuristic": -(delta / 2) * math.log(P),
         "t_II": t_II, "len_I": t_I if phase_I else 0.0,
         "len_II": t_II - (t_I if phase_I else 0.0),
-        "T_star": T, "final_rel_excess": float(tr.rel_excess.iloc[-1]),
+        "T_star": r["T_star"], "final_rel_excess": float(tr.rel_excess.iloc[-1]),
         "final_phi_own_lq": float(o[-1]), "final_phi_glob_lq": float(g[-1]),
         "final_attn_own_lq": float(tr.attn_own_lq.iloc[-1]),
         "loss_monotone": bool(np.all(np.diff(tr.loss.to_numpy()) <= 0)),

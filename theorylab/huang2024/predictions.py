@@ -65,7 +65,7 @@ __all__ = ["ZMoments", "z_moments", "count_law", "initial_rates", "leading_rates
            "initial_rate_matrix", "lemma51_ratio", "has_phase_one", "REDUCED_COORDS",
            "QueryClass", "query_classes", "reduced_expectation", "reduced_gradient",
            "rest_variance", "stop_reached", "own_attention_target", "reduced_gd",
-           "phase_one_prediction"]
+           "phase_readings", "phase_one_prediction"]
 
 
 @dataclass(frozen=True)
@@ -577,10 +577,34 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = 0.05):
     return tr
 
 
+def _first(step: np.ndarray, mask: np.ndarray) -> float:
+    idx = np.flatnonzero(mask)
+    return float(step[idx[0]]) if idx.size else math.nan
+
+
+def phase_readings(tr, C: int, gamma: float, eps_rel: float) -> dict:
+    """The phase readings of one run (a trajectory with ``step``, ``phi_glob_lq``,
+    ``phi_own_lq``, ``attn_own_lq`` and ``rel_excess``; engine or derived), local queries:
+    with dΦ(t) = Φ(t) − Φ(t−1), ``t_I`` = first step t ≥ 1 with dΦ_own ≥ −dΦ_glob,
+    ``phase_I`` = (t_I ≥ 2), ``phi_glob_end_I`` = Φ_glob(t_I); ``t_II`` = first step with
+    attn_own_lq ≥ [`own_attention_target`][]; ``T_star`` = first step with rel_excess ≤
+    `eps_rel`; ``dphi_glob_1``, ``dphi_own_1`` the first increments. NaN where not reached."""
+    step = tr.step.to_numpy()
+    g, o = tr.phi_glob_lq.to_numpy(), tr.phi_own_lq.to_numpy()
+    dg, do = np.diff(g), np.diff(o)
+    t_I = _first(step[1:], do >= -dg)
+    return {"t_I": t_I, "phase_I": bool(np.isfinite(t_I) and t_I >= 2),
+            "phi_glob_end_I": float(g[int(t_I)]) if np.isfinite(t_I) else math.nan,
+            "t_II": _first(step, tr.attn_own_lq.to_numpy() >= own_attention_target(C, gamma)),
+            "T_star": _first(step, tr.rel_excess.to_numpy() <= eps_rel),
+            "dphi_glob_1": float(dg[0]) if dg.size else math.nan,
+            "dphi_own_1": float(do[0]) if do.size else math.nan}
+
+
 def phase_one_prediction(cfg: ExperimentConfig, max_steps: int | None = None,
                          eps_rel: float = 0.05) -> dict:
     """The derived phase readings of an MAE config ([`reduced_gd`][] read with the ladder
-    claims' definitions, `theorylab.huang2024.ladders.phase_summary`): ``phase_I`` (the first
+    claims' definitions, [`phase_readings`][]): ``phase_I`` (the first
     step has −dΦ_glob > dΦ_own), ``t_I`` (the first step with dΦ_own ≥ −dΦ_glob),
     ``phi_glob_end_I`` = Φ_glob(t_I) of local queries, ``t_II`` (own-area attention reaches
     ½(1 − γ^{C−1})), ``T_star`` (L − L* ≤ eps_rel·(L⁰ − L*)) and ``neglect`` (the largest
@@ -593,16 +617,13 @@ def phase_one_prediction(cfg: ExperimentConfig, max_steps: int | None = None,
     - `max_steps`: the step cap (default ``cfg.train.steps`` when positive, else
       40 (P/C)/η_q + 40 with η_q = η/P).
     - `eps_rel`: the relative excess loss that defines T*."""
-    from .ladders import phase_summary
-
     P, C1, C = _reduced_premise(cfg)
     if max_steps is None:
         eta_q = float(cfg.train.lr) / P
         max_steps = int(cfg.train.steps) if cfg.train.steps > 0 else \
             int(math.ceil(40 * (P / C) / max(eta_q, 1e-12))) + 40
     tr = reduced_gd(cfg, max_steps, eps_rel)
-    s = phase_summary(tr, P, C1, C, float(cfg.model.gamma))
-    hit = np.flatnonzero(tr.rel_excess.to_numpy() <= eps_rel)
-    return {"phase_I": s["phase_I"], "t_I": s["t_I"], "phi_glob_end_I": s["phi_glob_end_I"],
-            "t_II": s["t_II"], "T_star": float(tr.step.iloc[hit[0]]) if hit.size else math.nan,
-            "neglect": float(np.sqrt(tr.rest_var.max()))}
+    r = phase_readings(tr, C, float(cfg.model.gamma), eps_rel)
+    out = {k: r[k] for k in ("phase_I", "t_I", "phi_glob_end_I", "t_II", "T_star")}
+    out["neglect"] = float(np.sqrt(tr.rest_var.max()))
+    return out
