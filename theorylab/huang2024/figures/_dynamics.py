@@ -15,27 +15,42 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 from ..config import PAPER_NAME
 from ..data import information_gap
 from ..ladders import FAMILIES, family_sizes, phase_summary
-from ..predictions import has_phase_one, z_moments
+from ..predictions import has_phase_one, phase_one_prediction, reduced_gd, z_moments
 from ..setups import ATTN_TOL, pair_config
 from ..trainer import RunResult, run_experiment
 from ._cl import CL_STEPS, cl_collapses, pair_run
 from ._common import ETA_Q, figure_config, fmt, own_attn_target, trained_run
 
 __all__ = ["SECTION9_SIZES", "dynamics", "phase_diagram", "dynamics_settings", "pd_grid",
-           "phase_I_present", "phase_one_end", "PHASE_ONE_END_LABEL", "mae_plateau",
+           "phase_I_present", "phase_one_end", "phase_one_heuristic", "PHASE_ONE_END_LABEL",
+           "PHASE_ONE_HEURISTIC_LABEL", "mae_plateau",
            "converged_mae_run", "MAE_PLATEAU_TOL"]
 
 
 # -- the predicted end of Phase I ------------------------------------------------------------------
 #: Legend label of [`phase_one_end`][]'s value.
-PHASE_ONE_END_LABEL = "notes' leading order −(Δ/2) ln P"
+PHASE_ONE_END_LABEL = "derived value (reduced population GD)"
+#: Legend label of [`phase_one_heuristic`][]'s value.
+PHASE_ONE_HEURISTIC_LABEL = "notes' heuristic −(Δ/2) ln P"
 
 
-def phase_one_end(cfg) -> float:
-    """The predicted Φ_glob of a local query at the end of Phase I for an MAE config: the
-    notes' leading order −(Δ/2) ln P (docs/papers/huang2024.md §4.5, RECONSTRUCTED; not derived
-    in the reconstructed model). The one place the dynamics figure and the phase diagram take
-    this prediction from."""
+def phase_one_end(cfg, max_steps: int | None = None) -> float:
+    """The predicted Φ_glob of a local query at the end of Phase I for an MAE config, derived
+    in the reconstructed model: Φ_glob(t_I) of the reduced population GD
+    ([`phase_one_prediction`][theorylab.huang2024.predictions.phase_one_prediction]); NaN where
+    the reduction does not apply (e.g. masked keys left out) or where it predicts no Phase I.
+    The one place the dynamics figure and the phase diagram take this prediction from."""
+    try:
+        r = phase_one_prediction(cfg, max_steps=max_steps)
+    except ValueError:
+        return math.nan
+    return float(r["phi_glob_end_I"]) if r["phase_I"] else math.nan
+
+
+def phase_one_heuristic(cfg) -> float:
+    """The notes' leading-order heuristic −(Δ/2) ln P for Φ_glob at the end of Phase I
+    (docs/papers/huang2024.md §4.5, RECONSTRUCTED, not derived in the model), drawn as a
+    reference only."""
     return -(cfg.delta / 2) * math.log(cfg.data.P)
 
 
@@ -50,6 +65,12 @@ def dynamics_settings(quick: bool) -> tuple[int, int, dict[str, tuple[int, int]]
     if quick:
         return 36, 30, {fam: family_sizes(36, *FAMILIES[fam]) for fam in ("pos", "neg")}
     return 256, 300, dict(SECTION9_SIZES)
+
+
+def _max_gap(measured: pd.Series, derived: pd.Series) -> float:
+    """Largest |measured − derived| over the steps both trajectories have."""
+    n = min(len(measured), len(derived))
+    return float(np.max(np.abs(measured.to_numpy()[:n] - derived.to_numpy()[:n])))
 
 
 def _with_rel_excess(tr: pd.DataFrame) -> pd.DataFrame:
@@ -75,9 +96,11 @@ DYN_CAPTION = (
     "computation used η = 200 with Monte Carlo batches). Left: Δ > 0 (C1 = 192, C = 4); right: "
     "Δ < 0 (C1 = 32, C = 16). Top: mean FP correlation Φ of a local-area patch with its own "
     "area's feature and with the global feature (thin: a global-area patch with its own, the "
-    "global, feature); the dashed line is the predicted end-of-Phase-I value, the "
-    f"{PHASE_ONE_END_LABEL} (RECONSTRUCTED, not derived in the model), "
-    "drawn only where a Phase I exists; "
+    "global, feature); dashed curves: the same quantities derived from the reduced population "
+    "GD of the reconstructed model (predictions.reduced_gd); the dashed horizontal line is the "
+    f"derived end-of-Phase-I value Φ_glob(t_I), the dotted one the {PHASE_ONE_HEURISTIC_LABEL} "
+    "(RECONSTRUCTED, not derived in the model, a reference only), both drawn only where a "
+    "Phase I exists; "
     "vertical lines: t_I, the first step at which the own-area correlation grows at least as "
     "fast as the global one falls (Phase I is present when the first step already decouples), "
     "and t_II, the first step with own-area attention ≥ ½(1 − γ^{C−1}) (the claims' "
@@ -125,12 +148,22 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         ax.plot(s, tr.phi_glob_lq, color="C1", label="Φ local patch → global area")
         ax.plot(s, tr.phi_own_gq, color="C1", lw=0.8, ls=":", label="Φ global patch → global area")
         cfg = figure_config(P, C1, C, gamma=gamma, steps=steps)
-        pred = phase_one_end(cfg)
+        pred = phase_one_end(cfg, steps)
+        heur = phase_one_heuristic(cfg)
+        red = reduced_gd(cfg, steps)  # the derived curves, drawn dashed beside the measured
+        ax.plot(red.step, red.phi_own_lq, color="C2", ls="--", lw=1.2,
+                label="derived (reduced population GD)")
+        ax.plot(red.step, red.phi_glob_lq, color="C1", ls="--", lw=1.2)
+        axa.plot(red.step, red.attn_own_lq, color="C2", ls="--", lw=1.2,
+                 label="own area, derived")
         predicted_I = has_phase_one(P, C1, C, z_moments(cfg), gamma=gamma,
                                     mask_keys=cfg.model.mask_keys, loss_norm=cfg.model.loss_norm)
         if present and delta > 0:  # the end-of-Phase-I value exists only where Phase I does
-            ax.axhline(pred, color="C3", ls="--", lw=1.0,
-                       label=f"end of Phase I, {PHASE_ONE_END_LABEL} = {pred:.2f}")
+            if math.isfinite(pred):
+                ax.axhline(pred, color="C3", ls="--", lw=1.0,
+                           label=f"end of Phase I, {PHASE_ONE_END_LABEL} = {pred:.2f}")
+            ax.axhline(heur, color="C3", ls=":", lw=0.8,
+                       label=f"{PHASE_ONE_HEURISTIC_LABEL} = {heur:.2f}")
         axa.plot(s, tr.attn_own_lq, color="C2", label="own area (unmasked keys)")
         axa.plot(s, tr.attn_glob_lq, color="C1", label="global area (unmasked keys)")
         axa.plot(s, tr.attn_masked_lq, color="0.4", label="masked keys")
@@ -152,11 +185,14 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         axa.legend(fontsize=7, loc="center right")
         last = tr.iloc[-1]
         h = {
-            "P": P, "C1": C1, "C": C, "delta": delta, "phase_I": present,
+            "P": P, "C1": C1, "C": C, "steps": steps, "delta": delta, "phase_I": present,
             "t_I": summ["t_I"], "t_II": summ["t_II"], "T_star": summ["T_star"],
             "phase_I_predicted": predicted_I,
             "phi_glob_end_I": summ["phi_glob_end_I"] if present else math.nan,
             "phi_glob_pred": pred if present and delta > 0 else math.nan,
+            "phi_glob_heuristic": heur if present and delta > 0 else math.nan,
+            "max_abs_phi_own_vs_derived": _max_gap(tr.phi_own_lq, red.phi_own_lq),
+            "max_abs_phi_glob_vs_derived": _max_gap(tr.phi_glob_lq, red.phi_glob_lq),
             "dphi_glob_1": summ["dphi_glob_1"], "dphi_own_1": summ["dphi_own_1"],
             "min_phi_glob_lq": float(tr.phi_glob_lq.min()),
             "final_phi_own_lq": float(last.phi_own_lq),
@@ -174,14 +210,16 @@ def dynamics(ctx: FigureContext) -> FigureResult:
             ph = (f"Phase I is present: the first step moves Φ_glob by {h['dphi_glob_1']:.3g} "
                   f"and Φ_own by {h['dphi_own_1']:+.3g}; it ends at t_I = {fmt(h['t_I'])} with "
                   f"Φ_glob = {fmt(h['phi_glob_end_I'])} against the {PHASE_ONE_END_LABEL} "
-                  f"{pred:.3f} "
-                  f"(ratio {fmt(h['phi_glob_end_I'] / pred)})")
+                  f"{fmt(pred)} and the {PHASE_ONE_HEURISTIC_LABEL} {heur:.3f} "
+                  f"(ratio to the heuristic {fmt(h['phi_glob_end_I'] / heur)})")
         else:
             ph = (f"no Phase I: the first step already raises Φ_own by {h['dphi_own_1']:.3g}, "
                   f"more than Φ_glob falls ({h['dphi_glob_1']:.3g})")
         ph += ("; the derived first-step rates (predictions.has_phase_one) "
                + ("also predict" if predicted_I == present else "predict the opposite:")
                + (" a Phase I" if predicted_I else " no Phase I"))
+        ph += (f"; the derived curves are within {h['max_abs_phi_own_vs_derived']:.2g} "
+               f"(Φ_own) and {h['max_abs_phi_glob_vs_derived']:.2g} (Φ_glob) of the measured ones")
         reading.append(
             f"Δ = {delta:+.3f} (P = {P}, C1 = {C1}, C = {C}): {ph}; the own-area attention "
             f"reaches ½(1 − γ^(C−1)) at t_II = {fmt(h['t_II'])} and L − L* falls to 5% of its "
@@ -334,7 +372,7 @@ PD_CAPTION = (
     f"correlation of local queries by more than it raises their own-area one. Left: the four "
     f"combinations (colour) with the final own-area attention written in each cell; right: "
     f"Φ_glob at the end of Phase I divided by the predicted value, the {PHASE_ONE_END_LABEL} "
-    f"(RECONSTRUCTED; cells "
+    f"(derived in the reconstructed model; cells "
     f"without a Phase I, or where it has not ended, left blank). Third panel, CL (Thm 4.4 as "
     f"RECONSTRUCTED, §4.4): the same sizes and γ trained by cl-montecarlo (InfoNCE on two "
     f"masked views, τ = 0.1, 7 negatives, mean pooling, K = 4 clusters, {CL_STEPS} steps, the "
@@ -381,7 +419,7 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
             cat[i, j] = 2 * int(learned) + int(present)
             own[i, j] = a
             end = summ["phi_glob_end_I"] if present else math.nan
-            pred = phase_one_end(figure_config(P, c1, C, gamma=g))
+            pred = phase_one_end(figure_config(P, c1, C, gamma=g, steps=steps), steps)
             ratio[i, j] = end / pred if math.isfinite(end) and pred != 0 else math.nan
             cl_steps = steps if ctx.quick else CL_STEPS
             clr = pair_run(P, c1, C, g, cl_steps, True)
