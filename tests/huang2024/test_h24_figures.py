@@ -25,10 +25,6 @@ from theorylab.huang2024.figures._dynamics import (
     phase_one_end,
     phase_one_heuristic,
 )
-from theorylab.huang2024.ladders import FAMILIES, family_sizes
-from theorylab.huang2024.predictions import phase_one_prediction
-
-FAMILY_POS_36 = family_sizes(36, *FAMILIES["pos"])
 from theorylab.huang2024.figures._mechanism import attention_split, pick_queries
 from theorylab.huang2024.figures._rates import (
     RATES_LADDER,
@@ -36,9 +32,16 @@ from theorylab.huang2024.figures._rates import (
     family_shape,
     measured_rates,
 )
-from theorylab.huang2024.ladders import mae_config
+from theorylab.huang2024.ladders import FAMILIES, family_sizes, mae_config
 from theorylab.huang2024.model import mae_loss_grad
-from theorylab.huang2024.predictions import initial_rates, leading_rates, z_moments
+from theorylab.huang2024.predictions import (
+    initial_rates,
+    leading_rates,
+    phase_one_prediction,
+    z_moments,
+)
+
+FAMILY_POS_36 = family_sizes(36, *FAMILIES["pos"])
 
 IDS = ["huang2024-dynamics", "huang2024-fig1", "huang2024-fig2", "huang2024-fig3", "huang2024-fig4",
        "huang2024-phase-diagram", "huang2024-rates"]
