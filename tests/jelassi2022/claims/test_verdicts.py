@@ -404,12 +404,18 @@ def test_thm51_judge_on_run_rows_and_target():
                           ("scratch", (0.3, 0.2, 0.12))):
             for N, e in zip((25, 50, 100), errs):
                 rows.append({"seed": seed, "arm": arm, "N": N, "test_error_best": e,
-                             "ran_out": False})
+                             "ran_out": False, "bayes_error": 0.09, "glm_error": 0.156})
     t = {"table": pd.DataFrame(rows)}
-    assert thm51.judge(t).verdict == "agrees"  # frozen 50 < scratch 100, uniform never
-    # at 0.105 frozen needs 100 = scratch's... scratch never: frozen still the fewest
-    assert thm51.judge(t, {"TARGET": 0.105}).verdict == "agrees"
-    assert thm51.judge(t, {"TARGET": 0.25}).verdict == "inconclusive"  # frozen at the bottom
+    # target 0.09 + 0.4·0.066 = 0.1164: frozen 50, scratch and uniform never
+    assert thm51.target(t["table"]) == pytest.approx(0.1164, abs=1e-12)
+    assert thm51.judge(t).verdict == "agrees"
+    # at 0.2 the target is 0.1032: frozen needs 100, scratch still never
+    need = thm51.n_needed(t["table"], thm51.target(t["table"], 0.2))
+    assert set(need[need.arm == "frozen"].N_needed) == {100}
+    assert thm51.judge(t, {"TARGET_FRAC": 0.2}).verdict == "agrees"
+    # at 2.5 the target 0.255 is above the GLM error: frozen passes at the bottom rung
+    assert thm51.judge(t, {"TARGET_FRAC": 2.5}).verdict == "inconclusive"
+    assert thm51.judge({"table": t["table"].iloc[:0]}).verdict == "inconclusive"
 
 
 def test_thm51_summary_best_and_last_step():
@@ -422,3 +428,23 @@ def test_thm51_summary_best_and_last_step():
     assert s["beta_last"] == 1.5 and s["beta_best"] == 0.4 and not s["ran_out"]
     still = tr.assign(error=[0.3, 0.2, 0.15, 0.1])  # still falling by > 1 s.e. at the end
     assert thm51.finetune_summary(still)["ran_out"]
+    # with a validation column the step is chosen on it, and the test error read there
+    val = tr.assign(val_error=[0.3, 0.09, 0.1, 0.12])
+    s = thm51.finetune_summary(val)
+    assert (s["best_step"], s["test_error_best"], s["val_error_best"]) == (10, 0.1, 0.09)
+
+
+def test_finetune_validation_split_is_apart_from_the_test_set():
+    """A few steps with a 200-point validation split: the column is there, finite, and not
+    the test error (other points); without a split there is no column."""
+    from theorylab.jelassi2022.setups import reference_config
+    from theorylab.jelassi2022.transfer import finetune
+
+    cfg = reference_config(engine="empirical", method="auto", steps=20, n_train=30,
+                           n_test=300, n_records=3, init_v="gaussian", v0_scale=0.05,
+                           lr_A=0.0).replace(data={"d": 8, "seed": 1})
+    tr = finetune(cfg, n_val=200)
+    assert tr.val_error.notna().all() and (tr.val_error != tr.error).any()
+    assert "val_error" not in finetune(cfg)
+    with pytest.raises(ValueError, match="train.engine"):
+        finetune(reference_config(steps=2), n_val=10)
