@@ -88,7 +88,7 @@ THRESHOLDS = (
 STEPS_V = 3000
 STEPS_SCRATCH = 8000
 #: quick mode (a smoke run of the pipeline, not a measurement): pre-training, v-only and
-#: scratch steps.
+#: scratch steps (with 1000 test and 200 validation points).
 QUICK_STEPS = (300, 100, 100)
 N_FLOOR = 1
 ARMS = ("frozen", "uniform", "scratch")
