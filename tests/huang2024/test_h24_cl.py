@@ -355,7 +355,7 @@ def test_thm44_quick_run(tmp_path):
     res = claim.check(quick=True)
     assert claim.judge({"table": res.table, **res.extra}).verdict == res.verdict == "disagrees"
     assert "plateaus below 0.9 at every P and does not rise with P" in res.reading[0]
-    assert (res.table.objective == "cl").sum() >= 2 * len(thm44.SEEDS)
+    assert (res.table.objective == "cl").sum() == 2 * 3  # 2 rungs × 3 seeds
     write_result(claim, res, tmp_path, figures=False)
     back = {"table": pd.read_csv(tmp_path / "thm4.4.csv")}
     assert claim.judge(back).verdict == res.verdict
