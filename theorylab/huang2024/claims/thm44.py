@@ -405,8 +405,8 @@ CLAIM = Claim(
     "'collapses to a single global pattern').",
     measured="CL (InfoNCE, two independently masked views, mean pooling, τ = 0.1, 15 "
     "negatives) on a ladder of P at Δ ≈ 0.25, 5 Monte Carlo seeds per rung (3 quick), MAE "
-    "beside it in full mode: the plateau of the clean-image attention of local-area queries on the global "
-    "area.",
+    "beside it in full mode: the plateau of the clean-image attention of local-area queries "
+    "on the global area.",
     predicted="The derived plateau of the reduced CL dynamics (cl_predictions.cl_plateau, "
     "leading order in P and 1/n): below 1 and falling with C1/P; the verdict asks whether the "
     "measured plateau tends to 1 (the paper) or stays below it, and whether it follows the "
