@@ -32,6 +32,9 @@ def test_small_alpha_expansion_of_the_logistic_gradient():
     assert sp.simplify(rest) == 0  # the correction starts at α⁵
     rest_m = sp.series((g - lead).subs(y, -1), a, 0, 5).removeO()
     assert sp.simplify(rest_m) == 0
+    # the slip ℓ'(0) = −1 (instead of −½) leaves a term of order α²
+    wrong = -y * sp.diff(F, a)
+    assert sp.simplify(sp.series((g - wrong).subs(y, 1), a, 0, 5).removeO()) != 0
 
 
 def _m3_enumerated(D, C):

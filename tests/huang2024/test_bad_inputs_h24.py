@@ -89,6 +89,13 @@ ROWS = [
     ("device-cuda-index-not-a-number", {**MC, "train.backend": '"torch"',
                                         "train.device": '"cuda:x"'},
      "train.device: must be 'cpu', 'cuda' or 'cuda:N' (got 'cuda:x')"),
+    ("exact-gaussian-init", {"train.init": '"gaussian"', "train.init_scale": "0.1"},
+     "train.init: population-exact needs Υ[p, ·] constant on every atom minus {p}, which a "
+     "Gaussian start breaks; use init = 'zero', or engine = 'population-montecarlo' or "
+     "'population-brute'"),
+    ("laplace-gaussian-init", {"train.engine": '"population-laplace"', "train.init":
+                               '"gaussian"', "train.init_scale": "0.1"},
+     "train.init: population-laplace needs Υ[p, ·] constant on every atom minus {p}"),
     ("gamma-1-masked-keys-out", {"model.gamma": "1.0", "model.mask_keys": "false"},
      "model.gamma: every patch is masked (gamma=1.0, mask_size=16, P=16) and masked keys are "
      "left out of the softmax (mask_keys = false), so no query has a key; mask fewer patches "

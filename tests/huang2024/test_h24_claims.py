@@ -41,59 +41,71 @@ def test_family_sizes_are_admissible():
 
 
 # -- Theorem 4.2 -----------------------------------------------------------------------------------
-def _t42(pos_len=None, pos_end=None, neg_phase=False, t_I_nan=False, n_pos=4):
-    P = np.array([36, 64, 144, 256, 576][:n_pos], dtype=float)
-    C = np.array([2, 3, 3, 4, 5][:n_pos], dtype=float)
+def _t42(pos_end_gap=0.0, neg_phase=False, t_I_nan=False, step_off=0.0, derived_nan=False):
+    P = np.array([16, 36, 64, 144], dtype=float)
+    C = np.array([2, 2, 3, 3], dtype=float)
     x = (P / C) / 2.0
     delta = 0.65
-    pred = -(delta / 2) * np.log(P)
-    len_I = 1.2 * x if pos_len is None else pos_len
-    t_I = len_I.copy()
+    t_I = np.round(1.2 * x) + 1
+    t_I_d = t_I.copy()
     if t_I_nan:
         t_I[0] = NAN
-    end = 0.9 * pred if pos_end is None else pos_end
+    end_d = -(delta / 2) * np.log(P) * 0.75
+    neglect = np.array([1e-3, 1e-3, 5e-4, 2e-4])
     pos = pd.DataFrame({"family": "pos", "P": P, "C1": P * 0.75, "C": C, "delta": delta,
-                        "x_phase": x, "steps_run": 3 * len_I, "dphi_glob_1": -0.1,
+                        "x_phase": x, "steps_run": 3 * t_I, "dphi_glob_1": -0.1,
                         "dphi_own_1": 0.01, "phase_I": True, "t_I": t_I,
-                        "phi_glob_end_I": end, "phi_glob_pred": pred, "t_II": 2.5 * len_I,
-                        "len_I": len_I, "len_II": 1.5 * len_I})
+                        "phi_glob_end_I": end_d + pos_end_gap, "t_II": 2.5 * t_I_d,
+                        "len_I": t_I, "len_II": 1.5 * t_I_d, "phase_I_derived": True,
+                        "t_I_derived": t_I_d + step_off,
+                        "phi_glob_end_I_derived": NAN if derived_nan else end_d,
+                        "t_II_derived": 2.5 * t_I_d, "len_I_derived": t_I_d,
+                        "len_II_derived": 1.5 * t_I_d, "neglect": neglect,
+                        "phi_glob_heuristic": -(delta / 2) * np.log(P)})
     neg = pd.DataFrame({"family": "neg", "P": [64.0, 256.0], "C1": [16.0, 32.0],
                         "C": [8.0, 16.0], "delta": [-0.17, -0.25], "x_phase": [4.0, 8.0],
                         "steps_run": [45, 66], "dphi_glob_1": [-0.02, -0.006],
                         "dphi_own_1": [0.06, 0.035], "phase_I": [neg_phase, False],
                         "t_I": [5.0 if neg_phase else 1.0, 1.0], "phi_glob_end_I": -0.02,
-                        "phi_glob_pred": [0.35, 0.69], "t_II": [21.0, 35.0],
-                        "len_I": [5.0 if neg_phase else 0.0, 0.0], "len_II": [21.0, 35.0]})
+                        "t_II": [21.0, 35.0], "len_I": [5.0 if neg_phase else 0.0, 0.0],
+                        "len_II": [21.0, 35.0], "phase_I_derived": False,
+                        "t_I_derived": 1.0, "phi_glob_end_I_derived": -0.02,
+                        "t_II_derived": [21.0, 35.0], "len_I_derived": 0.0,
+                        "len_II_derived": [21.0, 35.0], "neglect": 1e-3,
+                        "phi_glob_heuristic": [0.35, 0.69]})
     return {"table": pd.concat([pos, neg], ignore_index=True)}
 
 
 def test_thm42_agrees():
-    v = thm42.judge(_t42())
+    v = thm42.judge(_t42(pos_end_gap=1e-6))
     assert v.verdict == "agrees", v.reasons
-    assert any("1.00" in r for r in v.reasons)  # the fitted exponent of len_I ∝ x
+    assert any("within the neglected order" in r for r in v.reasons)
 
 
-def test_thm42_disagrees_when_a_negative_gap_has_a_phase_I():
-    v = thm42.judge(_t42(neg_phase=True))
+def test_thm42_disagrees():
+    v = thm42.judge(_t42(neg_phase=True))  # a Δ < 0 run with a Phase I
     assert v.verdict == "disagrees" and "a Phase I of 5 steps" in " ".join(v.reasons)
     t = _t42()["table"]
     t.loc[0, "phase_I"] = False  # a Δ > 0 run without Phase I
     assert thm42.verdict_phases(t).verdict == "disagrees"
+    # an end value 0.01 off the derived one: far outside |Φ|·√v (≤ 1.3e-3)
+    far = thm42.judge(_t42(pos_end_gap=0.01))
+    assert far.verdict == "disagrees" and "our analysis" in " ".join(far.reasons)
+    # t_I two steps off the derived one
+    v = thm42.verdict_lengths(_t42(step_off=2.0)["table"])
+    assert v.verdict == "disagrees" and "t_I" in v.reasons[0]
+    assert thm42.verdict_lengths(_t42(step_off=1.0)["table"]).verdict == "agrees"
 
 
 def test_thm42_degenerate_tables():
     assert thm42.judge(_t42(t_I_nan=True)).verdict == "inconclusive"  # censored
-    assert thm42.judge(_t42(n_pos=3)).verdict == "inconclusive"  # 3 points: no fit
-    assert thm42.verdict_length(_t42(pos_len=np.full(4, 20.0))["table"]).verdict \
-        == "inconclusive"  # flat
+    assert thm42.verdict_end_value(_t42(derived_nan=True)["table"]).verdict == "inconclusive"
     t = _t42()["table"]
     assert thm42.verdict_phases(t[t.delta > 0]).verdict == "inconclusive"  # no Δ < 0 run
-    # end values farther than END_O1 = ½ ln 2: partial, not disagrees
-    far = thm42.judge(_t42(pos_end=-0.1 * np.log(np.array([36, 64, 144, 256.0]))))
-    assert far.verdict == "partial"
-    # a phase length growing like x^3: partial
-    x = (np.array([36, 64, 144, 256.0]) / np.array([2, 3, 3, 4.0])) / 2
-    assert thm42.judge(_t42(pos_len=x ** 3 / 100)).verdict == "partial"
+    assert thm42.verdict_lengths(t.iloc[:0]).verdict == "inconclusive"
+    t.loc[1, "t_II_derived"] = NAN  # a derived run censored
+    assert thm42.verdict_lengths(t).verdict == "inconclusive"
+    assert np.isfinite(thm42.fits(t).exponent).all()  # four Δ > 0 points: fitted, reported
 
 
 def test_thm42_premise_inside_the_horizon():
@@ -101,37 +113,53 @@ def test_thm42_premise_inside_the_horizon():
     assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
 
 
-def test_thm42_end_value_flips_at_the_largest_gap():
-    """End values 0.3 above −(Δ/2) ln P on every rung: within ½ ln 2 = 0.347, outside 0.25."""
-    P = np.array([36, 64, 144, 256.0])
-    t = _t42(pos_end=-(0.65 / 2) * np.log(P) + 0.3)
+def test_thm42_end_tolerance_flips_at_the_largest_relative_gap():
+    """Gaps of 1e-4 against tolerances |Φ|·√v: the verdict flips at END_TOL = max gap / (|Φ|·√v)."""
+    t = _t42(pos_end_gap=1e-4)
     assert thm42.judge(t).verdict == "agrees"
-    assert thm42.judge(t, {"END_O1": 0.25}).verdict == "partial"
+    pos = t["table"][t["table"].delta > 0]
+    flip = float((1e-4 / (pos.phi_glob_end_I_derived.abs() * pos.neglect)).max())
+    assert thm42.judge(t, {"END_TOL": 0.9 * flip}).verdict == "disagrees"
     from theorylab.core.claims import sensitivity
 
     s = sensitivity(thm42.judge, t, thm42.THRESHOLDS).set_index("threshold")
-    assert s.loc["END_O1", "flip_below"] == pytest.approx(0.3, rel=1e-6)  # bisection ~1e-9
+    assert s.loc["END_TOL", "flip_below"] == pytest.approx(flip, rel=1e-6)  # bisection ~1e-9
 
 
 # -- Theorem 4.1 -----------------------------------------------------------------------------------
-def _t41(T_pos=(44, 46, 50, 77, 120), T_neg=(35, 39, 45, 56, 66), rel=0.049):
+def _t41(T_pos=(44, 46, 50, 77, 120), T_neg=(35, 39, 45, 56, 66), rel=0.049, d_pos=None,
+         d_neg=None):
     P = [36, 64, 144, 256, 576]
+    d_pos, d_neg = d_pos or T_pos, d_neg or T_neg
     rows = [{"family": f, "P": p, "delta": d, "x_phase": p / 4, "T_star": float(t),
+             "T_star_derived": float(td),
              "steps_run": t if np.isfinite(t) else 500, "final_rel_excess": rel if np.isfinite(t)
              else 0.2, "loss_monotone": True}
-            for f, d, Ts in (("pos", 0.65, T_pos), ("neg", -0.2, T_neg)) for p, t in zip(P, Ts)]
+            for f, d, Ts, Td in (("pos", 0.65, T_pos, d_pos), ("neg", -0.2, T_neg, d_neg))
+            for p, t, td in zip(P, Ts, Td)]
     return {"table": pd.DataFrame(rows)}
 
 
 def test_thm41_agrees():
     v = thm41.judge(_t41())
     assert v.verdict == "agrees", v.reasons
+    assert any("exponent (pos)" in r and "interval" in r for r in v.reasons)
 
 
 def test_thm41_disagrees_when_a_run_makes_no_progress():
     t = _t41(T_pos=(44, 46, NAN, 77, 120))["table"]
     t.loc[2, "final_rel_excess"] = 1.3
     assert thm41.judge({"table": t}).verdict == "disagrees"
+
+
+def test_thm41_disagrees_when_the_derived_exponent_is_outside_the_interval():
+    """Measured T* ∝ P^0.5 (tiny scatter); derived T* ∝ P^0.8."""
+    P = np.array([36, 64, 144, 256, 576.0])
+    meas = tuple(np.round(10 * P ** 0.5) + np.array([0, 1, 0, 1, 0]))
+    v = thm41.verdict_exponent(_t41(T_pos=meas, d_pos=tuple(np.round(3 * P ** 0.8)))["table"])
+    assert v.verdict == "disagrees" and "outside" in " ".join(v.reasons)
+    f = thm41.slope_interval(P, meas)
+    assert f["lo"] < 0.5 < f["hi"] and f["hi"] - f["lo"] < 0.1
 
 
 def test_thm41_disagrees_when_T_outgrows_the_bound():
@@ -151,7 +179,9 @@ def test_thm41_degenerate_tables():
     assert thm41.judge(_t41(T_pos=(44, 46, NAN, 77, 120))).verdict == "inconclusive"  # censored
     assert thm41.judge(_t41(T_neg=(40, 40, 40, 40, 40))).verdict == "inconclusive"  # flat
     assert thm41.judge({"table": _t41()["table"].iloc[[0, 1, 5, 6]]}).verdict == \
-        "inconclusive"  # 2 rungs a family: no fit for the bound
+        "inconclusive"  # 2 rungs a family: no fit for the exponent or the bound
+    assert thm41.verdict_exponent(_t41(d_neg=(35, 39, NAN, 56, 66))["table"]).verdict == \
+        "inconclusive"  # a censored derived T*
     assert thm41.judge(_t41(T_neg=(40, 39, 45, 56, 66))).verdict == "partial"  # decreases
     assert thm41.judge({"table": _t41()["table"].iloc[:0]}).verdict == "inconclusive"
     f = thm41.fits(_t41()["table"])

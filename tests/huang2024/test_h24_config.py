@@ -46,8 +46,6 @@ def cfg_with(**sections):
     ("train", {"resample_masks": True}, "train.resample_masks: only used by engine"),
     ("train", {"device": "cuda"}, "train.device: backend 'numpy' runs on 'cpu' only"),
     ("train", {"device": "gpu", "backend": "torch"}, "train.device: must be 'cpu', 'cuda'"),
-    ("train", {"engine": "population-exact", "backend": "torch"},
-     "train.backend: population-exact runs on numpy/torch CPU only"),
     ("train", {"threads": -1}, "train.threads: must be >= 0"),
     ("train", {"laplace_step": 0.0}, "train.laplace_step: must be > 0.0"),
 ])

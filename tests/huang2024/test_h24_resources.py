@@ -49,6 +49,12 @@ CASES = {
     # 8000 samples at P = 64: the batch and its per-query attention masses (~50 MB)
     "montecarlo": {"data": {"P": 64, "C1": 32, "C": 8, **VALUES},
                    "train": {"engine": "population-montecarlo", "mc_samples": 8000}},
+    # population-exact on torch at P = 256 (a global area of 252, a local one of 4): one chunk of
+    # 252 queries × 1290 count rows × 4 coefficient vectors × 2 atoms (~0.4 GB)
+    "exact-torch": {"data": {"P": 256, "C1": 252, "C": 4, **VALUES},
+                    "model": {"gamma": 0.5},
+                    "train": {"engine": "population-exact", "backend": "torch",
+                              "max_configs": 10**9}},
     # 1000 images, 999 negatives each: the similarities grow with mc_samples² (~0.2 GB)
     "cl-negatives": {"data": {"P": 16, "C1": 8, "C": 2, **VALUES},
                      "model": {"objective": "cl"},

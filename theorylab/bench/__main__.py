@@ -1,11 +1,14 @@
 """Command line of the benchmarks: ``python -m theorylab.bench [--targets | --sweep | --choices]
 ...`` (``theorylab bench``).
 
-What is timed is the first paper's engines ([`theorylab.jelassi2022.bench`][]): the empirical
-step over a size grid (default), the speed targets (``--targets``), batched sweeps
-(``--sweep``) and the implementation choices (``--choices``). Every flag is checked before
-anything is measured, including that ``--out`` can be written and is not a file other than a
-benchmark CSV: a bad value ends with one line ``error: <flag>: ...`` and exit code 2.
+By default what is timed is the first paper's engines ([`theorylab.jelassi2022.bench`][]): the
+empirical step over a size grid (default), the speed targets (``--targets``), batched sweeps
+(``--sweep``) and the implementation choices (``--choices``). ``--paper huang2024`` times the
+second paper's exact population step on numpy, on torch and as plain torch autograd
+([`theorylab.huang2024.bench`][]; ``--sizes`` picks P, ``--device`` the torch device). Every
+flag is checked before anything is measured, including that ``--out`` can be written and is
+not a file other than a benchmark CSV: a bad value ends with one line ``error: <flag>: ...``
+and exit code 2.
 """
 
 from __future__ import annotations
@@ -51,6 +54,13 @@ def _parser() -> ArgumentParser:
                    help="with --targets: 'target' runs every target at its own size, 'cpu' the "
                         "GPU targets at small CPU sizes; 'auto' (default): 'target' on CUDA, "
                         "'cpu' on a CPU")
+    p.add_argument("--paper", default="jelassi2022", choices=("jelassi2022", "huang2024"),
+                   help="whose engines to time (default jelassi2022); huang2024: the exact "
+                        "population step (numpy, torch on --device, autograd), with --quick, "
+                        "--sizes, --repeats, --max-seconds, --threads and --out")
+    p.add_argument("--sizes", type=int, nargs="+", default=None,
+                   help="with --paper huang2024: the numbers of patches P (>= 6; default "
+                        "64 256 576, --quick 16 64)")
     p.add_argument("--out", help="also write the table as CSV (a new file, or a benchmark CSV "
                                  "to replace)")
     return p
@@ -68,6 +78,15 @@ def _check(args) -> None:
     if len(modes) > 1:
         raise ValueError(f"--{modes[1]}: one of --targets, --sweep, --choices at a time (got "
                          f"{', '.join('--' + m for m in modes)})")
+    if args.paper == "huang2024":
+        from theorylab.huang2024.bench import check_sizes
+
+        if modes:
+            raise ValueError(f"--paper: huang2024 times the exact population step only (got "
+                             f"--{modes[0]})")
+        check_sizes(args.sizes)
+    elif args.sizes is not None:
+        raise ValueError("--sizes: only used with --paper huang2024")
     if args.backend == "numpy" and args.device != "cpu":
         raise ValueError(f"--backend: numpy runs on cpu only (got --device {args.device})")
     if args.choices and args.device != "cpu":
@@ -86,6 +105,11 @@ def main(argv=None) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.paper == "huang2024":
+        from theorylab.huang2024.bench import run
+
+        run(args)
+        return 0
     from theorylab.jelassi2022.bench import empirical
 
     if args.max_bytes is None:

@@ -9,7 +9,9 @@ Rooms of this subpackage: [`data`][theorylab.huang2024.data] (Def. 2.1, Def. 2.5
 [`cl`][theorylab.huang2024.cl] (Def. 2.6, Def. 2.7 and the InfoNCE loss of the CL side),
 [`config`][theorylab.huang2024.config], [`engines`][theorylab.huang2024.engines] (brute force,
 exchangeable exact sums, Monte Carlo, empirical; CL Monte Carlo),
+[`exact_torch`][theorylab.huang2024.exact_torch] (the exchangeable exact sum on torch),
 [`laplace`][theorylab.huang2024.laplace] (the exact population sum at any P),
+[`bench`][theorylab.huang2024.bench] (the exact step on numpy, torch and plain autograd),
 [`trainer`][theorylab.huang2024.trainer], ``claims`` (Thm 4.1, Thm 4.2, Lemma 5.1, Thm 4.4)
 and ``figures`` (Figures 2–4, the MAE dynamics, the phase diagram and the MAE diversity; their
 CL side is not drawn yet).

@@ -211,6 +211,7 @@ class ExactEngine(MAEEngine):
             idx = np.stack(np.meshgrid(*[np.arange(len(self.nodes))] * N, indexing="ij"),
                            -1).reshape(-1, N)
             self.zconf.append((self.nodes[idx], np.prod(self.zprobs[idx], axis=1)))
+        self._torch_sum = None  # the torch tensors of the sum, built on first use
 
     def check_symmetric(self, Ups: np.ndarray) -> None:
         for p, (_G, _c, members, _n, _pn) in enumerate(self.plans):
@@ -220,6 +221,16 @@ class ExactEngine(MAEEngine):
                     raise ValueError(
                         f"population-exact: Υ[{p}, ·] is not constant on an atom (spread "
                         f"{np.ptp(v):.3g}); the exchangeable sum does not apply to this state")
+
+    def count_norm(self, c: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """The loss normalisation of each row of unmasked-key counts ``n`` (rows, atoms) of a
+        masked query whose atoms hold ``c`` other keys: 1/P, 1/|ℳ| (the query and its masked
+        keys) or 1."""
+        if self.loss_norm == "P":
+            return np.full(len(n), 1.0 / self.structure.P)
+        if self.loss_norm == "mask":
+            return 1.0 / (1.0 + (c - n).sum(axis=1))
+        return np.ones(len(n))
 
     def _query(self, p: int, k: int, Phi, Ups, need_grad: bool):
         G, c, members, n, pn = self.plans[p]
@@ -257,12 +268,7 @@ class ExactEngine(MAEEngine):
         tgt[j] = 1.0
         resid = zc[None, :, :] * sm - zj[None, :, None] * tgt
         lossc = 0.5 * np.sum(resid * resid, axis=2)  # (Cn, Cz)
-        if self.loss_norm == "P":
-            nf = np.full(len(n), 1.0 / s.P)
-        elif self.loss_norm == "mask":
-            nf = 1.0 / (1.0 + (c - n).sum(axis=1))
-        else:
-            nf = np.ones(len(n))
+        nf = self.count_norm(c, n)
         wq = self.pmask / s.K
         wcond = pn[:, None] * pz[None, :]  # P[config | p masked, cluster k]
         wl = wcond * nf[:, None] * wq
@@ -283,6 +289,8 @@ class ExactEngine(MAEEngine):
 
     def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
         self.check_symmetric(params.Ups)
+        if self.cfg.train.backend == "torch":
+            return self._evaluate_torch(params, need_grad)
         s = self.structure
         P = s.P
         gPhi, gUps = np.zeros_like(params.Phi), np.zeros_like(params.Ups)
@@ -306,6 +314,20 @@ class ExactEngine(MAEEngine):
         attn = {f"attn_{key}": (v / wsum[key[-2:]] if wsum[key[-2:]] else math.nan)
                 for key, v in sums.items()}
         grads = {"Phi": gPhi, "Ups": gUps} if need_grad else None
+        return Evaluation(loss, loss_star=self.lstar, grads=grads, attn=attn)
+
+
+    def _evaluate_torch(self, params: Params, need_grad: bool) -> Evaluation:
+        """The same sum on torch (``train.device``), module [`exact_torch`][theorylab
+        .huang2024.exact_torch]."""
+        if self._torch_sum is None:
+            from .exact_torch import TorchExactSum
+
+            self._torch_sum = TorchExactSum(self, self.cfg.train.device)
+        loss, sums, wsum, g = self._torch_sum.evaluate(params.Phi, params.Ups, need_grad)
+        attn = {f"attn_{key}": (v / wsum[key[-2:]] if wsum[key[-2:]] else math.nan)
+                for key, v in sums.items()}
+        grads = {"Phi": g[0], "Ups": g[1]} if need_grad else None
         return Evaluation(loss, loss_star=self.lstar, grads=grads, attn=attn)
 
 

@@ -23,9 +23,11 @@ import pandas as pd
 
 from .config import ExperimentConfig, config_from_dict
 from .engines import make_engine
+from .predictions import own_attention_target, phase_readings, reduced_gd, stop_reached
 
 __all__ = ["FAMILIES", "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "POLYLOG_POWER",
-           "family_sizes", "ladder", "mae_config", "max_steps", "gd_run", "phase_summary",
+           "family_sizes", "ladder", "mae_config", "max_steps", "gd_run", "derived_run",
+           "phase_summary", "derived_summary", "DERIVED_READINGS",
            "run_ladders", "polylog_allowance"]
 
 #: The two size families (κ_s, κ_c): Δ > 0 (the notes' §9 setting P = 256, C1 = 192, C = 4 is
@@ -76,8 +78,8 @@ def family_sizes(P: int, kappa_s: float, kappa_c: float) -> tuple[int, int]:
 
 
 def ladder(quick: bool) -> list[int]:
-    """The P ladder: a decade and more in full mode, two small rungs in quick mode."""
-    return [16, 36] if quick else [36, 64, 144, 256, 576]
+    """The P ladder: 1.56 decades (16 to 576) in full mode, two small rungs in quick mode."""
+    return [16, 36] if quick else [16, 36, 64, 144, 256, 576]
 
 
 def mae_config(P: int, C1: int, C: int, *, mask_keys: bool = True, steps: int = 0,
@@ -99,12 +101,6 @@ def max_steps(P: int, C: int) -> int:
     return int(math.ceil(40 * (P / C) / ETA_Q)) + 40
 
 
-def _own_attn_target(C: int, gamma: float) -> float:
-    """Half the largest own-area attention a masked local query can have: the unmasked keys of
-    its own area exist with probability 1 − γ^{C−1}."""
-    return 0.5 * (1.0 - gamma ** (C - 1))
-
-
 @lru_cache(maxsize=64)
 def gd_run(P: int, C1: int, C: int) -> pd.DataFrame:
     """Exact population GD (``population-laplace``) from Q⁰ = 0, one row per step (the columns
@@ -117,18 +113,14 @@ def gd_run(P: int, C1: int, C: int) -> pd.DataFrame:
     params = eng.initial_params()
     rows: list[dict] = []
     cap = max_steps(P, C)
-    target = _own_attn_target(C, cfg.model.gamma)
+    target = own_attention_target(C, cfg.model.gamma)
     for step in range(cap + 1):
         ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
         row = {"step": step, **eng.record(params, step, ev)}
         rows.append(row)
         if not np.isfinite(row["loss"]):
             break
-        ex0 = rows[0]["excess_loss"]
-        done = (row["excess_loss"] <= EPS_REL * ex0 and row["attn_own_lq"] >= target
-                and step >= 2 and (row["phi_own_lq"] - rows[-2]["phi_own_lq"])
-                >= -(row["phi_glob_lq"] - rows[-2]["phi_glob_lq"]))
-        if done or step == cap:
+        if stop_reached(rows, target, EPS_REL) or step == cap:
             break
         params = eng.apply(params, ev.grads)
     tr = pd.DataFrame(rows)
@@ -136,9 +128,12 @@ def gd_run(P: int, C1: int, C: int) -> pd.DataFrame:
     return tr
 
 
-def _first(step: np.ndarray, mask: np.ndarray) -> float:
-    idx = np.flatnonzero(mask)
-    return float(step[idx[0]]) if idx.size else math.nan
+@lru_cache(maxsize=64)
+def derived_run(P: int, C1: int, C: int) -> pd.DataFrame:
+    """The derived prediction of [`gd_run`][]: the reduced population dynamics
+    ([`reduced_gd`][theorylab.huang2024.predictions.reduced_gd]) of the same config, step
+    size, stopping rule and step cap."""
+    return reduced_gd(mae_config(P, C1, C).resolved(), max_steps(P, C), EPS_REL)
 
 
 def phase_summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float = GAMMA) -> dict:
@@ -151,37 +146,51 @@ def phase_summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float = GAMM
       ``phi_glob_end_I`` = Φ_glob(t_I);
     - ``t_II`` = first step with the own-area attention attn_own_lq ≥ ½(1 − γ^{C−1}) (half the
       largest possible: Θ(1)); Phase II length t_II − t_I;
-    - ``T_star`` = first step with L − L* ≤ EPS_REL (L⁰ − L*).
+    - ``T_star`` = first step with L − L* ≤ EPS_REL (L⁰ − L*);
+    - ``phi_glob_heuristic`` = −(Δ/2) ln P, the notes' heuristic end of Phase I (a reference,
+      not a derived prediction).
 
-    A reading the run did not reach is NaN (censored)."""
+    A reading the run did not reach is NaN (censored)
+    ([`phase_readings`][theorylab.huang2024.predictions.phase_readings])."""
     step = tr.step.to_numpy()
     g, o = tr.phi_glob_lq.to_numpy(), tr.phi_own_lq.to_numpy()
-    dg, do = np.diff(g), np.diff(o)
-    s1 = step[1:]
-    t_I = _first(s1, do >= -dg)
-    phase_I = bool(np.isfinite(t_I) and t_I >= 2)
-    phi_end = float(g[int(t_I)]) if np.isfinite(t_I) else math.nan
-    t_II = _first(step, tr.attn_own_lq.to_numpy() >= _own_attn_target(C, gamma))
-    T = _first(step, tr.rel_excess.to_numpy() <= EPS_REL)
+    r = phase_readings(tr, C, gamma, EPS_REL)
+    t_I, phase_I, t_II = r["t_I"], r["phase_I"], r["t_II"]
     delta = 2 * math.log(C1) / math.log(P) - math.log(C) / math.log(P) - 1
     return {
         "P": P, "C1": C1, "C": C, "delta": delta, "eta_q": ETA_Q,
         "x_phase": (P / C) / ETA_Q, "steps_run": int(step[-1]),
-        "dphi_glob_1": float(dg[0]) if dg.size else math.nan,
-        "dphi_own_1": float(do[0]) if do.size else math.nan,
-        "t_I": t_I, "phase_I": phase_I, "phi_glob_end_I": phi_end,
-        "phi_glob_pred": -(delta / 2) * math.log(P),
+        "dphi_glob_1": r["dphi_glob_1"], "dphi_own_1": r["dphi_own_1"],
+        "t_I": t_I, "phase_I": phase_I, "phi_glob_end_I": r["phi_glob_end_I"],
+        "phi_glob_heuristic": -(delta / 2) * math.log(P),
         "t_II": t_II, "len_I": t_I if phase_I else 0.0,
         "len_II": t_II - (t_I if phase_I else 0.0),
-        "T_star": T, "final_rel_excess": float(tr.rel_excess.iloc[-1]),
+        "T_star": r["T_star"], "final_rel_excess": float(tr.rel_excess.iloc[-1]),
         "final_phi_own_lq": float(o[-1]), "final_phi_glob_lq": float(g[-1]),
         "final_attn_own_lq": float(tr.attn_own_lq.iloc[-1]),
         "loss_monotone": bool(np.all(np.diff(tr.loss.to_numpy()) <= 0)),
     }
 
 
+#: The readings of [`phase_summary`][] that the derived runs predict (columns ``<name>_derived``).
+DERIVED_READINGS = ("phase_I", "t_I", "phi_glob_end_I", "t_II", "len_I", "len_II", "T_star")
+
+
+def derived_summary(P: int, C1: int, C: int) -> dict:
+    """The readings of [`phase_summary`][] on [`derived_run`][] (keys ``<name>_derived``),
+    with ``neglect``: the largest √(rest variance) along the derived run, the relative order
+    of what its mean-field step neglects
+    ([`rest_variance`][theorylab.huang2024.predictions.rest_variance])."""
+    tr = derived_run(P, C1, C)
+    d = phase_summary(tr, P, C1, C)
+    out = {f"{k}_derived": d[k] for k in DERIVED_READINGS}
+    out["neglect"] = float(np.sqrt(tr.rest_var.max()))
+    return out
+
+
 def run_ladders(quick: bool) -> tuple[pd.DataFrame, dict[tuple[str, int], pd.DataFrame]]:
-    """Both families over the ladder: the per-run summary table and the trajectories."""
+    """Both families over the ladder: the per-run summary table (the engine's readings and,
+    in the ``*_derived`` columns, the derived prediction's) and the engine trajectories."""
     from theorylab.core.sweep import call_point, run_points
 
     cells = [(fam, ks, kc, P, *family_sizes(P, ks, kc))
@@ -194,6 +203,6 @@ def run_ladders(quick: bool) -> tuple[pd.DataFrame, dict[tuple[str, int], pd.Dat
     rows, trajs = [], {}
     for (fam, ks, kc, P, C1, C), tr in zip(cells, tables):
         rows.append({"family": fam, "kappa_s": ks, "kappa_c": kc,
-                     **phase_summary(tr, P, C1, C)})
+                     **phase_summary(tr, P, C1, C), **derived_summary(P, C1, C)})
         trajs[(fam, P)] = tr
     return pd.DataFrame(rows), trajs

@@ -17,10 +17,12 @@ keys). The t-integral is evaluated by the trapezoid rule in y = ln t on a range 
 the integrand down to ~1e-18 (step
 ``train.laplace_step``); the integrand is analytic in a strip around the real y-axis, so the
 error falls like exp(−c/h) (tested against the enumeration to 1e-10). Gradients are torch
-autograd of this sum (float64, CPU). Queries with identical rows (Φ, Υ and atom) are
-evaluated once, so a symmetric state (e.g. Q⁰ = 0 with K = 1) costs one evaluation per area;
-the cost per query type is (t-nodes) × (atoms) × (coefficient nodes), independent of the area
-sizes.
+autograd of this sum (float64), on the CPU with ``train.backend = "numpy"`` (the engine's
+tensors are torch's either way) and on ``train.device`` (cpu, cuda) with ``"torch"``; only the
+query types' rows and their gradients cross to the host. Queries with identical rows (Φ, Υ and
+atom) are evaluated once, so a symmetric state (e.g. Q⁰ = 0 with K = 1) costs one evaluation
+per area; the cost per query type is (t-nodes) × (atoms) × (coefficient nodes), independent of
+the area sizes.
 
 Applies when: masks are Bernoulli (fixed-size masks couple the areas), ``loss_norm`` is ``"P"``
 or ``"none"`` (1/|ℳ| couples them too), and Υ[p, ·] is constant on every atom minus {p} (as
@@ -71,6 +73,7 @@ class LaplaceEngine(MAEEngine):
         self.h = cfg.train.laplace_step
         self.gamma = cfg.model.gamma
         self.nf = 1.0 / self.structure.P if cfg.model.loss_norm == "P" else 1.0
+        self.device = cfg.train.device if cfg.train.backend == "torch" else "cpu"
 
     def atom_values(self, Ups: np.ndarray) -> np.ndarray:
         """Υ[p, atom a] (P, n_atoms), 0 where the atom has no key other than p; raises
@@ -155,11 +158,12 @@ class LaplaceEngine(MAEEngine):
         nT, N = phi_np.shape
         incl = self.mask_keys
         dt = torch.float64
-        phi = torch.tensor(phi_np, dtype=dt, requires_grad=need_grad)
-        ua = torch.tensor(ua_np, dtype=dt, requires_grad=need_grad)
-        upp = torch.tensor(upp_np, dtype=dt, requires_grad=need_grad)
-        z = torch.tensor(self.nodes, dtype=dt)
-        logpz = torch.log(torch.tensor(self.zprobs, dtype=dt))
+        dev = self.device
+        phi = torch.tensor(phi_np, dtype=dt, device=dev, requires_grad=need_grad)
+        ua = torch.tensor(ua_np, dtype=dt, device=dev, requires_grad=need_grad)
+        upp = torch.tensor(upp_np, dtype=dt, device=dev, requires_grad=need_grad)
+        z = torch.tensor(self.nodes, dtype=dt, device=dev)
+        logpz = torch.log(torch.tensor(self.zprobs, dtype=dt, device=dev))
         counts = self.atom_size[None, :] - (self.atom[reps][:, None] == np.arange(self.n_atoms))
         area = self.atom_area[k]  # (n_atoms,)
         own = s.labels[k, reps]  # (nT,)
@@ -178,21 +182,21 @@ class LaplaceEngine(MAEEngine):
         y_lo = math.log(_TAIL / ((P + 1) * max(1.0, self.cfg.data.U ** 2)))
         y_hi = math.log(-math.log(_TAIL) + 4.0) - float(lo.min()) + 1.0
         ys = np.arange(y_lo, y_hi + self.h, self.h)
-        Mt = torch.tensor(M, dtype=dt)
-        weight = torch.tensor(mult * self.gamma * self.nf / s.K, dtype=dt)
+        Mt = torch.tensor(M, dtype=dt, device=dev)
+        weight = torch.tensor(mult * self.gamma * self.nf / s.K, dtype=dt, device=dev)
         ez2 = float(np.dot(self.zprobs, self.nodes ** 2))
         total = float(np.sum(mult * self.gamma * self.nf / s.K)) * 0.5 * ez2
         masses = np.zeros((nT, N))
         lg1 = math.log1p(-self.gamma) if self.gamma < 1 else -math.inf  # ln P[unmasked]
         lg0 = math.log(self.gamma)  # ln P[masked]
-        c = torch.tensor(counts, dtype=dt)[:, None, :, None]  # (nT, 1, n_atoms, 1)
-        aidx = torch.tensor(area, dtype=torch.long)
+        c = torch.tensor(counts, dtype=dt, device=dev)[:, None, :, None]  # (nT, 1, n_atoms, 1)
+        aidx = torch.tensor(area, dtype=torch.long, device=dev)
         onehot_area = torch.tensor((area[:, None] == np.arange(N)[None, :]).astype(np.float64),
-                                   dtype=dt)  # (n_atoms, N)
-        own_t = torch.tensor(own, dtype=torch.long)
+                                   dtype=dt, device=dev)  # (n_atoms, N)
+        own_t = torch.tensor(own, dtype=torch.long, device=dev)
         t_chunk = max(1, _CHUNK_ELEMENTS // (nT * self.n_atoms * len(self.nodes)))
         for start in range(0, len(ys), t_chunk):
-            y = torch.tensor(ys[start:start + t_chunk], dtype=dt)
+            y = torch.tensor(ys[start:start + t_chunk], dtype=dt, device=dev)
             t = torch.exp(y)  # (nt,)
             nt = t.shape[0]
             tt = t[None, :, None, None]
@@ -232,7 +236,7 @@ class LaplaceEngine(MAEEngine):
             Bm = torch.sum(wt[..., None] * b1, dim=1)  # (nT, N)
             chunk = torch.sum(weight * (-I1 + 0.5 * I2.sum(dim=1)))
             total += float(chunk.detach())
-            masses += Bm.detach().numpy()
+            masses += Bm.detach().cpu().numpy()
             if need_grad and chunk.requires_grad:
                 chunk.backward()
         attn = []
@@ -243,7 +247,7 @@ class LaplaceEngine(MAEEngine):
         grads = None
         if need_grad:
             def g(x, shape):
-                return x.grad.numpy().copy() if x.grad is not None else np.zeros(shape)
+                return x.grad.cpu().numpy().copy() if x.grad is not None else np.zeros(shape)
 
             grads = (g(phi, (nT, N)), g(ua, (nT, self.n_atoms)), g(upp, (nT,)))
         return total, attn, grads

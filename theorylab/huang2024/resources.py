@@ -14,7 +14,9 @@ estimate and what would fit:
   ``population-laplace``, which sums the same population loss at any P;
 - the engine's memory (batch, enumeration tables, working arrays) against the free memory
   ([`check_memory`][theorylab.core.resources.check_memory]), field ``train.mc_samples``,
-  ``train.n_train`` or ``train.engine``.
+  ``train.n_train`` or ``train.engine``; ``population-exact`` on torch counts its device
+  tensors too ([`exact_torch_bytes`][]), on a CUDA device against that device's free memory
+  (field ``train.device``).
 
 The estimates are upper estimates of the peak memory in bytes (float64), from the arrays the
 engines hold: they count every array of a step's working set, with a factor for the copies
@@ -33,7 +35,8 @@ from theorylab.core.resources import check_memory
 from .config import ExperimentConfig
 from .data import AreaStructure
 
-__all__ = ["MAX_EXACT_GROUPS", "check_resources", "exact_log10_rows", "memory_estimate"]
+__all__ = ["MAX_EXACT_GROUPS", "check_resources", "exact_log10_rows", "exact_torch_bytes",
+           "memory_estimate"]
 
 #: ``population-exact`` enumerates the unmasked-key counts of a query with one array axis per
 #: atom (numpy's broadcasting handles at most 32 axes).
@@ -119,6 +122,26 @@ def exact_log10_rows(structure: AreaStructure) -> tuple[float, int]:
     return log_rows, groups
 
 
+def exact_torch_bytes(cfg: ExperimentConfig, structure: AreaStructure) -> float:
+    """Bytes ``population-exact`` holds on its torch device: the count and coefficient tables
+    of every (cluster, atom) and one chunk's working tensors (about 25 of the largest:
+    [`CHUNK_ELEMENTS`][theorylab.huang2024.exact_torch.CHUNK_ELEMENTS], or one query's
+    (count rows × coefficient vectors × atoms) when that is larger)."""
+    from .exact_torch import CHUNK_ELEMENTS
+
+    atom, _area = structure.atoms()
+    size = np.bincount(atom).astype(np.float64)
+    groups = len(size)
+    # log10 of the count rows of a query of each atom (its own atom has one key fewer)
+    per_atom = np.sum(np.log10(size + 1.0)) - np.log10(size + 1.0) + np.log10(size)
+    _P, K, N, _F = _sizes(cfg)
+    log_cz = N * math.log10(max(_nodes(cfg), 1))
+    log_query = float(per_atom.max()) + log_cz + math.log10(max(groups, 1))
+    tables = K * float(np.sum(10.0 ** np.minimum(per_atom + math.log10(3 * groups + 4), 300.0)))
+    return _F8 * (25 * max(float(CHUNK_ELEMENTS), 10.0 ** min(log_query, 300.0)) + tables
+                  + K * groups * 10.0 ** min(log_cz, 300.0) * 4)
+
+
 def _log10_sum_pow(nz: int, exponents) -> float:
     """log10 of Σ_k nz^{N_k} (the coefficient vectors over the clusters), without overflow."""
     e = np.asarray(exponents, dtype=np.float64) * math.log10(max(nz, 1))
@@ -173,6 +196,8 @@ def memory_estimate(cfg: ExperimentConfig, structure: AreaStructure) -> tuple[fl
         cz = 10.0 ** min(300.0, N * math.log10(max(nz, 1)))
         need = (base + rows * _F8 * (10 * groups + 2) + K * cz * _F8 * (3 * N + 1)
                 + rows * cz * _F8 * (20 * groups + 6 * N) / P)
+        if t.backend == "torch" and t.device == "cpu":
+            need += exact_torch_bytes(cfg, structure)
         return need, {"field": "train.engine", "what": (
             f"population-exact ({_count(log_rows)} count rows × {cz:.3g} coefficient "
             "vectors)"),
@@ -219,4 +244,11 @@ def check_resources(cfg: ExperimentConfig,
                              f"configurations (> {t.max_configs}); {_LAPLACE}")
     need, info = memory_estimate(cfg, structure)
     check_memory(need, **info)
+    if t.engine == "population-exact" and t.backend == "torch" and t.device != "cpu":
+        from theorylab.core.backend import get_backend
+
+        dev_need = exact_torch_bytes(cfg, structure)
+        check_memory(dev_need, field="train.device", what=(
+            f"population-exact on {t.device} (its count tables and working tensors)"),
+            hint=_LAPLACE, free=get_backend("torch", device=t.device).free_bytes())
     return structure

@@ -76,47 +76,74 @@ def test_combine_orders_verdicts():
 
 
 # -- Theorem 3.1 -----------------------------------------------------------------------------------
-def _t31(ratio, err):
-    n = len(ratio)
-    return pd.DataFrame({"D": [10] * n, "C": [2] * n, "q": [0.4] * n, "ratio": ratio,
-                         "err_best_glm": err})
+def _t31(x, err, a2=None, pz=None):
+    n = len(x)
+    return pd.DataFrame({"k": [4] * n, "C": [3] * n, "D": [90] * n, "q": [0.9] * n, "x": x,
+                         "assumption2": [True] * n if a2 is None else a2,
+                         "err_best_glm": err, "pz_bound": [0.13] * n if pz is None else pz})
 
 
-_FITS = pd.DataFrame({"D": [10] * 3, "C": [2] * 3, "q": [0.4] * 3, "ratio": [0.5] * 3,
-                      "seed": [0, 1, 2], "err_fit": [0.17, 0.171, 0.169],
-                      "err_fit_se": [0.003] * 3})
+_FITS = pd.DataFrame({"k": [4] * 3, "C": [3] * 3, "D": [90] * 3, "q": [0.9] * 3,
+                      "x": [0.115] * 3, "assumption2": [True] * 3, "seed": [0, 1, 2],
+                      "err_fit": [0.37, 0.371, 0.369], "err_fit_se": [0.003] * 3,
+                      "err_best_glm": [0.368] * 3})
 
 
 def test_thm31_verdicts():
-    assert thm31.verdict(_t31([0.5, 0.8], [0.2, 0.15]), _FITS).verdict == "agrees"
-    assert thm31.verdict(_t31([0.5, 2.0], [0.2, 0.05]), _FITS).verdict == "agrees-in-regime"
-    assert thm31.verdict(_t31([0.5, 0.8], [0.2, 0.10]), _FITS).verdict == "disagrees"
+    assert thm31.verdict(_t31([0.1, 0.12], [0.36, 0.30]), _FITS).verdict == "agrees"
+    # below 1/8 outside the proved region (x = 1.5): reported, not judged
+    assert thm31.verdict(_t31([0.1, 1.5], [0.36, 0.12]), _FITS).verdict == "agrees-in-regime"
+    # ... and outside Assumption 2 (q(D − C) ≤ C) likewise
+    v = thm31.verdict(_t31([0.1, 0.05], [0.36, 0.1], a2=[True, False]), _FITS)
+    assert v.verdict == "agrees-in-regime"
+    bad = thm31.verdict(_t31([0.1, 0.12], [0.36, 0.10]), _FITS)
+    assert bad.verdict == "disagrees" and "engine, not the theory" in bad.reasons[0]
     fit_beats = _FITS.assign(err_fit=[0.10, 0.101, 0.099])  # mean + 3 s.e. (≈ 0.0019) < 1/8
-    assert thm31.verdict(_t31([0.5], [0.2]), fit_beats).verdict == "disagrees"
+    v = thm31.verdict(_t31([0.1], [0.36]), fit_beats)
+    assert v.verdict == "disagrees" and "a GLM beats" in v.reasons[0]
     # one seed far below, the others above: the mean over seeds is not below 1/8
     mixed = _FITS.assign(err_fit=[0.10, 0.16, 0.16])
-    assert thm31.verdict(_t31([0.5], [0.2]), mixed).verdict == "agrees"
+    assert thm31.verdict(_t31([0.1], [0.36]), mixed).verdict == "agrees"
     near = _FITS.assign(err_fit=[0.122] * 3)  # within 3 s.e. of 1/8: no evidence
-    assert thm31.verdict(_t31([0.5], [0.2]), near).verdict == "agrees"
-    assert thm31.verdict(_t31([0.5], [np.nan]), _FITS).verdict == "inconclusive"
+    assert thm31.verdict(_t31([0.1], [0.36]), near).verdict == "agrees"
+    assert thm31.verdict(_t31([0.1], [np.nan]), _FITS).verdict == "inconclusive"
     assert thm31.verdict(_t31([], []), _FITS).verdict == "inconclusive"
 
 
-def test_thm31_premise_no_point_in_regime():
-    v = thm31.verdict(_t31([2.0, 3.0], [0.2, 0.05]), _FITS)
+def test_thm31_premises():
+    v = thm31.verdict(_t31([0.5, 1.5], [0.2, 0.05]), _FITS)  # nothing in the proved region
     assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
+    # no fitted GLM inside the regime: the exact part alone is implied by the proof
+    for fits in (_FITS.iloc[:0], _FITS.assign(x=0.5)):
+        v = thm31.verdict(_t31([0.1], [0.36]), fits)
+        assert v.verdict == "inconclusive" and "could not fail" in v.reasons[0]
 
 
-def test_thm31_regime_cut_flip_point():
-    """The verdict flips where the cut passes the ratio of the first point below 1/8."""
-    tables = {"table": _t31([0.3, 0.6, 1.5], [0.2, 0.1, 0.05]), "fit": _FITS}
-    assert thm31.judge(tables).verdict == "disagrees"  # 0.6 < 1 is inside
-    assert thm31.judge(tables, {"REGIME_CUT": 0.5}).verdict == "agrees-in-regime"
-    s = thm31.CLAIM.thresholds
+def test_thm31_proved_region_flip_points():
+    """Up: the verdict flips where the region reaches the first point below 1/8; down: where
+    it leaves the last fitted point (the premise fails)."""
+    tables = {"table": _t31([0.05, 0.1, 1.5], [0.4, 0.36, 0.12]), "fit": _FITS}
+    assert thm31.judge(tables).verdict == "agrees-in-regime"
+    assert thm31.judge(tables, {"X_PROVED": 2.0}).verdict == "disagrees"
     from theorylab.core.claims import sensitivity
-    sens = sensitivity(thm31.judge, tables, s).set_index("threshold")
+    sens = sensitivity(thm31.judge, tables, thm31.CLAIM.thresholds).set_index("threshold")
     # bisection to ~1e-9 relative: 1e-6 is loose
-    assert sens.loc["REGIME_CUT", "flip_below"] == pytest.approx(0.6, rel=1e-6)
+    assert sens.loc["X_PROVED", "flip_above"] == pytest.approx(1.5, rel=1e-6)
+    assert sens.loc["X_PROVED", "flip_below"] == pytest.approx(0.115, rel=1e-6)
+
+
+def test_thm31_closed_form_against_enumeration_and_pz_bound():
+    """The closed form equals the convolution engine (rounding: sums of ≤ 10³ O(1) float64
+    terms), and the proved bound is below the exact error wherever it is positive."""
+    for D, C, q in ((10, 2, 0.46), (12, 3, 0.75), (20, 4, 0.8), (30, 3, 0.3), (40, 4, 0.5)):
+        cf = thm31.glm_best_error(D, C, q)
+        en = thm31.glm_exact_errors(D, C, q)
+        assert abs(cf["err_best_glm"] - en["err_best_glm"]) < 1e-13
+        assert abs(cf["err_uniform"] - en["err_uniform"]) < 1e-13
+    for D, C, k in ((90, 3, 4), (320, 4, 4), (600, 8, 3)):
+        q = C ** k / D
+        assert 0 < thm31.pz_bound(D, C, q) <= thm31.glm_best_error(D, C, q)["err_best_glm"]
+    assert thm31.pz_bound(6, 2, 4 / 6) == 0.0  # x ≥ 1: no bound
 
 
 # -- Theorem 3.2 (sanity check) --------------------------------------------------------------------
@@ -377,12 +404,18 @@ def test_thm51_judge_on_run_rows_and_target():
                           ("scratch", (0.3, 0.2, 0.12))):
             for N, e in zip((25, 50, 100), errs):
                 rows.append({"seed": seed, "arm": arm, "N": N, "test_error_best": e,
-                             "ran_out": False})
+                             "ran_out": False, "bayes_error": 0.09, "glm_error": 0.156})
     t = {"table": pd.DataFrame(rows)}
-    assert thm51.judge(t).verdict == "agrees"  # frozen 50 < scratch 100, uniform never
-    # at 0.105 frozen needs 100 = scratch's... scratch never: frozen still the fewest
-    assert thm51.judge(t, {"TARGET": 0.105}).verdict == "agrees"
-    assert thm51.judge(t, {"TARGET": 0.25}).verdict == "inconclusive"  # frozen at the bottom
+    # target 0.09 + 0.4·0.066 = 0.1164: frozen 50, scratch and uniform never
+    assert thm51.target(t["table"]) == pytest.approx(0.1164, abs=1e-12)
+    assert thm51.judge(t).verdict == "agrees"
+    # at 0.2 the target is 0.1032: frozen needs 100, scratch still never
+    need = thm51.n_needed(t["table"], thm51.target(t["table"], 0.2))
+    assert set(need[need.arm == "frozen"].N_needed) == {100}
+    assert thm51.judge(t, {"TARGET_FRAC": 0.2}).verdict == "agrees"
+    # at 2.5 the target 0.255 is above the GLM error: frozen passes at the bottom rung
+    assert thm51.judge(t, {"TARGET_FRAC": 2.5}).verdict == "inconclusive"
+    assert thm51.judge({"table": t["table"].iloc[:0]}).verdict == "inconclusive"
 
 
 def test_thm51_summary_best_and_last_step():
@@ -395,3 +428,23 @@ def test_thm51_summary_best_and_last_step():
     assert s["beta_last"] == 1.5 and s["beta_best"] == 0.4 and not s["ran_out"]
     still = tr.assign(error=[0.3, 0.2, 0.15, 0.1])  # still falling by > 1 s.e. at the end
     assert thm51.finetune_summary(still)["ran_out"]
+    # with a validation column the step is chosen on it, and the test error read there
+    val = tr.assign(val_error=[0.3, 0.09, 0.1, 0.12])
+    s = thm51.finetune_summary(val)
+    assert (s["best_step"], s["test_error_best"], s["val_error_best"]) == (10, 0.1, 0.09)
+
+
+def test_finetune_validation_split_is_apart_from_the_test_set():
+    """A few steps with a 200-point validation split: the column is there, finite, and not
+    the test error (other points); without a split there is no column."""
+    from theorylab.jelassi2022.setups import reference_config
+    from theorylab.jelassi2022.transfer import finetune
+
+    cfg = reference_config(engine="empirical", method="auto", steps=20, n_train=30,
+                           n_test=300, n_records=3, init_v="gaussian", v0_scale=0.05,
+                           lr_A=0.0).replace(data={"d": 8, "seed": 1})
+    tr = finetune(cfg, n_val=200)
+    assert tr.val_error.notna().all() and (tr.val_error != tr.error).any()
+    assert "val_error" not in finetune(cfg)
+    with pytest.raises(ValueError, match="train.engine"):
+        finetune(reference_config(steps=2), n_val=10)

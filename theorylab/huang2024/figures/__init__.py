@@ -4,10 +4,11 @@ Importing this package registers them: ``_data`` (huang2024-fig2: the data model
 ``_diversity`` (huang2024-fig3: attention diversity across Δ), ``_mechanism``
 (huang2024-fig4: a masked patch attending through FP correlations), ``_dynamics``
 (huang2024-dynamics: the two phases and the CL trajectory; huang2024-phase-diagram over Δ and
-γ, MAE and CL), ``_cl`` (cached CL runs; huang2024-fig1: attention maps of MAE and CL,
+γ, MAE and CL), ``_rates`` (huang2024-rates: the Lemma 5.1 rates at initialisation, engine
+against derived, over P), ``_cl`` (cached CL runs; huang2024-fig1: attention maps of MAE and CL,
 synthetic and real ViTs). Shared settings and attention maps of trained models: ``_common``.
 """
 
-from . import _cl, _data, _diversity, _dynamics, _mechanism
+from . import _cl, _data, _diversity, _dynamics, _mechanism, _rates
 
-__all__ = ["_cl", "_data", "_diversity", "_dynamics", "_mechanism"]
+__all__ = ["_cl", "_data", "_diversity", "_dynamics", "_mechanism", "_rates"]

@@ -5,6 +5,7 @@ phase diagram. Registered ids: ``huang2024-dynamics``, ``huang2024-phase-diagram
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -14,12 +15,43 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 from ..config import PAPER_NAME
 from ..data import information_gap
 from ..ladders import FAMILIES, family_sizes, phase_summary
-from ..predictions import has_phase_one, z_moments
+from ..predictions import has_phase_one, phase_one_prediction, reduced_gd, z_moments
+from ..setups import ATTN_TOL, pair_config
+from ..trainer import RunResult, run_experiment
 from ._cl import CL_STEPS, cl_collapses, pair_run
 from ._common import ETA_Q, figure_config, fmt, own_attn_target, trained_run
 
 __all__ = ["SECTION9_SIZES", "dynamics", "phase_diagram", "dynamics_settings", "pd_grid",
-           "phase_I_present"]
+           "phase_I_present", "phase_one_end", "phase_one_heuristic", "PHASE_ONE_END_LABEL",
+           "PHASE_ONE_HEURISTIC_LABEL", "mae_plateau",
+           "converged_mae_run", "MAE_PLATEAU_TOL"]
+
+
+# -- the predicted end of Phase I ------------------------------------------------------------------
+#: Legend label of [`phase_one_end`][]'s value.
+PHASE_ONE_END_LABEL = "derived value (reduced population GD)"
+#: Legend label of [`phase_one_heuristic`][]'s value.
+PHASE_ONE_HEURISTIC_LABEL = "notes' heuristic −(Δ/2) ln P"
+
+
+def phase_one_end(cfg, max_steps: int | None = None) -> float:
+    """The predicted Φ_glob of a local query at the end of Phase I for an MAE config, derived
+    in the reconstructed model: Φ_glob(t_I) of the reduced population GD
+    ([`phase_one_prediction`][theorylab.huang2024.predictions.phase_one_prediction]); NaN where
+    the reduction does not apply (e.g. masked keys left out) or where it predicts no Phase I.
+    The one place the dynamics figure and the phase diagram take this prediction from."""
+    try:
+        r = phase_one_prediction(cfg, max_steps=max_steps)
+    except ValueError:
+        return math.nan
+    return float(r["phi_glob_end_I"]) if r["phase_I"] else math.nan
+
+
+def phase_one_heuristic(cfg) -> float:
+    """The notes' leading-order heuristic −(Δ/2) ln P for Φ_glob at the end of Phase I
+    (docs/papers/huang2024.md §4.5, RECONSTRUCTED, not derived in the model), drawn as a
+    reference only."""
+    return -(cfg.delta / 2) * math.log(cfg.data.P)
 
 
 # -- dynamics --------------------------------------------------------------------------------------
@@ -33,6 +65,12 @@ def dynamics_settings(quick: bool) -> tuple[int, int, dict[str, tuple[int, int]]
     if quick:
         return 36, 30, {fam: family_sizes(36, *FAMILIES[fam]) for fam in ("pos", "neg")}
     return 256, 300, dict(SECTION9_SIZES)
+
+
+def _max_gap(measured: pd.Series, derived: pd.Series) -> float:
+    """Largest |measured − derived| over the steps both trajectories have."""
+    n = min(len(measured), len(derived))
+    return float(np.max(np.abs(measured.to_numpy()[:n] - derived.to_numpy()[:n])))
 
 
 def _with_rel_excess(tr: pd.DataFrame) -> pd.DataFrame:
@@ -58,8 +96,11 @@ DYN_CAPTION = (
     "computation used η = 200 with Monte Carlo batches). Left: Δ > 0 (C1 = 192, C = 4); right: "
     "Δ < 0 (C1 = 32, C = 16). Top: mean FP correlation Φ of a local-area patch with its own "
     "area's feature and with the global feature (thin: a global-area patch with its own, the "
-    "global, feature); the dashed line is the RECONSTRUCTED end-of-Phase-I value −(Δ/2) ln P, "
-    "drawn only where a Phase I exists; "
+    "global, feature); dashed curves: the same quantities derived from the reduced population "
+    "GD of the reconstructed model (predictions.reduced_gd); the dashed horizontal line is the "
+    f"derived end-of-Phase-I value Φ_glob(t_I), the dotted one the {PHASE_ONE_HEURISTIC_LABEL} "
+    "(RECONSTRUCTED, not derived in the model, a reference only), both drawn only where a "
+    "Phase I exists; "
     "vertical lines: t_I, the first step at which the own-area correlation grows at least as "
     "fast as the global one falls (Phase I is present when the first step already decouples), "
     "and t_II, the first step with own-area attention ≥ ½(1 − γ^{C−1}) (the claims' "
@@ -69,9 +110,13 @@ DYN_CAPTION = (
     "Areas are contiguous on the 16×16 grid (the notes' §9 used random ones; with one cluster "
     "the dynamics do not depend on the layout); the same run is drawn in huang2024-fig4. "
     "Third column: the CL trajectory (cl-montecarlo, InfoNCE on two masked views, τ = 0.1, 7 "
-    "negatives, K = 4 clusters, the Theorem 4.4 check's setting, RECONSTRUCTED §3) against MAE "
-    "(population-montecarlo) on the same data, for the Δ > 0 size family at P = 64 (CL at "
-    "P = 256 would cost minutes; attention and Φ are Monte Carlo readings of each step's batch). "
+    "negatives, K = 4 clusters, the Theorem 4.4 check's setting, RECONSTRUCTED §3, 150 steps) "
+    "against MAE (population-montecarlo) on the same data run to convergence (1,200 steps), "
+    "for the Δ > 0 size family at P = 64 (CL at P = 256 would cost minutes; attention and Φ are "
+    "Monte Carlo readings of each step's batch). Premise, checked: MAE's own-area attention of "
+    "masked local queries is at its plateau, its mean over the last fifth of the run (shaded) "
+    "within 0.02 of its mean over the fifth before (thick segments: the end-window means); the "
+    "reading states whether it held. Steps on a symlog axis in this column. "
     "The measured numbers are in the manifest's reading and headline."
 )
 
@@ -102,12 +147,23 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         ax.plot(s, tr.phi_own_lq, color="C2", label="Φ local patch → own area")
         ax.plot(s, tr.phi_glob_lq, color="C1", label="Φ local patch → global area")
         ax.plot(s, tr.phi_own_gq, color="C1", lw=0.8, ls=":", label="Φ global patch → global area")
-        pred = -(delta / 2) * math.log(P)
         cfg = figure_config(P, C1, C, gamma=gamma, steps=steps)
+        pred = phase_one_end(cfg, steps)
+        heur = phase_one_heuristic(cfg)
+        red = reduced_gd(cfg, steps)  # the derived curves, drawn dashed beside the measured
+        ax.plot(red.step, red.phi_own_lq, color="C2", ls="--", lw=1.2,
+                label="derived (reduced population GD)")
+        ax.plot(red.step, red.phi_glob_lq, color="C1", ls="--", lw=1.2)
+        axa.plot(red.step, red.attn_own_lq, color="C2", ls="--", lw=1.2,
+                 label="own area, derived")
         predicted_I = has_phase_one(P, C1, C, z_moments(cfg), gamma=gamma,
                                     mask_keys=cfg.model.mask_keys, loss_norm=cfg.model.loss_norm)
         if present and delta > 0:  # the end-of-Phase-I value exists only where Phase I does
-            ax.axhline(pred, color="C3", ls="--", lw=1.0, label=f"−(Δ/2) ln P = {pred:.2f}")
+            if math.isfinite(pred):
+                ax.axhline(pred, color="C3", ls="--", lw=1.0,
+                           label=f"end of Phase I, {PHASE_ONE_END_LABEL} = {pred:.2f}")
+            ax.axhline(heur, color="C3", ls=":", lw=0.8,
+                       label=f"{PHASE_ONE_HEURISTIC_LABEL} = {heur:.2f}")
         axa.plot(s, tr.attn_own_lq, color="C2", label="own area (unmasked keys)")
         axa.plot(s, tr.attn_glob_lq, color="C1", label="global area (unmasked keys)")
         axa.plot(s, tr.attn_masked_lq, color="0.4", label="masked keys")
@@ -129,11 +185,14 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         axa.legend(fontsize=7, loc="center right")
         last = tr.iloc[-1]
         h = {
-            "P": P, "C1": C1, "C": C, "delta": delta, "phase_I": present,
+            "P": P, "C1": C1, "C": C, "steps": steps, "delta": delta, "phase_I": present,
             "t_I": summ["t_I"], "t_II": summ["t_II"], "T_star": summ["T_star"],
             "phase_I_predicted": predicted_I,
             "phi_glob_end_I": summ["phi_glob_end_I"] if present else math.nan,
             "phi_glob_pred": pred if present and delta > 0 else math.nan,
+            "phi_glob_heuristic": heur if present and delta > 0 else math.nan,
+            "max_abs_phi_own_vs_derived": _max_gap(tr.phi_own_lq, red.phi_own_lq),
+            "max_abs_phi_glob_vs_derived": _max_gap(tr.phi_glob_lq, red.phi_glob_lq),
             "dphi_glob_1": summ["dphi_glob_1"], "dphi_own_1": summ["dphi_own_1"],
             "min_phi_glob_lq": float(tr.phi_glob_lq.min()),
             "final_phi_own_lq": float(last.phi_own_lq),
@@ -150,14 +209,17 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         if present:
             ph = (f"Phase I is present: the first step moves Φ_glob by {h['dphi_glob_1']:.3g} "
                   f"and Φ_own by {h['dphi_own_1']:+.3g}; it ends at t_I = {fmt(h['t_I'])} with "
-                  f"Φ_glob = {fmt(h['phi_glob_end_I'])} against −(Δ/2) ln P = {pred:.3f} "
-                  f"(ratio {fmt(h['phi_glob_end_I'] / pred)})")
+                  f"Φ_glob = {fmt(h['phi_glob_end_I'])} against the {PHASE_ONE_END_LABEL} "
+                  f"{fmt(pred)} and the {PHASE_ONE_HEURISTIC_LABEL} {heur:.3f} "
+                  f"(ratio to the heuristic {fmt(h['phi_glob_end_I'] / heur)})")
         else:
             ph = (f"no Phase I: the first step already raises Φ_own by {h['dphi_own_1']:.3g}, "
                   f"more than Φ_glob falls ({h['dphi_glob_1']:.3g})")
         ph += ("; the derived first-step rates (predictions.has_phase_one) "
                + ("also predict" if predicted_I == present else "predict the opposite:")
                + (" a Phase I" if predicted_I else " no Phase I"))
+        ph += (f"; the derived curves are within {h['max_abs_phi_own_vs_derived']:.2g} "
+               f"(Φ_own) and {h['max_abs_phi_glob_vs_derived']:.2g} (Φ_glob) of the measured ones")
         reading.append(
             f"Δ = {delta:+.3f} (P = {P}, C1 = {C1}, C = {C}): {ph}; the own-area attention "
             f"reaches ½(1 − γ^(C−1)) at t_II = {fmt(h['t_II'])} and L − L* falls to 5% of its "
@@ -172,24 +234,78 @@ def dynamics(ctx: FigureContext) -> FigureResult:
 
 #: Patch count of the CL column of huang2024-dynamics (the Δ > 0 size family at this P).
 DYN_CL_P = 64
+#: GD steps of the MAE reference of the CL column: its own-area attention is at its plateau
+#: by then (measured at P = 64: window means 0.659, 0.683, 0.684 over the third, fourth and
+#: last fifth of 1,200 steps; at P = 36, 0.426, 0.436, 0.443 over 800).
+DYN_MAE_STEPS = 1200
+#: The MAE reference is at its plateau when the own-area attention of masked local queries,
+#: averaged over the last fifth of the run, is within MAE_PLATEAU_TOL of its average over the
+#: fifth before (the Theorem 4.4 check's ATTN_TOL: the per-step readings scatter by ≈ 0.08,
+#: so a window mean of ≥ 40 readings has a standard error ≤ 0.013 and 0.02 is well above it
+#: while far below the 0.3–0.5 rise of an unconverged run).
+MAE_PLATEAU_TOL = ATTN_TOL
+
+
+def cl_column_settings(quick: bool) -> tuple[int, int, int]:
+    """(P, CL steps, MAE steps) of the CL column (quick: P = 36)."""
+    return (36, 30, 800) if quick else (DYN_CL_P, CL_STEPS, DYN_MAE_STEPS)
+
+
+@lru_cache(maxsize=8)
+def converged_mae_run(P: int, C1: int, C: int, steps: int) -> RunResult:
+    """MAE (``population-montecarlo``) in the Theorem 4.4 setting of [`pair_run`][] (contiguous
+    areas, γ = 0.5) run for `steps` steps with 201 linearly spaced readings, long enough for
+    [`mae_plateau`][] to hold at the figure's sizes."""
+    cfg = pair_config(P, C1, C, steps, None)
+    cfg = cfg.replace(data={"areas": "contiguous"}, model={"gamma": 0.5},
+                      train={"record": "linear", "n_records": 201}).resolved()
+    return run_experiment(cfg, progress=False)
+
+
+def mae_plateau(tr: pd.DataFrame, column: str = "attn_own_lq",
+                tol: float = MAE_PLATEAU_TOL) -> dict:
+    """Whether `column` of a trajectory is at its plateau: its mean over the last fifth of the
+    steps (``end``) against its mean over the fifth before (``before``); ``plateau`` when they
+    differ by at most `tol`. ``se``: the standard error of ``end`` (readings as independent)."""
+    last = float(tr.step.iloc[-1])
+    w_end = tr[tr.step >= 0.8 * last][column]
+    w_before = tr[(tr.step >= 0.6 * last) & (tr.step < 0.8 * last)][column]
+    end, before = float(w_end.mean()), float(w_before.mean())
+    se = float(w_end.std(ddof=1) / math.sqrt(len(w_end))) if len(w_end) > 1 else math.nan
+    ok = bool(len(w_before) and abs(end - before) <= tol)
+    return {"end": end, "before": before, "change": end - before, "se": se, "plateau": ok,
+            "tol": tol}
 
 
 def _cl_column(ax, axa, quick: bool, headline: dict, reading: list, settings: dict) -> None:
-    """The CL trajectory (the Theorem 4.4 check's setting, Δ > 0 size family) and the MAE run
-    (population-montecarlo) on the same K = 4 data."""
-    P = 36 if quick else DYN_CL_P
+    """The CL trajectory (the Theorem 4.4 check's setting, Δ > 0 size family) against MAE
+    (population-montecarlo) on the same K = 4 data run to its plateau."""
+    P, cl_steps, mae_steps = cl_column_settings(quick)
     C1, C = family_sizes(P, *FAMILIES["pos"])
-    steps = 30 if quick else CL_STEPS
-    runs = {name: pair_run(P, C1, C, 0.5, steps, name == "CL") for name in ("CL", "MAE")}
+    runs = {"CL": pair_run(P, C1, C, 0.5, cl_steps, True),
+            "MAE": converged_mae_run(P, C1, C, mae_steps)}
     for name, r in runs.items():
         tr = r.trajectory
         ls = "-" if name == "CL" else "--"
         ax.plot(tr.step, tr.phi_own_lq, color="C2", ls=ls, label=f"{name}: Φ own area")
         ax.plot(tr.step, tr.phi_glob_lq, color="C1", ls=ls, label=f"{name}: Φ global area")
-        axa.plot(tr.step, tr.attn_own_lq, color="C2", ls=ls, label=f"{name}: own area")
-        axa.plot(tr.step, tr.attn_glob_lq, color="C1", ls=ls, label=f"{name}: global area")
+        axa.plot(tr.step, tr.attn_own_lq, color="C2", ls=ls, lw=0.8 if name == "MAE" else 1.5,
+                 label=f"{name}: own area")
+        axa.plot(tr.step, tr.attn_glob_lq, color="C1", ls=ls, lw=0.8 if name == "MAE" else 1.5,
+                 label=f"{name}: global area")
+    mae = mae_plateau(runs["MAE"].trajectory)
+    mae_glob = mae_plateau(runs["MAE"].trajectory, "attn_glob_lq")
+    cl = mae_plateau(runs["CL"].trajectory, "attn_glob_lq")
+    axa.axvspan(0.8 * mae_steps, mae_steps, color="0.9", zorder=0,
+                label=f"MAE end window (own {mae['end']:.3f}, "
+                + ("plateau" if mae["plateau"] else "NOT at plateau") + ")")
+    for col, w in (("C2", mae), ("C1", mae_glob)):
+        axa.hlines(w["end"], 0.8 * mae_steps, mae_steps, color=col, lw=2.0)
+    for a in (ax, axa):  # CL's plateau comes within tens of steps, MAE's after hundreds
+        a.set_xscale("symlog", linthresh=10)
     delta = runs["CL"].config.delta
-    ax.set_title(f"CL vs MAE (Monte Carlo, K = 4), Δ = {delta:+.3f}: P = {P}, C1 = {C1}, C = {C}")
+    ax.set_title(f"CL ({cl_steps} steps) vs converged MAE ({mae_steps}), K = 4\nΔ = "
+                 f"{delta:+.3f}: P = {P}, C1 = {C1}, C = {C}", fontsize=9)
     ax.set_ylabel("FP correlation Φ")
     axa.set_ylabel("attention of a masked local query")
     axa.set_xlabel("GD steps")
@@ -197,18 +313,35 @@ def _cl_column(ax, axa, quick: bool, headline: dict, reading: list, settings: di
     ax.legend(fontsize=7)
     axa.legend(fontsize=7)
     ends = {name: r.trajectory.iloc[-1] for name, r in runs.items()}
-    headline["cl"] = {"P": P, "C1": C1, "C": C, "delta": delta, "steps": steps,
+    headline["cl"] = {"P": P, "C1": C1, "C": C, "delta": delta, "steps": cl_steps,
+                      "mae_steps": mae_steps, "mae_plateau": mae["plateau"],
+                      "mae_attn_own_end_window": mae["end"],
+                      "mae_attn_own_before_window": mae["before"],
+                      "mae_attn_own_end_se": mae["se"], "mae_plateau_tol": mae["tol"],
+                      "mae_attn_glob_end_window": mae_glob["end"],
+                      "cl_attn_glob_end_window": cl["end"], "cl_plateau": cl["plateau"],
                       **{f"{name.lower()}_final_{k}": float(ends[name][k])
                          for name in runs for k in ("attn_own_lq", "attn_glob_lq",
                                                     "phi_own_lq", "phi_glob_lq")}}
+    premise = (f"MAE is at its plateau (own-area attention {mae['end']:.3f} ± {mae['se']:.3f} "
+               f"over the last fifth of {mae_steps} steps, {mae['before']:.3f} over the fifth "
+               f"before: change {mae['change']:+.3f}, within {mae['tol']:g})"
+               if mae["plateau"] else
+               f"premise failed: MAE is NOT at its plateau after {mae_steps} steps (own-area "
+               f"attention {mae['before']:.3f} → {mae['end']:.3f}, change {mae['change']:+.3f} "
+               f"> {mae['tol']:g}), so the comparison below is with an unconverged MAE")
     reading.append(
-        f"CL (P = {P}, C1 = {C1}, C = {C}, Δ = {delta:+.3f}, {steps} steps): masked local "
-        f"queries end with own/global attention {ends['CL'].attn_own_lq:.3f}/"
-        f"{ends['CL'].attn_glob_lq:.3f}, against {ends['MAE'].attn_own_lq:.3f}/"
-        f"{ends['MAE'].attn_glob_lq:.3f} for MAE on the same data; Φ own/global "
+        f"CL (P = {P}, C1 = {C1}, C = {C}, Δ = {delta:+.3f}, {cl_steps} steps) against MAE on "
+        f"the same data: {premise}. Masked local queries end with own/global attention "
+        f"{ends['CL'].attn_own_lq:.3f}/{ends['CL'].attn_glob_lq:.3f} under CL (global "
+        f"{cl['end']:.3f} over its last fifth, "
+        + ("a plateau" if cl["plateau"] else "still moving") + ") against "
+        f"{mae['end']:.3f}/{mae_glob['end']:.3f} "
+        f"for the converged MAE (end-window means); Φ own/global "
         f"{ends['CL'].phi_own_lq:.3f}/{ends['CL'].phi_glob_lq:.3f} (CL) and "
         f"{ends['MAE'].phi_own_lq:.3f}/{ends['MAE'].phi_glob_lq:.3f} (MAE).")
     settings["cl"] = runs["CL"].config.to_dict()
+    settings["cl_mae_reference"] = runs["MAE"].config.to_dict()
 
 
 # -- phase diagram -------------------------------------------------------------------------------
@@ -238,7 +371,8 @@ PD_CAPTION = (
     f"'Phase I' when the first step lowers the global FP "
     f"correlation of local queries by more than it raises their own-area one. Left: the four "
     f"combinations (colour) with the final own-area attention written in each cell; right: "
-    f"Φ_glob at the end of Phase I divided by the RECONSTRUCTED prediction −(Δ/2) ln P (cells "
+    f"Φ_glob at the end of Phase I divided by the predicted value, the {PHASE_ONE_END_LABEL} "
+    f"(derived in the reconstructed model; cells "
     f"without a Phase I, or where it has not ended, left blank). Third panel, CL (Thm 4.4 as "
     f"RECONSTRUCTED, §4.4): the same sizes and γ trained by cl-montecarlo (InfoNCE on two "
     f"masked views, τ = 0.1, 7 negatives, mean pooling, K = 4 clusters, {CL_STEPS} steps, the "
@@ -285,7 +419,7 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
             cat[i, j] = 2 * int(learned) + int(present)
             own[i, j] = a
             end = summ["phi_glob_end_I"] if present else math.nan
-            pred = -(deltas[j] / 2) * math.log(P)
+            pred = phase_one_end(figure_config(P, c1, C, gamma=g, steps=steps), steps)
             ratio[i, j] = end / pred if math.isfinite(end) and pred != 0 else math.nan
             cl_steps = steps if ctx.quick else CL_STEPS
             clr = pair_run(P, c1, C, g, cl_steps, True)
@@ -321,9 +455,9 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
                loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax1.set_title(f"after {steps} steps (cell: own-area attention, t_II)")
     sns.heatmap(ratio, ax=ax2, cmap="vlag", vmin=0.0, vmax=2.0, annot=True, fmt=".2f",
-                xticklabels=xt, yticklabels=yt, cbar_kws={"label": "Φ_glob(t_I) / (−(Δ/2) ln P)"},
+                xticklabels=xt, yticklabels=yt, cbar_kws={"label": "Φ_glob(t_I) / predicted"},
                 annot_kws={"fontsize": 7})
-    ax2.set_title("end of Phase I against −(Δ/2) ln P")
+    ax2.set_title(f"end of Phase I against the {PHASE_ONE_END_LABEL}", fontsize=9)
     sns.heatmap(collapsed.astype(float), ax=ax3, cmap=ListedColormap(["#d9d9d9", "#e6550d"]),
                 vmin=0, vmax=1, annot=cl_glob, fmt=".2f", xticklabels=xt, yticklabels=yt,
                 cbar=False, linewidths=0.5, linecolor="white", annot_kws={"fontsize": 7})
@@ -363,8 +497,9 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
         "Steps t_II to reach the threshold, from the smallest to the largest Δ: " + "; ".join(
             f"γ = {g:g}: " + ", ".join(fmt(c["t_II"]) for c in cells if c["gamma"] == g)
             for g in gammas) + ".",
-        (f"Φ_glob at the end of Phase I is {min(ok):.2f}–{max(ok):.2f} times −(Δ/2) ln P over "
-         f"the {len(ok)} cells where Phase I ends within the run." if ok else
+        (f"Φ_glob at the end of Phase I is {min(ok):.2f}–{max(ok):.2f} times the "
+         f"{PHASE_ONE_END_LABEL} over the {len(ok)} cells where Phase I ends within the run."
+         if ok else
          "No cell has a Phase I that ends within the run."),
     ]
     settings = {"P": P, "C": C, "C1": list(C1s), "gamma": list(gammas), "steps": steps,

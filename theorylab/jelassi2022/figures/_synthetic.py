@@ -12,6 +12,7 @@ captions). The phase boundaries come from `theorylab.jelassi2022.phases.phase_ti
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 
@@ -27,7 +28,7 @@ from ..phases import pa_limit_error, phase_times
 from ..predictions import phase_i, phase_ii
 from ..setups import REF_SETS, line_config, reference_config
 from ..trainer import run_experiment
-from ..transfer import finetune, finetune_summary
+from ..transfer import DOWNSTREAM, N_VAL, downstream_fields, finetune, finetune_summary
 
 __all__ = [
     "fig3",
@@ -695,7 +696,7 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
 
 
 # -- transfer --------------------------------------------------------------------------------------
-TR_N = (20, 50, 100, 200, 500, 1000, 2000)
+TR_N = (10, 20, 50, 100, 200, 500, 1000, 2000)
 TR_STEPS = 4000
 TR_TRAIN = dict(engine="empirical", lr_v=0.3, steps=TR_STEPS, n_test=10_000, init_v="gaussian",
                 v0_scale=0.05, record="log", n_records=10, offdiag0=0.0, dtype="float32")
@@ -705,13 +706,18 @@ TR_CAPTION = (
     "Pre-training: exact population GD in the Figure 4 setting of notes §9 (D = 10, C = 2, "
     "Figure 4's sets, d = 100, q = ln(d)/D, cubic σ, temperature 1, value_scale 1, frozen diagonal "
     "ln ln d, lr 0.1, 2×10⁴ steps) with feature w*. Downstream data: same partition and q, a new "
-    f"feature w̃* (data seed 1). Fine-tuning on Ñ samples, {TR_STEPS} full-batch GD steps, lr 0.3, "
+    f"feature w̃* (data seed 1), d = {DOWNSTREAM['d']} and noise σ = "
+    f"{DOWNSTREAM['sigma_units']:g}/√d, orthogonal to w̃* (at σ = 1/√d the frozen arm is at the "
+    "Bayes error from a few samples; the noise does not change the Bayes error, only how many "
+    f"samples it takes to find w̃*). Fine-tuning on Ñ samples, {TR_STEPS} full-batch GD steps, "
+    "lr 0.3, "
     "v⁰ ~ N(0, 0.05² I) with a seed whose ⟨v⁰, w̃*⟩ > 0 (the same v⁰ and samples for every arm): "
     "(i) A frozen at the pre-trained A, only v trained; (ii) uniform attention (A = 0, diagonal "
     "0), only v trained; (iii) A (diagonal ln ln d, off-diagonal N(0, 10⁻⁶)) and v trained from "
     "scratch with lr 0.3 for both. Left: test error on 10⁴ fresh downstream points at the best "
-    "recorded step (solid; early stopping, picked on the same test points, so slightly "
-    "optimistic) and at the last step (dotted); mean over 2 seeds (samples and v⁰), bars: "
+    f"recorded step (solid; early stopping on a validation split of {N_VAL} further points, "
+    "never on the test points) and at the last step (dotted); the Ñ axis starts where no arm is "
+    "at the Bayes error yet; mean over 2 seeds (samples and v⁰), bars: "
     "min–max (float32). Right, frozen arm: cos(v, w̃*) and β = ‖v − ⟨v, w̃*⟩w̃*‖, the part of v "
     "in the d − 1 noise directions, at the best and the last step. With A frozen the last-step "
     "error can rise with Ñ: the many GD steps fit the noise directions of v (β grows) after the "
@@ -737,7 +743,8 @@ def transfer(ctx: FigureContext) -> FigureResult:
     Ns = (50, 200) if quick else TR_N
     seeds = (ctx.seed,) if quick else (ctx.seed, ctx.seed + 1)
     steps = 100 if quick else TR_STEPS
-    data = _ref_data(seed=1)
+    data = dataclasses.replace(_ref_data(), **downstream_fields())
+    n_val = 200 if quick else N_VAL
     base = dict(TR_TRAIN, steps=steps, n_test=1000 if quick else TR_TRAIN["n_test"],
                 **_backend_fields(ctx.device))
     arms = ("pre-trained A, frozen", "uniform attention (A = 0)", "A and v from scratch")
@@ -755,7 +762,7 @@ def transfer(ctx: FigureContext) -> FigureResult:
                 (cfg.replace(train={"lr_A": base["lr_v"], "offdiag0_std": 1e-3}), None),
             )
             for a, (c, A0) in zip(arms, runs):
-                summ = finetune_summary(finetune(c, A0))
+                summ = finetune_summary(finetune(c, A0, n_val))
                 for key in keys:
                     res[a][key][i, k] = summ[key]
     bayes = bayes_error(Partition(tuple(tuple(s) for s in REF_SETS)), data.q)
@@ -806,6 +813,12 @@ def transfer(ctx: FigureContext) -> FigureResult:
         f"Ñ = {Ns[-1]}; the last-step minus best-step error is "
         f"{min(a - b for a, b in zip(f_last, f_best)):.4f}–"
         f"{max(a - b for a, b in zip(f_last, f_best)):.4f} across Ñ.",
+        f"At the smallest Ñ = {Ns[0]} the best-step errors are " + ", ".join(
+            f"{a} {mean(a, 'test_error_best')[0]:.4f}" for a in arms)
+        + f" against the Bayes error {bayes:.4f}"
+        + (": no arm is at the Bayes error there." if min(
+            mean(a, "test_error_best")[0] for a in arms) > bayes + 0.01
+           else ": some arm is within 0.01 of the Bayes error there (the axis starts too late)."),
         "Uniform attention: best-step error " + ", ".join(
             f"{x:.4f}" for x in mean(arms[1], "test_error_best")) + "; from scratch: " + ", ".join(
             f"{x:.4f}" for x in mean(arms[2], "test_error_best")) + f" (Ñ = {list(Ns)}).",
