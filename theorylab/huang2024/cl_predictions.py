@@ -1,0 +1,187 @@
+"""The plateau of CL's attention on the global area (Theorem 4.4, RECONSTRUCTED), derived in the
+reduced contrastive model of [`cl`][theorylab.huang2024.cl] to leading order in P.
+
+Model (docs/papers/huang2024.md §3; the paper's CL definitions were not read, so everything
+here is DERIVED in the reconstruction): two views of an image by independent masks (each patch
+masked with probability γ, masked keys in the softmax with logit Υ), mean pooling, the InfoNCE
+loss with temperature τ and n negatives drawn from K equally likely clusters (a negative of
+another cluster has similarity 0: its features are orthogonal).
+
+**Reduction.** From Q⁰ = 0 every query is a positional e_p and the mean pooling weighs them
+alike, so every row of (Φ, Υ) gets the same gradient: the rows stay equal, and by the symmetry
+of the K clusters the state is one global FP correlation φ = Φ_{p→v_{k,1}} (every p, every k)
+and the local ones φ_l = Φ_{p→v_{k,m}}, m ≥ 2. Each local correlation is a separate parameter
+whose gradient carries its area's share O(C/P) of the output, so on the time scale on which φ
+settles the local ones stay at φ_l = O(C/P) (measured: |φ_l| < 0.03 over 300 steps at P = 81);
+we set φ_l = 0 and Υ = 0.
+
+**Leading order in P** (ρ = C_1/P fixed, C/P → 0): the numbers of unmasked keys concentrate, so
+every query of a view puts the mass
+
+    A(z) = e^{zφ} / (e^{zφ} + ω),   ω = (γ + (1 − γ)(1 − ρ)) / ((1 − γ) ρ)
+
+on the unmasked global keys (z = z_1, the image's global coefficient; γP masked and (1 − γ)(P −
+C_1) unmasked local keys at logit 0 against (1 − γ)C_1 global keys at logit zφ). The
+representation's coordinate on v_{k,1} is g(z) = z A(z); its local coordinates are O(C/P) and
+drop out. Both views give the same g(z), so with S(z, z') = g(z) g(z')/τ the loss of an image
+(either view as anchor) is −S(z, z) + log(e^{S(z,z)} + Σ_negatives e^{S(z, z'_i)} [same cluster]
++ #[other cluster]).
+
+**Leading order in 1/n**: the n negatives' sum is replaced by its mean n m(z),
+
+    m(z) = (1/K) E_{z'} e^{S(z, z')} + 1 − 1/K,
+    L_n(φ) = E_z[ −S(z, z) + log(e^{S(z,z)} + n m(z)) ]        (n = ∞: log m(z), less log n)
+
+(neglected: the fluctuation of that sum, relative order 1/n). With the hand-derived gradient
+(checked in sympy, proofs_checks/huang2024/check_h24_cl_plateau.py)
+
+    dL_n/dφ = E_z[ (1 − q(z)) (Σ_{z'} W(z, z') dS(z, z') − dS(z, z)) ],
+    q = e^{S(z,z)} / (e^{S(z,z)} + n m(z)),   W(z, z') = w(z') e^{S(z, z')} / (K m(z)),
+    dS(z, z') = (g'(z) g(z') + g(z) g'(z'))/τ,   g'(z) = z² A(z)(1 − A(z)),
+
+(w the weights of the z law) the plateau φ* is the root of dL_n/dφ (at φ = 0 the gradient is
+negative: φ grows). The attention that the claim reads, on clean images (no masked keys), of a
+local query on the global area is then
+
+    a*_glob = E_z[ e^{zφ*} / (e^{zφ*} + (1 − ρ)/ρ) ],
+
+strictly below 1, and it does not tend to 1 as P grows with κ_s < 1: ρ = P^{κ_s − 1} → 0 and
+the plateau falls. The local correlations then drift slowly (each at a rate O(C/P)); their sign
+is not derived here, so the long-time limit past that drift is not predicted.
+
+Neglected orders (the claim's tolerance): the fluctuation of the masked-key counts (relative
+O(1/((1 − γ)C_1)) on A), the local areas' share of the representation (O(C/P) on g), the
+negatives' fluctuation (O(1/n)) and the drift of φ_l.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import logsumexp
+
+from .config import ExperimentConfig
+from .data import zlaw_nodes
+
+__all__ = ["CLPlateau", "cl_omega", "cl_reduced_loss", "cl_reduced_grad", "cl_plateau"]
+
+#: Gauss–Legendre nodes for a uniform coefficient law (the integrands are smooth: 64 nodes
+#: integrate them to about 1e-15 relative).
+Z_NODES = 64
+
+
+@dataclass(frozen=True)
+class CLPlateau:
+    """The derived plateau of the reduced CL dynamics ([`cl_plateau`][]).
+
+    - `phi`: the global FP correlation φ* at the plateau.
+    - `rho`, `omega`: C_1/P and ω of the module docstring.
+    - `negatives`: n (``math.inf`` for the n → ∞ limit).
+    - `masked_glob`: E_z A(z), the global mass of a query on a masked view.
+    - `clean_glob`: a*_glob, a local query's attention on the global area of a clean image.
+    - `clean_own`: a local query's attention on its own area of a clean image.
+    - `init_grad`: dL_n/dφ at φ = 0 (negative: the global correlation grows first)."""
+
+    phi: float
+    rho: float
+    omega: float
+    negatives: float
+    masked_glob: float
+    clean_glob: float
+    clean_own: float
+    init_grad: float
+
+
+def cl_omega(rho: float, gamma: float) -> float:
+    """ω = (γ + (1 − γ)(1 − ρ)) / ((1 − γ)ρ): the mass of the keys at logit 0 (masked, and
+    unmasked local) per unit of unmasked global keys, at leading order in P."""
+    return (gamma + (1.0 - gamma) * (1.0 - rho)) / ((1.0 - gamma) * rho)
+
+
+def _terms(phi, z, w, omega, tau, K, negatives):
+    A = 1.0 / (1.0 + omega * np.exp(-z * phi))
+    g = z * A
+    dg = z * z * A * (1.0 - A)
+    S = np.outer(g, g) / tau
+    dS = (np.outer(dg, g) + np.outer(g, dg)) / tau
+    logm = np.logaddexp(math.log(1.0 / K) + logsumexp(S + np.log(w)[None, :], axis=1),
+                        math.log1p(-1.0 / K) if K > 1 else -np.inf)
+    Sd = np.diag(S)
+    if math.isinf(negatives):
+        logden, q = logm, np.zeros_like(Sd)
+    else:
+        logden = np.logaddexp(Sd, math.log(negatives) + logm)
+        q = np.exp(Sd - logden)
+    return S, dS, Sd, logm, logden, q
+
+
+def cl_reduced_loss(phi: float, z, w, *, omega: float, tau: float, K: int,
+                    negatives: float) -> float:
+    """L_n(φ) of the module docstring (for n = ∞ without the constant log n).
+
+    **Arguments:** `phi` the global FP correlation; `z`, `w` the nodes and weights of the
+    coefficient law; `omega` ([`cl_omega`][]); `tau` the temperature; `K` the clusters;
+    `negatives` n (``math.inf`` allowed)."""
+    z, w = np.asarray(z, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    _, _, Sd, _, logden, _ = _terms(phi, z, w, omega, tau, K, negatives)
+    return float(w @ (logden - Sd))
+
+
+def cl_reduced_grad(phi: float, z, w, *, omega: float, tau: float, K: int,
+                    negatives: float) -> float:
+    """dL_n/dφ, the hand-derived gradient of the module docstring (same arguments as
+    [`cl_reduced_loss`][])."""
+    z, w = np.asarray(z, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    S, dS, _, logm, _, q = _terms(phi, z, w, omega, tau, K, negatives)
+    W = np.exp(S + np.log(w)[None, :] - math.log(K) - logm[:, None])
+    return float(w @ ((1.0 - q) * ((W * dS).sum(axis=1) - np.diag(dS))))
+
+
+def _z_law(cfg: ExperimentConfig):
+    d = cfg.data
+    if d.z_law == "uniform":
+        return zlaw_nodes("uniform", d.L, d.U, None, None, Z_NODES)
+    return zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs)
+
+
+def cl_plateau(cfg: ExperimentConfig, negatives: float | None = None) -> CLPlateau:
+    """The derived plateau of CL's global FP correlation and attention for `cfg` (P, C_1, C,
+    K, the coefficient law, γ, τ; Bernoulli masks, masked keys in the softmax, mean pooling).
+
+    **Arguments:**
+
+    - `cfg`: an experiment config (its data block; ``model.gamma`` and the temperature).
+    - `negatives`: n; default ``cfg.cl_negatives`` for a CL config; ``math.inf`` for the
+      n → ∞ limit.
+
+    **Returns:** a [`CLPlateau`][]. Raises ``ValueError`` when the masks are not Bernoulli or
+    masked keys are left out of the softmax (the reduction assumes both)."""
+    m = cfg.model
+    if m.mask != "bernoulli" or not m.mask_keys:
+        raise ValueError("model.mask: the CL plateau is derived for Bernoulli masks with masked "
+                         "keys in the softmax")
+    d = cfg.data
+    P, C1, C = d.P, d.global_size, d.local_size
+    if negatives is None:
+        negatives = cfg.cl_negatives if m.objective == "cl" else math.inf
+    n = float(negatives)
+    rho = C1 / P
+    omega = cl_omega(rho, m.gamma)
+    z, w = _z_law(cfg)
+    kw = {"omega": omega, "tau": m.temperature, "K": d.K, "negatives": n}
+    g0 = cl_reduced_grad(0.0, z, w, **kw)
+    hi = 1.0
+    while cl_reduced_grad(hi, z, w, **kw) < 0.0:
+        hi *= 2.0
+        if hi > 1e4:
+            raise ValueError("no plateau: the global correlation grows without bound")
+    phi = brentq(lambda f: cl_reduced_grad(f, z, w, **kw), 0.0 if g0 < 0 else -hi, hi,
+                 xtol=1e-13, rtol=1e-13)
+    e = np.exp(z * phi)
+    glob = float(w @ (e / (e + (1.0 - rho) / rho)))
+    return CLPlateau(phi=float(phi), rho=rho, omega=omega, negatives=n,
+                     masked_glob=float(w @ (e / (e + omega))), clean_glob=glob,
+                     clean_own=(1.0 - glob) * C / (P - C1), init_grad=g0)
