@@ -40,9 +40,10 @@ def _runs(*extra):
     return pd.DataFrame(rows + list(extra))
 
 
-def _boundary(qs=(0.59, 0.64, 0.69), gaps=(1.0, 1.0, -0.4)):
-    return pd.DataFrame({"d": 100.0, "q": qs, "D": 10, "C": 2, "final_gap": gaps,
-                         "steps_run": 10_000.0})
+def _boundary(qs=(0.642, 0.667, 0.692, 0.742), t2=(26000.0, NAN, NAN, NAN),
+              gaps=(1.0, 0.3, -0.4, -1.0)):
+    return pd.DataFrame({"d": 100.0, "q": qs, "D": 10, "C": 2, "t_II": t2, "final_gap": gaps,
+                         "steps_run": [26000.0, 30000.0, 30000.0, 21000.0]})
 
 
 def _tables(runs=None, boundary=None, **ref):
@@ -63,7 +64,10 @@ def test_agrees():
     v = thm41.judge(_tables())
     assert v.verdict == "agrees"
     assert any("q ladder" in r and "t_II / derived in [0.680, 0.680]" in r for r in v.reasons)
-    assert v.reasons[-1].startswith("finding") and "inside the bracket" in v.reasons[-1]
+    last = v.reasons[-1]
+    assert last.startswith("finding") and "q ≤ 0.6420" in last and "q ≥ 0.6670" in last
+    assert "anti-associated, from q = 0.7420" in last and "0.6420, inside the bracket" in last
+    assert "below the bracket" in thm41.judge(_tables(q_root=0.6)).reasons[-1]
 
 
 def test_out_of_regime_failures_are_reported_not_judged():
@@ -72,11 +76,14 @@ def test_out_of_regime_failures_are_reported_not_judged():
                  _run("D", 6, t_II=NAN, t_PA=NAN, final_gap=0.2))
     assert thm41.judge(_tables(runs)).verdict == "agrees"
     # once the regime is read to include q = 0.7 (Q_REGIME = 0.8), the anti-associated ladder run
-    # and the boundary run at 0.69 count against the theorem
+    # and the boundary runs from 0.667 on count against the theorem
     v = thm41.judge(_tables(runs), {"Q_REGIME": 0.8})
     assert v.verdict == "disagrees"
     assert any("ends anti-associated" in r and "q = 0.700" in r for r in v.reasons)
-    assert any(r.startswith("boundary run q = 0.690") for r in v.reasons)
+    assert any(r.startswith("boundary run q = 0.667") for r in v.reasons)
+    assert not any(r.startswith("boundary run q = 0.642") for r in v.reasons)
+    # Q_REGIME = 0.65 takes in the associating boundary run only
+    assert thm41.judge(_tables(), {"Q_REGIME": 0.65}).verdict == "agrees"
 
 
 @pytest.mark.parametrize("bad, text", [
@@ -109,7 +116,7 @@ def test_degenerate_tables_are_inconclusive():
     v = thm41.judge(_tables(runs))
     assert v.verdict == "inconclusive" and "ladder(s) D" in v.reasons[1]
     # a boundary that is not bracketed is reported so, and does not change the verdict
-    v = thm41.judge(_tables(boundary=_boundary(gaps=(1.0, 1.0, 1.0))))
+    v = thm41.judge(_tables(boundary=_boundary(t2=(26000.0, 20000.0, 19000.0, 18000.0))))
     assert v.verdict == "agrees" and "do not bracket" in v.reasons[-1]
 
 
@@ -136,6 +143,8 @@ def test_readings_of_a_path():
     assert r["t_I"] == 3.0 and r["t_II"] == 6.0  # α ≥ 0.1 at 3; γ − ρ = 1.1 ≥ 1 at 6
     assert r["t_PA"] == 3.0  # min(a, γ) − ρ = 0.02 ≥ 1e-3 from step 3 on (2e-4 at step 2)
     assert r["final_gap"] == pytest.approx(1.5) and r["steps_run"] == 7.0
+    # the drift per 1000 steps over the last min(1000, steps) steps: (1.5 − 0) / 7 · 1000
+    assert r["final_drift"] == pytest.approx(1500 / 7)
     anti = path.assign(gamma=-path.gamma)
     r = thm41.readings(cfg, anti)
     assert math.isnan(r["t_II"]) and math.isnan(r["t_PA"]) and r["final_gap"] < 0

@@ -24,9 +24,10 @@ that does not reach γ − ρ ≥ GAP_II within its horizon ([`HORIZON_FACTOR`][
 t_II) or ends anti-associated counts against the theorem as reconstructed (``disagrees``); a
 measured phase time outside its tolerance counts against our derivation.
 
-The boundary in q above which the reconstruction ends anti-associated is located by bisection
-on q at the base D and d (the sign of γ − ρ at [`BOUNDARY_STEPS`][] steps) and reported beside
-the root of the derived phase-II rate r_II(q).
+The boundary in q above which the reconstruction stops associating is located by bisection on
+q at the base D and d (a run associates when γ − ρ reaches GAP_II within [`BOUNDARY_STEPS`][]
+steps; it stops early at |γ − ρ| ≥ GAP_II) and reported beside the root of the derived
+phase-II rate r_II(q), where γ − ρ stops growing at the GLM plateau.
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ Q_REGIME = 0.5
 #: horizon of a ladder run: this many derived t_II (or FALLBACK_STEPS when r_II ≤ 0).
 HORIZON_FACTOR = 2.0
 FALLBACK_STEPS = 20_000
-#: steps of a boundary run; its outcome is the sign of γ − ρ there.
-BOUNDARY_STEPS = 10_000
+#: horizon of a boundary run: it associates when γ − ρ reaches GAP_II within it.
+BOUNDARY_STEPS = 30_000
 
 THRESHOLDS = (
     Threshold("Q_REGIME", Q_REGIME, "project choice",
@@ -128,10 +129,12 @@ def readings(cfg, path: pd.DataFrame) -> dict[str, float]:
 
     off = np.flatnonzero(~(margin >= cfg.train.pa_margin))
     last_off = off[-1] if off.size else -1
+    back = min(1000, len(gap) - 1)
     return {"t_I": first(path.alpha.to_numpy() >= ALPHA_GROWTH * cfg.train.alpha0),
             "t_II": first(gap >= GAP_II),
             "t_PA": float(step[last_off + 1]) if last_off + 1 < len(step) else math.nan,
             "steps_run": float(step[-1]), "final_gap": float(gap[-1]),
+            "final_drift": float((gap[-1] - gap[-1 - back]) / back * 1000) if back else 0.0,
             "min_pa_gap": float(margin[step >= 1].min()) if len(step) > 1 else math.nan}
 
 
@@ -181,11 +184,12 @@ def verdict_runs(runs: pd.DataFrame, boundary: pd.DataFrame | None = None,
                  q_regime: float = Q_REGIME, tol_i: float = TOL_I,
                  tol_ii: float = TOL_II) -> Verdict:
     """The ladder runs (columns ladder, q, D, C, t_I, t_I_pred, t_II, t_II_pred, t_PA,
-    final_gap) and the boundary runs (q, D, C, final_gap), judged with the in-regime rule.
+    final_gap, steps_run) and the boundary runs (q, D, C, t_II, final_gap, steps_run), judged
+    with the in-regime rule.
 
     ``inconclusive`` (premise): a ladder has fewer than 2 in-regime runs. ``disagrees``: an
-    in-regime run (ladder or boundary) ends anti-associated, or a ladder run in regime does not
-    reach t_II or patch association (theorem as reconstructed); an in-regime measured t_I off
+    in-regime run (ladder or boundary) ends anti-associated or does not reach γ − ρ ≥ GAP_II
+    and patch association within its horizon (theorem as reconstructed); an in-regime t_I off
     its derived value by more than `tol_i` (relative), or t_II off by more than a factor
     `tol_ii` (our derivation against our engine). ``agrees`` otherwise, with the per-ladder
     ranges of measured / derived."""
@@ -214,9 +218,10 @@ def verdict_runs(runs: pd.DataFrame, boundary: pd.DataFrame | None = None,
             bad.append(f"{where}: t_II = {r.t_II:g} vs derived {r.t_II_pred:.0f} (ratio "
                        f"{ratio:.3f}, outside ×{tol_ii:g}; our derivation)")
     if b_in is not None:
-        for r in b_in[~(b_in.final_gap >= 0)].itertuples():
-            bad.append(f"boundary run q = {r.q:.3f} (in regime) ends anti-associated "
-                       f"(γ − ρ = {r.final_gap:.3f}; theorem as reconstructed)")
+        for r in b_in[~np.isfinite(b_in.t_II)].itertuples():
+            bad.append(f"boundary run q = {r.q:.3f} (in regime) does not reach γ − ρ ≥ "
+                       f"{GAP_II:g} within {r.steps_run:g} steps (ends at {r.final_gap:.3f}; "
+                       "theorem as reconstructed)")
     for lad in sorted(set(inr.ladder)):
         g = inr[inr.ladder == lad]
         ok.append(f"{lad} ladder ({len(g)} in regime): t_I / derived in "
@@ -228,20 +233,27 @@ def verdict_runs(runs: pd.DataFrame, boundary: pd.DataFrame | None = None,
 
 
 def boundary_reading(boundary: pd.DataFrame, q_root: float) -> str:
-    """The measured bracket of the association boundary in q and the derived root of r_II."""
+    """The measured bracket of the association boundary in q (a run associates when it reaches
+    γ − ρ ≥ GAP_II, column t_II finite) and the derived root of r_II."""
     if boundary is None or not len(boundary):
         return (f"boundary: not measured in this mode; the derived phase-II rate r_II changes "
                 f"sign at q = {q_root:.4f}")
-    pos, neg = boundary[boundary.final_gap > 0], boundary[~(boundary.final_gap > 0)]
+    ok = np.isfinite(boundary.t_II.astype(float))
+    pos, neg = boundary[ok], boundary[~ok]
     if not len(pos) or not len(neg) or pos.q.max() >= neg.q.min():
-        return ("boundary: the boundary runs do not bracket a sign change of γ − ρ "
+        return ("boundary: the boundary runs do not bracket a change of outcome "
                 f"(derived root of r_II at q = {q_root:.4f})")
     lo, hi = pos.q.max(), neg.q.min()
-    inside = "inside" if lo <= q_root <= hi else "outside"
+    anti = neg[neg.final_gap <= -GAP_II]
+    where = ("below" if q_root < lo else "above" if q_root > hi else "inside")
     return (f"finding: at D = {boundary.D.iloc[0]:g}, d = {boundary.d.iloc[0]:g} the exact "
-            f"population GD ends anti-associated for q ≥ {hi:.4f} and associates for q ≤ "
-            f"{lo:.4f} (γ − ρ at step {boundary.steps_run.max():g}); the derived phase-II rate "
-            f"r_II changes sign at q = {q_root:.4f}, {inside} the bracket")
+            f"population GD reaches γ − ρ ≥ {GAP_II:g} for q ≤ {lo:.4f} (at step "
+            f"{pos.t_II.max():g}) and not within {neg.steps_run.max():g} steps for q ≥ "
+            f"{hi:.4f} (γ − ρ at the end: " + ", ".join(
+                f"{r.final_gap:.3f} at q = {r.q:.4f}" for r in neg.itertuples()) + "; "
+            + (f"≤ −{GAP_II:g}, anti-associated, from q = {anti.q.min():.4f}" if len(anti)
+               else "none anti-associated by −GAP_II") + f"); the derived phase-II rate r_II "
+            f"changes sign at q = {q_root:.4f}, {where} the bracket")
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
@@ -302,25 +314,28 @@ def _r_ii_root(D: int = 10, d: int = 100) -> float:
 def _boundary_run(q: float) -> dict:
     cfg = reference_config().replace(data={"q": float(q)}).resolved()
     path = exact_path(cfg, BOUNDARY_STEPS, stop_gap=GAP_II)
-    r = readings(cfg, path)
     return {"d": cfg.data.d, "q": float(q), "D": cfg.data.D, "C": 2,
-            "r_II": phase_ii(cfg).rate, **r}
+            "r_II": phase_ii(cfg).rate, **readings(cfg, path)}
 
 
-def _bisect(q_root: float, n_bisect: int = 2, half: float = 0.05) -> pd.DataFrame:
-    """Runs at q_root ± half, widened (twice at most) until they bracket a sign change of
-    γ − ρ, then `n_bisect` bisections."""
-    rows = [_boundary_run(q_root - half), _boundary_run(q_root + half)]
+def _bisect(q_root: float, width: float = 0.1, n_bisect: int = 2) -> pd.DataFrame:
+    """Runs at q_root and q_root + width (the interval moved up or down, twice at most, until
+    the first associates and the second does not), then `n_bisect` bisections."""
+    def assoc(row):
+        return bool(np.isfinite(row["t_II"]))
+
+    rows = [_boundary_run(q_root), _boundary_run(min(q_root + width, 0.99))]
     for _ in range(2):
-        if rows[0]["final_gap"] > 0 and not rows[-1]["final_gap"] > 0:
+        if assoc(rows[0]) and not assoc(rows[-1]):
             break
-        if not rows[0]["final_gap"] > 0:
-            rows.insert(0, _boundary_run(rows[0]["q"] - 2 * half))
-        if rows[-1]["final_gap"] > 0:
-            rows.append(_boundary_run(min(rows[-1]["q"] + 2 * half, 0.99)))
+        if not assoc(rows[0]):
+            rows.insert(0, _boundary_run(rows[0]["q"] - width))
+        if assoc(rows[-1]):
+            rows.append(_boundary_run(min(rows[-1]["q"] + width, 0.99)))
     out = pd.DataFrame(rows)
     for _ in range(n_bisect):
-        pos, neg = out[out.final_gap > 0], out[~(out.final_gap > 0)]
+        ok = np.isfinite(out.t_II)
+        pos, neg = out[ok], out[~ok]
         if not len(pos) or not len(neg) or pos.q.max() >= neg.q.min():
             break
         out = pd.concat([out, pd.DataFrame([_boundary_run((pos.q.max() + neg.q.min()) / 2)])],
@@ -366,7 +381,8 @@ def run(quick: bool) -> ClaimResult:
     runs["t_I_rel_err"] = runs.t_I / runs.t_I_pred - 1
     runs["t_II_ratio"] = runs.t_II / runs.t_II_pred
     runs = runs.sort_values(["ladder", "d", "q", "D"], ignore_index=True)
-    boundary = (pd.DataFrame(columns=["d", "q", "D", "C", "r_II", "final_gap", "steps_run"])
+    boundary = (pd.DataFrame(columns=["d", "q", "D", "C", "r_II", "t_II", "final_gap",
+                                      "steps_run"])
                 if quick else _bisect(q_root))
     tables = {"table": table, "runs": runs, "boundary": boundary}
     v = judge(tables)
@@ -400,7 +416,8 @@ def run(quick: bool) -> ClaimResult:
                 "t_I_relerr_max": float(runs[runs.in_regime].t_I_rel_err.abs().max()),
                 "q_root_r_II": round(q_root, 4)}
     if len(boundary):
-        pos, neg = boundary[boundary.final_gap > 0], boundary[~(boundary.final_gap > 0)]
+        ok = np.isfinite(boundary.t_II)
+        pos, neg = boundary[ok], boundary[~ok]
         headline["q_boundary"] = (f"[{pos.q.max():.4f}, {neg.q.min():.4f}]"
                                   if len(pos) and len(neg) else "not bracketed")
 
@@ -430,7 +447,8 @@ def run(quick: bool) -> ClaimResult:
         axs[1].set_ylabel("measured phase time")
         axs[1].legend(fontsize=6)
         if len(boundary):
-            axs[2].plot(boundary.q, boundary.final_gap, "o-", label="γ − ρ at the end")
+            axs[2].plot(boundary.q, boundary.final_gap, "o-",
+                        label=f"γ − ρ at the end (stop at ±{GAP_II:g} or {BOUNDARY_STEPS} steps)")
         qq = runs[runs.ladder == "q"]
         axs[2].plot(qq.q, qq.final_gap, "s", label="q ladder (stops at γ − ρ = 1)")
         if math.isfinite(q_root):
@@ -440,8 +458,13 @@ def run(quick: bool) -> ClaimResult:
         axs[2].set_xlabel("q (D = 10, d = 100)")
         axs[2].legend(fontsize=6)
 
+    # the trajectory table keeps ~300 log-spaced steps and the phase times (every step is
+    # 20001 rows)
+    keep = np.unique(np.r_[0, np.geomspace(1, len(path) - 1, 300).astype(int),
+                           [int(x) for x in (t.t_I, t.t_II, t.t_PA, t.t_III) if np.isfinite(x)]])
     return ClaimResult("thm4.1", table, v, headline, reading,
-                       extra={"runs": runs, "boundary": boundary, "trajectory": path},
+                       extra={"runs": runs, "boundary": boundary,
+                              "trajectory": path.iloc[keep].reset_index(drop=True)},
                        figure=figure)
 
 
