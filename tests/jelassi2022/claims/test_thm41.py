@@ -66,8 +66,9 @@ def test_agrees():
     assert any("q ladder" in r and "t_II / derived in [0.680, 0.680]" in r for r in v.reasons)
     last = v.reasons[-1]
     assert last.startswith("finding") and "q ≤ 0.6420" in last and "q ≥ 0.6670" in last
-    assert "anti-associated, from q = 0.7420" in last and "0.6420, inside the bracket" in last
+    assert "anti-associated, from q = 0.7420" in last and "0.6420, at the lower end of the bracket" in last
     assert "below the bracket" in thm41.judge(_tables(q_root=0.6)).reasons[-1]
+    assert "0.6500, inside the bracket" in thm41.judge(_tables(q_root=0.65)).reasons[-1]
 
 
 def test_out_of_regime_failures_are_reported_not_judged():

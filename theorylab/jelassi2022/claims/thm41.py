@@ -245,7 +245,8 @@ def boundary_reading(boundary: pd.DataFrame, q_root: float) -> str:
                 f"(derived root of r_II at q = {q_root:.4f})")
     lo, hi = pos.q.max(), neg.q.min()
     anti = neg[neg.final_gap <= -GAP_II]
-    where = ("below" if q_root < lo else "above" if q_root > hi else "inside")
+    where = ("below" if q_root < lo else "above" if q_root > hi else
+             "at the lower end of" if q_root == lo else "inside")
     return (f"finding: at D = {boundary.D.iloc[0]:g}, d = {boundary.d.iloc[0]:g} the exact "
             f"population GD reaches γ − ρ ≥ {GAP_II:g} for q ≤ {lo:.4f} (at step "
             f"{pos.t_II.max():g}) and not within {neg.steps_run.max():g} steps for q ≥ "
@@ -318,7 +319,7 @@ def _boundary_run(q: float) -> dict:
             "r_II": phase_ii(cfg).rate, **readings(cfg, path)}
 
 
-def _bisect(q_root: float, width: float = 0.1, n_bisect: int = 2) -> pd.DataFrame:
+def _bisect(q_root: float, width: float = 0.1, n_bisect: int = 3) -> pd.DataFrame:
     """Runs at q_root and q_root + width (the interval moved up or down, twice at most, until
     the first associates and the second does not), then `n_bisect` bisections."""
     def assoc(row):
