@@ -43,6 +43,7 @@ def _runs(*extra):
 def _boundary(qs=(0.642, 0.667, 0.692, 0.742), t2=(26000.0, NAN, NAN, NAN),
               gaps=(1.0, 0.3, -0.4, -1.0)):
     return pd.DataFrame({"d": 100.0, "q": qs, "D": 10, "C": 2, "t_II": t2, "final_gap": gaps,
+                         "final_drift": [0.15, 0.04, -0.03, -0.04],
                          "steps_run": [26000.0, 30000.0, 30000.0, 21000.0]})
 
 
@@ -66,7 +67,8 @@ def test_agrees():
     assert any("q ladder" in r and "t_II / derived in [0.680, 0.680]" in r for r in v.reasons)
     last = v.reasons[-1]
     assert last.startswith("finding") and "q ≤ 0.6420" in last and "q ≥ 0.6670" in last
-    assert "anti-associated, from q = 0.7420" in last and "0.6420, at the lower end of the bracket" in last
+    assert "anti-associated, from q = 0.7420" in last and "0.300 (+0.040) at q = 0.6670" in last
+    assert "0.6420, at the lower end of the bracket" in last
     assert "below the bracket" in thm41.judge(_tables(q_root=0.6)).reasons[-1]
     assert "0.6500, inside the bracket" in thm41.judge(_tables(q_root=0.65)).reasons[-1]
 

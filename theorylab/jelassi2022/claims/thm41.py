@@ -234,7 +234,8 @@ def verdict_runs(runs: pd.DataFrame, boundary: pd.DataFrame | None = None,
 
 def boundary_reading(boundary: pd.DataFrame, q_root: float) -> str:
     """The measured bracket of the association boundary in q (a run associates when it reaches
-    γ − ρ ≥ GAP_II, column t_II finite) and the derived root of r_II."""
+    γ − ρ ≥ GAP_II, column t_II finite; the others are listed with their final γ − ρ and its
+    change over the last 1000 steps, column final_drift) and the derived root of r_II."""
     if boundary is None or not len(boundary):
         return (f"boundary: not measured in this mode; the derived phase-II rate r_II changes "
                 f"sign at q = {q_root:.4f}")
@@ -250,8 +251,9 @@ def boundary_reading(boundary: pd.DataFrame, q_root: float) -> str:
     return (f"finding: at D = {boundary.D.iloc[0]:g}, d = {boundary.d.iloc[0]:g} the exact "
             f"population GD reaches γ − ρ ≥ {GAP_II:g} for q ≤ {lo:.4f} (at step "
             f"{pos.t_II.max():g}) and not within {neg.steps_run.max():g} steps for q ≥ "
-            f"{hi:.4f} (γ − ρ at the end: " + ", ".join(
-                f"{r.final_gap:.3f} at q = {r.q:.4f}" for r in neg.itertuples()) + "; "
+            f"{hi:.4f} (γ − ρ at the end, and its change over the last 1000 steps: " + ", ".join(
+                f"{r.final_gap:.3f} ({r.final_drift:+.3f}) at q = {r.q:.4f}"
+                for r in neg.itertuples()) + "; "
             + (f"≤ −{GAP_II:g}, anti-associated, from q = {anti.q.min():.4f}" if len(anti)
                else "none anti-associated by −GAP_II") + f"); the derived phase-II rate r_II "
             f"changes sign at q = {q_root:.4f}, {where} the bracket")
