@@ -373,8 +373,10 @@ def run(quick: bool) -> ClaimResult:
         "pa_limit_error": pa_err, "pa_limit_error_fair": pa_fair, "bayes_error": bayes,
         "q_root": q_root}])
 
+    # the base point of the ladders: the reference path cut where a ladder run stops
+    cut = path[path.step <= ref["t_II"]] if np.isfinite(ref["t_II"]) else path
     base = {"d": cfg.data.d, "q": cfg.data.q, "D": cfg.data.D, "C": 2, "diag": cfg.diag,
-            "horizon": REF_STEPS[k], **pred, **ref}
+            "horizon": REF_STEPS[k], **pred, **readings(cfg, cut)}
     rows = []
     for ladder, values in (("d", d_LADDER[k]), ("q", Q_LADDER[k]), ("D", D_LADDER[k])):
         rows.append({"ladder": ladder, **base})
