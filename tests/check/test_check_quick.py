@@ -49,9 +49,9 @@ def test_quick_verdicts(quick_run):
     family q = C^k/D the regime holds the bound and only the reported point k = 2, C = 2,
     D = 6 (outside the proved region) falls below 1/8 (thm3.1); the alignment slope's
     interval over 3 seeds on a factor-8 N ladder is too wide to decide; thm5.1's short quick
-    runs leave the frozen arm above the target (never reached); the reference run's phases
-    agree (thm4.1); every seed at both d reaches the population error on the 2-rung ladder
-    (thm4.2)."""
+    runs leave the frozen arm above the target (never reached); the reference run and the
+    one-factor ladders agree with the derived phase times (thm4.1); every seed at both d
+    reaches the population error on the 2-rung ladder (thm4.2)."""
     _, summary = quick_run
     v = dict(zip(summary.claim, summary.verdict))
     assert v["thm3.1"] == "agrees-in-regime"
@@ -62,11 +62,14 @@ def test_quick_verdicts(quick_run):
 
 
 def test_thm41_half_tie_identity(quick_run):
-    """The gap of the ties-as-errors error to the Bayes error is half the tie mass."""
+    """Hard patch association with ties broken by a fair coin is Bayes-optimal: its fair-coin
+    error equals the Bayes error (exact sums: rounding only); the quick reference run (7000
+    steps) ends within ERR_TOL of it."""
     out, _ = quick_run
     t = pd.read_csv(out / "thm4.1.csv").iloc[0]
-    assert abs(t.final_error - t.final_tie_mass / 2 - t.bayes_error) < 1e-12
-    assert abs(t.final_error_fair - t.bayes_error) < 1e-12
+    assert abs(t.pa_limit_error_fair - t.bayes_error) < 1e-12
+    assert abs(t.final_error_fair - (t.final_error - t.final_tie_mass / 2)) < 1e-15
+    assert abs(t.final_error_fair - t.bayes_error) <= 0.005
 
 
 def test_check_lists_and_refuses_unknown_ids(capsys):

@@ -7,6 +7,10 @@ association: the readings that the Theorem 4.1 check and the phase figures share
 - end of phase III, ``t_III``: first step ≥ t_II from which the error stays within
   [`ERR_TOL`][] of the error of hard patch association with the same σ
   ([`pa_limit_error`][]); NaN when never.
+
+[`exact_path`][] runs exact population GD (the exchangeable engine) and keeps every step, so
+that a phase time read from it with an absolute threshold is exact to the step (Theorem 4.1's
+check reads t_I, t_II and patch association from it).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import pandas as pd
 
 from .engines import ExchangeableEngine
 
-__all__ = ["MOVE_TOL", "ERR_TOL", "phase_times", "pa_limit_error"]
+__all__ = ["MOVE_TOL", "ERR_TOL", "phase_times", "pa_limit_error", "exact_path"]
 
 #: A has left its start: 1e−3 in logits, far above one GD step's γ − ρ from a symmetric start.
 MOVE_TOL = 1e-3
@@ -66,3 +70,38 @@ def pa_limit_error(cfg, fair: bool = True) -> float:
     p = {"alpha": 1.0, "gamma": cfg.diag, "rho": cfg.diag - 60.0 * cfg.temperature}
     ev = eng.evaluate(p, 0, need_grad=False, record=True)
     return ev.error - 0.5 * ev.tie_mass if fair else ev.error
+
+
+def exact_path(cfg, steps: int, stop_gap: float | None = None) -> pd.DataFrame:
+    """Exact gradient descent on the population risk (P) from the partition-symmetric start of
+    `cfg`, every step kept.
+
+    **Arguments:**
+
+    - `cfg`: an [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] with an
+      aligned start (``train.init_v = "aligned"``, ``train.offdiag0_std = 0``); its
+      ``train.steps`` is not read.
+    - `steps`: the number of GD steps (the horizon); the table has steps + 1 rows at most.
+    - `stop_gap`: stop after the first step with |γ − ρ| ≥ `stop_gap` (None: run to the
+      horizon).
+
+    **Returns:** a table with one row per step 0, 1, …: step, alpha, gamma, rho, loss, error
+    (ties F = 0 counted as errors), tie_mass and error_fair (ties as a fair coin), each the
+    exact population value at the parameters of that step.
+    """
+    from .predictions import _exchangeable
+
+    eng = _exchangeable(cfg.resolved())
+    p = eng.initial_params()
+    rows = []
+    for n in range(steps + 1):
+        last = n == steps or (stop_gap is not None and abs(p["gamma"] - p["rho"]) >= stop_gap)
+        ev = eng.evaluate(p, n, need_grad=not last, record=False)
+        rows.append((n, p["alpha"], p["gamma"], p["rho"], ev.loss, ev.error, ev.tie_mass))
+        if last:
+            break
+        p = eng.apply(p, ev.grads)
+    out = pd.DataFrame(rows, columns=["step", "alpha", "gamma", "rho", "loss", "error",
+                                      "tie_mass"])
+    out["error_fair"] = out.error - 0.5 * out.tie_mass
+    return out

@@ -17,7 +17,7 @@ from theorylab.core.claims.verdict import (
     loglog_fit,
     strictly_increasing,
 )
-from theorylab.jelassi2022.claims import lemma41, thm31, thm32, thm41, thm42, thm51
+from theorylab.jelassi2022.claims import lemma41, thm31, thm32, thm42, thm51
 
 INF = math.inf
 
@@ -235,61 +235,6 @@ def test_lemma_alignment_verdicts():
     # the slope interval (≈ −0.52 ... −0.46) lies between the cuts once SLOPE_AGREE is −0.6
     t = {"table": _sym(), "alignment": _align(3 / np.sqrt(N))}
     assert lemma41.judge(t, {"SLOPE_AGREE": -0.6}).verdict == "partial"
-
-
-# -- Theorem 4.1 -----------------------------------------------------------------------------------
-def _ref41(**kw):
-    base = {"t_I": 1448.0, "t_II": 5657.0, "t_III": 5848.0, "t_PA": 1448.0, "pa_status": "ok",
-            "min_pa_gap": 1.8e-10, "alpha_growth_phase_I": 129.0, "loss_end_I": 0.44,
-            "final_loss": 0.23, "final_error_fair": 0.0906, "bayes_error": 0.0906}
-    base.update(kw)
-    return pd.Series(base)
-
-
-def test_thm41_phase_verdicts():
-    assert thm41.verdict_phases(_ref41()).verdict == "agrees"
-    for bad in ({"t_II": 1000.0}, {"min_pa_gap": -1e-3}, {"pa_status": "censored-above"},
-                {"alpha_growth_phase_I": 2.0}, {"final_loss": 0.5},
-                {"final_error_fair": 0.1132}):  # ties-as-errors level: 0.023 above Bayes
-        assert thm41.verdict_phases(_ref41(**bad)).verdict == "disagrees", bad
-    assert thm41.verdict_phases(_ref41(t_III=np.nan)).verdict == "inconclusive"
-    assert thm41.verdict_phases(_ref41(final_error_fair=np.nan)).verdict == "inconclusive"
-
-
-def _fits(r2, n=4):
-    return pd.DataFrame({"axis": ["d"] * len(r2), "phase": ["t_I", "t_II", "t_III"][: len(r2)],
-                         "n": [n] * len(r2),
-                         "exponent": [0.5 if n >= 4 else np.nan] * len(r2),
-                         "r2": [x if n >= 4 else np.nan for x in r2], "censored": 0})
-
-
-def test_thm41_premise_inside_the_horizon():
-    v = thm41.verdict_phases(_ref41(t_III=np.nan))
-    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
-
-
-def test_thm41_scaling_is_reported_not_judged():
-    """A decreasing phase time (exponent −0.24) is polynomial in d too: the fits never change
-    the verdict, they are only reported with it."""
-    table = pd.DataFrame([_ref41()])
-    for fits in (_fits([0.95, 0.99, 0.93]), _fits([0.95, 0.5, 0.93]), _fits([0.9], n=3),
-                 _fits([0.95]).assign(exponent=-0.24)):
-        v = thm41.judge({"table": table, "fits": fits})
-        assert v.verdict == "agrees" and v.reasons[-1].startswith("scaling")
-    assert thm41.judge({"table": table, "fits": _fits([0.9])},
-                       {"ALPHA_GROWTH": 200.0}).verdict == "disagrees"  # 129× < 200×
-
-
-def test_phase_times_use_the_fair_error():
-    step = np.array([0, 1, 10, 100, 1000, 2000, 4000])
-    gap = np.array([0, 1e-6, 1e-4, 2e-3, 0.5, 1.9, 2.0])
-    fair = np.array([0.2, 0.2, 0.2, 0.2, 0.15, 0.09, 0.09])
-    tr = pd.DataFrame({"step": step, "gamma": gap, "rho": 0 * gap, "error_fair": fair,
-                       "error": fair + 0.02})
-    assert thm41.phase_times(tr, target_error=0.09) == {"t_I": 100.0, "t_II": 2000.0,
-                                                         "t_III": 2000.0}
-    # against the ties-as-errors column the same target is never reached
-    assert math.isnan(thm41.phase_times(tr, 0.09, column="error")["t_III"])
 
 
 # -- Theorem 4.2 -----------------------------------------------------------------------------------
