@@ -285,3 +285,41 @@ def test_verdict_degenerate_tables():
         "inconclusive"
     # one seed: no interval, no verdict
     assert claim.judge(_table([0.10], [0.05])).verdict == "inconclusive"
+
+
+# -- the store of trained runs ---------------------------------------------------------------------
+def _fake_result(cfg):
+    t = pd.DataFrame({"seed": [0]})
+    return rv.RealViTResult(t, t, {}, {}, cfg, "fake", 0.0)
+
+
+def test_stored_realvit_computes_once_per_key(tmp_path, monkeypatch):
+    calls = []
+
+    def fake(cfg, **kw):
+        calls.append(cfg)
+        return _fake_result(cfg)
+
+    monkeypatch.setattr(rv, "run_realvit", fake)
+    a = rv.stored_realvit(rv.QUICK, tmp_path)
+    b = rv.stored_realvit(rv.QUICK, tmp_path)  # read back: no second computation
+    assert len(calls) == 1 and b.description == "fake" and b.config == a.config
+    assert len(list((tmp_path / "realvit").glob("*.pkl"))) == 1
+    rv.stored_realvit(replace(rv.QUICK, epochs=3), tmp_path)  # another setting: computed
+    rv.stored_realvit(rv.QUICK, None)  # no folder: always computed
+    assert len(calls) == 3
+
+
+def test_run_key_follows_config_stand_in_and_source(tmp_path, monkeypatch):
+    base = rv.run_key(rv.QUICK)
+    assert base == rv.run_key(rv.QUICK)
+    assert rv.run_key(replace(rv.QUICK, lr=3e-3)) != base
+    assert rv.run_key(rv.QUICK, stand_in=True) != base
+    # a changed line in a module that computes the run changes the key
+    mod = tmp_path / "h24_key_probe.py"
+    mod.write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(rv, "_SOURCE_MODULES", (*rv._SOURCE_MODULES, "h24_key_probe"))
+    k1 = rv.run_key(rv.QUICK)
+    mod.write_text("X = 2\n")
+    assert rv.run_key(rv.QUICK) != k1 != base

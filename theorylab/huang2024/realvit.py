@@ -51,7 +51,9 @@ from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import math
+import pickle
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
@@ -63,9 +65,10 @@ import pandas as pd
 import torch
 from torch import nn
 
-from theorylab.core.atomic_io import write_csv
+from theorylab.core.atomic_io import atomic_write_bytes, write_csv
+from theorylab.core.sweep import active_cache
 from theorylab.core.threads import limit_threads
-from theorylab.vision.imagedata import images_28
+from theorylab.vision.imagedata import default_fashion_mnist_dir, images_28
 from theorylab.vision.nets import (
     TrainConfig,
     ViT,
@@ -83,6 +86,7 @@ from .diversity import (
 
 __all__ = ["RealViTConfig", "MODELS", "METRICS", "TABLE_SCHEMA", "CURVE_SCHEMA", "QUICK",
            "FULL", "LARGE", "SETTINGS", "RealViTResult", "run_realvit", "cached_realvit",
+           "stored_realvit", "run_key",
            "layer_attention", "last_layer_attention", "metrics_table", "head_average",
            "place_items", "mae_loss", "info_nce", "augment", "main"]
 
@@ -475,12 +479,64 @@ def run_realvit(cfg: RealViTConfig, *, n_show: int = 4, progress=None,
                          data_name)
 
 
+#: The modules whose source a stored run depends on (their text enters the store key).
+_SOURCE_MODULES = ("theorylab.huang2024.realvit", "theorylab.huang2024.diversity",
+                   "theorylab.vision.imagedata", "theorylab.vision.nets")
+
+
+def run_key(cfg: RealViTConfig, stand_in: bool = False) -> str:
+    """The store key of a run: a SHA-256 of the config, the stand-in flag, the data folder,
+    the torch and numpy versions and the source text of every module that computes the run
+    (``_SOURCE_MODULES``; a package contributes all its ``.py`` files), so that a changed
+    setting or a changed line of code never reads a stale run."""
+    import importlib
+    import json
+
+    h = hashlib.sha256()
+    h.update(json.dumps({"config": cfg.as_dict(), "stand_in": stand_in,
+                         "data": str(default_fashion_mnist_dir()), "torch": torch.__version__,
+                         "numpy": np.__version__}, sort_keys=True).encode())
+    for name in _SOURCE_MODULES:
+        path = Path(importlib.import_module(name).__file__)
+        files = sorted(path.parent.glob("*.py")) if path.name == "__init__.py" else [path]
+        for f in files:
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:32]
+
+
+def stored_realvit(cfg: RealViTConfig, folder: str | Path | None, *, stand_in: bool = False,
+                   **kw) -> RealViTResult:
+    """[`run_realvit`][] of `cfg`, read from ``folder/realvit/<run_key>.pkl`` when that file
+    exists, else computed and written there (atomically); `folder` None: always computed.
+    The file is theorylab's own pickle; a folder is only ever read by the machine that wrote
+    it (the store of ``--cache DIR``)."""
+    if folder is None:
+        return run_realvit(cfg, stand_in=stand_in, **kw)
+    path = Path(folder) / "realvit" / f"{run_key(cfg, stand_in)}.pkl"
+    if path.is_file():
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    res = run_realvit(cfg, stand_in=stand_in, **kw)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL))
+    return res
+
+
 @lru_cache(maxsize=4)
+def _cached(quick: bool, stand_in: bool, folder: Path | None) -> RealViTResult:
+    return stored_realvit(QUICK if quick else FULL, folder, stand_in=stand_in)
+
+
 def cached_realvit(quick: bool, stand_in: bool = False) -> RealViTResult:
     """[`run_realvit`][] of [`QUICK`][] or [`FULL`][], computed once per process (the claim
-    ``realvit-diversity`` and the figures fig1 and fig3 read the same runs). `stand_in`: see
-    [`run_realvit`][] (the quick figures set it; the claim never does)."""
-    return run_realvit(QUICK if quick else FULL, stand_in=stand_in)
+    ``realvit-diversity`` and the figures fig1 and fig3 read the same runs) and, inside a
+    ``--cache DIR`` block of the checks and figures, once per store
+    ([`stored_realvit`][]: keyed by the setting and the source of the code, never stale).
+    `stand_in`: see [`run_realvit`][] (the quick figures set it; the claim never does)."""
+    return _cached(quick, stand_in, active_cache())
+
+
+cached_realvit.cache_clear = _cached.cache_clear  # type: ignore[attr-defined]
 
 
 # -- command line ----------------------------------------------------------------------------------
