@@ -26,7 +26,7 @@ NAN = math.nan
     ("n_train", 1), ("epochs", 0), ("patch_size", 5), ("heads", 3), ("mask_ratio", 0.0),
     ("mask_ratio", 1.0), ("temperature", 0.0), ("lr", NAN), ("noise", -1.0), ("seeds", ()),
     ("seeds", (0, 0)), ("seeds", [0]), ("threads", -1), ("depth", True), ("item_pool", 3),
-    ("item_pool", 0)])
+    ("item_pool", 0), ("mae_epochs", -1)])
 def test_config_rejects_bad_values_naming_the_field(field, value):
     with pytest.raises(ValueError, match=f"realvit.{field}"):
         replace(rv.QUICK, **{field: value})
@@ -35,7 +35,8 @@ def test_config_rejects_bad_values_naming_the_field(field, value):
 def test_config_patches_steps_and_dict():
     assert rv.FULL.patches == 49 and rv.QUICK.as_dict()["seeds"] == [0, 1]
     assert rv.FULL.steps == 16 * (4096 // 128)
-    assert rv.QUICK.steps == 2 * (256 // 64)
+    assert rv.FULL.epochs_of("mae") == 32 and rv.FULL.epochs_of("cl") == 16
+    assert rv.QUICK.steps == 2 * (256 // 64) and rv.QUICK.epochs_of("mae") == 2
 
 
 # -- placement -------------------------------------------------------------------------------------

@@ -111,7 +111,8 @@ class RealViTConfig:
     - ``n_train``: training images (class-balanced Fashion-MNIST subset); ``n_eval``: held-out
       test images the attention is measured on.
     - ``epochs``, ``batch_size``, ``lr``, ``weight_decay``: optimisation (AdamW, 5 % warm-up,
-      cosine decay), the same for MAE and CL.
+      cosine decay), the same for MAE and CL but for ``mae_epochs``: MAE's epochs (0: the same
+      as ``epochs``; an MAE step costs about a third of a CL step, which encodes two views).
     - ``patch_size`` (divides 28), ``depth``, ``dim``, ``heads``, ``mlp_ratio``: the ViT.
     - ``mask_ratio``: fraction of patches masked per image for MAE, in (0, 1).
     - ``temperature``: InfoNCE temperature τ > 0; ``shift``: largest translation of a CL view in
@@ -126,6 +127,7 @@ class RealViTConfig:
     n_train: int = 4096
     n_eval: int = 256
     epochs: int = 16
+    mae_epochs: int = 32
     batch_size: int = 128
     lr: float = 2e-3
     weight_decay: float = 0.05
@@ -144,7 +146,8 @@ class RealViTConfig:
 
     def __post_init__(self) -> None:
         ints = {"n_train": 2, "n_eval": 1, "epochs": 1, "batch_size": 2, "patch_size": 1,
-                "depth": 1, "dim": 1, "heads": 1, "shift": 0, "threads": 0, "item_pool": 1}
+                "depth": 1, "dim": 1, "heads": 1, "shift": 0, "threads": 0, "item_pool": 1,
+                "mae_epochs": 0}
         for name, lo in ints.items():
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -182,8 +185,17 @@ class RealViTConfig:
 
     @property
     def steps(self) -> int:
-        """Optimiser steps per objective and seed: epochs × ⌊n_train / batch_size⌋."""
-        return self.epochs * max(1, self.n_train // min(self.batch_size, self.n_train))
+        """Optimiser steps of CL per seed: epochs × ⌊n_train / batch_size⌋."""
+        return self.epochs_of("cl") * self.steps_per_epoch
+
+    @property
+    def steps_per_epoch(self) -> int:
+        """⌊n_train / batch_size⌋ (at least 1)."""
+        return max(1, self.n_train // min(self.batch_size, self.n_train))
+
+    def epochs_of(self, objective: str) -> int:
+        """Epochs of ``"mae"`` (``mae_epochs``, or ``epochs`` when 0) or ``"cl"``."""
+        return self.mae_epochs if objective == "mae" and self.mae_epochs else self.epochs
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -193,14 +205,14 @@ class RealViTConfig:
 
 #: The --quick setting: a few hundred images, two epochs, two seeds, a tiny ViT (seconds); it
 #: runs the whole path (placement, both objectives, every layer, loss curves, references).
-QUICK = RealViTConfig(n_train=256, n_eval=32, epochs=2, batch_size=64, depth=2, dim=32,
-                      heads=2, seeds=(0, 1))
+QUICK = RealViTConfig(n_train=256, n_eval=32, epochs=2, mae_epochs=0, batch_size=64, depth=2,
+                      dim=32, heads=2, seeds=(0, 1))
 #: The full setting of ``check`` (3 seeds × 512 steps per objective; see docs/reproducing.md
 #: for its measured runtime on one core).
 FULL = RealViTConfig()
 #: A larger setting for a GPU or a long CPU run (``--setting large``): 4× the steps, a wider
 #: ViT, the same data and objectives.
-LARGE = replace(FULL, n_train=16384, epochs=32, dim=64, seeds=(0, 1, 2, 3, 4))
+LARGE = replace(FULL, n_train=16384, epochs=32, mae_epochs=64, dim=64, seeds=(0, 1, 2, 3, 4))
 #: The named settings of the command line.
 SETTINGS = {"quick": QUICK, "full": FULL, "large": LARGE}
 
@@ -311,19 +323,20 @@ def _train(objective: str, enc: _Encoder, head: nn.Module, items: torch.Tensor,
     epoch."""
     dev = items.device
     model = nn.ModuleDict({"enc": enc, "head": head})
-    tc = TrainConfig(epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr,
+    epochs = cfg.epochs_of(objective)
+    tc = TrainConfig(epochs=epochs, batch_size=cfg.batch_size, lr=cfg.lr,
                      weight_decay=cfg.weight_decay)
     opt = torch.optim.AdamW(param_groups(model, tc), lr=cfg.lr)
     n = items.shape[0]
     bs = min(cfg.batch_size, n)
     per_epoch = max(1, n // bs)
-    total = per_epoch * cfg.epochs
+    total = per_epoch * epochs
     warm = max(1, int(0.05 * total))
     order_gen = torch.Generator().manual_seed(seed)  # the same batch order for MAE and CL
     aug_gen = torch.Generator().manual_seed(seed + 7919)
     step, curve = 0, []
     model.train()
-    for _ in range(cfg.epochs):
+    for _ in range(epochs):
         order = torch.randperm(n, generator=order_gen)
         losses = []
         for b in range(per_epoch):
@@ -454,9 +467,8 @@ def run_realvit(cfg: RealViTConfig, *, n_show: int = 4, progress=None,
                 t1 = time.perf_counter()
                 curve = _train(obj, enc, head.to(dev), items, cfg, seed, fill)
                 encs[obj] = (enc, curve[-1], time.perf_counter() - t1)
-                per_epoch = cfg.steps // cfg.epochs
                 curves += [{"seed": seed, "model": obj, "epoch": e + 1,
-                            "step": (e + 1) * per_epoch, "loss": v}
+                            "step": (e + 1) * cfg.steps_per_epoch, "loss": v}
                            for e, v in enumerate(curve)]
             images[seed] = x_test[:n_show].numpy()
             for name in MODELS:
@@ -571,7 +583,8 @@ def main(argv: list[str] | None = None) -> int:
     res = run_realvit(cfg, device=args.device)
     write_csv(out / "realvit.csv", res.table)
     write_csv(out / "realvit-loss.csv", res.curves)
-    print(f"{args.setting}: {len(cfg.seeds)} seed(s) × {cfg.steps} steps per objective in "
+    print(f"{args.setting}: {len(cfg.seeds)} seed(s) × {cfg.epochs_of('mae')} MAE / "
+          f"{cfg.epochs} CL epochs of {cfg.steps_per_epoch} steps in "
           f"{res.seconds:.0f} s on {args.device}; wrote {out / 'realvit.csv'} and "
           f"{out / 'realvit-loss.csv'}")
     return 0
