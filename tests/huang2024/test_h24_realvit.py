@@ -36,7 +36,7 @@ def test_config_patches_steps_and_dict():
     assert rv.FULL.patches == 49 and rv.QUICK.as_dict()["seeds"] == [0, 1]
     assert rv.FULL.steps == 16 * (4096 // 128)
     assert rv.FULL.epochs_of("mae") == 32 and rv.FULL.epochs_of("cl") == 16
-    assert rv.QUICK.steps == 2 * (256 // 64) and rv.QUICK.epochs_of("mae") == 2
+    assert rv.QUICK.steps == 4 * (64 // 32) and rv.QUICK.epochs_of("mae") == 4
 
 
 # -- placement -------------------------------------------------------------------------------------

@@ -203,9 +203,9 @@ class RealViTConfig:
         return d
 
 
-#: The --quick setting: a few hundred images, two epochs, two seeds, a tiny ViT (seconds); it
-#: runs the whole path (placement, both objectives, every layer, loss curves, references).
-QUICK = RealViTConfig(n_train=256, n_eval=32, epochs=2, mae_epochs=0, batch_size=64, depth=2,
+#: The --quick setting: 64 images, four epochs, two seeds, a tiny ViT (seconds); it runs the
+#: whole path (placement, both objectives, every layer, loss curves, references).
+QUICK = RealViTConfig(n_train=64, n_eval=32, epochs=4, mae_epochs=0, batch_size=32, depth=2,
                       dim=32, heads=2, seeds=(0, 1))
 #: The full setting of ``check`` (3 seeds × 512 steps per objective; see docs/reproducing.md
 #: for its measured runtime on one core).
