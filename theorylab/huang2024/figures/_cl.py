@@ -148,6 +148,8 @@ def fig1(ctx: FigureContext) -> FigureResult:
         bar.ax.axhline(1.0 / n_keys, color="r", lw=1.5)
         bar.set_label(f"attention weight (red: uniform 1/P = {1 / n_keys:.3f})", fontsize=7)
         bar.ax.tick_params(labelsize=6)
+    headline["colour scale max (synthetic row)"] = vmax_syn
+    headline["colour scale max (real row)"] = vmax_real
     headline["uniform weight 1/P (synthetic)"] = 1.0 / P
     headline["uniform weight 1/P (real)"] = 1.0 / side ** 2
     for ax in axs.ravel():
