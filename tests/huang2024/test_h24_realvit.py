@@ -324,3 +324,12 @@ def test_run_key_follows_config_stand_in_and_source(tmp_path, monkeypatch):
     k1 = rv.run_key(rv.QUICK)
     mod.write_text("X = 2\n")
     assert rv.run_key(rv.QUICK) != k1 != base
+
+
+def test_seed_summary_interval_over_seeds_of_the_last_layer():
+    rows = [{"seed": s, "model": "mae", "layer": layer, "head": -1, "nmi": v + layer}
+            for s, v in enumerate([0.1, 0.2, 0.3]) for layer in (0, 1)]
+    out = rv.seed_summary(pd.DataFrame(rows), layer=-1, metrics=("nmi",)).iloc[0]
+    # mean of 1.1, 1.2, 1.3; half-width t_{0.975, 2} · 0.1 / √3 = 4.3027 · 0.057735
+    assert out["mean"] == pytest.approx(1.2, abs=1e-12) and out.n_seeds == 3
+    assert out.hi - out["mean"] == pytest.approx(4.302653 * 0.1 / math.sqrt(3), rel=1e-6)

@@ -66,6 +66,7 @@ import torch
 from torch import nn
 
 from theorylab.core.atomic_io import atomic_write_bytes, write_csv
+from theorylab.core.claims import t_interval
 from theorylab.core.sweep import active_cache
 from theorylab.core.threads import limit_threads
 from theorylab.vision.imagedata import default_fashion_mnist_dir, images_28
@@ -86,7 +87,7 @@ from .diversity import (
 
 __all__ = ["RealViTConfig", "MODELS", "METRICS", "TABLE_SCHEMA", "CURVE_SCHEMA", "QUICK",
            "FULL", "LARGE", "SETTINGS", "RealViTResult", "run_realvit", "cached_realvit",
-           "stored_realvit", "run_key",
+           "stored_realvit", "run_key", "seed_summary",
            "layer_attention", "last_layer_attention", "metrics_table", "head_average",
            "place_items", "mae_loss", "info_nce", "augment", "main"]
 
@@ -407,6 +408,22 @@ def head_average(table: pd.DataFrame, layer: int | None = None) -> pd.DataFrame:
     if layer is not None and "layer" in out:
         out = out[out["layer"] == (int(out["layer"].max()) if layer == -1 else layer)]
     return out.reset_index(drop=True)
+
+
+def seed_summary(table: pd.DataFrame, layer: int = -1,
+                 metrics: tuple[str, ...] = METRICS) -> pd.DataFrame:
+    """Mean and 95 % t-interval over the seeds of the head-averaged `metrics` of one `layer`
+    (−1: the last): one row per (model, metric), columns ``model``, ``metric``, ``mean``,
+    ``lo``, ``hi``, ``n_seeds`` (``lo``/``hi`` NaN with one seed)."""
+    avg = head_average(table, layer=layer)
+    rows = []
+    for model in avg.model.unique():
+        sub = avg[avg.model == model]
+        for m in metrics:
+            mean, lo, hi = t_interval(sub[m].to_numpy(float))
+            rows.append({"model": model, "metric": m, "mean": mean, "lo": lo, "hi": hi,
+                         "n_seeds": len(sub)})
+    return pd.DataFrame(rows)
 
 
 @dataclass

@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 
-from theorylab.core.claims import t_interval
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
@@ -19,7 +18,7 @@ from ..diversity import (
     normalized_mutual_information,
     sharpness_decomposition,
 )
-from ..realvit import cached_realvit, head_average
+from ..realvit import cached_realvit, head_average, seed_summary
 from ._cl import CL_NEGATIVES, CL_STEPS, cl_run
 from ._common import ETA_Q, expected_attention, fmt, trained_run
 from ._dynamics import pd_grid
@@ -168,11 +167,12 @@ def fig3(ctx: FigureContext) -> FigureResult:
     avg = head_average(real.table, layer=-1)
     real_mean, real_iv = {}, {}
     real_keys = ("nmi", "total", "shared", "diverse")
+    summ = seed_summary(real.table, layer=-1, metrics=real_keys).set_index(["model", "metric"])
     for i, name in enumerate(("init", "mae", "cl", "uniform")):
         sub = avg[avg.model == name]
         for j, m in enumerate(real_keys):
             x = j + (i - 1.5) * 0.2
-            mean, lo, hi = t_interval(sub[m].to_numpy())
+            mean, lo, hi = summ.loc[(name, m), ["mean", "lo", "hi"]].astype(float)
             err = ([[mean - lo], [hi - mean]] if math.isfinite(lo) else None)
             ax4.bar(x, mean, width=0.18, color=f"C{(7, 0, 3, 5)[i]}", yerr=err, capsize=2,
                     label=REAL_LABELS[name] if j == 0 else None)
