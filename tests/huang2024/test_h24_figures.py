@@ -200,7 +200,21 @@ def test_fig3_headline(quick):
     # CL: the sharpness identity holds for its maps too (rounding only)
     for a, b, c in zip(h["cl_total"], h["cl_shared"], h["cl_diverse"]):
         assert abs(a - b - c) < 1e-9
-    assert set(h["real"]) == {"init", "mae", "cl"}
+    # the real panel: untrained and uniform references beside MAE and CL, intervals over seeds
+    assert set(h["real"]) == {"init", "mae", "cl", "uniform"}
+    assert all(abs(h["real"]["uniform"][m]) < 1e-12 for m in ("nmi", "total", "diverse"))
+    for k, (mean, lo, hi) in h["real_interval"].items():
+        assert lo <= mean <= hi, k  # two seeds in the quick run: a finite interval
+
+
+def test_fig1_one_colour_scale_per_row(quick):
+    h = quick[1]["huang2024-fig1"]["headline"]
+    real = [v for k, v in h.items() if k.startswith("real ") and k.endswith("max weight")]
+    assert len(real) == 4 and h["colour scale max (real row)"] == max(real)
+    assert h["uniform weight 1/P (real)"] == pytest.approx(1 / 49)
+    P = quick[1]["huang2024-fig1"]["settings"]["P"]
+    assert h["uniform weight 1/P (synthetic)"] == pytest.approx(1 / P)
+    assert h["colour scale max (synthetic row)"] > 1 / P  # rows of P weights summing to 1
 
 
 def test_fig1_masses_are_probabilities(quick):

@@ -25,6 +25,7 @@ import pandas as pd
 from .runner import (
     WORKER_TIMEOUT_S,
     SweepStoppedError,
+    active_cache,
     compute_point,
     execute,
     open_client,
@@ -44,9 +45,9 @@ from .spec import (
 from .store import PROVENANCE_COLUMNS, Store, load_sweep
 
 __all__ = ["PROVENANCE_COLUMNS", "RESULT_SCHEMA_VERSION", "WORKER_TIMEOUT_S", "Point", "Store",
-           "SweepSpec", "SweepStoppedError", "call_point", "compute_point", "execute",
-           "load_spec", "load_sweep", "open_client", "parse_shard", "run_point", "run_points",
-           "run_sweep_spec", "spec_from_dict", "usable_cores", "use_executor"]
+           "SweepSpec", "SweepStoppedError", "active_cache", "call_point", "compute_point",
+           "execute", "load_spec", "load_sweep", "open_client", "parse_shard", "run_point",
+           "run_points", "run_sweep_spec", "spec_from_dict", "usable_cores", "use_executor"]
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:

@@ -29,8 +29,8 @@ import pandas as pd
 from .spec import Point, get_paper
 from .store import Store
 
-__all__ = ["SweepStoppedError", "WORKER_TIMEOUT_S", "compute_point", "execute", "open_client",
-           "run_points", "slurm_cluster", "usable_cores", "use_executor"]
+__all__ = ["SweepStoppedError", "WORKER_TIMEOUT_S", "active_cache", "compute_point", "execute",
+           "open_client", "run_points", "slurm_cluster", "usable_cores", "use_executor"]
 
 #: How long a sweep waits for a first Dask worker, and for a worker to come back once all
 #: are gone, before it stops with an error (``--worker-timeout``; 0 waits forever). A SLURM
@@ -346,6 +346,14 @@ def _n_workers(client) -> int:
 #: (``python -m theorylab.check`` and ``python -m theorylab.figures`` with ``--scheduler``,
 #: ``--workers`` or ``--cache``).
 _DEFAULTS: dict = {"cache": None, "client": None}
+
+
+def active_cache() -> Path | None:
+    """The store folder of the enclosing [`use_executor`][] block (``--cache DIR`` of the
+    checks and figures), or None: other cached computations (a trained model's tables) keep
+    their files beside the sweep points there."""
+    cache = _DEFAULTS["cache"]
+    return Path(cache) if cache is not None else None
 
 
 @contextlib.contextmanager
