@@ -141,7 +141,7 @@ def _slope_shift(P, T, step_tol: float) -> float:
 def verdict_exponent(table: pd.DataFrame, step_tol: float = STEP_TOL,
                      level: float = LEVEL) -> Verdict:
     """Per family, the derived P-exponent of T* (the slope of ``T_star_derived`` against P)
-    inside the measured slope's t-interval widened by [`_slope_shift`][]: ``agrees``; outside
+    inside the measured slope's t-interval widened by ``_slope_shift``: ``agrees``; outside
     for some family: ``disagrees`` (the derived reduced dynamics, our analysis of the
     reconstruction, against its engine); fewer than 4 uncensored rungs or a censored derived
     T*: ``inconclusive``."""
