@@ -266,64 +266,107 @@ def test_phase_times_use_the_fair_error():
 
 
 # -- Theorem 4.2 -----------------------------------------------------------------------------------
-_POP = pd.DataFrame({"steps": [3000], "settled_step": [1500], "pop_error": [0.094]})
+_POP = pd.DataFrame({"steps": [800], "settled_step": [600], "pop_error": [0.094],
+                     "gamma_minus_rho": [2.4], "patch_association": [True]})
 
 
-def _rows42(first_ok, seeds=(0, 1, 2), ds=(5, 10, 20, 40), ladder=(150, 300, 600, 1200, 2400),
-            stuck_exc=None):
-    """(d, seed, N) rows: seed k at d passes from first_ok[d][k] on (None: never; then the
-    excess is `stuck_exc` at every N, or falls with N)."""
+def _rows42(expo=1.0, ds=(10, 24, 57, 135, 320), seeds=(0, 1, 2, 3), below=2, above=2,
+            top_fails=(), cos=0.99):
+    """(d, N, seed) rows on a √2 ladder around N_needed(d) = rung(k_d) ≈ 100·(d/10)^expo:
+    seed s succeeds (excess 0.005) from rung k_d + (s % 2) on and fails (excess 0.05) below;
+    at the d in `top_fails` no rung succeeds."""
     rows = []
     for d in ds:
-        for k in seeds:
-            f = first_ok[d][k] if isinstance(first_ok, dict) else first_ok
-            for N in ladder:
-                ok = f is not None and N >= f
-                exc = 0.005 if ok else (stuck_exc if stuck_exc is not None else 30 / N)
-                rows.append({"d": d, "seed": k, "N": N, "test_error": 0.094 + exc,
-                             "test_error_se": 0.004, "pop_error": 0.094,
-                             "patch_association": ok})
+        k_d = round(2 * expo * math.log2(d / 10))
+        for k in range(k_d - below, k_d + above + 1):
+            for s in seeds:
+                ok = k >= k_d + (s % 2) and d not in top_fails
+                rows.append({"d": d, "N": thm42.rung(k), "seed": s,
+                             "test_error": 0.094 + (0.005 if ok else 0.05), "pop_error": 0.094,
+                             "cos_v_wstar": cos, "patch_association": True})
     return pd.DataFrame(rows)
 
 
-def test_thm42_verdicts():
-    v = thm42.verdict(_rows42(600), _POP)
-    assert v.verdict == "agrees" and "N_needed(d = 40) = 600 [600, 600], 3 seeds" in v.reasons[0]
-    # seeds that differ: an interval around the geometric mean
-    spread = {d: (600, 1200, 2400) for d in (5, 10, 20, 40)}
-    v = thm42.verdict(_rows42(spread), _POP)
-    assert v.verdict == "agrees" and "N_needed(d = 5) = 1200 [" in v.reasons[0]
-    never = {d: (600, 600, None if d == 40 else 600) for d in (5, 10, 20, 40)}
-    assert thm42.verdict(_rows42(never), _POP).verdict == "inconclusive"  # one seed censored
-    stuck = _rows42(None, stuck_exc=0.05)
-    assert thm42.verdict(stuck, _POP).verdict == "disagrees"
-    assert thm42.verdict(_rows42(600).iloc[:0], _POP).verdict == "inconclusive"
+def test_thm42_rung_is_sqrt2_ladder():
+    assert [thm42.rung(k) for k in (-2, 0, 1, 2, 6)] == [50, 100, 141, 200, 800]
+
+
+def test_thm42_agrees_with_a_linear_n_needed():
+    v = thm42.verdict(_rows42(1.0), _POP)
+    assert v.verdict == "agrees", v.reasons
+    assert "N_needed ∝ d^" in v.reasons[0] and "N_needed(d=10) = 100 [100, 141]" in v.reasons[0]
+    fit = thm42.exponent(_rows42(1.0))
+    assert 0.9 < fit["slope"] < 1.1 and fit["lo"] <= fit["slope"] <= fit["hi"]
+
+
+def test_thm42_flat_and_decreasing_n_needed_agree():
+    # degenerate: the same N_needed at every d (exponent 0), then one that falls with d
+    assert thm42.verdict(_rows42(0.0), _POP).verdict == "agrees"
+    fit = thm42.exponent(_rows42(0.0))
+    # resampled seeds move single N_needed by one rung (0.35 in log N over 3.47 in log d)
+    assert fit["slope"] == 0.0 and -0.25 < fit["lo"] < 0 < fit["hi"] < 0.25
+    assert thm42.verdict(_rows42(-0.5), _POP).verdict == "agrees"
+
+
+def test_thm42_disagrees_beyond_the_ceiling():
+    # N_needed ∝ d^4 on d = 10…40: the whole interval lies above K_MAX = 3
+    rows = _rows42(4.0, ds=(10, 14, 20, 28, 40))
+    v = thm42.verdict(rows, _POP)
+    assert v.verdict == "disagrees" and "not a printed bound" in v.reasons[0]
+    # the same table agrees once the declared ceiling is raised above the exponent
+    tables = {"table": rows, "population": _POP}
+    assert thm42.judge(tables, {"K_MAX": 6.0}).verdict == "agrees"
 
 
 def test_thm42_premises():
-    unsettled = _POP.assign(settled_step=3000)
-    v = thm42.verdict(_rows42(600), unsettled)
+    unsettled = _POP.assign(settled_step=800)
+    v = thm42.verdict(_rows42(1.0), unsettled)
     assert v.verdict == "inconclusive" and "premise failed" in v.reasons[0]
-    one_seed = thm42.verdict(_rows42(600, seeds=(0,)), _POP)
-    assert one_seed.verdict == "inconclusive" and "fewer than 3 seeds" in one_seed.reasons[0]
+    no_pa = _POP.assign(patch_association=False)
+    assert thm42.verdict(_rows42(1.0), no_pa).verdict == "inconclusive"
+    few = thm42.verdict(_rows42(1.0, seeds=(0, 1)), _POP)
+    assert few.verdict == "inconclusive" and "fewer than 3 seeds" in few.reasons[0]
+    top = thm42.verdict(_rows42(1.0, top_fails=(320,)), _POP)
+    assert top.verdict == "inconclusive" and "d=320" in top.reasons[0]
+    assert "largest N" in top.reasons[0]
+    low = thm42.verdict(_rows42(1.0, below=0), _POP)
+    assert low.verdict == "inconclusive" and "not located" in low.reasons[0]
+    three = thm42.verdict(_rows42(1.0, ds=(10, 24, 57)), _POP)
+    assert three.verdict == "inconclusive" and "a fit needs 4" in three.reasons[0]
+    assert thm42.verdict(_rows42(1.0).iloc[:0], _POP).verdict == "inconclusive"
 
 
-def test_thm42_err_tol_is_judged():
-    """A run 0.015 above the population error passes at ERR_TOL = 0.02 and fails at 0.01."""
-    t = _rows42(600)
-    t.loc[t.N >= 600, "test_error"] = 0.094 + 0.015
+def test_thm42_success_needs_both_criteria():
+    t = _rows42(1.0)
+    ok = thm42.success_rows(t)
+    assert ok.ok.sum() == (t.test_error < 0.094 + 0.03).sum()
+    # cos 0.5 at d = 10: tan∠/√d = √3/√10 = 0.548 > 0.5 fails; at d = 24 it is 0.354 and passes
+    low_cos = thm42.success_rows(_rows42(1.0, cos=0.5))
+    assert not low_cos[low_cos.d == 10].ok.any()
+    assert (low_cos[low_cos.d == 24].ok == ok[ok.d == 24].ok).all()
+    # the noise ratio is judged: at 0.6 the d = 10 runs pass again
+    tables = {"table": _rows42(1.0, cos=0.5), "population": _POP}
+    assert thm42.judge(tables).verdict == "inconclusive"
+    assert thm42.judge(tables, {"NOISE_RATIO_MAX": 0.6}).verdict == "agrees"
+
+
+def test_thm42_excess_tol_is_judged():
+    """Runs 0.025 above the population error pass at EXCESS_TOL = 0.03 and fail at 0.02."""
+    t = _rows42(1.0)
+    t.loc[t.test_error < 0.094 + 0.03, "test_error"] = 0.094 + 0.025
     tables = {"table": t, "population": _POP}
     assert thm42.judge(tables).verdict == "agrees"
-    assert thm42.judge(tables, {"ERR_TOL": 0.01}).verdict == "inconclusive"
+    assert thm42.judge(tables, {"EXCESS_TOL": 0.02}).verdict == "inconclusive"
 
 
-def test_thm42_n_needed_from_rows():
-    rows = pd.DataFrame({"d": [10] * 3, "N": [300, 600, 1200], "patch_association": [True] * 3,
-                         "test_error": [0.15, 0.11, 0.10], "pop_error": [0.094] * 3,
-                         "test_error_se": [0.004] * 3})
-    need = thm42.n_needed(rows)
-    assert need.N_needed.iloc[0] == 600 and need.status.iloc[0] == "ok"
-    assert need.excess_at_N_min.iloc[0] == pytest.approx(0.056)
+def test_thm42_success_curve_and_interval():
+    curve = thm42.success_curve(_rows42(1.0))
+    c10 = curve[curve.d == 10].set_index("N")
+    # seeds 0, 2 pass from N = 100, seeds 1, 3 from 141: 2/4 then 4/4 (Wilson 0.51 lower end)
+    assert c10.loc[100, "successes"] == 2 and c10.loc[141, "successes"] == 4
+    need = thm42.n_needed(curve).set_index("d")
+    assert (need.loc[10, "N_needed"], need.loc[10, "N_lo"], need.loc[10, "N_hi"]) == (
+        100, 100, 141)
 
 
 # -- Theorem 5.1 -----------------------------------------------------------------------------------
