@@ -229,8 +229,8 @@ def verdict(table: pd.DataFrame, population: pd.DataFrame, excess_tol: float = E
     ``steps``).
 
     Premises (else ``inconclusive`` with the reason): the population run performs patch
-    association at its last step and its error has settled before it; ≥ 3 seeds at every (d, N); at every d the interval of the largest rung's
-    success probability lies at or above `p_target` (the ladder reaches the population error
+    association at its last step and its error has settled before it; ≥ 3 seeds at every
+    (d, N); at every d the interval of the largest rung's success probability lies at or above `p_target` (the ladder reaches the population error
     within `excess_tol`) and the smallest rung's estimate lies below it (N_needed located, not
     censored); ≥ [`MIN_FIT_POINTS`][] values of d. Then, with the exponent k of N_needed ∝ d^k
     and its bootstrap interval [lo, hi]: ``agrees`` when hi ≤ `k_max` (N_needed grows at most
@@ -447,7 +447,8 @@ CLAIM = Claim(
     judge=judge,
     thresholds=THRESHOLDS,
     premises=("the population run performs patch association and its error has settled "
-              "before the last step (the comparison is made after phase III)", "at least 3 seeds at every (d, N)",
+              "before the last step (the comparison is made after phase III)",
+              "at least 3 seeds at every (d, N)",
               "at every d the largest rung succeeds (Wilson interval at or above the target) "
               "and the smallest does not", "at least 4 values of d"),
     seeds=f"{len(SEEDS)} seeds per (d, N), batched in one run; success probability with its "
