@@ -232,8 +232,9 @@ def verdict(table: pd.DataFrame, population: pd.DataFrame, excess_tol: float = E
     association at its last step and its error has settled before it; ≥ 3 seeds at every
     (d, N); at every d the interval of the largest rung's success probability lies at or
     above `p_target` (the ladder reaches the population error within `excess_tol`) and the
-    smallest rung's estimate lies below it (N_needed located, not censored); ≥ [`MIN_FIT_POINTS`][] values of d. Then, with the exponent k of N_needed ∝ d^k
-    and its bootstrap interval [lo, hi]: ``agrees`` when hi ≤ `k_max` (N_needed grows at most
+    smallest rung's estimate lies below it (N_needed located, not censored);
+    ≥ [`MIN_FIT_POINTS`][] values of d. Then, with the exponent k of N_needed ∝ d^k and its
+    bootstrap interval [lo, hi]: ``agrees`` when hi ≤ `k_max` (N_needed grows at most
     like the declared polynomial), ``disagrees`` when lo > `k_max`, else ``inconclusive``
     (the interval straddles the ceiling)."""
     if len(table) == 0 or len(population) == 0:
