@@ -267,6 +267,7 @@ def test_phase_times_use_the_fair_error():
 
 # -- Theorem 4.2 -----------------------------------------------------------------------------------
 _POP = pd.DataFrame({"steps": [800], "settled_step": [600], "pop_error": [0.094],
+                     "pop_loss": [0.27],
                      "gamma_minus_rho": [2.4], "patch_association": [True]})
 
 
@@ -283,7 +284,8 @@ def _rows42(expo=1.0, ds=(10, 24, 57, 135, 320), seeds=(0, 1, 2, 3), below=2, ab
                 ok = k >= k_d + (s % 2) and d not in top_fails
                 rows.append({"d": d, "N": thm42.rung(k), "seed": s,
                              "test_error": 0.094 + (0.005 if ok else 0.05), "pop_error": 0.094,
-                             "cos_v_wstar": cos, "patch_association": True})
+                             "cos_v_wstar": cos, "patch_association": True,
+                             "train_loss": 0.25})
     return pd.DataFrame(rows)
 
 
@@ -331,6 +333,10 @@ def test_thm42_premises():
     assert "largest N" in top.reasons[0]
     low = thm42.verdict(_rows42(1.0, below=0), _POP)
     assert low.verdict == "inconclusive" and "not located" in low.reasons[0]
+    interp = _rows42(1.0)
+    interp.loc[interp.d == 320, "train_loss"] = 0.004  # the fit interpolates at every N
+    iv = thm42.verdict(interp, _POP)
+    assert iv.verdict == "inconclusive" and "interpolates" in iv.reasons[0]
     three = thm42.verdict(_rows42(1.0, ds=(10, 24, 57)), _POP)
     assert three.verdict == "inconclusive" and "a fit needs 4" in three.reasons[0]
     assert thm42.verdict(_rows42(1.0).iloc[:0], _POP).verdict == "inconclusive"

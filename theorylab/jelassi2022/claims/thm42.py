@@ -20,8 +20,11 @@ it does not depend on d): after ``STEPS`` GD steps at lr ``LR`` on N samples,
 **Success probability and N_needed.** Every (d, N) runs the seeds ``SEEDS`` in one batched run
 ([`run_sweep`][theorylab.jelassi2022.sweep.run_sweep]); the success probability is the share of
 seeds that succeed, with its Wilson interval. The N ladder is √2-spaced (``rung``); per d it is
-extended upwards until the interval of the top rung lies at or above ``P_TARGET`` (or
-``N_CAP``), and downwards until the interval of the bottom rung lies below it (or ``N_FLOOR``).
+extended upwards until the interval of the top rung lies at or above ``P_TARGET`` and the
+fit there no longer interpolates (mean training loss ≥ ``INTERP_FRAC`` × population loss:
+below the interpolation threshold N ≈ c·d the test error can rise again with N, double descent)
+or rung(``K_CAP``) = 6400, and downwards until the interval of the bottom rung lies below the
+target (or rung(``K_FLOOR``) = 25).
 N_needed(d) is the smallest rung from which on (every larger rung too) the estimated success
 probability is ≥ ``P_TARGET``; its interval runs from the same rule applied to the upper ends
 of the Wilson intervals to the rule applied to their lower ends.
@@ -79,6 +82,7 @@ LEVEL = 0.95
 
 EXCESS_TOL = 0.03
 NOISE_RATIO_MAX = 0.5
+INTERP_FRAC = 0.5
 P_TARGET = 0.5
 K_MAX = 3.0
 
@@ -93,6 +97,12 @@ THRESHOLDS = (
               "(σ‖v_⊥‖ ≤ |α|/2): a ±w* patch keeps its sign with probability Φ(2) = 0.977; a "
               "fixed cos(v, w*) would instead demand a per-patch SNR growing like d",
               role="success: tan∠(v, w*)/√d ≤ it"),
+    Threshold("INTERP_FRAC", INTERP_FRAC, "project choice",
+              "(E) approximates (P) when its training loss is near the population loss; a fit "
+              "whose training loss is below half of it carries the labels on the noise "
+              "directions (interpolation), where the test error can rise again with N (double "
+              "descent), so success there does not yet say that larger N keep succeeding",
+              role="premise: mean training loss at every d's largest N ≥ it × population loss"),
     Threshold("P_TARGET", P_TARGET, "project choice",
               "N_needed is the N from which on a run succeeds more often than not (the median "
               "run succeeds)",
@@ -142,9 +152,10 @@ def success_curve(table: pd.DataFrame, excess_tol: float = EXCESS_TOL,
                      "excess_max": float(g.excess.max()),
                      "cos_mean": float(g.cos_v_wstar.mean()),
                      "noise_ratio_max": float(g.noise_ratio.max()),
-                     "pa_share": float(g.patch_association.astype(bool).mean())})
+                     "pa_share": float(g.patch_association.astype(bool).mean()),
+                     "train_loss_mean": float(g.train_loss.mean())})
     cols = ["d", "N", "seeds", "successes", "p", "p_lo", "p_hi", "excess_mean", "excess_max",
-            "cos_mean", "noise_ratio_max", "pa_share"]
+            "cos_mean", "noise_ratio_max", "pa_share", "train_loss_mean"]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -161,10 +172,11 @@ def n_needed(curve: pd.DataFrame, p_target: float = P_TARGET,
         rows.append({"d": d, "N_needed": val, "N_lo": lo, "N_hi": hi, "status": status,
                      "status_lo": st_lo, "status_hi": st_hi, "N_min": g.N.min(),
                      "N_max": g.N.max(), "p_at_N_max": float(g.p.iloc[-1]),
-                     "p_lo_at_N_max": float(g.p_lo.iloc[-1])})
+                     "p_lo_at_N_max": float(g.p_lo.iloc[-1]),
+                     "train_loss_at_N_max": float(g.train_loss_mean.iloc[-1])})
     return pd.DataFrame(rows, columns=["d", "N_needed", "N_lo", "N_hi", "status", "status_lo",
                                        "status_hi", "N_min", "N_max", "p_at_N_max",
-                                       "p_lo_at_N_max"])
+                                       "p_lo_at_N_max", "train_loss_at_N_max"])
 
 
 def _slope(logd: np.ndarray, logN: np.ndarray) -> np.ndarray:
@@ -224,14 +236,15 @@ def exponent(table: pd.DataFrame, excess_tol: float = EXCESS_TOL,
 
 def verdict(table: pd.DataFrame, population: pd.DataFrame, excess_tol: float = EXCESS_TOL,
             noise_max: float = NOISE_RATIO_MAX, p_target: float = P_TARGET,
-            k_max: float = K_MAX) -> Verdict:
+            k_max: float = K_MAX, interp_frac: float = INTERP_FRAC) -> Verdict:
     """Verdict from the (d, N, seed) rows and the population run's summary (``settled_step``,
     ``steps``).
 
     Premises (else ``inconclusive`` with the reason): the population run performs patch
     association at its last step and its error has settled before it; ≥ 3 seeds at every
     (d, N); at every d the interval of the largest rung's success probability lies at or
-    above `p_target` (the ladder reaches the population error within `excess_tol`) and the
+    above `p_target` (the ladder reaches the population error within `excess_tol`), its mean
+    training loss is ≥ `interp_frac` × the population loss (past interpolation), and the
     smallest rung's estimate lies below it (N_needed located, not censored);
     ≥ [`MIN_FIT_POINTS`][] values of d. Then, with the exponent k of N_needed ∝ d^k and its
     bootstrap interval [lo, hi]: ``agrees`` when hi ≤ `k_max` (N_needed grows at most
@@ -259,6 +272,11 @@ def verdict(table: pd.DataFrame, population: pd.DataFrame, excess_tol: float = E
                        f"with its interval at the largest N ({r.N_max:g}; p = "
                        f"{r.p_at_N_max:.2f}, lower end {r.p_lo_at_N_max:.2f}): the test error "
                        f"is not within {excess_tol:g} of the population error there")
+        elif r.train_loss_at_N_max < interp_frac * pop.pop_loss:
+            bad.append(f"d={r.d:g}: the fit still interpolates at the largest N ({r.N_max:g}; "
+                       f"training loss {r.train_loss_at_N_max:.4f} < {interp_frac:g} × "
+                       f"population loss {pop.pop_loss:.4f}): success beyond the "
+                       "interpolation threshold is not established")
         elif r.status == "censored-below":
             bad.append(f"d={r.d:g}: the smallest rung ({r.N_min:g}) already succeeds: "
                        "N_needed is not located")
@@ -340,7 +358,8 @@ def run(quick: bool) -> ClaimResult:
         more = []
         for d, g in curve.sort_values("N").groupby("d"):
             top, bottom = g.iloc[-1], g.iloc[0]
-            if top.p_lo < P_TARGET and _k_of(top.N) < k_cap:
+            past = top.train_loss_mean >= INTERP_FRAC * population.pop_loss.iloc[0]
+            if (top.p_lo < P_TARGET or not past) and _k_of(top.N) < k_cap:
                 more.append((d, _k_of(top.N) + 1))
             if bottom.p_hi >= P_TARGET and _k_of(bottom.N) > k_floor:
                 more.append((d, _k_of(bottom.N) - 1))
@@ -426,7 +445,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     (or `values`)."""
     th = threshold_values(THRESHOLDS, values)
     return verdict(tables["table"], tables["population"], th["EXCESS_TOL"],
-                   th["NOISE_RATIO_MAX"], th["P_TARGET"], th["K_MAX"])
+                   th["NOISE_RATIO_MAX"], th["P_TARGET"], th["K_MAX"], th["INTERP_FRAC"])
 
 
 CLAIM = Claim(
@@ -451,7 +470,8 @@ CLAIM = Claim(
               "before the last step (the comparison is made after phase III)",
               "at least 3 seeds at every (d, N)",
               "at every d the largest rung succeeds (Wilson interval at or above the target) "
-              "and the smallest does not", "at least 4 values of d"),
+              "past interpolation (mean training loss ≥ INTERP_FRAC × population loss), and "
+              "the smallest rung does not", "at least 4 values of d"),
     seeds=f"{len(SEEDS)} seeds per (d, N), batched in one run; success probability with its "
     "Wilson 95 % interval; N_needed's interval from the Wilson ends; the exponent's interval "
     f"from {N_BOOT} bootstrap resamples of the seeds",
