@@ -478,6 +478,7 @@ CLAIM = Claim(
     reconstructed="the statement (N = poly(d) suffices for a test error near the population "
     "one) is reconstructed from the name and Figure 4; its exponent, horizon and learning rate "
     "were not read, so the exponent is judged against a declared ceiling, not a printed one.",
+    figsize=(10.0, 4.0),
     untested="A horizon that grows with d (the reconstructed T = poly(d)/η): the horizon here "
     "is fixed in steps; d beyond 32·D; other D.",
 )
