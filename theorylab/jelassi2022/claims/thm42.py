@@ -143,20 +143,18 @@ def success_curve(table: pd.DataFrame, excess_tol: float = EXCESS_TOL,
     """Per (d, N): seeds, successes, the success probability p and its Wilson interval
     (p_lo, p_hi), and the mean excess error, cos(v, w*) and patch-association share."""
     t = success_rows(table, excess_tol, noise_max)
-    rows = []
-    for (d, N), g in t.groupby(["d", "N"]):
-        k, n = int(g.ok.sum()), len(g)
-        p, lo, hi = wilson_interval(k, n, level)
-        rows.append({"d": d, "N": N, "seeds": n, "successes": k, "p": p, "p_lo": lo,
-                     "p_hi": hi, "excess_mean": float(g.excess.mean()),
-                     "excess_max": float(g.excess.max()),
-                     "cos_mean": float(g.cos_v_wstar.mean()),
-                     "noise_ratio_max": float(g.noise_ratio.max()),
-                     "pa_share": float(g.patch_association.astype(bool).mean()),
-                     "train_loss_mean": float(g.train_loss.mean())})
+    t["pa"] = t.patch_association.astype(bool)
+    c = t.groupby(["d", "N"]).agg(
+        seeds=("ok", "size"), successes=("ok", "sum"), excess_mean=("excess", "mean"),
+        excess_max=("excess", "max"), cos_mean=("cos_v_wstar", "mean"),
+        noise_ratio_max=("noise_ratio", "max"), pa_share=("pa", "mean"),
+        train_loss_mean=("train_loss", "mean")).reset_index()
+    c["successes"] = c.successes.astype(int)
+    w = [wilson_interval(k, n, level) for k, n in zip(c.successes, c.seeds)]
+    c["p"], c["p_lo"], c["p_hi"] = ([x[i] for x in w] for i in range(3))
     cols = ["d", "N", "seeds", "successes", "p", "p_lo", "p_hi", "excess_mean", "excess_max",
             "cos_mean", "noise_ratio_max", "pa_share", "train_loss_mean"]
-    return pd.DataFrame(rows, columns=cols)
+    return c[cols] if len(c) else pd.DataFrame(columns=cols)
 
 
 def n_needed(curve: pd.DataFrame, p_target: float = P_TARGET,
@@ -201,7 +199,7 @@ def exponent(table: pd.DataFrame, excess_tol: float = EXCESS_TOL,
     rng = np.random.default_rng(seed)
     Ns, boots = [], []
     for d in ds:
-        g = t[t.d == d].pivot_table(index="N", columns="seed", values="ok", aggfunc="first")
+        g = t[t.d == d].set_index(["N", "seed"]).ok.astype(float).unstack("seed").sort_index()
         ok = g.to_numpy(dtype=float)  # (rungs, seeds); a missing (N, seed) is NaN
         N = g.index.to_numpy(dtype=float)
         p = np.nanmean(ok, axis=1)
