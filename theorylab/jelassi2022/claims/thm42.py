@@ -23,7 +23,7 @@ seeds that succeed, with its Wilson interval. The N ladder is √2-spaced (``run
 extended upwards until the interval of the top rung lies at or above ``P_TARGET`` and the
 fit there no longer interpolates (mean training loss ≥ ``INTERP_FRAC`` × population loss:
 below the interpolation threshold N ≈ c·d the test error can rise again with N, double descent)
-or rung(``K_CAP``) = 9051, and downwards until the interval of the bottom rung lies below the
+or rung(``K_CAP``) = 6400, and downwards until the interval of the bottom rung lies below the
 target (or rung(``K_FLOOR``) = 25).
 N_needed(d) is the smallest rung from which on (every larger rung too) the estimated success
 probability is ≥ ``P_TARGET``; its interval runs from the same rule applied to the upper ends
@@ -68,9 +68,10 @@ D_LIST = (10, 24, 57, 135, 320)
 #: seeds of every (d, N): samples, noise, test set, batched in one run.
 SEEDS = (0, 1, 2, 3)
 MIN_SEEDS = 3
-#: ladder bounds: rung(-4) = 25 and rung(13) = 9051. The cap is the time budget: a rung
-#: costs N·D·d multiply-adds twice per step and seed (d = 320, N = 9051: ≈ 3 min of one core).
-K_FLOOR, K_CAP = -4, 13
+#: ladder bounds: rung(-4) = 25 and rung(12) = 6400. The cap is the time budget: a rung
+#: costs N·D·d multiply-adds twice per step and seed (d = 320, N = 6400: ≈ 80 s of one core;
+#: N = 9051 measured 112 s).
+K_FLOOR, K_CAP = -4, 12
 #: first rungs of every d (rung(5) = 566, rung(6) = 800); the ladder grows from there.
 K_START = (5, 6)
 #: the population run has settled when its fair-coin error moves by less than this over the
