@@ -231,7 +231,9 @@ def exponent(table: pd.DataFrame, excess_tol: float = EXCESS_TOL,
     inf = ~np.isfinite(B).all(axis=1)
     sb = np.where(inf, np.inf, _slope(logd, np.where(np.isfinite(B), B, 0.0)))
     a = (1 - level) / 2
-    out["lo"], out["hi"] = (float(np.quantile(sb, a)), float(np.quantile(sb, 1 - a)))
+    # no interpolation between order statistics: an infinite one stays infinite (not NaN)
+    out["lo"], out["hi"] = (float(np.quantile(sb, q, method="inverted_cdf"))
+                            for q in (a, 1 - a))
     return out
 
 
