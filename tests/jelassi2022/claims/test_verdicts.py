@@ -293,25 +293,100 @@ def test_thm42_rung_is_sqrt2_ladder():
     assert [thm42.rung(k) for k in (-2, 0, 1, 2, 6)] == [50, 100, 141, 200, 800]
 
 
-def test_thm42_agrees_with_a_linear_n_needed():
+def test_thm42_agrees_with_a_linear_n50():
     v = thm42.verdict(_rows42(1.0), _POP)
     assert v.verdict == "agrees", v.reasons
-    assert "N_needed ∝ d^" in v.reasons[0] and "N_needed(d=10) = 100 [100, 141]" in v.reasons[0]
-    fit = thm42.exponent(_rows42(1.0))
+    # d = 10: 0, 0, 2, 4, 4 of 4 on rungs 50…200, symmetric about 100
+    assert "N50 ∝ d^" in v.reasons[0] and "N50(d=10) = 100 [" in v.reasons[0]
+    per_d, fit = thm42.n50_fit(_rows42(1.0))
     assert 0.9 < fit["slope"] < 1.1 and fit["lo"] <= fit["slope"] <= fit["hi"]
+    assert (per_d.N50_lo <= per_d.N50).all() and (per_d.N50 <= per_d.N50_hi).all()
 
 
-def test_thm42_flat_and_decreasing_n_needed_agree():
-    # degenerate: the same N_needed at every d (exponent 0), then one that falls with d
+# success counts (of 4 seeds) per (d, N) of a full run: N50 crosses 1/2 between the rungs
+_COUNTS42 = {10: {283: 0, 400: 1, 566: 2, 800: 2, 1131: 4},
+             24: {566: 0, 800: 0, 1131: 2, 1600: 4},
+             57: {566: 0, 800: 0, 1131: 0, 1600: 2, 2263: 4},
+             135: {566: 0, 800: 0, 1131: 0, 1600: 0, 2263: 0, 3200: 2, 4525: 4},
+             320: {566: 0, 800: 0, 1131: 0, 1600: 0, 2263: 0, 3200: 0, 4525: 1, 6400: 3}}
+
+
+def _counts42(counts):
+    """(d, N, seed) rows with seed s succeeding at (d, N) when s < the count there."""
+    return pd.DataFrame([{"d": d, "N": N, "seed": s, "pop_error": 0.094,
+                          "test_error": 0.094 + (0.005 if s < k else 0.05),
+                          "cos_v_wstar": 0.99, "patch_association": True, "train_loss": 0.25}
+                         for d, c in counts.items() for N, k in c.items() for s in range(4)])
+
+
+def test_thm42_uses_every_seed_a_top_rung_at_3_of_4_agrees():
+    # d = 320 ends at 3/4 (Wilson [0.30, 0.95]): an interval rule on the top rung alone could
+    # not place N_needed there; the logistic fit over all rungs and seeds does
+    t = _counts42(_COUNTS42)
+    v = thm42.verdict(t, _POP)
+    assert v.verdict == "agrees", v.reasons
+    per_d, fit = thm42.n50_fit(t)
+    assert 0.5 < fit["slope"] < 0.75 and fit["lo"] < fit["slope"] < fit["hi"] < 1.0
+    n320 = per_d.set_index("d").loc[320]
+    assert 4525 < n320.N50 < 6400 and math.isfinite(n320.N50_hi)
+    # d = 24: 0, 0, 2, 4 of 4: the crossing is the 2-of-4 rung
+    assert abs(per_d.set_index("d").loc[24, "N50"] / 1131 - 1) < 0.01
+    # seeded bootstrap: the same table gives the same interval
+    assert thm42.n50_fit(t)[1] == fit
+
+
+def test_thm42_logistic_fit():
+    x = np.log(100.0) + np.log(2.0) * np.array([0.0, 0.5, 1.0])  # exact √2 steps
+    # separable (0/4 then 4/4): the prior on b keeps the fit finite, near the geometric
+    # midpoint of the bracketing rungs (the third rung, on one side only, pulls it by
+    # ~5e-4 in log N; 0.01 is 3 % of a √2 rung, 0.35)
+    x50, b = thm42.logistic_fit(x, [[0, 0, 4], [0, 4, 4]], [[4, 4, 4]] * 2)
+    assert np.allclose(x50, [0.5 * (x[1] + x[2]), 0.5 * (x[0] + x[1])], atol=0.01)
+    assert (b > 0).all() and np.isfinite(b).all()
+    # 1/4, 2/4, 3/4: N50 at the middle rung (symmetry; 1e-9 is rounding); on these 12 runs
+    # over one octave the prior shrinks b by 5 % from its maximum-likelihood value log2(3)/
+    # log(√2) = 3.17 (a flat prior), and moves neither N50
+    x50, b = thm42.logistic_fit(x, [[1, 2, 3]], [[4, 4, 4]])
+    x50_flat, b_flat = thm42.logistic_fit(x, [[1, 2, 3]], [[4, 4, 4]], slope_sd=1e6)
+    assert abs(x50[0] - x[1]) < 1e-9 and abs(x50_flat[0] - x[1]) < 1e-9
+    assert b_flat[0] == pytest.approx(math.log(3) / math.log(math.sqrt(2)), rel=1e-6)
+    assert 0.9 < b[0] / b_flat[0] < 1.0
+    # no failure or no success: N50 is censored (NaN); decreasing: no N50
+    x50, _ = thm42.logistic_fit(x, [[0, 0, 0], [4, 4, 4], [4, 2, 0]], [[4, 4, 4]] * 3)
+    assert np.isnan(x50).all()
+
+
+def test_thm42_flat_and_decreasing_n50_agree():
+    # degenerate: the same N50 at every d (exponent 0), then one that falls with d
     assert thm42.verdict(_rows42(0.0), _POP).verdict == "agrees"
-    fit = thm42.exponent(_rows42(0.0))
-    # resampled seeds move single N_needed by one rung (0.35 in log N over 3.47 in log d)
-    assert fit["slope"] == 0.0 and -0.25 < fit["lo"] < 0 < fit["hi"] < 0.25
+    _, fit = thm42.n50_fit(_rows42(0.0))
+    # identical tables at every d: slope 0 up to rounding; resampled seeds move single N50
+    assert abs(fit["slope"]) < 1e-9 and -0.3 < fit["lo"] < 0 < fit["hi"] < 0.3
     assert thm42.verdict(_rows42(-0.5), _POP).verdict == "agrees"
 
 
+def test_thm42_separable_ladders_agree():
+    # every d jumps from 0/4 to 4/4 between two rungs (no rung in between): finite N50
+    counts = {d: {thm42.rung(k): (4 if k > kd else 0) for k in range(kd - 2, kd + 3)}
+              for d, kd in ((10, 0), (20, 2), (40, 4), (80, 6))}
+    t = _counts42(counts)
+    assert thm42.verdict(t, _POP).verdict == "agrees"
+    per_d, fit = thm42.n50_fit(t)
+    # N50 at the geometric midpoint of rungs k_d and k_d + 1, so exactly ∝ d (rounded rungs)
+    assert abs(fit["slope"] - 1.0) < 0.01 and fit["lo"] == fit["hi"] == pytest.approx(
+        fit["slope"])
+
+
+def test_thm42_undefined_resamples_count_against_the_estimate():
+    s = np.array([np.nan] * 5 + list(np.linspace(0.0, 1.0, 95)))
+    lo, hi = thm42._quantiles(s, 0.95)
+    assert lo == -INF and hi == INF
+    lo, hi = thm42._quantiles(s[4:], 0.95)  # 1 % undefined: inside both tails
+    assert math.isfinite(lo) and math.isfinite(hi)
+
+
 def test_thm42_disagrees_beyond_the_ceiling():
-    # N_needed ∝ d^4 on d = 10…40: the whole interval lies above K_MAX = 3
+    # N50 ∝ d^4 on d = 10…40: the whole interval lies above K_MAX = 3
     rows = _rows42(4.0, ds=(10, 14, 20, 28, 40))
     v = thm42.verdict(rows, _POP)
     assert v.verdict == "disagrees" and "not a printed bound" in v.reasons[0]
@@ -333,6 +408,11 @@ def test_thm42_premises():
     assert "largest N" in top.reasons[0]
     low = thm42.verdict(_rows42(1.0, below=0), _POP)
     assert low.verdict == "inconclusive" and "not located" in low.reasons[0]
+    # the top rung at exactly 2/4 does not bracket the crossing (strictly above P_TARGET)
+    high = thm42.verdict(_rows42(1.0, above=0), _POP)
+    assert high.verdict == "inconclusive" and "does not bracket" in high.reasons[0]
+    one = thm42.verdict(_rows42(1.0, ds=(10,)), _POP)
+    assert one.verdict == "inconclusive" and "a fit needs 4" in one.reasons[0]
     interp = _rows42(1.0)
     interp.loc[interp.d == 320, "train_loss"] = 0.004  # the fit interpolates at every N
     iv = thm42.verdict(interp, _POP)
@@ -373,9 +453,7 @@ def test_thm42_success_curve_and_interval():
     c10 = curve[curve.d == 10].set_index("N")
     # seeds 0, 2 pass from N = 100, seeds 1, 3 from 141: 2/4 then 4/4 (Wilson 0.51 lower end)
     assert c10.loc[100, "successes"] == 2 and c10.loc[141, "successes"] == 4
-    need = thm42.n_needed(curve).set_index("d")
-    assert (need.loc[10, "N_needed"], need.loc[10, "N_lo"], need.loc[10, "N_hi"]) == (
-        100, 100, 141)
+    assert 0.5 < c10.loc[141, "p_lo"] < 0.52 and c10.loc[100, "p_lo"] < 0.5
 
 
 # -- Theorem 5.1 -----------------------------------------------------------------------------------
