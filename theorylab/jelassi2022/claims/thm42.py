@@ -505,11 +505,15 @@ def run(quick: bool) -> ClaimResult:
                     label=f"fit d^{fit['slope']:.2f} [{fit['lo']:.2f}, {fit['hi']:.2f}]")
             bx.plot(dd, fin.N50.iloc[0] * (dd / fin.d.iloc[0]) ** K_MAX, "k:",
                     label=f"declared ceiling ∝ d^{K_MAX:g}")
-        bx.set_xscale("log")
-        bx.set_yscale("log")
+        if len(fin):
+            bx.set_xscale("log")
+            bx.set_yscale("log")
+            bx.legend(fontsize=7)
+        else:
+            bx.text(0.5, 0.5, "no N50 located (no d with both successes and failures)",
+                    ha="center", va="center", transform=bx.transAxes, fontsize=8)
         bx.set_xlabel("d")
         bx.set_ylabel("N50")
-        bx.legend(fontsize=7)
 
     return ClaimResult("thm4.2", table, v, headline, reading,
                        extra={"population": population, "success": curve, "n50": need},
