@@ -411,6 +411,10 @@ def test_thm42_premises():
     # the top rung at exactly 2/4 does not bracket the crossing (strictly above P_TARGET)
     high = thm42.verdict(_rows42(1.0, above=0), _POP)
     assert high.verdict == "inconclusive" and "does not bracket" in high.reasons[0]
+    # a target of 1 (P_TARGET × 2 in the sensitivity scan) is never crossed by a logistic curve
+    tables = {"table": _rows42(1.0), "population": _POP}
+    p1 = thm42.judge(tables, {"P_TARGET": 1.0})
+    assert p1.verdict == "inconclusive" and "not inside (0, 1)" in p1.reasons[0]
     one = thm42.verdict(_rows42(1.0, ds=(10,)), _POP)
     assert one.verdict == "inconclusive" and "a fit needs 4" in one.reasons[0]
     interp = _rows42(1.0)

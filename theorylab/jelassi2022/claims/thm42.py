@@ -305,9 +305,9 @@ def verdict(table: pd.DataFrame, population: pd.DataFrame, excess_tol: float = E
     """Verdict from the (d, N, seed) rows and the population run's summary (``settled_step``,
     ``steps``).
 
-    Premises (else ``inconclusive`` with the reason): `excess_tol` lies below the error that
-    patch association buys in the population run (``plateau_error`` − ``pop_error``); the
-    population run performs patch association at its last step and its error has settled
+    Premises (else ``inconclusive`` with the reason): 0 < `p_target` < 1; `excess_tol` lies
+    below the error that patch association buys in the population run (``plateau_error`` −
+    ``pop_error``); the population run performs patch association at its last step and its error has settled
     before it; ≥ 3 seeds at every (d, N); at every d the ladder brackets the crossing (the
     success fraction of the smallest rung is < `p_target`, that of the largest > `p_target`),
     the largest rung's mean training loss is ≥ `interp_frac` × the population loss (past
@@ -318,6 +318,10 @@ def verdict(table: pd.DataFrame, population: pd.DataFrame, excess_tol: float = E
     straddles the ceiling)."""
     if len(table) == 0 or len(population) == 0:
         return Verdict("inconclusive", ("no d measured",))
+    if not 0.0 < p_target < 1.0:
+        return Verdict("inconclusive", (f"premise failed: the target success probability "
+                                        f"{p_target:g} is not inside (0, 1), so no N reaches "
+                                        "it on a logistic curve",))
     pop = population.iloc[0]
     if not (pop.settled_step < pop.steps and bool(pop.patch_association)):
         return Verdict("inconclusive", (f"premise failed: the population run has not settled "
