@@ -307,11 +307,12 @@ def verdict(table: pd.DataFrame, population: pd.DataFrame, excess_tol: float = E
 
     Premises (else ``inconclusive`` with the reason): 0 < `p_target` < 1; `excess_tol` lies
     below the error that patch association buys in the population run (``plateau_error`` −
-    ``pop_error``); the population run performs patch association at its last step and its error has settled
-    before it; ≥ 3 seeds at every (d, N); at every d the ladder brackets the crossing (the
-    success fraction of the smallest rung is < `p_target`, that of the largest > `p_target`),
-    the largest rung's mean training loss is ≥ `interp_frac` × the population loss (past
-    interpolation) and the logistic fit increases with N; ≥ [`MIN_FIT_POINTS`][] values of d.
+    ``pop_error``); the population run performs patch association at its last step and its
+    error has settled before it; ≥ 3 seeds at every (d, N); at every d the ladder brackets
+    the crossing (the success fraction of the smallest rung is < `p_target`, that of the
+    largest > `p_target`), the largest rung's mean training loss is ≥ `interp_frac` × the
+    population loss (past interpolation) and the logistic fit increases with N;
+    ≥ [`MIN_FIT_POINTS`][] values of d.
     Then, with the exponent k of N50 ∝ d^k and its bootstrap interval [lo, hi]
     ([`n50_fit`][]): ``agrees`` when hi ≤ `k_max` (N50 grows at most like the declared
     polynomial), ``disagrees`` when lo > `k_max`, else ``inconclusive`` (the interval
