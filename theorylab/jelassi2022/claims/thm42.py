@@ -178,7 +178,8 @@ def _logit(p: float) -> float:
 
 
 def logistic_fit(logN: np.ndarray, k: np.ndarray, n: np.ndarray, p_target: float = P_TARGET,
-                 slope_sd: float = SLOPE_SD, iters: int = 60) -> tuple[np.ndarray, np.ndarray]:
+                 slope_sd: float = SLOPE_SD, iters: int = 100
+                 ) -> tuple[np.ndarray, np.ndarray]:
     """Logistic fit of the success probability in log N, batched over rows.
 
     `logN` (R,) are the rungs, `k` and `n` (B, R) the successes and runs of B data sets. Each
@@ -210,6 +211,9 @@ def logistic_fit(logN: np.ndarray, k: np.ndarray, n: np.ndarray, p_target: float
         da, db = (hbb * ga - hab * gb) / det, (haa * gb - hab * ga) / det
         step = np.maximum(1.0, np.maximum(np.abs(da), np.abs(db)) / 5.0)  # damped: ≤ 5
         a, b = a - da / step, b - db / step
+        if not np.all(np.abs(da) + np.abs(db) < 1e-12):
+            continue
+        break  # converged (quadratically) in every row
     inc = b > 0
     x50[np.flatnonzero(both)[inc]] = xbar + (_logit(p_target) - a[inc]) / b[inc]
     b_out[both] = b
