@@ -155,3 +155,17 @@ def test_check_computes_the_sensitivity_and_the_page_lists_it():
     assert "Premises" in page and "Seeds:** 3 seeds" in page
     bare = _claim().check()
     assert bare.sensitivity is None and robust_cell(bare) == "–"
+
+
+def test_wilson_interval():
+    from theorylab.core.claims import wilson_interval
+
+    # textbook values (Wilson 1927; z = 1.959964): 0/4 → [0, 0.4899], 4/4 → [0.5101, 1],
+    # 2/4 → [0.1500, 0.8500]; 1e-4 is the rounding of the quoted digits
+    assert wilson_interval(0, 4) == pytest.approx((0.0, 0.0, 0.4899), abs=1e-4)
+    assert wilson_interval(4, 4) == pytest.approx((1.0, 0.5101, 1.0), abs=1e-4)
+    assert wilson_interval(2, 4) == pytest.approx((0.5, 0.1500, 0.8500), abs=1e-4)
+    assert wilson_interval(0, 3)[1] == 0.0 and wilson_interval(3, 3)[2] == 1.0
+    assert all(math.isnan(x) for x in wilson_interval(0, 0))
+    with pytest.raises(ValueError, match="k:"):
+        wilson_interval(5, 4)

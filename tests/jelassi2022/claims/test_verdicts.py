@@ -238,64 +238,198 @@ def test_lemma_alignment_verdicts():
 
 
 # -- Theorem 4.2 -----------------------------------------------------------------------------------
-_POP = pd.DataFrame({"steps": [3000], "settled_step": [1500], "pop_error": [0.094]})
+_POP = pd.DataFrame({"steps": [800], "settled_step": [600], "pop_error": [0.094],
+                     "plateau_error": [0.1188], "pop_loss": [0.27],
+                     "gamma_minus_rho": [2.4], "patch_association": [True]})
 
 
-def _rows42(first_ok, seeds=(0, 1, 2), ds=(5, 10, 20, 40), ladder=(150, 300, 600, 1200, 2400),
-            stuck_exc=None):
-    """(d, seed, N) rows: seed k at d passes from first_ok[d][k] on (None: never; then the
-    excess is `stuck_exc` at every N, or falls with N)."""
+def _rows42(expo=1.0, ds=(10, 24, 57, 135, 320), seeds=(0, 1, 2, 3), below=2, above=2,
+            top_fails=(), cos=0.99):
+    """(d, N, seed) rows on a √2 ladder around N_needed(d) = rung(k_d) ≈ 100·(d/10)^expo:
+    seed s succeeds (excess 0.005) from rung k_d + (s % 2) on and fails (excess 0.05) below;
+    at the d in `top_fails` no rung succeeds."""
     rows = []
     for d in ds:
-        for k in seeds:
-            f = first_ok[d][k] if isinstance(first_ok, dict) else first_ok
-            for N in ladder:
-                ok = f is not None and N >= f
-                exc = 0.005 if ok else (stuck_exc if stuck_exc is not None else 30 / N)
-                rows.append({"d": d, "seed": k, "N": N, "test_error": 0.094 + exc,
-                             "test_error_se": 0.004, "pop_error": 0.094,
-                             "patch_association": ok})
+        k_d = round(2 * expo * math.log2(d / 10))
+        for k in range(k_d - below, k_d + above + 1):
+            for s in seeds:
+                ok = k >= k_d + (s % 2) and d not in top_fails
+                rows.append({"d": d, "N": thm42.rung(k), "seed": s,
+                             "test_error": 0.094 + (0.005 if ok else 0.05), "pop_error": 0.094,
+                             "cos_v_wstar": cos, "patch_association": True,
+                             "train_loss": 0.25})
     return pd.DataFrame(rows)
 
 
-def test_thm42_verdicts():
-    v = thm42.verdict(_rows42(600), _POP)
-    assert v.verdict == "agrees" and "N_needed(d = 40) = 600 [600, 600], 3 seeds" in v.reasons[0]
-    # seeds that differ: an interval around the geometric mean
-    spread = {d: (600, 1200, 2400) for d in (5, 10, 20, 40)}
-    v = thm42.verdict(_rows42(spread), _POP)
-    assert v.verdict == "agrees" and "N_needed(d = 5) = 1200 [" in v.reasons[0]
-    never = {d: (600, 600, None if d == 40 else 600) for d in (5, 10, 20, 40)}
-    assert thm42.verdict(_rows42(never), _POP).verdict == "inconclusive"  # one seed censored
-    stuck = _rows42(None, stuck_exc=0.05)
-    assert thm42.verdict(stuck, _POP).verdict == "disagrees"
-    assert thm42.verdict(_rows42(600).iloc[:0], _POP).verdict == "inconclusive"
+def test_thm42_rung_is_sqrt2_ladder():
+    assert [thm42.rung(k) for k in (-2, 0, 1, 2, 6)] == [50, 100, 141, 200, 800]
+
+
+def test_thm42_agrees_with_a_linear_n50():
+    v = thm42.verdict(_rows42(1.0), _POP)
+    assert v.verdict == "agrees", v.reasons
+    # d = 10: 0, 0, 2, 4, 4 of 4 on rungs 50…200, symmetric about 100
+    assert "N50 ∝ d^" in v.reasons[0] and "N50(d=10) = 100 [" in v.reasons[0]
+    per_d, fit = thm42.n50_fit(_rows42(1.0))
+    assert 0.9 < fit["slope"] < 1.1 and fit["lo"] <= fit["slope"] <= fit["hi"]
+    assert (per_d.N50_lo <= per_d.N50).all() and (per_d.N50 <= per_d.N50_hi).all()
+
+
+# success counts (of 4 seeds) per (d, N) of a full run: N50 crosses 1/2 between the rungs
+_COUNTS42 = {10: {283: 0, 400: 1, 566: 2, 800: 2, 1131: 4},
+             24: {566: 0, 800: 0, 1131: 2, 1600: 4},
+             57: {566: 0, 800: 0, 1131: 0, 1600: 2, 2263: 4},
+             135: {566: 0, 800: 0, 1131: 0, 1600: 0, 2263: 0, 3200: 2, 4525: 4},
+             320: {566: 0, 800: 0, 1131: 0, 1600: 0, 2263: 0, 3200: 0, 4525: 1, 6400: 3}}
+
+
+def _counts42(counts):
+    """(d, N, seed) rows with seed s succeeding at (d, N) when s < the count there."""
+    return pd.DataFrame([{"d": d, "N": N, "seed": s, "pop_error": 0.094,
+                          "test_error": 0.094 + (0.005 if s < k else 0.05),
+                          "cos_v_wstar": 0.99, "patch_association": True, "train_loss": 0.25}
+                         for d, c in counts.items() for N, k in c.items() for s in range(4)])
+
+
+def test_thm42_uses_every_seed_a_top_rung_at_3_of_4_agrees():
+    # d = 320 ends at 3/4 (Wilson [0.30, 0.95]): an interval rule on the top rung alone could
+    # not place N_needed there; the logistic fit over all rungs and seeds does
+    t = _counts42(_COUNTS42)
+    v = thm42.verdict(t, _POP)
+    assert v.verdict == "agrees", v.reasons
+    per_d, fit = thm42.n50_fit(t)
+    assert 0.5 < fit["slope"] < 0.75 and fit["lo"] < fit["slope"] < fit["hi"] < 1.0
+    n320 = per_d.set_index("d").loc[320]
+    assert 4525 < n320.N50 < 6400 and math.isfinite(n320.N50_hi)
+    # d = 24: 0, 0, 2, 4 of 4: the crossing is the 2-of-4 rung
+    assert abs(per_d.set_index("d").loc[24, "N50"] / 1131 - 1) < 0.01
+    # seeded bootstrap: the same table gives the same interval
+    assert thm42.n50_fit(t)[1] == fit
+
+
+def test_thm42_logistic_fit():
+    x = np.log(100.0) + np.log(2.0) * np.array([0.0, 0.5, 1.0])  # exact √2 steps
+    # separable (0/4 then 4/4): the prior on b keeps the fit finite, near the geometric
+    # midpoint of the bracketing rungs (the third rung, on one side only, pulls it by
+    # ~5e-4 in log N; 0.01 is 3 % of a √2 rung, 0.35)
+    x50, b = thm42.logistic_fit(x, [[0, 0, 4], [0, 4, 4]], [[4, 4, 4]] * 2)
+    assert np.allclose(x50, [0.5 * (x[1] + x[2]), 0.5 * (x[0] + x[1])], atol=0.01)
+    assert (b > 0).all() and np.isfinite(b).all()
+    # 1/4, 2/4, 3/4: N50 at the middle rung (symmetry; 1e-9 is rounding); on these 12 runs
+    # over one octave the prior shrinks b by 5 % from its maximum-likelihood value log2(3)/
+    # log(√2) = 3.17 (a flat prior), and moves neither N50
+    x50, b = thm42.logistic_fit(x, [[1, 2, 3]], [[4, 4, 4]])
+    x50_flat, b_flat = thm42.logistic_fit(x, [[1, 2, 3]], [[4, 4, 4]], slope_sd=1e6)
+    assert abs(x50[0] - x[1]) < 1e-9 and abs(x50_flat[0] - x[1]) < 1e-9
+    assert b_flat[0] == pytest.approx(math.log(3) / math.log(math.sqrt(2)), rel=1e-6)
+    assert 0.9 < b[0] / b_flat[0] < 1.0
+    # no failure or no success: N50 is censored (NaN); decreasing: no N50
+    x50, _ = thm42.logistic_fit(x, [[0, 0, 0], [4, 4, 4], [4, 2, 0]], [[4, 4, 4]] * 3)
+    assert np.isnan(x50).all()
+
+
+def test_thm42_flat_and_decreasing_n50_agree():
+    # degenerate: the same N50 at every d (exponent 0), then one that falls with d
+    assert thm42.verdict(_rows42(0.0), _POP).verdict == "agrees"
+    _, fit = thm42.n50_fit(_rows42(0.0))
+    # identical tables at every d: slope 0 up to rounding; resampled seeds move single N50
+    assert abs(fit["slope"]) < 1e-9 and -0.3 < fit["lo"] < 0 < fit["hi"] < 0.3
+    assert thm42.verdict(_rows42(-0.5), _POP).verdict == "agrees"
+
+
+def test_thm42_separable_ladders_agree():
+    # every d jumps from 0/4 to 4/4 between two rungs (no rung in between): finite N50
+    counts = {d: {thm42.rung(k): (4 if k > kd else 0) for k in range(kd - 2, kd + 3)}
+              for d, kd in ((10, 0), (20, 2), (40, 4), (80, 6))}
+    t = _counts42(counts)
+    assert thm42.verdict(t, _POP).verdict == "agrees"
+    per_d, fit = thm42.n50_fit(t)
+    # N50 at the geometric midpoint of rungs k_d and k_d + 1, so exactly ∝ d (rounded rungs)
+    assert abs(fit["slope"] - 1.0) < 0.01 and fit["lo"] == fit["hi"] == pytest.approx(
+        fit["slope"])
+
+
+def test_thm42_undefined_resamples_count_against_the_estimate():
+    s = np.array([np.nan] * 5 + list(np.linspace(0.0, 1.0, 95)))
+    lo, hi = thm42._quantiles(s, 0.95)
+    assert lo == -INF and hi == INF
+    lo, hi = thm42._quantiles(s[4:], 0.95)  # 1 % undefined: inside both tails
+    assert math.isfinite(lo) and math.isfinite(hi)
+
+
+def test_thm42_disagrees_beyond_the_ceiling():
+    # N50 ∝ d^4 on d = 10…40: the whole interval lies above K_MAX = 3
+    rows = _rows42(4.0, ds=(10, 14, 20, 28, 40))
+    v = thm42.verdict(rows, _POP)
+    assert v.verdict == "disagrees" and "not a printed bound" in v.reasons[0]
+    # the same table agrees once the declared ceiling is raised above the exponent
+    tables = {"table": rows, "population": _POP}
+    assert thm42.judge(tables, {"K_MAX": 6.0}).verdict == "agrees"
 
 
 def test_thm42_premises():
-    unsettled = _POP.assign(settled_step=3000)
-    v = thm42.verdict(_rows42(600), unsettled)
+    unsettled = _POP.assign(settled_step=800)
+    v = thm42.verdict(_rows42(1.0), unsettled)
     assert v.verdict == "inconclusive" and "premise failed" in v.reasons[0]
-    one_seed = thm42.verdict(_rows42(600, seeds=(0,)), _POP)
-    assert one_seed.verdict == "inconclusive" and "fewer than 3 seeds" in one_seed.reasons[0]
+    no_pa = _POP.assign(patch_association=False)
+    assert thm42.verdict(_rows42(1.0), no_pa).verdict == "inconclusive"
+    few = thm42.verdict(_rows42(1.0, seeds=(0, 1)), _POP)
+    assert few.verdict == "inconclusive" and "fewer than 3 seeds" in few.reasons[0]
+    top = thm42.verdict(_rows42(1.0, top_fails=(320,)), _POP)
+    assert top.verdict == "inconclusive" and "d=320" in top.reasons[0]
+    assert "largest N" in top.reasons[0]
+    low = thm42.verdict(_rows42(1.0, below=0), _POP)
+    assert low.verdict == "inconclusive" and "not located" in low.reasons[0]
+    # the top rung at exactly 2/4 does not bracket the crossing (strictly above P_TARGET)
+    high = thm42.verdict(_rows42(1.0, above=0), _POP)
+    assert high.verdict == "inconclusive" and "does not bracket" in high.reasons[0]
+    # a target of 1 (P_TARGET × 2 in the sensitivity scan) is never crossed by a logistic curve
+    tables = {"table": _rows42(1.0), "population": _POP}
+    p1 = thm42.judge(tables, {"P_TARGET": 1.0})
+    assert p1.verdict == "inconclusive" and "not inside (0, 1)" in p1.reasons[0]
+    one = thm42.verdict(_rows42(1.0, ds=(10,)), _POP)
+    assert one.verdict == "inconclusive" and "a fit needs 4" in one.reasons[0]
+    interp = _rows42(1.0)
+    interp.loc[interp.d == 320, "train_loss"] = 0.004  # the fit interpolates at every N
+    iv = thm42.verdict(interp, _POP)
+    assert iv.verdict == "inconclusive" and "interpolates" in iv.reasons[0]
+    three = thm42.verdict(_rows42(1.0, ds=(10, 24, 57)), _POP)
+    assert three.verdict == "inconclusive" and "a fit needs 4" in three.reasons[0]
+    assert thm42.verdict(_rows42(1.0).iloc[:0], _POP).verdict == "inconclusive"
 
 
-def test_thm42_err_tol_is_judged():
-    """A run 0.015 above the population error passes at ERR_TOL = 0.02 and fails at 0.01."""
-    t = _rows42(600)
-    t.loc[t.N >= 600, "test_error"] = 0.094 + 0.015
+def test_thm42_success_needs_both_criteria():
+    t = _rows42(1.0)
+    ok = thm42.success_rows(t)
+    assert ok.ok.sum() == (t.test_error < 0.094 + 0.012).sum()
+    # cos 0.5 at d = 10: tan∠/√d = √3/√10 = 0.548 > 0.5 fails; at d = 24 it is 0.354 and passes
+    low_cos = thm42.success_rows(_rows42(1.0, cos=0.5))
+    assert not low_cos[low_cos.d == 10].ok.any()
+    assert (low_cos[low_cos.d == 24].ok == ok[ok.d == 24].ok).all()
+    # the noise ratio is judged: at 0.6 the d = 10 runs pass again
+    tables = {"table": _rows42(1.0, cos=0.5), "population": _POP}
+    assert thm42.judge(tables).verdict == "inconclusive"
+    assert thm42.judge(tables, {"NOISE_RATIO_MAX": 0.6}).verdict == "agrees"
+
+
+def test_thm42_excess_tol_is_judged():
+    """Runs 0.010 above the population error pass at EXCESS_TOL = 0.012 and fail at 0.008;
+    a tolerance above the error patch association buys (0.1188 − 0.094) is refused."""
+    t = _rows42(1.0)
+    t.loc[t.test_error < 0.094 + 0.012, "test_error"] = 0.094 + 0.010
     tables = {"table": t, "population": _POP}
     assert thm42.judge(tables).verdict == "agrees"
-    assert thm42.judge(tables, {"ERR_TOL": 0.01}).verdict == "inconclusive"
+    assert thm42.judge(tables, {"EXCESS_TOL": 0.008}).verdict == "inconclusive"
+    v = thm42.judge(tables, {"EXCESS_TOL": 0.03})
+    assert v.verdict == "inconclusive" and "patch association buys" in v.reasons[0]
 
 
-def test_thm42_n_needed_from_rows():
-    rows = pd.DataFrame({"d": [10] * 3, "N": [300, 600, 1200], "patch_association": [True] * 3,
-                         "test_error": [0.15, 0.11, 0.10], "pop_error": [0.094] * 3,
-                         "test_error_se": [0.004] * 3})
-    need = thm42.n_needed(rows)
-    assert need.N_needed.iloc[0] == 600 and need.status.iloc[0] == "ok"
-    assert need.excess_at_N_min.iloc[0] == pytest.approx(0.056)
+def test_thm42_success_curve_and_interval():
+    curve = thm42.success_curve(_rows42(1.0))
+    c10 = curve[curve.d == 10].set_index("N")
+    # seeds 0, 2 pass from N = 100, seeds 1, 3 from 141: 2/4 then 4/4 (Wilson 0.51 lower end)
+    assert c10.loc[100, "successes"] == 2 and c10.loc[141, "successes"] == 4
+    assert 0.5 < c10.loc[141, "p_lo"] < 0.52 and c10.loc[100, "p_lo"] < 0.5
 
 
 # -- Theorem 5.1 -----------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from .robustness import (
     sensitivity,
     t_interval,
     threshold_values,
+    wilson_interval,
 )
 from .verdict import (
     MIN_FIT_POINTS,
@@ -50,6 +51,7 @@ __all__ = [
     "sensitivity",
     "t_interval",
     "threshold_values",
+    "wilson_interval",
     "MIN_FIT_POINTS",
     "VERDICTS",
     "Claim",

@@ -9,7 +9,8 @@
 - [`Premise`][] and [`premises_verdict`][]: what must hold for the experiment to test the
   statement (converged, away from uniform attention, inside the regime); a failed premise gives
   ``inconclusive`` with its reason.
-- [`t_interval`][], [`log_t_interval`][], [`bootstrap_interval`][]: intervals over seeds.
+- [`t_interval`][], [`log_t_interval`][], [`bootstrap_interval`][]: intervals over seeds;
+  [`wilson_interval`][]: the interval of a success probability from k successes in n seeds.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .verdict import Verdict
 
 __all__ = ["SOURCES", "Threshold", "threshold_values", "Premise", "premises_verdict",
            "sensitivity", "is_robust", "t_interval", "log_t_interval", "bootstrap_interval",
+           "wilson_interval",
            "format_interval", "SENSITIVITY_FACTORS"]
 
 #: Where a threshold comes from. ``derived bound``: a bound on what the measurement neglects
@@ -212,6 +214,26 @@ def bootstrap_interval(x, stat: Callable = np.mean, level: float = 0.95, n_boot:
     boots = np.array([stat(v[rng.integers(0, v.size, v.size)]) for _ in range(n_boot)])
     a = (1 - level) / 2
     return s, float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a))
+
+
+def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float, float]:
+    """(k/n, lower, upper): Wilson score interval of a success probability from `k`
+    successes in `n` trials (e.g. seeds). It stays inside [0, 1] and is not empty at k = 0 or
+    k = n (0 of 4 gives [0, 0.49], 4 of 4 gives [0.51, 1] at 95 %); NaN for n = 0."""
+    from scipy import stats
+
+    if n <= 0:
+        return math.nan, math.nan, math.nan
+    if not 0 <= k <= n:
+        raise ValueError(f"k: must lie in [0, n={n}] (got {k})")
+    p = k / n
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    lo = 0.0 if k == 0 else max(0.0, mid - half)  # exact ends (mid − half is 0 only to rounding)
+    hi = 1.0 if k == n else min(1.0, mid + half)
+    return p, lo, hi
 
 
 def format_interval(m: float, lo: float, hi: float, n: int, fmt: str = ".3g") -> str:
