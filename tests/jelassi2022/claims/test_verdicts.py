@@ -527,3 +527,11 @@ def test_finetune_validation_split_is_apart_from_the_test_set():
     assert "val_error" not in finetune(cfg)
     with pytest.raises(ValueError, match="train.engine"):
         finetune(reference_config(steps=2), n_val=10)
+
+
+def test_thm42_exp_of_an_extrapolated_log_n_is_infinite_not_an_error():
+    """A logistic fit far outside the ladder (as in the sensitivity scan at an extreme target)
+    gives a log N50 beyond float64's exp range: it is reported as +inf."""
+    assert thm42.exp_or_inf(math.log(800.0)) == pytest.approx(800.0, rel=1e-15)
+    assert thm42.exp_or_inf(1e4) == math.inf
+    assert thm42.exp_or_inf(-math.inf) == 0.0

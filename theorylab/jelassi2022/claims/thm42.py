@@ -241,6 +241,13 @@ def _slope(logd: np.ndarray, logN: np.ndarray) -> np.ndarray:
     return ((logN - logN.mean(axis=-1, keepdims=True)) * x).sum(axis=-1) / float(x @ x)
 
 
+def exp_or_inf(x: float) -> float:
+    """exp(x) for a log-N value, +inf (not an OverflowError) beyond float64's range: a fit far
+    outside the ladder (e.g. a threshold scanned to an extreme in the sensitivity analysis)
+    extrapolates N50 or an interval end without bound."""
+    return math.inf if x > 709.0 else math.exp(x)
+
+
 def n50_fit(table: pd.DataFrame, excess_tol: float = EXCESS_TOL,
             noise_max: float = NOISE_RATIO_MAX, p_target: float = P_TARGET,
             slope_sd: float = SLOPE_SD, n_boot: int = N_BOOT, level: float = LEVEL,
@@ -278,8 +285,8 @@ def n50_fit(table: pd.DataFrame, excess_tol: float = EXCESS_TOL,
         lo, hi = _quantiles(xb, level)
         p = np.nanmean(ok, axis=1)
         g = t[t.d == d]
-        rows.append({"d": d, "N50": math.exp(x50[0]) if np.isfinite(x50[0]) else math.nan,
-                     "N50_lo": math.exp(lo), "N50_hi": math.exp(hi), "b": float(b[0]),
+        rows.append({"d": d, "N50": exp_or_inf(x50[0]) if np.isfinite(x50[0]) else math.nan,
+                     "N50_lo": exp_or_inf(lo), "N50_hi": exp_or_inf(hi), "b": float(b[0]),
                      "N_min": N[0], "N_max": N[-1], "p_at_N_min": float(p[0]),
                      "p_at_N_max": float(p[-1]),
                      "train_loss_at_N_max": float(g[g.N == N[-1]].train_loss.mean())})
