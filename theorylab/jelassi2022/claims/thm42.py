@@ -20,11 +20,13 @@ it does not depend on d): after ``STEPS`` GD steps at lr ``LR`` on N samples,
 **Success probability and N50.** Every (d, N) runs the seeds ``SEEDS`` in one batched run
 ([`run_sweep`][theorylab.jelassi2022.sweep.run_sweep]); the success fraction of each (d, N) is
 reported with its Wilson interval. The N ladder is √2-spaced (``rung``); per d it is extended
-upwards until the success fraction of the top rung is above ``P_TARGET`` and the fit there no
-longer interpolates (mean training loss ≥ ``INTERP_FRAC`` × population loss: below the
-interpolation threshold N ≈ c·d the test error can rise again with N, double descent) or
-rung(``K_CAP``) = 6400, and downwards until the fraction of the bottom rung is below the target
-(or rung(``K_FLOOR``) = 25).
+upwards until every seed of the top rung succeeds and the fit there no longer interpolates
+(mean training loss ≥ ``INTERP_FRAC`` × population loss: below the interpolation threshold
+N ≈ c·d the test error can rise again with N, double descent) or rung(``K_CAP``) = 6400, and
+downwards until no seed of the bottom rung succeeds (or rung(``K_FLOOR``) = 25). Anchoring
+both ends on all-fail and all-success rungs keeps N50 defined in the bootstrap resamples of the
+seeds (a resample of a ladder whose bottom rung has one success in four can draw that seed
+four times and see no failure at all).
 N50(d) is where a logistic fit of success against log N, p(N) = σ(b·(log N − log N50)),
 over every rung and seed of that d ([`logistic_fit`][]; maximum likelihood with a weak
 Gaussian prior ``SLOPE_SD`` on b, so separable data have a finite fit) crosses ``P_TARGET``.
@@ -454,9 +456,9 @@ def run(quick: bool) -> ClaimResult:
         for d, g in curve.sort_values("N").groupby("d"):
             top, bottom = g.iloc[-1], g.iloc[0]
             past = top.train_loss_mean >= INTERP_FRAC * population.pop_loss.iloc[0]
-            if (top.p <= P_TARGET or not past) and _k_of(top.N) < k_cap:
+            if (top.p < 1.0 or not past) and _k_of(top.N) < k_cap:
                 more.append((d, _k_of(top.N) + 1))
-            if bottom.p >= P_TARGET and _k_of(bottom.N) > k_floor:
+            if bottom.p > 0.0 and _k_of(bottom.N) > k_floor:
                 more.append((d, _k_of(bottom.N) - 1))
         if not more:
             break
