@@ -262,7 +262,7 @@ def n50_fit(table: pd.DataFrame, excess_tol: float = EXCESS_TOL,
     replacement (one draw for all rungs of a d, independently across d), refits every N50 and
     the exponent; the intervals are percentile intervals at `level`, a resample whose N50 is
     undefined at some d (no success or no failure, or a decreasing fit) counting against the
-    estimate at both ends ([`_quantiles`][]). Returns the per-d table (d, N50, N50_lo, N50_hi,
+    estimate at both ends (``_quantiles``). Returns the per-d table (d, N50, N50_lo, N50_hi,
     b, N_min, N_max, p_at_N_min, p_at_N_max, train_loss_at_N_max) and ``{"slope", "lo",
     "hi", "r2", "n", "undefined"}`` (NaN where fewer than [`MIN_FIT_POINTS`][] d have an
     N50; ``undefined``: the share of resamples with an undefined N50)."""
