@@ -8,9 +8,16 @@ association: the readings that the Theorem 4.1 check and the phase figures share
   [`ERR_TOL`][] of the error of hard patch association with the same σ
   ([`pa_limit_error`][]); NaN when never.
 
+These operational times are relative to the run's final gap, so they move with the horizon.
+[`absolute_phase_times`][] reads horizon-independent ones (the Theorem 4.1 check's):
+
+- ``t_I``: first step with α ≥ [`ALPHA_GROWTH`][]·α⁰ (α has left its plateau);
+- ``t_II``: first step with γ − ρ ≥ [`GAP_II`][] logits;
+- ``t_III``: as above, from that t_II.
+
 [`exact_path`][] runs exact population GD (the exchangeable engine) and keeps every step, so
 that a phase time read from it with an absolute threshold is exact to the step (Theorem 4.1's
-check reads t_I, t_II and patch association from it).
+check and the theorylab-phases figure read them from it).
 """
 
 from __future__ import annotations
@@ -22,13 +29,19 @@ import pandas as pd
 
 from .engines import ExchangeableEngine
 
-__all__ = ["MOVE_TOL", "ERR_TOL", "phase_times", "pa_limit_error", "exact_path"]
+__all__ = ["MOVE_TOL", "ERR_TOL", "ALPHA_GROWTH", "GAP_II", "phase_times", "phase_three",
+           "absolute_phase_times", "pa_limit_error", "exact_path"]
 
 #: A has left its start: 1e−3 in logits, far above one GD step's γ − ρ from a symmetric start.
 MOVE_TOL = 1e-3
 #: half a percentage point of classification error: the resolution at which an error is
 #: called "at" a target (far above the rounding of an exact error).
 ERR_TOL = 0.005
+#: t_I of the absolute readings: α has left its plateau by an order of magnitude.
+ALPHA_GROWTH = 10.0
+#: t_II of the absolute readings: γ − ρ ≥ 1 in logits (the partner patch e ≈ 2.7 times as heavy
+#: as another set's).
+GAP_II = 1.0
 
 
 def phase_times(traj: pd.DataFrame, target_error: float,
@@ -46,13 +59,37 @@ def phase_times(traj: pd.DataFrame, target_error: float,
 
     t1 = first(gap >= MOVE_TOL)
     t2 = first(gap >= 0.5 * gap[-1]) if gap[-1] >= MOVE_TOL else math.nan
-    t3 = math.nan
-    if np.isfinite(t2):
-        off = (np.abs(err - target_error) > ERR_TOL) | (step < t2)
-        last_off = np.flatnonzero(off)[-1] if off.any() else -1
-        if last_off + 1 < len(step):
-            t3 = float(step[last_off + 1])
-    return {"t_I": t1, "t_II": t2, "t_III": t3}
+    return {"t_I": t1, "t_II": t2, "t_III": phase_three(step, err, target_error, t2)}
+
+
+def phase_three(step: np.ndarray, error: np.ndarray, target_error: float, t_II: float) -> float:
+    """First step ≥ `t_II` from which `error` stays within [`ERR_TOL`][] of `target_error`
+    (NaN when never, or when `t_II` is NaN)."""
+    if not np.isfinite(t_II):
+        return math.nan
+    off = (np.abs(error - target_error) > ERR_TOL) | (step < t_II)
+    last_off = np.flatnonzero(off)
+    last_off = last_off[-1] if last_off.size else -1
+    return float(step[last_off + 1]) if last_off + 1 < len(step) else math.nan
+
+
+def absolute_phase_times(cfg, path: pd.DataFrame, target_error: float,
+                         column: str = "error_fair") -> dict[str, float]:
+    """Horizon-independent ``t_I`` (α ≥ ALPHA_GROWTH·α⁰), ``t_II`` (γ − ρ ≥ GAP_II) and
+    ``t_III`` ([`phase_three`][] from that t_II) of a trajectory of `cfg` with columns step,
+    alpha, gamma, rho and `column` (an [`exact_path`][] reads them to the step); NaN when not
+    reached."""
+    step = path.step.to_numpy()
+    gap = (path.gamma - path.rho).to_numpy()
+
+    def first(mask):
+        idx = np.flatnonzero(mask)
+        return float(step[idx[0]]) if idx.size else math.nan
+
+    t1 = first(path.alpha.to_numpy() >= ALPHA_GROWTH * cfg.resolved().train.alpha0)
+    t2 = first(gap >= GAP_II)
+    return {"t_I": t1, "t_II": t2,
+            "t_III": phase_three(step, path[column].to_numpy(), target_error, t2)}
 
 
 def pa_limit_error(cfg, fair: bool = True) -> float:

@@ -88,3 +88,29 @@ def test_positive_v0_seed_gives_positive_alignment():
     assert g @ make_wstar(cfg.data) > 0
     data = DataConfig(D=10, C=2, partition=[[0, 8], [1, 5], [2, 4], [3, 7], [6, 9]], seed=1)
     assert positive_v0_seed(data, 0.05, 3) >= 3
+
+
+def test_absolute_phase_times_are_read_at_fixed_thresholds():
+    """The horizon-independent readings: t_I where α first reaches 10α⁰, t_II where γ − ρ first
+    reaches 1, t_III from that t_II; a longer run with the same prefix gives the same times
+    (unlike the operational t_II, which is relative to the final gap)."""
+    from theorylab.jelassi2022.phases import absolute_phase_times, phase_times
+
+    tr = _synthetic_trajectory()
+    step = tr["step"].to_numpy()
+
+    from types import SimpleNamespace
+
+    cfg = SimpleNamespace(train=SimpleNamespace(alpha0=0.01))  # the one field the readings use
+    cfg.resolved = lambda: cfg
+    alpha = np.where(step >= 2000, 0.2, 0.01)
+    path = tr.assign(alpha=alpha, error_fair=tr["error"])
+    ph = absolute_phase_times(cfg, path, 0.11)
+    assert ph["t_I"] == step[step >= 2000][0]
+    gap = (tr.gamma - tr.rho).to_numpy()
+    assert ph["t_II"] == step[gap >= 1.0][0]
+    # doubling the last gap moves the operational t_II but not the absolute one
+    longer = path.copy()
+    longer.loc[longer.index[-1], "gamma"] += 10.0
+    assert absolute_phase_times(cfg, longer, 0.11)["t_II"] == ph["t_II"]
+    assert phase_times(longer, 0.11)["t_II"] != phase_times(path, 0.11)["t_II"]

@@ -43,7 +43,15 @@ from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
 from ..data import bayes_error
-from ..phases import ERR_TOL, exact_path, pa_limit_error, phase_times
+from ..phases import (
+    ALPHA_GROWTH,
+    ERR_TOL,
+    GAP_II,
+    exact_path,
+    pa_limit_error,
+    phase_three,
+    phase_times,
+)
 from ..predictions import phase_i, phase_ii
 from ..setups import REF_Q, line_config, reference_config
 
@@ -52,10 +60,6 @@ __all__ = ["CLAIM", "phase_times", "pa_limit_error", "ERR_TOL", "ALPHA_GROWTH", 
            "judge", "verdict_phases", "verdict_runs", "in_regime", "readings",
            "predicted_times", "boundary_reading"]
 
-#: t_I: α has left its plateau by an order of magnitude.
-ALPHA_GROWTH = 10.0
-#: t_II: γ − ρ ≥ 1 in logits (the partner patch e ≈ 2.7 times as heavy as another set's).
-GAP_II = 1.0
 #: relative tolerance on t_I: the neglected order of `time_to` is O(α⁰) = 0.01 at α⁰ = 0.01.
 TOL_I = 0.02
 #: factor tolerance on t_II: the derived rate is leading order in η_A/η_v (= 1 here).
@@ -354,12 +358,7 @@ def run(quick: bool) -> ClaimResult:
     pred = predicted_times(cfg)
     bayes = bayes_error(cfg.data)
     pa_fair, pa_err = pa_limit_error(cfg), pa_limit_error(cfg, fair=False)
-    t3 = math.nan
-    if np.isfinite(ref["t_II"]):
-        off = (np.abs(path.error_fair - pa_fair) > ERR_TOL) | (path.step < ref["t_II"])
-        last_off = np.flatnonzero(off.to_numpy())
-        last_off = last_off[-1] if last_off.size else -1
-        t3 = float(path.step.iloc[last_off + 1]) if last_off + 1 < len(path) else math.nan
+    t3 = phase_three(path.step.to_numpy(), path.error_fair.to_numpy(), pa_fair, ref["t_II"])
     upto_I = path[path.step < ref["t_I"]] if np.isfinite(ref["t_I"]) else path
     end = path.iloc[-1]
     q_root = _r_ii_root()

@@ -24,7 +24,7 @@ from theorylab.core.sweep import run_point, run_points
 from ..config import PAPER_NAME, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..data import bayes_error, make_wstar, sample_c
 from ..partition import Partition
-from ..phases import pa_limit_error, phase_times
+from ..phases import absolute_phase_times, exact_path, pa_limit_error, phase_times
 from ..predictions import phase_i, phase_ii
 from ..setups import REF_SETS, line_config, reference_config
 from ..trainer import run_experiment
@@ -489,11 +489,11 @@ PHASES_CAPTION = (
     "RECONSTRUCTED; eq. (T) taken literally, with temperature √d and value_scale D, shows no patch "
     "association at D = 10). Left: α = ⟨v, w*⟩, γ (same-set entries of A), ρ (other entries) and "
     "γ − ρ. Right: exact error (F = 0 counted as an error, and with ties broken by a fair coin), "
-    "exact loss, Bayes error. Vertical lines: phase boundaries of "
-    "theorylab.jelassi2022.claims.thm41."
-    "phase_times (operational, ours): t_I = first step with γ − ρ ≥ 10⁻³ (A starts to move), "
-    "t_II = first step with γ − ρ ≥ half its final value, t_III = first step ≥ t_II from which the "
-    "exact error stays within 0.005 of the error of hard patch association (thm41.pa_limit_error). "
+    "exact loss, Bayes error. Vertical lines: the horizon-independent phase times of the "
+    "Theorem 4.1 check (theorylab.jelassi2022.phases.absolute_phase_times, read to the step on "
+    "exact_path; ours): t_I = first step with α ≥ 10α⁰ (α has left its plateau), t_II = first "
+    "step with γ − ρ ≥ 1 logit, t_III = first step ≥ t_II from which the fair-coin error stays "
+    "within 0.005 of the error of hard patch association (phases.pa_limit_error). "
     "Dashed and dotted (left): the predictions derived from the reduced dynamics "
     "(theorylab.jelassi2022.predictions) — α on the phase-I blow-up solution "
     "α⁰(1 − t/t_I)^{−1} up to the GLM plateau value α*, then α*; γ − ρ on the phase-I α² law, then "
@@ -515,7 +515,8 @@ def phases(ctx: FigureContext) -> FigureResult:
     cfg = reference_config(record="log", n_records=300, steps=600 if ctx.quick else 20_000)
     res = run_experiment(cfg, progress=ctx.progress)
     tr = res.trajectory
-    ph = _phase_times(tr, cfg)
+    # the phase times to the step, with the Theorem 4.1 check's absolute thresholds
+    ph = absolute_phase_times(cfg, exact_path(cfg, int(cfg.train.steps)), pa_limit_error(cfg))
     bayes = bayes_error(res.partition, cfg.data.q)
     s = tr["step"].to_numpy()
     m = s >= 1
@@ -572,8 +573,12 @@ def phases(ctx: FigureContext) -> FigureResult:
         headline["step_2000"] = {k: float(r2[k]) for k in ("alpha", "gamma", "rho", "loss")}
         headline["lead_reference_step_2000"] = {"alpha": 1.858, "gamma": 0.098, "rho": -0.023,
                                                 "loss": 0.357}
+    times = ", ".join(f"{k} = {int(v)}" if math.isfinite(v) else f"{k} not reached"
+                      for k, v in ph.items())
     return FigureResult(fig, headline=headline, settings=cfg.resolved().to_dict(),
-                        reading=[prediction_sentence(pred, meas)])
+                        reading=[prediction_sentence(pred, meas),
+                                 f"Phase times read to the step with the Theorem 4.1 check's "
+                                 f"absolute thresholds (α ≥ 10α⁰, γ − ρ ≥ 1): {times}."])
 
 
 def prediction_sentence(pred: dict, meas: dict) -> str:
