@@ -30,7 +30,7 @@ import pandas as pd
 from .engines import ExchangeableEngine
 
 __all__ = ["MOVE_TOL", "ERR_TOL", "ALPHA_GROWTH", "GAP_II", "phase_times", "phase_three",
-           "absolute_phase_times", "pa_limit_error", "exact_path"]
+           "absolute_phase_times", "first_step", "pa_limit_error", "exact_path"]
 
 #: A has left its start: 1e−3 in logits, far above one GD step's γ − ρ from a symmetric start.
 MOVE_TOL = 1e-3
@@ -52,13 +52,8 @@ def phase_times(traj: pd.DataFrame, target_error: float,
     step = traj.step.to_numpy()
     gap = (traj.gamma - traj.rho).to_numpy()
     err = traj[column].to_numpy()
-
-    def first(mask):
-        idx = np.flatnonzero(mask)
-        return float(step[idx[0]]) if idx.size else math.nan
-
-    t1 = first(gap >= MOVE_TOL)
-    t2 = first(gap >= 0.5 * gap[-1]) if gap[-1] >= MOVE_TOL else math.nan
+    t1 = first_step(step, gap >= MOVE_TOL)
+    t2 = first_step(step, gap >= 0.5 * gap[-1]) if gap[-1] >= MOVE_TOL else math.nan
     return {"t_I": t1, "t_II": t2, "t_III": phase_three(step, err, target_error, t2)}
 
 
@@ -73,23 +68,26 @@ def phase_three(step: np.ndarray, error: np.ndarray, target_error: float, t_II: 
     return float(step[last_off + 1]) if last_off + 1 < len(step) else math.nan
 
 
-def absolute_phase_times(cfg, path: pd.DataFrame, target_error: float,
+def first_step(step: np.ndarray, mask: np.ndarray) -> float:
+    """The first entry of `step` where `mask` holds (NaN when it never does)."""
+    idx = np.flatnonzero(mask)
+    return float(step[idx[0]]) if idx.size else math.nan
+
+
+def absolute_phase_times(cfg, path: pd.DataFrame, target_error: float | None = None,
                          column: str = "error_fair") -> dict[str, float]:
-    """Horizon-independent ``t_I`` (α ≥ ALPHA_GROWTH·α⁰), ``t_II`` (γ − ρ ≥ GAP_II) and
-    ``t_III`` ([`phase_three`][] from that t_II) of a trajectory of `cfg` with columns step,
-    alpha, gamma, rho and `column` (an [`exact_path`][] reads them to the step); NaN when not
-    reached."""
+    """Horizon-independent ``t_I`` (α ≥ ALPHA_GROWTH·α⁰) and ``t_II`` (γ − ρ ≥ GAP_II) of a
+    trajectory of `cfg` with columns step, alpha, gamma, rho (an [`exact_path`][] reads them to
+    the step), and with a `target_error` also ``t_III`` ([`phase_three`][] of `column` from that
+    t_II); NaN when not reached."""
     step = path.step.to_numpy()
     gap = (path.gamma - path.rho).to_numpy()
-
-    def first(mask):
-        idx = np.flatnonzero(mask)
-        return float(step[idx[0]]) if idx.size else math.nan
-
-    t1 = first(path.alpha.to_numpy() >= ALPHA_GROWTH * cfg.resolved().train.alpha0)
-    t2 = first(gap >= GAP_II)
-    return {"t_I": t1, "t_II": t2,
-            "t_III": phase_three(step, path[column].to_numpy(), target_error, t2)}
+    out = {"t_I": first_step(step, path.alpha.to_numpy()
+                             >= ALPHA_GROWTH * cfg.resolved().train.alpha0),
+           "t_II": first_step(step, gap >= GAP_II)}
+    if target_error is not None:
+        out["t_III"] = phase_three(step, path[column].to_numpy(), target_error, out["t_II"])
+    return out
 
 
 def pa_limit_error(cfg, fair: bool = True) -> float:

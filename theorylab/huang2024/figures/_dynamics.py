@@ -14,8 +14,14 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 
 from ..config import PAPER_NAME
 from ..data import information_gap
-from ..ladders import FAMILIES, family_sizes, phase_summary
-from ..predictions import has_phase_one, phase_one_prediction, reduced_gd, z_moments
+from ..ladders import EPS_REL, FAMILIES, family_sizes, phase_summary
+from ..predictions import (
+    has_phase_one,
+    phase_one_prediction,
+    phase_readings,
+    reduced_gd,
+    z_moments,
+)
 from ..setups import ATTN_TOL, pair_config
 from ..trainer import RunResult, run_experiment
 from ._cl import CL_STEPS, cl_collapses, pair_run
@@ -34,14 +40,18 @@ PHASE_ONE_END_LABEL = "derived value (reduced population GD)"
 PHASE_ONE_HEURISTIC_LABEL = "notes' heuristic −(Δ/2) ln P"
 
 
-def phase_one_end(cfg, max_steps: int | None = None) -> float:
+def phase_one_end(cfg, max_steps: int | None = None, reduced=None) -> float:
     """The predicted Φ_glob of a local query at the end of Phase I for an MAE config, derived
     in the reconstructed model: Φ_glob(t_I) of the reduced population GD
-    ([`phase_one_prediction`][theorylab.huang2024.predictions.phase_one_prediction]); NaN where
-    the reduction does not apply (e.g. masked keys left out) or where it predicts no Phase I.
-    The one place the dynamics figure and the phase diagram take this prediction from."""
+    ([`phase_one_prediction`][theorylab.huang2024.predictions.phase_one_prediction]; `reduced`:
+    an already computed [`reduced_gd`][theorylab.huang2024.predictions.reduced_gd] trajectory
+    of `cfg`, read instead of running it again); NaN where the reduction does not apply (e.g.
+    masked keys left out) or where it predicts no Phase I. The one place the dynamics figure
+    and the phase diagram take this prediction from."""
     try:
-        r = phase_one_prediction(cfg, max_steps=max_steps)
+        r = (phase_one_prediction(cfg, max_steps=max_steps) if reduced is None else
+             phase_readings(reduced, int(cfg.resolved().data.C), float(cfg.model.gamma),
+                            EPS_REL))
     except ValueError:
         return math.nan
     return float(r["phi_glob_end_I"]) if r["phase_I"] else math.nan
@@ -148,9 +158,9 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         ax.plot(s, tr.phi_glob_lq, color="C1", label="Φ local patch → global area")
         ax.plot(s, tr.phi_own_gq, color="C1", lw=0.8, ls=":", label="Φ global patch → global area")
         cfg = figure_config(P, C1, C, gamma=gamma, steps=steps)
-        pred = phase_one_end(cfg, steps)
-        heur = phase_one_heuristic(cfg)
         red = reduced_gd(cfg, steps)  # the derived curves, drawn dashed beside the measured
+        pred = phase_one_end(cfg, reduced=red)
+        heur = phase_one_heuristic(cfg)
         ax.plot(red.step, red.phi_own_lq, color="C2", ls="--", lw=1.2,
                 label="derived (reduced population GD)")
         ax.plot(red.step, red.phi_glob_lq, color="C1", ls="--", lw=1.2)

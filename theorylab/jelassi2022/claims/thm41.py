@@ -47,6 +47,7 @@ from ..phases import (
     ALPHA_GROWTH,
     ERR_TOL,
     GAP_II,
+    absolute_phase_times,
     exact_path,
     pa_limit_error,
     phase_three,
@@ -126,16 +127,10 @@ def readings(cfg, path: pd.DataFrame) -> dict[str, float]:
     step = path.step.to_numpy()
     gap = (path.gamma - path.rho).to_numpy()
     margin = (np.minimum(cfg.diag, path.gamma) - path.rho).to_numpy() / cfg.temperature
-
-    def first(mask):
-        idx = np.flatnonzero(mask)
-        return float(step[idx[0]]) if idx.size else math.nan
-
     off = np.flatnonzero(~(margin >= cfg.train.pa_margin))
     last_off = off[-1] if off.size else -1
     back = min(1000, len(gap) - 1)
-    return {"t_I": first(path.alpha.to_numpy() >= ALPHA_GROWTH * cfg.train.alpha0),
-            "t_II": first(gap >= GAP_II),
+    return {**absolute_phase_times(cfg, path),
             "t_PA": float(step[last_off + 1]) if last_off + 1 < len(step) else math.nan,
             "steps_run": float(step[-1]), "final_gap": float(gap[-1]),
             "final_drift": float((gap[-1] - gap[-1 - back]) / back * 1000) if back else 0.0,
