@@ -536,7 +536,8 @@ resume("resume-checkpoint-truncated", _truncate, _UNREADABLE)
 resume("resume-checkpoint-empty", _write("checkpoint.npz", b""), _UNREADABLE)
 resume("resume-checkpoint-garbage", _write("checkpoint.npz", bytes(range(256)) * 2), _UNREADABLE)
 resume("resume-checkpoint-object-array", _rewrite_ckpt(A=np.array([object()])), _UNREADABLE)
-resume("resume-checkpoint-is-a-directory", _ckpt_dir, _UNREADABLE)
+resume("resume-checkpoint-is-a-directory", _ckpt_dir,
+       "out: {tmp}/out/checkpoint.npz is a folder (or not a plain file)")
 resume("resume-checkpoint-foreign-shapes", _rewrite_ckpt(A=np.zeros((4, 4))),
        "resume: {tmp}/out/checkpoint.npz holds arrays ")
 resume("resume-checkpoint-nan", _rewrite_ckpt(A=np.full((6, 6), np.nan)),
@@ -571,7 +572,7 @@ resume("resume-checkpoint-missing", _remove("checkpoint.npz"),
        "resume: {tmp}/out has trajectory rows but no checkpoint.npz to continue from")
 resume("resume-trajectory-is-a-directory",
        lambda out: (_remove("trajectory.csv")(out), (out / "trajectory.csv").mkdir()),
-       "resume: cannot read {tmp}/out/trajectory.csv")
+       "out: {tmp}/out/trajectory.csv is a folder (or not a plain file)")
 
 
 # == Python API ================================================================================

@@ -99,7 +99,10 @@ def test_files_follow_the_umask(tmp_path):
 def test_a_new_run_leaves_nothing_of_the_old_one(tmp_path):
     out = tmp_path / "r"
     assert run(config(tmp_path, steps=30), "--out", out) == 0
-    (out / ".trajectory.csv.abc.tmp").write_text("torn")  # a killed atomic write
+    killed = out / ".trajectory.csv.k8pj8d_8.tmp"  # the temporary of a killed atomic write
+    killed.write_text("torn")
+    os.utime(killed, (1, 1))  # old: not a write under way
+    (out / ".draft.tmp").write_text("a file of the user's")
     # a new run in the same folder, killed before its end: simulated by a diverging config
     # (it stops with exit 3 after its first rows)
     bad = config(tmp_path, "bad.toml", steps=400).read_text().replace("lr_v = 0.5",
@@ -107,7 +110,7 @@ def test_a_new_run_leaves_nothing_of_the_old_one(tmp_path):
     (tmp_path / "bad.toml").write_text(bad)
     assert run(tmp_path / "bad.toml", "--out", out) == 3
     assert not (out / "final_state.npz").exists()  # the old run's final state is gone
-    assert not list(out.glob(".*.tmp"))
+    assert [p.name for p in out.glob(".*.tmp")] == [".draft.tmp"]  # only the killed write's
     assert "lr_v = 1000000.0" in (out / "config.toml").read_text()
 
 
@@ -135,11 +138,19 @@ def test_resume_refuses_a_damaged_checkpoint(tmp_path, finished, capsys, damage)
     assert run(config(tmp_path, steps=60), "--out", finished, "--resume") == 2
     line = one_error_line(capsys)
     assert line.startswith(f"error: resume: {ckpt} is not a readable checkpoint"), line
+    assert "allow_pickle" not in line and "unsafe" not in line  # never advice to load it so
     assert (finished / "trajectory.csv").read_bytes() == before  # nothing half-written
 
 
 def test_resume_refuses_a_foreign_checkpoint(tmp_path, finished, capsys):
+    with np.load(finished / "checkpoint.npz") as z:
+        identity, rows_to = z["run_identity"], z["rows_to"]
     np.savez(finished / "checkpoint.npz", step=np.array(5), A=np.zeros((4, 4)), v=np.zeros(5))
+    assert run(config(tmp_path, steps=60), "--out", finished, "--resume") == 2
+    assert "carries no run identity" in one_error_line(capsys)
+    # this run's identity, another run's arrays
+    np.savez(finished / "checkpoint.npz", step=np.array(5), A=np.zeros((4, 4)), v=np.zeros(5),
+             run_identity=identity, rows_to=rows_to)
     assert run(config(tmp_path, steps=60), "--out", finished, "--resume") == 2
     line = one_error_line(capsys)
     assert "holds arrays" in line and "it belongs to another run" in line
@@ -188,7 +199,7 @@ def test_signal_stops_cleanly_and_names_the_resume_command(tmp_path, sig):
     time.sleep(0.5)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    assert proc.returncode == 128 + sig, err  # 130 for SIGINT, 143 for SIGTERM
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("interrupted at step ")
     assert f"--out {out} --resume" in lines[0]

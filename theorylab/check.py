@@ -33,12 +33,20 @@ from theorylab.core import atomic_io as _io
 from theorylab.core.claims import Claim, markdown_table, write_result
 from theorylab.core.claims.report import fragile_thresholds, robust_cell
 from theorylab.core.cli import ArgumentParser
-from theorylab.core.missing import MissingDataError
-from theorylab.core.provenance import default_out, provenance, provenance_line, refuse_committed
+from theorylab.core.faults import command, keeping, written_since
+from theorylab.core.folders import claim_folder
+from theorylab.core.missing import DataFileError, MissingDataError
+from theorylab.core.provenance import (
+    default_out,
+    provenance,
+    provenance_line,
+    refuse_committed,
+    refuse_foreign_committed,
+)
 from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import check_out_folder
-from theorylab.papers import PAPERS
+from theorylab.papers import PAPERS, paper_claims
 
 __all__ = ["all_claims", "console_summary", "main", "resolve_claims", "run_checks"]
 
@@ -47,7 +55,7 @@ def all_claims() -> dict[str, Claim]:
     """``"<paper>/<id>"`` → claim, for every registered paper, in paper order."""
     out: dict[str, Claim] = {}
     for paper in PAPERS.values():
-        for claim in paper.load_claims().values():
+        for claim in paper_claims(paper).values():
             out[claim.key] = claim
     return out
 
@@ -113,7 +121,10 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
             rows.append({**base, "verdict": "error", "robust?": "–",
                          "runtime_s": time.perf_counter() - t0,
                          "headline": "", "error": f"{type(err).__name__}: {err}"})
-            traceback.print_exc()
+            if isinstance(err, DataFileError):  # a damaged data file: its one line says all
+                print(f"error: {key}: {err}", file=sys.stderr)
+            else:
+                traceback.print_exc()
     summary = pd.DataFrame(rows, columns=["paper", "claim", "label", "kind", "verdict",
                                           "robust?", "runtime_s", "headline", "error"])
     if out is not None:
@@ -193,6 +204,7 @@ def _num(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
+@command("check")
 def main(argv=None) -> int:
     p = ArgumentParser(prog="python -m theorylab.check",
                                 description=__doc__.split("\n")[0])
@@ -219,13 +231,16 @@ def main(argv=None) -> int:
             a.out = default_out("results", quick=a.quick)
         elif a.quick:
             refuse_committed(a.out, "results", "--quick")
+        refuse_foreign_committed(a.out, "results", what="theorylab check")
         check_out_folder(a.out)
+        claim_folder(a.out, "results", field="--out", create=False)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
     try:
-        with executor_from_args(a):
+        with keeping(written_since(a.out, time.time())), executor_from_args(a):
+            claim_folder(a.out, "results", field="--out")
             summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures)
     except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache
         print(f"error: {err}", file=sys.stderr)

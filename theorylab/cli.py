@@ -9,7 +9,7 @@ figures    render the papers' figures            ``python -m theorylab.figures``
 sweep      run a sweep spec into a store         ``python -m theorylab.sweep``
 plot       plot a run folder or a sweep store    ``python -m theorylab.plot``
 bench      time the engines                      ``python -m theorylab.bench``
-config     write the run-config reference page   ``python -m theorylab.configdoc``
+config     print the run-config reference        ``python -m theorylab.configdoc``
 =========  ====================================  ======================================
 
 Each command takes the flags and gives the exit codes of its module (``theorylab <command>
@@ -24,6 +24,7 @@ import sys
 from collections.abc import Sequence
 
 from theorylab.core.cli import command_name
+from theorylab.core.faults import command
 
 __all__ = ["COMMANDS", "main"]
 
@@ -35,7 +36,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("theorylab.sweep.__main__", "run a sweep spec into a store of points"),
     "plot": ("theorylab.plot", "plot a run folder (trajectory) or a sweep store (phase diagram)"),
     "bench": ("theorylab.bench.__main__", "time the engines (step speed, targets, sweeps)"),
-    "config": ("theorylab.configdoc", "write (or --check) the run-config reference page"),
+    "config": ("theorylab.configdoc", "print (--out: write, --check: compare) the run-config "
+                                      "reference"),
 }
 
 
@@ -50,6 +52,7 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
+@command("theorylab")
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``theorylab <command> ...``; returns the command's exit code."""
     args = list(sys.argv[1:] if argv is None else argv)

@@ -9,10 +9,16 @@ kernel (docs/adding-a-paper.md):
   (``[project.entry-points."theorylab.papers"] mypaper = "mypkg.mypaper:PAPER"`` in its
   ``pyproject.toml``): loaded when this module is imported, in every process (Dask workers too);
 - [`register`][] at run time, in this process (a script, a notebook, a test).
+
+A paper that fails (its module raises at import, even ``SystemExit``; its claims, figures or
+config reference raise) is reported in one line naming it, on stderr, and left out: the
+commands go on with the other papers ([`paper_claims`][], [`load_all_figures`][],
+[`paper_config_doc`][]).
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
 from importlib.metadata import entry_points
 
@@ -34,7 +40,49 @@ ENTRY_POINT_GROUP = "theorylab.papers"
 BUILT_IN = tuple(PAPERS)
 
 __all__ = ["DEFAULT_PAPER", "ENTRY_POINT_GROUP", "PAPERS", "get_paper", "load_all_figures",
-           "load_entry_points", "register", "unregister"]
+           "load_entry_points", "paper_claims", "paper_config_doc", "register", "unregister"]
+
+_REPORTED: set[tuple[str, str]] = set()
+
+
+def _report(paper: Paper, what: str, err: BaseException) -> None:
+    """One line on stderr, once per paper and hook: ``paper NAME: its WHAT could not be loaded
+    (Error: message); left out``."""
+    key = (paper.name, what)
+    if key in _REPORTED:
+        return
+    _REPORTED.add(key)
+    text = " ".join(str(err).split())[:200]
+    print(f"paper {paper.name}: its {what} could not be loaded ({type(err).__name__}: {text}); "
+          "left out", file=sys.stderr)
+
+
+def paper_claims(paper: Paper) -> dict:
+    """``paper.load_claims()``, or ``{}`` (reported in one line) when it raises."""
+    try:
+        return dict(paper.load_claims())
+    except (Exception, SystemExit) as err:
+        _report(paper, "claims", err)
+        return {}
+
+
+def paper_config_doc(paper: Paper) -> str | None:
+    """``paper.config_doc()`` (None when the paper has none), or None (reported in one line)
+    when it raises."""
+    if paper.config_doc is None:
+        return None
+    try:
+        return paper.config_doc()
+    except (Exception, SystemExit) as err:
+        _report(paper, "config reference", err)
+        return None
+
+
+def _load_figures(paper: Paper) -> None:
+    try:
+        paper.load_figures()
+    except (Exception, SystemExit) as err:
+        _report(paper, "figures", err)
 
 
 def get_paper(name: str) -> Paper:
@@ -89,25 +137,26 @@ def load_all_figures() -> None:
     """Import every paper's figure modules (they register their figures); papers registered
     later load theirs when they are registered."""
     for paper in PAPERS.values():
-        paper.load_figures()
+        _load_figures(paper)
     _FIGURES_LOADED["done"] = True
 
 
 def _load_figures_if_loaded(paper: Paper) -> None:
     if _FIGURES_LOADED["done"]:
-        paper.load_figures()
+        _load_figures(paper)
 
 
 def load_entry_points() -> list[str]:
     """Register the papers that installed packages declare in [`ENTRY_POINT_GROUP`][]; returns
-    their names. One that cannot be loaded, or is not a `Paper`, is left out with a warning."""
+    their names. One that cannot be loaded (whatever it raises, ``SystemExit`` included), or is
+    not a `Paper`, is left out with a warning."""
     names = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             paper = ep.load()
             if PAPERS.get(getattr(paper, "name", None)) is not paper:
                 register(paper)
-        except Exception as err:  # a broken plug-in must not stop the package
+        except (Exception, SystemExit) as err:  # a broken plug-in must not stop the package
             warnings.warn(f"{ENTRY_POINT_GROUP}: entry point {ep.name!r} ({ep.value}) not "
                           f"loaded: {err}", RuntimeWarning, stacklevel=2)
             continue

@@ -12,13 +12,17 @@
   kept: a store with ``keep = "trajectory"`` is reduced to each point's last step). With one axis,
   the value against it.
 
-The PNG goes to ``--out`` (default: ``<RUN>/trajectory.png`` or ``<SWEEP>/phase_diagram.png``);
-an existing PNG is replaced, any other existing file is refused. Bad input: one line
-``error: <field>: ...`` on stderr, exit code 2.
+The PNG goes to ``--out`` (default: ``<RUN>/trajectory.png`` or ``<SWEEP>/phase_diagram.png``).
+An existing file is replaced only when this command wrote it (its PNG says so, or it is the
+default plot of a folder theorylab wrote); any other file only with ``--force``; the committed
+folders never. A run's torn last line (a live or killed run) is left out; values beyond ±1e300
+(a diverging run's last rows) are left out of the panels and counted in the panel's title. Bad
+input: one line ``error: <field>: ...`` on stderr, exit code 2.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Sequence
@@ -29,6 +33,9 @@ import pandas as pd
 
 from theorylab.core.atomic_io import atomic_write_bytes
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.faults import NOT_ALLOWED, command
+from theorylab.core.folders import check_new_file, folder_kind
+from theorylab.core.provenance import refuse_foreign_committed
 
 __all__ = ["main", "phase_table", "plot_run", "plot_sweep"]
 
@@ -37,21 +44,94 @@ SWEEP_VALUES = ("error_fair", "error", "test_error", "loss")
 #: columns that label a row rather than measure something
 _LABELS = {"step", "seed", "run", "point", "lr_A", "lr_v", "run_id", "status", "message"}
 MAX_PANELS = 12
+#: The ``Software`` text of every PNG this command writes (how it knows its own files).
+SOFTWARE = "theorylab plot"
+#: Values beyond this magnitude are not drawn (matplotlib's ticks overflow near 1e308).
+DRAWN_MAX = 1e300
 
 
-def _save(fig, out: Path) -> Path:
-    import io
+def _text(value) -> str:
+    """Text for a title: a path's undecodable bytes (a name in another encoding) as U+FFFD."""
+    return str(value).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
+
+def written_by_plot(path: Path) -> bool:
+    """True when ``path`` is a PNG whose ``Software`` text chunk is [`SOFTWARE`][]."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return False
+    if not head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return False
+    pos = 8
+    while pos + 8 <= len(head):
+        size = int.from_bytes(head[pos:pos + 4], "big")
+        kind = head[pos + 4:pos + 8]
+        if kind == b"tEXt" and head[pos + 8:pos + 8 + size].startswith(b"Software\0"):
+            return head[pos + 8 + 9:pos + 8 + size] == SOFTWARE.encode()
+        if kind == b"IDAT":
+            return False
+        pos += 12 + size
+    return False
+
+
+def _check_out(out: Path, *, default: bool, force: bool) -> Path:
+    """``out`` as a PNG this command may write (``ValueError("out: ...")`` otherwise)."""
     if out.suffix.lower() != ".png":
         raise ValueError(f"out: must be a .png file (got {str(out)!r})")
     if out.is_dir():
         raise ValueError(f"out: is a folder, not a .png file (got {str(out)!r})")
     if not out.parent.is_dir():
         raise ValueError(f"out: no such folder {str(out.parent)!r}")
+    refuse_foreign_committed(out, None, what="theorylab plot", field="out")
+
+    def ours(p: Path) -> bool:  # our PNG, or the default plot of a folder theorylab wrote
+        return written_by_plot(p) or (default and folder_kind(p.parent) is not None)
+
+    return check_new_file(out, ours=ours, force=force, field="out", what=".png file")
+
+
+def _save(fig, out: Path, *, default: bool = False, force: bool = False) -> Path:
+    out = _check_out(out, default=default, force=force)
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120, metadata={"Software": None})
-    atomic_write_bytes(out, buf.getvalue())
+    fig.savefig(buf, format="png", dpi=120, metadata={"Software": SOFTWARE})
+    try:
+        atomic_write_bytes(out, buf.getvalue())
+    except OSError as e:
+        if e.errno in NOT_ALLOWED:
+            raise ValueError(f"out: cannot write {str(out)!r} ({e.strerror})") from None
+        raise
     return out
+
+
+def _read_trajectory(path: Path) -> pd.DataFrame:
+    """``trajectory.csv`` without a torn last line (the append of a live or killed run)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"run: {path} is not UTF-8 text ({e.reason} at offset {e.start})"
+                         ) from None
+    except OSError as e:
+        raise ValueError(f"run: cannot read {path} ({e.strerror})") from None
+    if text and not text.endswith("\n"):
+        text = text[:text.rfind("\n") + 1]  # a torn last line: dropped, as a resume does
+    try:
+        df = pd.read_csv(io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        raise ValueError(f"run: {path} is not a readable table ({' '.join(str(e).split())})"
+                         ) from None
+    if "step" in df.columns and len(df) and not pd.api.types.is_numeric_dtype(df["step"]):
+        raise ValueError(f"run: the step column of {path} is not numeric (got "
+                         f"{str(df['step'].iloc[0])!r})")
+    return df
+
+
+def _drawable(values: pd.Series) -> tuple[pd.Series, int]:
+    """``values`` with those beyond ±[`DRAWN_MAX`][] (or infinite) as NaN, and their count."""
+    v = pd.to_numeric(values, errors="coerce").astype(float)
+    bad = ~np.isfinite(v) & v.notna() | (v.abs() > DRAWN_MAX)
+    return v.mask(bad), int(bad.sum())
 
 
 def _numeric(df: pd.DataFrame) -> list[str]:
@@ -60,7 +140,7 @@ def _numeric(df: pd.DataFrame) -> list[str]:
 
 
 def plot_run(run: str | Path, *, out: str | Path | None = None,
-             columns: Sequence[str] | None = None) -> Path:
+             columns: Sequence[str] | None = None, force: bool = False) -> Path:
     """Plot ``run``'s ``trajectory.csv`` (one panel per column against ``step``) as a PNG.
 
     **Arguments:**
@@ -69,6 +149,7 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
     - `out`: the PNG (default ``<run>/trajectory.png``).
     - `columns`: the quantities to plot (default: every numeric column that changes, at most
       [`MAX_PANELS`][]).
+    - `force`: replace an existing file that this command did not write.
 
     **Returns:** the path written. ``ValueError`` naming the field on bad input.
     """
@@ -77,12 +158,9 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
     run = Path(run)
     path = run / "trajectory.csv" if run.is_dir() else run
     if not path.is_file() or path.name != "trajectory.csv":
-        raise ValueError(f"run: no trajectory.csv in {str(run)!r} (a folder written by "
+        raise ValueError(f"run: no trajectory.csv in {_text(run)!r} (a folder written by "
                          "theorylab run)")
-    try:
-        df = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
-        raise ValueError(f"run: {path} is not a readable table ({e})") from None
+    df = _read_trajectory(path)
     if "step" not in df.columns or len(df) == 0:
         raise ValueError(f"run: {path} has no recorded rows with a 'step' column")
     numeric = [c for c in _numeric(df) if c not in _LABELS]
@@ -99,27 +177,34 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
         raise ValueError(f"run: {path} has no quantity that changes over the steps")
     cols = min(3, len(chosen))
     rows = -(-len(chosen) // cols)
+    default = out is None
     out = Path(out) if out is not None else path.parent / "trajectory.png"
+    _check_out(out, default=default, force=force)
     with figure_theme():
         fig = new_figure((3.2 * cols, 2.4 * rows))
         axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
         groups = [(None, df)] if "run" not in df.columns else list(df.groupby("run"))
         for ax, col in zip(axes, chosen):
+            hidden = 0
             for name, part in groups:
-                ax.plot(part["step"], part[col], lw=1.2,
+                y, n = _drawable(part[col])
+                hidden += n
+                ax.plot(part["step"], y, lw=1.2,
                         label=None if name is None else f"run {name}")
                 se = f"{col}_se"
                 if se in part.columns and part[se].notna().any():
-                    ax.fill_between(part["step"], part[col] - 2 * part[se],
-                                    part[col] + 2 * part[se], alpha=0.25, lw=0)
-            ax.set_title(col)
+                    lo, _ = _drawable(y - 2 * part[se])
+                    hi, _ = _drawable(y + 2 * part[se])
+                    ax.fill_between(part["step"], lo, hi, alpha=0.25, lw=0)
+            ax.set_title(col if not hidden else f"{col} ({hidden} beyond ±1e300 not drawn)",
+                         fontsize="medium" if not hidden else "x-small")
             ax.set_xlabel("step")
         for ax in axes[len(chosen):]:
             ax.set_visible(False)
         if len(groups) > 1:
             axes[0].legend(fontsize="x-small")
-        fig.suptitle(f"{path.parent.name}: trajectory")
-        return _save(fig, out)
+        fig.suptitle(f"{_text(path.parent.name)}: trajectory")
+        return _save(fig, out, default=default, force=force)
 
 
 def _sweep_table(source: Path) -> tuple[pd.DataFrame, list[str], Path]:
@@ -140,33 +225,40 @@ def _sweep_table(source: Path) -> tuple[pd.DataFrame, list[str], Path]:
     else:
         table_path = source
         default = source.with_name(source.stem + "-phase_diagram.png")
+    if table_path.suffix not in (".parquet", ".csv"):
+        raise ValueError(f"sweep: must be a sweep store, a .parquet or a .csv table (got "
+                         f"{_text(source)!r})")
     try:
-        if table_path.suffix == ".parquet":
-            df = pd.read_parquet(table_path)
-        elif table_path.suffix == ".csv":
-            df = pd.read_csv(table_path)
-        else:
-            raise ValueError(f"sweep: must be a sweep store, a .parquet or a .csv table (got "
-                             f"{str(source)!r})")
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
-        raise ValueError(f"sweep: {table_path} is not a readable table "
+        df = (pd.read_parquet(table_path) if table_path.suffix == ".parquet"
+              else pd.read_csv(table_path))
+    except Exception as e:  # pyarrow's and pandas' errors alike: a damaged or foreign file
+        raise ValueError(f"sweep: {_text(table_path)} is not a readable table "
                          f"({type(e).__name__})") from None
     if not axes:  # a bare table: its dotted columns are the axes ("data.q")
         axes = [c for c in df.columns if "." in str(c)]
     return df, [a for a in axes if a in df.columns], default
 
 
+def _hashable(value):
+    """An axis value as a group key: a list or array (a list-valued axis) as its text."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return str(list(np.asarray(value).tolist()))
+    return value
+
+
 def phase_table(table: pd.DataFrame, keys: Sequence[str], value: str) -> pd.Series:
     """The mean of ``value`` per value of the ``keys`` columns, over each point's last recorded
     row (the rows of a ``run_id`` at its largest ``step``; every row when the table has no
-    steps): what [`plot_sweep`][] draws."""
+    steps): what [`plot_sweep`][] draws. A list-valued axis is grouped by its text."""
     if "step" in table.columns and "run_id" in table.columns:
         table = table[table["step"] == table.groupby("run_id")["step"].transform("max")]
+    table = table.assign(**{k: table[k].map(_hashable) for k in keys
+                            if table[k].dtype == object})
     return table.groupby(list(keys))[value].mean()
 
 
 def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | None = None,
-               y: str | None = None, value: str | None = None) -> Path:
+               y: str | None = None, value: str | None = None, force: bool = False) -> Path:
     """Plot a sweep's phase diagram: ``value`` over the axes ``x`` and ``y`` as a heat map (or
     against ``x`` alone when the sweep has one axis), averaged over seeds and other axes.
 
@@ -176,6 +268,7 @@ def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | Non
     - `out`: the PNG (default ``<store>/phase_diagram.png``).
     - `x`, `y`: axis columns (``"data.q"``); default the spec's first two axes.
     - `value`: the column shown; default the first of [`SWEEP_VALUES`][] present.
+    - `force`: replace an existing file that this command did not write.
 
     **Returns:** the path written. ``ValueError`` naming the field on bad input.
     """
@@ -211,7 +304,9 @@ def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | Non
                          f"numeric: {', '.join(numeric)}")
     keys = [x] if y is None else [y, x]
     grid = phase_table(df, keys, value)
+    is_default = out is None
     out = Path(out) if out is not None else default
+    _check_out(out, default=is_default, force=force)
     with figure_theme():
         fig = new_figure((5.0, 3.8))
         ax = fig.subplots()
@@ -233,7 +328,7 @@ def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | Non
         averaged = [a for a in axes if a not in keys] + (["seed"] if "seed" in df.columns else [])
         note = f" (mean over {', '.join(averaged)})" if averaged else ""
         ax.set_title(f"{value}{note}", fontsize="small")
-        return _save(fig, out)
+        return _save(fig, out, default=is_default, force=force)
 
 
 def _kind(path: Path) -> str:
@@ -247,9 +342,10 @@ def _kind(path: Path) -> str:
     elif path.suffix in (".parquet", ".csv") and path.is_file():
         return "sweep"
     raise ValueError(f"input: not a run folder (trajectory.csv), a sweep store "
-                     f"(results.parquet) or a sweep table (got {str(path)!r})")
+                     f"(results.parquet) or a sweep table (got {_text(path)!r})")
 
 
+@command("plot")
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="python -m theorylab.plot", description=__doc__.split("\n")[0])
     p.add_argument("input", help="a run folder (trajectory.csv), a sweep store "
@@ -262,6 +358,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--y", help="sweep: the axis up (default: the spec's second axis)")
     p.add_argument("--value", help="sweep: the column shown (default: error_fair, error, "
                                    "test_error or loss, the first present)")
+    p.add_argument("--force", action="store_true",
+                   help="replace an existing --out file that this command did not write")
     a = p.parse_args(argv)
     path = Path(a.input)
     try:
@@ -271,15 +369,15 @@ def main(argv: list[str] | None = None) -> int:
         if kind == "run":
             if a.x or a.y or a.value:
                 raise ValueError("--x/--y/--value: for a sweep; a run takes --columns")
-            written = plot_run(path, out=a.out, columns=a.columns)
+            written = plot_run(path, out=a.out, columns=a.columns, force=a.force)
         else:
             if a.columns:
                 raise ValueError("--columns: for a run; a sweep takes --x, --y and --value")
-            written = plot_sweep(path, out=a.out, x=a.x, y=a.y, value=a.value)
+            written = plot_sweep(path, out=a.out, x=a.x, y=a.y, value=a.value, force=a.force)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"wrote {written}")
+    print(f"wrote {_text(written)}")
     return 0
 
 

@@ -4,28 +4,40 @@ The config's ``[experiment] paper = "<name>"`` says whose engines run it (defaul
 ``jelassi2022``, so a config without the key runs as the first paper's; ``--list``
 shows the papers). Writes ``DIR/trajectory.csv``, ``DIR/config.toml`` (resolved),
 ``DIR/final_state.npz`` and ``DIR/checkpoint.npz``; prints a summary. Exit codes: 0 done,
-2 invalid configuration or output folder (one line ``error: <field>: ...``), 3 the run diverged
-(the rows recorded so far are kept), 130 interrupted by SIGINT or SIGTERM (the rows so far and a
-checkpoint are kept; the message gives the command that resumes).
+1 the disk is full (the rows so far are kept; the message gives the command that resumes), 2
+invalid configuration or output folder (one line ``error: <field>: ...``), 3 the run diverged
+(the rows recorded so far are kept), 130 interrupted by SIGINT and 143 by SIGTERM (the rows so
+far and a checkpoint are kept; the message gives the command that resumes, with every flag
+that was given).
 """
 
 from __future__ import annotations
 
 import shlex
-import signal
 import sys
 
 from theorylab.core.cli import ArgumentParser
 from theorylab.core.config import paper_of, read_toml
+from theorylab.core.faults import command, keeping, stop_code
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import DivergenceError, Interrupted, check_out_folder
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
 
-def _sigterm_as_interrupt(signum, frame):
-    raise KeyboardInterrupt
+def _resume_command(args) -> str:
+    """The command that continues this run: the same config, folder and flags, with
+    ``--resume``."""
+    again = [sys.executable, "-m", "theorylab.run", args.config, "--out", args.out, "--resume"]
+    for flag in ("steps", "device", "dtype", "backend", "threads"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            again += [f"--{flag}", str(value)]
+    if args.no_progress:
+        again.append("--no-progress")
+    return shlex.join(again)
 
 
+@command("run")
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(
         prog="python -m theorylab.run", description=__doc__.split("\n")[0],
@@ -53,7 +65,6 @@ def main(argv: list[str] | None = None) -> int:
         p.error("config: required (a TOML file, or --list)")
     if args.out is None:
         p.error("out: required (--out DIR, the run folder)")
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     try:
         out = check_out_folder(args.out)
         tables = read_toml(args.config)
@@ -61,8 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         cfg = paper.config_from_tables(tables)
         cfg = paper.override(cfg, {"device": args.device, "dtype": args.dtype,
                                    "backend": args.backend, "steps": args.steps})
-        res = paper.run(cfg, out=out, resume=args.resume,
-                        progress=False if args.no_progress else None)
+        with keeping(lambda: f"resume with: {_resume_command(args)}"):
+            res = paper.run(cfg, out=out, resume=args.resume,
+                            progress=False if args.no_progress else None)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -71,13 +83,9 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 3
     except Interrupted as e:
-        again = [sys.executable, "-m", "theorylab.run", args.config, "--out", args.out,
-                 "--resume", *(["--steps", str(args.steps)] if args.steps is not None else [])]
         print(f"interrupted at step {e.step}; the rows so far and a checkpoint are in "
-              f"{args.out}. Resume with: {shlex.join(again)}", file=sys.stderr)
-        return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+              f"{args.out}. Resume with: {_resume_command(args)}", file=sys.stderr)
+        return stop_code()
     print(res.summary())
     print(f"wrote {args.out}/trajectory.csv, config.toml, final_state.npz")
     return 0

@@ -19,6 +19,8 @@ import sys
 from theorylab.core.atomic_io import write_csv
 from theorylab.core.bench import check_csv_out, check_device, default_max_bytes
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.faults import command
+from theorylab.core.provenance import refuse_foreign_committed
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 
 
@@ -27,9 +29,11 @@ def _parser() -> ArgumentParser:
                        description="Step-speed benchmarks of the engines (the first paper's "
                                    "empirical and population steps)")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
-    p.add_argument("--backend", default="torch", choices=("torch", "numpy"))
-    p.add_argument("--dtypes", nargs="+", default=["float64", "float32"],
-                   choices=("float64", "float32"))
+    p.add_argument("--backend", default=None, choices=("torch", "numpy"),
+                   help="the first paper's engines: torch (default) or numpy")
+    p.add_argument("--dtypes", nargs="+", default=None, choices=("float64", "float32"),
+                   help="the first paper's engines: the dtypes timed (default float64 "
+                        "float32)")
     p.add_argument("--quick", action="store_true", help="D ∈ {16, 64}, d = 64, N ∈ {10³, 10⁴}")
     p.add_argument("--repeats", type=int, default=5, help="timed steps per case (>= 1)")
     p.add_argument("--max-bytes", type=float, default=None,
@@ -59,7 +63,7 @@ def _parser() -> ArgumentParser:
                         "population step (numpy, torch on --device, autograd), with --quick, "
                         "--sizes, --repeats, --max-seconds, --threads and --out")
     p.add_argument("--sizes", type=int, nargs="+", default=None,
-                   help="with --paper huang2024: the numbers of patches P (>= 6; default "
+                   help="with --paper huang2024: the numbers of patches P (>= 8; default "
                         "64 256 576, --quick 16 64)")
     p.add_argument("--out", help="also write the table as CSV (a new file, or a benchmark CSV "
                                  "to replace)")
@@ -79,23 +83,40 @@ def _check(args) -> None:
         raise ValueError(f"--{modes[1]}: one of --targets, --sweep, --choices at a time (got "
                          f"{', '.join('--' + m for m in modes)})")
     if args.paper == "huang2024":
-        from theorylab.huang2024.bench import check_sizes
-
         if modes:
             raise ValueError(f"--paper: huang2024 times the exact population step only (got "
                              f"--{modes[0]})")
-        check_sizes(args.sizes)
+        unused = [flag for flag, given in (("--backend", args.backend is not None),
+                                           ("--dtypes", args.dtypes is not None),
+                                           ("--max-bytes", args.max_bytes is not None),
+                                           ("--targets-size", args.targets_size != "auto"))
+                  if given]
+        if unused:
+            raise ValueError(f"{unused[0]}: not used by --paper huang2024 (it times the exact "
+                             "step in float64 on numpy, torch and autograd; its flags: "
+                             "--quick, --sizes, --device, --repeats, --max-seconds, --threads, "
+                             "--out)")
     elif args.sizes is not None:
         raise ValueError("--sizes: only used with --paper huang2024")
+    if args.backend is None:
+        args.backend = "torch"
+    if args.dtypes is None:
+        args.dtypes = ["float64", "float32"]
     if args.backend == "numpy" and args.device != "cpu":
         raise ValueError(f"--backend: numpy runs on cpu only (got --device {args.device})")
     if args.choices and args.device != "cpu":
         raise ValueError(f"--device: --choices times the CPU step only (got {args.device!r})")
     check_device(args.device)
+    if args.paper == "huang2024" and args.sizes is not None:
+        from theorylab.huang2024.bench import check_sizes
+
+        check_sizes(args.sizes, args.device)
     if args.out is not None:
         check_csv_out(args.out)
+        refuse_foreign_committed(args.out, "performance", what="theorylab bench")
 
 
+@command("bench")
 def main(argv=None) -> int:
     p = _parser()
     args = p.parse_args(argv)

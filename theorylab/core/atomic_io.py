@@ -1,8 +1,13 @@
 """Atomic file output: write to a temporary file in the same folder, then ``os.replace``.
 
-Files get the permissions of a plain ``open()`` under the user's umask (``0o666 & ~umask``),
-not the 0600 of the temporary file. A killed write leaves at most a ``.<name>.*.tmp`` file,
-which [`remove_stale_temporaries`][] deletes.
+The temporary file is flushed and ``fsync``-ed before the rename, and the folder after it, so a
+crash or a power cut leaves either the old file or the new one, never a torn one or a lost
+rename. Files get the permissions of a plain ``open()`` under the user's umask
+(``0o666 & ~umask``), not the 0600 of the temporary file. A killed write leaves at most a
+``.<name>.XXXXXXXX.tmp`` file; while a write is under way its temporary file carries a kernel
+lock (``flock``), so [`remove_stale_temporaries`][], which the folder's lock holder calls,
+deletes only the temporaries of writes that died, and never a file the user named
+``something.tmp``.
 """
 
 from __future__ import annotations
@@ -10,14 +15,23 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import tempfile
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "write_csv", "write_npz", "write_json",
-           "file_mode", "remove_stale_temporaries"]
+           "file_mode", "fsync_folder", "remove_stale_temporaries"]
+
+#: The name of an atomic write's temporary file: ``.<name>.<8 characters of mkstemp>.tmp``.
+_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp$")
+#: A temporary file younger than this is left alone even when unlocked (the instant between
+#: its creation and its lock).
+_FRESH_S = 2.0
 
 
 def file_mode() -> int:
@@ -27,27 +41,82 @@ def file_mode() -> int:
     return 0o666 & ~mask
 
 
-def remove_stale_temporaries(folder: str | Path) -> list[Path]:
-    """Delete the temporary files that killed atomic writes left in ``folder``."""
+def remove_stale_temporaries(folder: str | Path,
+                             names: Iterable[str] | Callable[[str], bool] | None = None
+                             ) -> list[Path]:
+    """Delete the temporary files that killed atomic writes left in ``folder``: files named
+    ``.<name>.XXXXXXXX.tmp`` whose ``<name>`` is one of ``names`` (or passes it, when it is a
+    function; None: any name), that no write holds (their ``flock`` is free) and that are not
+    brand new. Only the holder of the folder's lock should call this. Returns those deleted."""
+    import fcntl
+
+    if callable(names):
+        wanted = names
+    elif names is None:
+        def wanted(_name: str) -> bool:
+            return True
+    else:
+        allowed = set(names)
+
+        def wanted(name: str) -> bool:
+            return name in allowed
     removed = []
-    for p in Path(folder).glob(".*.tmp"):
-        if p.is_file():
-            p.unlink(missing_ok=True)
-            removed.append(p)
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    now = time.time()
+    for e in entries:
+        m = _TEMPORARY.match(e.name)
+        if not m or not wanted(m.group("name")):
+            continue
+        try:
+            if not e.is_file(follow_symlinks=False) or now - e.stat().st_mtime < _FRESH_S:
+                continue
+            fd = os.open(e.path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a write under way holds it
+            os.unlink(e.path)
+            removed.append(Path(e.path))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
     return removed
 
 
+def fsync_folder(folder: str | Path) -> None:
+    """``fsync`` a folder, so that a rename or a new file in it survives a crash (a no-op where
+    folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse fsync on a folder
+        pass
+    finally:
+        os.close(fd)
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    import fcntl
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)  # "a write under way": see the module
             f.write(data)
             f.flush()
             os.fchmod(f.fileno(), file_mode())
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+            os.replace(tmp, path)  # before the close: the lock covers the whole write
+        fsync_folder(path.parent)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)

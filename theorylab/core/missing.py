@@ -9,7 +9,7 @@ the package to install) and go on with the rest.
 
 from __future__ import annotations
 
-__all__ = ["MissingDataError"]
+__all__ = ["DataFileError", "MissingDataError"]
 
 
 class MissingDataError(FileNotFoundError):
@@ -25,3 +25,10 @@ class MissingDataError(FileNotFoundError):
     def __init__(self, message: str, *, reason: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class DataFileError(ValueError):
+    """A data file on this machine is there but damaged or not what it should be (a truncated
+    or replaced file). The message is one line that names the file and the setting that chose
+    it (``THEORYLAB_FASHION_MNIST_DIR: /data/x.gz: not an idx file``): the commands report it
+    as it is, without a traceback."""

@@ -17,14 +17,16 @@ from pathlib import Path
 
 from theorylab.core import __version__
 
-__all__ = ["REPO_ROOT", "COMMITTED", "default_out", "git_commit", "provenance",
-           "provenance_line", "refuse_committed"]
+__all__ = ["REPO_ROOT", "COMMITTED", "committed_folder", "default_out", "git_commit",
+           "provenance", "provenance_line", "refuse_committed", "refuse_foreign_committed"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 """The folder holding the ``theorylab`` package (the repository root in a checkout)."""
 
-COMMITTED = {"figures": "figures", "results": "docs/results"}
-"""Committed output folder of each command's results, relative to [`REPO_ROOT`][]."""
+COMMITTED = {"figures": "figures", "results": "docs/results", "performance": "docs/performance"}
+"""Committed output folder of each command's results, relative to [`REPO_ROOT`][]: the figures
+of ``theorylab figures``, the pages of ``theorylab check`` and the benchmark tables of
+``theorylab bench``, each written only by a full run made on purpose."""
 
 SCRATCH = "runs/{mode}/{kind}"
 """Default output folder of a non-standard run, relative to the current folder: ``mode`` is
@@ -73,12 +75,42 @@ def default_out(kind: str, *, quick: bool, custom: bool = False) -> str:
     return COMMITTED[kind]
 
 
-def refuse_committed(out: str | os.PathLike, kind: str, why: str) -> None:
-    """Raise a one-line ``ValueError("--out: ...")`` when `out` is the committed folder of
-    `kind` (or inside it) in this checkout; `why` names the setting that makes the run
-    non-standard (``"--quick"``)."""
-    committed = (REPO_ROOT / COMMITTED[kind]).resolve()
-    target = Path(out).resolve()
-    if target == committed or committed in target.parents:
-        raise ValueError(f"--out: {out} holds the committed {kind} of full runs with default "
+def committed_folder(out: str | os.PathLike) -> str | None:
+    """The kind (a key of [`COMMITTED`][]) of the committed folder that `out` is or lies in, in
+    this checkout, by any spelling (relative or absolute, through symbolic links or ``..``);
+    None elsewhere."""
+    try:
+        target = Path(out).resolve()
+    except (OSError, RuntimeError, ValueError):  # a loop of links, a NUL: not ours to judge
+        return None
+    for kind, folder in COMMITTED.items():
+        committed = (REPO_ROOT / folder).resolve()
+        if target == committed or committed in target.parents:
+            return kind
+    return None
+
+
+def refuse_committed(out: str | os.PathLike, kind: str, why: str, *,
+                     field: str = "--out") -> None:
+    """Raise a one-line ``ValueError("<field>: ...")`` when `out` is a committed folder (or
+    inside one) in this checkout, by any spelling; `kind` is the kind the command writes and
+    `why` names the setting that makes the run non-standard (``"--quick"``)."""
+    found = committed_folder(out)
+    if found == kind:
+        raise ValueError(f"{field}: {out} holds the committed {kind} of full runs with default "
                          f"settings; a {why} run writes elsewhere (by default under runs/)")
+    if found is not None:
+        raise ValueError(f"{field}: {out} is inside the committed {COMMITTED[found]}/ (written "
+                         f"only by full {found} runs); a {why} run writes elsewhere (by default "
+                         f"under runs/)")
+
+
+def refuse_foreign_committed(out: str | os.PathLike, kind: str | None, *, what: str,
+                             field: str = "--out") -> None:
+    """Raise a one-line ``ValueError("<field>: ...")`` when `out` is, or lies in, a committed
+    folder other than the one of `kind` (None: any committed folder), by any spelling: `what`
+    (``"theorylab run"``) never writes there."""
+    found = committed_folder(out)
+    if found is not None and found != kind:
+        raise ValueError(f"{field}: {out} is inside the committed {COMMITTED[found]}/ (written "
+                         f"only by full {found} runs); {what} writes elsewhere")

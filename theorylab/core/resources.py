@@ -16,7 +16,12 @@ MEMORY_SHARE = 0.8
 
 
 def format_bytes(n: float) -> str:
-    """``1.5 GB`` style (powers of 1000)."""
+    """``1.5 GB`` style (powers of 1000); any size, however large (an integer beyond a float's
+    range is shown as ``>1e308 B``)."""
+    try:
+        n = float(n)
+    except OverflowError:
+        return ">1e308 B"
     for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
         if abs(n) < 1000 or unit == "PB":
             return f"{n:.3g} {unit}"

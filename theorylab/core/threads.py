@@ -9,6 +9,11 @@ The default of the entry points is :func:`default_threads`: the ``THEORYLAB_THRE
 variable when set, else 1 thread. One thread is the measured default on the shared 2-core machines
 this project runs on: with 2 torch threads on a busy 2-core machine a step was 3–30× slower than
 with 1 (``docs/performance.md``).
+
+A count above the cores this process may use ([`usable_cores`][]) is capped at them, with one
+line saying so (``--force-threads`` starts them all); above [`MAX_THREADS`][] it is refused (a
+thread pool of 10⁵ threads ends in a ``MemoryError`` or a segmentation fault). A count from a
+run config (``train.threads``) is capped the same way, silently ([`capped_threads`][]).
 """
 
 from __future__ import annotations
@@ -16,22 +21,43 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 
 from .cli import nonnegative_int
 
 __all__ = [
+    "MAX_THREADS",
     "THREADS_ENV",
     "add_threads_argument",
+    "capped_threads",
     "set_threads_from_args",
     "current_threads",
     "default_threads",
     "limit_threads",
     "set_threads",
     "threads_from_args",
+    "usable_cores",
 ]
 
 THREADS_ENV = "THEORYLAB_THREADS"
+#: The most threads a count may ask for (even with ``--force-threads``): far beyond any
+#: machine's cores, far below what makes the thread pools fail.
+MAX_THREADS = 1024
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; ``os.cpu_count()`` where the
+    platform has none)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def capped_threads(n: int) -> int:
+    """``n`` threads capped at the [`usable_cores`][] (0 stays 0: the libraries' default)."""
+    return min(n, usable_cores()) if n > 0 else n
 
 
 def default_threads() -> int:
@@ -43,14 +69,16 @@ def default_threads() -> int:
         n = int(raw)
     except ValueError:
         raise ValueError(f"{THREADS_ENV}: must be an integer >= 0 (got {raw!r})") from None
-    if n < 0:
-        raise ValueError(f"{THREADS_ENV}: must be an integer >= 0 (got {n})")
+    if not 0 <= n <= MAX_THREADS:
+        raise ValueError(f"{THREADS_ENV}: must be an integer in [0, {MAX_THREADS}] (got {n})")
     return n
 
 
 def _check(n: int) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"threads: must be an integer >= 0 (got {n!r})")
+    if n > MAX_THREADS:
+        raise ValueError(f"threads: must be <= {MAX_THREADS} (got {n})")
     return n
 
 
@@ -92,10 +120,12 @@ def set_threads(n: int) -> None:
 
 @contextlib.contextmanager
 def limit_threads(n: int) -> Iterator[None]:
-    """Within the block, torch and BLAS use ``n`` threads (0: unchanged); restored after."""
+    """Within the block, torch and BLAS use ``n`` threads, capped at the usable cores (0:
+    unchanged); restored after."""
     if _check(n) == 0:
         yield
         return
+    n = capped_threads(n)
     import torch
 
     old = torch.get_num_threads()
@@ -115,25 +145,40 @@ def limit_threads(n: int) -> Iterator[None]:
 
 
 def add_threads_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--threads N`` (default :func:`default_threads`; 0 = the libraries' default)."""
+    """Add ``--threads N`` (default :func:`default_threads`; 0 = the libraries' default) and
+    ``--force-threads``."""
     parser.add_argument(
         "--threads", type=nonnegative_int, default=None, metavar="N",
-        help=f"threads for torch and BLAS (default ${THREADS_ENV} or 1; 0 = libraries' default)")
+        help=f"threads for torch and BLAS (default ${THREADS_ENV} or 1; 0 = libraries' default;"
+             f" at most the usable cores unless --force-threads, and at most {MAX_THREADS})")
+    parser.add_argument("--force-threads", action="store_true",
+                        help="use --threads N even beyond the usable cores")
 
 
-def threads_from_args(args: argparse.Namespace) -> int:
-    """The thread count an entry point should use: ``--threads`` if given, else the default."""
+def threads_from_args(args: argparse.Namespace, say=None) -> int:
+    """The thread count an entry point should use: ``--threads`` if given, else the default;
+    capped at the usable cores (said in one line on stderr) unless ``--force-threads``;
+    ``ValueError("threads: ...")`` above [`MAX_THREADS`][]."""
     n = getattr(args, "threads", None)
-    return default_threads() if n is None else n
+    n = default_threads() if n is None else _check(n)
+    cores = usable_cores()
+    if n > cores and not getattr(args, "force_threads", False):
+        (say or _stderr)(f"threads: {n} capped at the {cores} usable cores (--force-threads "
+                         "starts them all)")
+        n = cores
+    return n
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def set_threads_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    """[`set_threads`][] to [`threads_from_args`][]; a bad ``$THEORYLAB_THREADS`` ends the
-    command through ``parser.error`` (exit 2, the message names ``--threads``). Returns the
-    count set."""
+    """[`set_threads`][] to [`threads_from_args`][]; a bad count ends the command through
+    ``parser.error`` (exit 2, the message names ``--threads``). Returns the count set."""
     try:
         n = threads_from_args(args)
     except ValueError as err:
-        parser.error(f"--threads: {err}")
+        parser.error(f"--threads: {str(err).removeprefix('threads: ')}")
     set_threads(n)
     return n

@@ -10,16 +10,28 @@ A run folder holds ``config.toml`` (the resolved configuration), ``trajectory.cs
 recorded step, appended as it is recorded: crash-safe at the row level, linear in the number of
 rows), ``checkpoint.npz`` (the parameters at a recorded step, written at most every
 [`CHECKPOINT_SECONDS`][] and at the end; resume recomputes the rows after it) and, once the run
-is done, ``final_state.npz``. A new run (no resume) in an old run's folder first removes the old
-run's files, so nothing of it is left looking current; every run removes the temporaries of
-killed writes. Faults end with a ``ValueError`` naming what is wrong (``out: ...``,
-``resume: ...``), [`DivergenceError`][] or [`Interrupted`][] (the rows so far and a checkpoint
-are kept; resume continues).
+is done, ``final_state.npz``; its marker ``.theorylab.json`` says it is a run folder and whose
+paper's (from the configuration's ``[experiment] paper``), and ``.theorylab.lock`` is the
+kernel lock (``flock``) that a run holds while it writes, so that a second run into the same
+folder is refused instead of mixing its rows with the first one's. A run refuses a folder of
+another kind (a sweep store, figures, results), another paper's run, a folder holding files
+named like a run's that theorylab did not write, and the committed folders. A new run (no
+resume) in an old run's folder of the same paper first removes the old run's files, so nothing
+of it is left looking current; the lock holder removes the temporaries of its own killed
+writes (never another file). A checkpoint carries the identity of its run (a hash of the
+configuration without ``train.steps``) and the step of the last row recorded before it, and a
+resume refuses a checkpoint that is another run's or that the rows do not reach. Faults end
+with a ``ValueError`` naming what is wrong (``out: ...``, ``resume: ...``),
+[`DivergenceError`][] or [`Interrupted`][] (the rows so far and a checkpoint are kept; resume
+continues).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import hashlib
+import json
 import math
 import os
 import sys
@@ -32,9 +44,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import tomllib
 
-from . import atomic_io
+from . import atomic_io, faults
 from .engine import Engine
+from .folders import claim_folder, folder_kind
+from .locks import folder_lock
 
 __all__ = [
     "CHECKPOINT_SECONDS",
@@ -60,6 +75,35 @@ CHECKPOINT_SECONDS = 2.0
 
 #: The files of a run folder; a new run removes those of an earlier run first.
 RUN_FILES = ("config.toml", "trajectory.csv", "checkpoint.npz", "final_state.npz")
+#: The run folder's kernel lock, held while a run writes the folder.
+LOCK_FILE = ".theorylab.lock"
+#: Arrays of a checkpoint that are not the engine's parameters: the step, the run's identity
+#: ([`run_identity`][]) and the step of the last row recorded before the checkpoint.
+CHECKPOINT_META = ("step", "run_identity", "rows_to")
+
+
+def run_identity(config_text: str) -> str:
+    """The identity of a run: a SHA-256 of its configuration (TOML text) without
+    ``train.steps`` (the one key a resume may change), in canonical form; a text that is not
+    TOML counts as it is."""
+    try:
+        tables = tomllib.loads(config_text)
+        train_t = tables.get("train")
+        if isinstance(train_t, dict):
+            train_t.pop("steps", None)
+        canon = json.dumps(tables, sort_keys=True, default=str)
+    except (tomllib.TOMLDecodeError, TypeError, ValueError):
+        canon = config_text
+    return hashlib.sha256(canon.encode()).hexdigest()[:32]
+
+
+def _paper_of(config_text: str) -> str | None:
+    try:
+        exp = tomllib.loads(config_text).get("experiment")
+    except (tomllib.TOMLDecodeError, TypeError, ValueError):
+        return None
+    paper = exp.get("paper") if isinstance(exp, dict) else None
+    return paper if isinstance(paper, str) else None
 
 
 class DivergenceError(FloatingPointError):
@@ -167,11 +211,50 @@ def check_out_folder(out: str | Path, create: bool = False) -> Path:
 
 class RunFolder:
     """The run folder: ``config.toml``, ``trajectory.csv`` (rows appended as they are
-    recorded), ``checkpoint.npz``, ``final_state.npz``; whole files are written atomically."""
+    recorded), ``checkpoint.npz``, ``final_state.npz``; whole files are written atomically.
+    ``paper``: the run's paper (a folder holding another paper's run is refused)."""
 
-    def __init__(self, out: Path, schema: Mapping[str, str]) -> None:
-        self.out, self.schema = check_out_folder(out, create=True), schema
-        atomic_io.remove_stale_temporaries(self.out)
+    def __init__(self, out: Path, schema: Mapping[str, str], paper: str | None = None) -> None:
+        from .provenance import refuse_foreign_committed
+
+        out = check_out_folder(out)
+        refuse_foreign_committed(out, None, what="a run", field="out")
+        for name in RUN_FILES:
+            p = out / name
+            if p.is_dir() or (p.exists() and not p.is_file()):
+                raise ValueError(f"out: {p} is a folder (or not a plain file), where the run "
+                                 f"writes its {name}; choose another --out, or move it away")
+        found = folder_kind(out)
+        if found is None:
+            theirs = [n for n in RUN_FILES if (out / n).exists()]
+            if theirs:
+                raise ValueError(f"out: {out} holds {', '.join(theirs)}, not written by "
+                                 f"theorylab run; refusing to overwrite (choose another --out)")
+        claim_folder(out, "run", paper=paper)
+        self.out, self.schema, self.paper = out, schema, paper
+
+    @contextlib.contextmanager
+    def locked(self):
+        """Hold the folder's kernel lock for the block (``ValueError("out: ...")`` naming the
+        run that holds it), removing the temporaries of this folder's killed writes."""
+        with folder_lock(self.out / LOCK_FILE, what="run"):
+            atomic_io.remove_stale_temporaries(self.out, RUN_FILES)
+            yield
+
+    def describe(self) -> str | None:
+        """What the folder keeps now: ``"N rows to step S and a checkpoint at step C in OUT"``
+        (for a fault's message)."""
+        rows = self.read_rows_or_none() or []
+        ckpt = self.out / "checkpoint.npz"
+        at = ""
+        if ckpt.is_file():
+            try:
+                with open(ckpt, "rb") as fh, np.load(fh, allow_pickle=False) as z:
+                    at = f" and a checkpoint at step {int(z['step'])}"
+            except Exception:  # a description, never a second fault
+                at = ""
+        last = f" to step {int(rows[-1]['step'])}" if rows else ""
+        return f"{len(rows)} rows{last}{at} in {self.out}"
 
     @property
     def trajectory(self) -> Path:
@@ -197,8 +280,13 @@ class RunFolder:
                 _csv_field(row.get(k), dtype) for k, dtype in self.schema.items())
             f.flush()
 
-    def checkpoint(self, step: int, arrays: Mapping[str, np.ndarray]) -> None:
-        atomic_io.write_npz(self.out / "checkpoint.npz", step=np.array(step), **arrays)
+    def checkpoint(self, step: int, arrays: Mapping[str, np.ndarray], *, identity: str = "",
+                   rows_to: int = -1) -> None:
+        """The parameters at ``step``, with the run's identity and the step of the last row
+        recorded before them (-1: none)."""
+        atomic_io.write_npz(self.out / "checkpoint.npz", step=np.array(step),
+                            run_identity=np.array(identity), rows_to=np.array(rows_to),
+                            **arrays)
 
     def final(self, arrays: Mapping[str, np.ndarray]) -> None:
         atomic_io.write_npz(self.out / "final_state.npz", **arrays)
@@ -250,7 +338,8 @@ class RunFolder:
         except ValueError:
             return None
 
-    def load(self, engine: Engine, same_run: Callable[[Path], None], steps: int):
+    def load(self, engine: Engine, same_run: Callable[[Path], None], steps: int,
+             schedule: Iterable[int] = ()):
         """(step, params, rows) of an earlier run in this folder, or None when there is none.
 
         ``same_run(config_path)`` raises ``ValueError`` when the saved configuration describes
@@ -284,9 +373,10 @@ class RunFolder:
             with open(ckpt, "rb") as fh, np.load(fh, allow_pickle=False) as z:
                 arrays = {k: np.array(z[k]) for k in z.files}
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as e:
-            raise ValueError(f"resume: {ckpt} is not a readable checkpoint "
-                             f"({type(e).__name__}: {e}); delete it or run without --resume"
-                             ) from None
+            from .safecache import load_error
+
+            raise ValueError(f"resume: {ckpt} is not a readable checkpoint ({load_error(e)}); "
+                             "delete it or run without --resume") from None
         step = arrays.pop("step", None)
         if step is None or np.shape(step) != () or not np.issubdtype(step.dtype, np.integer):
             raise ValueError(f"resume: {ckpt} has no integer step; delete it or run without "
@@ -295,6 +385,21 @@ class RunFolder:
         if step < 0:
             raise ValueError(f"resume: {ckpt} has a negative step (got {step}); delete it or run "
                              "without --resume")
+        identity, rows_to = arrays.pop("run_identity", None), arrays.pop("rows_to", None)
+        if (identity is None or identity.shape != () or identity.dtype.kind != "U"
+                or rows_to is None or rows_to.shape != ()
+                or not np.issubdtype(rows_to.dtype, np.integer)):
+            raise ValueError(f"resume: {ckpt} carries no run identity (not written by this "
+                             "version of theorylab run); run without --resume to start over")
+        try:
+            saved_identity = run_identity(saved.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"resume: cannot read {saved} ({e}); run without --resume to "
+                             "start over") from None
+        if str(identity) != saved_identity:
+            raise ValueError(f"resume: {ckpt} belongs to another run (its run identity "
+                             f"{str(identity)[:12]} is not that of {saved}, {saved_identity[:12]}"
+                             "); delete it or run without --resume")
         got = {k: np.shape(v) for k, v in arrays.items()}
         if got != expected:
             raise ValueError(f"resume: {ckpt} holds arrays {got}, this configuration needs "
@@ -305,8 +410,17 @@ class RunFolder:
         if step > steps:
             raise ValueError(f"resume: {self.out} is already at step {step}, beyond the "
                              f"requested {steps} steps; ask for at least {step} steps")
-        params = engine.params_from_arrays(arrays)
         rows = [r for r in self.read_rows() if r["step"] <= step]
+        last = int(rows[-1]["step"]) if rows else -1
+        # the row of the checkpoint's own step may be missing (a torn last line): the resume
+        # records it again from the checkpoint's parameters; any earlier row cannot be redone
+        redo = int(rows_to) == step and not any(last < s < step for s in schedule)
+        if last != int(rows_to) and not redo:
+            raise ValueError(f"resume: {ckpt} is at step {step} after rows to step "
+                             f"{int(rows_to)}, but {self.trajectory} has rows to step {last} "
+                             "before it: they are not one run's; delete the checkpoint or run "
+                             "without --resume")
+        params = engine.params_from_arrays(arrays)
         return step, params, rows
 
 
@@ -355,14 +469,27 @@ def train(
     Raises [`DivergenceError`][] (after writing the rows so far) when a watched value, a recorded
     parameter array or a gradient stops being finite.
     """
+    folder = RunFolder(out, schema, _paper_of(config_text)) if out is not None else None
+    if folder is None:
+        return _train(engine, None, steps=steps, schedule=schedule, schema=schema,
+                      config_text=config_text, resume=resume, same_run=same_run, params=params,
+                      progress=progress)
+    with folder.locked(), faults.keeping(folder.describe):
+        return _train(engine, folder, steps=steps, schedule=schedule, schema=schema,
+                      config_text=config_text, resume=resume, same_run=same_run, params=params,
+                      progress=progress)
+
+
+def _train(engine: Engine, folder: RunFolder | None, *, steps, schedule, schema, config_text,
+           resume, same_run, params, progress) -> TrainOutcome:
     from tqdm.auto import tqdm
 
-    folder = RunFolder(out, schema) if out is not None else None
+    identity = run_identity(config_text)
     schedule = set(int(s) for s in schedule)
     start, rows = 0, []
     loaded = None
     if resume and folder is not None:
-        loaded = folder.load(engine, same_run or (lambda path: None), steps)
+        loaded = folder.load(engine, same_run or (lambda path: None), steps, schedule)
         if loaded is not None:
             start, params, rows = loaded
     if params is None:
@@ -373,6 +500,9 @@ def train(
         folder.clear(RUN_FILES if loaded is None else ("final_state.npz",))
         folder.write_config(config_text)
         folder.write_rows(rows)
+
+    def last_row(at: int) -> int:
+        return max((int(r["step"]) for r in rows if r["step"] <= at), default=-1)
 
     show = sys.stderr.isatty() if progress is None else progress
     bar = tqdm(total=steps, initial=start, disable=not show, desc=engine.name, leave=False)
@@ -396,7 +526,7 @@ def train(
                         folder.append_row(row)
                         now = time.monotonic()
                         if now - last_ckpt >= CHECKPOINT_SECONDS or step == steps:
-                            folder.checkpoint(step, arrays)
+                            folder.checkpoint(step, arrays, identity=identity, rows_to=step)
                             last_ckpt = now
                 if step < steps:
                     _check_finite(step, _grad_items(ev.grads))
@@ -406,13 +536,14 @@ def train(
         err.result = TrainOutcome(_to_frame(rows, schema), state[1], engine, err.step)
         if folder is not None:
             folder.write_rows(rows)
-            _checkpoint_last_row(folder, engine, rows, state)
+            _checkpoint_last_row(folder, engine, state, identity, last_row(state[0]))
         raise
     except KeyboardInterrupt:
         at, now_params = state
         if folder is not None:
             folder.write_rows([r for r in rows if r["step"] <= at])
-            folder.checkpoint(at, engine.params_to_arrays(now_params))
+            folder.checkpoint(at, engine.params_to_arrays(now_params), identity=identity,
+                              rows_to=last_row(at))
         raise Interrupted(at, folder.out if folder else None,
                           TrainOutcome(_to_frame(rows, schema), now_params, engine, at)) from None
     finally:
@@ -442,10 +573,11 @@ def _increasing(rows: list[dict]) -> bool:
     return all(a["step"] < b["step"] for a, b in zip(rows, rows[1:]))
 
 
-def _checkpoint_last_row(folder: RunFolder, engine: Engine, rows: list[dict], state) -> None:
+def _checkpoint_last_row(folder: RunFolder, engine: Engine, state, identity: str,
+                         rows_to: int) -> None:
     """Before a divergence stop: a checkpoint at the current step when its parameters are
     finite (a resume with other settings can continue from there)."""
     at, params = state
     arrays = engine.params_to_arrays(params)
     if all(np.all(np.isfinite(v)) for v in arrays.values()):
-        folder.checkpoint(at, arrays)
+        folder.checkpoint(at, arrays, identity=identity, rows_to=rows_to)

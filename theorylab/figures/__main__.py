@@ -19,7 +19,9 @@ import textwrap
 import time
 
 from theorylab.core.cli import ArgumentParser
-from theorylab.core.provenance import default_out, refuse_committed
+from theorylab.core.faults import command, keeping, written_since
+from theorylab.core.folders import claim_folder
+from theorylab.core.provenance import default_out, refuse_committed, refuse_foreign_committed
 from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
 from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
 from theorylab.core.trainer import check_out_folder
@@ -54,6 +56,7 @@ def _error(message: str) -> int:
     return 2
 
 
+@command("figures")
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     specs = list_figures()
@@ -88,7 +91,9 @@ def main(argv: list[str] | None = None) -> int:
             args.out = default_out("figures", quick=args.quick, custom=bool(custom))
         elif custom:
             refuse_committed(args.out, "figures", " ".join(custom))
+        refuse_foreign_committed(args.out, "figures", what="theorylab figures")
         check_out_folder(args.out)
+        claim_folder(args.out, "figures", field="--out", create=False)
         read_manifest(args.out)
     except ValueError as err:
         return _error(str(err))
@@ -97,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
         args.only = [s.id for s in specs if s.id in args.only or s.paper in args.only]
     t0 = time.perf_counter()
     try:
-        with executor_from_args(args):
+        with keeping(written_since(args.out, time.time())), executor_from_args(args):
+            claim_folder(args.out, "figures", field="--out")
             manifest = run_figures(args.only, out=args.out, quick=args.quick,
                                    device=args.device, seed=args.seed)
     except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache

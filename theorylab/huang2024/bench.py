@@ -25,6 +25,7 @@ import statistics
 import numpy as np
 
 from theorylab.core.bench import interleaved_times, machine_line, print_and_save
+from theorylab.core.faults import keeping
 
 from .config import ExperimentConfig, config_from_dict
 from .engine_base import Params
@@ -166,24 +167,59 @@ def run(args) -> list[dict]:
     import torch
 
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
+    estimates = check_sizes(sizes, args.device)
     print(machine_line(args.device, {"paper": "huang2024", "engine": "population-exact",
                                      "dtype": "float64"}), flush=True)
-    rows = []
-    for P in sizes:
-        row = bench_exact(P, args.device, repeats=args.repeats, max_seconds=args.max_seconds)
-        rows.append(row)
-        print(f"P={P}: numpy {row['numpy_s']:.4g} s, torch {row['torch_s']:.4g} s, autograd "
-              f"{row['autograd_s']:.4g} s (torch/autograd {row['torch/autograd']:.3g}); "
-              f"|torch - numpy| <= {row['torch_vs_numpy']:.2g}", flush=True)
-        if args.device.startswith("cuda"):
-            torch.cuda.empty_cache()
-    print_and_save(rows, args.out)
+    rows: list[dict] = []
+    with keeping(lambda: measured_so_far(rows)):
+        for P, estimate in zip(sizes, estimates):
+            print(f"{estimate}; measuring ...", flush=True)
+            try:
+                row = bench_exact(P, args.device, repeats=args.repeats,
+                                  max_seconds=args.max_seconds)
+            except KeyboardInterrupt:
+                if rows:  # the sizes measured so far: their table, as a full run prints it
+                    print_and_save(rows, None)
+                raise
+            rows.append(row)
+            print(f"P={P}: numpy {row['numpy_s']:.4g} s, torch {row['torch_s']:.4g} s, "
+                  f"autograd {row['autograd_s']:.4g} s (torch/autograd "
+                  f"{row['torch/autograd']:.3g}); |torch - numpy| <= "
+                  f"{row['torch_vs_numpy']:.2g}", flush=True)
+            if args.device.startswith("cuda"):
+                torch.cuda.empty_cache()
+        print_and_save(rows, args.out)
     return rows
 
 
-def check_sizes(sizes) -> None:
-    """``ValueError("--sizes: ...")`` unless every P is ≥ 6 (a global area of P − 4 ≥ 2
-    patches and a local area of 4)."""
+def measured_so_far(rows: list[dict]) -> str | None:
+    """What a stopped run keeps: the sizes measured (printed above), for a fault's message."""
+    if not rows:
+        return None
+    return (f"the rows of P = {', '.join(str(r['P']) for r in rows)} (printed above; no CSV "
+            "written)")
+
+
+def check_sizes(sizes, device: str = "cpu") -> list[str]:
+    """Every P of ``sizes`` checked by the engine's own validator and resource check, before
+    anything is measured: ``ValueError("--sizes: P=...: <the field's message>")`` for a P whose
+    timed problem ([`bench_config`][]) is not a valid configuration (a global area of P − 4
+    must hold the local area of 4: P >= 8) or does not fit this machine (the estimate is
+    named). Returns one line per P with its estimate (count rows, memory)."""
+    from .resources import check_resources, exact_log10_rows, memory_estimate
+
+    lines = []
     for P in sizes or ():
-        if P < 6:
-            raise ValueError(f"--sizes: every P must be >= 6 (got {P})")
+        try:
+            cfg = bench_config(P, "torch" if device != "cpu" else "numpy", device)
+            structure = check_resources(cfg)
+            need, _info = memory_estimate(cfg, structure)
+        except ValueError as e:
+            raise ValueError(f"--sizes: P={P}: {e}") from None
+        from theorylab.core.resources import format_bytes
+
+        log_rows, _groups = exact_log10_rows(structure)
+        lines.append(f"P={P}: about {10 ** log_rows:.3g} count rows, about "
+                     f"{format_bytes(need)} for the engine (the autograd baseline holds "
+                     "several times more)")
+    return lines

@@ -67,6 +67,37 @@ DTYPES = ("float64",)
 EXACT_ENGINES = ("population-brute", "population-exact", "population-laplace")
 #: The most Gauss–Legendre nodes of ``train.z_nodes`` (1.5 s to compute 256 on a shared CPU).
 MAX_Z_NODES = 256
+#: Hard upper bounds of sizes and magnitudes: field → (highest, reason). No run of the engines
+#: comes near them (the memory check refuses far smaller sizes with its estimate); a larger
+#: value is a typo (``P = 1e300``) refused in one line instead of an overflow, a hang or a crash.
+#:
+#: - ``data.P``: Υ is P×P, 80 GB of float64 at P = 10⁵.
+#: - ``data.L``, ``data.U``, ``data.z_values``: a coefficient multiplies a patch; the loss holds
+#:   z² and E[z²] = (U³ − L³)/(3(U − L)) overflows float64 for U near 10¹⁵⁰.
+#: - ``train.steps``: one step takes at least a millisecond: 10⁹ steps are over 11 days.
+#: - ``train.n_records``: each recorded step is a row of trajectory.csv (the schedule is held
+#:   in memory: 10⁹ rows are 8 GB).
+#: - ``train.threads``: far beyond any machine's cores; the run caps it at the usable cores.
+LIMITS = {
+    "data.P": (100_000, "Υ is P×P"),
+    "data.coefficient": (1e6, "a coefficient multiplies a patch and the loss holds z²"),
+    "train.steps": (1_000_000_000, "a step takes at least a millisecond"),
+    "train.n_records": (1_000_000, "each recorded step is a row of trajectory.csv"),
+    "train.threads": (1024, "far beyond any machine's cores; capped at the usable cores"),
+}
+#: The finest trapezoid step of ``population-laplace`` (its nodes grow like 1/step; 0.2 is
+#: already at rounding error against the enumeration).
+MIN_LAPLACE_STEP = 0.05
+#: The smallest CL temperature τ: the logits are cosine similarities over τ, so the loss grows
+#: like 1/τ; below 10⁻⁶ the loss and its spread leave any meaningful range (and overflow).
+MIN_CL_TEMPERATURE = 1e-6
+
+
+def _bounded(name: str, value: Any, lo: int) -> int:
+    """An integer >= ``lo`` and within its [`LIMITS`][] (the reason when it is exceeded)."""
+    hi, why = LIMITS[name]
+    _int(name, value, lo=lo)
+    return _int(name, value, hi=hi, why=why)
 
 
 def _size_from_kappa(name: str, kappa, P: int) -> int:
@@ -117,6 +148,7 @@ class DataConfig:
 
     def __post_init__(self) -> None:
         P = _int("data.P", self.P, lo=2)
+        P = _int("data.P", self.P, hi=LIMITS["data.P"][0], why=LIMITS["data.P"][1])
         _set(self, "P", P)
         _set(self, "K", _int("data.K", self.K, lo=1))
         _choice("data.areas", self.areas, AREAS)
@@ -151,8 +183,10 @@ class DataConfig:
         if (P - C1) % C != 0:
             raise ValueError(f"data.C: must divide P − C1 = {P - C1} (got C={C})")
         _choice("data.z_law", self.z_law, Z_LAWS)
-        _set(self, "L", _float("data.L", self.L, lo=0.0, lo_open=True))
+        zmax, zwhy = LIMITS["data.coefficient"]
+        _set(self, "L", _float("data.L", self.L, lo=0.0, lo_open=True, hi=zmax, why=zwhy))
         _set(self, "U", _float("data.U", self.U, lo=self.L))
+        _set(self, "U", _float("data.U", self.U, hi=zmax, why=zwhy))
         if self.z_law == "values":
             vals = self.z_values
             if not isinstance(vals, (list, tuple)) or not vals:
@@ -170,7 +204,8 @@ class DataConfig:
                     raise ValueError(f"data.z_probs: must sum to 1 (got {sum(pr)!r})")
                 _set(self, "z_probs", pr)
         elif self.z_values is not None or self.z_probs is not None:
-            raise ValueError("data.z_values: only used with z_law = 'values'")
+            name = "data.z_values" if self.z_values is not None else "data.z_probs"
+            raise ValueError(f"{name}: only used with z_law = 'values'")
         _set(self, "seed", _int("data.seed", self.seed, lo=0))
 
     @property
@@ -248,6 +283,9 @@ class ModelConfig:
         if self.cl_temperature is not None:
             _set(self, "cl_temperature", _float("model.cl_temperature", self.cl_temperature,
                                                 lo=0.0, lo_open=True))
+            _set(self, "cl_temperature", _float(
+                "model.cl_temperature", self.cl_temperature, lo=MIN_CL_TEMPERATURE,
+                why="the loss grows like 1/τ and leaves any meaningful range below that"))
         if self.cl_negatives is not None:
             _set(self, "cl_negatives", _int("model.cl_negatives", self.cl_negatives, lo=1))
         if self.cl_pooling is not None:
@@ -338,7 +376,7 @@ class TrainConfig:
     def __post_init__(self) -> None:
         _choice("train.engine", self.engine, ENGINES)
         _set(self, "lr", _float("train.lr", self.lr, lo=0.0))
-        _set(self, "steps", _int("train.steps", self.steps, lo=0))
+        _set(self, "steps", _bounded("train.steps", self.steps, lo=0))
         _choice("train.init", self.init, INITS)
         _set(self, "init_scale", _float("train.init_scale", self.init_scale, lo=0.0))
         _set(self, "mc_samples", _int("train.mc_samples", self.mc_samples, lo=2))
@@ -350,9 +388,12 @@ class TrainConfig:
                                        "with n"))
         _set(self, "laplace_step", _float("train.laplace_step", self.laplace_step, lo=0.0,
                                           hi=1.0, lo_open=True))
-        _set(self, "threads", _int("train.threads", self.threads, lo=0))
+        _set(self, "laplace_step", _float(
+            "train.laplace_step", self.laplace_step, lo=MIN_LAPLACE_STEP,
+            why="the trapezoid's nodes grow like 1/step, and 0.2 is already at rounding error"))
+        _set(self, "threads", _bounded("train.threads", self.threads, lo=0))
         _choice("train.record", self.record, RECORD)
-        _set(self, "n_records", _int("train.n_records", self.n_records, lo=2))
+        _set(self, "n_records", _bounded("train.n_records", self.n_records, lo=2))
         _set(self, "seed", _int("train.seed", self.seed, lo=0))
         _set(self, "max_configs", _int("train.max_configs", self.max_configs, lo=1))
         _choice("train.backend", self.backend, BACKENDS)

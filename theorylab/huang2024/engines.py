@@ -37,6 +37,8 @@ import math
 
 import numpy as np
 
+from theorylab.core.threads import capped_threads
+
 from .cl import CLBatch, cl_loss_grad
 from .config import ExperimentConfig
 from .data import AreaStructure, Batch, mask_count_probs, sample_batch, sample_masks, zlaw_nodes
@@ -369,7 +371,7 @@ class CLMonteCarloEngine(MAEEngine):
         threads = self.cfg.train.threads
         old = torch.get_num_threads()
         if threads:
-            torch.set_num_threads(threads)
+            torch.set_num_threads(capped_threads(threads))
         try:
             return cl_loss_grad(self.structure, params.Phi, params.Ups, batch,
                                 need_grad=need_grad, **self.loss_kw)

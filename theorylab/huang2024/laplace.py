@@ -37,6 +37,8 @@ import math
 
 import numpy as np
 
+from theorylab.core.threads import capped_threads
+
 from .config import ExperimentConfig
 from .data import AreaStructure, zlaw_nodes
 from .engine_base import Evaluation, MAEEngine, Params
@@ -100,7 +102,7 @@ class LaplaceEngine(MAEEngine):
 
         threads = torch.get_num_threads()
         if self.cfg.train.threads > 0:
-            torch.set_num_threads(self.cfg.train.threads)
+            torch.set_num_threads(capped_threads(self.cfg.train.threads))
         try:
             return self._evaluate(params, need_grad, torch)
         finally:

@@ -53,7 +53,6 @@ import argparse
 import copy
 import hashlib
 import math
-import pickle
 import sys
 import time
 from dataclasses import asdict, dataclass, replace
@@ -65,11 +64,12 @@ import pandas as pd
 import torch
 from torch import nn
 
-from theorylab.core.atomic_io import atomic_write_bytes, write_csv
+from theorylab.core.atomic_io import write_csv
 from theorylab.core.claims import t_interval
+from theorylab.core.safecache import library_versions, read_entry, write_entry
 from theorylab.core.sweep import active_cache
 from theorylab.core.threads import limit_threads
-from theorylab.vision.imagedata import default_fashion_mnist_dir, images_28
+from theorylab.vision.imagedata import image_data_identity, images_28
 from theorylab.vision.nets import (
     TrainConfig,
     ViT,
@@ -87,7 +87,7 @@ from .diversity import (
 
 __all__ = ["RealViTConfig", "MODELS", "METRICS", "TABLE_SCHEMA", "CURVE_SCHEMA", "QUICK",
            "FULL", "LARGE", "SETTINGS", "RealViTResult", "run_realvit", "cached_realvit",
-           "stored_realvit", "run_key", "seed_summary",
+           "stored_realvit", "run_key", "store_key", "seed_summary",
            "layer_attention", "last_layer_attention", "metrics_table", "head_average",
            "place_items", "mae_loss", "info_nce", "augment", "main"]
 
@@ -513,18 +513,10 @@ _SOURCE_MODULES = ("theorylab.huang2024.realvit", "theorylab.huang2024.diversity
                    "theorylab.vision.imagedata", "theorylab.vision.nets")
 
 
-def run_key(cfg: RealViTConfig, stand_in: bool = False) -> str:
-    """The store key of a run: a SHA-256 of the config, the stand-in flag, the data folder,
-    the torch and numpy versions and the source text of every module that computes the run
-    (``_SOURCE_MODULES``; a package contributes all its ``.py`` files), so that a changed
-    setting or a changed line of code never reads a stale run."""
+def _source_hash() -> str:
     import importlib
-    import json
 
     h = hashlib.sha256()
-    h.update(json.dumps({"config": cfg.as_dict(), "stand_in": stand_in,
-                         "data": str(default_fashion_mnist_dir()), "torch": torch.__version__,
-                         "numpy": np.__version__}, sort_keys=True).encode())
     for name in _SOURCE_MODULES:
         path = Path(importlib.import_module(name).__file__)
         files = sorted(path.parent.glob("*.py")) if path.name == "__init__.py" else [path]
@@ -533,21 +525,79 @@ def run_key(cfg: RealViTConfig, stand_in: bool = False) -> str:
     return h.hexdigest()[:32]
 
 
+def store_key(cfg: RealViTConfig, stand_in: bool = False) -> dict:
+    """What a stored run was computed from: the config, the stand-in flag, the identity of the
+    data ([`image_data_identity`][theorylab.vision.imagedata.image_data_identity]: a digest of
+    each Fashion-MNIST file, or the digits stand-in), the library versions and a hash of the
+    source of every module that computes the run (``_SOURCE_MODULES``)."""
+    return {"what": "huang2024 realvit", "config": cfg.as_dict(), "stand_in": stand_in,
+            "data": image_data_identity(stand_in), "versions": library_versions(),
+            "code": _source_hash()}
+
+
+def run_key(cfg: RealViTConfig, stand_in: bool = False) -> str:
+    """The store file name of a run: a SHA-256 of its [`store_key`][], so that a changed
+    setting, data file, library or line of code never reads a stale run (and the key inside
+    the file is checked again when it is read)."""
+    import json
+
+    text = json.dumps(store_key(cfg, stand_in), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _entry_parts(res: RealViTResult) -> dict:
+    arrays = {f"maps/{seed}/{model}": np.asarray(a) for (seed, model), a in res.maps.items()}
+    arrays.update({f"images/{seed}": np.asarray(a) for seed, a in res.images.items()})
+    meta = {"description": res.description, "seconds": res.seconds, "data": res.data}
+    return {"arrays": arrays, "tables": {"table": res.table, "curves": res.curves},
+            "meta": meta}
+
+
+def _from_entry(entry, cfg: RealViTConfig) -> RealViTResult:
+    maps, images = {}, {}
+    for name, a in entry.arrays.items():
+        parts = name.split("/")
+        if parts[0] == "maps" and len(parts) == 3:
+            maps[(int(parts[1]), parts[2])] = a
+        elif parts[0] == "images" and len(parts) == 2:
+            images[int(parts[1])] = a
+    meta = entry.meta
+    return RealViTResult(entry.tables["table"], entry.tables["curves"], maps, images, cfg,
+                         str(meta.get("description", "")), float(meta.get("seconds", 0.0)),
+                         str(meta.get("data", "")))
+
+
 def stored_realvit(cfg: RealViTConfig, folder: str | Path | None, *, stand_in: bool = False,
                    **kw) -> RealViTResult:
-    """[`run_realvit`][] of `cfg`, read from ``folder/realvit/<run_key>.pkl`` when that file
-    exists, else computed and written there (atomically); `folder` None: always computed.
-    The file is theorylab's own pickle; a folder is only ever read by the machine that wrote
-    it (the store of ``--cache DIR``)."""
+    """[`run_realvit`][] of `cfg`, read from ``folder/realvit/<run_key>.npz`` when that file is
+    an entry of this run's [`store_key`][], else computed and written there; `folder` None:
+    always computed. The file is a [`theorylab.core.safecache`][] entry (arrays and tables
+    read without pickle: no file in a shared or copied cache can run code). A file that is not
+    this run's entry (damaged, foreign, a stand-in under the real key) is reported in one line
+    and the run recomputed; a write that fails (a full disk) is reported and the computed
+    result used all the same."""
     if folder is None:
         return run_realvit(cfg, stand_in=stand_in, **kw)
-    path = Path(folder) / "realvit" / f"{run_key(cfg, stand_in)}.pkl"
-    if path.is_file():
-        with open(path, "rb") as fh:
-            return pickle.load(fh)
+    key = store_key(cfg, stand_in)
+    path = Path(folder) / "realvit" / f"{run_key(cfg, stand_in)}.npz"
+    entry, why = read_entry(path, key)
+    if entry is not None:
+        try:
+            res = _from_entry(entry, cfg)
+            if not stand_in and res.data != "fashion-mnist":
+                raise ValueError(f"holds a run on {res.data!r}, not Fashion-MNIST")
+            return res
+        except (KeyError, ValueError, TypeError) as e:
+            why = f"{path} is not a usable entry ({e})"
+    if why:
+        print(f"cache: {why}; recomputed", file=sys.stderr)
     res = run_realvit(cfg, stand_in=stand_in, **kw)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL))
+    try:
+        write_entry(path, key, **_entry_parts(res))
+    except (OSError, ValueError) as e:
+        what = getattr(e, "strerror", None) or str(e)
+        print(f"cache: cannot write {path} ({what}); the result is used but not kept",
+              file=sys.stderr)
     return res
 
 

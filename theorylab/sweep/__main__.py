@@ -9,21 +9,23 @@ no Dask; ``--scheduler tcp://HOST:PORT``: any running Dask scheduler; ``--slurm 
 SLURM cluster of that many single-worker batch jobs through dask-jobqueue (docs/sweeps.md).
 Exit status: 0 all points ok or diverged, 1 some failed or every Dask worker was gone for
 ``--worker-timeout`` seconds (the unfinished points and the command that resumes are
-printed), 2 a bad spec or argument, a store in use or no worker joining (one line
-``error: <field>: ...``), 130 interrupted by SIGINT or SIGTERM (the finished points are kept;
-the unfinished ones and the command that resumes are printed).
+printed) or the disk is full (the points kept and the command that resumes are printed), 2 a
+bad spec or argument, a store in use or no worker joining (one line ``error: <field>: ...``),
+130 interrupted by SIGINT, 143 by SIGTERM (the finished points are kept; the unfinished ones
+and the command that resumes are printed).
 """
 
 from __future__ import annotations
 
 import logging
 import shlex
-import signal
 import sys
 
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.faults import command, keeping, stop_code
 from theorylab.core.sweep import (
     WORKER_TIMEOUT_S,
+    SweepInterrupted,
     SweepStoppedError,
     parse_shard,
     run_sweep_spec,
@@ -36,22 +38,33 @@ from theorylab.core.threads import add_threads_argument, threads_from_args
 LISTED = 10
 
 
-def _sigterm_as_interrupt(signum, frame):
-    raise KeyboardInterrupt
+def _again(argv: list[str]) -> str:
+    return shlex.join([sys.executable, "-m", "theorylab.sweep",
+                       *(x for x in argv if x != "--new-store")])
 
 
-def _stopped(e: SweepStoppedError, argv: list[str]) -> int:
+def _stopped(e: SweepStoppedError | SweepInterrupted, argv: list[str]) -> int:
     n = len(e.unfinished)
     names = [f"{p.run_id} {p.labels}" for p in e.unfinished[:LISTED]]
     more = f" and {n - LISTED} more" if n > LISTED else ""
-    again = [sys.executable, "-m", "theorylab.sweep", *(x for x in argv if x != "--new-store")]
     what = "interrupted" if e.interrupted else f"error: {e}"
     print(f"{what}; {len(e.results)} of {len(e.results) + n} points done and kept, "
           f"{n} unfinished: "
-          f"{'; '.join(names)}{more}. Resume with: {shlex.join(again)}", file=sys.stderr)
-    return 130 if e.interrupted else 1
+          f"{'; '.join(names)}{more}. Resume with: {_again(argv)}", file=sys.stderr)
+    return stop_code() if e.interrupted else 1
 
 
+def _points_kept(out: str, argv: list[str]):
+    def describe() -> str:
+        from pathlib import Path
+
+        points = Path(out) / "points"
+        n = len(list(points.glob("*.parquet"))) if points.is_dir() else 0
+        return f"{n} finished point file(s) in {out}; resume with: {_again(argv)}"
+    return describe
+
+
+@command("sweep")
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     p = ArgumentParser(prog="python -m theorylab.sweep", description=__doc__.split("\n")[0])
@@ -94,26 +107,24 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--{e}")
     logging.basicConfig(level=logging.INFO if a.verbose else logging.WARNING,
                         format="%(message)s")
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     try:
-        table = run_sweep_spec(a.spec, a.out, scheduler=a.scheduler, workers=a.workers,
-                               shard=a.shard, dry_run=a.dry_run, new_store=a.new_store,
-                               threads=threads_from_args(a), slurm=a.slurm or 0,
-                               slurm_memory=a.slurm_memory, oversubscribe=a.oversubscribe,
-                               worker_timeout=a.worker_timeout, verbose=a.verbose,
-                               progress=False if a.no_progress else None)
+        with keeping(_points_kept(a.out, argv)):
+            table = run_sweep_spec(a.spec, a.out, scheduler=a.scheduler, workers=a.workers,
+                                   shard=a.shard, dry_run=a.dry_run, new_store=a.new_store,
+                                   threads=threads_from_args(a), slurm=a.slurm or 0,
+                                   slurm_memory=a.slurm_memory, oversubscribe=a.oversubscribe,
+                                   worker_timeout=a.worker_timeout, verbose=a.verbose,
+                                   progress=False if a.no_progress else None)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except SweepStoppedError as e:
+    except (SweepStoppedError, SweepInterrupted) as e:
         return _stopped(e, argv)
     except KeyboardInterrupt:  # before any point started (reading the spec, starting Dask)
         print(f"interrupted before any point ran. Rerun with: "
               f"{shlex.join([sys.executable, '-m', 'theorylab.sweep', *argv])}",
               file=sys.stderr)
-        return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+        return stop_code()
     if a.dry_run:
         print(table.to_string(index=False, max_rows=60))
         return 0

@@ -25,13 +25,16 @@ reading of the paper's "shuffle grid size" is INFERRED (see `block_permutation`)
 from __future__ import annotations
 
 import gzip
+import hashlib
 import os
+import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from theorylab.core.missing import MissingDataError
+from theorylab.core.missing import DataFileError, MissingDataError
 
 __all__ = [
     "FASHION_MNIST_APT_PACKAGE",
@@ -46,6 +49,7 @@ __all__ = [
     "fashion_mnist",
     "fashion_mnist_available",
     "digits_28",
+    "image_data_identity",
     "images_28",
     "invert_permutation",
     "load_digits_images",
@@ -117,24 +121,71 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
     **Arguments:**
 
     - `path`: an `.idx*-ubyte` file, gzipped if its name ends in `.gz`.
+
+    A damaged file (not gzip, truncated, a wrong header) raises
+    [`DataFileError`][theorylab.core.missing.DataFileError] naming it.
     """
     path = Path(path)
+    where = f"{_DIR_ENV}: {path}"
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        raw = fh.read()
+    try:
+        with opener(path, "rb") as fh:
+            raw = fh.read()
+    except (gzip.BadGzipFile, EOFError, zlib.error) as e:
+        raise DataFileError(f"{where}: not a readable gzip file ({' '.join(str(e).split())}); "
+                            f"reinstall {FASHION_MNIST_APT_PACKAGE}") from None
+    except OSError as e:
+        raise DataFileError(f"{where}: cannot be read ({e.strerror or e})") from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
-        raise ValueError(f"{path}: not an idx file (bad magic number)")
+        raise DataFileError(f"{where}: not an idx file (bad magic number)")
     code, ndim = raw[2], raw[3]
     if code not in _IDX_DTYPES:
-        raise ValueError(f"{path}: unknown idx type code 0x{code:02x}")
+        raise DataFileError(f"{where}: unknown idx type code 0x{code:02x}")
+    if len(raw) < 4 + 4 * ndim:
+        raise DataFileError(f"{where}: truncated idx header")
     dims = np.frombuffer(raw, dtype=">i4", count=ndim, offset=4).astype(np.int64)
     dtype = _IDX_DTYPES[code]
     offset = 4 + 4 * ndim
     count = int(np.prod(dims)) if ndim else 1
     if len(raw) - offset != count * dtype.itemsize:
-        raise ValueError(f"{path}: header says {count} items, file has the wrong size")
+        raise DataFileError(f"{where}: header says {count} items, the file has the wrong size "
+                            f"(truncated or replaced); reinstall {FASHION_MNIST_APT_PACKAGE}")
     data = np.frombuffer(raw, dtype=dtype, count=count, offset=offset)
     return data.reshape(tuple(int(n) for n in dims)).astype(dtype.newbyteorder("="))
+
+
+#: The setting that names the Fashion-MNIST folder (named in the messages of damaged files).
+_DIR_ENV = "THEORYLAB_FASHION_MNIST_DIR"
+
+
+@lru_cache(maxsize=8)
+def _file_digest(path: str, size: int, mtime_ns: int) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:32]
+
+
+def image_data_identity(stand_in: bool = False) -> dict:
+    """What [`images_28`][] reads now, for a cache key: ``{"name": "fashion-mnist", "files":
+    {file: SHA-256}}`` (a digest of each idx file, so a replaced file is another data set), or
+    ``{"name": "digits-28", "sklearn": version}`` when a stand-in run would use the digits."""
+    root = default_fashion_mnist_dir()
+    if stand_in and not fashion_mnist_available(root):
+        import sklearn
+
+        return {"name": "digits-28", "sklearn": sklearn.__version__}
+    files = {}
+    for pair in _FASHION_MNIST_FILES.values():
+        for f in pair:
+            p = root / f
+            try:
+                st = p.stat()
+                files[f] = _file_digest(str(p), st.st_size, st.st_mtime_ns)
+            except OSError:
+                files[f] = "missing"
+    return {"name": "fashion-mnist", "files": files}
 
 
 def fashion_mnist_available(root: str | os.PathLike | None = None) -> bool:
@@ -174,7 +225,8 @@ def load_fashion_mnist(
     images = read_idx(root / img_name)
     labels = read_idx(root / lab_name).astype(np.int64)
     if images.ndim != 3 or images.shape[0] != labels.shape[0]:
-        raise ValueError(f"{root}: images {images.shape} and labels {labels.shape} do not match")
+        raise DataFileError(f"{_DIR_ENV}: {root}: images {images.shape} and labels "
+                            f"{labels.shape} do not match")
     return images, labels
 
 

@@ -20,6 +20,7 @@ from theorylab.core.figures.registry import (
     save_figure,
     stderr_is_tty,
 )
+from theorylab.core.folders import claim_folder
 from theorylab.core.missing import MissingDataError
 from theorylab.core.provenance import default_out, provenance
 
@@ -144,7 +145,7 @@ def run_figures(
         out = default_out("figures", quick=quick, custom=seed != 0 or device != "cpu")
     out = Path(out)
     read_manifest(out)  # a damaged manifest is refused before anything is rendered
-    out.mkdir(parents=True, exist_ok=True)
+    claim_folder(out, "figures")  # never a run folder, a store or results; marks a new one
     ctx = FigureContext(out=out, quick=quick, device=device, seed=seed, progress=progress)
     version = package_version()
     made = provenance(quick)

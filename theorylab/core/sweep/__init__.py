@@ -24,6 +24,7 @@ import pandas as pd
 
 from .runner import (
     WORKER_TIMEOUT_S,
+    SweepInterrupted,
     SweepStoppedError,
     active_cache,
     compute_point,
@@ -45,9 +46,10 @@ from .spec import (
 from .store import PROVENANCE_COLUMNS, Store, load_sweep
 
 __all__ = ["PROVENANCE_COLUMNS", "RESULT_SCHEMA_VERSION", "WORKER_TIMEOUT_S", "Point", "Store",
-           "SweepSpec", "SweepStoppedError", "active_cache", "call_point", "compute_point",
-           "execute", "load_spec", "load_sweep", "open_client", "parse_shard", "run_point",
-           "run_points", "run_sweep_spec", "spec_from_dict", "usable_cores", "use_executor"]
+           "SweepInterrupted", "SweepSpec", "SweepStoppedError", "active_cache", "call_point",
+           "compute_point", "execute", "load_spec", "load_sweep", "open_client", "parse_shard",
+           "run_point", "run_points", "run_sweep_spec", "spec_from_dict", "usable_cores",
+           "use_executor"]
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -84,15 +86,16 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
     with `slurm_memory`; `worker_timeout`: seconds to wait for a Dask worker (see
     [`open_client`][]); `verbose`: Dask's own log lines too.
 
-    One sweep writes a store at a time (``sweep.lock``); [`SweepStoppedError`][] when interrupted
-    or when every worker is gone (the finished points are stored and in ``results.parquet``).
+    One sweep writes a store at a time (``sweep.lock``, a kernel lock); [`SweepInterrupted`][]
+    when interrupted, [`SweepStoppedError`][] when every worker is gone (the finished points are
+    stored and in ``results.parquet``).
     """
     if isinstance(spec, (str, Path)):
         spec = load_spec(spec)
     elif isinstance(spec, dict):
         spec = spec_from_dict(spec)
     shard = parse_shard(shard) if isinstance(shard, (str, type(None))) else shard
-    store = Store(out)
+    store = Store(out, readonly=dry_run)
     head = (f"{spec.n_points()} points ({spec.mode} of "
             f"{', '.join(spec.axis_names()) or 'no axes'}; point type {spec.point})")
     if dry_run:
@@ -145,7 +148,7 @@ def _run_locked(spec, store, points, chosen, *, new_store, client, scheduler, wo
                              say=say, oversubscribe=oversubscribe,
                              worker_timeout=worker_timeout, verbose=verbose) as c:
                 res = run(client=c)
-    except SweepStoppedError as e:
+    except (SweepStoppedError, SweepInterrupted) as e:
         store.consolidate(points, e.results)
         raise
     table = store.consolidate(points, res)

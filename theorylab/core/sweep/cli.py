@@ -8,6 +8,7 @@ import argparse
 import contextlib
 
 from ..cli import nonnegative_int
+from ..folders import claim_folder
 from .runner import use_executor
 from .store import Store
 
@@ -35,6 +36,7 @@ def executor_from_args(args: argparse.Namespace) -> contextlib.AbstractContextMa
     if args.cache is not None:
         try:
             Store(args.cache)
+            claim_folder(args.cache, "cache", create=False)
         except ValueError as e:
             raise ValueError(f"--cache: {str(e).removeprefix('out: ')}") from None
     return use_executor(cache=args.cache, scheduler=args.scheduler, workers=args.workers)

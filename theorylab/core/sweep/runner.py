@@ -26,11 +26,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from theorylab.core.threads import usable_cores
+
 from .spec import Point, get_paper
 from .store import Store
 
-__all__ = ["SweepStoppedError", "WORKER_TIMEOUT_S", "active_cache", "compute_point", "execute",
-           "open_client", "run_points", "slurm_cluster", "usable_cores", "use_executor"]
+__all__ = ["SweepInterrupted", "SweepStoppedError", "WORKER_TIMEOUT_S", "active_cache",
+           "compute_point", "execute", "open_client", "run_points", "slurm_cluster", "usable_cores",
+           "use_executor"]
 
 #: How long a sweep waits for a first Dask worker, and for a worker to come back once all
 #: are gone, before it stops with an error (``--worker-timeout``; 0 waits forever). A SLURM
@@ -40,9 +43,10 @@ SLURM_WORKER_TIMEOUT_S = 3600.0
 
 
 class SweepStoppedError(Exception):
-    """The sweep stopped before all its points were done: ``interrupted`` (SIGINT or SIGTERM)
-    or every Dask worker gone for longer than the worker timeout. ``unfinished``: the points
-    not computed; ``results``: run_id → table of those that were."""
+    """The sweep stopped before all its points were done: every Dask worker gone for longer
+    than the worker timeout (``interrupted`` False), or, as its subclass
+    [`SweepInterrupted`][], SIGINT or SIGTERM. ``unfinished``: the points not computed;
+    ``results``: run_id → table of those that were."""
 
     def __init__(self, message: str, unfinished, results, interrupted: bool) -> None:
         super().__init__(message)
@@ -51,13 +55,16 @@ class SweepStoppedError(Exception):
         self.interrupted = interrupted
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity; ``os.cpu_count()`` where the
-    platform has none)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
+class SweepInterrupted(KeyboardInterrupt):
+    """A sweep stopped by SIGINT or SIGTERM: a ``KeyboardInterrupt`` (so that no
+    ``except Exception`` of a caller swallows it: the whole command stops) with the attributes
+    of [`SweepStoppedError`][] (``unfinished``, ``results``, ``interrupted = True``)."""
+
+    def __init__(self, message: str, unfinished, results, interrupted: bool = True) -> None:
+        super().__init__(message)
+        self.unfinished = list(unfinished)
+        self.results = dict(results)
+        self.interrupted = True
 
 
 def quiet_dask_logs(verbose: bool = False) -> None:
@@ -242,8 +249,9 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
     process, one by one) and write each to the store as it finishes. Returns run_id → table of
     every point (cached ones read from the store).
 
-    [`SweepStoppedError`][] on SIGINT (``KeyboardInterrupt``) and when the client has had no worker
-    for ``worker_timeout`` seconds (default: the one [`open_client`][] waited; 0: forever)."""
+    [`SweepInterrupted`][] on SIGINT or SIGTERM (``KeyboardInterrupt``), [`SweepStoppedError`][]
+    when the client has had no worker for ``worker_timeout`` seconds (default: the one
+    [`open_client`][] waited; 0: forever)."""
     from tqdm.auto import tqdm
 
     results: dict[str, pd.DataFrame] = {}
@@ -283,12 +291,13 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
 
     futures: dict = {}
 
-    def stopped(message: str, interrupted: bool) -> SweepStoppedError:
+    def stopped(message: str, interrupted: bool) -> SweepStoppedError | SweepInterrupted:
         if futures:
             with contextlib.suppress(Exception):
                 client.cancel(list(futures))
         left = [p for p in todo if p.run_id not in results]
-        return SweepStoppedError(message, left, results, interrupted)
+        kind = SweepInterrupted if interrupted else SweepStoppedError
+        return kind(message, left, results, interrupted)
 
     try:
         if client is None:

@@ -3,12 +3,15 @@
 Layout of a store folder ``DIR``::
 
     DIR/sweep.json            the spec, its fingerprint, base hash and its points' run ids
-    DIR/sweep.lock            while a sweep writes: its pid, host, start time and command
+    DIR/sweep.lock            the writer's kernel lock (flock); held: pid, host, start, command
+    DIR/.theorylab.json       the folder's marker: a sweep store (or a point cache)
     DIR/points/<run_id>.parquet   one point: its kept rows, status, message and provenance
     DIR/results.parquet       the consolidated table (axes as columns), rebuilt after each run
 
 A point file exists only once its point is finished (ok, diverged or failed); a killed sweep
-leaves at most a temporary file, removed when the store is opened again. Each point file
+leaves at most a temporary file, removed by the next sweep that takes the store's lock (a
+reader, such as ``sweep --dry-run`` or ``check --cache``, never removes anything, so it cannot
+break a sweep that writes beside it). Each point file
 carries its run id and config hash in its Parquet metadata (``theorylab.run_id``,
 ``theorylab.config_hash``); a file whose metadata does not match the point it is read for (a
 file of another run renamed, or one without them) is not a cache hit: it is reported and the
@@ -19,13 +22,9 @@ figures) has only ``points/``.
 from __future__ import annotations
 
 import contextlib
-import datetime
 import io
 import json
 import os
-import shlex
-import socket
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -34,6 +33,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from theorylab.core import atomic_io
+from theorylab.core.folders import MARKER, claim_folder
+from theorylab.core.locks import folder_lock
+from theorylab.core.provenance import refuse_foreign_committed
 from theorylab.core.trainer import check_out_folder
 
 from .spec import Point
@@ -97,28 +99,24 @@ def _read_manifest(path: Path) -> dict | None:
     return old
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
-
-
 class Store:
     """A store folder (created on first write). ``ValueError("out: ...")`` for an unusable
-    path."""
+    path. Opening a store reads nothing and changes nothing: ``readonly`` stores (``sweep
+    --dry-run``, a table's reader) are not even required to be writable."""
 
-    def __init__(self, folder: str | Path) -> None:
-        self.root = check_out_folder(folder)
+    def __init__(self, folder: str | Path, *, readonly: bool = False) -> None:
+        if readonly:
+            self.root = Path(folder)
+        else:
+            self.root = check_out_folder(folder)
+            refuse_foreign_committed(self.root, None, what="a sweep store", field="out")
         self.points_dir = self.root / "points"
+        if self.points_dir.exists() and not self.points_dir.is_dir():
+            raise ValueError(f"out: {self.points_dir} is a file, not the folder of a store's "
+                             f"points; use another --out, or move that file away")
         #: point files that were not the point they were read for (path, what was wrong);
         #: the runner reports them and recomputes their points.
         self.mismatches: dict[Path, str] = {}
-        if self.points_dir.is_dir():
-            atomic_io.remove_stale_temporaries(self.points_dir)
 
     # -- points ------------------------------------------------------------------------------
     def path(self, run_id: str) -> Path:
@@ -157,6 +155,8 @@ class Store:
 
     def write(self, point: Point, table: pd.DataFrame) -> None:
         """The point's file, atomically, with its run id and config hash as metadata."""
+        if not (self.root / MARKER).is_file():  # a point cache's first point (a sweep marks first)
+            claim_folder(self.root, "cache")
         meta = {RUN_ID_KEY: point.run_id.encode(), CONFIG_HASH_KEY: point.config_hash.encode()}
         atomic_io.atomic_write_bytes(self.path(point.run_id), _to_parquet_bytes(table, meta))
 
@@ -166,54 +166,19 @@ class Store:
         return self.root / "sweep.lock"
 
     @contextlib.contextmanager
-    def lock(self, say=print):
-        """Hold ``sweep.lock`` for the block: ``ValueError("out: ...")`` naming the process that
-        holds it (pid, host, start time, command); a lock of a process that no longer runs on
-        this host is taken over (and said)."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        info = {"pid": os.getpid(), "host": socket.gethostname(),
-                "started": datetime.datetime.now(datetime.timezone.utc).isoformat(
-                    timespec="seconds"),
-                "command": shlex.join([sys.executable, *sys.argv])}
-        for _ in range(3):
-            try:
-                fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                other = self._read_lock()
-                if other is None:
-                    continue  # removed meanwhile, or unreadable and removed: try again
-                pid, host = other.get("pid"), other.get("host")
-                if host == info["host"] and isinstance(pid, int) and not _pid_alive(pid):
-                    say(f"sweep: removing the stale lock {self.lock_path} of pid {pid} (started "
-                        f"{other.get('started', '?')}), which no longer runs")
-                    self.lock_path.unlink(missing_ok=True)
-                    continue
-                raise ValueError(
-                    f"out: the store {self.root} is in use by another sweep: pid {pid} on host "
-                    f"{host}, started {other.get('started', '?')} "
-                    f"({other.get('command', '?')}); wait for it to end, or remove "
-                    f"{self.lock_path} if that process is gone") from None
-            with os.fdopen(fd, "w") as f:
-                json.dump(info, f)
-            break
-        else:
-            raise ValueError(f"out: cannot take the lock {self.lock_path}; another sweep is "
-                             f"starting in {self.root}")
-        try:
+    def lock(self, say=print, kind: str = "sweep"):
+        """Hold the store's kernel lock (``flock`` on ``sweep.lock``) for the block, or raise
+        ``ValueError("out: ...")`` naming the process that holds it (pid, host, start time,
+        command). A lock dies with its process, so there is no stale lock to take over. The
+        holder first checks the folder is a store (its marker: ``kind``), then removes the
+        temporaries that killed writes left."""
+        claim_folder(self.root, kind)
+        with folder_lock(self.lock_path, what="sweep"):
+            if self.points_dir.is_dir():
+                atomic_io.remove_stale_temporaries(self.points_dir,
+                                                   lambda n: n.endswith(".parquet"))
+            atomic_io.remove_stale_temporaries(self.root, ("sweep.json", "results.parquet"))
             yield
-        finally:
-            if (self._read_lock() or {}).get("pid") == info["pid"]:
-                self.lock_path.unlink(missing_ok=True)
-
-    def _read_lock(self) -> dict | None:
-        try:
-            other = json.loads(self.lock_path.read_text())
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
-            return {"pid": "?", "host": "?", "started": "?",
-                    "command": f"unreadable lock file {self.lock_path}"}
-        return other if isinstance(other, dict) else {"pid": "?", "host": "?"}
 
     # -- spec identity ---------------------------------------------------------------------------
     @property
