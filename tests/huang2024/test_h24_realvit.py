@@ -305,7 +305,7 @@ def test_stored_realvit_computes_once_per_key(tmp_path, monkeypatch):
     a = rv.stored_realvit(rv.QUICK, tmp_path)
     b = rv.stored_realvit(rv.QUICK, tmp_path)  # read back: no second computation
     assert len(calls) == 1 and b.description == "fake" and b.config == a.config
-    assert len(list((tmp_path / "realvit").glob("*.pkl"))) == 1
+    assert len(list((tmp_path / "realvit").glob("*.npz"))) == 1
     rv.stored_realvit(replace(rv.QUICK, epochs=3), tmp_path)  # another setting: computed
     rv.stored_realvit(rv.QUICK, None)  # no folder: always computed
     assert len(calls) == 3

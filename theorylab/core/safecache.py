@@ -76,7 +76,7 @@ def load_error(err: BaseException) -> str:
 
 def _plain(name: str, a: np.ndarray) -> np.ndarray:
     a = np.asarray(a)
-    if a.dtype.kind not in "biufcUS?" and a.dtype != np.bool_:
+    if a.dtype.kind not in "biufcUS":
         raise ValueError(f"{name}: a cache holds numbers, booleans and text only (got dtype "
                          f"{a.dtype})")
     return a
@@ -86,8 +86,8 @@ def write_entry(path: str | Path, key: Mapping[str, Any], *,
                 arrays: Mapping[str, np.ndarray] | None = None,
                 tables: Mapping[str, pd.DataFrame] | None = None,
                 meta: Mapping[str, Any] | None = None) -> None:
-    """Write an entry atomically (module docstring). Object columns of a table are stored as
-    text; ``ValueError`` for an array of Python objects."""
+    """Write an entry atomically (module docstring). Text columns of a table are stored as
+    text (and read back with their dtype); ``ValueError`` for an array of Python objects."""
     members: dict[str, np.ndarray] = {}
     layout: dict[str, list] = {}
     for name, a in (arrays or {}).items():
@@ -97,7 +97,8 @@ def write_entry(path: str | Path, key: Mapping[str, Any], *,
         for i, col in enumerate(df.columns):
             s = df[col]
             kind = str(s.dtype)
-            values = s.astype(str).to_numpy(dtype=str) if s.dtype == object else s.to_numpy()
+            plain = (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s))
+            values = s.to_numpy() if plain else s.astype(str).to_numpy(dtype=str)
             members[f"t/{tname}/{i}"] = _plain(f"{tname}.{col}", values)
             cols.append([str(col), kind])
         layout[tname] = cols
@@ -137,7 +138,7 @@ def read_entry(path: str | Path, key: Mapping[str, Any]) -> tuple[CacheEntry | N
                 data = {}
                 for i, (cname, kind) in enumerate(cols):
                     values = np.array(z[f"t/{tname}/{i}"])
-                    data[cname] = pd.Series(values, dtype=object if kind == "object" else kind)
+                    data[cname] = pd.Series(values, dtype=kind)
                 tables[tname] = pd.DataFrame(data)
     except (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile,
             UnicodeDecodeError) as e:

@@ -71,7 +71,8 @@ MAX_Z_NODES = 256
 #: comes near them (the memory check refuses far smaller sizes with its estimate); a larger
 #: value is a typo (``P = 1e300``) refused in one line instead of an overflow, a hang or a crash.
 #:
-#: - ``data.P``: Υ is P×P, 80 GB of float64 at P = 10⁵.
+#: - ``data.P``: Υ is P×P, 8·10¹⁸ bytes of float64 at P = 10⁹ (the memory check refuses far
+#:   smaller P with its estimate; this bound keeps the estimate itself finite).
 #: - ``data.L``, ``data.U``, ``data.z_values``: a coefficient multiplies a patch; the loss holds
 #:   z² and E[z²] = (U³ − L³)/(3(U − L)) overflows float64 for U near 10¹⁵⁰.
 #: - ``train.steps``: one step takes at least a millisecond: 10⁹ steps are over 11 days.
@@ -79,7 +80,7 @@ MAX_Z_NODES = 256
 #:   in memory: 10⁹ rows are 8 GB).
 #: - ``train.threads``: far beyond any machine's cores; the run caps it at the usable cores.
 LIMITS = {
-    "data.P": (100_000, "Υ is P×P"),
+    "data.P": (1_000_000_000, "Υ is P×P"),
     "data.coefficient": (1e6, "a coefficient multiplies a patch and the loss holds z²"),
     "train.steps": (1_000_000_000, "a step takes at least a millisecond"),
     "train.n_records": (1_000_000, "each recorded step is a row of trajectory.csv"),
