@@ -33,7 +33,7 @@ from theorylab.core import atomic_io as _io
 from theorylab.core.claims import Claim, markdown_table, write_result
 from theorylab.core.claims.report import fragile_thresholds, robust_cell
 from theorylab.core.cli import ArgumentParser
-from theorylab.core.faults import command, keeping, written_since
+from theorylab.core.faults import command, is_disk_full, keeping, written_since
 from theorylab.core.folders import claim_folder
 from theorylab.core.missing import DataFileError, MissingDataError
 from theorylab.core.provenance import (
@@ -118,6 +118,8 @@ def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/
                          "runtime_s": time.perf_counter() - t0,
                          "headline": err.reason, "error": ""})
         except Exception as err:  # report and go on: one failing claim must not hide the others
+            if is_disk_full(err):  # but a full disk stops every claim: the command ends
+                raise
             rows.append({**base, "verdict": "error", "robust?": "–",
                          "runtime_s": time.perf_counter() - t0,
                          "headline": "", "error": f"{type(err).__name__}: {err}"})

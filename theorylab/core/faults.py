@@ -166,38 +166,43 @@ def command(name: str) -> Callable:
     """Decorator of an entry point's ``main(argv) -> int``: run it under [`stop_signals`][]
     and end every interrupt, full disk and refused path with one line and its exit status
     (module docstring). A ``main`` called inside another wrapped one (``theorylab run`` calls
-    ``theorylab.run.main``) is wrapped once."""
+    ``theorylab.run.main``) reports its own faults, under its own name; the signal handlers
+    are installed once, by the outermost."""
 
     def wrap(main: Callable[..., int]) -> Callable[..., int]:
         @functools.wraps(main)
         def run(*args, **kwargs) -> int:
-            if _DEPTH["n"]:
-                return main(*args, **kwargs)
+            outer = _DEPTH["n"] == 0
             _DEPTH["n"] += 1
-            _SAID.clear()
+            if outer:
+                _SAID.clear()
             try:
-                with stop_signals():
-                    try:
-                        return main(*args, **kwargs)
-                    except KeyboardInterrupt:
-                        _say(f"{name}: interrupted by {stop_name()}; {kept_line()}")
-                        return stop_code()
-                    except OSError as err:
-                        if err.errno in DISK_FULL:
-                            _say(f"error: disk full: {err.strerror}{_where(err)}; "
-                                 f"{kept_line()}")
-                            return 1
-                        if err.errno in NOT_ALLOWED:
-                            _say(f"error: out: {err.strerror}{_where(err)}; {kept_line()}")
-                            return 2
-                        raise
+                with stop_signals() if outer else contextlib.nullcontext():
+                    return _ended(name, main, args, kwargs)
             finally:
                 _DEPTH["n"] -= 1
-                _SAID.clear()
+                if outer:
+                    _SAID.clear()
 
         return run
 
     return wrap
+
+
+def _ended(name: str, main: Callable[..., int], args, kwargs) -> int:
+    try:
+        return main(*args, **kwargs)
+    except KeyboardInterrupt:
+        _say(f"{name}: interrupted by {stop_name()}; {kept_line()}")
+        return stop_code()
+    except OSError as err:
+        if err.errno in DISK_FULL:
+            _say(f"error: disk full: {err.strerror}{_where(err)}; {kept_line()}")
+            return 1
+        if err.errno in NOT_ALLOWED:
+            _say(f"error: out: {err.strerror}{_where(err)}; {kept_line()}")
+            return 2
+        raise
 
 
 def _say(line: str) -> None:

@@ -180,6 +180,26 @@ def slurm_cluster(jobs: int, memory: str = "4GB"):
 
 
 @contextlib.contextmanager
+def _children_ignore_sigint():
+    """Within the block, SIGINT is ignored, so that the processes started in it (the local
+    cluster's nannies and workers, multiprocessing's resource tracker) inherit that: a Ctrl-C
+    at the terminal, which signals the whole process group, then stops only this process,
+    which closes the cluster itself, quietly, instead of every worker printing its own
+    traceback."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+@contextlib.contextmanager
 def open_client(scheduler: str | None = None, workers: int | None = None, *, slurm: int = 0,
                 slurm_memory: str = "4GB", say=print, oversubscribe: bool = False,
                 worker_timeout: float | None = None, verbose: bool = False):
@@ -216,9 +236,10 @@ def open_client(scheduler: str | None = None, workers: int | None = None, *, slu
             say(f"sweep: --workers {n} capped at the {cores} usable cores (--oversubscribe "
                 f"starts them all)")
             n = cores
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=":0",
-                               silence_logs=logging.INFO if verbose else logging.ERROR)
+        with _children_ignore_sigint():
+            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                   dashboard_address=":0",
+                                   silence_logs=logging.INFO if verbose else logging.ERROR)
         client = Client(cluster)
         where = "the local cluster"
     try:
