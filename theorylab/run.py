@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(
         prog="python -m theorylab.run", description=__doc__.split("\n")[0],
         epilog="Every config key (type, default, allowed values, meaning, paper reference): "
-               "docs/config.md (python -m theorylab.configdoc regenerates it)")
+               "docs/config.md (theorylab config prints it)")
     p.add_argument("config", nargs="?",
                    help="TOML file ([experiment] paper, then the paper's sections)")
     p.add_argument("--list", action="store_true", help="list the papers and exit")

@@ -167,5 +167,5 @@ def check_new_file(path: str | os.PathLike, *, ours: Callable[[Path], bool],
     if p.exists() or p.is_symlink():
         if not force and not ours(p):
             raise ValueError(f"{field}: {p} exists and was not written by theorylab; refusing "
-                             f"to overwrite it (choose another {field}, or pass --force)")
+                             "to overwrite it (choose another file, or pass --force)")
     return p

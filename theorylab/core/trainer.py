@@ -344,9 +344,12 @@ class RunFolder:
 
         ``same_run(config_path)`` raises ``ValueError`` when the saved configuration describes
         another run. A folder with trajectory rows but no checkpoint is refused too (resuming
-        would start over and drop them). The checkpoint must be readable, hold the engine's
-        arrays with their shapes, be finite, at a step >= 0 and not beyond ``steps``; otherwise
-        ``ValueError("resume: ...")`` says what is wrong."""
+        would start over and drop them). The checkpoint must be readable (without pickle),
+        carry the run identity of the saved configuration ([`run_identity`][]), hold the
+        engine's arrays with their shapes, be finite, at a step >= 0 and not beyond ``steps``,
+        and the rows must reach the last row recorded before it (only the row of its own step
+        may be missing, a torn last line: ``schedule`` says which steps are recorded);
+        otherwise ``ValueError("resume: ...")`` says what is wrong."""
         ckpt = self.out / "checkpoint.npz"
         if not ckpt.exists():
             if self.read_rows_or_none():  # rows without their checkpoint: never start over here
