@@ -65,7 +65,7 @@ class _FakeClaim:
 def test_check_stops_at_once_and_keeps_what_it_wrote(tmp_path, capsys, monkeypatch, sig):
     ran = []
 
-    def second(quick):
+    def second(quick, **_k):
         ran.append("second")
 
     claims = {"probe/a": _FakeClaim(_signal_self(sig)), "probe/b": _FakeClaim(second)}
@@ -80,10 +80,10 @@ def test_check_stops_at_once_and_keeps_what_it_wrote(tmp_path, capsys, monkeypat
 
 def test_an_interrupted_sweep_inside_a_claim_stops_the_whole_check(tmp_path, capsys,
                                                                     monkeypatch):
-    def claim(quick):
+    def claim(quick, **_k):
         raise SweepInterrupted("interrupted", [], {})
 
-    claims = {"probe/a": _FakeClaim(claim), "probe/b": _FakeClaim(lambda quick: None)}
+    claims = {"probe/a": _FakeClaim(claim), "probe/b": _FakeClaim(lambda quick, **_k: None)}
     monkeypatch.setattr(check_mod, "all_claims", lambda: claims)
     with pytest.raises(KeyboardInterrupt):  # never an `error` row: the interrupt goes up
         check_mod.run_checks(None, out=None)
