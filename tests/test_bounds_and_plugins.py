@@ -169,6 +169,7 @@ def test_a_broken_plugin_is_left_out_in_one_line(broken_plugin, capsys, tmp_path
     import theorylab.check as check
 
     assert "huang2024/thm4.2" in check.resolve_claims(["huang2024/thm4.2"])
+    papers._REPORTED.clear()  # (said once per process: maybe already when it was registered)
     papers.load_all_figures()
     assert "brokenplug: its figures could not be loaded" in capsys.readouterr().err
 
