@@ -86,6 +86,18 @@ def test_bench_of_the_second_paper_refuses_before_measuring(capsys, argv, start)
     assert _err(capsys).startswith(start)
 
 
+@pytest.mark.parametrize("argv, start", [
+    (["--choices", "--dtypes", "float32"], "error: --dtypes: not used by --choices"),
+    (["--choices", "--quick"], "error: --quick: not used by --choices"),
+    (["--targets-size", "cpu"], "error: --targets-size: not used by the size grid"),
+    (["--sweep", "--max-bytes", "1e9"], "error: --max-bytes: not used by --sweep"),
+    (["--targets", "--backend", "numpy"], "error: --backend: not used by --targets"),
+])
+def test_bench_of_the_first_paper_refuses_flags_a_mode_ignores(capsys, argv, start):
+    assert main(["bench", *argv]) == 2
+    assert _err(capsys).startswith(start)
+
+
 def test_bench_prints_an_estimate_before_each_size(capsys, monkeypatch):
     import theorylab.huang2024.bench as hbench
 

@@ -176,7 +176,9 @@ def test_bench_cli_runs_and_checks_sizes(capsys):
     assert out.startswith("# device: ") and "paper: huang2024" in out
     assert "torch/autograd" in out
     assert main(["--paper", "huang2024", "--sizes", "5"]) == 2
-    assert capsys.readouterr().err == "error: --sizes: every P must be >= 6 (got 5)\n"
+    # the engine's own validator: a global area of P − 4 must hold the local area of 4
+    assert capsys.readouterr().err.startswith("error: --sizes: P=5: data.C: local areas must "
+                                              "not exceed the global area")
     assert main(["--sizes", "8"]) == 2
     assert capsys.readouterr().err.startswith("error: --sizes: only used with --paper huang2024")
     assert main(["--paper", "huang2024", "--targets"]) == 2

@@ -70,6 +70,13 @@ def _parser() -> ArgumentParser:
     return p
 
 
+#: The optional flags each mode of the first paper's benchmark honours.
+_USED = {"grid": {"--backend", "--dtypes", "--max-bytes", "--quick"},
+         "sweep": {"--backend", "--dtypes", "--quick"},
+         "choices": set(),
+         "targets": {"--dtypes", "--max-bytes", "--targets-size"}}
+
+
 def _check(args) -> None:
     """Every flag, before anything is measured (``ValueError("--flag: ...")``)."""
     if args.repeats < 1:
@@ -98,6 +105,20 @@ def _check(args) -> None:
                              "--out)")
     elif args.sizes is not None:
         raise ValueError("--sizes: only used with --paper huang2024")
+    else:  # the first paper: each mode's own flags; another one given is refused, not ignored
+        mode = modes[0] if modes else "grid"
+        used = _USED[mode]
+        given = [flag for flag, on in (("--backend", args.backend is not None),
+                                       ("--dtypes", args.dtypes is not None),
+                                       ("--max-bytes", args.max_bytes is not None),
+                                       ("--quick", args.quick),
+                                       ("--targets-size", args.targets_size != "auto"))
+                 if on and flag not in used]
+        if given:
+            what = f"--{mode}" if modes else "the size grid"
+            raise ValueError(f"{given[0]}: not used by {what} (its flags: "
+                             f"{', '.join(sorted(used))}, --device, --repeats, "
+                             "--max-seconds, --threads, --out)")
     if args.backend is None:
         args.backend = "torch"
     if args.dtypes is None:
