@@ -168,10 +168,18 @@ def realvit_key(cache: Path, fm_dir: Path, stand_in=False) -> Path:
     return cache / "realvit" / f"{r.last}.npz"
 
 
-def realvit_check(cache: Path, fm_dir: Path, out: Path) -> Result:
-    return run(["theorylab", "check", "--only", "huang2024/realvit-diversity", "--quick",
-                "--no-figures", "--cache", cache, "--out", out],
-               env={"THEORYLAB_FASHION_MNIST_DIR": str(fm_dir)}, timeout=900)
+def realvit_check(cache: Path | None, fm_dir: Path, out: Path) -> Result:
+    """The real-image claim, quick; the note gives its verdict and every line that is not the
+    summary table's (a ``cache:`` or ``error:`` line)."""
+    r = run(["theorylab", "check", "--only", "huang2024/realvit-diversity", "--quick",
+             "--no-figures", *(["--cache", cache] if cache else []), "--out", out],
+            env={"THEORYLAB_FASHION_MNIST_DIR": str(fm_dir)}, timeout=900)
+    said = [ln.strip() for ln in r.out.splitlines()
+            if ln.startswith(("cache:", "error:", "paper "))]
+    verdict = [ln.split()[1] for ln in r.out.splitlines()
+               if ln.startswith("huang2024/realvit-diversity")]
+    r.note = f"verdict {verdict[0] if verdict else '?'}; " + (" / ".join(said) or "no other line")
+    return r
 
 
 class Planted:
@@ -201,18 +209,18 @@ def fill(mnt: Path, leave: int = 0) -> None:
         (mnt / "filler").write_bytes(b"\0" * max(0, free - leave))
 
 
-def clone() -> Path:
+def clone(name: str = "clone") -> Path:
     """A copy of the source tree (package and docs), for rows that damage it."""
-    if "clone" not in _DONE:
-        dst = SCRATCH / "clone"
+    if name not in _DONE:
+        dst = SCRATCH / name
         shutil.copytree(ROOT, dst, ignore=shutil.ignore_patterns(".venv", "runs", "__pycache__",
                                                                   "site", ".git"))
         subprocess.run(["git", "init", "-q", str(dst)], check=True)
         subprocess.run(["git", "-C", str(dst), "add", "-A"], check=True)
         subprocess.run(["git", "-C", str(dst), "-c", "user.name=r", "-c", "user.email=r@r",
                         "commit", "-qm", "clone"], check=True)
-        _DONE["clone"] = dst
-    return _DONE["clone"]
+        _DONE[name] = dst
+    return _DONE[name]
 
 
 def site_install() -> Path:
@@ -319,34 +327,31 @@ def _():
     return run(["theorylab", "plot", path])
 
 
-@row("P51")
-def _():
+def as_nobody(argv) -> Result | None:
+    """``argv`` (after ``python -m``) run by the user nobody from /tmp (root only)."""
     if not IS_ROOT:
         return None
     nb = SCRATCH / "nb"
     (nb / "mpl").mkdir(parents=True, exist_ok=True)
-    os.chmod(nb, 0o777)
-    os.chmod(nb / "mpl", 0o777)
+    for p in (SCRATCH, nb, nb / "mpl"):
+        os.chmod(p, 0o777 if p != SCRATCH else 0o755)
+    return run([PY, "-m", *argv], user=65534, cwd="/tmp", env={"MPLCONFIGDIR": str(nb / "mpl")})
+
+
+@row("P51")
+def _():
     src = run_ok()
-    for p in [SCRATCH, src.parent, src]:
+    for p in [src.parent, src]:
         os.chmod(p, 0o755)
-    return run([PY, "-m", "theorylab.plot", src], user=65534, cwd="/tmp",
-               env={"MPLCONFIGDIR": str(nb / "mpl")})
+    return as_nobody(["theorylab.plot", src])
 
 
 @row("P52")
 def _():
-    if not IS_ROOT:
-        return None
-    nb = SCRATCH / "nb"
-    (nb / "mpl").mkdir(parents=True, exist_ok=True)
-    os.chmod(nb, 0o777)
-    os.chmod(nb / "mpl", 0o777)
     ro = SCRATCH / "ro"
     ro.mkdir(exist_ok=True)
     os.chmod(ro, 0o755)
-    return run([PY, "-m", "theorylab.plot", run_ok(), "--out", ro / "x.png"], user=65534,
-               cwd="/tmp", env={"MPLCONFIGDIR": str(nb / "mpl")})
+    return as_nobody(["theorylab.plot", run_ok(), "--out", ro / "x.png"])
 
 
 @row("P53")
@@ -475,9 +480,7 @@ def _():
     stand = realvit_key(cache, nodata, stand_in=True)
     key = realvit_key(cache, fm)
     stand.rename(key)
-    r = realvit_check(cache, fm, SCRATCH / "out" / "v6")
-    r.note = ("recomputed on Fashion-MNIST" if "recomputed" in r.out else "NOT RECOMPUTED")
-    return r
+    return realvit_check(cache, fm, SCRATCH / "out" / "v6")
 
 
 @row("V7")
@@ -490,7 +493,7 @@ def _():
         key.with_suffix(".pkl").write_bytes(evil)
 
     r = _realvit_row("c7", plant)
-    r.note = "CODE RAN (PWNED exists)" if marker.exists() else "no code ran (no PWNED file)"
+    r.note += "; CODE RAN (PWNED exists)" if marker.exists() else "; no code ran (no PWNED file)"
     return r
 
 
@@ -510,9 +513,7 @@ def _fm_damaged(name, damage) -> Result:
     fm = SCRATCH / name
     shutil.copytree(FMNIST, fm)
     damage(fm)
-    return run(["theorylab", "check", "--only", "huang2024/realvit-diversity", "--quick",
-                "--no-figures", "--out", SCRATCH / "out" / name],
-               env={"THEORYLAB_FASHION_MNIST_DIR": str(fm)}, timeout=900)
+    return realvit_check(None, fm, SCRATCH / "out" / name)
 
 
 def _regz(path: Path, raw: bytes) -> None:
@@ -578,22 +579,10 @@ def _():
     with tmpfs("2m") as mnt:
         (mnt / "cache").mkdir()
         fill(mnt, leave=20_000)
-        r = realvit_check(mnt / "cache", fm, SCRATCH / "out" / "d8")
-    r.note = "verdict kept: " + ("yes" if "realvit-diversity" in r.out and " error " not in
-                                 r.out else "no")
-    return r
+        return realvit_check(mnt / "cache", fm, SCRATCH / "out" / "d8")
 
 
-@row("E5")
-def _():
-    if not IS_ROOT:
-        return None
-    nb = SCRATCH / "nb"
-    (nb / "mpl").mkdir(parents=True, exist_ok=True)
-    os.chmod(nb, 0o777)
-    os.chmod(nb / "mpl", 0o777)
-    return run([PY, "-m", "theorylab.configdoc"], user=65534, cwd="/tmp",
-               env={"MPLCONFIGDIR": str(nb / "mpl")})
+ROWS["E5"] = lambda: as_nobody(["theorylab.configdoc"])
 
 
 @row("E6")
@@ -631,8 +620,10 @@ def _plug_env(*names) -> dict:
 @row("F6")
 def _():
     env = {"PYTHONPATH": str(plugin("s_exit", raise_at_import="SystemExit(3)"))}
-    return run(["theorylab", "run", h_cfg("h_base.toml"), "--out",
-                SCRATCH / "out" / "plug" / "f6", "--no-progress"], env=env)
+    r = run(["theorylab", "run", h_cfg("h_base.toml"), "--out",
+             SCRATCH / "out" / "plug" / "f6", "--no-progress"], env=env)
+    r.note = " / ".join(ln.strip() for ln in r.out.splitlines() if "s_exit" in ln)
+    return r
 
 
 def _bad_claims():
@@ -658,7 +649,7 @@ def _():
 
 @row("F11")
 def _():
-    c = clone()
+    c = clone("clone_f11")
     env = {"PYTHONPATH": os.pathsep.join([str(plugin("s_ok")), str(c)])}
     r = run([PY, "-m", "theorylab", "config"], cwd=c, env=env)
     r.note = (f"prints {len(r.out.splitlines())} lines (plug-in page included: "
@@ -771,75 +762,45 @@ def _():
     return ROWS_EXTRA["D7"]
 
 
-@row("D3")
-def _():
+def _full_disk(leave: int, argv: list, timeout: int = 900):
+    """A row on a 2 MB tmpfs filled up to ``leave`` free bytes (``argv``: a callable takes the
+    mount point)."""
     if not IS_ROOT:
         return None
     with tmpfs() as mnt:
-        fill(mnt, leave=30_000)
-        return run(["theorylab", "figures", "--only", "huang2024-fig2", "--quick", "--out",
-                    mnt / "fig"], timeout=900)
+        fill(mnt, leave=leave)
+        return run([a(mnt) if callable(a) else a for a in argv], timeout=timeout)
 
 
-@row("D4")
-def _():
-    if not IS_ROOT:
-        return None
-    with tmpfs() as mnt:
-        fill(mnt, leave=10_000)
-        return run(["theorylab", "check", "--only", "huang2024/thm4.2", "--quick", "--out",
-                    mnt / "chk"], timeout=900)
+ROWS["D3"] = lambda: _full_disk(30_000, ["theorylab", "figures", "--only", "huang2024-fig2",
+                                         "--quick", "--out", lambda m: m / "fig"])
+ROWS["D4"] = lambda: _full_disk(10_000, ["theorylab", "check", "--only", "huang2024/thm4.2",
+                                         "--quick", "--out", lambda m: m / "chk"])
+ROWS["D5"] = lambda: _full_disk(0, ["theorylab", "plot", run_ok(), "--out",
+                                    lambda m: m / "p.png"])
+# an empty file still fits (the check of --out), the table does not
+ROWS["D6"] = lambda: _full_disk(0, ["theorylab", "bench", "--paper", "huang2024", "--sizes",
+                                        "16", "--repeats", "1", "--max-seconds", "1", "--out",
+                                        lambda m: m / "b.csv"])
 
 
-@row("D5")
-def _():
-    if not IS_ROOT:
-        return None
-    with tmpfs() as mnt:
-        fill(mnt, leave=0)
-        return run(["theorylab", "plot", run_ok(), "--out", mnt / "p.png"])
+def _foreign_checkpoint(name: str, steps: int, other_seed: int, other_steps: int) -> Result:
+    """A finished seed-0 run of ``steps``, the checkpoint of a run of ``other_seed`` at
+    ``other_steps`` copied into it, then resumed to 1200 steps."""
+    def h_run(seed, n, out, *more):
+        return run(["theorylab", "run", h_cfg(f"hr_{seed}.toml", steps=n,
+                                              train=f"seed = {seed}\n"), "--out", out, *more,
+                    "--no-progress"])
 
-
-@row("D6")
-def _():
-    if not IS_ROOT:
-        return None
-    with tmpfs() as mnt:
-        probe = mnt / "probe"
-        fill(mnt, leave=6_000)  # room for --out's check, not for the table
-        r = run(["theorylab", "bench", "--paper", "huang2024", "--sizes", "16", "--repeats",
-                 "1", "--max-seconds", "1", "--out", mnt / "b.csv"])
-        probe.exists()
-        return r
-
-
-def _res(name, seed_a=0, seed_b=None, steps_a=4000, steps_b=None):
-    out = SCRATCH / "out" / "res" / name
-    run(["theorylab", "run", h_cfg(f"hr_{seed_a}.toml", steps=steps_a,
-                                   train=f"seed = {seed_a}\n"), "--out", out, "--no-progress"])
-    return out
-
-
-@row("H1")
-def _():
-    a = _res("h1", steps_a=400)
-    b = SCRATCH / "out" / "res" / "h1b"
-    run(["theorylab", "run", h_cfg("hr_1.toml", steps=900, train="seed = 1\n"), "--out", b,
-         "--no-progress"])
+    a, b = SCRATCH / "out" / "res" / name, SCRATCH / "out" / "res" / f"{name}b"
+    h_run(0, steps, a)
+    h_run(other_seed, other_steps, b)
     shutil.copy(b / "checkpoint.npz", a / "checkpoint.npz")
-    return run(["theorylab", "run", h_cfg("hr_0.toml", steps=400, train="seed = 0\n"), "--out",
-                a, "--resume", "--steps", "1200", "--no-progress"])
+    return h_run(0, steps, a, "--resume", "--steps", "1200")
 
 
-@row("H2")
-def _():
-    a = _res("h2", steps_a=300)
-    b = SCRATCH / "out" / "res" / "h2b"
-    run(["theorylab", "run", h_cfg("hr_0.toml", steps=900, train="seed = 0\n"), "--out", b,
-         "--no-progress"])
-    shutil.copy(b / "checkpoint.npz", a / "checkpoint.npz")
-    return run(["theorylab", "run", h_cfg("hr_0.toml", steps=300, train="seed = 0\n"), "--out",
-                a, "--resume", "--steps", "1200", "--no-progress"])
+ROWS["H1"] = lambda: _foreign_checkpoint("h1", 400, 1, 900)  # another seed's
+ROWS["H2"] = lambda: _foreign_checkpoint("h2", 300, 0, 900)  # its own run, further on
 
 
 @row("H10")
@@ -869,59 +830,39 @@ def _():
     return r
 
 
-def _signal_row(argv, after, sig=signal.SIGINT, timeout=900):
-    return run(argv, signal_after=after, sig=sig, timeout=timeout)
+def _signal_row(command, paper, name, after, sig=signal.SIGINT, timeout=900):
+    """``theorylab COMMAND --only PAPER --quick``, signalled after ``after`` seconds."""
+    return run(["theorylab", command, "--only", paper, "--quick", "--out",
+                SCRATCH / "out" / "sig" / name], signal_after=after, sig=sig, timeout=timeout)
 
 
-@row("M1")
-def _():
-    return _signal_row(["theorylab", "check", "--only", "huang2024", "--quick", "--out",
-                        SCRATCH / "out" / "sig" / "m1"], 6)
-
-
-@row("M2")
-def _():
-    return _signal_row(["theorylab", "check", "--only", "huang2024", "--quick", "--out",
-                        SCRATCH / "out" / "sig" / "m2"], 9, signal.SIGTERM)
-
-
-@row("M3")
-def _():
-    return _signal_row(["theorylab", "check", "--only", "jelassi2022", "--quick", "--out",
-                        SCRATCH / "out" / "sig" / "m3"], 3)
-
-
-@row("M4")
-def _():
-    return _signal_row(["theorylab", "figures", "--only", "huang2024", "--quick", "--out",
-                        SCRATCH / "out" / "sig" / "m4"], 8)
-
-
-@row("M5")
-def _():
-    return _signal_row(["theorylab", "figures", "--only", "huang2024", "--quick", "--out",
-                        SCRATCH / "out" / "sig" / "m5"], 12, signal.SIGTERM)
+for _rid, _args in {"M1": ("check", "huang2024", "m1", 6),
+                    "M2": ("check", "huang2024", "m2", 9, signal.SIGTERM),
+                    "M3": ("check", "jelassi2022", "m3", 3),
+                    "M4": ("figures", "huang2024", "m4", 8),
+                    "M5": ("figures", "huang2024", "m5", 12, signal.SIGTERM)}.items():
+    ROWS[_rid] = (lambda a: lambda: _signal_row(*a))(_args)
 
 
 @row("M6")
 def _():
-    r = _signal_row(["theorylab", "check", "--only", "huang2024", "--quick", "--workers", "2",
-                     "--out", SCRATCH / "out" / "sig" / "m6"], 12)
+    r = run(["theorylab", "check", "--only", "huang2024", "--quick", "--workers", "2", "--out",
+             SCRATCH / "out" / "sig" / "m6"], signal_after=12, timeout=900)
     r.note = "resource_tracker warnings: " + ("yes" if "resource_tracker" in r.out else "none")
     return r
 
 
 @row("M7")
 def _():
-    return _signal_row(["theorylab", "figures", "--only", "huang2024", "--quick", "--cache",
-                        SCRATCH / "out" / "sig" / "cache7", "--out",
-                        SCRATCH / "out" / "sig" / "m7"], 10)
+    return run(["theorylab", "figures", "--only", "huang2024", "--quick", "--cache",
+                SCRATCH / "out" / "sig" / "cache7", "--out", SCRATCH / "out" / "sig" / "m7"],
+               signal_after=10, timeout=900)
 
 
 @row("M10")
 def _():
-    return _signal_row(["theorylab", "plot", run_ok(), "--out",
-                        SCRATCH / "out" / "sig" / "m10.png"], 2)
+    return run(["theorylab", "plot", run_ok(), "--out", SCRATCH / "out" / "sig" / "m10.png"],
+               signal_after=2)
 
 
 @row("K1")
@@ -997,49 +938,29 @@ def _fuzz(section, key, show="1e300", *, data="", train="") -> Result:
     return r
 
 
-@row("FZ9")
-def _():
-    return _fuzz("data", "U")
+for _rid, (_section, _key, _show) in {"FZ9": ("data", "U", "1e300"),
+                                      "FZ11": ("data", "z_probs", "nan"),
+                                      "FZ21": ("train", "steps", "1e300"),
+                                      "FZ0": ("data", "P", "1e300")}.items():
+    ROWS[_rid] = (lambda s, k, v: lambda: _fuzz(s, k, v))(_section, _key, _show)
 
 
-@row("FZ11")
-def _():
-    return _fuzz("data", "z_probs", show="nan")
-
-
-@row("FZ21")
-def _():
-    return _fuzz("train", "steps")
-
-
-@row("FZ0")
-def _():
-    return _fuzz("data", "P")
-
-
-@row("FZ-LSTEP")
-def _():
-    out = []
-    for step in ("1e-300", "1e-6"):
-        c = h_cfg(f"lstep_{step}.toml", steps=3, train=f'engine = "population-laplace"\n'
-                  f"z_nodes = 8\nlaplace_step = {step}\n")
-        out.append(run(["theorylab", "run", c, "--out", SCRATCH / "out" / f"ls{step}",
-                        "--no-progress"], timeout=60))
-    out[0].note = f"1e-6: exit {out[1].rc}, {out[1].last}"
-    return out[0]
-
-
-@row("FZ-NREC")
-def _():
-    out = []
-    for steps, n in (("1e10", "1e9"), ("1e13", "1e12")):
-        c = h_cfg(f"nrec_{n}.toml", steps=1, train=f"n_records = {n}\n").read_text()
-        c = c.replace("steps = 1\n", f"steps = {steps}\n")
-        path = cfg(f"nrec_{n}.toml", c)
-        out.append(run(["theorylab", "run", path, "--out", SCRATCH / "out" / f"nr{n}",
-                        "--no-progress"], timeout=60))
+def _two_configs(configs: list[tuple[str, Path]]) -> Result:
+    """Run two configs; the first one's result, the second's said in its note."""
+    out = [run(["theorylab", "run", c, "--out", SCRATCH / "out" / name, "--no-progress"],
+               timeout=60) for name, c in configs]
     out[0].note = f"second case: exit {out[1].rc}, {out[1].last}"
     return out[0]
+
+
+ROWS["FZ-LSTEP"] = lambda: _two_configs([
+    (f"ls{step}", h_cfg(f"lstep_{step}.toml", steps=3, train='engine = "population-laplace"\n'
+                        f"z_nodes = 8\nlaplace_step = {step}\n"))
+    for step in ("1e-300", "1e-6")])
+ROWS["FZ-NREC"] = lambda: _two_configs([
+    (f"nr{n}", cfg(f"nrec_{n}.toml", h_cfg(f"nrec_{n}.toml", steps=1, train=f"n_records = {n}\n")
+                   .read_text().replace("steps = 1\n", f"steps = {steps}\n")))
+    for steps, n in (("1e10", "1e9"), ("1e13", "1e12"))])
 
 
 @row("FZ-CLT")
@@ -1068,6 +989,9 @@ def main(argv=None) -> int:
         if res is None:
             lines.append(f"| {rid} | — | not run (needs root) | — | — |")
             continue
+        said = [ln.strip() for ln in res.out.splitlines() if ln.startswith("paper ")]
+        if said and not res.note:  # a plug-in left out: its one line
+            res.note = said[0]
         last = res.last.replace("|", "\\|")
         last = (last[:157] + "…") if len(last) > 160 else last
         note = res.note.replace("|", "\\|").replace(str(SCRATCH), "<scratch>")
