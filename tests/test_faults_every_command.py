@@ -204,3 +204,16 @@ def test_the_handler_is_the_same_for_every_command():
         fn = importlib.import_module(module).main
         assert getattr(fn, "__wrapped__", None) is not None, f"{name}: main is not wrapped"
     assert faults.stop_code() in (130, 143)
+
+
+def test_an_interrupt_during_a_librarys_import_waits_for_its_end():
+    """A signal in the middle of a C extension's import (torch's) is noted and raised once the
+    import is done: an interrupted initialisation can make the process abort at its exit."""
+    done = []
+    with faults.stop_signals():
+        with pytest.raises(KeyboardInterrupt):
+            with faults.deferred_signals():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.2)  # the handler would have run by now: it is deferred
+                done.append("the import finished")
+        assert done == ["the import finished"] and faults.stop_code() == 143

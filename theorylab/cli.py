@@ -24,7 +24,7 @@ import sys
 from collections.abc import Sequence
 
 from theorylab.core.cli import command_name
-from theorylab.core.faults import command
+from theorylab.core.faults import command, deferred_signals
 
 __all__ = ["COMMANDS", "main"]
 
@@ -73,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: command: unknown (got {first!r}); one of {', '.join(COMMANDS)}; see "
               "theorylab --help", file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[first][0])
+    with deferred_signals():  # its libraries' C extensions are never interrupted mid-import
+        module = importlib.import_module(COMMANDS[first][0])
     with command_name(f"theorylab {first}"):
         try:
             code = module.main(rest)

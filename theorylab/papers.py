@@ -22,6 +22,7 @@ import sys
 import warnings
 from importlib.metadata import entry_points
 
+from theorylab.core.faults import deferred_signals
 from theorylab.core.paper import Paper
 from theorylab.huang2024 import PAPER as _HUANG2024
 from theorylab.jelassi2022 import PAPER as _JELASSI2022
@@ -60,7 +61,8 @@ def _report(paper: Paper, what: str, err: BaseException) -> None:
 def paper_claims(paper: Paper) -> dict:
     """``paper.load_claims()``, or ``{}`` (reported in one line) when it raises."""
     try:
-        return dict(paper.load_claims())
+        with deferred_signals():  # the claims' libraries are never interrupted mid-import
+            return dict(paper.load_claims())
     except (Exception, SystemExit) as err:
         _report(paper, "claims", err)
         return {}
@@ -80,7 +82,8 @@ def paper_config_doc(paper: Paper) -> str | None:
 
 def _load_figures(paper: Paper) -> None:
     try:
-        paper.load_figures()
+        with deferred_signals():
+            paper.load_figures()
     except (Exception, SystemExit) as err:
         _report(paper, "figures", err)
 

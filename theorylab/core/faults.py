@@ -32,7 +32,8 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["DISK_FULL", "NOT_ALLOWED", "command", "is_disk_full", "keeping", "kept_line",
+__all__ = ["DISK_FULL", "NOT_ALLOWED", "command", "deferred_signals", "is_disk_full", "keeping",
+           "kept_line",
            "stop_code", "stop_name", "stop_signals", "written_since"]
 
 #: errno values of a full disk or an exhausted quota.
@@ -78,6 +79,39 @@ def stop_signals() -> Iterator[None]:
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM are noted, not raised; the first one noted is
+    raised as ``KeyboardInterrupt`` when the block ends. For the imports of the numerical
+    libraries: an interrupt in the middle of a C extension's initialisation (torch's) can leave
+    the process to abort at its exit instead of ending cleanly. A signal that is ignored when
+    the block starts stays ignored; outside the main thread the block changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+
+    def note(signum, frame) -> None:
+        noted.append(signum)
+
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s, handler in before.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(s, note)
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            if handler is not signal.SIG_IGN:
+                signal.signal(s, handler)
+    if noted:
+        handler = before[noted[0]]
+        if callable(handler):
+            handler(noted[0], None)  # ours raises KeyboardInterrupt (Python's default too)
+        else:  # SIG_DFL: the signal's own default ending
+            signal.raise_signal(noted[0])
 
 
 @contextlib.contextmanager

@@ -46,6 +46,17 @@ THREADS_ENV = "THEORYLAB_THREADS"
 MAX_THREADS = 1024
 
 
+def _torch():
+    """torch, imported with SIGINT and SIGTERM deferred to the end of its import
+    ([`deferred_signals`][theorylab.core.faults.deferred_signals]): an interrupt in the middle
+    of its initialisation can make the process abort at its exit."""
+    from .faults import deferred_signals
+
+    with deferred_signals():
+        import torch
+    return torch
+
+
 def usable_cores() -> int:
     """The cores this process may run on (its CPU affinity; ``os.cpu_count()`` where the
     platform has none)."""
@@ -85,7 +96,7 @@ def _check(n: int) -> int:
 def current_threads() -> dict[str, int | None]:
     """The thread counts in force now: ``{"torch": ..., "blas": ...}`` (``blas`` is None when
     threadpoolctl finds no BLAS pool)."""
-    import torch
+    torch = _torch()
 
     blas: int | None = None
     try:
@@ -107,7 +118,7 @@ def set_threads(n: int) -> None:
     global _LIMITER
     if _check(n) == 0:
         return
-    import torch
+    torch = _torch()
 
     torch.set_num_threads(n)
     try:
@@ -126,7 +137,7 @@ def limit_threads(n: int) -> Iterator[None]:
         yield
         return
     n = capped_threads(n)
-    import torch
+    torch = _torch()
 
     old = torch.get_num_threads()
     torch.set_num_threads(n)
