@@ -186,7 +186,7 @@ def test_a_broken_plugin_is_left_out_in_one_line(broken_plugin, capsys, tmp_path
     assert "brokenplug: its figures could not be loaded" in capsys.readouterr().err
 
 
-def test_a_plugin_that_exits_at_import_is_left_out(tmp_path, monkeypatch):
+def test_a_plugin_that_exits_at_import_is_left_out(tmp_path, monkeypatch, capsys):
     mod = tmp_path / "exits_at_import.py"
     mod.write_text("raise SystemExit(3)\n")
     meta = tmp_path / "exits_at_import-0.1.dist-info"
@@ -195,8 +195,9 @@ def test_a_plugin_that_exits_at_import_is_left_out(tmp_path, monkeypatch):
                                    "Version: 0.1\n")
     (meta / "entry_points.txt").write_text("[theorylab.papers]\nexits = exits_at_import:PAPER\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.warns(RuntimeWarning, match="entry point 'exits'"):
-        assert papers.load_entry_points() == []
+    assert papers.load_entry_points() == []
+    assert _err(capsys) == ("theorylab.papers: entry point 'exits' (exits_at_import:PAPER) not "
+                            "loaded (SystemExit: 3); left out")
     sys.modules.pop("exits_at_import", None)
 
 

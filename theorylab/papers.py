@@ -19,7 +19,6 @@ commands go on with the other papers ([`paper_claims`][], [`load_all_figures`][]
 from __future__ import annotations
 
 import sys
-import warnings
 from importlib.metadata import entry_points
 
 from theorylab.core.faults import deferred_signals
@@ -152,7 +151,7 @@ def _load_figures_if_loaded(paper: Paper) -> None:
 def load_entry_points() -> list[str]:
     """Register the papers that installed packages declare in [`ENTRY_POINT_GROUP`][]; returns
     their names. One that cannot be loaded (whatever it raises, ``SystemExit`` included), or is
-    not a `Paper`, is left out with a warning."""
+    not a `Paper`, is left out with one line on stderr naming it."""
     names = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
@@ -160,8 +159,9 @@ def load_entry_points() -> list[str]:
             if PAPERS.get(getattr(paper, "name", None)) is not paper:
                 register(paper)
         except (Exception, SystemExit) as err:  # a broken plug-in must not stop the package
-            warnings.warn(f"{ENTRY_POINT_GROUP}: entry point {ep.name!r} ({ep.value}) not "
-                          f"loaded: {err}", RuntimeWarning, stacklevel=2)
+            text = " ".join(str(err).split())[:200]
+            print(f"{ENTRY_POINT_GROUP}: entry point {ep.name!r} ({ep.value}) not loaded "
+                  f"({type(err).__name__}: {text}); left out", file=sys.stderr)
             continue
         names.append(paper.name)
     return names

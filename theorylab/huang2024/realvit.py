@@ -596,6 +596,8 @@ def stored_realvit(cfg: RealViTConfig, folder: str | Path | None, *, stand_in: b
         write_entry(path, key, **_entry_parts(res))
     except (OSError, ValueError) as e:
         what = getattr(e, "strerror", None) or str(e)
+        if isinstance(e, FileExistsError) or not path.parent.is_dir():
+            what = f"{path.parent} is not a folder"
         print(f"cache: cannot write {path} ({what}); the result is used but not kept",
               file=sys.stderr)
     return res
