@@ -12,8 +12,7 @@ import pytest
 
 from theorylab.core.claims import t_interval
 from theorylab.huang2024.cl_predictions import cl_omega, cl_plateau, cl_reduced_grad
-from theorylab.huang2024.engine_base import Params
-from theorylab.huang2024.engines import make_engine
+from theorylab.huang2024.engines import Params, make_engine
 from theorylab.huang2024.setups import pair_config
 
 

@@ -2,16 +2,14 @@
 masses and short trajectories; the plain-autograd baseline of the benchmark against the engine;
 the up-front refusals of the torch path; the benchmark's command line.
 
-Tolerance: 1e-12 absolute throughout. Both sides sum the same float64 terms in different
-orders (batched over the queries of an atom on torch, one query at a time on numpy, or through
-autograd), so they differ by rounding: a few units of 1e-16 relative to the size of the value.
+Tolerance: 1e-12 absolute throughout. Both sides run the same code on two array backends (or,
+for the benchmark's baseline, through autograd), so they differ by rounding only: a few units of
+1e-16 relative to the size of the value.
 The largest values here are the loss with ``loss_norm = "none"`` at P = 100 (18.8: a sum over
 the masked queries); measured: ≤ 1.1e-14 absolute (6e-16 relative) on single evaluations,
 ≤ 4.4e-16 on the six-step trajectories (values ≤ 16), ≤ 2.2e-16 for the autograd baseline.
 1e-12 leaves two orders of magnitude for other CPUs' and GPUs' summation orders; a wrong term,
-weight or index changes results at 1e-3 or more. On the CPU ``population-laplace`` runs the
-same torch code on both backends (its trajectories agree exactly); its CUDA test is the one
-that compares devices.
+weight or index changes results at 1e-3 or more.
 """
 
 from __future__ import annotations
@@ -73,15 +71,19 @@ def test_torch_exact_equals_numpy_on_random_symmetric_states(case):
 
 
 def test_torch_exact_chunks_queries_without_changing_the_sum(monkeypatch):
-    """Several chunks per atom (a chunk of one query) give the same sums as one chunk."""
-    from theorylab.huang2024 import exact_torch
+    """Several chunks per atom (a chunk of one query) give the same sums as one chunk, on
+    both backends."""
+    from theorylab.huang2024.engines import _exact
 
     cn, ct = cfg_of(P=8, C1=4, C=2, K=2), cfg_of(P=8, C1=4, C=2, K=2, backend="torch")
     s = cn.data.make_structure()
     params = symmetric_state(s, 3)
     ref = ExactEngine(cn, s).evaluate(params, 0, need_grad=True, record=True)
-    monkeypatch.setattr(exact_torch, "CHUNK_ELEMENTS", 1)
-    assert_same(ref, ExactEngine(ct, s).evaluate(params, 0, need_grad=True, record=True))
+    monkeypatch.setattr(_exact, "chunk_elements", lambda device: 1)
+    for cfg in (cn, ct):
+        engine = ExactEngine(cfg, s)
+        assert engine.exchangeable_sum.chunk == 1
+        assert_same(ref, engine.evaluate(params, 0, need_grad=True, record=True))
 
 
 def _trajectory(P, C1, C, engine, backend, device="cpu", **model):
@@ -183,22 +185,26 @@ def test_bench_cli_runs_and_checks_sizes(capsys):
     assert capsys.readouterr().err.startswith("error: --paper: huang2024 times the exact")
 
 
-def test_torch_path_refuses_what_does_not_fit(monkeypatch):
-    """The torch path's device tensors count: a size that fits on numpy is refused on torch
-    when the free memory holds the numpy engine's estimate but not the torch tensors."""
+def test_the_sum_tables_count_and_what_does_not_fit_is_refused(monkeypatch):
+    """The tables and working arrays of the sum count on either backend (one code path, one
+    estimate): a size whose estimate exceeds the free memory is refused before anything is
+    built, and one just under it is accepted."""
     from theorylab.core import resources as core_resources
-    from theorylab.huang2024.resources import exact_torch_bytes, memory_estimate
+    from theorylab.huang2024.engines import exact_sum_bytes, memory_estimate
 
     cn, ct = cfg_of(P=36, C1=24, C=6), cfg_of(P=36, C1=24, C=6, backend="torch")
     s = cn.data.make_structure()
     need_np, _ = memory_estimate(cn, s)
     need_t, _ = memory_estimate(ct, s)
-    assert need_t == pytest.approx(need_np + exact_torch_bytes(ct, s))
-    free = (need_np + need_t) / 2 / core_resources.MEMORY_SHARE
-    monkeypatch.setattr(core_resources, "host_free_bytes", lambda: free)
-    make_engine(cn, s)  # fits
-    with pytest.raises(ValueError, match=r"^train.engine: population-exact .* needs about"):
-        make_engine(ct, s)
+    assert need_t == need_np > exact_sum_bytes(cn, s) > 0
+    for cfg in (cn, ct):
+        monkeypatch.setattr(core_resources, "host_free_bytes",
+                            lambda: 1.01 * need_np / core_resources.MEMORY_SHARE)
+        make_engine(cfg, s)  # fits
+        monkeypatch.setattr(core_resources, "host_free_bytes",
+                            lambda: 0.99 * need_np / core_resources.MEMORY_SHARE)
+        with pytest.raises(ValueError, match=r"^train.engine: population-exact .* needs about"):
+            make_engine(cfg, s)
 
 
 @pytest.mark.gpu

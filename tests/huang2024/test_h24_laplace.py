@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from theorylab.huang2024 import config_from_dict, make_engine
-from theorylab.huang2024.engines import ExactEngine, MonteCarloEngine, Params
-from theorylab.huang2024.laplace import LaplaceEngine
+from theorylab.huang2024.engines import ExactEngine, LaplaceEngine, MonteCarloEngine, Params
 
 
 def cfg_of(P=8, K=1, C1=4, C=2, mask_keys=True, loss_norm="P", **train):

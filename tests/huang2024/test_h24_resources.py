@@ -20,7 +20,7 @@ _PROBE = """
 import json, sys
 from theorylab.huang2024 import config_from_dict
 from theorylab.huang2024.engines import make_engine
-from theorylab.huang2024.resources import memory_estimate
+from theorylab.huang2024.engines import memory_estimate
 cfg = config_from_dict(json.loads(sys.argv[1])).resolved()
 s = cfg.data.make_structure()
 need, _ = memory_estimate(cfg, s)
@@ -49,8 +49,8 @@ CASES = {
     # 8000 samples at P = 64: the batch and its per-query attention masses (~50 MB)
     "montecarlo": {"data": {"P": 64, "C1": 32, "C": 8, **VALUES},
                    "train": {"engine": "population-montecarlo", "mc_samples": 8000}},
-    # population-exact on torch at P = 256 (a global area of 252, a local one of 4): one chunk of
-    # 252 queries × 1290 count rows × 4 coefficient vectors × 2 atoms (~0.4 GB)
+    # population-exact on torch at P = 256 (a global area of 252, a local one of 4): 252
+    # queries × 1290 count rows × 4 coefficient vectors × 2 atoms, in chunks of 2²⁰ elements
     "exact-torch": {"data": {"P": 256, "C1": 252, "C": 4, **VALUES},
                     "model": {"gamma": 0.5},
                     "train": {"engine": "population-exact", "backend": "torch",

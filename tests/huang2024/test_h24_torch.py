@@ -1,18 +1,19 @@
-"""The torch backend of the batch engines (brute force, Monte Carlo, empirical) against numpy."""
+"""The batch loss and the batch engines (brute force, Monte Carlo, empirical) on the torch
+backend against numpy: one code path on two array backends."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from theorylab.core.backend import get_backend
 from theorylab.huang2024 import config_from_dict, mae_loss_grad, run_experiment
 from theorylab.huang2024.data import sample_batch
-from theorylab.huang2024.model import mae_loss_grad_torch
 
 
 @pytest.mark.parametrize("mask_keys, loss_norm, mask", [
     (True, "P", "bernoulli"), (False, "mask", "fixed"), (False, "none", "bernoulli")])
-def test_torch_forward_and_autograd_equal_numpy(mask_keys, loss_norm, mask):
+def test_torch_loss_and_gradient_equal_numpy(mask_keys, loss_norm, mask):
     cfg = config_from_dict({"data": {"P": 9, "K": 2, "C1": 5, "C": 2},
                             "model": {"mask": mask, "mask_keys": mask_keys,
                                       "loss_norm": loss_norm}})
@@ -23,7 +24,8 @@ def test_torch_forward_and_autograd_equal_numpy(mask_keys, loss_norm, mask):
     b.mask[0] = True  # a sample with every patch masked (an empty softmax without mask keys)
     Phi, Ups = rng.standard_normal((9, s.F)), rng.standard_normal((9, 9))
     a = mae_loss_grad(s, Phi, Ups, b, mask_keys=mask_keys, loss_norm=loss_norm)
-    t = mae_loss_grad_torch(s, Phi, Ups, b, mask_keys=mask_keys, loss_norm=loss_norm)
+    t = mae_loss_grad(s, Phi, Ups, b, mask_keys=mask_keys, loss_norm=loss_norm,
+                      xp=get_backend("torch"))
     # the same float64 operations in another order: rounding only (measured ≤ 5e-16)
     assert abs(a.loss - t.loss) < 1e-12
     assert np.abs(a.grad_Phi - t.grad_Phi).max() < 1e-12

@@ -20,19 +20,21 @@ torch-autograd implementation of the same population loss, timed interleaved in 
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import numpy as np
 
+from theorylab.core.backend import get_backend
 from theorylab.core.bench import interleaved_times, machine_line, print_and_save
 
 from .config import ExperimentConfig, config_from_dict
-from .engine_base import Params
-from .engines import ExactEngine
-from .exact_torch import TorchExactSum
+from .data import AreaStructure, Batch
+from .engines import ExactEngine, ExchangeableSum, Params
+from .model import BatchEval, norm_factor
 
-__all__ = ["AutogradExactLoss", "QUICK_SIZES", "SIZES", "bench_config", "bench_exact",
-           "check_sizes", "run"]
+__all__ = ["AutogradExactLoss", "QUICK_SIZES", "SIZES", "autograd_batch_loss", "bench_config",
+           "bench_exact", "check_sizes", "run"]
 
 #: P of the default run and of ``--quick``
 SIZES = (64, 256, 576)
@@ -56,7 +58,8 @@ class AutogradExactLoss:
         import torch
 
         self.torch, self.device, self.engine = torch, device, engine
-        self.tables = TorchExactSum(engine, device).groups  # the enumeration, as tensors
+        xp = get_backend("torch", device=device)
+        self.tables = ExchangeableSum(engine, xp).groups  # the enumeration, as tensors
         P = engine.structure.P
         self.avg = []  # per group: (queries, atoms, P) averaging of Υ[p, ·] over each atom
         for g in self.tables:
@@ -109,6 +112,57 @@ class AutogradExactLoss:
         loss = self.loss(Phi, Ups)
         loss.backward()
         return float(loss.detach()), Phi.grad.cpu().numpy(), Ups.grad.cpu().numpy()
+
+
+def autograd_batch_loss(structure: AreaStructure, Phi: np.ndarray, Ups: np.ndarray,
+                        batch: Batch, *, mask_keys: bool = True, loss_norm: str = "P",
+                        need_grad: bool = True, device: str = "cpu") -> BatchEval:
+    """The baseline of the batch loss: the forward pass of
+    [`mae_loss_grad`][theorylab.huang2024.model.mae_loss_grad] as a plain torch expression
+    (``device`` cpu or cuda, float64), gradients by ``loss.backward()``; inputs and outputs are
+    numpy arrays."""
+    import torch
+
+    dt = torch.float64
+    B, P = batch.mask.shape
+    Phi_t = torch.tensor(Phi, dtype=dt, device=device, requires_grad=need_grad)
+    Ups_t = torch.tensor(Ups, dtype=dt, device=device, requires_grad=need_grad)
+    lab_np = structure.labels[batch.cluster]
+    lab = torch.as_tensor(lab_np, device=device)
+    feat = torch.as_tensor(structure.offset[batch.cluster][:, None] + lab_np, device=device)
+    mask = torch.as_tensor(batch.mask, device=device)
+    unm = ~mask
+    z = torch.as_tensor(batch.z, dtype=dt, device=device)
+    zfull = torch.gather(z, 1, lab)  # (B, P): z of each patch's area
+    zq = zfull * unm
+    phik = Phi_t[:, feat].permute(1, 0, 2)  # (B, P_query, P_key)
+    logits = Ups_t[None] + zq[:, None, :] * phik
+    allowed = torch.ones_like(mask) if mask_keys else unm
+    logits = torch.where(allowed[:, None, :], logits, torch.tensor(-math.inf, dtype=dt,
+                                                                    device=device))
+    mx = torch.amax(logits, dim=2, keepdim=True).detach()
+    mx = torch.where(torch.isfinite(mx), mx, torch.zeros_like(mx))
+    e = torch.exp(logits - mx)
+    Z = e.sum(dim=2, keepdim=True)
+    attn = e / torch.where(Z > 0, Z, torch.ones_like(Z))
+    onehot = torch.nn.functional.one_hot(lab, batch.z.shape[1]).to(dt)  # (B, P, N)
+    s = torch.einsum("bpq,bqm->bpm", attn * unm[:, None, :], onehot)
+    resid = z[:, None, :] * s - zfull[:, :, None] * onehot
+    lq = 0.5 * torch.sum(resid * resid, dim=2)
+    nf = torch.as_tensor(norm_factor(loss_norm, batch.mask), dtype=dt, device=device)
+    per_sample = nf * torch.sum(lq * mask, dim=1)
+    loss = torch.sum(torch.as_tensor(batch.weight, dtype=dt, device=device) * per_sample)
+    gPhi = gUps = None
+    if need_grad:
+        loss.backward()
+        gPhi, gUps = Phi_t.grad.cpu().numpy(), Ups_t.grad.cpu().numpy()
+
+    def np_(x):
+        return x.detach().cpu().numpy()
+
+    return BatchEval(float(loss.detach()), np_(per_sample), gPhi, gUps,
+                     np_(torch.sum(s * onehot, dim=2)), np_(s[:, :, 0]),
+                     np_(torch.sum(attn * mask[:, None, :], dim=2)))
 
 
 def _state(engine: ExactEngine) -> Params:

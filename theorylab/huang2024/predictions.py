@@ -549,7 +549,7 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = 0.05):
     and loss_norm = 'P' (else ValueError); all local areas of size C."""
     import pandas as pd
 
-    from .engine_base import population_lstar
+    from .engines import population_lstar
 
     P, C1, C = _reduced_premise(cfg)
     gamma = float(cfg.model.gamma)

@@ -25,8 +25,7 @@ from theorylab.huang2024 import config_from_dict
 from theorylab.huang2024 import testing as ts
 from theorylab.huang2024.cl import CLBatch, cl_loss_grad, swap_views
 from theorylab.huang2024.data import AreaStructure
-from theorylab.huang2024.engines import BruteEngine, ExactEngine, Params, batch_lstar
-from theorylab.huang2024.laplace import LaplaceEngine
+from theorylab.huang2024.engines import BruteEngine, ExactEngine, LaplaceEngine, Params, batch_lstar
 from theorylab.huang2024.model import FullQModel, mae_loss_grad
 
 RTOL = 1e-10  # see the module docstring: ~100 × the rounding of the tiny population sums

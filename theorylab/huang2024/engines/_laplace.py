@@ -16,10 +16,11 @@ coefficient law (u, w: the logits of an unmasked and a masked key of the atom, c
 keys). The t-integral is evaluated by the trapezoid rule in y = ln t on a range that covers
 the integrand down to ~1e-18 (step
 ``train.laplace_step``); the integrand is analytic in a strip around the real y-axis, so the
-error falls like exp(−c/h) (tested against the enumeration to 1e-10). Gradients are torch
-autograd of this sum (float64), on the CPU with ``train.backend = "numpy"`` (the engine's
-tensors are torch's either way) and on ``train.device`` (cpu, cuda) with ``"torch"``; only the
-query types' rows and their gradients cross to the host. Queries with identical rows (Φ, Υ and
+error falls like exp(−c/h) (tested against the enumeration to 1e-10). The sum is written once
+against the array backend ([`theorylab.core.backend`][]: numpy, torch on a CPU or CUDA), with
+its gradient by a reverse pass written out (the chain rule through every step of the sum, in
+reverse order; tested against torch autograd of the same sum); only the query types' rows and
+their gradients cross to the host. Queries with identical rows (Φ, Υ and
 atom) are evaluated once, so a symmetric state (e.g. Q⁰ = 0 with K = 1) costs one evaluation
 per area; the cost per query type is (t-nodes) × (atoms) × (coefficient nodes), independent of
 the area sizes.
@@ -37,17 +38,18 @@ import math
 
 import numpy as np
 
-from .config import ExperimentConfig
-from .data import AreaStructure, zlaw_nodes
-from .engine_base import Evaluation, MAEEngine, Params
+from ..config import ExperimentConfig
+from ..data import AreaStructure, zlaw_nodes
+from ..observables import attention_means
+from ._base import Evaluation, MAEEngine, Params
 
 __all__ = ["LaplaceEngine"]
 
 #: The integrand is covered down to this fraction at both ends of the t-range.
 _TAIL = 1e-18
-#: Elements of the largest per-chunk tensor (bounds memory: ~10 such tensors are kept for
-#: autograd, 2e6 float64 elements = 16 MB each).
-_CHUNK_ELEMENTS = 2_000_000
+#: Elements of the largest per-chunk array (bounds memory: ~25 such arrays are alive in the
+#: reverse pass, 2e6 float64 elements = 16 MB each).
+CHUNK_ELEMENTS = 2_000_000
 
 
 class LaplaceEngine(MAEEngine):
@@ -55,8 +57,9 @@ class LaplaceEngine(MAEEngine):
 
     name = "population-laplace"
 
-    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None) -> None:
-        super().__init__(cfg, structure)
+    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None,
+                 xp=None) -> None:
+        super().__init__(cfg, structure, xp)
         if cfg.model.mask != "bernoulli":
             raise ValueError("model.mask: population-laplace needs Bernoulli masks (a "
                              "fixed-size mask couples the areas)")
@@ -73,7 +76,6 @@ class LaplaceEngine(MAEEngine):
         self.h = cfg.train.laplace_step
         self.gamma = cfg.model.gamma
         self.nf = 1.0 / self.structure.P if cfg.model.loss_norm == "P" else 1.0
-        self.device = cfg.train.device if cfg.train.backend == "torch" else "cpu"
 
     def atom_values(self, Ups: np.ndarray) -> np.ndarray:
         """Υ[p, atom a] (P, n_atoms), 0 where the atom has no key other than p; raises
@@ -96,17 +98,10 @@ class LaplaceEngine(MAEEngine):
         return out
 
     def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
-        import torch
+        with self.threads():
+            return self._evaluate(params, need_grad)
 
-        threads = torch.get_num_threads()
-        if self.cfg.train.threads > 0:
-            torch.set_num_threads(self.cfg.train.threads)
-        try:
-            return self._evaluate(params, need_grad, torch)
-        finally:
-            torch.set_num_threads(threads)
-
-    def _evaluate(self, params: Params, need_grad: bool, torch):
+    def _evaluate(self, params: Params, need_grad: bool):
         s = self.structure
         P, K = s.P, s.K
         Ua = self.atom_values(params.Ups)
@@ -125,7 +120,7 @@ class LaplaceEngine(MAEEngine):
             reps = np.array([g[0] for g in groups])
             mult = np.array([len(g) for g in groups], dtype=np.float64)
             res = self._cluster(k, params.Phi[reps, off:off + N], Ua[reps],
-                                params.Ups[reps, reps], reps, mult, need_grad, torch)
+                                params.Ups[reps, reps], reps, mult, need_grad)
             lk, attn, grads = res
             loss += lk
             type_of = np.empty(P, dtype=np.int64)
@@ -146,24 +141,16 @@ class LaplaceEngine(MAEEngine):
                 gk = g_atom[:, self.atom]  # every key q ≠ p of atom a gets its share
                 gk[np.arange(P), np.arange(P)] = gupp[type_of] * per  # the self key
                 gUps += gk
-        attn = {f"attn_{key}": (v / wsum[key[-2:]] if wsum[key[-2:]] else math.nan)
-                for key, v in sums.items()}
         grads = {"Phi": gPhi, "Ups": gUps} if need_grad else None
-        return Evaluation(loss, loss_star=self.lstar, grads=grads, attn=attn)
+        return Evaluation(loss, loss_star=self.lstar, grads=grads,
+                          attn=attention_means(sums, wsum))
 
-    def _cluster(self, k, phi_np, ua_np, upp_np, reps, mult, need_grad, torch):
+    def _cluster(self, k, phi_np, ua_np, upp_np, reps, mult, need_grad):
         """Loss Σ_types mult·(weighted loss), per-type attention masses and gradients for the
         query types ``reps`` of cluster k."""
-        s = self.structure
+        xp, s = self.xp, self.structure
         nT, N = phi_np.shape
         incl = self.mask_keys
-        dt = torch.float64
-        dev = self.device
-        phi = torch.tensor(phi_np, dtype=dt, device=dev, requires_grad=need_grad)
-        ua = torch.tensor(ua_np, dtype=dt, device=dev, requires_grad=need_grad)
-        upp = torch.tensor(upp_np, dtype=dt, device=dev, requires_grad=need_grad)
-        z = torch.tensor(self.nodes, dtype=dt, device=dev)
-        logpz = torch.log(torch.tensor(self.zprobs, dtype=dt, device=dev))
         counts = self.atom_size[None, :] - (self.atom[reps][:, None] == np.arange(self.n_atoms))
         area = self.atom_area[k]  # (n_atoms,)
         own = s.labels[k, reps]  # (nT,)
@@ -182,63 +169,37 @@ class LaplaceEngine(MAEEngine):
         y_lo = math.log(_TAIL / ((P + 1) * max(1.0, self.cfg.data.U ** 2)))
         y_hi = math.log(-math.log(_TAIL) + 4.0) - float(lo.min()) + 1.0
         ys = np.arange(y_lo, y_hi + self.h, self.h)
-        Mt = torch.tensor(M, dtype=dt, device=dev)
-        weight = torch.tensor(mult * self.gamma * self.nf / s.K, dtype=dt, device=dev)
+        weight_np = mult * self.gamma * self.nf / s.K
         ez2 = float(np.dot(self.zprobs, self.nodes ** 2))
-        total = float(np.sum(mult * self.gamma * self.nf / s.K)) * 0.5 * ez2
+        total = float(np.sum(weight_np)) * 0.5 * ez2
+        const = _Constants(
+            z=xp.asarray(self.nodes), logpz=xp.asarray(np.log(self.zprobs)),
+            c=xp.asarray(counts)[:, None, :, None],  # (nT, 1, n_atoms, 1)
+            onehot=xp.asarray(area[:, None] == np.arange(N)[None, :]),  # (n_atoms, N)
+            aidx=xp.asindex(area), own=xp.asindex(own), weight=xp.asarray(weight_np),
+            lg1=math.log1p(-self.gamma) if self.gamma < 1 else -math.inf,  # ln P[unmasked]
+            lg0=math.log(self.gamma),  # ln P[masked]
+            incl=incl, h=self.h)
+        # the logits of unmasked (u) and masked (w) keys of every atom, shifted by M, and the
+        # self key's term: the same for every t
+        Mt = xp.asarray(M)
+        phi, ua, upp = xp.asarray(phi_np), xp.asarray(ua_np), xp.asarray(upp_np)
+        u = (const.z[None, None, :] * phi[:, const.aidx][:, :, None] + ua[:, :, None]
+             - Mt[:, None, None])[:, None]  # (nT, 1, n_atoms, nz)
+        w = (ua - Mt[:, None])[:, None, :, None]  # (nT, 1, n_atoms, 1)
+        Zs = xp.exp(upp - Mt) if incl else xp.zeros((nT,))
         masses = np.zeros((nT, N))
-        lg1 = math.log1p(-self.gamma) if self.gamma < 1 else -math.inf  # ln P[unmasked]
-        lg0 = math.log(self.gamma)  # ln P[masked]
-        c = torch.tensor(counts, dtype=dt, device=dev)[:, None, :, None]  # (nT, 1, n_atoms, 1)
-        aidx = torch.tensor(area, dtype=torch.long, device=dev)
-        onehot_area = torch.tensor((area[:, None] == np.arange(N)[None, :]).astype(np.float64),
-                                   dtype=dt, device=dev)  # (n_atoms, N)
-        own_t = torch.tensor(own, dtype=torch.long, device=dev)
-        t_chunk = max(1, _CHUNK_ELEMENTS // (nT * self.n_atoms * len(self.nodes)))
+        gu = xp.zeros(tuple(u.shape)) if need_grad else None
+        gw = xp.zeros(tuple(w.shape)) if need_grad else None
+        gZs = xp.zeros((nT,)) if need_grad else None
+        t_chunk = max(1, CHUNK_ELEMENTS // (nT * self.n_atoms * len(self.nodes)))
         for start in range(0, len(ys), t_chunk):
-            y = torch.tensor(ys[start:start + t_chunk], dtype=dt, device=dev)
-            t = torch.exp(y)  # (nt,)
-            nt = t.shape[0]
-            tt = t[None, :, None, None]
-            # logits of unmasked (u) and masked (w) keys of every atom, shifted by M
-            u = (z[None, None, :] * phi[:, aidx][:, :, None] + ua[:, :, None]
-                 - Mt[:, None, None])[:, None]  # (nT, 1, n_atoms, nz)
-            w = (ua - Mt[:, None])[:, None, :, None]
-            eu = torch.exp(u)
-            # Z_a = n e^u + (c − n) e^w = c e^w + n (e^u − e^w) with n ~ Bin(c, 1 − γ): the
-            # binomial generating function in closed form; under exp(−tZ_a) the count is
-            # binomial again with the tilted probability q
-            d = eu - torch.exp(w) if incl else eu
-            lx = lg1 - tt * d  # ln((1 − γ) e^{−t d})
-            le0 = c * torch.logaddexp(torch.full_like(lx, lg0), lx)
-            if incl:
-                le0 = le0 - tt * c * torch.exp(w)
-            q = torch.sigmoid(lx - lg0)
-            r1 = c * q * eu  # E_tilted[N_a]
-            r2 = (c * q * (1 - q) + (c * q) ** 2) * eu * eu  # E_tilted[N_a²]
-            logE0 = torch.einsum("atgz,gm->atmz", le0, onehot_area)
-            S1 = torch.einsum("atgz,gm->atmz", r1, onehot_area)
-            S1sq = torch.einsum("atgz,gm->atmz", r1 * r1, onehot_area)
-            S2 = torch.einsum("atgz,gm->atmz", r2, onehot_area)
-            R2 = S1 * S1 - S1sq + S2
-            lw = logpz[None, None, None, :] + logE0
-            logA0 = torch.logsumexp(lw, dim=-1)  # (nT, nt, N)
-            sz = torch.exp(lw - logA0[..., None])
-            a1 = torch.sum(sz * z ** 2 * S1, dim=-1)
-            a2 = torch.sum(sz * z ** 2 * R2, dim=-1)
-            b1 = torch.sum(sz * S1, dim=-1)
-            Zs = torch.exp(upp - Mt) if incl else torch.zeros_like(upp)
-            base = torch.exp(logA0.sum(dim=-1) - t[None, :] * Zs[:, None])  # (nT, nt)
-            wt = self.h * t[None, :] * base  # dt = t dy
-            I1 = torch.sum(wt * torch.gather(a1, 2, own_t[:, None, None].expand(nT, nt, 1))[..., 0],
-                           dim=1)
-            I2 = torch.sum(wt[..., None] * t[None, :, None] * a2, dim=1)  # (nT, N)
-            Bm = torch.sum(wt[..., None] * b1, dim=1)  # (nT, N)
-            chunk = torch.sum(weight * (-I1 + 0.5 * I2.sum(dim=1)))
-            total += float(chunk.detach())
-            masses += Bm.detach().cpu().numpy()
-            if need_grad and chunk.requires_grad:
-                chunk.backward()
+            t = xp.exp(xp.asarray(ys[start:start + t_chunk]))  # (nt,)
+            chunk, Bm, back = _laplace_chunk(xp, const, t, u, w, Zs, need_grad)
+            total += chunk
+            masses += xp.to_numpy(Bm)
+            if need_grad:
+                gu, gw, gZs = gu + back[0], gw + back[1], gZs + back[2]
         attn = []
         for i in range(nT):
             j = own[i]
@@ -246,8 +207,97 @@ class LaplaceEngine(MAEEngine):
             attn.append((masses[i, j], masses[i, 0], masked))
         grads = None
         if need_grad:
-            def g(x, shape):
-                return x.grad.cpu().numpy().copy() if x.grad is not None else np.zeros(shape)
-
-            grads = (g(phi, (nT, N)), g(ua, (nT, self.n_atoms)), g(upp, (nT,)))
+            # u = z·Φ[p, area(a)] + Υ_a − M, w = Υ_a − M, Zs = exp(Υ[p, p] − M)
+            gu = gu[:, 0]  # (nT, n_atoms, nz)
+            gphi = xp.einsum("tgz,z,gm->tm", gu, const.z, const.onehot)
+            gua = xp.sum(gu, axis=2) + gw[:, 0, :, 0]
+            gupp = gZs * Zs if incl else xp.zeros((nT,))
+            grads = (xp.to_numpy(gphi), xp.to_numpy(gua), xp.to_numpy(gupp))
         return total, attn, grads
+
+
+class _Constants:
+    """What [`_laplace_chunk`][] needs of a cluster's query types besides t and the logits."""
+
+    def __init__(self, **kw) -> None:
+        self.__dict__.update(kw)
+
+
+def _laplace_chunk(xp, k: _Constants, t, u, w, Zs, need_grad: bool):
+    """One chunk of t-nodes of the integral: (its part of the loss as a float, the attention
+    integrals Bm (nT, N), and with ``need_grad`` the gradients of that part in (u, w, Zs)).
+
+    Shapes: u (nT, 1, atoms, nz), w (nT, 1, atoms, 1), Zs (nT,), t (nt,). The reverse pass
+    follows the forward pass line by line, backwards."""
+    tt = t[None, :, None, None]
+    eu, ew = xp.exp(u), xp.exp(w)
+    # Z_a = n e^u + (c − n) e^w = c e^w + n (e^u − e^w) with n ~ Bin(c, 1 − γ): the binomial
+    # generating function in closed form; under exp(−tZ_a) the count is binomial again with
+    # the tilted probability q
+    d = eu - ew if k.incl else eu
+    lx = k.lg1 - tt * d  # ln((1 − γ) e^{−t d})
+    q = xp.sigmoid(lx - k.lg0)
+    le0 = k.c * xp.logaddexp(k.lg0, lx)
+    if k.incl:
+        le0 = le0 - tt * k.c * ew
+    cq = k.c * q
+    r1 = cq * eu  # E_tilted[N_a]
+    v2 = cq * (1 - q) + cq * cq
+    r2 = v2 * eu * eu  # E_tilted[N_a²]
+    logE0 = xp.einsum("atgz,gm->atmz", le0, k.onehot)
+    S1 = xp.einsum("atgz,gm->atmz", r1, k.onehot)
+    S1sq = xp.einsum("atgz,gm->atmz", r1 * r1, k.onehot)
+    S2 = xp.einsum("atgz,gm->atmz", r2, k.onehot)
+    R2 = S1 * S1 - S1sq + S2
+    lw = k.logpz[None, None, None, :] + logE0
+    logA0 = xp.logsumexp(lw, -1)  # (nT, nt, N)
+    sz = xp.exp(lw - logA0[..., None])
+    z2 = k.z * k.z
+    a1 = xp.sum(sz * z2 * S1, axis=-1)
+    a2 = xp.sum(sz * z2 * R2, axis=-1)
+    b1 = xp.sum(sz * S1, axis=-1)
+    base = xp.exp(xp.sum(logA0, axis=-1) - t[None, :] * Zs[:, None])  # (nT, nt)
+    wt = k.h * t[None, :] * base  # dt = t dy
+    nT = wt.shape[0]
+    a1_own = a1[xp.arange(nT), :, k.own]  # (nT, nt): a1 at each type's own area
+    I1 = xp.sum(wt * a1_own, axis=1)
+    I2 = xp.sum(wt[..., None] * t[None, :, None] * a2, axis=1)  # (nT, N)
+    Bm = xp.sum(wt[..., None] * b1, axis=1)  # (nT, N)
+    chunk = xp.item(xp.sum(k.weight * (-I1 + 0.5 * xp.sum(I2, axis=1))))
+    if not need_grad:
+        return chunk, Bm, None
+    # -- reverse pass: g_x = ∂(chunk)/∂x -----------------------------------------------------
+    W = k.weight[:, None]  # (nT, 1)
+    g_wt = W * (-a1_own + 0.5 * t[None, :] * xp.sum(a2, axis=-1))  # (nT, nt)
+    g_a1 = xp.zeros(tuple(a1.shape))
+    g_a1[xp.arange(nT), :, k.own] = -(W * wt)
+    g_a2 = (0.5 * W * wt * t[None, :])[..., None]  # (nT, nt, 1), the same for every m
+    g_base = g_wt * k.h * t[None, :]
+    g_logA0_sum = g_base * base  # (nT, nt): ∂/∂(Σ_m logA0)
+    g_Zs = -xp.sum(g_logA0_sum * t[None, :], axis=1)  # (nT,)
+    # a1, a2 through sz, S1, R2; sz = softmax_z(lw), logA0 = logsumexp_z(lw)
+    g_sz = z2 * (g_a1[..., None] * S1 + g_a2[..., None] * R2)
+    g_S1 = g_a1[..., None] * sz * z2
+    g_R2 = g_a2[..., None] * sz * z2
+    g_lw = sz * (g_sz - xp.sum(sz * g_sz, axis=-1, keepdims=True) + g_logA0_sum[..., None, None])
+    g_S1 = g_S1 + 2 * S1 * g_R2
+    g_S1sq, g_S2 = -g_R2, g_R2
+    # the per-area sums back to the atoms (einsum with the one-hot area of each atom)
+    g_le0 = xp.einsum("atmz,gm->atgz", g_lw, k.onehot)
+    g_r1 = xp.einsum("atmz,gm->atgz", g_S1, k.onehot) \
+        + 2 * r1 * xp.einsum("atmz,gm->atgz", g_S1sq, k.onehot)
+    g_r2 = xp.einsum("atmz,gm->atgz", g_S2, k.onehot)
+    # r1 = c q e^u, r2 = (c q (1 − q) + c² q²) e^{2u}
+    g_q = g_r1 * k.c * eu + g_r2 * eu * eu * k.c * (1 - 2 * q + 2 * cq)
+    g_eu = g_r1 * cq + g_r2 * 2 * v2 * eu
+    # le0 = c logaddexp(lg0, lx) [− t c e^w]; q = σ(lx − lg0), and ∂ logaddexp/∂lx = q
+    g_lx = g_le0 * k.c * q + g_q * q * (1 - q)
+    g_d = -tt * g_lx
+    g_eu = g_eu + g_d
+    g_u = xp.sum(g_eu * eu, axis=1, keepdims=True)  # over t: u does not depend on it
+    if k.incl:
+        g_ew = -g_d - g_le0 * tt * k.c
+        g_w = xp.sum(g_ew * ew, axis=(1, 3), keepdims=True)
+    else:
+        g_w = xp.zeros(tuple(w.shape))
+    return chunk, Bm, (g_u, g_w, g_Zs)

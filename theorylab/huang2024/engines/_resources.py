@@ -14,9 +14,9 @@ estimate and what would fit:
   ``population-laplace``, which sums the same population loss at any P;
 - the engine's memory (batch, enumeration tables, working arrays) against the free memory
   ([`check_memory`][theorylab.core.resources.check_memory]), field ``train.mc_samples``,
-  ``train.n_train`` or ``train.engine``; ``population-exact`` on torch counts its device
-  tensors too ([`exact_torch_bytes`][]), on a CUDA device against that device's free memory
-  (field ``train.device``).
+  ``train.n_train`` or ``train.engine``; ``population-exact`` counts the tables and working
+  arrays of its sum ([`exact_sum_bytes`][]), on a CUDA device against that device's free
+  memory (field ``train.device``).
 
 The estimates are upper estimates of the peak memory in bytes (float64), from the arrays the
 engines hold: they count every array of a step's working set, with a factor for the copies
@@ -32,10 +32,12 @@ import numpy as np
 from theorylab.core.backend import check_device
 from theorylab.core.resources import check_memory
 
-from .config import ExperimentConfig
-from .data import AreaStructure
+from ..config import ExperimentConfig
+from ..data import AreaStructure
+from ._base import batch_chunk_budget
+from ._exact import chunk_elements
 
-__all__ = ["MAX_EXACT_GROUPS", "check_resources", "exact_log10_rows", "exact_torch_bytes",
+__all__ = ["MAX_EXACT_GROUPS", "check_resources", "exact_log10_rows", "exact_sum_bytes",
            "memory_estimate"]
 
 #: ``population-exact`` enumerates the unmasked-key counts of a query with one array axis per
@@ -47,9 +49,8 @@ _F8 = 8  # bytes of a float64 or int64
 #: and final-state arrays, and the Evaluation's temporaries.
 _PARAM_COPIES = 6
 #: Arrays of a (rows, P, P) shape alive at once in one evaluation of a batch chunk (logits,
-#: exponentials, attention, their products and the gradient's terms); torch keeps about twice
-#: as many for autograd.
-_PP_ARRAYS = {"numpy": 14, "torch": 28}
+#: exponentials, attention, their products and the gradient's terms).
+_PP_ARRAYS = 14
 
 
 def _sizes(cfg: ExperimentConfig) -> tuple[int, int, int, int]:
@@ -69,10 +70,8 @@ def _chunk_bytes(cfg: ExperimentConfig) -> float:
     """The working set of one chunk of [`MAEEngine.eval_batch`][theorylab.huang2024.engines.
     MAEEngine.eval_batch] (its rows are chosen from the same budget)."""
     P, _K, N, F = _sizes(cfg)
-    backend = cfg.train.backend
-    budget = 1 << (26 if backend == "torch" else 22)
-    rows = max(1, budget // max(1, P * P * max(F, 4)))
-    return _F8 * rows * (_PP_ARRAYS[backend] * P * P + 2 * P * F + 8 * P * N)
+    rows = max(1, batch_chunk_budget(cfg.train.device) // max(1, P * P * max(F, 4)))
+    return _F8 * rows * (_PP_ARRAYS * P * P + 2 * P * F + 8 * P * N)
 
 
 def _per_sample_bytes(cfg: ExperimentConfig) -> float:
@@ -83,7 +82,7 @@ def _per_sample_bytes(cfg: ExperimentConfig) -> float:
 
 
 def _cl_bytes(cfg: ExperimentConfig) -> float:
-    """``cl-montecarlo``: one unchunked autograd graph over (B, 2 views, P, P), and the
+    """``cl-montecarlo``: one unchunked pass over (B, 2 views, P, P) kept for the backward, and the
     similarities of every image with its n negatives (the gathered (B, n + 1, N)
     representations, per anchor view)."""
     P, _K, N, _F = _sizes(cfg)
@@ -122,12 +121,12 @@ def exact_log10_rows(structure: AreaStructure) -> tuple[float, int]:
     return log_rows, groups
 
 
-def exact_torch_bytes(cfg: ExperimentConfig, structure: AreaStructure) -> float:
-    """Bytes ``population-exact`` holds on its torch device: the count and coefficient tables
-    of every (cluster, atom) and one chunk's working tensors (about 25 of the largest:
-    [`CHUNK_ELEMENTS`][theorylab.huang2024.exact_torch.CHUNK_ELEMENTS], or one query's
+def exact_sum_bytes(cfg: ExperimentConfig, structure: AreaStructure) -> float:
+    """Bytes the sum of ``population-exact`` holds on its device: the count and coefficient
+    tables of every (cluster, atom) and one chunk's working arrays (about 25 of the largest:
+    [`chunk_elements`][theorylab.huang2024.engines._exact.chunk_elements], or one query's
     (count rows × coefficient vectors × atoms) when that is larger)."""
-    from .exact_torch import CHUNK_ELEMENTS
+    chunk = chunk_elements(cfg.train.device)
 
     atom, _area = structure.atoms()
     size = np.bincount(atom).astype(np.float64)
@@ -138,7 +137,7 @@ def exact_torch_bytes(cfg: ExperimentConfig, structure: AreaStructure) -> float:
     log_cz = N * math.log10(max(_nodes(cfg), 1))
     log_query = float(per_atom.max()) + log_cz + math.log10(max(groups, 1))
     tables = K * float(np.sum(10.0 ** np.minimum(per_atom + math.log10(3 * groups + 4), 300.0)))
-    return _F8 * (25 * max(float(CHUNK_ELEMENTS), 10.0 ** min(log_query, 300.0)) + tables
+    return _F8 * (25 * max(float(chunk), 10.0 ** min(log_query, 300.0)) + tables
                   + K * groups * 10.0 ** min(log_cz, 300.0) * 4)
 
 
@@ -196,8 +195,8 @@ def memory_estimate(cfg: ExperimentConfig, structure: AreaStructure) -> tuple[fl
         cz = 10.0 ** min(300.0, N * math.log10(max(nz, 1)))
         need = (base + rows * _F8 * (10 * groups + 2) + K * cz * _F8 * (3 * N + 1)
                 + rows * cz * _F8 * (20 * groups + 6 * N) / P)
-        if t.backend == "torch" and t.device == "cpu":
-            need += exact_torch_bytes(cfg, structure)
+        if t.device == "cpu":
+            need += exact_sum_bytes(cfg, structure)
         return need, {"field": "train.engine", "what": (
             f"population-exact ({_count(log_rows)} count rows × {cz:.3g} coefficient "
             "vectors)"),
@@ -219,7 +218,7 @@ def check_resources(cfg: ExperimentConfig,
     module docstring), before anything of the run is allocated; return the area structure
     (built once the labels are known to fit)."""
     t = cfg.train
-    if t.backend == "torch" or t.engine == "cl-montecarlo":
+    if t.backend == "torch":
         check_device(t.device, "train.")
     P, K, N, F = _sizes(cfg)
     check_memory(_base_bytes(cfg), field="data.K" if K * N > P else "data.P", what=(
@@ -244,10 +243,10 @@ def check_resources(cfg: ExperimentConfig,
                              f"configurations (> {t.max_configs}); {_LAPLACE}")
     need, info = memory_estimate(cfg, structure)
     check_memory(need, **info)
-    if t.engine == "population-exact" and t.backend == "torch" and t.device != "cpu":
+    if t.engine == "population-exact" and t.device != "cpu":
         from theorylab.core.backend import get_backend
 
-        dev_need = exact_torch_bytes(cfg, structure)
+        dev_need = exact_sum_bytes(cfg, structure)
         check_memory(dev_need, field="train.device", what=(
             f"population-exact on {t.device} (its count tables and working tensors)"),
             hint=_LAPLACE, free=get_backend("torch", device=t.device).free_bytes())

@@ -1,33 +1,31 @@
-"""What every MAE engine of Huang et al. (2025)'s problem shares: the parameters ``(Φ, Υ)``,
-one evaluation, the infimum L* of the loss, and the base class [`MAEEngine`][] (parameters,
-gradient-descent step, recorded row, batch evaluation). The engines themselves are in
-[`engines`][theorylab.huang2024.engines] and [`laplace`][theorylab.huang2024.laplace].
+"""What every engine of Huang et al. (2025)'s problem shares: the parameters ``(Φ, Υ)``, one
+evaluation, the infimum L* of the MAE loss, and the base class [`MAEEngine`][] (the array
+backend of ``train.backend``/``train.device``, parameters, gradient-descent step, recorded row,
+batch evaluation).
+
+Parameters live on the host as float64 numpy arrays (checkpoints, the recorded row); an
+evaluation moves them to the backend, computes there, and hands the loss, the gradients and the
+attention masses back as numpy. Only (Φ, Υ), their gradients and per-query masses cross.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from theorylab.core import engine as _kernel
+from theorylab.core.backend import Backend, get_backend
 
-from .config import ExperimentConfig
-from .data import AreaStructure, Batch, zlaw_nodes
-from .model import BatchEval, mae_loss_grad, mae_loss_grad_torch, norm_factor
+from ..config import ExperimentConfig
+from ..data import AreaStructure, Batch, zlaw_nodes
+from ..model import BatchEval, mae_loss_grad, norm_factor
+from ..observables import RECORD_COLUMNS, masked_query_masses, phi_summary
 
-__all__ = ["Evaluation", "MAEEngine", "Params", "RECORD_COLUMNS", "batch_lstar",
-           "population_lstar"]
-
-#: The columns that [`MAEEngine.record`][] fills (the trainer adds ``step``).
-RECORD_COLUMNS = (
-    "loss", "loss_se", "loss_star", "excess_loss",
-    "phi_own_gq", "phi_glob_gq", "phi_own_lq", "phi_glob_lq",
-    "attn_own_gq", "attn_glob_gq", "attn_masked_gq",
-    "attn_own_lq", "attn_glob_lq", "attn_masked_lq",
-    "engine",
-)
+__all__ = ["Evaluation", "MAEEngine", "Params", "RECORD_COLUMNS", "batch_chunk_budget",
+           "batch_lstar", "population_lstar"]
 
 
 @dataclass
@@ -115,19 +113,39 @@ def batch_lstar(structure: AreaStructure, batch: Batch, loss_norm: str,
 
 
 class MAEEngine(_kernel.Engine):
-    """What every engine of this paper shares: parameters, GD step, recorded row."""
+    """What every engine of this paper shares: the backend, parameters, GD step, recorded
+    row."""
 
     name = "mae"
 
-    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None) -> None:
+    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None,
+                 xp: Backend | None = None) -> None:
         self.cfg = cfg
         self.structure = structure or cfg.data.make_structure()
+        t = cfg.train
+        #: the array backend every evaluation runs on (``train.backend``, ``train.device``)
+        self.xp = xp or get_backend(t.backend, t.dtype, t.device, section="train.")
         s = self.structure
-        self.lr = cfg.train.lr
+        self.lr = t.lr
         self.mask_keys, self.loss_norm = cfg.model.mask_keys, cfg.model.loss_norm
-        self.feat = s.feature_index()  # (K, P)
-        self.glob_q = s.labels == 0  # (K, P) query patches of the global area
         self.lstar = population_lstar(cfg, s)
+
+    @contextlib.contextmanager
+    def threads(self):
+        """Within the block torch uses ``train.threads`` threads (0: its default) when the
+        backend is torch on a CPU; a no-op otherwise."""
+        n = self.cfg.train.threads
+        if self.xp.name != "torch" or self.xp.device != "cpu" or n <= 0:
+            yield
+            return
+        import torch
+
+        old = torch.get_num_threads()
+        torch.set_num_threads(n)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(old)
 
     # -- parameters --------------------------------------------------------------------------
     def initial_params(self) -> Params:
@@ -152,17 +170,8 @@ class MAEEngine(_kernel.Engine):
 
     # -- record ------------------------------------------------------------------------------
     def phi_summary(self, params: Params) -> dict[str, float]:
-        """Mean Φ to the own area and to the global area, over (cluster, patch) pairs whose
-        patch lies in the global area (``gq``) or in a local area (``lq``)."""
-        P = self.structure.P
-        rows = np.broadcast_to(np.arange(P), self.feat.shape)
-        own = params.Phi[rows, self.feat]
-        glob = params.Phi[rows, np.broadcast_to(self.structure.offset[:, None], self.feat.shape)]
-        out = {}
-        for tag, sel in (("gq", self.glob_q), ("lq", ~self.glob_q)):
-            out[f"phi_own_{tag}"] = float(own[sel].mean()) if sel.any() else math.nan
-            out[f"phi_glob_{tag}"] = float(glob[sel].mean()) if sel.any() else math.nan
-        return out
+        """[`phi_summary`][theorylab.huang2024.observables.phi_summary] of ``params``."""
+        return phi_summary(self.structure, params.Phi)
 
     def record(self, params: Params, step: int, ev: Evaluation) -> dict[str, object]:
         row = {"loss": ev.loss, "loss_se": ev.loss_se, "loss_star": ev.loss_star,
@@ -174,44 +183,39 @@ class MAEEngine(_kernel.Engine):
         row["engine"] = self.name
         return row
 
-    def attn_from_batch(self, batch: Batch, be) -> dict[str, float]:
+    def attn_from_batch(self, batch: Batch, be: BatchEval) -> dict[str, float]:
         """Attention masses of masked queries averaged over the batch's weights."""
-        lab = self.structure.labels[batch.cluster]
-        out = {}
-        for tag, sel in (("gq", lab == 0), ("lq", lab != 0)):
-            w = batch.weight[:, None] * batch.mask * sel
-            tot = w.sum()
-            for name, arr in (("own", be.attn_own), ("glob", be.attn_glob),
-                              ("masked", be.attn_masked)):
-                out[f"attn_{name}_{tag}"] = float(np.sum(w * arr) / tot) if tot > 0 else math.nan
-        return out
+        return masked_query_masses(self.structure, batch, be.attn_own, be.attn_glob,
+                                   be.attn_masked)
 
     def eval_batch(self, params: Params, batch: Batch, need_grad: bool, chunk: int = 0):
         """(BatchEval of the whole batch, gradients) of a weighted batch, in chunks of rows
-        (each chunk's largest array ~2²² elements on numpy, ~2²⁶ on torch)."""
-        P = self.structure.P
-        budget = 1 << (26 if self.cfg.train.backend == "torch" else 22)
-        rows = chunk or max(1, budget // max(1, P * P * max(self.structure.F, 4)))
+        (each chunk's largest array ~2²² elements on a CPU, ~2²⁶ on CUDA)."""
+        P, xp = self.structure.P, self.xp
+        rows = chunk or max(1, batch_chunk_budget(xp.device) // max(
+            1, P * P * max(self.structure.F, 4)))
+        Phi, Ups = xp.asarray(params.Phi), xp.asarray(params.Ups)
         loss, gPhi, gUps = 0.0, 0.0, 0.0
         per, own, glob, msk = [], [], [], []
-        for sl in _kernel.iter_chunks(len(batch), rows):
-            sub = Batch(batch.cluster[sl], batch.z[sl], batch.mask[sl], batch.weight[sl])
-            if self.cfg.train.backend == "torch":
-                be = mae_loss_grad_torch(self.structure, params.Phi, params.Ups, sub,
-                                         mask_keys=self.mask_keys, loss_norm=self.loss_norm,
-                                         need_grad=need_grad, device=self.cfg.train.device)
-            else:
-                be = mae_loss_grad(self.structure, params.Phi, params.Ups, sub,
-                                   mask_keys=self.mask_keys, loss_norm=self.loss_norm,
-                                   need_grad=need_grad)
-            loss += be.loss
-            if need_grad:
-                gPhi, gUps = gPhi + be.grad_Phi, gUps + be.grad_Ups
-            per.append(be.per_sample)
-            own.append(be.attn_own)
-            glob.append(be.attn_glob)
-            msk.append(be.attn_masked)
+        with self.threads():
+            for sl in _kernel.iter_chunks(len(batch), rows):
+                sub = Batch(batch.cluster[sl], batch.z[sl], batch.mask[sl], batch.weight[sl])
+                be = mae_loss_grad(self.structure, Phi, Ups, sub, mask_keys=self.mask_keys,
+                                   loss_norm=self.loss_norm, need_grad=need_grad, xp=xp)
+                loss += be.loss
+                if need_grad:
+                    gPhi, gUps = gPhi + be.grad_Phi, gUps + be.grad_Ups
+                per.append(be.per_sample)
+                own.append(be.attn_own)
+                glob.append(be.attn_glob)
+                msk.append(be.attn_masked)
         be = BatchEval(loss, np.concatenate(per), None, None, np.concatenate(own),
                        np.concatenate(glob), np.concatenate(msk))
         grads = {"Phi": gPhi, "Ups": gUps} if need_grad else None
         return be, grads
+
+
+def batch_chunk_budget(device: str) -> int:
+    """Elements of the largest (rows, P, P·F) array of one batch chunk: 2²² on a CPU (numpy
+    or torch), 2²⁶ on CUDA."""
+    return 1 << (26 if device.startswith("cuda") else 22)
