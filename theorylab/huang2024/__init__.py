@@ -96,4 +96,5 @@ PAPER = Paper(
     load_figures=_load_figures,
     notes="docs/papers/huang2024.md",
     config_doc=config_doc,
+    trajectory_schema=TRAJECTORY_SCHEMA,
 )
