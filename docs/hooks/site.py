@@ -4,7 +4,7 @@ At build time, driven by the files present (nothing to edit when a paper, a clai
 figure is added):
 
 - every ``figures/*.png`` of the repository joins the site under ``figures/`` (the files stay
-  where ``python -m theorylab.figures`` writes them; nothing is duplicated in git);
+  where ``python -m theorylab figures`` writes them; nothing is duplicated in git);
 - one figure gallery per paper, ``gallery/<paper>.md``, with the titles and captions of
   ``figures/manifest.json``;
 - one API page per public module of the kernel and of each paper (``api/<module>.md``, a
@@ -158,7 +158,7 @@ def _headline_tables(headline: dict) -> list[str]:
 
 def _gallery(paper: str, figures: dict) -> str:
     lines = [f"# Figure gallery: {paper}", "",
-             "Every figure of `python -m theorylab.figures --only " + paper + "`; titles and "
+             "Every figure of `python -m theorylab figures --only " + paper + "`; titles and "
              "captions from `figures/manifest.json` (the figures themselves are written by "
              "the figure runner, with their settings and runtime in the manifest).", ""]
     for fid, fig in sorted(figures.items()):

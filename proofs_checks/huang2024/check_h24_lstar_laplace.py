@@ -19,10 +19,10 @@ import math
 
 import numpy as np
 import sympy as sp
+from theorylab.huang2024.laplace import _TAIL
 
 from theorylab.huang2024 import config_from_dict, make_engine
 from theorylab.huang2024.engines import Params, population_lstar
-from theorylab.huang2024.laplace import _TAIL
 
 
 def test_pointwise_bound_is_a_sum_of_squares():

@@ -79,8 +79,8 @@ def test_quick_smoke_leaves_the_committed_folders_untouched():
     before = _snapshot()
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     try:
-        for cmd in (["theorylab.check", "--quick", "--only", FAST],
-                    ["theorylab.figures", "--quick", "--only", "jelassi2022-fig1b"]):
+        for cmd in (["theorylab", "check", "--quick", "--only", FAST],
+                    ["theorylab", "figures", "--quick", "--only", "jelassi2022-fig1b"]):
             r = subprocess.run([sys.executable, "-m", *cmd], cwd=REPO_ROOT, env=env,
                                capture_output=True, text=True, timeout=300)
             assert r.returncode == 0, r.stderr[-2000:]

@@ -1,6 +1,6 @@
 """The second paper's bad inputs: sizes that do not fit or that an engine cannot represent,
 a CUDA device that is absent, and configurations whose masked queries have no key. Each row is
-a huang2024 run config (``BASE`` with some changes) fed to ``python -m theorylab.run`` in
+a huang2024 run config (``BASE`` with some changes) fed to ``python -m theorylab run`` in
 process; it must exit 2 with exactly one line ``error: <field>: ...`` on stderr and leave no
 output folder. A few rows also go through a subprocess (the real command line, with a timeout)
 or the Python API.
@@ -157,7 +157,7 @@ def test_the_base_config_runs(tmp_path, capsys, pinned):
 
 
 def test_refused_on_the_real_command_line(tmp_path):
-    """A refusal from ``python -m theorylab.run`` in a fresh process (no monkeypatch: this row
+    """A refusal from ``python -m theorylab run`` in a fresh process (no monkeypatch: this row
     depends on neither the free memory nor the device)."""
     changes, prefix = {r[0]: (r[1], r[2]) for r in ROWS}["exact-P-400"]
     cfg = tmp_path / "c.toml"
@@ -165,7 +165,7 @@ def test_refused_on_the_real_command_line(tmp_path):
     root = Path(__file__).resolve().parents[2]
     # 120 s: a refusal takes the interpreter's start and theorylab's imports (a few seconds on
     # a shared CPU); before the checks, exact-P-400 built its tables first
-    done = subprocess.run([sys.executable, "-m", "theorylab.run", str(cfg), "--out",
+    done = subprocess.run([sys.executable, "-m", "theorylab", "run", str(cfg), "--out",
                            str(tmp_path / "out"), "--no-progress"], capture_output=True,
                           text=True, timeout=120, cwd=root,
                           env={**os.environ, "PYTHONPATH": str(root)})

@@ -171,7 +171,7 @@ def test_bench_row_names_times_ratios_and_agreement():
 
 
 def test_bench_cli_runs_and_checks_sizes(capsys):
-    from theorylab.bench.__main__ import main
+    from theorylab.commands.bench import main
 
     assert main(["--paper", "huang2024", "--sizes", "8", "--repeats", "1"]) == 0
     out = capsys.readouterr().out
@@ -180,7 +180,7 @@ def test_bench_cli_runs_and_checks_sizes(capsys):
     assert main(["--paper", "huang2024", "--sizes", "5"]) == 2
     assert capsys.readouterr().err == "error: --sizes: every P must be >= 6 (got 5)\n"
     assert main(["--sizes", "8"]) == 2
-    assert capsys.readouterr().err.startswith("error: --sizes: only used with --paper huang2024")
+    assert capsys.readouterr().err.startswith("error: --sizes: not taken by --paper jelassi2022")
     assert main(["--paper", "huang2024", "--targets"]) == 2
     assert capsys.readouterr().err.startswith("error: --paper: huang2024 times the exact")
 

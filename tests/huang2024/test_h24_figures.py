@@ -10,14 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from theorylab.figures import list_figures, run_figures
+from theorylab.core.figures import list_figures, run_figures
 from theorylab.huang2024.config import DataConfig
 from theorylab.huang2024.data import information_gap, sample_batch
-from theorylab.huang2024.figures._common import (
-    figure_config,
-    masked_query_attention,
-    own_attn_target,
-)
+from theorylab.huang2024.figures._common import figure_config, masked_query_attention
 from theorylab.huang2024.figures._data import connected
 from theorylab.huang2024.figures._diversity import idealised_mae_diverse, own_area_map
 from theorylab.huang2024.figures._dynamics import (
@@ -37,9 +33,13 @@ from theorylab.huang2024.model import mae_loss_grad
 from theorylab.huang2024.predictions import (
     initial_rates,
     leading_rates,
+    own_attention_target,
     phase_one_prediction,
     z_moments,
 )
+from theorylab.papers import load_all_figures
+
+load_all_figures()  # every paper's figures registered
 
 FAMILY_POS_36 = family_sizes(36, *FAMILIES["pos"])
 
@@ -173,7 +173,7 @@ def test_phase_diagram_headline(quick):
     assert h["n_cells"] == len(st["C1"]) * len(st["gamma"]) == len(h["cells"])
     for c in h["cells"]:
         assert c["delta"] == pytest.approx(information_gap(st["P"], c["C1"], st["C"]))
-        assert c["target"] == pytest.approx(own_attn_target(st["C"], c["gamma"]))
+        assert c["target"] == pytest.approx(own_attention_target(st["C"], c["gamma"]))
         assert c["learned"] == (c["final_attn_own_lq"] >= c["target"])
     assert h["n_cl_collapses"] == sum(c["cl_collapses"] for c in h["cells"])
     # the CL rule of the Theorem 4.4 check, recomputed from the cell's numbers

@@ -1,7 +1,7 @@
 """The real-image experiment (theorylab.huang2024.realvit) and its claim's verdict: config
-validation, the placement of the items, the objectives, the per-layer table schema, the
-command line, and the verdict on hand-made agreeing, disagreeing, degenerate and
-premise-failed tables."""
+validation, the per-layer table schema, the command line, and the verdict on hand-made
+agreeing, disagreeing, degenerate and premise-failed tables. (The placement of the items and
+the self-supervised objectives are tests/vision/test_ssl.py.)"""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import torch
 
 from theorylab.huang2024 import realvit as rv
 from theorylab.huang2024.claims import realvit as claim
-from theorylab.vision.nets import ViT
+from theorylab.vision.nets import MaskedEncoder, ViT
 
 NAN = math.nan
 
@@ -39,76 +39,10 @@ def test_config_patches_steps_and_dict():
     assert rv.QUICK.steps == 4 * (64 // 32) and rv.QUICK.epochs_of("mae") == 4
 
 
-# -- placement -------------------------------------------------------------------------------------
-def test_place_items_puts_the_item_at_its_offset_on_background():
-    items = torch.arange(2 * 14 * 14, dtype=torch.float32).reshape(2, 1, 14, 14) + 1
-    out = rv.place_items(items, torch.tensor([[0, 0], [14, 3]]), fill=-5.0)
-    assert out.shape == (2, 1, 28, 28)
-    assert torch.equal(out[0, 0, :14, :14], items[0, 0])
-    assert torch.equal(out[1, 0, 14:, 3:17], items[1, 0])
-    # everything else is background: 28² − 14² pixels of each canvas
-    assert int((out[0] == -5.0).sum()) == 28 * 28 - 14 * 14
-    assert int((out[1] == -5.0).sum()) == 28 * 28 - 14 * 14
-    with pytest.raises(ValueError, match="offsets"):
-        rv.place_items(items, torch.tensor([[0, 15], [0, 0]]), fill=0.0)
-
-
-def test_random_offsets_cover_the_canvas():
-    off = rv._random_offsets(4000, rv.FULL, torch.Generator().manual_seed(0))
-    # 14×14 items on a 28×28 canvas: offsets 0..14 on each axis, each hit
-    assert int(off.min()) == 0 and int(off.max()) == 14
-    assert len(torch.unique(off[:, 0])) == 15
-
-
-# -- objectives ------------------------------------------------------------------------------------
+# -- measurement -----------------------------------------------------------------------------------
 def _enc(seed=0):
     torch.manual_seed(seed)
-    return rv._Encoder(ViT(28, 7, 1, dim=16, depth=2, heads=2))
-
-
-def test_info_nce_is_low_for_matching_views_and_log_b_for_identical_rows():
-    z = torch.eye(8, dtype=torch.float64)
-    assert float(rv.info_nce(z, z, 0.05)) < 1e-6  # positives at cos 1, negatives at 0: e^-20
-    same = torch.ones(8, 4, dtype=torch.float64)
-    # every similarity equal: the loss is log B up to float64 rounding
-    assert abs(float(rv.info_nce(same, same, 0.1)) - math.log(8)) < 1e-12
-
-
-def test_mae_loss_reads_masked_patches_only():
-    enc = _enc()
-    dec = torch.nn.Linear(16, 49)
-    x = torch.randn(3, 1, 28, 28)
-    mask = rv._random_mask(3, 16, 0.5, torch.Generator().manual_seed(0))
-    assert mask.sum(1).tolist() == [8, 8, 8]
-    with torch.no_grad():
-        loss = rv.mae_loss(enc, dec, x, mask)
-        changed = rv.mae_loss(enc, dec, x2_of(x, mask), mask)
-    assert float(changed) != float(loss) and torch.isfinite(loss)
-
-
-def x2_of(x, mask):
-    """x with the pixels of the first masked patch of image 0 shifted: its target changes."""
-    x2 = x.clone()
-    r, c = divmod(int(torch.nonzero(mask[0])[0]), 4)
-    x2[0, 0, r * 7:(r + 1) * 7, c * 7:(c + 1) * 7] += 1.0
-    return x2
-
-
-def test_mae_loss_ignores_visible_targets():
-    enc = _enc()
-    dec = torch.nn.Linear(16, 49)
-    x = torch.randn(2, 1, 28, 28)
-    mask = torch.zeros(2, 16, dtype=torch.bool)
-    mask[:, :4] = True  # the first row of patches is masked
-    with torch.no_grad():
-        a = rv.mae_loss(enc, dec, x, mask)
-        # a masked patch is replaced by the mask token, so its pixels reach the loss only as
-        # a target; scaling the pixels of the masked row changes the loss, while the loss is
-        # a mean over masked patches only (checked against the hand-computed mean)
-        pred = dec(enc(x, mask))
-        err = ((pred - rv.patchify(x, 7)) ** 2).mean(-1)
-    # same float32 operations in a different order: agreement to float32 rounding
-    assert abs(float(a) - float(err[:, :4].mean())) < 1e-5
+    return MaskedEncoder(ViT(28, 7, 1, dim=16, depth=2, heads=2))
 
 
 def test_layer_attention_rows_are_distributions_and_last_is_the_last_layer():

@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from theorylab.commands.run import main
 from theorylab.core.config import read_toml
 from theorylab.huang2024 import TRAJECTORY_SCHEMA, config_from_dict, load_config, run_experiment
 from theorylab.papers import DEFAULT_PAPER, PAPERS
-from theorylab.run import main
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "huang2024_mae_delta_pos.toml"
 

@@ -62,8 +62,7 @@ class Paper:
     - `name`: short name, also the subpackage (``theorylab.<name>``), the value of
       ``[experiment] paper`` in run configs, the prefix of claim ids (``<name>/thm4.1``) and
       the folder of its results pages (``docs/results/<name>/``).
-    - `title`: the citation, e.g. ``"Jelassi, Sander & Li (2022), Vision Transformers provably
-      learn spatial structure"``.
+    - `title`: the citation, e.g. ``"Doe & Roe (2030), A theory of something"``.
     - `config_from_tables`: ``{section: {field: value}}`` (a parsed TOML file) → the paper's
       validated run configuration (``ValueError`` naming the field otherwise).
     - `override`: ``(config, {"device": ..., "dtype": ..., "backend": ..., "steps": ...})`` →

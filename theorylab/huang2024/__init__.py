@@ -84,6 +84,12 @@ def _load_figures() -> None:
     from . import figures  # noqa: F401  (registers the figures)
 
 
+def _bench():
+    from .bench import BENCH
+
+    return BENCH
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -97,4 +103,5 @@ PAPER = Paper(
     notes="docs/papers/huang2024.md",
     config_doc=config_doc,
     trajectory_schema=TRAJECTORY_SCHEMA,
+    bench=_bench,
 )

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .config import ExperimentConfig, config_from_dict
+from .data import information_gap
 from .engines import make_engine
 from .predictions import own_attention_target, phase_readings, reduced_gd, stop_reached
 
@@ -156,7 +157,7 @@ def phase_summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float = GAMM
     g, o = tr.phi_glob_lq.to_numpy(), tr.phi_own_lq.to_numpy()
     r = phase_readings(tr, C, gamma, EPS_REL)
     t_I, phase_I, t_II = r["t_I"], r["phase_I"], r["t_II"]
-    delta = 2 * math.log(C1) / math.log(P) - math.log(C) / math.log(P) - 1
+    delta = information_gap(P, C1, C)
     return {
         "P": P, "C1": C1, "C": C, "delta": delta, "eta_q": ETA_Q,
         "x_phase": (P / C) / ETA_Q, "steps_run": int(step[-1]),

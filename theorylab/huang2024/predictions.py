@@ -58,6 +58,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from theorylab.core.trainer import first_step
+
 from .config import ExperimentConfig
 from .data import AreaStructure, zlaw_nodes
 
@@ -577,11 +579,6 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = 0.05):
     return tr
 
 
-def _first(step: np.ndarray, mask: np.ndarray) -> float:
-    idx = np.flatnonzero(mask)
-    return float(step[idx[0]]) if idx.size else math.nan
-
-
 def phase_readings(tr, C: int, gamma: float, eps_rel: float) -> dict:
     """The phase readings of one run (a trajectory with ``step``, ``phi_glob_lq``,
     ``phi_own_lq``, ``attn_own_lq`` and ``rel_excess``; engine or derived), local queries:
@@ -592,11 +589,11 @@ def phase_readings(tr, C: int, gamma: float, eps_rel: float) -> dict:
     step = tr.step.to_numpy()
     g, o = tr.phi_glob_lq.to_numpy(), tr.phi_own_lq.to_numpy()
     dg, do = np.diff(g), np.diff(o)
-    t_I = _first(step[1:], do >= -dg)
+    t_I = first_step(step[1:], do >= -dg)
     return {"t_I": t_I, "phase_I": bool(np.isfinite(t_I) and t_I >= 2),
             "phi_glob_end_I": float(g[int(t_I)]) if np.isfinite(t_I) else math.nan,
-            "t_II": _first(step, tr.attn_own_lq.to_numpy() >= own_attention_target(C, gamma)),
-            "T_star": _first(step, tr.rel_excess.to_numpy() <= eps_rel),
+            "t_II": first_step(step, tr.attn_own_lq.to_numpy() >= own_attention_target(C, gamma)),
+            "T_star": first_step(step, tr.rel_excess.to_numpy() <= eps_rel),
             "dphi_glob_1": float(dg[0]) if dg.size else math.nan,
             "dphi_own_1": float(do[0]) if do.size else math.nan}
 

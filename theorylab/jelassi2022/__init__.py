@@ -84,6 +84,12 @@ def _load_figures() -> None:
     from . import figures  # noqa: F401  (registers the figures)
 
 
+def _bench():
+    from .bench import BENCH
+
+    return BENCH
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -96,5 +102,6 @@ PAPER = Paper(
     notes="docs/papers/jelassi2022.md",
     config_doc=lambda: config_doc(level=3),
     trajectory_schema=TRAJECTORY_SCHEMA,
+    bench=_bench,
     batched=BATCHED,
 )

@@ -51,9 +51,9 @@ POINT_TYPES = ("run", "batched")
 FULL_VALIDATION_POINTS = 2000
 
 
-#: The papers' registry, handed to the kernel by the entry points (``theorylab.sweep``
-#: registers ``theorylab.papers``): a callable → (name → Paper, default paper name). The kernel
-#: never imports a paper (docs/architecture.md).
+#: The papers' registry, handed to the kernel by the package's registry of papers (importing
+#: ``theorylab`` or ``theorylab.papers`` registers it): a callable → (name → Paper, default
+#: paper name). The kernel never imports a paper (docs/architecture.md).
 _REGISTRY: dict[str, Callable[[], tuple[Mapping[str, Any], str]] | None] = {"load": None}
 
 def batched_axis(paper_name: str) -> str:
@@ -75,7 +75,7 @@ def register_papers(load: Callable[[], tuple[Mapping[str, Any], str]]) -> None:
 
 def _papers() -> tuple[Mapping[str, Any], str]:
     if _REGISTRY["load"] is None:
-        raise ValueError("paper: no papers registered (import theorylab.sweep first)")
+        raise ValueError("paper: no papers registered (import theorylab first)")
     return _REGISTRY["load"]()
 
 

@@ -130,22 +130,15 @@ class MAEEngine(_kernel.Engine):
         self.mask_keys, self.loss_norm = cfg.model.mask_keys, cfg.model.loss_norm
         self.lstar = population_lstar(cfg, s)
 
-    @contextlib.contextmanager
     def threads(self):
-        """Within the block torch uses ``train.threads`` threads (0: its default) when the
+        """A context in which torch uses ``train.threads`` threads (0: its default) when the
         backend is torch on a CPU; a no-op otherwise."""
         n = self.cfg.train.threads
         if self.xp.name != "torch" or self.xp.device != "cpu" or n <= 0:
-            yield
-            return
-        import torch
+            return contextlib.nullcontext()
+        from theorylab.vision.nets import cpu_threads
 
-        old = torch.get_num_threads()
-        torch.set_num_threads(n)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(old)
+        return cpu_threads(n)
 
     # -- parameters --------------------------------------------------------------------------
     def initial_params(self) -> Params:

@@ -145,11 +145,12 @@ class LaplaceEngine(MAEEngine):
         return Evaluation(loss, loss_star=self.lstar, grads=grads,
                           attn=attention_means(sums, wsum))
 
-    def _cluster(self, k, phi_np, ua_np, upp_np, reps, mult, need_grad):
-        """Loss Σ_types mult·(weighted loss), per-type attention masses and gradients for the
-        query types ``reps`` of cluster k."""
-        xp, s = self.xp, self.structure
-        nT, N = phi_np.shape
+    def t_grid(self, k, phi_np, ua_np, upp_np, reps):
+        """What the t-integral of cluster k's query types ``reps`` needs besides the logits:
+        the other keys per atom (nT, atoms), the area of each atom, each type's own area, the
+        common shift M of the logits (per type) and the nodes y = ln t of the trapezoid rule
+        (covering the integrand down to ``_TAIL`` at both ends)."""
+        s = self.structure
         incl = self.mask_keys
         counts = self.atom_size[None, :] - (self.atom[reps][:, None] == np.arange(self.n_atoms))
         area = self.atom_area[k]  # (n_atoms,)
@@ -169,6 +170,15 @@ class LaplaceEngine(MAEEngine):
         y_lo = math.log(_TAIL / ((P + 1) * max(1.0, self.cfg.data.U ** 2)))
         y_hi = math.log(-math.log(_TAIL) + 4.0) - float(lo.min()) + 1.0
         ys = np.arange(y_lo, y_hi + self.h, self.h)
+        return counts, area, own, M, ys
+
+    def _cluster(self, k, phi_np, ua_np, upp_np, reps, mult, need_grad):
+        """Loss Σ_types mult·(weighted loss), per-type attention masses and gradients for the
+        query types ``reps`` of cluster k."""
+        xp, s = self.xp, self.structure
+        nT, N = phi_np.shape
+        incl = self.mask_keys
+        counts, area, own, M, ys = self.t_grid(k, phi_np, ua_np, upp_np, reps)
         weight_np = mult * self.gamma * self.nf / s.K
         ez2 = float(np.dot(self.zprobs, self.nodes ** 2))
         total = float(np.sum(weight_np)) * 0.5 * ez2

@@ -1,20 +1,22 @@
-"""The ``theorylab`` command: ``theorylab <command> [flags]``, one command per entry point.
+"""The ``theorylab`` command: ``theorylab <command> [flags]``, one module of this room per
+command, each with a ``main(argv)``.
 
-=========  ====================================  ======================================
-command    what it does                          same as
-=========  ====================================  ======================================
-run        train one run config                  ``python -m theorylab.run``
-check      judge the papers' claims              ``python -m theorylab.check``
-figures    render the papers' figures            ``python -m theorylab.figures``
-sweep      run a sweep spec into a store         ``python -m theorylab.sweep``
-plot       plot a run folder or a sweep store    ``python -m theorylab.plot``
-bench      time the engines                      ``python -m theorylab.bench``
-config     write the run-config reference page   ``python -m theorylab.configdoc``
-=========  ====================================  ======================================
+=========  =========================================  ===============================
+command    what it does                               module
+=========  =========================================  ===============================
+run        train one run config                       [`theorylab.commands.run`][]
+check      judge the papers' claims                   ``theorylab.check``
+figures    render the papers' figures                 [`theorylab.commands.figures`][]
+sweep      run a sweep spec into a store              [`theorylab.commands.sweep`][]
+plot       plot a run folder or a sweep store         [`theorylab.commands.plot`][]
+bench      time the engines; the GPU suite            [`theorylab.commands.bench`][]
+config     write the run-config reference page        [`theorylab.commands.config`][]
+=========  =========================================  ===============================
 
 Each command takes the flags and gives the exit codes of its module (``theorylab <command>
 --help``); ``theorylab --help`` lists the commands. Installed as a console script
-(``[project.scripts]`` in ``pyproject.toml``); ``python -m theorylab`` is the same command.
+(``[project.scripts]`` in ``pyproject.toml``); ``python -m theorylab`` is the same command, and
+``python -m theorylab.commands.<module>`` runs one module directly.
 """
 
 from __future__ import annotations
@@ -29,13 +31,15 @@ __all__ = ["COMMANDS", "main"]
 
 #: command → (module whose ``main(argv)`` runs it, one-line description)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "run": ("theorylab.run", "train one run config (TOML) into a run folder"),
+    "run": ("theorylab.commands.run", "train one run config (TOML) into a run folder"),
     "check": ("theorylab.check", "run the claim checks and write their verdicts"),
-    "figures": ("theorylab.figures.__main__", "render the paper figures (PDF + PNG)"),
-    "sweep": ("theorylab.sweep.__main__", "run a sweep spec into a store of points"),
-    "plot": ("theorylab.plot", "plot a run folder (trajectory) or a sweep store (phase diagram)"),
-    "bench": ("theorylab.bench.__main__", "time the engines (step speed, targets, sweeps)"),
-    "config": ("theorylab.configdoc", "write (or --check) the run-config reference page"),
+    "figures": ("theorylab.commands.figures", "render the paper figures (PDF + PNG)"),
+    "sweep": ("theorylab.commands.sweep", "run a sweep spec into a store of points"),
+    "plot": ("theorylab.commands.plot",
+             "plot a run folder (trajectory) or a sweep store (phase diagram)"),
+    "bench": ("theorylab.commands.bench",
+              "time the engines (step speed, targets, sweeps; --gpu-suite)"),
+    "config": ("theorylab.commands.config", "write (or --check) the run-config reference page"),
 }
 
 

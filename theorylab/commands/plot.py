@@ -1,5 +1,5 @@
 """Plot a run folder or a sweep store: ``theorylab plot RUN_OR_SWEEP [--out FILE.png]``
-(``python -m theorylab.plot``), or [`plot_run`][] and [`plot_sweep`][] in Python.
+(``python -m theorylab plot``), or [`plot_run`][] and [`plot_sweep`][] in Python.
 
 - A **run folder** (``theorylab run``'s output, holding ``trajectory.csv``): one panel per
   recorded quantity against ``step`` (``--columns`` picks them; default: every numeric column
@@ -251,7 +251,7 @@ def _kind(path: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = ArgumentParser(prog="python -m theorylab.plot", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="theorylab plot", description=__doc__.split("\n")[0])
     p.add_argument("input", help="a run folder (trajectory.csv), a sweep store "
                                  "(results.parquet) or a sweep table (.parquet, .csv)")
     p.add_argument("--out", help="the PNG to write (default: trajectory.png or "

@@ -1,53 +1,34 @@
-"""The second paper's benchmark (``python -m theorylab.bench --paper huang2024``): one GD step of
-the exact population engine ``population-exact`` on numpy, on torch (``--device``), and a plain
-torch-autograd implementation of the same population loss, timed interleaved in one run.
+"""Plain torch-autograd baselines of the second paper's engines: the same losses written as
+straightforward torch expressions, gradients by ``loss.backward()``. The benchmarks time the
+engines (hand-written backward passes on the kernel's backend) against them, after checking
+that both give the same numbers.
 
-- [`AutogradExactLoss`][]: the baseline. The exact population loss written as a
-  straightforward torch expression (logits of every key class, log-counts added, a logsumexp
-  softmax, output, squared error, weighted sum over count rows and coefficient vectors) of the
-  full Φ and Υ, the gradient by ``loss.backward()``. It uses the engine's enumeration tables
-  (count rows, coefficient vectors, their probabilities), not its code. Unchunked: its
+- [`AutogradExactLoss`][]: the exact population loss of ``population-exact`` (logits of every
+  key class, log-counts added, a logsumexp softmax, output, squared error, weighted sum over
+  count rows and coefficient vectors) of the full Φ and Υ. It uses the engine's enumeration
+  tables (count rows, coefficient vectors, their probabilities), not its code. Unchunked: its
   largest tensors hold (queries of an atom) × (count rows) × (coefficient vectors) ×
   (2·atoms + 1) values, about 0.26 GB each at P = 576 and 0.8 GB at P = 1024, and autograd
   keeps several of them.
-- [`bench_config`][]: the timed problem at P (one cluster, a global area of P − 4 patches and
-  a local area of 4, so Δ > 0 and a query's count rows grow like 5P; the coefficient law
-  {0.5, 1.5}, Bernoulli masks γ = 0.5, masked keys in, ``loss_norm = "P"``).
-- [`bench_exact`][]: one row per P: the three step times, their ratios to the baseline, and
-  the largest differences of loss and gradients to the numpy engine (measured before timing).
-- [`run`][]: the command line's table, starting with the machine line.
+- [`AutogradLaplace`][]: ``population-laplace`` whose per-cluster t-integral is a torch
+  expression differentiated by autograd (the engine's reverse pass is written out).
+- [`autograd_batch_loss`][]: the batch loss of the Monte Carlo and empirical engines.
 """
 
 from __future__ import annotations
 
 import math
-import statistics
 
 import numpy as np
 
 from theorylab.core.backend import get_backend
-from theorylab.core.bench import interleaved_times, machine_line, print_and_save
 
-from .config import ExperimentConfig, config_from_dict
-from .data import AreaStructure, Batch
-from .engines import ExactEngine, ExchangeableSum, Params
-from .model import BatchEval, norm_factor
+from ..data import AreaStructure, Batch
+from ..engines import ExactEngine, ExchangeableSum, LaplaceEngine, Params
+from ..engines._laplace import CHUNK_ELEMENTS
+from ..model import BatchEval, norm_factor
 
-__all__ = ["AutogradExactLoss", "QUICK_SIZES", "SIZES", "autograd_batch_loss", "bench_config",
-           "bench_exact", "check_sizes", "run"]
-
-#: P of the default run and of ``--quick``
-SIZES = (64, 256, 576)
-QUICK_SIZES = (16, 64)
-
-
-def bench_config(P: int, backend: str = "numpy", device: str = "cpu") -> ExperimentConfig:
-    """The timed problem at P (module docstring); P ≥ 6."""
-    return config_from_dict({
-        "data": {"P": P, "C1": P - 4, "C": 4, "z_law": "values", "z_values": [0.5, 1.5]},
-        "model": {"mask": "bernoulli", "gamma": 0.5, "mask_keys": True, "loss_norm": "P"},
-        "train": {"engine": "population-exact", "backend": backend, "device": device,
-                  "lr": 2.0 * P, "max_configs": 10**12}})
+__all__ = ["AutogradExactLoss", "AutogradLaplace", "autograd_batch_loss"]
 
 
 class AutogradExactLoss:
@@ -165,79 +146,91 @@ def autograd_batch_loss(structure: AreaStructure, Phi: np.ndarray, Ups: np.ndarr
                      np_(torch.sum(attn * mask[:, None, :], dim=2)))
 
 
-def _state(engine: ExactEngine) -> Params:
-    """A non-trivial state: two GD steps from Q = 0 (Υ stays constant on atoms)."""
-    params = engine.initial_params()
-    for step in range(2):
-        params = engine.apply(params, engine.evaluate(params, step, need_grad=True,
-                                                      record=False).grads)
-    return params
+class AutogradLaplace(LaplaceEngine):
+    """``population-laplace`` with its per-cluster sum as plain torch on the engine's device
+    (``train.backend = "torch"``), gradients by autograd; everything else is the engine's."""
 
+    def _cluster(self, k, phi_np, ua_np, upp_np, reps, mult, need_grad):
+        """The engine's per-cluster sum as plain torch, gradients by ``backward()``."""
+        import torch
 
-def bench_exact(P: int, device: str = "cpu", *, repeats: int = 3,
-                max_seconds: float | None = 60.0) -> dict:
-    """One row: the numpy engine's, the torch engine's and the autograd baseline's step at P,
-    timed interleaved (medians), after checking that all three agree."""
-    import torch
+        s = self.structure
+        nT, N = phi_np.shape
+        incl = self.mask_keys
+        dt = torch.float64
+        dev = self.xp.device
+        phi = torch.tensor(phi_np, dtype=dt, device=dev, requires_grad=need_grad)
+        ua = torch.tensor(ua_np, dtype=dt, device=dev, requires_grad=need_grad)
+        upp = torch.tensor(upp_np, dtype=dt, device=dev, requires_grad=need_grad)
+        z = torch.tensor(self.nodes, dtype=dt, device=dev)
+        logpz = torch.log(torch.tensor(self.zprobs, dtype=dt, device=dev))
+        counts, area, own, M, ys = self.t_grid(k, phi_np, ua_np, upp_np, reps)
+        Mt = torch.tensor(M, dtype=dt, device=dev)
+        weight = torch.tensor(mult * self.gamma * self.nf / s.K, dtype=dt, device=dev)
+        ez2 = float(np.dot(self.zprobs, self.nodes ** 2))
+        total = float(np.sum(mult * self.gamma * self.nf / s.K)) * 0.5 * ez2
+        masses = np.zeros((nT, N))
+        lg1 = math.log1p(-self.gamma) if self.gamma < 1 else -math.inf  # ln P[unmasked]
+        lg0 = math.log(self.gamma)  # ln P[masked]
+        c = torch.tensor(counts, dtype=dt, device=dev)[:, None, :, None]  # (nT, 1, n_atoms, 1)
+        aidx = torch.tensor(area, dtype=torch.long, device=dev)
+        onehot_area = torch.tensor((area[:, None] == np.arange(N)[None, :]).astype(np.float64),
+                                   dtype=dt, device=dev)  # (n_atoms, N)
+        own_t = torch.tensor(own, dtype=torch.long, device=dev)
+        t_chunk = max(1, CHUNK_ELEMENTS // (nT * self.n_atoms * len(self.nodes)))
+        for start in range(0, len(ys), t_chunk):
+            y = torch.tensor(ys[start:start + t_chunk], dtype=dt, device=dev)
+            t = torch.exp(y)  # (nt,)
+            nt = t.shape[0]
+            tt = t[None, :, None, None]
+            # logits of unmasked (u) and masked (w) keys of every atom, shifted by M
+            u = (z[None, None, :] * phi[:, aidx][:, :, None] + ua[:, :, None]
+                 - Mt[:, None, None])[:, None]  # (nT, 1, n_atoms, nz)
+            w = (ua - Mt[:, None])[:, None, :, None]
+            eu = torch.exp(u)
+            # Z_a = n e^u + (c − n) e^w = c e^w + n (e^u − e^w) with n ~ Bin(c, 1 − γ): the
+            # binomial generating function in closed form; under exp(−tZ_a) the count is
+            # binomial again with the tilted probability q
+            d = eu - torch.exp(w) if incl else eu
+            lx = lg1 - tt * d  # ln((1 − γ) e^{−t d})
+            le0 = c * torch.logaddexp(torch.full_like(lx, lg0), lx)
+            if incl:
+                le0 = le0 - tt * c * torch.exp(w)
+            q = torch.sigmoid(lx - lg0)
+            r1 = c * q * eu  # E_tilted[N_a]
+            r2 = (c * q * (1 - q) + (c * q) ** 2) * eu * eu  # E_tilted[N_a²]
+            logE0 = torch.einsum("atgz,gm->atmz", le0, onehot_area)
+            S1 = torch.einsum("atgz,gm->atmz", r1, onehot_area)
+            S1sq = torch.einsum("atgz,gm->atmz", r1 * r1, onehot_area)
+            S2 = torch.einsum("atgz,gm->atmz", r2, onehot_area)
+            R2 = S1 * S1 - S1sq + S2
+            lw = logpz[None, None, None, :] + logE0
+            logA0 = torch.logsumexp(lw, dim=-1)  # (nT, nt, N)
+            sz = torch.exp(lw - logA0[..., None])
+            a1 = torch.sum(sz * z ** 2 * S1, dim=-1)
+            a2 = torch.sum(sz * z ** 2 * R2, dim=-1)
+            b1 = torch.sum(sz * S1, dim=-1)
+            Zs = torch.exp(upp - Mt) if incl else torch.zeros_like(upp)
+            base = torch.exp(logA0.sum(dim=-1) - t[None, :] * Zs[:, None])  # (nT, nt)
+            wt = self.h * t[None, :] * base  # dt = t dy
+            I1 = torch.sum(wt * torch.gather(a1, 2, own_t[:, None, None].expand(nT, nt, 1))[..., 0],
+                           dim=1)
+            I2 = torch.sum(wt[..., None] * t[None, :, None] * a2, dim=1)  # (nT, N)
+            Bm = torch.sum(wt[..., None] * b1, dim=1)  # (nT, N)
+            chunk = torch.sum(weight * (-I1 + 0.5 * I2.sum(dim=1)))
+            total += float(chunk.detach())
+            masses += Bm.detach().cpu().numpy()
+            if need_grad and chunk.requires_grad:
+                chunk.backward()
+        attn = []
+        for i in range(nT):
+            j = own[i]
+            masked = 1.0 - masses[i].sum() if incl else 0.0
+            attn.append((masses[i, j], masses[i, 0], masked))
+        grads = None
+        if need_grad:
+            def g(x, shape):
+                return x.grad.cpu().numpy().copy() if x.grad is not None else np.zeros(shape)
 
-    cn, ct = bench_config(P), bench_config(P, "torch", device)
-    s = cn.data.make_structure()
-    en, et = ExactEngine(cn, s), ExactEngine(ct, s)
-    base = AutogradExactLoss(en, device)
-    params = _state(en)
-    a = en.evaluate(params, 0, need_grad=True, record=False)
-    b = et.evaluate(params, 0, need_grad=True, record=False)
-    lc, gp, gu = base.loss_grad(params)
-
-    def diff(loss, gPhi, gUps):
-        return max(abs(loss - a.loss), float(np.abs(gPhi - a.grads["Phi"]).max()),
-                   float(np.abs(gUps - a.grads["Ups"]).max()))
-
-    def step(engine):
-        return lambda: engine.apply(params, engine.evaluate(params, 0, need_grad=True,
-                                                            record=False).grads)
-
-    def autograd_step():
-        _l, gPhi, gUps = base.loss_grad(params)
-        return en.apply(params, {"Phi": gPhi, "Ups": gUps})
-
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    t = interleaved_times({"numpy": step(en), "torch": step(et), "autograd": autograd_step},
-                          sync, repeats=repeats, max_seconds=max_seconds)
-    med = {k: statistics.median(v) for k, v in t.items()}
-    rows = int(sum(len(en.plans[p][3]) for p in range(P)))
-    return {"device": device, "P": P, "count_rows": rows, "timed": len(t["numpy"]),
-            "numpy_s": med["numpy"], "torch_s": med["torch"], "autograd_s": med["autograd"],
-            "numpy/autograd": med["numpy"] / med["autograd"],
-            "torch/autograd": med["torch"] / med["autograd"],
-            "torch_vs_numpy": diff(b.loss, b.grads["Phi"], b.grads["Ups"]),
-            "autograd_vs_numpy": diff(lc, gp, gu), "loss": a.loss}
-
-
-def run(args) -> list[dict]:
-    """The command line's run: one row per P (``args.sizes``, else [`SIZES`][] or
-    [`QUICK_SIZES`][] with ``--quick``), printed with the machine line; ``--out`` keeps it."""
-    import torch
-
-    sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
-    print(machine_line(args.device, {"paper": "huang2024", "engine": "population-exact",
-                                     "dtype": "float64"}), flush=True)
-    rows = []
-    for P in sizes:
-        row = bench_exact(P, args.device, repeats=args.repeats, max_seconds=args.max_seconds)
-        rows.append(row)
-        print(f"P={P}: numpy {row['numpy_s']:.4g} s, torch {row['torch_s']:.4g} s, autograd "
-              f"{row['autograd_s']:.4g} s (torch/autograd {row['torch/autograd']:.3g}); "
-              f"|torch - numpy| <= {row['torch_vs_numpy']:.2g}", flush=True)
-        if args.device.startswith("cuda"):
-            torch.cuda.empty_cache()
-    print_and_save(rows, args.out)
-    return rows
-
-
-def check_sizes(sizes) -> None:
-    """``ValueError("--sizes: ...")`` unless every P is ≥ 6 (a global area of P − 4 ≥ 2
-    patches and a local area of 4)."""
-    for P in sizes or ():
-        if P < 6:
-            raise ValueError(f"--sizes: every P must be >= 6 (got {P})")
+            grads = (g(phi, (nT, N)), g(ua, (nT, self.n_atoms)), g(upp, (nT,)))
+        return total, attn, grads

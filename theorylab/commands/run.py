@@ -1,4 +1,4 @@
-"""Command line: ``python -m theorylab.run CONFIG.toml --out DIR [--device cpu|cuda] ...``.
+"""Command line: ``python -m theorylab run CONFIG.toml --out DIR [--device cpu|cuda] ...``.
 
 The config's ``[experiment] paper = "<name>"`` says whose engines run it (default
 ``jelassi2022``, so a config without the key runs as the first paper's; ``--list``
@@ -28,9 +28,9 @@ def _sigterm_as_interrupt(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(
-        prog="python -m theorylab.run", description=__doc__.split("\n")[0],
+        prog="theorylab run", description=__doc__.split("\n")[0],
         epilog="Every config key (type, default, allowed values, meaning, paper reference): "
-               "docs/config.md (python -m theorylab.configdoc regenerates it)")
+               "docs/config.md (python -m theorylab config regenerates it)")
     p.add_argument("config", nargs="?",
                    help="TOML file ([experiment] paper, then the paper's sections)")
     p.add_argument("--list", action="store_true", help="list the papers and exit")
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 3
     except Interrupted as e:
-        again = [sys.executable, "-m", "theorylab.run", args.config, "--out", args.out,
+        again = [sys.executable, "-m", "theorylab", "run", args.config, "--out", args.out,
                  "--resume", *(["--steps", str(args.steps)] if args.steps is not None else [])]
         print(f"interrupted at step {e.step}; the rows so far and a checkpoint are in "
               f"{args.out}. Resume with: {shlex.join(again)}", file=sys.stderr)

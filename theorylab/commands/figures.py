@@ -1,4 +1,4 @@
-"""Command line: `python -m theorylab.figures [--list] [--only ID|PAPER ...] [--quick]
+"""Command line: `python -m theorylab figures [--list] [--only ID|PAPER ...] [--quick]
 [--device D] [--out DIR] [--seed S] [--threads N] [--scheduler ADDRESS | --workers N]
 [--cache DIR]`.
 
@@ -19,16 +19,17 @@ import textwrap
 import time
 
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.figures import list_figures, read_manifest, renamed_ids, run_figures
 from theorylab.core.provenance import default_out, refuse_committed
 from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
 from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
 from theorylab.core.trainer import check_out_folder
-from theorylab.figures import list_figures, read_manifest, run_figures
+from theorylab.papers import load_all_figures
 
 
 def _parser() -> ArgumentParser:
     p = ArgumentParser(
-        prog="python -m theorylab.figures",
+        prog="theorylab figures",
         description="Render the paper figures (PDF + PNG) and write <out>/manifest.json.",
     )
     p.add_argument("--list", action="store_true", help="list figure ids and exit")
@@ -56,6 +57,7 @@ def _error(message: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    load_all_figures()
     specs = list_figures()
     if args.list:
         width = max((len(s.id) for s in specs), default=0)
@@ -65,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     known = {s.id for s in specs}
     papers = {s.paper for s in specs}
+    renamed = renamed_ids()
+    for old in [i for i in args.only or [] if i in renamed]:
+        print(f"note: figure {old!r} is now {renamed[old]!r} (the old id works until the next "
+              "release)", file=sys.stderr)
+    args.only = [renamed.get(i, i) for i in args.only] if args.only else args.only
     unknown = [i for i in args.only or [] if i not in known and i not in papers]
     # every argument is checked before anything is rendered or written
     if unknown:

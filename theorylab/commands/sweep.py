@@ -1,4 +1,4 @@
-"""``python -m theorylab.sweep SPEC.toml --out DIR [--scheduler ADDRESS | --workers N]
+"""``python -m theorylab sweep SPEC.toml --out DIR [--scheduler ADDRESS | --workers N]
 [--slurm JOBS] [--shard i/n] [--dry-run] [--new-store] [--threads N] [--worker-timeout S]``.
 
 Runs every point of the sweep spec not already in the store ``DIR`` (cache hits are skipped and
@@ -31,6 +31,7 @@ from theorylab.core.sweep import (
 )
 from theorylab.core.sweep.runner import SLURM_WORKER_TIMEOUT_S
 from theorylab.core.threads import add_threads_argument, threads_from_args
+from theorylab.papers import PAPERS  # noqa: F401  (registers the papers with the kernel's sweep)
 
 #: How many unfinished points a stopped sweep names (then a count).
 LISTED = 10
@@ -44,7 +45,7 @@ def _stopped(e: SweepStoppedError, argv: list[str]) -> int:
     n = len(e.unfinished)
     names = [f"{p.run_id} {p.labels}" for p in e.unfinished[:LISTED]]
     more = f" and {n - LISTED} more" if n > LISTED else ""
-    again = [sys.executable, "-m", "theorylab.sweep", *(x for x in argv if x != "--new-store")]
+    again = [sys.executable, "-m", "theorylab", "sweep", *(x for x in argv if x != "--new-store")]
     what = "interrupted" if e.interrupted else f"error: {e}"
     print(f"{what}; {len(e.results)} of {len(e.results) + n} points done and kept, "
           f"{n} unfinished: "
@@ -54,7 +55,7 @@ def _stopped(e: SweepStoppedError, argv: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    p = ArgumentParser(prog="python -m theorylab.sweep", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="theorylab sweep", description=__doc__.split("\n")[0])
     p.add_argument("spec", help="sweep spec (TOML: base config, [sweep] axes, seeds, mode, keep)")
     p.add_argument("--out", required=True, help="store folder (points/, results.parquet)")
     where = p.add_mutually_exclusive_group()
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         return _stopped(e, argv)
     except KeyboardInterrupt:  # before any point started (reading the spec, starting Dask)
         print(f"interrupted before any point ran. Rerun with: "
-              f"{shlex.join([sys.executable, '-m', 'theorylab.sweep', *argv])}",
+              f"{shlex.join([sys.executable, '-m', 'theorylab', 'sweep', *argv])}",
               file=sys.stderr)
         return 130
     finally:
