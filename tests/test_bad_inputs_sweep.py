@@ -87,7 +87,7 @@ def _main(module: str):
     if module == "run":
         from theorylab.commands.run import main
     elif module == "check":
-        from theorylab.check import main
+        from theorylab.commands.check import main
     elif module == "figures":
         from theorylab.commands.figures import main
     elif module == "bench":
@@ -651,7 +651,8 @@ api("config_from_dict-not-a-table", lambda tmp: __import__(
 api("get_backend-unknown", lambda tmp: __import__(
     "theorylab.core.backend").core.backend.get_backend("jax"),
     "backend: must be 'numpy' or 'torch' (got 'jax')")
-api("run_checks-unknown-id", lambda tmp: __import__("theorylab.check").check.run_checks(
+api("run_checks-unknown-id", lambda tmp: __import__(
+    "theorylab.commands.check").commands.check.run_checks(
     ["bogus"], out=tmp / "res"), "ids: unknown claim or paper (got 'bogus')")
 api("run_figures-unknown-id", lambda tmp: __import__(
     "theorylab.core.figures").core.figures.run_figures(["fig99"], out=tmp / "figs"),

@@ -245,7 +245,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
                                                                        "- **Run:**"))):
         box = ['!!! warning "No full run recorded"', "",
                "    The generated results page holds a quick run (reduced grids), whose verdict "
-               "is not shown here; `python -m theorylab.check` writes the full run."]
+               "is not shown here; `python -m theorylab check` writes the full run."]
     else:
         box = ['!!! abstract "Last full run (from the generated results page)"', ""]
         box += ["    " + line for line in lines]

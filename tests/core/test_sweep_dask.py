@@ -248,7 +248,7 @@ def test_use_executor_shares_a_cache_between_callers(tmp_path):
 
 
 def test_check_and_figures_flags_refuse_bad_values(tmp_path, capsys):
-    from theorylab.check import main as check_main
+    from theorylab.commands.check import main as check_main
     from theorylab.commands.figures import main as figures_main
 
     (tmp_path / "file").write_text("")

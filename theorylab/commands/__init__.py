@@ -5,7 +5,7 @@ command, each with a ``main(argv)``.
 command    what it does                               module
 =========  =========================================  ===============================
 run        train one run config                       [`theorylab.commands.run`][]
-check      judge the papers' claims                   ``theorylab.check``
+check      judge the papers' claims                   [`theorylab.commands.check`][]
 figures    render the papers' figures                 [`theorylab.commands.figures`][]
 sweep      run a sweep spec into a store              [`theorylab.commands.sweep`][]
 plot       plot a run folder or a sweep store         [`theorylab.commands.plot`][]
@@ -32,7 +32,7 @@ __all__ = ["COMMANDS", "main"]
 #: command → (module whose ``main(argv)`` runs it, one-line description)
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("theorylab.commands.run", "train one run config (TOML) into a run folder"),
-    "check": ("theorylab.check", "run the claim checks and write their verdicts"),
+    "check": ("theorylab.commands.check", "run the claim checks and write their verdicts"),
     "figures": ("theorylab.commands.figures", "render the paper figures (PDF + PNG)"),
     "sweep": ("theorylab.commands.sweep", "run a sweep spec into a store of points"),
     "plot": ("theorylab.commands.plot",

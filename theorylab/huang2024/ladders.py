@@ -198,7 +198,7 @@ def run_ladders(quick: bool) -> tuple[pd.DataFrame, dict[tuple[str, int], pd.Dat
              for fam, (ks, kc) in FAMILIES.items() for P in ladder(quick)]
     # one sweep point per run (theorylab.core.sweep): in this process by default (where
     # gd_run's cache shares the runs of thm4.1 and thm4.2); on a Dask cluster and/or from a
-    # shared store with python -m theorylab.check --scheduler/--workers/--cache
+    # shared store with python -m theorylab check --scheduler/--workers/--cache
     tables = run_points([call_point(f"{__name__}:gd_run", P=P, C1=C1, C=C)
                          for _, _, _, P, C1, C in cells])
     rows, trajs = [], {}

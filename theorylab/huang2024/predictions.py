@@ -31,7 +31,7 @@ multivariate hypergeometric with the factorial moments
 (x^{(r)} the falling factorial, c_a the number of keys of area a other than p), and the exact
 rate is a sum over n alone ([`initial_rates`][]): n ~ Bin(P − 1, 1 − γ) for Bernoulli masks, n =
 P − |ℳ| for fixed-size ones. It equals the engines' gradient at Q⁰ = 0 to rounding
-(tests/huang2024/test_h24_predictions.py).
+(tests/huang2024/test_predictions.py).
 
 Leading order ([`leading_rates`][]): the counts concentrate, s_m → a_m := E[s_m] (a_m =
 (1 − γ) c_m / P with masked keys in, c_m/(P − 1) with them left out), and the rates are g at

@@ -1,4 +1,4 @@
-"""The flags that send the sweep grids of ``python -m theorylab.check`` and
+"""The flags that send the sweep grids of ``python -m theorylab check`` and
 ``python -m theorylab figures`` to Dask and to a shared store: ``--scheduler ADDRESS``,
 ``--workers N``, ``--cache DIR``."""
 

@@ -345,7 +345,7 @@ def _n_workers(client) -> int:
 
 
 #: Where [`run_points`][] runs when its caller does not say: set by [`use_executor`][]
-#: (``python -m theorylab.check`` and ``python -m theorylab figures`` with ``--scheduler``,
+#: (``python -m theorylab check`` and ``python -m theorylab figures`` with ``--scheduler``,
 #: ``--workers`` or ``--cache``).
 _DEFAULTS: dict = {"cache": None, "client": None}
 

@@ -102,7 +102,7 @@ def _sorted_table(L: int, P: int, live: np.ndarray, s: np.ndarray, logp: np.ndar
     is the table itself (n_hist·(P + 1) bytes in ``small``) plus n_hist float64 weights and one
     block, instead of ~125 bytes per histogram for sorting a full int16 copy. The order equals
     ``histograms(L − 1, live)`` sorted stably by t; table and weights do not depend on the block
-    size (tests/test_engines.py). Returns (table, log-weights, counts of each
+    size (tests/jelassi2022/test_engines.py). Returns (table, log-weights, counts of each
     t from t_min to t_max, t_min)."""
     n, k_live = L - 1, live.size
     s_live = s[live]

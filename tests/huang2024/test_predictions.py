@@ -55,7 +55,7 @@ def test_exact_rates_equal_the_engine_gradient(kw):
     r = -eng.evaluate(eng.initial_params(), 0, need_grad=True, record=False).grads["Phi"]
     pred = initial_rate_matrix(cfg, eng.structure)
     # the engines sum the same expectation by enumeration (rounding ~1e-15 per term) or by a
-    # trapezoid rule in ln t of step 0.1 (error ~1e-14, tests/huang2024/test_h24_laplace.py):
+    # trapezoid rule in ln t of step 0.1 (error ~1e-14, tests/huang2024/test_engines_laplace.py):
     # 1e-12 relative is far below any difference a wrong term would make (≥ 1e-3 here)
     assert np.abs(pred - r).max() <= 1e-12 * np.abs(r).max()
     # a perturbed formula fails the same check: E z³ replaced by (E z²)^{3/2} (what a

@@ -19,7 +19,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.huang2024.test_h24_engines import symmetric_state
+from tests.huang2024.test_engines import symmetric_state
 from theorylab.huang2024 import config_from_dict, run_experiment
 from theorylab.huang2024.bench import AutogradExactLoss, bench_exact
 from theorylab.huang2024.engines import ExactEngine, LaplaceEngine, make_engine

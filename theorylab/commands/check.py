@@ -1,4 +1,4 @@
-"""``python -m theorylab.check [--list] [--quick] [--only PAPER|PAPER/ID ...] [--out DIR]``.
+"""``python -m theorylab check [--list] [--quick] [--only PAPER|PAPER/ID ...] [--out DIR]``.
 
 Runs the claim checks of every registered paper (or of those selected with ``--only``: a paper
 name runs all of its claims, ``jelassi2022/thm4.1`` one claim; a bare id such as ``thm4.1`` is
@@ -121,7 +121,7 @@ def console_summary(summary: pd.DataFrame, width: int = CONSOLE_WIDTH) -> str:
 
 
 def main(argv=None) -> int:
-    p = ArgumentParser(prog="python -m theorylab.check",
+    p = ArgumentParser(prog="theorylab check",
                                 description=__doc__.split("\n")[0])
     p.add_argument("--list", action="store_true", help="list the papers and claim ids and exit")
     p.add_argument("--quick", action="store_true", help="reduced grids (< 3 min on 2 cores)")

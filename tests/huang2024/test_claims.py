@@ -19,7 +19,7 @@ NAN = math.nan
 
 
 def test_claims_in_the_papers_order_and_registered():
-    from theorylab.check import resolve_claims
+    from theorylab.commands.check import resolve_claims
     from theorylab.huang2024 import PAPER
 
     assert list(CLAIMS) == ["thm4.1", "thm4.2", "lemma5.1", "thm4.4", "realvit-diversity"]
@@ -301,12 +301,12 @@ def test_quick_run_verdict_is_the_judge_of_its_tables(cid, tmp_path):
 
 
 def test_check_command_quick(tmp_path):
-    """``python -m theorylab.check --quick --only huang2024`` and the quick verdicts: the runs
+    """``python -m theorylab check --quick --only huang2024`` and the quick verdicts: the runs
     converge with T* growing in P (2 rungs: no fit, so thm4.1 is inconclusive), thm4.2's
     measured phase readings equal those of the derived reduced dynamics, lemma 5.1's measured
     rates equal the derived ones, and CL's global attention plateaus below 1, at the fixed
     point derived in the reconstruction, instead of tending to 1 (thm4.4)."""
-    from theorylab.check import main
+    from theorylab.commands.check import main
 
     assert main(["--quick", "--only", "huang2024", "--out", str(tmp_path), "--no-figures"]) == 0
     out = tmp_path / "huang2024"
