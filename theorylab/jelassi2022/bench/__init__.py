@@ -44,6 +44,7 @@ from theorylab.jelassi2022.bench.targets import TARGETS, Target, run_targets, ta
 
 __all__ = [
     "BENCH",
+    "SUITE_CPU_SIZES",
     "CHOICE_SIZES",
     "STATE",
     "TARGETS",
@@ -116,9 +117,18 @@ def _run(args) -> int:
     return 0
 
 
+#: The GPU suite's sizes of T1–T4 on a CPU: the same code paths in a few seconds each.
+SUITE_CPU_SIZES = {
+    "T1": (("N", 1_000), ("D", 64), ("d", 64)),
+    "T2": (("N", 1_000), ("D", 64), ("d", 64)),
+    "T3": (("D", 16), ("C", 4)),
+    "T4": (("D", 256), ("M", 2_000)),
+}
+
+
 def _targets(ctx: SuiteContext):
     """The targets stated for a GPU (T1–T4) on the suite's device, float32 and float64: at
-    their own sizes on CUDA, at the CPU sizes of ``targets.CPU_SIZES`` otherwise."""
+    their own sizes on CUDA, at [`SUITE_CPU_SIZES`][] otherwise."""
     import argparse
 
     from theorylab.core.bench import default_max_bytes
@@ -128,7 +138,7 @@ def _targets(ctx: SuiteContext):
                               targets_size="cpu" if ctx.cpu_sizes else "target",
                               repeats=ctx.repeats, max_seconds=ctx.max_seconds,
                               max_bytes=default_max_bytes(ctx.device))
-    return targets.run_targets(args, gpu_only=True)
+    return targets.run_targets(args, gpu_only=True, cpu_sizes=SUITE_CPU_SIZES)
 
 
 def _precision(ctx: SuiteContext):
