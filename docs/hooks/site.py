@@ -25,7 +25,7 @@ from mkdocs.structure.files import File, Files
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "figures"
 #: the packages whose public modules get an API page.
-API_PACKAGES = ("core", "jelassi2022", "huang2024", "vision")
+API_PACKAGES = ("core", "jelassi2022", "huang2024", "vision", "commands")
 #: guides first in this order; any other top-level page follows (e.g. a new guide).
 GUIDE_ORDER = ("reproducing.md", "config.md", "engines.md", "sweeps.md", "performance.md",
                "properties.md", "architecture.md")

@@ -1,7 +1,7 @@
 """Command line: ``python -m theorylab config [--check]`` writes ``docs/config.md``.
 
 The page is generated from the config dataclasses of every paper in
-[`PAPERS`][theorylab.papers.PAPERS] ([`Paper.config_doc`][theorylab.core.paper.Paper]) and the
+``theorylab.papers.PAPERS`` ([`Paper.config_doc`][theorylab.core.paper.Paper]) and the
 ``[experiment] paper`` key; ``--check`` only compares (exit 1 when the page is out of date).
 ``tests/core/test_configdoc.py`` fails when the committed page differs from the output.
 """

@@ -124,7 +124,7 @@ def exact_log10_rows(structure: AreaStructure) -> tuple[float, int]:
 def exact_sum_bytes(cfg: ExperimentConfig, structure: AreaStructure) -> float:
     """Bytes the sum of ``population-exact`` holds on its device: the count and coefficient
     tables of every (cluster, atom) and one chunk's working arrays (about 25 of the largest:
-    [`chunk_elements`][theorylab.huang2024.engines._exact.chunk_elements], or one query's
+    ``chunk_elements`` of the sum, or one query's
     (count rows × coefficient vectors × atoms) when that is larger)."""
     chunk = chunk_elements(cfg.train.device)
 
