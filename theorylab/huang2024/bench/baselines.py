@@ -222,11 +222,7 @@ class AutogradLaplace(LaplaceEngine):
             masses += Bm.detach().cpu().numpy()
             if need_grad and chunk.requires_grad:
                 chunk.backward()
-        attn = []
-        for i in range(nT):
-            j = own[i]
-            masked = 1.0 - masses[i].sum() if incl else 0.0
-            attn.append((masses[i, j], masses[i, 0], masked))
+        attn = self.type_masses(masses, own)
         grads = None
         if need_grad:
             def g(x, shape):

@@ -172,6 +172,13 @@ class LaplaceEngine(MAEEngine):
         ys = np.arange(y_lo, y_hi + self.h, self.h)
         return counts, area, own, M, ys
 
+    def type_masses(self, masses: np.ndarray, own: np.ndarray) -> list[tuple]:
+        """(own, global, masked) attention of each query type from its integrated masses on the
+        unmasked keys of every area (nT, N): the masked keys hold the rest when they are in
+        the softmax."""
+        return [(masses[i, own[i]], masses[i, 0],
+                 1.0 - masses[i].sum() if self.mask_keys else 0.0) for i in range(len(own))]
+
     def _cluster(self, k, phi_np, ua_np, upp_np, reps, mult, need_grad):
         """Loss Σ_types mult·(weighted loss), per-type attention masses and gradients for the
         query types ``reps`` of cluster k."""
@@ -210,11 +217,7 @@ class LaplaceEngine(MAEEngine):
             masses += xp.to_numpy(Bm)
             if need_grad:
                 gu, gw, gZs = gu + back[0], gw + back[1], gZs + back[2]
-        attn = []
-        for i in range(nT):
-            j = own[i]
-            masked = 1.0 - masses[i].sum() if incl else 0.0
-            attn.append((masses[i, j], masses[i, 0], masked))
+        attn = self.type_masses(masses, own)
         grads = None
         if need_grad:
             # u = z·Φ[p, area(a)] + Υ_a − M, w = Υ_a − M, Zs = exp(Υ[p, p] − M)
