@@ -19,9 +19,9 @@ on Q restricted to the blocks that the loss depends on (the other blocks of Q ge
   multivariate hypergeometric (fixed-size masks). Φ is arbitrary. The sum runs over
   Π_a (c_a + 1) counts × |z-law|^{N_k} coefficient vectors per (query, cluster); states that
   break the symmetry are refused.
-- ``population-laplace`` : the same exact sum at
-  any P (Bernoulli masks, ``loss_norm`` P or none) through 1/Z = ∫ e^{−tZ} dt and closed-form
-  binomial generating functions, up to a trapezoid rule in ln t (~1e-15).
+- ``population-laplace``: the same exact sum at any P (Bernoulli masks, ``loss_norm`` P or
+  none) through 1/Z = ∫ e^{−tZ} dt and closed-form binomial generating functions, up to a
+  trapezoid rule in ln t (~1e-15).
 - ``population-montecarlo``: the same loss and gradient estimated on a fresh seeded batch per
   step, with the standard error of the loss.
 - ``empirical``: full-batch GD on ``n_train`` fixed seeded samples (masks fixed, or fresh per
