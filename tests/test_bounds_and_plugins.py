@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from theorylab import papers
-from theorylab.cli import main
+from theorylab.commands import main
 from theorylab.core.paper import Paper
 
 H24 = '[experiment]\npaper = "huang2024"\n[data]\nP = 16\nC1 = 8\nC = 2\n{extra}'
@@ -99,7 +99,7 @@ def test_bench_of_the_first_paper_refuses_flags_a_mode_ignores(capsys, argv, sta
 
 
 def test_bench_prints_an_estimate_before_each_size(capsys, monkeypatch):
-    import theorylab.huang2024.bench as hbench
+    import theorylab.huang2024.bench.cases as hbench
 
     monkeypatch.setattr(hbench, "bench_exact", lambda P, *a, **k: {
         "P": P, "numpy_s": 1.0, "torch_s": 1.0, "autograd_s": 1.0, "torch/autograd": 1.0,
@@ -178,7 +178,7 @@ def test_a_broken_plugin_is_left_out_in_one_line(broken_plugin, capsys, tmp_path
     assert main(["config"]) == 0
     out, err = capsys.readouterr()
     assert "## `huang2024`" in out and "brokenplug: its config reference" in err
-    import theorylab.check as check
+    import theorylab.commands.check as check
 
     assert "huang2024/thm4.2" in check.resolve_claims(["huang2024/thm4.2"])
     papers._REPORTED.clear()  # (said once per process: maybe already when it was registered)
@@ -203,7 +203,7 @@ def test_a_plugin_that_exits_at_import_is_left_out(tmp_path, monkeypatch, capsys
 
 # -- theorylab config ------------------------------------------------------------------------------
 def test_config_prints_and_writes_only_where_asked(tmp_path, capsys, monkeypatch):
-    import theorylab.configdoc as configdoc
+    import theorylab.commands.config as configdoc
 
     before = configdoc.PAGE.read_bytes()
     assert main(["config"]) == 0
@@ -236,7 +236,7 @@ def test_config_runs_from_a_read_only_install(tmp_path):
         os.chmod(p, 0o555 if p.is_dir() else 0o444)
     try:
         env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
-        res = subprocess.run([sys.executable, "-m", "theorylab.configdoc"], env=env,
+        res = subprocess.run([sys.executable, "-m", "theorylab", "config"], env=env,
                              cwd=tmp_path, capture_output=True, text=True, timeout=120)
         assert res.returncode == 0, res.stderr
         assert res.stdout.startswith("# Run-config reference") and not res.stderr

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import theorylab.check as check_mod
-from theorylab.cli import main
+import theorylab.commands.check as check_mod
+from theorylab.commands import main
 from theorylab.core import faults
 from theorylab.core.sweep import SweepInterrupted
 
@@ -91,9 +91,9 @@ def test_an_interrupted_sweep_inside_a_claim_stops_the_whole_check(tmp_path, cap
 
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_figures_bench_and_plot_stop_in_one_line(tmp_path, capsys, monkeypatch, sig):
-    import theorylab.figures.__main__ as figures_main
-    import theorylab.huang2024.bench as hbench
-    import theorylab.plot as plot
+    import theorylab.commands.figures as figures_main
+    import theorylab.commands.plot as plot
+    import theorylab.huang2024.bench.cases as hbench
 
     monkeypatch.setattr(figures_main, "run_figures", _signal_self(sig))
     assert main(["figures", "--quick", "--out", str(tmp_path / "f")]) == 128 + sig
@@ -142,7 +142,7 @@ def test_a_full_disk_during_a_run_says_what_was_kept_and_how_to_resume(tmp_path,
     line = _one_line(capsys)
     assert line.startswith("error: disk full: No space left on device ('/full/disk/file'); "
                            f"kept: 5 rows to step 4 and a checkpoint at step 0 in {out}; resume "
-                           f"with: {sys.executable} -m theorylab.run "), line
+                           f"with: {sys.executable} -m theorylab run "), line
     monkeypatch.setattr(RunFolder, "append_row", real)  # space freed: the resume completes
     assert main(["run", str(_toml(tmp_path)), "--out", str(out), "--resume",
                  "--no-progress"]) == 0
@@ -172,9 +172,9 @@ def test_a_full_disk_during_a_sweep_keeps_the_finished_points(tmp_path, capsys, 
 
 @pytest.mark.parametrize("command", ["check", "figures", "plot", "config"])
 def test_a_full_disk_in_the_other_commands_is_one_line(tmp_path, capsys, monkeypatch, command):
-    import theorylab.configdoc as configdoc
-    import theorylab.figures.__main__ as figures_main
-    import theorylab.plot as plot
+    import theorylab.commands.config as configdoc
+    import theorylab.commands.figures as figures_main
+    import theorylab.commands.plot as plot
 
     if command == "check":
         monkeypatch.setattr(check_mod, "all_claims", lambda: {"probe/a": _FakeClaim(_disk_full)})
@@ -198,7 +198,7 @@ def test_a_full_disk_in_the_other_commands_is_one_line(tmp_path, capsys, monkeyp
 def test_the_handler_is_the_same_for_every_command():
     import importlib
 
-    from theorylab.cli import COMMANDS
+    from theorylab.commands import COMMANDS
 
     for name, (module, _) in COMMANDS.items():
         fn = importlib.import_module(module).main

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from theorylab.cli import main
+from theorylab.commands import main
 from theorylab.core.folders import MARKER, claim_folder, folder_kind
 from theorylab.core.locks import folder_lock, lock_held
 from theorylab.core.provenance import REPO_ROOT, committed_folder
@@ -212,7 +212,7 @@ def test_the_printed_resume_command_keeps_every_flag(tmp_path):
 
     cfg = _cfg(tmp_path, steps=10**7)
     out = tmp_path / "r"
-    proc = subprocess.Popen([sys.executable, "-m", "theorylab.run", str(cfg), "--out", str(out),
+    proc = subprocess.Popen([sys.executable, "-m", "theorylab", "run", str(cfg), "--out", str(out),
                              "--backend", "numpy", "--threads", "1", "--no-progress"],
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -226,7 +226,7 @@ def test_the_printed_resume_command_keeps_every_flag(tmp_path):
 
 
 def test_the_printed_resume_command_is_accepted(tmp_path):
-    from theorylab.run import _resume_command
+    from theorylab.commands.run import _resume_command
 
     class Args:
         config, out, steps, device, dtype, backend, threads = (

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from theorylab.cli import main
+from theorylab.commands import main
 from theorylab.core.provenance import REPO_ROOT
 
 ROWS = ("step,loss,alpha,loss_se\n0,1.0,0.0,0.1\n5,0.5,0.4,0.1\n10,0.2,0.9,0.1\n")
@@ -33,7 +33,7 @@ def _one_error(capsys) -> str:
 def test_a_torn_last_line_is_left_out(tmp_path, capsys, monkeypatch):
     run = _run(tmp_path / "r", ROWS + "21,0.05,0.")  # the append of a live (or killed) run
     drawn = {}
-    import theorylab.plot as plot
+    import theorylab.commands.plot as plot
 
     real = plot._drawable
 
@@ -107,7 +107,7 @@ def test_a_damaged_parquet_names_the_field_and_file(tmp_path, capsys, content):
 
 
 def test_a_folder_it_may_not_write_is_one_line(tmp_path, capsys, monkeypatch):
-    import theorylab.plot as plot
+    import theorylab.commands.plot as plot
 
     def denied(path, data):
         raise PermissionError(errno.EACCES, "Permission denied", str(path))
@@ -126,7 +126,7 @@ def test_a_name_in_another_encoding(tmp_path, capsys):
 
 
 def test_plot_values_beyond_the_drawable_range_become_gaps():
-    from theorylab.plot import _drawable
+    from theorylab.commands.plot import _drawable
 
     v, n = _drawable(pd.Series([1.0, 1e308, -np.inf, np.nan, 2.0]))
     assert n == 2 and v.isna().tolist() == [False, True, True, True, False]

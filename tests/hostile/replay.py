@@ -343,7 +343,7 @@ def _():
     src = run_ok()
     for p in [src.parent, src]:
         os.chmod(p, 0o755)
-    return as_nobody(["theorylab.plot", src])
+    return as_nobody(["theorylab", "plot", src])
 
 
 @row("P52")
@@ -351,7 +351,7 @@ def _():
     ro = SCRATCH / "ro"
     ro.mkdir(exist_ok=True)
     os.chmod(ro, 0o755)
-    return as_nobody(["theorylab.plot", run_ok(), "--out", ro / "x.png"])
+    return as_nobody(["theorylab", "plot", run_ok(), "--out", ro / "x.png"])
 
 
 @row("P53")
@@ -582,12 +582,12 @@ def _():
         return realvit_check(mnt / "cache", fm, SCRATCH / "out" / "d8")
 
 
-ROWS["E5"] = lambda: as_nobody(["theorylab.configdoc"])
+ROWS["E5"] = lambda: as_nobody(["theorylab", "config"])
 
 
 @row("E6")
 def _():
-    r = run([PY, "-m", "theorylab.configdoc"], cwd="/tmp",
+    r = run([PY, "-m", "theorylab", "config"], cwd="/tmp",
             env={"PYTHONPATH": str(site_install())})
     r.note = f"{len(r.out.splitlines())} lines printed; site/docs exists: " \
              f"{(site_install() / 'docs').exists()}"
@@ -596,7 +596,7 @@ def _():
 
 @row("E7")
 def _():
-    return run([PY, "-m", "theorylab.configdoc", "--check"], cwd="/tmp",
+    return run([PY, "-m", "theorylab", "config", "--check"], cwd="/tmp",
                env={"PYTHONPATH": str(site_install())})
 
 
@@ -607,7 +607,7 @@ def _():
     if page.is_file():
         page.unlink()
         page.mkdir()
-    r = run([PY, "-m", "theorylab.configdoc"], cwd=c, env={"PYTHONPATH": str(c)})
+    r = run([PY, "-m", "theorylab", "config"], cwd=c, env={"PYTHONPATH": str(c)})
     r.note = f"{len(r.out.splitlines())} lines printed"
     return r
 
@@ -681,7 +681,7 @@ def _():
     spec = _spec("s_many", 30)
     out = SCRATCH / "out" / "store" / "race"
     reader = ("import sys, time\nfrom theorylab.core.sweep import Store, run_sweep_spec\n"
-              "import theorylab.sweep\nend = time.time() + 120\nn = 0\n"
+              "import theorylab.papers\nend = time.time() + 120\nn = 0\n"
               "while time.time() < end:\n"
               "    try:\n        Store(sys.argv[2]); run_sweep_spec(sys.argv[1], sys.argv[2], "
               "dry_run=True, say=lambda *a: None)\n    except ValueError:\n        pass\n"
