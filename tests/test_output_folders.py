@@ -235,7 +235,7 @@ def test_the_printed_resume_command_is_accepted(tmp_path):
         no_progress = True
 
     assert _run(Args.config, "--out", Args.out, "--device", "cpu", "--backend", "numpy") == 0
-    argv = _resume_command(Args).split()[3:]
+    argv = _resume_command(Args).split()[4:]  # after "python -m theorylab run"
     assert argv[-6:] == ["--resume", "--device", "cpu", "--backend", "numpy", "--no-progress"]
     assert main(["run", *argv]) == 0  # the same flags: the configuration matches
 
