@@ -2,7 +2,7 @@
 config``): the run-config reference, every key of a run config of every paper.
 
 The page is generated from the config dataclasses of every paper in
-[`PAPERS`][theorylab.papers.PAPERS] ([`Paper.config_doc`][theorylab.core.paper.Paper]) and the
+``theorylab.papers.PAPERS`` ([`Paper.config_doc`][theorylab.core.paper.Paper]) and the
 ``[experiment] paper`` key, and printed; ``--out FILE`` writes it (a new file, or a page this
 command wrote; anything else only with ``--force``). Nothing is ever written into the installed
 package. ``--check [FILE]`` compares FILE (default: ``docs/config.md`` of the source checkout)
