@@ -102,4 +102,5 @@ def test_another_format_is_a_miss(tmp_path):
 def test_load_errors_never_relay_advice_to_unpickle():
     err = ValueError("This file contains pickled (object) data. If you trust the file you can "
                      "load it unsafely using the `allow_pickle=` keyword argument")
-    assert load_error(err) == "it holds pickled Python objects, which theorylab never loads"
+    assert load_error(err) == ("it is not npz data (a pickle, text or another format: theorylab "
+                               "never unpickles)")

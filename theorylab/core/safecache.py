@@ -70,7 +70,7 @@ def load_error(err: BaseException) -> str:
     pickled data."""
     text = " ".join(str(err).split())
     if "pickle" in text.lower():
-        return "it holds pickled Python objects, which theorylab never loads"
+        return "it is not npz data (a pickle, text or another format: theorylab never unpickles)"
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
 
 
