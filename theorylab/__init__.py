@@ -19,8 +19,15 @@ measures it.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from theorylab.core import __version__ as __version__
+
+if TYPE_CHECKING:  # what the names are, for type checkers and the API reference
+    from theorylab.core.backend import get_backend  # noqa: F401
+    from theorylab.core.sweep import run_sweep_spec as sweep  # noqa: F401
+    from theorylab.core.sweep.store import load_sweep  # noqa: F401
+    from theorylab.jelassi2022 import *  # noqa: F403
 
 #: name → module of the names re-exported here besides the first paper's API
 _OWN = {"get_backend": "theorylab.core.backend", "load_sweep": "theorylab.core.sweep.store",

@@ -103,6 +103,15 @@ def _note_box(fig, notes: Sequence[str], width_in: float) -> None:
     fig.text(0.01, 0.01, text, fontsize="x-small", va="bottom", ha="left", wrap=False)
 
 
+def _step_axis(ax, steps: pd.Series, logx: bool) -> None:
+    """The step axis: logarithmic (symlog, linear below 1 so that step 0 shows) or linear,
+    from the first recorded step to the last."""
+    if logx:
+        ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlim(float(steps.min()), float(steps.max()))
+    ax.set_xlabel("step (log)" if logx else "step")
+
+
 def plot_run(run: str | Path, *, out: str | Path | None = None,
              columns: Sequence[str] | None = None) -> Path:
     """Plot ``run``'s ``trajectory.csv`` (one panel per quantity against ``step``) as a PNG.
@@ -182,18 +191,12 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
                     ax.fill_between(part["step"], part[col] - 2 * part[se],
                                     part[col] + 2 * part[se], alpha=0.25, lw=0)
             for i, (label, t) in enumerate(marks.items()):
-                ax.axvline(t, color=f"C{(i + 3) % 10}", ls=":", lw=1.1)
-                if ax is axes[0]:
-                    ax.text(t, 1.0, f" {label}", transform=ax.get_xaxis_transform(),
-                            fontsize="x-small", va="bottom", ha="left", rotation=0,
-                            color=f"C{(i + 3) % 10}")
+                ax.axvline(t, color=f"C{(i + 3) % 10}", ls=":", lw=1.3, label=label)
             ax.set_title(" = ".join(group), fontsize="medium" if len(group) == 1 else "small")
-            if logx:
-                ax.set_xscale("symlog", linthresh=1.0)
-            ax.set_xlabel("step (log)" if logx else "step")
+            _step_axis(ax, df["step"], logx)
         for ax in axes[n:]:
             ax.set_visible(False)
-        if len(groups) > 1:
+        if len(groups) > 1 or marks:
             axes[0].legend(fontsize="x-small")
         if paper is not None and cfg is not None and paper.describe is not None:
             title = f"{paper.name}: {paper.describe(cfg)}"
@@ -291,9 +294,7 @@ def _plot_sweep_trajectories(df: pd.DataFrame, axes: list[str], manifest: dict,
                 line = df[mask].groupby("step")[group[0]].mean()
                 ax.plot(line.index, line.to_numpy(), lw=1.2, label=labels[i])
             ax.set_title(" = ".join(group), fontsize="medium" if len(group) == 1 else "small")
-            if logx:
-                ax.set_xscale("symlog", linthresh=1.0)
-            ax.set_xlabel("step (log)" if logx else "step")
+            _step_axis(ax, df["step"], logx)
         for ax in axs[n:]:
             ax.set_visible(False)
         handles, names = axs[0].get_legend_handles_labels()

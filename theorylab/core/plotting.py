@@ -97,7 +97,9 @@ def choose_panels(table, columns: Sequence[str], *, limit: int | None = None,
         v = _values(table[c])
         if constant_to_rounding(v, rounding):
             finite = v[np.isfinite(v)]
-            out.constant[c] = float(np.median(finite)) if finite.size else math.nan
+            value = float(np.median(finite)) if finite.size else math.nan
+            # a value within rounding of 0 is 0 (β ≤ 4e-16 of an aligned run)
+            out.constant[c] = 0.0 if abs(value) <= rounding * _scale(finite) else value
         else:
             varying.append(c)
     for c in varying:
