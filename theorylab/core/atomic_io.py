@@ -20,9 +20,12 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "write_csv", "write_npz", "write_json",
            "file_mode", "fsync_folder", "remove_stale_temporaries"]
