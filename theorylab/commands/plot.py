@@ -131,6 +131,12 @@ def _read_trajectory(path: Path) -> pd.DataFrame:
     return df
 
 
+def _huge_values():
+    """A context in which arithmetic on a diverged run's values (±1e308) gives inf or NaN
+    without a warning: the panels are chosen among them all the same."""
+    return np.errstate(over="ignore", invalid="ignore")
+
+
 def _drawable(values: pd.Series) -> tuple[pd.Series, int]:
     """``values`` with those beyond ±[`DRAWN_MAX`][] (or infinite) as NaN, and their count."""
     v = pd.to_numeric(values, errors="coerce").astype(float)
@@ -235,7 +241,9 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
     else:
         candidates = _run_columns(df, paper)
         empty = [c for c in candidates if df[c].isna().all()]
-        chosen = choose_panels(df, [c for c in candidates if c not in empty], limit=MAX_PANELS)
+        with _huge_values():
+            chosen = choose_panels(df, [c for c in candidates if c not in empty],
+                                   limit=MAX_PANELS)
         if empty:
             chosen.notes.append("not recorded by this engine (NaN): " + ", ".join(empty))
     if not chosen.panels:
@@ -249,7 +257,8 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
     if marks:
         chosen.notes.append("dotted lines: the paper's phase readings of this run ("
                             + ", ".join(f"{k} = {v:g}" for k, v in marks.items()) + ")")
-    logx = log_steps(df, chosen.panels)
+    with _huge_values():
+        logx = log_steps(df, chosen.panels)
     n = len(chosen.panels)
     cols = min(3, n)
     rows = -(-n // cols)
@@ -358,7 +367,8 @@ def _plot_sweep_trajectories(df: pd.DataFrame, axes: list[str], manifest: dict,
     from theorylab.core.figures import figure_theme, new_figure
     from theorylab.core.plotting import choose_panels, log_steps
 
-    chosen = choose_panels(df, values, limit=MAX_PANELS)
+    with _huge_values():
+        chosen = choose_panels(df, values, limit=MAX_PANELS)
     if not chosen.panels:
         raise ValueError("value: no kept value of the sweep changes over the steps")
     keys = axes or ["run_id"]
@@ -367,7 +377,8 @@ def _plot_sweep_trajectories(df: pd.DataFrame, axes: list[str], manifest: dict,
     averaged = ["seed"] if "seed" in df.columns or "train.seed" in df.columns else []
     if averaged:
         chosen.notes.append("lines: means over the seeds of each point")
-    logx = log_steps(df, chosen.panels)
+    with _huge_values():
+        logx = log_steps(df, chosen.panels)
     n = len(chosen.panels)
     cols = min(3, n)
     rows = -(-n // cols)
