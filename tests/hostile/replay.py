@@ -861,8 +861,9 @@ def _():
 
 @row("M10")
 def _():
+    (SCRATCH / "out" / "sig").mkdir(parents=True, exist_ok=True)
     return run(["theorylab", "plot", run_ok(), "--out", SCRATCH / "out" / "sig" / "m10.png"],
-               signal_after=2)
+               signal_after=1.5)
 
 
 @row("K1")
