@@ -90,6 +90,23 @@ def _bench():
     return BENCH
 
 
+def _phase_readings(trajectory, cfg=None) -> dict:
+    """The paper's phase readings ([`phases.phase_readings`][theorylab.huang2024.phases.
+    phase_readings]) and, with a config, the realised information gap ``Delta`` of its sizes."""
+    from .phases import phase_readings
+
+    out = dict(phase_readings(trajectory, cfg))
+    if cfg is not None:
+        out["Delta"] = float(cfg.delta)
+    return out
+
+
+def _cost(cfg):
+    from .cost import cost_model
+
+    return cost_model(cfg)
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -104,4 +121,7 @@ PAPER = Paper(
     config_doc=config_doc,
     trajectory_schema=TRAJECTORY_SCHEMA,
     bench=_bench,
+    phase_readings=_phase_readings,
+    cost=_cost,
+    time_step=lambda cfg: cfg.train.lr,
 )

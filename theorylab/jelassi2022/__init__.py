@@ -90,6 +90,22 @@ def _bench():
     return BENCH
 
 
+def _phase_readings(trajectory, cfg=None) -> dict:
+    """The paper's phase readings ([`phases.phase_readings`][theorylab.jelassi2022.phases.
+    phase_readings]) with the phase-III target of [`cost.pa_target`][theorylab.jelassi2022.
+    cost.pa_target] (memoised; t_III NaN where it is too costly to compute)."""
+    from .cost import pa_target
+    from .phases import phase_readings
+
+    return phase_readings(trajectory, cfg, target_error=pa_target(cfg))
+
+
+def _cost(cfg):
+    from .cost import cost_model
+
+    return cost_model(cfg)
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -104,4 +120,7 @@ PAPER = Paper(
     trajectory_schema=TRAJECTORY_SCHEMA,
     bench=_bench,
     batched=BATCHED,
+    phase_readings=_phase_readings,
+    cost=_cost,
+    time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.resolved().train.lr_A,
 )

@@ -1,0 +1,157 @@
+"""What a run of the first paper's model costs before it starts, and the guard of the derived
+computations that evaluate the exchangeable engine.
+
+[`cost_model`][] is this paper's `Paper.cost` hook ([`theorylab.core.cost`][]): the work of
+one step of each engine, in units proportional to its arithmetic:
+
+- ``population-exchangeable``: histograms × (patterns + 17) (the table's rows, each read with
+  its pattern counts and ~17 per-row values); a config above [`DIRECT_WORK`][] is timed on the
+  same C with fewer sets L (D = C·L');
+- ``population-brute``: configurations × D, timed on fewer patches above the limit;
+- ``population-montecarlo``: samples × D × (D + d), timed on fewer samples;
+- ``empirical``: (n_train + n_test/4) × D × (D + d), timed on fewer samples.
+
+The memory is the engines' own up-front estimate
+([`memory_estimate`][theorylab.jelassi2022.engines.memory_estimate]).
+
+[`pa_target`][] is the error of hard patch association that ends phase III in the phase
+readings: one exact evaluation, memoised per setting, and NaN (t_III not read) where its table
+is above [`PA_TARGET_MAX_ROWS`][]. [`exchangeable_guard`][] says what a derived computation of
+many exact evaluations will take (``predictions.phase_ii``), refuses it above
+[`DERIVED_LIMIT_S`][] unless asked, and shows its progress.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from theorylab.core.cost import CostModel, announce, estimate, format_seconds
+
+from .config import ExperimentConfig, as_config, config_to_toml
+from .data import make_wstar
+from .engines import choose_method, count_patterns, make_engine, memory_estimate, n_histograms
+
+__all__ = ["DERIVED_LIMIT_S", "DIRECT_WORK", "PA_TARGET_MAX_ROWS", "cost_model",
+           "exchangeable_guard", "pa_target", "step_work"]
+
+#: A step of at most this much work is timed as it is (about 0.1 s on the 2-core development
+#: machine: 3e-8 s per unit of the exchangeable engine); above it, a smaller config.
+DIRECT_WORK = 3e6
+#: t_III of the phase readings needs the error of hard patch association: one exact
+#: evaluation, read only where its table has at most this many histograms (~1 s).
+PA_TARGET_MAX_ROWS = 2_000_000
+#: A derived computation predicted to take longer than this is refused unless
+#: ``allow_long=True`` (10 minutes).
+DERIVED_LIMIT_S = 600.0
+#: Exact evaluations of ``predictions.phase_ii``: the doubling ladder and Brent's root search
+#: of α* take 20–40 (measured: 31 at D = 10, C = 2); the estimate uses the upper end.
+PHASE_II_EVALUATIONS = 40
+
+
+def _exchangeable_rows(D: int, C: int) -> int:
+    return n_histograms(D // C - 1, count_patterns(C).shape[0])
+
+
+def step_work(cfg: ExperimentConfig, method: str | None = None) -> float:
+    """Work of one gradient step of `cfg`'s engine (``method``: the population method it
+    resolves to; default ``choose_method``), in the units of the module docstring."""
+    t, D, d = cfg.train, cfg.data.D, cfg.data.d
+    if method is None:
+        method = "empirical" if t.engine == "empirical" else choose_method(
+            cfg, cfg.data.make_partition())
+    if method == "exchangeable":
+        C = cfg.data.C
+        return float(_exchangeable_rows(D, C)) * (count_patterns(C).shape[0] + 17)
+    if method == "brute":
+        return 2.0 * (D // cfg.data.C) * 3.0 ** (D - cfg.data.C) * D
+    if method == "montecarlo":
+        return float(t.mc_samples) * D * (D + d)
+    return (t.n_train + t.n_test / 4) * D * (D + d)
+
+
+def _smaller(cfg: ExperimentConfig, method: str, work: float) -> ExperimentConfig:
+    """A config of the same engine whose step is at most [`DIRECT_WORK`][] (or as small as
+    the engine allows)."""
+    t, D, C = cfg.train, cfg.data.D, cfg.data.C
+    if method in ("exchangeable", "brute"):
+        L = D // C
+        while L > 2 and step_work(_with_sets(cfg, C, L), method) > DIRECT_WORK:
+            L -= 1
+        return _with_sets(cfg, C, L)
+    share = DIRECT_WORK / work
+    if method == "montecarlo":
+        return cfg.replace(train={"mc_samples": max(2, int(t.mc_samples * share))})
+    return cfg.replace(train={"n_train": max(1, int(t.n_train * share)),
+                              "n_test": max(1, int(t.n_test * share))})
+
+
+def _with_sets(cfg: ExperimentConfig, C: int, L: int) -> ExperimentConfig:
+    return cfg.replace(data={"D": C * L, "C": C, "L": None, "partition": "random"})
+
+
+def cost_model(cfg) -> CostModel:
+    """The [`CostModel`][theorylab.core.cost.CostModel] of a run of `cfg` (this paper's
+    `Paper.cost`)."""
+    from .trainer import record_steps
+
+    cfg = as_config(cfg).resolved()
+    part = cfg.data.make_partition()
+    t = cfg.train
+    method = "empirical" if t.engine == "empirical" else choose_method(cfg, part)
+    work = step_work(cfg, method)
+    smaller = None
+    if work > DIRECT_WORK:
+        small = _smaller(cfg, method, work)
+        if step_work(small, method) < work:
+            smaller = functools.partial(cost_model, small)
+    return CostModel(
+        engine=f"{method} (D = {cfg.data.D}, C = {cfg.data.C}, d = {cfg.data.d})",
+        steps=t.steps, records=len(record_steps(t)), work=work,
+        memory=float(memory_estimate(cfg, part, method)[0]),
+        build=lambda: make_engine(cfg, part, make_wstar(cfg.data)),
+        smaller=smaller, flow=t.mode == "flow")
+
+
+#: setting (its TOML text) → the error of hard patch association
+_PA_TARGETS: dict[str, float] = {}
+
+
+def pa_target(cfg) -> float:
+    """The error of hard patch association of `cfg`'s setting (the target that ends phase
+    III), memoised per setting; NaN where its exact evaluation would need more than
+    [`PA_TARGET_MAX_ROWS`][] histograms (t_III is then not read)."""
+    if cfg is None:
+        return math.nan
+    cfg = as_config(cfg).resolved()
+    if _exchangeable_rows(cfg.data.D, cfg.data.C) > PA_TARGET_MAX_ROWS:
+        return math.nan
+    from .phases import pa_limit_error
+
+    setting = cfg.replace(train={"steps": 0, "seed": 0, "lr_v": 0.0, "lr_A": 0.0})
+    key = config_to_toml(setting)
+    if key not in _PA_TARGETS:
+        _PA_TARGETS[key] = pa_limit_error(setting)
+    return _PA_TARGETS[key]
+
+
+def exchangeable_guard(cfg, evaluations: int, what: str, allow_long: bool = False):
+    """Before a derived computation of about `evaluations` exact (exchangeable) evaluations
+    of `cfg`'s setting: say what it will take when that is more than a few seconds, refuse
+    it above [`DERIVED_LIMIT_S`][] unless `allow_long` (``ValueError`` naming `what`), and
+    return ``tick()``, to be called at each evaluation: it draws a progress bar when the
+    computation is long and stderr is a terminal. The estimate costs about a second."""
+    import sys
+
+    from tqdm.auto import tqdm
+
+    cfg = as_config(cfg).resolved().replace(train={"method": "exchangeable"})
+    est = estimate(cost_model(cfg), budget_s=0.3)
+    seconds = est.setup_s + evaluations * est.step_s
+    announce(what, seconds, limit_s=DERIVED_LIMIT_S, allow_long=allow_long,
+             hint=f"{evaluations} exact evaluations of {format_seconds(est.step_s)} each; "
+                  f"pass allow_long=True to run it anyway, or use a smaller data.D")
+    if seconds <= 5.0 or not sys.stderr.isatty():
+        return lambda: None
+    bar = tqdm(total=evaluations, desc=what, leave=False)
+    return lambda: bar.update(1)
