@@ -369,7 +369,8 @@ def to_dataset(*sources):
     run: ``step`` alone) or of one sweep store (``run`` = each run of the sweep).
 
     Every numeric column is a variable; ``time`` = η·step is a coordinate (the gradient
-    flow's clock); a run's mode, folder, engine and phase readings are coordinates along
+    flow's clock); a run's ``dynamics`` ("gd" or "flow": its ``train.mode``), folder, engine
+    and phase readings are coordinates along
     ``run`` (attributes for one run); the attributes hold the paper, the config (TOML text;
     one per run as ``config_<run>`` when several), the sweep spec (JSON), the theorylab
     version, git revision, host and export time. A run still going is exported as far as it
@@ -390,7 +391,7 @@ def to_dataset(*sources):
         readings = _readings_hook(run.paper)(run.trajectory, run.config) \
             if run.paper.phase_readings is not None and len(run.trajectory) else {}
         run_attrs[name] = {"folder": str(run.path),
-                           "mode": str(getattr(run.config.train, "mode", "gd")),
+                           "dynamics": str(getattr(run.config.train, "mode", "gd")),
                            **{k: v for k, v in readings.items()
                               if isinstance(v, (bool, int, float, np.number))}}
         if run.paper.time_step is not None:
@@ -422,6 +423,8 @@ def _sweep_dataset(sweep: SweepFiles):
           if c in table.columns and sweep.manifest.get("point") == "batched"]
     if "step" not in table.columns:
         raise ValueError("sweep: its table has no step column (nothing was run)")
+    schema = set(sweep.paper.trajectory_schema or ())
+    labels = [c for c in table.columns if c not in schema and c not in ("run_id", *by)]
     tables = {}
     for key, g in table.groupby(["run_id", *by], sort=False):
         key = key if isinstance(key, tuple) else (key,)
@@ -431,7 +434,7 @@ def _sweep_dataset(sweep: SweepFiles):
              "spec": {k: sweep.manifest.get(k) for k in ("base", "axes", "seeds", "mode",
                                                          "keep", "point")},
              **_provenance()}
-    return runs_dataset(tables, attrs=attrs)
+    return runs_dataset(tables, attrs=attrs, labels=labels)
 
 
 def export(*sources, out: str | Path) -> Path:

@@ -87,6 +87,8 @@ class Estimate:
     machine: str
     flow: bool = False
     notes: tuple[str, ...] = field(default=())
+    #: the part of `setup_s` paid once per process (the first step's caches, compilation)
+    warm_s: float = 0.0
 
     @property
     def seconds(self) -> float:
@@ -195,7 +197,7 @@ def estimate(model: CostModel, budget_s: float = TIMING_BUDGET_S) -> Estimate:
     return Estimate(engine=model.engine, steps=model.steps, records=model.records,
                     setup_s=build * scale + warm, step_s=step * scale, record_s=record * scale,
                     memory=model.memory, timed=timed, machine=machine_load(), flow=model.flow,
-                    notes=notes)
+                    notes=notes, warm_s=warm)
 
 
 def _ratio(x: float) -> str:

@@ -3,9 +3,9 @@ beyond scipy).
 
 [`runs_dataset`][] turns one or more run trajectories into one dataset with dimensions
 ``(run, step)`` (one run: ``step`` alone), a ``time`` coordinate where a clock is given (the
-gradient flow's t = η·step), every numeric column a variable, every column that is constant
-within a run (the engine's name, a sweep's axes, a run's phase readings) a coordinate along
-``run``; [`write_netcdf`][] writes it atomically. Attributes must be netCDF attributes
+gradient flow's t = η·step), every numeric column a variable, every text column constant
+within a run (the engine's name) and the columns given as ``labels`` (a sweep's axes and phase
+readings) a coordinate along ``run``; [`write_netcdf`][] writes it atomically. Attributes must be netCDF attributes
 (strings and numbers): nested values are written as JSON text, booleans as integers.
 
 netCDF-3 has neither 64-bit integers nor booleans: integer variables are written as 32-bit
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +26,21 @@ import pandas as pd
 
 from .atomic_io import atomic_write_bytes
 
-__all__ = ["netcdf_attrs", "runs_dataset", "write_netcdf"]
+__all__ = ["RESERVED", "netcdf_attrs", "runs_dataset", "write_netcdf"]
+
+#: Names scipy's netCDF writer keeps for itself (a global attribute of one of these names would
+#: overwrite the writer's own state): such attributes get a ``theorylab_`` prefix.
+RESERVED = ("dimensions", "filename", "fp", "maskandscale", "mode", "use_mmap", "variables",
+            "version_byte")
 
 
 def netcdf_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
     """`attrs` as netCDF attributes: strings and finite or non-finite numbers as they are,
-    booleans as 0/1, ``None`` as "", anything else as JSON text."""
+    booleans as 0/1, ``None`` as "", anything else as JSON text; a name of [`RESERVED`][]
+    gets the prefix ``theorylab_``."""
     out = {}
     for key, value in attrs.items():
+        key = f"theorylab_{key}" if key in RESERVED else key
         if isinstance(value, bool):
             out[key] = int(value)
         elif value is None:
@@ -51,7 +58,7 @@ def _constant_within(frame: pd.DataFrame, by: str, column: str) -> bool:
 
 def runs_dataset(tables: Mapping[Any, pd.DataFrame], *, attrs: Mapping[str, Any] | None = None,
                  clocks: Mapping[Any, float] | None = None, run_attrs: Mapping[Any, Mapping]
-                 | None = None, dim: str = "run"):
+                 | None = None, labels: Sequence[str] = (), dim: str = "run"):
     """One ``xarray.Dataset`` of several runs' trajectory tables.
 
     **Arguments:**
@@ -62,6 +69,8 @@ def runs_dataset(tables: Mapping[Any, pd.DataFrame], *, attrs: Mapping[str, Any]
     - `clocks`: run label → η: a coordinate ``time`` = η·step (per run when they differ).
     - `run_attrs`: run label → {name: value}: coordinates along `dim` (a run's mode, its
       folder, its phase readings).
+    - `labels`: columns constant within each run that label it (a sweep's axes, its phase
+      readings): coordinates along `dim`; text columns constant within each run are too.
     - `dim`: the name of the runs' dimension.
     """
     import xarray as xr
@@ -90,7 +99,8 @@ def runs_dataset(tables: Mapping[Any, pd.DataFrame], *, attrs: Mapping[str, Any]
                 continue
             if frame[c].dtype == bool and not full:
                 frame[c] = frame[c].astype(np.float64)
-            if _constant_within(frame, dim, c):
+            text = not pd.api.types.is_numeric_dtype(frame[c])
+            if (c in labels or text) and _constant_within(frame, dim, c):
                 coords[c] = frame.groupby(dim, sort=False)[c].first()
                 frame = frame.drop(columns=c)
     else:
@@ -133,7 +143,7 @@ def runs_dataset(tables: Mapping[Any, pd.DataFrame], *, attrs: Mapping[str, Any]
             eta = np.array([etas.get(str(r), math.nan) for r in ds[dim].values])
             ds = ds.assign_coords(time=((dim, "step"), eta[:, None] * ds.step.values[None, :]))
         ds["time"].attrs["meaning"] = "continuous time t = eta * step (the gradient flow's clock)"
-    ds.attrs.update(netcdf_attrs({**ds.attrs, **(attrs or {})}))
+    ds.attrs = netcdf_attrs({**ds.attrs, **(attrs or {})})
     for name in list(ds.coords):
         if ds[name].dtype == object:
             ds[name] = ds[name].astype(str)

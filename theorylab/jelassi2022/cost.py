@@ -140,12 +140,16 @@ def exchangeable_guard(cfg, evaluations: int, what: str, allow_long: bool = Fals
     of `cfg`'s setting: say what it will take when that is more than a few seconds, refuse
     it above [`DERIVED_LIMIT_S`][] unless `allow_long` (``ValueError`` naming `what`), and
     return ``tick()``, to be called at each evaluation: it draws a progress bar when the
-    computation is long and stderr is a terminal. The estimate costs about a second."""
+    computation is long and stderr is a terminal. The estimate costs about a second, and is
+    skipped where one evaluation is at most [`DIRECT_WORK`][] (a small table)."""
     import sys
 
     from tqdm.auto import tqdm
 
-    cfg = as_config(cfg).resolved().replace(train={"method": "exchangeable"})
+    cfg = as_config(cfg).resolved().replace(train={"engine": "population",
+                                                   "method": "exchangeable"})
+    if step_work(cfg, "exchangeable") <= DIRECT_WORK:
+        return lambda: None  # ≤ ~0.1 s an evaluation: nothing to say, nothing to measure
     est = estimate(cost_model(cfg), budget_s=0.3)
     seconds = est.setup_s + evaluations * est.step_s
     announce(what, seconds, limit_s=DERIVED_LIMIT_S, allow_long=allow_long,

@@ -186,8 +186,8 @@ def pa_limit_error(cfg, fair: bool = True) -> float:
 
     cfg = cfg.resolved()
     part = cfg.data.make_partition()
-    cfg = cfg.replace(train={"init_v": "aligned", "offdiag0_std": 0.0,
-                             "method": "exchangeable"})
+    cfg = cfg.replace(train={"engine": "population", "init_v": "aligned",
+                             "offdiag0_std": 0.0, "method": "exchangeable"})
     eng = ExchangeableEngine(cfg, get_backend("numpy", "float64", "cpu"), part,
                              make_wstar(cfg.data))
     p = {"alpha": 1.0, "gamma": cfg.diag, "rho": cfg.diag - 60.0 * cfg.temperature}

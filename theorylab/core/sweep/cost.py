@@ -1,7 +1,8 @@
 """What a sweep will take before it runs: the sum of its points' estimates
 ([`theorylab.core.cost`][]), through each paper's `Paper.cost` hook.
 
-Points that differ only in ``train.seed`` cost the same and are timed once; a batched point
+Points that differ only in ``train.seed`` cost the same and are timed once; what a process
+pays once (the first step's compilation and caches) is counted once; a batched point
 costs its runs (seeds × the batched axis's values) one after the other (an upper estimate: a
 batched step serves several runs). At most [`ESTIMATE_BUDGET_S`][] seconds are spent timing:
 past that, each remaining distinct config is taken to cost the mean of those timed (said so in
@@ -81,7 +82,7 @@ def estimate_points(points: Sequence[Point], budget_s: float = ESTIMATE_BUDGET_S
             runs = len(p.payload.get("seeds", [0])) * len(p.payload.get(paper.batched.field, [0]))
         runs_of[key] = runs_of.get(key, 0) + runs
     seconds_of: dict[str, float] = {}
-    memory = 0.0
+    memory = warm = 0.0
     for key, p in sample.items():
         if time.perf_counter() - t0 > budget_s and seconds_of:
             break
@@ -90,10 +91,10 @@ def estimate_points(points: Sequence[Point], budget_s: float = ESTIMATE_BUDGET_S
             continue
         est = estimate(paper.cost(paper.config_from_tables(p.payload["config"])),
                        budget_s=0.3)
-        seconds_of[key] = est.seconds
-        memory = max(memory, est.memory)
+        seconds_of[key] = est.seconds - est.warm_s
+        memory, warm = max(memory, est.memory), max(warm, est.warm_s)
     mean = sum(seconds_of.values()) / len(seconds_of) if seconds_of else math.nan
-    total = sum(runs_of[k] * seconds_of.get(k, mean) for k in runs_of)
+    total = warm + sum(runs_of[k] * seconds_of.get(k, mean) for k in runs_of)
     return SweepEstimate(points=len(points), seconds=total, memory=memory,
                          timed=len(seconds_of), guessed=len(runs_of) - len(seconds_of),
                          call=call)
