@@ -5,8 +5,9 @@ beyond scipy).
 ``(run, step)`` (one run: ``step`` alone), a ``time`` coordinate where a clock is given (the
 gradient flow's t = η·step), every numeric column a variable, every text column constant
 within a run (the engine's name) and the columns given as ``labels`` (a sweep's axes and phase
-readings) a coordinate along ``run``; [`write_netcdf`][] writes it atomically. Attributes must be netCDF attributes
-(strings and numbers): nested values are written as JSON text, booleans as integers.
+readings) a coordinate along ``run``; [`write_netcdf`][] writes it atomically. Attributes
+must be netCDF attributes (strings and numbers): nested values are written as JSON text,
+booleans as integers.
 
 netCDF-3 has neither 64-bit integers nor booleans: integer variables are written as 32-bit
 (steps ≤ 10⁹ fit), booleans as 0/1 (``xarray`` reads them back as booleans where it wrote
