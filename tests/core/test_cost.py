@@ -100,3 +100,22 @@ def test_announce_says_long_work_and_refuses_beyond_its_limit():
         announce("derived", 7200.0, limit_s=600, hint="pass allow_long=True", say=said.append)
     announce("derived", 7200.0, limit_s=600, allow_long=True, say=said.append)
     assert said[-1].startswith("derived: about 2 h 0 min")
+
+
+def test_progress_says_a_long_loop_once_and_a_short_one_never(monkeypatch):
+    import theorylab.core.cost as cost
+    from theorylab.core.cost import Progress
+
+    clock = iter(np.arange(0.0, 100.0, 1.0))  # one second per call of the clock
+    monkeypatch.setattr(cost.time, "perf_counter", lambda: next(clock))
+    said = []
+    p = Progress("loop", 1000, after_s=2.0, say_over_s=10.0, say=said.append)
+    for _ in range(5):
+        p.tick()
+    assert len(said) == 1 and said[0].startswith("loop: 2 of at most 1000 iterations in 2 s")
+    assert "at most 16 min 40 s in all" in said[0]
+    short = []
+    with Progress("quick", 3, after_s=2.0, say_over_s=10.0, say=short.append) as q:
+        for _ in range(3):
+            q.tick()
+    assert short == []

@@ -14,6 +14,9 @@ than [`LONG_RUN_S`][]; ``--dry-run`` prints it and runs nothing.
 
 [`announce`][] is for derived computations (a prediction that evaluates an exact engine many
 times): it says what it will cost before it starts, and refuses above a limit unless asked.
+[`Progress`][] is for a derived computation whose iterations cannot be timed apart from it
+(a reduced dynamics stepped to its stopping rule): it says, a couple of seconds in, how long
+the whole loop will take at the pace so far, and draws a progress bar on a terminal.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ import numpy as np
 
 from .resources import format_bytes
 
-__all__ = ["LONG_RUN_S", "CostModel", "Estimate", "announce", "estimate", "format_seconds",
-           "machine_load", "time_engine"]
+__all__ = ["LONG_RUN_S", "CostModel", "Estimate", "Progress", "announce", "estimate",
+           "format_seconds", "machine_load", "time_engine"]
 
 #: A run predicted to take longer than this (seconds) prints its estimate before it starts.
 LONG_RUN_S = 60.0
@@ -216,3 +219,55 @@ def announce(what: str, seconds: float, *, limit_s: float | None = None,
                          f"(over the limit of {format_seconds(limit_s)}); {hint}".rstrip("; "))
     if seconds > 5.0:
         say(f"{what}: about {format_seconds(seconds)} on this machine ({machine_load()})")
+
+
+class Progress:
+    """The progress of a long loop of at most `total` iterations: call ``tick()`` after each.
+
+    Once `after_s` seconds have passed, it says once on stderr (``say``) how long the whole
+    loop will take at the pace so far when that is more than `say_over_s` ("at most": a loop
+    may stop early); on a terminal it also draws a tqdm bar from then on. ``close()`` (or the
+    ``with`` block's end) removes the bar."""
+
+    def __init__(self, what: str, total: int, *, after_s: float = 2.0,
+                 say_over_s: float = 10.0, say: Callable[[str], None] | None = None) -> None:
+        self.what, self.total = what, int(total)
+        self.after_s, self.say_over_s = after_s, say_over_s
+        self.say = say or (lambda text: print(text, file=sys.stderr))
+        self.t0 = time.perf_counter()
+        self.done = 0
+        self.said = False
+        self.bar = None
+
+    def tick(self, n: int = 1) -> None:
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
+            return
+        if self.said:
+            return
+        spent = time.perf_counter() - self.t0
+        if spent < self.after_s:
+            return
+        self.said = True
+        whole = spent / self.done * self.total
+        if whole <= self.say_over_s:
+            return
+        self.say(f"{self.what}: {self.done} of at most {self.total} iterations in "
+                 f"{format_seconds(spent)}; at this pace at most {format_seconds(whole)} in all "
+                 f"({machine_load()})")
+        if sys.stderr.isatty():
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=self.total, initial=self.done, desc=self.what, leave=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
