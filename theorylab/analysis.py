@@ -12,7 +12,8 @@ and ``theorylab run --dry-run`` / ``--flow`` are these functions on the command 
   of a run folder, a trajectory table or every run of a sweep.
 - [`scan`][]: a config run along an axis (or several, zipped) and seeds, as a sweep, one row
   per run with its phase readings; [`power_law`][] fits a reading against an axis on log-log
-  axes ("how does Φ_glob(t_I) scale with P?").
+  axes, [`log_law`][] against the logarithm of an axis ("how does Φ_glob(t_I) scale with
+  P?").
 - [`gd_and_flow`][]: gradient descent and the gradient flow of one config, one table with a
   column ``dynamics`` and the continuous time; [`flow_gap`][] the GD-to-flow gap on a ladder
   of step sizes with its order in η.
@@ -40,8 +41,8 @@ from theorylab.core.paper import Paper
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
 __all__ = ["RunFiles", "SweepFiles", "estimate", "export", "flow_gap", "gd_and_flow",
-           "open_run", "open_source", "open_sweep", "paper_of_config", "phase_readings",
-           "power_law", "scan", "to_dataset"]
+           "log_law", "open_run", "open_source", "open_sweep", "paper_of_config",
+           "phase_readings", "power_law", "scan", "to_dataset"]
 
 
 @dataclass
@@ -251,23 +252,34 @@ def scan(config, axes: Mapping[str, Sequence], *, seeds: Sequence[int] | None = 
     return table.reset_index(drop=True)
 
 
-def power_law(table: pd.DataFrame, x: str, y: str) -> dict[str, float]:
-    """Least squares of ln|y| against ln x over the rows of `table` where both are finite
-    (|y|: a reading may be negative, e.g. Φ_glob(t_I)): ``slope``, its standard error
-    ``slope_se``, ``intercept``, ``n`` rows, ``sign`` of y (+1, −1, or 0 when mixed)."""
+def _fit(table: pd.DataFrame, x: str, y: str, log_y: bool) -> dict[str, float]:
     from scipy import stats
 
     xs = table[x].to_numpy(dtype=float)
     ys = table[y].to_numpy(dtype=float)
-    keep = np.isfinite(xs) & np.isfinite(ys) & (xs > 0) & (ys != 0)
+    keep = np.isfinite(xs) & np.isfinite(ys) & (xs > 0) & ((ys != 0) if log_y else True)
     if keep.sum() < 3:
-        raise ValueError(f"{y}: fewer than 3 finite, nonzero readings against {x} "
-                         f"(got {int(keep.sum())})")
+        raise ValueError(f"{y}: fewer than 3 finite{', nonzero' if log_y else ''} readings "
+                         f"against {x} (got {int(keep.sum())})")
     signs = np.sign(ys[keep])
-    fit = stats.linregress(np.log(xs[keep]), np.log(np.abs(ys[keep])))
+    fit = stats.linregress(np.log(xs[keep]), np.log(np.abs(ys[keep])) if log_y else ys[keep])
     return {"slope": float(fit.slope), "slope_se": float(fit.stderr),
             "intercept": float(fit.intercept), "n": int(keep.sum()),
             "sign": float(signs[0]) if np.all(signs == signs[0]) else 0.0}
+
+
+def power_law(table: pd.DataFrame, x: str, y: str) -> dict[str, float]:
+    """Least squares of ln|y| against ln x over the rows of `table` where both are finite
+    (|y|: a reading may be negative): ``slope`` (the exponent), its standard error
+    ``slope_se``, ``intercept``, ``n`` rows, ``sign`` of y (+1, −1, or 0 when mixed)."""
+    return _fit(table, x, y, log_y=True)
+
+
+def log_law(table: pd.DataFrame, x: str, y: str) -> dict[str, float]:
+    """Least squares of y against ln x (y = intercept + slope·ln x) over the rows where both
+    are finite: for a reading that grows like a logarithm, e.g. Φ_glob(t_I) ≈ −(Δ/2) ln P
+    (slope −Δ/2). The same keys as [`power_law`][]."""
+    return _fit(table, x, y, log_y=False)
 
 
 # -- gradient flow beside gradient descent --------------------------------------------------

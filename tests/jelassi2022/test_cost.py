@@ -9,12 +9,11 @@ import pytest
 from theorylab.jelassi2022 import PAPER
 from theorylab.jelassi2022.cost import (
     DIRECT_WORK,
-    PA_TARGET_MAX_ROWS,
-    _exchangeable_rows,
     cost_model,
     exchangeable_guard,
-    pa_target,
+    exchangeable_rows,
 )
+from theorylab.jelassi2022.phases import PA_TARGET_MAX_ROWS, pa_target
 from theorylab.jelassi2022.predictions import phase_ii
 from theorylab.jelassi2022.setups import reference_config
 
@@ -50,7 +49,7 @@ def test_pa_target_is_memoised_and_skipped_where_it_is_too_costly():
     first = pa_target(cfg)
     assert 0 < first < 0.5 and pa_target(cfg.replace(train={"seed": 3})) == first
     big = small_config(D=64, C=4)
-    assert _exchangeable_rows(64, 4) > PA_TARGET_MAX_ROWS and math.isnan(pa_target(big))
+    assert exchangeable_rows(64, 4) > PA_TARGET_MAX_ROWS and math.isnan(pa_target(big))
 
 
 def test_phase_ii_says_it_would_take_too_long_and_refuses(monkeypatch):

@@ -92,10 +92,9 @@ def _bench():
 
 def _phase_readings(trajectory, cfg=None) -> dict:
     """The paper's phase readings ([`phases.phase_readings`][theorylab.jelassi2022.phases.
-    phase_readings]) with the phase-III target of [`cost.pa_target`][theorylab.jelassi2022.
-    cost.pa_target] (memoised; t_III NaN where it is too costly to compute)."""
-    from .cost import pa_target
-    from .phases import phase_readings
+    phase_readings]) with the phase-III target of [`phases.pa_target`][theorylab.jelassi2022.
+    phases.pa_target] (memoised; t_III NaN where it is too costly to compute)."""
+    from .phases import pa_target, phase_readings
 
     return phase_readings(trajectory, cfg, target_error=pa_target(cfg))
 

@@ -14,9 +14,7 @@ one step of each engine, in units proportional to its arithmetic:
 The memory is the engines' own up-front estimate
 ([`memory_estimate`][theorylab.jelassi2022.engines.memory_estimate]).
 
-[`pa_target`][] is the error of hard patch association that ends phase III in the phase
-readings: one exact evaluation, memoised per setting, and NaN (t_III not read) where its table
-is above [`PA_TARGET_MAX_ROWS`][]. [`exchangeable_guard`][] says what a derived computation of
+[`exchangeable_guard`][] says what a derived computation of
 many exact evaluations will take (``predictions.phase_ii``), refuses it above
 [`DERIVED_LIMIT_S`][] unless asked, and shows its progress.
 """
@@ -24,23 +22,19 @@ many exact evaluations will take (``predictions.phase_ii``), refuses it above
 from __future__ import annotations
 
 import functools
-import math
 
 from theorylab.core.cost import CostModel, announce, estimate, format_seconds
 
-from .config import ExperimentConfig, as_config, config_to_toml
+from .config import ExperimentConfig, as_config
 from .data import make_wstar
 from .engines import choose_method, count_patterns, make_engine, memory_estimate, n_histograms
 
-__all__ = ["DERIVED_LIMIT_S", "DIRECT_WORK", "PA_TARGET_MAX_ROWS", "cost_model",
-           "exchangeable_guard", "pa_target", "step_work"]
+__all__ = ["DERIVED_LIMIT_S", "DIRECT_WORK", "cost_model", "exchangeable_guard", "step_work",
+           "exchangeable_rows"]
 
 #: A step of at most this much work is timed as it is (about 0.1 s on the 2-core development
 #: machine: 3e-8 s per unit of the exchangeable engine); above it, a smaller config.
 DIRECT_WORK = 3e6
-#: t_III of the phase readings needs the error of hard patch association: one exact
-#: evaluation, read only where its table has at most this many histograms (~1 s).
-PA_TARGET_MAX_ROWS = 2_000_000
 #: A derived computation predicted to take longer than this is refused unless
 #: ``allow_long=True`` (10 minutes).
 DERIVED_LIMIT_S = 600.0
@@ -49,7 +43,8 @@ DERIVED_LIMIT_S = 600.0
 PHASE_II_EVALUATIONS = 40
 
 
-def _exchangeable_rows(D: int, C: int) -> int:
+def exchangeable_rows(D: int, C: int) -> int:
+    """Histograms of the exchangeable engine's table at D patches in sets of C."""
     return n_histograms(D // C - 1, count_patterns(C).shape[0])
 
 
@@ -62,7 +57,7 @@ def step_work(cfg: ExperimentConfig, method: str | None = None) -> float:
             cfg, cfg.data.make_partition())
     if method == "exchangeable":
         C = cfg.data.C
-        return float(_exchangeable_rows(D, C)) * (count_patterns(C).shape[0] + 17)
+        return float(exchangeable_rows(D, C)) * (count_patterns(C).shape[0] + 17)
     if method == "brute":
         return 2.0 * (D // cfg.data.C) * 3.0 ** (D - cfg.data.C) * D
     if method == "montecarlo":
@@ -111,28 +106,6 @@ def cost_model(cfg) -> CostModel:
         memory=float(memory_estimate(cfg, part, method)[0]),
         build=lambda: make_engine(cfg, part, make_wstar(cfg.data)),
         smaller=smaller, flow=t.mode == "flow")
-
-
-#: setting (its TOML text) → the error of hard patch association
-_PA_TARGETS: dict[str, float] = {}
-
-
-def pa_target(cfg) -> float:
-    """The error of hard patch association of `cfg`'s setting (the target that ends phase
-    III), memoised per setting; NaN where its exact evaluation would need more than
-    [`PA_TARGET_MAX_ROWS`][] histograms (t_III is then not read)."""
-    if cfg is None:
-        return math.nan
-    cfg = as_config(cfg).resolved()
-    if _exchangeable_rows(cfg.data.D, cfg.data.C) > PA_TARGET_MAX_ROWS:
-        return math.nan
-    from .phases import pa_limit_error
-
-    setting = cfg.replace(train={"steps": 0, "seed": 0, "lr_v": 0.0, "lr_A": 0.0})
-    key = config_to_toml(setting)
-    if key not in _PA_TARGETS:
-        _PA_TARGETS[key] = pa_limit_error(setting)
-    return _PA_TARGETS[key]
 
 
 def exchangeable_guard(cfg, evaluations: int, what: str, allow_long: bool = False):

@@ -29,11 +29,12 @@ import pandas as pd
 
 from theorylab.core.trainer import first_step
 
-from .engines import ExchangeableEngine
+from .config import as_config, config_to_toml
+from .engines import ExchangeableEngine, count_patterns, n_histograms
 
 __all__ = ["MOVE_TOL", "ERR_TOL", "ALPHA_GROWTH", "GAP_II", "PHASE_TIMES", "phase_times",
            "phase_three", "absolute_phase_times", "phase_readings", "readings_by_run",
-           "first_step", "pa_limit_error", "exact_path"]
+           "first_step", "pa_limit_error", "pa_target", "exact_path"]
 
 #: A has left its start: 1e−3 in logits, far above one GD step's γ − ρ from a symmetric start.
 MOVE_TOL = 1e-3
@@ -193,6 +194,31 @@ def pa_limit_error(cfg, fair: bool = True) -> float:
     p = {"alpha": 1.0, "gamma": cfg.diag, "rho": cfg.diag - 60.0 * cfg.temperature}
     ev = eng.evaluate(p, 0, need_grad=False, record=True)
     return ev.error - 0.5 * ev.tie_mass if fair else ev.error
+
+
+#: t_III of [`phase_readings`][] needs the error of hard patch association: one exact
+#: evaluation, read by [`pa_target`][] only where its table has at most this many histograms
+#: (~1 s).
+PA_TARGET_MAX_ROWS = 2_000_000
+
+#: setting (its TOML text) → the error of hard patch association
+_PA_TARGETS: dict[str, float] = {}
+
+
+def pa_target(cfg) -> float:
+    """The error of hard patch association of `cfg`'s setting (the target that ends phase
+    III), memoised per setting; NaN where its exact evaluation would need more than
+    [`PA_TARGET_MAX_ROWS`][] histograms (t_III is then not read)."""
+    if cfg is None:
+        return math.nan
+    cfg = as_config(cfg).resolved()
+    if n_histograms(cfg.data.L - 1, count_patterns(cfg.data.C).shape[0]) > PA_TARGET_MAX_ROWS:
+        return math.nan
+    setting = cfg.replace(train={"steps": 0, "seed": 0, "lr_v": 0.0, "lr_A": 0.0})
+    key = config_to_toml(setting)
+    if key not in _PA_TARGETS:
+        _PA_TARGETS[key] = pa_limit_error(setting)
+    return _PA_TARGETS[key]
 
 
 def exact_path(cfg, steps: int, stop_gap: float | None = None) -> pd.DataFrame:

@@ -11,8 +11,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 
 from ..config import PAPER_NAME
-from ..cost import pa_target
-from ..phases import phase_readings
+from ..phases import pa_target, phase_readings
 from ..setups import reference_config
 from ..trainer import run_experiment
 
