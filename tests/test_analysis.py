@@ -160,3 +160,16 @@ def test_scan_and_power_law(tmp_path):
     assert fit["slope"] == pytest.approx(1.0, abs=1e-9) and fit["sign"] == 1.0
     with pytest.raises(ValueError, match="fewer than 3"):
         power_law(table.iloc[:2], "train.lr", "dphi_own_1")
+
+
+def test_run_prints_the_estimate_before_a_long_run(tmp_path, capsys, monkeypatch):
+    import theorylab.commands.run as run
+
+    cfg = _toml(tmp_path / "h24.toml", H24_RUN, "huang2024")
+    monkeypatch.setattr(run, "LONG_RUN_S", 0.0)  # every run counts as long
+    assert main(["run", cfg, "--out", str(tmp_path / "r")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("estimate: population-exact") and "60 steps" in err
+    monkeypatch.setattr(run, "LONG_RUN_S", 1e9)
+    assert main(["run", cfg, "--out", str(tmp_path / "r")]) == 0
+    assert "estimate" not in capsys.readouterr().err

@@ -32,6 +32,17 @@ def _sigterm_as_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+def _say_if_long(paper, cfg) -> None:
+    """Print the estimate of the run (stderr) when it is predicted longer than LONG_RUN_S. An
+    estimate that cannot be made says nothing: the run itself reports what is wrong."""
+    try:
+        est = estimate(paper.cost(cfg), budget_s=0.3)
+    except (ValueError, MemoryError):
+        return
+    if est.seconds > LONG_RUN_S:
+        print(est, file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(
         prog="theorylab run", description=__doc__.split("\n")[0],
@@ -73,13 +84,11 @@ def main(argv: list[str] | None = None) -> int:
                                    "backend": args.backend, "steps": args.steps})
         if args.flow:
             cfg = cfg.replace(train={"mode": "flow"})
-        if paper.cost is not None and (args.dry_run or not args.resume):
-            est = estimate(paper.cost(cfg), budget_s=1.0 if args.dry_run else 0.3)
-            if args.dry_run:
-                print(est)
-                return 0
-            if est.seconds > LONG_RUN_S:
-                print(est, file=sys.stderr)
+        if paper.cost is not None and args.dry_run:
+            print(estimate(paper.cost(cfg), budget_s=1.0))
+            return 0
+        if paper.cost is not None and not args.resume:
+            _say_if_long(paper, cfg)
         elif args.dry_run:
             print(f"error: paper: {paper.name} has no cost model", file=sys.stderr)
             return 2

@@ -35,13 +35,13 @@ import numpy as np
 from .engine import Engine
 from .trainer import (
     CHECKPOINT_SECONDS,
-    RUN_FILES,
     DivergenceError,
     Interrupted,
     RunFolder,
     TrainOutcome,
     _check_finite,
     _to_frame,
+    start_run,
 )
 
 __all__ = ["FLOW_METHODS", "FlowOutcome", "dynamics", "flow", "flow_field"]
@@ -158,17 +158,8 @@ def flow(
                          f"(got {method!r})")
     folder = RunFolder(out, schema) if out is not None else None
     marks = sorted(set(int(s) for s in schedule if 0 <= int(s) <= steps))
-    start, rows, loaded = 0, [], None
-    if resume and folder is not None:
-        loaded = folder.load(engine, same_run or (lambda path: None), steps)
-        if loaded is not None:
-            start, params, rows = loaded
-    if params is None:
-        params = engine.initial_params()
-    if folder is not None:
-        folder.clear(RUN_FILES if loaded is None else ("final_state.npz",))
-        folder.write_config(config_text)
-        folder.write_rows(rows)
+    start, params, rows = start_run(engine, folder, steps=steps, config_text=config_text,
+                                    resume=resume, same_run=same_run, params=params)
     rhs, y, unpack = flow_field(engine, params)
     eta = float(engine.time_step)
     count = {"evaluations": 0, "solver_steps": 0}
