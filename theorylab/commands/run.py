@@ -33,11 +33,12 @@ def _sigterm_as_interrupt(signum, frame):
 
 
 def _say_if_long(paper, cfg) -> None:
-    """Print the estimate of the run (stderr) when it is predicted longer than LONG_RUN_S. An
-    estimate that cannot be made says nothing: the run itself reports what is wrong."""
+    """Print the estimate of the run (stderr) when it is predicted longer than LONG_RUN_S. A
+    run that will be refused (it does not fit in memory, or its estimate cannot be made) gets
+    no estimate: the run itself reports what is wrong, in one line."""
     try:
         est = estimate(paper.cost(cfg), budget_s=0.3)
-    except (ValueError, MemoryError):
+    except (ValueError, MemoryError, OverflowError):
         return
     if est.seconds > LONG_RUN_S:
         print(est, file=sys.stderr)
@@ -106,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
                  "--resume", *(["--steps", str(args.steps)] if args.steps is not None else [])]
         print(f"interrupted at step {e.step}; the rows so far and a checkpoint are in "
               f"{args.out}. Resume with: {shlex.join(again)}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # before the run started (its estimate)
+        print("interrupted before the run started; nothing was written", file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)

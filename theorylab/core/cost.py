@@ -59,6 +59,8 @@ class CostModel:
     - `flow`: the run is a gradient flow (its number of gradient evaluations is chosen by the
       solver as it goes, so only the cost of one evaluation is known up front).
     - `note`: what the paper adds (e.g. the work units).
+    - `check`: ``() -> None``: raises the ``ValueError`` with which the run would refuse this
+      config up front (memory, enumeration limits), before anything is built or timed.
     """
 
     engine: str
@@ -70,6 +72,7 @@ class CostModel:
     smaller: Callable[[], CostModel] | None = None
     flow: bool = False
     note: str = ""
+    check: Callable[[], None] = lambda: None
 
 
 @dataclass(frozen=True)
@@ -155,9 +158,9 @@ def time_engine(build: Callable[[], Any], budget_s: float = TIMING_BUDGET_S
     """``(build_s, warm_s, step_s, record_s, steps_timed)`` of the engine ``build()`` makes:
     the time to build it, what its first step takes beyond the others (caches, compilation:
     paid once per process whatever the size), the median of gradient steps (``evaluate``
-    with gradients + ``apply``, always from the start, so nothing diverges) after that first
-    one, timed until `budget_s` is used (at least one, at most ten), and what a recorded
-    step adds
+    with gradients, always at the start, so nothing diverges; the step's ``apply`` is an
+    update of the parameters, negligible beside it, and is not called) after that first one,
+    timed until `budget_s` is used (at least one, at most ten), and what a recorded step adds
     (``evaluate`` with ``record`` and ``record``)."""
     t0 = time.perf_counter()
     engine = build()
@@ -169,7 +172,6 @@ def time_engine(build: Callable[[], Any], budget_s: float = TIMING_BUDGET_S
         ev = engine.evaluate(params, 0, need_grad=True, record=record)
         if record:
             engine.record(params, 0, ev)
-        engine.apply(params, ev.grads)
         return time.perf_counter() - t
 
     with np.errstate(all="ignore"):
@@ -186,7 +188,8 @@ def estimate(model: CostModel, budget_s: float = TIMING_BUDGET_S) -> Estimate:
     """Time `model`'s engine (or its `smaller` config, its build and step times scaled by the
     ratio of the work; the first step's warm-up is not scaled) on this machine and return the
     [`Estimate`][] of the whole run. Costs about `budget_s` plus building the (smaller)
-    engine."""
+    engine. A config the run would refuse raises its ``ValueError`` first (`model.check`)."""
+    model.check()
     timed_model = model.smaller() if model.smaller is not None else model
     build, warm, step, record, n = time_engine(timed_model.build, budget_s)
     if timed_model is model:

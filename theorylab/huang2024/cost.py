@@ -24,7 +24,7 @@ import functools
 from theorylab.core.cost import CostModel
 
 from .config import ExperimentConfig
-from .engines import make_engine, memory_estimate
+from .engines import check_resources, make_engine, memory_estimate
 
 __all__ = ["DIRECT_WORK", "cost_model", "step_work"]
 
@@ -86,4 +86,5 @@ def cost_model(cfg) -> CostModel:
         engine=f"{t.engine} (P = {d.P}, C1 = {d.global_size}, C = {d.local_size}, K = {d.K})",
         steps=t.steps, records=len(record_schedule(t.steps, t.n_records, t.record)),
         work=work, memory=float(memory_estimate(cfg, structure)[0]),
-        build=lambda: make_engine(cfg, structure), smaller=smaller, flow=t.mode == "flow")
+        build=lambda: make_engine(cfg, structure), smaller=smaller, flow=t.mode == "flow",
+        check=lambda: check_resources(cfg, structure))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 
 from theorylab.core.cost import CostModel, announce, estimate, format_seconds
+from theorylab.core.resources import check_memory
 
 from .config import ExperimentConfig, as_config
 from .data import make_wstar
@@ -43,9 +44,12 @@ DERIVED_LIMIT_S = 600.0
 PHASE_II_EVALUATIONS = 40
 
 
-def exchangeable_rows(D: int, C: int) -> int:
-    """Histograms of the exchangeable engine's table at D patches in sets of C."""
-    return n_histograms(D // C - 1, count_patterns(C).shape[0])
+def exchangeable_rows(D: int, C: int, q: float = 0.5) -> int:
+    """Histograms of the exchangeable engine's table at D patches in sets of C (the patterns
+    of positive probability under q: all of them for 0 < q < 1)."""
+    pats = count_patterns(C)
+    live = ((q > 0) | (pats[:, 0] + pats[:, 2] == 0)) & ((q < 1) | (pats[:, 1] == 0))
+    return n_histograms(D // C - 1, int(live.sum()))
 
 
 def step_work(cfg: ExperimentConfig, method: str | None = None) -> float:
@@ -100,12 +104,21 @@ def cost_model(cfg) -> CostModel:
         small = _smaller(cfg, method, work)
         if step_work(small, method) < work:
             smaller = functools.partial(cost_model, small)
+    need, info = memory_estimate(cfg, part, method)
+
+    def check() -> None:  # what make_engine and the exchangeable engine refuse up front
+        check_memory(need, **info)
+        rows = exchangeable_rows(cfg.data.D, cfg.data.C, cfg.data.q)
+        if method == "exchangeable" and rows > t.max_configs:
+            raise ValueError(f"train.max_configs: the exchangeable engine needs {rows} "
+                             f"histograms (> max_configs={t.max_configs}); use "
+                             "method='montecarlo'")
+
     return CostModel(
         engine=f"{method} (D = {cfg.data.D}, C = {cfg.data.C}, d = {cfg.data.d})",
         steps=t.steps, records=len(record_steps(t)), work=work,
-        memory=float(memory_estimate(cfg, part, method)[0]),
-        build=lambda: make_engine(cfg, part, make_wstar(cfg.data)),
-        smaller=smaller, flow=t.mode == "flow")
+        memory=float(need), build=lambda: make_engine(cfg, part, make_wstar(cfg.data)),
+        smaller=smaller, flow=t.mode == "flow", check=check)
 
 
 def exchangeable_guard(cfg, evaluations: int, what: str, allow_long: bool = False):

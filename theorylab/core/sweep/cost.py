@@ -33,7 +33,8 @@ ESTIMATE_BUDGET_S = 6.0
 class SweepEstimate:
     """The estimate of the points a sweep will compute: `seconds` in one process (divide by
     the workers for a cluster), the largest `memory` of one point, the number of `points`,
-    of distinct configs `timed` and `guessed`, and of `call` points without an estimate."""
+    of distinct configs `timed`, `guessed` and `refused` (by their paper's up-front checks),
+    and of `call` points without an estimate."""
 
     points: int
     seconds: float
@@ -41,6 +42,7 @@ class SweepEstimate:
     timed: int
     guessed: int
     call: int
+    refused: int = 0
 
     def lines(self, workers: int = 1) -> list[str]:
         head = (f"estimate: {self.points} points to compute, about "
@@ -54,6 +56,9 @@ class SweepEstimate:
                        f"{ESTIMATE_BUDGET_S:g} s ran out): each taken as the mean of those timed")
         if self.call:
             out.append(f"  {self.call} points call a paper's function: not estimated")
+        if self.refused:
+            out.append(f"  {self.refused} distinct configs that their paper refuses (they will "
+                       "fail when they run): not estimated")
         return out
 
 
@@ -82,6 +87,7 @@ def estimate_points(points: Sequence[Point], budget_s: float = ESTIMATE_BUDGET_S
             runs = len(p.payload.get("seeds", [0])) * len(p.payload.get(paper.batched.field, [0]))
         runs_of[key] = runs_of.get(key, 0) + runs
     seconds_of: dict[str, float] = {}
+    refused: set[str] = set()
     memory = warm = 0.0
     for key, p in sample.items():
         if time.perf_counter() - t0 > budget_s and seconds_of:
@@ -89,12 +95,18 @@ def estimate_points(points: Sequence[Point], budget_s: float = ESTIMATE_BUDGET_S
         paper = get_paper(p.payload["paper"])
         if paper.cost is None:
             continue
-        est = estimate(paper.cost(paper.config_from_tables(p.payload["config"])),
-                       budget_s=0.3)
+        try:
+            est = estimate(paper.cost(paper.config_from_tables(p.payload["config"])),
+                           budget_s=0.3)
+        except Exception:  # a point its paper refuses fails when it runs, not here
+            refused.add(key)
+            continue
         seconds_of[key] = est.seconds - est.warm_s
         memory, warm = max(memory, est.memory), max(warm, est.warm_s)
     mean = sum(seconds_of.values()) / len(seconds_of) if seconds_of else math.nan
-    total = warm + sum(runs_of[k] * seconds_of.get(k, mean) for k in runs_of)
+    total = warm + sum(runs_of[k] * seconds_of.get(k, mean) for k in runs_of
+                       if k not in refused)
     return SweepEstimate(points=len(points), seconds=total, memory=memory,
-                         timed=len(seconds_of), guessed=len(runs_of) - len(seconds_of),
-                         call=call)
+                         timed=len(seconds_of),
+                         guessed=len(runs_of) - len(seconds_of) - len(refused), call=call,
+                         refused=len(refused))
