@@ -69,13 +69,15 @@ def _smaller(cfg: ExperimentConfig, work: float) -> ExperimentConfig:
 
 def cost_model(cfg) -> CostModel:
     """The [`CostModel`][theorylab.core.cost.CostModel] of a run of `cfg` (this paper's
-    `Paper.cost`)."""
+    `Paper.cost`); ``ValueError`` where the run would be refused up front
+    ([`check_resources`][theorylab.huang2024.engines.check_resources])."""
     from theorylab.core.trainer import record_schedule
 
     cfg = cfg.resolved()
     t = cfg.train
     work = step_work(cfg)
-    structure = cfg.data.make_structure()
+    # the run's up-front refusals (memory, enumeration limits) before the structure is built
+    structure = check_resources(cfg)
     smaller = None
     if work > DIRECT_WORK:
         small = _smaller(cfg, work)
@@ -86,5 +88,4 @@ def cost_model(cfg) -> CostModel:
         engine=f"{t.engine} (P = {d.P}, C1 = {d.global_size}, C = {d.local_size}, K = {d.K})",
         steps=t.steps, records=len(record_schedule(t.steps, t.n_records, t.record)),
         work=work, memory=float(memory_estimate(cfg, structure)[0]),
-        build=lambda: make_engine(cfg, structure), smaller=smaller, flow=t.mode == "flow",
-        check=lambda: check_resources(cfg, structure))
+        build=lambda: make_engine(cfg, structure), smaller=smaller, flow=t.mode == "flow")

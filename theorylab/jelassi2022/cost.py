@@ -22,6 +22,7 @@ many exact evaluations will take (``predictions.phase_ii``), refuses it above
 from __future__ import annotations
 
 import functools
+import math
 
 from theorylab.core.cost import CostModel, announce, estimate, format_seconds
 from theorylab.core.resources import check_memory
@@ -63,7 +64,8 @@ def step_work(cfg: ExperimentConfig, method: str | None = None) -> float:
         C = cfg.data.C
         return float(exchangeable_rows(D, C)) * (count_patterns(C).shape[0] + 17)
     if method == "brute":
-        return 2.0 * (D // cfg.data.C) * 3.0 ** (D - cfg.data.C) * D
+        # 3^(D − C) in logs, capped far beyond any table that fits (no OverflowError)
+        return 2.0 * (D // cfg.data.C) * math.exp(min((D - cfg.data.C) * math.log(3), 700)) * D
     if method == "montecarlo":
         return float(t.mc_samples) * D * (D + d)
     return (t.n_train + t.n_test / 4) * D * (D + d)
@@ -105,6 +107,7 @@ def cost_model(cfg) -> CostModel:
         if step_work(small, method) < work:
             smaller = functools.partial(cost_model, small)
     need, info = memory_estimate(cfg, part, method)
+    need = float(need) if need < 1e300 else math.inf  # brute force's count can be astronomical
 
     def check() -> None:  # what make_engine and the exchangeable engine refuse up front
         check_memory(need, **info)
@@ -117,7 +120,7 @@ def cost_model(cfg) -> CostModel:
     return CostModel(
         engine=f"{method} (D = {cfg.data.D}, C = {cfg.data.C}, d = {cfg.data.d})",
         steps=t.steps, records=len(record_steps(t)), work=work,
-        memory=float(need), build=lambda: make_engine(cfg, part, make_wstar(cfg.data)),
+        memory=need, build=lambda: make_engine(cfg, part, make_wstar(cfg.data)),
         smaller=smaller, flow=t.mode == "flow", check=check)
 
 
