@@ -83,9 +83,14 @@ class Paper:
       no benchmarks.
     - `phase_readings`: ``(trajectory, config or None) -> {name: value}``: the paper's one
       documented reading of the phase times and end values of one run (a table with the
-      columns of `trajectory_schema`, rows in step order; a time the run did not reach is
-      NaN). ``theorylab phases``, the sweep tables' reading columns and
-      ``theorylab.analysis.phase_readings`` call it; ``None``: the paper has none.
+      columns of `trajectory_schema`, rows in step order; a time is a step, NaN when the run
+      did not reach it; an empty mapping where the table lacks the columns). ``theorylab
+      phases``, the sweep tables' reading columns and ``theorylab.analysis.phase_readings``
+      report it, ``theorylab plot`` marks its times (the entries named ``t_…``/``T_…``).
+      ``None``: the paper has none.
+    - `describe`: ``config -> str``: one line naming a run's setting (the sizes and the
+      choices that change the dynamics), the title of ``theorylab plot``'s figures.
+      ``None``: the title names the paper only.
     - `cost`: ``config -> CostModel`` ([`theorylab.core.cost.CostModel`][]): the work of one
       step of the config's engine, its memory, how to build it, and a smaller config of the
       same engine to time when this one is too large to time directly; what ``theorylab run``
@@ -107,6 +112,7 @@ class Paper:
     batched: BatchedRun | None = None
     bench: Callable[[], Any] | None = None
     phase_readings: Callable[[Any, Any], Mapping[str, Any]] | None = None
+    describe: Callable[[Any], str] | None = None
     cost: Callable[[Any], Any] | None = None
     time_step: Callable[[Any], float] | None = None
 
