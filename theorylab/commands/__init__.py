@@ -11,6 +11,8 @@ sweep      run a sweep spec into a store              [`theorylab.commands.sweep
 plot       plot a run folder or a sweep store         [`theorylab.commands.plot`][]
 bench      time the engines; the GPU suite            [`theorylab.commands.bench`][]
 config     print the run-config reference             [`theorylab.commands.config`][]
+phases     phase readings of a run or a sweep         [`theorylab.commands.phases`][]
+export     runs or a sweep as netCDF (xarray)         [`theorylab.commands.export`][]
 =========  =========================================  ===============================
 
 Each command takes the flags and gives the exit codes of its module (``theorylab <command>
@@ -42,6 +44,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "time the engines (step speed, targets, sweeps; --gpu-suite)"),
     "config": ("theorylab.commands.config",
                "print (--out: write, --check: compare) the run-config reference"),
+    "phases": ("theorylab.commands.phases",
+               "the phase readings of a run folder or of every run of a sweep store"),
+    "export": ("theorylab.commands.export",
+               "run folders or a sweep as an xarray dataset in a netCDF file"),
 }
 
 

@@ -37,7 +37,7 @@ import os
 import sys
 import time
 import zipfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,6 +61,8 @@ __all__ = [
     "RunFolder",
     "check_out_folder",
     "same_config_except_steps",
+    "run_folder",
+    "start_run",
     "TrainOutcome",
     "empty_table",
     "first_step",
@@ -457,6 +459,41 @@ def same_config_except_steps(cfg, load_config: Callable[[Path], Any]) -> Callabl
     return check
 
 
+@contextlib.contextmanager
+def run_folder(out: str | Path | None, schema: Mapping[str, str], config_text: str
+               ) -> Iterator[RunFolder | None]:
+    """The [`RunFolder`][] a run writes (None when `out` is None), held locked for the run and
+    described by the fault handler (what was kept, should the run be stopped)."""
+    if out is None:
+        yield None
+        return
+    folder = RunFolder(out, schema, _paper_of(config_text))
+    with folder.locked(), faults.keeping(folder.describe):
+        yield folder
+
+
+def start_run(engine: Engine, folder: RunFolder | None, *, steps: int, config_text: str,
+              resume: bool, same_run: Callable[[Path], None] | None, params: Any,
+              schedule: Iterable[int] = ()) -> tuple[int, Any, list[dict]]:
+    """``(start step, params, rows so far)`` of a run in `folder` (None: no folder): from the
+    folder's checkpoint when `resume` finds one ([`RunFolder.load`][]; `schedule` says which
+    steps are recorded), else from `params` or the engine's start. The folder is made current:
+    a fresh start removes an earlier run's files, a resumed run its final state (written again
+    at the end); the config and the rows so far are written."""
+    start, rows, loaded = 0, [], None
+    if resume and folder is not None:
+        loaded = folder.load(engine, same_run or (lambda path: None), steps, schedule)
+        if loaded is not None:
+            start, params, rows = loaded
+    if params is None:
+        params = engine.initial_params()
+    if folder is not None:
+        folder.clear(RUN_FILES if loaded is None else ("final_state.npz",))
+        folder.write_config(config_text)
+        folder.write_rows(rows)
+    return start, params, rows
+
+
 def train(
     engine: Engine,
     *,
@@ -488,12 +525,7 @@ def train(
     Raises [`DivergenceError`][] (after writing the rows so far) when a watched value, a recorded
     parameter array or a gradient stops being finite.
     """
-    folder = RunFolder(out, schema, _paper_of(config_text)) if out is not None else None
-    if folder is None:
-        return _train(engine, None, steps=steps, schedule=schedule, schema=schema,
-                      config_text=config_text, resume=resume, same_run=same_run, params=params,
-                      progress=progress)
-    with folder.locked(), faults.keeping(folder.describe):
+    with run_folder(out, schema, config_text) as folder:
         return _train(engine, folder, steps=steps, schedule=schedule, schema=schema,
                       config_text=config_text, resume=resume, same_run=same_run, params=params,
                       progress=progress)
@@ -505,20 +537,9 @@ def _train(engine: Engine, folder: RunFolder | None, *, steps, schedule, schema,
 
     identity = run_identity(config_text)
     schedule = set(int(s) for s in schedule)
-    start, rows = 0, []
-    loaded = None
-    if resume and folder is not None:
-        loaded = folder.load(engine, same_run or (lambda path: None), steps, schedule)
-        if loaded is not None:
-            start, params, rows = loaded
-    if params is None:
-        params = engine.initial_params()
-    if folder is not None:
-        # nothing of an earlier run may stay looking current: a fresh start removes its files,
-        # a resumed run its final state (it is written again at the end)
-        folder.clear(RUN_FILES if loaded is None else ("final_state.npz",))
-        folder.write_config(config_text)
-        folder.write_rows(rows)
+    start, params, rows = start_run(engine, folder, steps=steps, config_text=config_text,
+                                    resume=resume, same_run=same_run, params=params,
+                                    schedule=schedule)
 
     def last_row(at: int) -> int:
         return max((int(r["step"]) for r in rows if r["step"] <= at), default=-1)
