@@ -64,8 +64,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from .activation import Activation
-from .config import ExperimentConfig
+from ..activation import Activation
+from ..config import ExperimentConfig
 
 __all__ = [
     "PhaseIPrediction",
@@ -268,8 +268,8 @@ class PhaseIIPrediction:
 def _exchangeable(cfg: ExperimentConfig):
     from theorylab.core.backend import get_backend
 
-    from .data import make_wstar
-    from .engines import ExchangeableEngine
+    from ..data import make_wstar
+    from ..engines import ExchangeableEngine
 
     part = cfg.data.make_partition()
     return ExchangeableEngine(cfg, get_backend("numpy", "float64", "cpu"), part,
