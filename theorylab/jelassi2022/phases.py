@@ -1,23 +1,27 @@
-"""Phase times of a trajectory of the first paper's model and the error of hard patch
-association: the readings that the Theorem 4.1 check and the phase figures share.
+"""The phase times of a trajectory of the first paper's model: one name and one definition each,
+shared by the claim checks, the figures and the docs.
 
-- end of phase I, ``t_I``: first recorded step with γ − ρ ≥ [`MOVE_TOL`][] (A has left its
-  start);
-- end of phase II, ``t_II``: first step with γ − ρ at least half its final value;
-- end of phase III, ``t_III``: first step ≥ t_II from which the error stays within
-  [`ERR_TOL`][] of the error of hard patch association with the same σ
-  ([`pa_limit_error`][]); NaN when never.
+Measured (threshold) times, read by [`phase_readings`][] from any trajectory table (a run of
+``theorylab run``, a sweep, an [`exact_path`][] or a reduced-engine path), each the first
+recorded step at which an absolute threshold is crossed, so none depends on the run's length:
 
-These operational times are relative to the run's final gap, so they move with the horizon.
-[`absolute_phase_times`][] reads horizon-independent ones (the Theorem 4.1 check's):
+- ``t_I``, **end of phase I**: first step with α ≥ [`ALPHA_GROWTH`][]·‖v⁰‖ (α has left its
+  plateau by an order of magnitude of the start's norm; for an aligned start ‖v⁰‖ = α⁰);
+- ``t_II``, **end of phase II**: first step with γ − ρ ≥ [`GAP_II`][] logits (attention decided:
+  the partner patch e ≈ 2.7 times as heavy as another set's);
+- ``t_PA``, **patch association**: first step from which patch association with the margin
+  ``train.pa_margin`` holds until the end of the trajectory (Definition 2.2 read with a margin;
+  the one reading that looks at the whole run: a run that loses association later has no t_PA);
+- ``t_III``, **end of phase III**: first step ≥ t_II from which the error (fair coin on ties)
+  stays within [`ERR_TOL`][] of the error of hard patch association ([`pa_limit_error`][]).
 
-- ``t_I``: first step with α ≥ [`ALPHA_GROWTH`][]·α⁰ (α has left its plateau);
-- ``t_II``: first step with γ − ρ ≥ [`GAP_II`][] logits;
-- ``t_III``: as above, from that t_II.
+Derived times carry other names and live in [`theorylab.jelassi2022.predictions`][]: the
+**blow-up time** ``t_blowup`` is the time at which the leading-order phase-I flow diverges
+(α ∝ (t_blowup − t)^{−1} for the cubic σ); no trajectory has a measured blow-up time, and the
+threshold time t_I comes a little earlier (``t_I_pred``: the derived time to the threshold).
 
-[`exact_path`][] runs exact population GD (the exchangeable engine) and keeps every step, so
-that a phase time read from it with an absolute threshold is exact to the step (Theorem 4.1's
-check and the theorylab-phases figure read them from it).
+[`exact_path`][] runs exact population GD from an aligned start (the exchangeable engine) and
+keeps every step, so a time read from it is exact to the step.
 """
 
 from __future__ import annotations
@@ -29,43 +33,20 @@ import pandas as pd
 
 from .engines import ExchangeableEngine
 
-__all__ = ["MOVE_TOL", "ERR_TOL", "ALPHA_GROWTH", "GAP_II", "phase_times", "phase_three",
-           "absolute_phase_times", "first_step", "pa_limit_error", "exact_path"]
+__all__ = ["ALPHA_GROWTH", "GAP_II", "ERR_TOL", "PHASE_TIMES", "phase_readings",
+           "readings_by_run", "first_step", "pa_limit_error", "exact_path"]
 
-#: A has left its start: 1e−3 in logits, far above one GD step's γ − ρ from a symmetric start.
-MOVE_TOL = 1e-3
-#: half a percentage point of classification error: the resolution at which an error is
-#: called "at" a target (far above the rounding of an exact error).
-ERR_TOL = 0.005
-#: t_I of the absolute readings: α has left its plateau by an order of magnitude.
+#: t_I: α has left its plateau: an order of magnitude above the start's norm.
 ALPHA_GROWTH = 10.0
-#: t_II of the absolute readings: γ − ρ ≥ 1 in logits (the partner patch e ≈ 2.7 times as heavy
-#: as another set's).
+#: t_II: γ − ρ ≥ 1 in logits.
 GAP_II = 1.0
-
-
-def phase_times(traj: pd.DataFrame, target_error: float,
-                column: str = "error_fair") -> dict[str, float]:
-    """``t_I``, ``t_II``, ``t_III`` (NaN when not reached) of a trajectory with columns step,
-    gamma, rho and `column` (the error compared with `target_error`, the patch-association
-    error that ends phase III; see the module docstring for the definitions)."""
-    step = traj.step.to_numpy()
-    gap = (traj.gamma - traj.rho).to_numpy()
-    err = traj[column].to_numpy()
-    t1 = first_step(step, gap >= MOVE_TOL)
-    t2 = first_step(step, gap >= 0.5 * gap[-1]) if gap[-1] >= MOVE_TOL else math.nan
-    return {"t_I": t1, "t_II": t2, "t_III": phase_three(step, err, target_error, t2)}
-
-
-def phase_three(step: np.ndarray, error: np.ndarray, target_error: float, t_II: float) -> float:
-    """First step ≥ `t_II` from which `error` stays within [`ERR_TOL`][] of `target_error`
-    (NaN when never, or when `t_II` is NaN)."""
-    if not np.isfinite(t_II):
-        return math.nan
-    off = (np.abs(error - target_error) > ERR_TOL) | (step < t_II)
-    last_off = np.flatnonzero(off)
-    last_off = last_off[-1] if last_off.size else -1
-    return float(step[last_off + 1]) if last_off + 1 < len(step) else math.nan
+#: t_III: half a percentage point of classification error, the resolution at which an error is
+#: called "at" its target (far above the rounding of an exact error).
+ERR_TOL = 0.005
+#: the names of the measured phase times, in order.
+PHASE_TIMES = ("t_I", "t_II", "t_PA", "t_III")
+#: the patch-association margin used when neither the table nor a config gives one.
+DEFAULT_PA_MARGIN = 1e-3
 
 
 def first_step(step: np.ndarray, mask: np.ndarray) -> float:
@@ -74,20 +55,80 @@ def first_step(step: np.ndarray, mask: np.ndarray) -> float:
     return float(step[idx[0]]) if idx.size else math.nan
 
 
-def absolute_phase_times(cfg, path: pd.DataFrame, target_error: float | None = None,
-                         column: str = "error_fair") -> dict[str, float]:
-    """Horizon-independent ``t_I`` (α ≥ ALPHA_GROWTH·α⁰) and ``t_II`` (γ − ρ ≥ GAP_II) of a
-    trajectory of `cfg` with columns step, alpha, gamma, rho (an [`exact_path`][] reads them to
-    the step), and with a `target_error` also ``t_III`` ([`phase_three`][] of `column` from that
-    t_II); NaN when not reached."""
-    step = path.step.to_numpy()
-    gap = (path.gamma - path.rho).to_numpy()
-    out = {"t_I": first_step(step, path.alpha.to_numpy()
-                             >= ALPHA_GROWTH * cfg.resolved().train.alpha0),
+def _held_from(step: np.ndarray, ok: np.ndarray) -> float:
+    """The first step from which `ok` holds to the end (NaN when it fails at the last step)."""
+    off = np.flatnonzero(~ok)
+    last = off[-1] if off.size else -1
+    return float(step[last + 1]) if last + 1 < len(step) else math.nan
+
+
+def _pa_ok(tr: pd.DataFrame, cfg) -> np.ndarray | None:
+    """Patch association with a margin at every row: from ``pa_gap`` (logits A/τ, any A), else
+    ``patch_association``, else from γ, ρ and the config's diagonal and temperature."""
+    margin = cfg.train.pa_margin if cfg is not None else DEFAULT_PA_MARGIN
+    if "pa_gap" in tr and tr.pa_gap.notna().all():
+        return tr.pa_gap.to_numpy(dtype=float) >= margin
+    if "patch_association" in tr:
+        return tr.patch_association.astype(bool).to_numpy()
+    if cfg is None:
+        return None
+    r = cfg.resolved()
+    gap = (np.minimum(r.diag, tr.gamma.to_numpy()) - tr.rho.to_numpy()) / r.temperature
+    return gap >= margin
+
+
+def phase_readings(trajectory: pd.DataFrame, cfg=None, target_error: float | None = None
+                   ) -> dict[str, float]:
+    """The measured phase times of one trajectory (see the module for the definitions).
+
+    **Arguments:**
+
+    - `trajectory`: one run, rows in step order, columns ``step``, ``alpha``, ``gamma``,
+      ``rho`` and, where present, ``beta`` (the part of v orthogonal to w*; absent or NaN: 0),
+      ``error_fair`` (else ``error``), ``pa_gap`` or ``patch_association``. A ``trajectory.csv``
+      of ``theorylab run`` has them all.
+    - `cfg`: the run's [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig]
+      (optional): its ``train.pa_margin`` for t_PA, and the error of hard patch association
+      for t_III.
+    - `target_error`: the error that ends phase III (default: [`pa_limit_error`][] of `cfg`;
+      neither: t_III is NaN).
+
+    **Returns:** ``{"t_I", "t_II", "t_PA", "t_III", "v0_norm", "steps_run", "final_gap"}``;
+    a time not reached is NaN.
+    """
+    tr = trajectory
+    if "run" in tr and tr["run"].nunique() > 1:
+        raise ValueError("trajectory: holds several runs (column run); use readings_by_run")
+    step = tr.step.to_numpy()
+    alpha = tr.alpha.to_numpy(dtype=float)
+    beta0 = float(tr.beta.iloc[0]) if "beta" in tr and np.isfinite(tr.beta.iloc[0]) else 0.0
+    norm0 = math.hypot(float(alpha[0]), beta0)
+    gap = (tr.gamma - tr.rho).to_numpy(dtype=float)
+    out = {"t_I": first_step(step, alpha >= ALPHA_GROWTH * norm0),
            "t_II": first_step(step, gap >= GAP_II)}
-    if target_error is not None:
-        out["t_III"] = phase_three(step, path[column].to_numpy(), target_error, out["t_II"])
+    ok = _pa_ok(tr, cfg)
+    out["t_PA"] = _held_from(step, ok) if ok is not None else math.nan
+    if target_error is None and cfg is not None:
+        target_error = pa_limit_error(cfg)
+    col = "error_fair" if "error_fair" in tr else "error" if "error" in tr else None
+    if target_error is None or col is None or not np.isfinite(out["t_II"]):
+        out["t_III"] = math.nan
+    else:
+        err = tr[col].to_numpy(dtype=float)
+        near = (np.abs(err - target_error) <= ERR_TOL) | (step < out["t_II"])
+        t3 = _held_from(step, near)
+        out["t_III"] = max(t3, out["t_II"]) if np.isfinite(t3) else math.nan
+    out.update({"v0_norm": norm0, "steps_run": float(step[-1]), "final_gap": float(gap[-1])})
     return out
+
+
+def readings_by_run(table: pd.DataFrame, cfg=None, target_error: float | None = None,
+                    by: str = "run") -> pd.DataFrame:
+    """[`phase_readings`][] of every run of a table with a column `by` (one row each)."""
+    rows = []
+    for key, g in table.groupby(by, sort=True):
+        rows.append({by: key, **phase_readings(g.drop(columns=[by]), cfg, target_error)})
+    return pd.DataFrame(rows)
 
 
 def pa_limit_error(cfg, fair: bool = True) -> float:
@@ -100,6 +141,8 @@ def pa_limit_error(cfg, fair: bool = True) -> float:
 
     cfg = cfg.resolved()
     part = cfg.data.make_partition()
+    cfg = cfg.replace(train={"init_v": "aligned", "offdiag0_std": 0.0,
+                             "method": "exchangeable"})
     eng = ExchangeableEngine(cfg, get_backend("numpy", "float64", "cpu"), part,
                              make_wstar(cfg.data))
     p = {"alpha": 1.0, "gamma": cfg.diag, "rho": cfg.diag - 60.0 * cfg.temperature}
@@ -108,8 +151,8 @@ def pa_limit_error(cfg, fair: bool = True) -> float:
 
 
 def exact_path(cfg, steps: int, stop_gap: float | None = None) -> pd.DataFrame:
-    """Exact gradient descent on the population risk (P) from the partition-symmetric start of
-    `cfg`, every step kept.
+    """Exact gradient descent on the population risk (P) from the partition-symmetric aligned
+    start of `cfg`, every step kept.
 
     **Arguments:**
 

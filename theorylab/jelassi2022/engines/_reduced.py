@@ -329,12 +329,11 @@ class ReducedEngine:
         grads = (dict(zip(("alpha", "beta", "gamma", "rho"), gr)) if need_grad else None)
         return loss, ef, ties, grads
 
-    def evaluate_numpy(self, p, need_grad=True):
-        """[`evaluate`][] with numpy array operations (the path without numba; the tests
-        compare both)."""
-        D, C, kappa, tau = self.D, self.C, self.kappa, self.tau
-        alpha, beta, gamma, rho = (np.asarray(p[k], dtype=float)
-                                   for k in ("alpha", "beta", "gamma", "rho"))
+    def _tables(self, p):
+        """The per-T tables (F, A1, B, E4, A2; each (B, nT, P)), the activation's derivatives at
+        z, N, the covariances (Q_d, Q_s, Q_x) and the softmax weights, for the numpy path."""
+        D, C, kappa = self.D, self.C, self.kappa
+        alpha, gamma, rho = (np.asarray(p[k], dtype=float) for k in ("alpha", "gamma", "rho"))
         Sa, Sg, Sr = self.softmax_weights(gamma, rho)
         ex = (slice(None), None, None, None)
         N = Sa[ex] * self.cv + Sg[ex] * (self.s - self.cv) + Sr[ex] * (self.T - self.s)
@@ -347,6 +346,44 @@ class ReducedEngine:
         Qd = Sa * Sa + (C - 1) * Sg * Sg + (D - C) * Sr * Sr
         Qs = 2 * Sa * Sg + (C - 2) * Sg * Sg + (D - C) * Sr * Sr
         Qx = 2 * Sa * Sr + 2 * (C - 1) * Sg * Sr + (D - 2 * C) * Sr * Sr
+        return tabs, sg, N, (Qd, Qs, Qx), (Sa, Sg, Sr)
+
+    @staticmethod
+    def _row_terms(X, y, Q):
+        """Per row: the margin m, sigmoid(m), ℓ'(m), ℓ''(m), S₂ and the second-order term L₂."""
+        Qd, Qs, Qx = Q
+        m = y * X["F"]
+        pm = 0.5 * (1.0 + np.tanh(0.5 * m))  # sigmoid(m), no overflow
+        l1 = pm - 1.0  # ℓ'(m) = −sigmoid(−m)
+        l2 = pm * (1.0 - pm)  # ℓ''(m)
+        S2 = ((Qd - Qs)[:, None] * X["A1"] + (Qs - Qx)[:, None] * X["A2"]
+              + Qx[:, None] * X["B"] ** 2)
+        L2 = l2 * S2 + y * l1 * Qd[:, None] * X["E4"]
+        return m, pm, l1, l2, S2, L2
+
+    def noise_moments(self, p) -> dict[str, np.ndarray]:
+        """Two expectations at β = 0 (arrays (B,)): ``L2`` = E[L₂], so that the curvature of the
+        risk along any noise direction of v is ∂²L/∂β² = (κσ)²·E[L₂]; and ``V`` =
+        E[ℓ'(yF)²·S₂], so that the gradient of one sample's loss along a unit noise direction
+        has variance σ²κ²·V."""
+        tabs, _, _, Q, _ = self._tables(p)
+        L2m, Vm = np.zeros(self.B), np.zeros(self.B)
+        for y, rows, Mext, _ in self._sides:
+            X = {k: (v[:, rows, :] * Mext).sum(-1) for k, v in tabs.items()}
+            _, _, l1, _, S2, L2 = self._row_terms(X, y, Q)
+            L2m += (self.w * L2).sum(-1)
+            Vm += (self.w * l1 * l1 * S2).sum(-1)
+        return {"L2": L2m, "V": Vm}
+
+    def evaluate_numpy(self, p, need_grad=True):
+        """[`evaluate`][] with numpy array operations (the path without numba; the tests
+        compare both)."""
+        D, C, kappa, tau = self.D, self.C, self.kappa, self.tau
+        alpha, beta = (np.asarray(p[k], dtype=float) for k in ("alpha", "beta"))
+        tabs, sg, N, Q, (Sa, Sg, Sr) = self._tables(p)
+        Qd, Qs, Qx = Q
+        ex = (slice(None), None, None, None)
+        n = self.n
         e2 = (kappa * self.sigma * beta) ** 2 / 2
         tie = self.tie_tol * D * self._major(kappa * np.abs(alpha))
         B = self.B
@@ -356,13 +393,7 @@ class ReducedEngine:
         w = self.w
         for y, rows, Mext, OH in self._sides:
             X = {k: (v[:, rows, :] * Mext).sum(-1) for k, v in tabs.items()}  # (B, R)
-            m = y * X["F"]
-            pm = 0.5 * (1.0 + np.tanh(0.5 * m))  # sigmoid(m), no overflow
-            l1 = pm - 1.0  # ℓ'(m) = −sigmoid(−m)
-            l2 = pm * (1.0 - pm)  # ℓ''(m)
-            S2 = ((Qd - Qs)[:, None] * X["A1"] + (Qs - Qx)[:, None] * X["A2"]
-                  + Qx[:, None] * X["B"] ** 2)
-            L2 = l2 * S2 + y * l1 * Qd[:, None] * X["E4"]
+            m, pm, l1, l2, S2, L2 = self._row_terms(X, y, Q)
             loss += (w * (np.logaddexp(0.0, -m) + e2[:, None] * L2)).sum(-1)
             err += (w * (m < -tie[:, None])).sum(-1)
             ties += (w * (np.abs(m) <= tie[:, None])).sum(-1)
@@ -418,54 +449,45 @@ class ReducedEngine:
                           else p["gamma"]),
                 "rho": p["rho"] - self.lr_A * g["rho"] / (D * (D - C))}
 
-    def run(self, steps: int, record=None, stop=None) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """GD for at most `steps` steps from the starts.
+    def run(self, steps: int, stop=None) -> pd.DataFrame:
+        """GD for at most `steps` steps from the starts, every step kept.
 
         **Arguments:**
 
         - `steps`: the horizon.
-        - `record`: steps at which loss and error are kept (default: about 200 log-spaced
-          steps; step 0 and each run's last step always).
         - `stop`: ``stop(step, alpha, beta, gamma, rho) -> bool array (B,)``: a run whose
           entry is True ends at that step (no later rows); None: every run goes to `steps`.
 
-        **Returns:** ``(path, table)``. `path`: α, β, γ, ρ of every run at every step (columns
-        run, step, alpha, beta, gamma, rho), from which phase times are read to the step.
-        `table`: the kept steps, with loss, error_fair and tie_mass as well.
+        **Returns:** one row per (run, step): run, step, alpha, beta, gamma, rho, loss,
+        error_fair and tie_mass (the population values at the parameters of that step), from
+        which phase times are read to the step.
         """
-        if record is None:
-            record = np.r_[0, np.geomspace(1, max(steps, 1), 200).astype(int), steps]
-        record = set(int(s) for s in record)
         keys = ("alpha", "beta", "gamma", "rho")
+        cols = (*keys, "loss", "error_fair", "tie_mass")
         B = self.B
-        hist = np.full((steps + 1, B, 4), np.nan)
+        hist = np.full((steps + 1, B, len(cols)), np.nan)
         alive = np.ones(B, dtype=bool)
         last = np.full(B, steps)
-        rows = []
         p = {k: v.copy() for k, v in self.params.items()}
         with np.errstate(over="ignore", under="ignore"):
             for step in range(steps + 1):
                 cur = np.stack([p[k] for k in keys], axis=-1)
-                hist[step, alive] = cur[alive]
-                was = alive.copy()
                 if stop is not None:
                     hit = np.asarray(stop(step, *cur.T), dtype=bool) & alive
                     last[hit] = step
+                    now = alive.copy()
                     alive &= ~hit
+                else:
+                    now = alive
                 final = step == steps or not alive.any()
-                keep = was & ((~alive) | final) if step not in record else was
                 loss, err, ties, g = self.evaluate(p, need_grad=not final)
-                for b in np.flatnonzero(keep):
-                    rows.append((b, step, *cur[b], loss[b], err[b], ties[b]))
+                hist[step, now] = np.column_stack([cur, loss, err, ties])[now]
                 if final:
                     last[alive] = step
                     break
                 new = self.apply(p, g)
                 p = {k: np.where(alive, new[k], p[k]) for k in keys}
         parts = [pd.DataFrame({"run": b, "step": np.arange(last[b] + 1),
-                               **{c: hist[:last[b] + 1, b, i] for i, c in enumerate(keys)}})
+                               **{c: hist[:last[b] + 1, b, i] for i, c in enumerate(cols)}})
                  for b in range(B)]
-        path = pd.concat(parts, ignore_index=True)
-        table = pd.DataFrame(rows, columns=["run", "step", *keys, "loss", "error_fair",
-                                            "tie_mass"])
-        return path, table.sort_values(["run", "step"], ignore_index=True)
+        return pd.concat(parts, ignore_index=True)

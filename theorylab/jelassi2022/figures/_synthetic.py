@@ -5,7 +5,7 @@ Registered ids: ``jelassi2022-fig3``, ``jelassi2022-fig4``, ``theorylab-phases``
 ``theorylab-phase-diagram``, ``theorylab-transfer``.
 
 Every hyper-parameter of Figure 4 that the paper does not show is RECONSTRUCTED (see the
-captions). The phase boundaries come from `theorylab.jelassi2022.phases.phase_times`
+captions). The phase boundaries come from `theorylab.jelassi2022.phases.phase_readings`
 (Theorem 4.1); the reference configuration from
 `theorylab.jelassi2022.setups.reference_config` (notes §9).
 """
@@ -24,7 +24,7 @@ from theorylab.core.sweep import run_point, run_points
 from ..config import PAPER_NAME, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..data import bayes_error, make_wstar, sample_c
 from ..partition import Partition
-from ..phases import absolute_phase_times, exact_path, pa_limit_error, phase_times
+from ..phases import PHASE_TIMES, exact_path, pa_limit_error, phase_readings
 from ..predictions import phase_i, phase_ii
 from ..setups import REF_SETS, line_config, reference_config
 from ..trainer import run_experiment
@@ -47,10 +47,11 @@ Q_REF = math.log(100) / 10
 
 # -- helpers ---------------------------------------------------------------------------------------
 def _phase_times(traj, cfg: ExperimentConfig) -> dict[str, float]:
-    """`theorylab.jelassi2022.phases.phase_times` with its phase-III target (the exact
-    error of hard patch association, `pa_limit_error`) for the population configuration
-    `cfg`."""
-    return phase_times(traj, pa_limit_error(cfg))
+    """The measured phase times t_I, t_II, t_PA, t_III of `traj`
+    (`theorylab.jelassi2022.phases.phase_readings`, absolute thresholds: they do not depend on
+    the run's length) for the population configuration `cfg`."""
+    rd = phase_readings(traj, cfg, pa_limit_error(cfg))
+    return {k: rd[k] for k in PHASE_TIMES}
 
 
 def fair_error(traj) -> np.ndarray:
@@ -94,7 +95,7 @@ def predicted_curves(cfg: ExperimentConfig, last_step: int, n: int = 400) -> dic
     """The phase predictions of [`theorylab.jelassi2022.predictions`][] for the exact population
     run of `cfg` (aligned start), as curves on log-spaced steps up to `last_step`.
 
-    Phase I: α(t) = α⁰(1 − t/t_I)^{−1/(p−2)} until it reaches α* (at t_α*), and γ − ρ on the α²
+    Phase I: α(t) = α⁰(1 − t/t_blowup)^{−1/(p−2)} until it reaches α* (at t_α*), and γ − ρ on the α²
     law; from t_α* on α = α* and γ − ρ grows at the phase-II rate r_II, drawn until γ − ρ = 1 (the
     linearisation holds while γ − ρ is small). Returns the steps, α, γ − ρ and the scalars."""
     p1, p2 = phase_i(cfg), phase_ii(cfg)
@@ -108,24 +109,24 @@ def predicted_curves(cfg: ExperimentConfig, last_step: int, n: int = 400) -> dic
     gap = np.where(gap <= 1.0, gap, np.nan)
     t_gap1 = t_star + (1.0 - gap_I) / p2.rate if p2.rate > 0 else math.inf
     t_half = p1.t_I * (1.0 - (2 * a0 / a_star) ** (p1.p - 2))
-    return {"steps": steps, "alpha": alpha, "gap": gap, "t_I": p1.t_I, "t_alpha_star": t_star,
+    return {"steps": steps, "alpha": alpha, "gap": gap, "t_blowup": p1.t_I, "t_alpha_star": t_star,
             "t_alpha_half_star": t_half,
             "alpha_star": a_star, "rate_II": p2.rate, "t_gap_1_linear": t_gap1,
             "glm_error": p2.error_star, "glm_loss": p2.loss_star}
 
 
 def draw_predictions(ax, pred: dict, last_step: int) -> None:
-    """Dashed predicted α and γ − ρ, and the predicted plateau length t_I as a mark on the x
+    """Dashed predicted α and γ − ρ, and the derived blow-up time t_blowup as a mark on the x
     axis (when inside the horizon)."""
     st = pred["steps"]
     ax.plot(st, pred["alpha"], color="C0", ls=(0, (4, 2)), lw=1.1, alpha=0.8,
             label="α predicted (phase I, then α*)")
     ax.plot(st, pred["gap"], color="k", ls=(0, (1, 1.5)), lw=1.4,
             label="γ − ρ predicted (α² law, then r_II·t)")
-    if pred["t_I"] <= last_step:
-        ax.plot([pred["t_I"]], [0.0], marker="v", ms=8, color="C0", ls="none",
+    if pred["t_blowup"] <= last_step:
+        ax.plot([pred["t_blowup"]], [0.0], marker="v", ms=8, color="C0", ls="none",
                 transform=ax.get_xaxis_transform(), clip_on=False,
-                label=f"t_I predicted = {pred['t_I']:.0f}")
+                label=f"t_blowup derived = {pred['t_blowup']:.0f}")
 
 
 def measured_against_predicted(tr, pred: dict) -> dict:
@@ -302,7 +303,8 @@ FIG4_CAPTION = (
     "and of the empirical run (faint), beside the predictions derived from the reduced "
     "dynamics (theorylab.jelassi2022.predictions; dashed α: phase-I blow-up solution up to the "
     "GLM plateau value α*; dotted γ − ρ: phase-I α² law, then the phase-II rate r_II, drawn up "
-    "to γ − ρ = 1; triangle: predicted plateau length t_I; symlog y axis). The phase-II rate is "
+    "to γ − ρ = 1; triangle: the derived blow-up time t_blowup of phase I; symlog y axis). The "
+    "phase-II rate is "
     "derived for slow attention (η_A/η_v small); the top row's lr_A = 400·lr_v is outside that "
     "regime, and there the dotted line only shows the rate at the start of phase II. The top "
     "row is the printed parametrisation: whether its empirical run reaches patch association "
@@ -426,7 +428,7 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
         "exact_phase_times": {k: (None if not math.isfinite(v) else int(v)) for k, v in ph.items()},
         "empirical_runtime_s": round(r["t_emp"], 1),
         "steps": int(steps[-1]),
-        "predicted": {k: float(pred[k]) for k in ("t_I", "t_alpha_half_star", "alpha_star",
+        "predicted": {k: float(pred[k]) for k in ("t_blowup", "t_alpha_half_star", "alpha_star",
                                                   "rate_II", "glm_error", "glm_loss")},
         "measured_for_predictions": meas,
         "prediction_sentence": prediction_sentence(pred, meas),
@@ -490,16 +492,19 @@ PHASES_CAPTION = (
     "association at D = 10). Left: α = ⟨v, w*⟩, γ (same-set entries of A), ρ (other entries) and "
     "γ − ρ. Right: exact error (F = 0 counted as an error, and with ties broken by a fair coin), "
     "exact loss, Bayes error. Vertical lines: the horizon-independent phase times of the "
-    "Theorem 4.1 check (theorylab.jelassi2022.phases.absolute_phase_times, read to the step on "
-    "exact_path; ours): t_I = first step with α ≥ 10α⁰ (α has left its plateau), t_II = first "
+    "Theorem 4.1 checks (theorylab.jelassi2022.phases.phase_readings, read to the step on "
+    "exact_path; ours): t_I = first step with α ≥ 10‖v⁰‖ (α has left its plateau), t_II = first "
     "step with γ − ρ ≥ 1 logit, t_III = first step ≥ t_II from which the fair-coin error stays "
     "within 0.005 of the error of hard patch association (phases.pa_limit_error). "
     "Dashed and dotted (left): the predictions derived from the reduced dynamics "
     "(theorylab.jelassi2022.predictions) — α on the phase-I blow-up solution "
-    "α⁰(1 − t/t_I)^{−1} up to the GLM plateau value α*, then α*; γ − ρ on the phase-I α² law, then "
+    "α⁰(1 − t/t_blowup)^{−1} up to the GLM plateau value α*, then α*; γ − ρ on the phase-I α² "
+    "law, then "
     "growing at the phase-II rate r_II (the linearisation at (α*, γ = ρ = 0), drawn up to "
     "γ − ρ = 1; it holds while γ − ρ is small and η_A/η_v is small); the triangle marks the "
-    "predicted plateau length t_I. The manifest's reading gives predicted and measured numbers."
+    "derived blow-up time t_blowup (the phase-I flow diverges there; the measured t_I is a "
+    "threshold time and comes earlier). The manifest's reading gives predicted and measured "
+    "numbers."
 )
 
 
@@ -516,7 +521,8 @@ def phases(ctx: FigureContext) -> FigureResult:
     res = run_experiment(cfg, progress=ctx.progress)
     tr = res.trajectory
     # the phase times to the step, with the Theorem 4.1 check's absolute thresholds
-    ph = absolute_phase_times(cfg, exact_path(cfg, int(cfg.train.steps)), pa_limit_error(cfg))
+    rd = phase_readings(exact_path(cfg, int(cfg.train.steps)), cfg, pa_limit_error(cfg))
+    ph = {k: rd[k] for k in PHASE_TIMES}
     bayes = bayes_error(res.partition, cfg.data.q)
     s = tr["step"].to_numpy()
     m = s >= 1
@@ -557,7 +563,7 @@ def phases(ctx: FigureContext) -> FigureResult:
     last = tr.iloc[-1]
     headline = {
         "phase_times": {k: (None if not math.isfinite(v) else int(v)) for k, v in ph.items()},
-        "predicted": {k: float(pred[k]) for k in ("t_I", "t_alpha_half_star", "alpha_star",
+        "predicted": {k: float(pred[k]) for k in ("t_blowup", "t_alpha_half_star", "alpha_star",
                                                   "rate_II", "glm_error", "glm_loss")},
         "measured_for_predictions": meas,
         "final": {k: float(last[k])
@@ -577,15 +583,16 @@ def phases(ctx: FigureContext) -> FigureResult:
                       for k, v in ph.items())
     return FigureResult(fig, headline=headline, settings=cfg.resolved().to_dict(),
                         reading=[prediction_sentence(pred, meas),
-                                 f"Phase times read to the step with the Theorem 4.1 check's "
-                                 f"absolute thresholds (α ≥ 10α⁰, γ − ρ ≥ 1): {times}."])
+                                 f"Phase times read to the step with the Theorem 4.1 checks' "
+                                 f"absolute thresholds (α ≥ 10‖v⁰‖, γ − ρ ≥ 1): {times}."])
 
 
 def prediction_sentence(pred: dict, meas: dict) -> str:
     """One generated sentence: the derived predictions against the exact run."""
     t_half = meas["t_alpha_half_star"]
     t_half = "not within the horizon" if t_half is None else f"{t_half} on the recorded steps"
-    out = (f"Derived (theorylab.jelassi2022.predictions): plateau length t_I = {pred['t_I']:.0f} "
+    out = (f"Derived (theorylab.jelassi2022.predictions): blow-up time t_blowup = "
+           f"{pred['t_blowup']:.0f} "
            f"steps, α reaches α*/2 at {pred['t_alpha_half_star']:.0f} (measured: {t_half}), "
            f"GLM plateau α* = {pred['alpha_star']:.4f} (largest measured α "
            f"{meas['alpha_max']:.4f}), phase-II growth of γ − ρ r_II = "
@@ -597,8 +604,8 @@ def prediction_sentence(pred: dict, meas: dict) -> str:
 
 
 def draw_phase_lines(ax, ph: dict) -> None:
-    """Vertical lines at the operational phase times, labelled in alternating rows and sides so
-    that close times (t_II and t_III are often within a few percent) stay readable."""
+    """Vertical lines at the measured phase times (absolute thresholds), labelled in alternating
+    rows and sides so that close times (t_II and t_III are often within a few percent) stay readable."""
     for k, (name, v) in enumerate(ph.items()):
         if not math.isfinite(v):
             continue

@@ -63,6 +63,16 @@ def alpha_star(cfg: ExperimentConfig, gamma: float, rho: float, guess: float | N
     def g(a):
         return loss_and_grad(law, a, *args)[1]["alpha"]
 
+    if guess is not None:  # Newton from a nearby minimiser (the slow flow moves it a little)
+        a = float(guess)
+        for _ in range(30):
+            d1, d2 = _alpha_derivatives(law, a, *args)
+            if not d2 > 0:
+                break
+            step = d1 / d2
+            a -= step
+            if abs(step) <= 1e-13 * abs(a):
+                return a
     lo = hi = 1.0 if guess is None else float(guess)
     while g(lo) >= 0:
         lo /= 1.5
@@ -73,6 +83,20 @@ def alpha_star(cfg: ExperimentConfig, gamma: float, rho: float, guess: float | N
         if hi > 1e8:
             raise ValueError("no minimiser of the risk in α below 1e8 at this attention")
     return float(optimize.brentq(g, lo, hi, xtol=1e-13, rtol=4 * np.finfo(float).eps))
+
+
+def _alpha_derivatives(law, alpha, gamma, rho, diag, tau, kappa) -> tuple[float, float]:
+    """∂L/∂α and ∂²L/∂α² of the cubic model: F = κ³α³Φ, so ∂F/∂α = 3F/α and
+    ∂²F/∂α² = 6F/α²."""
+    from .set_statistics import _a, cubic_sum, softmax_row
+
+    S, _ = softmax_row(diag, gamma, rho, tau, law.D, law.C)
+    F = kappa ** 3 * alpha ** 3 * cubic_sum(law, *_a(S))
+    pm = 0.5 * (1.0 + np.tanh(0.5 * F))
+    l1, l2 = pm - 1.0, pm * (1.0 - pm)
+    d1 = float(law.p @ (l1 * 3 * F / alpha))
+    d2 = float(law.p @ (l2 * (3 * F / alpha) ** 2 + l1 * 6 * F / alpha ** 2))
+    return d1, d2
 
 
 @dataclass(frozen=True)
@@ -179,9 +203,9 @@ def slow_flow(cfg: ExperimentConfig, gap: float = 1.0, start: tuple[float, float
     if not rate0 > 0:
         return SlowFlow(math.inf, rate0, accel, y0[0], y0[1], gap, {})
     sol = integrate.solve_ivp(rhs, (0.0, max_steps), y0, events=(reached, stalled),
-                              rtol=1e-8, atol=1e-10, dense_output=False, max_step=np.inf)
+                              rtol=1e-7, atol=1e-10, dense_output=False, max_step=np.inf)
     hit = sol.t_events[0]
     t_slow = float(hit[0]) if hit.size else math.inf
-    alphas = [alpha_star(cfg, g, r) for g, r in zip(sol.y[0], sol.y[1])]
+    alphas = [alpha_star(cfg, g, r, guess[0]) for g, r in zip(sol.y[0], sol.y[1])]
     return SlowFlow(t_slow, rate0, accel, y0[0], y0[1], gap,
                     {"t": sol.t, "gamma": sol.y[0], "rho": sol.y[1], "alpha": np.array(alphas)})

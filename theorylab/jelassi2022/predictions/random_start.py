@@ -100,23 +100,27 @@ def escape_time(cfg: ExperimentConfig, alpha0, beta0, theta: float) -> dict[str,
     - `cfg`: the configuration (its learning rate, model, data; the start is given apart).
     - `alpha0`, `beta0`: arrays of starts (α⁰, β⁰).
     - `theta`: the threshold of the threshold time (α = θ; small, as the flow is leading order
-      in α).
+      in α), one for all starts or one per start.
 
     **Returns:** ``{"t_threshold", "t_blowup", "b"}``: GD steps until α = θ (with the
-    corrections of the module), the blow-up time of the flow with β frozen (∞ for p = 1: no
-    blow-up), and b = √ε·β⁰.
+    corrections of the module), the blow-up time of the flow with β frozen (1/(hα⁰) for an
+    aligned start, β⁰ = 0; ∞ for p = 1, or for β⁰ = 0 and α⁰ ≤ 0: no blow-up), and
+    b = √ε·β⁰.
     """
     k = escape_constants(cfg)
     a0 = np.atleast_1d(np.asarray(alpha0, dtype=float))
     b0 = np.atleast_1d(np.asarray(beta0, dtype=float))
+    th = np.broadcast_to(np.asarray(theta, dtype=float), a0.shape)
     if k.p == 1:
-        t = (theta - a0) / k.h1
+        t = (th - a0) / k.h1
         return {"t_threshold": t, "t_blowup": np.full_like(t, np.inf), "b": np.zeros_like(t)}
     h, eps = k.h, k.eps
     b = np.sqrt(eps) * np.abs(b0)
-    t_blow = (math.pi / 2 - np.arctan2(a0, b)) / (h * b)
+    with np.errstate(divide="ignore", invalid="ignore"):  # b = 0: the aligned start
+        t_blow = np.where(b > 0, (math.pi / 2 - np.arctan2(a0, b)) / (h * b),
+                          np.where(a0 > 0, 1.0 / (h * a0), np.inf))
     t_thr = np.empty_like(a0)
-    for i, (a, bb) in enumerate(zip(a0, b)):
+    for i, (a, bb, theta) in enumerate(zip(a0, b, th)):
         def rate(x, a=a, bb=bb):  # dα/dt with β grown to first order in ε
             b2 = bb * bb * ((x * x + bb * bb) / (a * a + bb * bb)) ** (2 * eps)
             return h * (x * x + b2)
