@@ -35,7 +35,7 @@ LR = 1.0
 BETA0 = 0.1
 SEEDS = (0, 1, 2, 3, 4)
 #: (Monte Carlo draws per step, steps, seeds) of a full and of a quick check.
-SETTINGS = {False: (50_000, 60, SEEDS), True: (10_000, 30, SEEDS[:3])}
+SETTINGS = {False: (50_000, 60, SEEDS), True: (5_000, 20, SEEDS[:3])}
 
 
 def _start(temperature: str):

@@ -51,10 +51,11 @@ __all__ = ["measure", "reference_table", "reference_point", "escape_point", "bou
 #: the q of the D ladder's t_II: on the associating side of every temperature reading (the
 #: boundary lies at q ≈ 0.38–0.45 for τ = √d, above 0.55 for τ = 1).
 Q_TII = 0.3
-#: the quick check's reduced settings: reference runs at lr 1 (10× shorter), 2 starts; escape
-#: ladder d = 10, 100 with 3 starts; D ladder 8, 12 with one bisection round.
-QUICK = {"ref_lr": 1.0, "ref_seeds": 1, "escape_d": (10, 100), "escape_seeds": 2,
-         "D": (8, 12), "horizon": 3.0}
+#: the quick check's reduced settings (a smoke run of the pipeline): reference runs at lr 1 (10×
+#: shorter), one start; escape ladder d = 10, 32 with 2 starts; D ladder 8, 12, two boundary
+#: runs each with horizons of 2 derived t_II and no bisection round.
+QUICK = {"ref_lr": 1.0, "ref_seeds": 1, "escape_d": (10, 32), "escape_seeds": 2,
+         "D": (8, 12), "horizon": 2.0}
 #: reference runs continue this many steps after the latest derived escape of their starts
 #: (the aligned run's phases II and III take ~16400 steps at lr 0.1; read as a horizon, not a
 #: verdict: every reading is absolute).

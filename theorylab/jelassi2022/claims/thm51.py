@@ -71,7 +71,7 @@ STEPS_SCRATCH = 8000
 LR_SCRATCH = 0.2
 PRE_AFTER = 20_000
 ARMS = ("frozen", "mismatched", "uniform", "scratch")
-QUICK = {"D": (20,), "seeds": (0, 1, 2), "ladder": (25, 100, 400), "steps": (300, 1000)}
+QUICK = {"D": (20,), "seeds": (0, 1, 2), "ladder": (25, 200), "steps": (200, 600)}
 
 THRESHOLDS = (
     Threshold("TARGET_FRAC", TARGET_FRAC, "project choice",

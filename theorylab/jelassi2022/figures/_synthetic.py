@@ -605,7 +605,8 @@ def prediction_sentence(pred: dict, meas: dict) -> str:
 
 def draw_phase_lines(ax, ph: dict) -> None:
     """Vertical lines at the measured phase times (absolute thresholds), labelled in alternating
-    rows and sides so that close times (t_II and t_III are often within a few percent) stay readable."""
+    rows and sides so that close times (t_II and t_III are often within a few percent) stay
+    readable."""
     for k, (name, v) in enumerate(ph.items()):
         if not math.isfinite(v):
             continue
