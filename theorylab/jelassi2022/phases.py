@@ -17,8 +17,9 @@ recorded step at which an absolute threshold is crossed, so none depends on the 
 
 Derived times carry other names and live in [`theorylab.jelassi2022.predictions`][]: the
 **blow-up time** ``t_blowup`` is the time at which the leading-order phase-I flow diverges
-(α ∝ (t_blowup − t)^{−1} for the cubic σ); no trajectory has a measured blow-up time, and the
-threshold time t_I comes a little earlier (``t_I_pred``: the derived time to the threshold).
+(α ∝ (t_blowup − t)^{−1} for the cubic σ); no trajectory has a measured blow-up time. The
+threshold time t_I is another number (``t_I_pred``: the derived time to the threshold; for a
+random start with α⁰ < 0 it can even come after t_blowup, as β shrinks while α < 0).
 
 [`exact_path`][] runs exact population GD from an aligned start (the exchangeable engine) and
 keeps every step, so a time read from it is exact to the step.

@@ -51,7 +51,7 @@ def test_predicted_curves_follow_the_derived_expressions():
     cfg = reference_config(steps=20_000).resolved()
     pred = predicted_curves(cfg, 20_000)
     p1, p2 = phase_i(cfg), phase_ii(cfg)
-    assert pred["t_I"] == p1.t_I and pred["alpha_star"] == p2.alpha_star
+    assert pred["t_blowup"] == p1.t_blowup and pred["alpha_star"] == p2.alpha_star
     st, a = pred["steps"], pred["alpha"]
     assert a[0] == p1.alpha(st[0])  # phase I: the blow-up solution
     assert np.all(a <= pred["alpha_star"]) and a[-1] == pred["alpha_star"]  # then α*

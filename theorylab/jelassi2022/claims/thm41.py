@@ -202,20 +202,22 @@ def reference_summary(ref: pd.DataFrame) -> pd.DataFrame:
     return ref.groupby("seed", as_index=False).first()[cols]
 
 
-def verdict_reference(table: pd.DataFrame, err_tol: float) -> Verdict:
+def verdict_reference(table: pd.DataFrame, err_tol: float):
     """The reference runs (one row per seed): see the module. A run that ends anti-associated
     (its reference point lies beyond the boundary of this reading) is reported, not judged;
-    ``inconclusive`` when no run is judged or a judged run does not reach t_I, t_II, t_III."""
+    when every run does, the part is not judged: ``(None, note)`` is returned and the judge
+    combines the other parts; ``inconclusive`` when a judged run does not reach t_I, t_II,
+    t_III."""
     if not len(table):
         return Verdict("inconclusive", ("no reference run",))
     anti = table[table.final_gap < 0]
     judged = table[table.final_gap >= 0]
     if len(anti) == len(table):
-        return Verdict("inconclusive", (
-            f"premise failed: at the reference point (q = {REF_Q:.3f}, D = 10) every run ends "
+        return None, (
+            f"reference point not judged: at q = {REF_Q:.3f}, D = 10 every run ends "
             f"anti-associated (γ − ρ = {anti.final_gap.min():.2f} to {anti.final_gap.max():.2f}):"
-            " the point lies beyond the association boundary of this reading, so the three "
-            "phases are not judged there",))
+            " the point lies beyond the association boundary of this reading (q = poly(C)/D "
+            "is judged on the boundary ladder), so the three phases are not judged there")
     nan = judged[~(np.isfinite(judged.t_I) & np.isfinite(judged.t_II)
                    & np.isfinite(judged.t_III))]
     if len(nan):
@@ -252,12 +254,17 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     ``disagrees`` if a part disagrees, else ``inconclusive`` if one is, else ``agrees``."""
     th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     parts = [verdict_boundary(tables["boundary"], th["Q_EXPONENT_FLOOR"]),
-             verdict_escape(tables["escape"], th["T_EXPONENT_MAX"], th["SETTLE"]),
-             verdict_reference(tables["table"], th["ERR_TOL"])]
+             verdict_escape(tables["escape"], th["T_EXPONENT_MAX"], th["SETTLE"])]
+    ref = verdict_reference(tables["table"], th["ERR_TOL"])
+    note = ()
+    if isinstance(ref, Verdict):
+        parts.append(ref)
+    else:
+        note = (ref[1],)
     kinds = {p.verdict for p in parts}
     v = ("disagrees" if "disagrees" in kinds else "inconclusive" if "inconclusive" in kinds
          else "agrees")
-    return Verdict(v, tuple(r for p in parts for r in p.reasons))
+    return Verdict(v, tuple(r for p in parts for r in p.reasons) + note)
 
 
 def run(quick: bool, readings: dict) -> ClaimResult:

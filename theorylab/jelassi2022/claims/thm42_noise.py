@@ -27,7 +27,7 @@ from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
 from ._common import TEMPERATURE, V_START
-from .thm42 import measure, noise_fit
+from .thm42 import EXCESS_TOL, P_TARGET, measure, noise_fit, top_rung_premise
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios"]
 
@@ -77,6 +77,9 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     if not len(t):
         return Verdict("inconclusive", ("premise failed: no empirical runs (the population "
                                         "does not associate under this reading)",))
+    premise = top_rung_premise(t, tables["population"], EXCESS_TOL, P_TARGET)
+    if premise is not None:  # the formula is for converged fits
+        return premise
     f = noise_fit(t)
     if not np.isfinite(f["b_d"]):
         return Verdict("inconclusive", ("premise failed: the fit needs 2 values of d and of N",))
@@ -133,7 +136,9 @@ CLAIM = Claim(
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,
     variants=(TEMPERATURE, V_START),
-    premises=("empirical runs exist (the population associates)",),
+    premises=("empirical runs exist (the population associates)",
+              "the fits have converged: at the largest N the test error is within EXCESS_TOL "
+              "of the population error in at least P_TARGET of the seeds (thm4.2's premise)"),
     seeds="those of thm4.2 (4 per cell)",
     reconstructed="nothing of the paper: the formula and the runs are of the same model.",
     untested="The paper's statement (thm4.2).",

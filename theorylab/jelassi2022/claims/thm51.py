@@ -15,7 +15,6 @@ early-stopping step, so Ñ counts every sample used; the test points (5000) choo
 - ``mismatched``: the same A with its positions relabelled by a permutation under which no
   learned pair is a true pair (row i attends to its diagonal and to a patch of another set);
   v trained — the control that can fail: pre-trained, but without the structure;
-- ``uniform``: A = 0 (a GLM, reported: Theorem 3.1 bounds it);
 - ``scratch``: A from the usual start and v, both trained (``STEPS_SCRATCH`` steps).
 
 ``N_needed`` per (d, arm, seed): the smallest Ñ of the ladder from which the test error at the
@@ -65,12 +64,12 @@ __all__ = ["CLAIM", "TARGET_FRAC", "SEEDS", "D_LIST", "THRESHOLDS", "PREDICTIONS
 TARGET_FRAC = 0.4
 SEEDS = (0, 1, 2, 3, 4)
 D_LIST = (20, 40)
-LADDER = (12, 25, 50, 100, 200, 400, 800)
+LADDER = (12, 25, 50, 100, 200, 400)
 STEPS_V = 2000
 STEPS_SCRATCH = 8000
 LR_SCRATCH = 0.2
 PRE_AFTER = 20_000
-ARMS = ("frozen", "mismatched", "uniform", "scratch")
+ARMS = ("frozen", "mismatched", "scratch")
 QUICK = {"D": (20,), "seeds": (0, 1, 2), "ladder": (25, 200), "steps": (200, 600)}
 
 THRESHOLDS = (
@@ -114,6 +113,9 @@ def mismatch_permutation(sets) -> np.ndarray:
     return pi
 
 
+_MEMO: dict = {}
+
+
 @lru_cache(maxsize=8)
 def _pretrained(temperature: str, v_start: str) -> tuple[float, float, float]:
     """(γ, ρ, diag) after pre-training (seed 0 of the start)."""
@@ -122,7 +124,8 @@ def _pretrained(temperature: str, v_start: str) -> tuple[float, float, float]:
     esc = float(escape_time(cfg, a0, b0, 10 * np.hypot(a0, b0))["t_blowup"][0])
     path = ReducedEngine(cfg, a0, b0).run(int(math.ceil(esc + PRE_AFTER)))
     last = path.iloc[-1]
-    return round(float(last.gamma), 6), round(float(last.rho), 6), cfg.resolved().diag
+    # two decimals of a logit (attention weights to 1 %): the starts' readings then share A
+    return round(float(last.gamma), 2), round(float(last.rho), 2), cfg.resolved().diag
 
 
 def finetune_point(arm: str, N: int, seed: int, d: int, temperature: str, gamma: float,
@@ -281,12 +284,15 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     seeds = QUICK["seeds"] if quick else SEEDS
     d_list = QUICK["D"] if quick else D_LIST
     ladder = QUICK["ladder"] if quick else LADDER
-    if pre.pa.iloc[0]:
+    key = (bool(quick), tau, g, r)
+    if pre.pa.iloc[0] and key not in _MEMO:  # readings that share the pre-trained A share runs
         parts = run_points([call_point(f"{__name__}:finetune_point", arm=a, N=int(N),
                                        seed=int(s), d=int(d), temperature=tau, gamma=g, rho=r,
                                        quick=bool(quick))
                             for d in d_list for s in seeds for a in ARMS for N in ladder])
-        table = pd.concat([point_rows(p) for p in parts], ignore_index=True)
+        _MEMO[key] = pd.concat([point_rows(p) for p in parts], ignore_index=True)
+    if pre.pa.iloc[0]:
+        table = _MEMO[key].copy()
     else:
         table = pd.DataFrame(columns=["d", "arm", "N", "seed", "test_error_best"])
     table = table.assign(bayes_error=bayes, glm_error=glm)
@@ -311,8 +317,8 @@ def run(quick: bool, readings: dict) -> ClaimResult:
             f"[×{math.exp(x.lo):.3g}, ×{math.exp(x.hi):.3g}]" for x in pl.itertuples()) + ".")
         mis = table[table.arm == "mismatched"]
         reading.append(f"The mismatched attention's best test error on the ladder: "
-                       f"{mis.test_error_best.min():.4f}; uniform attention (a GLM, reported): "
-                       f"{table[table.arm == 'uniform'].test_error_best.min():.4f}.")
+                       f"{mis.test_error_best.min():.4f}, against the exact best-GLM error "
+                       f"{glm:.4f} (uniform attention is a GLM: Theorem 3.1, thm3.1).")
         sc = pl[pl.arm == "scratch"]
         mm = pl[pl.arm == "mismatched"]
         brief = (f"N_scratch/N_frozen ×{math.exp(sc.log_ratio.min()):.2g}–"
@@ -354,7 +360,7 @@ CLAIM = Claim(
     "from scratch, because of the learned patch association.",
     measured="Ñ needed to reach a target below the best-GLM error, per seed, for the frozen "
     "pre-trained attention, the same attention relabelled (no learned pair a true pair), "
-    "uniform attention and training from scratch; d = 20, 40; 5 seeds; validation counted in Ñ.",
+    "and training from scratch; d = 20, 40; 5 seeds; validation counted in Ñ.",
     predicted="N_scratch/N_frozen and N_mismatched/N_frozen above 1 (pooled over seeds, "
     "bootstrap interval above ×1) at every d.",
     run=run,

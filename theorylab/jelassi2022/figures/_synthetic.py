@@ -100,7 +100,7 @@ def predicted_curves(cfg: ExperimentConfig, last_step: int, n: int = 400) -> dic
     linearisation holds while γ − ρ is small). Returns the steps, α, γ − ρ and the scalars."""
     p1, p2 = phase_i(cfg), phase_ii(cfg)
     a0, a_star = p1.alpha0, p2.alpha_star
-    t_star = p1.t_I * (1.0 - (a0 / a_star) ** (p1.p - 2))  # α(t) = α* on the flow
+    t_star = p1.t_blowup * (1.0 - (a0 / a_star) ** (p1.p - 2))  # α(t) = α* on the flow
     steps = np.unique(np.geomspace(1.0, max(2.0, float(last_step)), n))
     alpha = np.where(steps < t_star, p1.alpha(np.minimum(steps, t_star)), a_star)
     g, r = p1.gamma_rho(np.minimum(alpha, a_star))
@@ -108,9 +108,9 @@ def predicted_curves(cfg: ExperimentConfig, last_step: int, n: int = 400) -> dic
     gap = np.where(steps < t_star, g - r, gap_I + p2.rate * (steps - t_star))
     gap = np.where(gap <= 1.0, gap, np.nan)
     t_gap1 = t_star + (1.0 - gap_I) / p2.rate if p2.rate > 0 else math.inf
-    t_half = p1.t_I * (1.0 - (2 * a0 / a_star) ** (p1.p - 2))
-    return {"steps": steps, "alpha": alpha, "gap": gap, "t_blowup": p1.t_I, "t_alpha_star": t_star,
-            "t_alpha_half_star": t_half,
+    t_half = p1.t_blowup * (1.0 - (2 * a0 / a_star) ** (p1.p - 2))
+    return {"steps": steps, "alpha": alpha, "gap": gap, "t_blowup": p1.t_blowup,
+            "t_alpha_star": t_star, "t_alpha_half_star": t_half,
             "alpha_star": a_star, "rate_II": p2.rate, "t_gap_1_linear": t_gap1,
             "glm_error": p2.error_star, "glm_loss": p2.loss_star}
 
@@ -303,8 +303,10 @@ FIG4_CAPTION = (
     "and of the empirical run (faint), beside the predictions derived from the reduced "
     "dynamics (theorylab.jelassi2022.predictions; dashed α: phase-I blow-up solution up to the "
     "GLM plateau value α*; dotted γ − ρ: phase-I α² law, then the phase-II rate r_II, drawn up "
-    "to γ − ρ = 1; triangle: the derived blow-up time t_blowup of phase I; symlog y axis). The "
-    "phase-II rate is "
+    "to γ − ρ = 1; triangle: the derived blow-up time t_blowup of phase I; symlog y axis). "
+    "Dash-dot lines in (3) and (5): the exact twin's phase times read with absolute thresholds "
+    "(theorylab.jelassi2022.phases.phase_readings: t_I, α ≥ 10‖v⁰‖; t_II, γ − ρ ≥ 1; t_PA; "
+    "t_III), which do not depend on the run's length. The phase-II rate is "
     "derived for slow attention (η_A/η_v small); the top row's lr_A = 400·lr_v is outside that "
     "regime, and there the dotted line only shows the rate at the start of phase II. The top "
     "row is the printed parametrisation: whether its empirical run reaches patch association "
@@ -379,8 +381,9 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
     ax.set_yscale("log")
     ax.set_xlabel("GD steps")
     ax.set_ylabel("test error")
+    draw_phase_lines(ax, ph)  # the exact twin's absolute phase times (phases.phase_readings)
     ax.legend(fontsize=6)
-    ax.set_title("test error", fontsize=9)
+    ax.set_title("test error (dash-dot: exact phase times)", fontsize=9)
     ax = axes[3]
     ax.plot(steps[m], cos[m], color="C2")
     ax.set_xscale("log")
@@ -398,6 +401,7 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
     ax.plot(sp[mp], (tp["gamma"] - tp["rho"]).to_numpy(dtype=float)[mp], color="k", lw=1.2,
             label="γ − ρ exact (P)")
     draw_predictions(ax, pred, int(sp[-1]))
+    draw_phase_lines(ax, ph)
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=0.1)
     ax.set_xlabel("GD steps")

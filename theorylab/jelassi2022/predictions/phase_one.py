@@ -18,9 +18,9 @@ F = O(α^p) is small the logistic derivative is ℓ'(yF) = −1/2 + O(α^p), so
     α_{t+1} = α_t + h α_t^{p−1} (1 + O(α_t^2)),      h = η_v p c_p κ^p M_p / 2,
     M_p = E[y Σ_i N_i^p],
 
-and the continuous solution α(t) = α⁰ (1 − t/t_I)^{−1/(p−2)} blows up at the plateau length
+and the continuous solution α(t) = α⁰ (1 − t/t_blowup)^{−1/(p−2)} blows up at the plateau length
 
-    t_I = (α⁰)^{2−p} / ((p − 2) h)          (cubic: t_I = 2 / (3 η_v κ³ M_3 α⁰)).
+    t_blowup = (α⁰)^{2−p} / ((p − 2) h)     (cubic: t_blowup = 2 / (3 η_v κ³ M_3 α⁰)).
 
 For p = 3 the moment has the closed form (K = C³ + 3C(D − C)q)
 
@@ -37,7 +37,7 @@ In the same regime γ and ρ move in step with α²: dγ/dα = k_γ α and dρ/d
 where s_ℓ(i) is the sum of c over the set of i. These hold as α⁰ → 0 (leading order). For
 gradient descent with a fixed step [`PhaseIPrediction.time_to`][] and
 [`PhaseIPrediction.gamma_rho`][] add the leading correction of the discrete map; measured
-against the engine (tests/jelassi2022/test_predictions.py), the relative error of t_I is
+against the engine (tests/jelassi2022/test_predictions.py), the relative error of t_blowup is
 O(α⁰ log(1/α⁰)), that of `time_to` O(α⁰), that of the α² law O(α²).
 
 **End of phase I and phase II.** α then settles at α*, the minimiser of the population loss
@@ -166,14 +166,15 @@ class PhaseIPrediction:
 
     - `p`, `c_p`: lowest power of σ and its coefficient.
     - `h`: the growth constant, α_{t+1} ≈ α_t + h α_t^{p−1}.
-    - `t_I`: the plateau length (blow-up time of α) in GD steps.
+    - `t_blowup`: the plateau length, the blow-up time of α's flow, in GD steps (not a
+      threshold time: see [`theorylab.jelassi2022.phases`][]).
     - `k_gamma`, `k_rho`: γ − g⁰ = k_γ(α² − α⁰²)/2, ρ − g⁰ = k_ρ(α² − α⁰²)/2.
     """
 
     p: int
     c_p: float
     h: float
-    t_I: float
+    t_blowup: float
     alpha0: float
     offdiag0: float
     k_gamma: float
@@ -181,11 +182,11 @@ class PhaseIPrediction:
     moments: dict
 
     def alpha(self, t):
-        """α(t) = α⁰ (1 − t/t_I)^{−1/(p−2)} for t < t_I (NaN from t_I on)."""
+        """α(t) = α⁰ (1 − t/t_blowup)^{−1/(p−2)} for t < t_blowup (NaN from t_blowup on)."""
         t = np.asarray(t, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = self.alpha0 * (1.0 - t / self.t_I) ** (-1.0 / (self.p - 2))
-        return np.where(t < self.t_I, out, np.nan)
+            out = self.alpha0 * (1.0 - t / self.t_blowup) ** (-1.0 / (self.p - 2))
+        return np.where(t < self.t_blowup, out, np.nan)
 
     def time_to(self, theta):
         """Steps of gradient descent until α reaches θ (α⁰ < θ small):
@@ -239,12 +240,12 @@ def phase_i(cfg: ExperimentConfig) -> PhaseIPrediction:
     if not h > 0:
         raise ValueError(f"train.alpha0: α does not grow from the start (growth constant "
                          f"h = {h:.3g} <= 0), so there is no plateau to predict")
-    t_I = t.alpha0 ** (2 - p) / ((p - 2) * h)
+    t_blowup = t.alpha0 ** (2 - p) / ((p - 2) * h)
     ratio = t.lr_A_value / (t.lr_v * tau * mom["M"])
     k_g = ratio * mom["s"] * mom["G_gamma"] / (D * (C - 1)) if C > 1 else 0.0
     k_r = ratio * mom["s"] * mom["G_rho"] / (D * (D - C))
-    return PhaseIPrediction(p=p, c_p=c_p, h=h, t_I=t_I, alpha0=t.alpha0, offdiag0=t.offdiag0,
-                            k_gamma=k_g, k_rho=k_r, moments=mom)
+    return PhaseIPrediction(p=p, c_p=c_p, h=h, t_blowup=t_blowup, alpha0=t.alpha0,
+                            offdiag0=t.offdiag0, k_gamma=k_g, k_rho=k_r, moments=mom)
 
 
 @dataclass(frozen=True)

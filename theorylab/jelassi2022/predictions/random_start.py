@@ -121,6 +121,9 @@ def escape_time(cfg: ExperimentConfig, alpha0, beta0, theta: float) -> dict[str,
                           np.where(a0 > 0, 1.0 / (h * a0), np.inf))
     t_thr = np.empty_like(a0)
     for i, (a, bb, theta) in enumerate(zip(a0, b, th)):
+        if bb == 0.0 and a <= 0.0:  # aligned start on the wrong side: α never crosses 0
+            t_thr[i] = math.inf
+            continue
         def rate(x, a=a, bb=bb):  # dα/dt with β grown to first order in ε
             b2 = bb * bb * ((x * x + bb * bb) / (a * a + bb * bb)) ** (2 * eps)
             return h * (x * x + b2)
