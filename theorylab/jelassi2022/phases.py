@@ -32,6 +32,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from theorylab.core.trainer import first_step
+
 from .engines import ExchangeableEngine
 
 __all__ = ["ALPHA_GROWTH", "GAP_II", "ERR_TOL", "PHASE_TIMES", "phase_readings",
@@ -48,12 +50,6 @@ ERR_TOL = 0.005
 PHASE_TIMES = ("t_I", "t_II", "t_PA", "t_III")
 #: the patch-association margin used when neither the table nor a config gives one.
 DEFAULT_PA_MARGIN = 1e-3
-
-
-def first_step(step: np.ndarray, mask: np.ndarray) -> float:
-    """The first entry of `step` where `mask` holds (NaN when it never does)."""
-    idx = np.flatnonzero(mask)
-    return float(step[idx[0]]) if idx.size else math.nan
 
 
 def _held_from(step: np.ndarray, ok: np.ndarray) -> float:
