@@ -25,6 +25,7 @@ from theorylab.core.claims import (
     ClaimResult,
     Counterfactual,
     Prediction,
+    Threshold,
     format_interval,
     point_rows,
     t_interval,
@@ -37,9 +38,14 @@ from ..config import PAPER_NAME
 from . import _lemma_data as data
 from ._common import TEMPERATURE
 
-__all__ = ["CLAIM", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_alignment",
+__all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_alignment",
            "alignment_table", "sign_name"]
 
+THRESHOLDS = (
+    Threshold("LEVEL", 0.95, "project choice",
+              "the usual 95 % level of a t-interval over seeds (a statistical convention)",
+              role="the slope's interval, whose side of 0 decides"),
+)
 PREDICTIONS = (
     Prediction("ALIGN_SIGN", -1.0, "shift",
                "sign of the slope of log(β/|α|) along population GD: −1 (v turns towards w*), "
@@ -59,7 +65,7 @@ def sign_name(s: float) -> str:
     return "shrinks" if s <= -0.5 else "grows" if s >= 0.5 else "keeps its angle"
 
 
-def verdict_alignment(table: pd.DataFrame, sign: float) -> Verdict:
+def verdict_alignment(table: pd.DataFrame, sign: float, level: float = 0.95) -> Verdict:
     """The t-interval of the slope of log(β/|α|) over seeds against the predicted `sign`
     (see [`sign_name`][]): ``agrees`` when the interval lies on the predicted side (or, for
     "keeps its angle", contains 0), ``disagrees`` when it lies strictly on the other side (or
@@ -68,9 +74,9 @@ def verdict_alignment(table: pd.DataFrame, sign: float) -> Verdict:
     s = s[np.isfinite(s)]
     if s.size < 3:
         return Verdict("inconclusive", (f"premise failed: {s.size} seeds with a slope (need 3)",))
-    m, lo, hi = t_interval(s)
-    txt = (f"slope of log(β/|α|) per step {format_interval(m, lo, hi, s.size, '.3g')} (95 % "
-           f"t-interval); predicted: β/|α| {sign_name(sign)}")
+    m, lo, hi = t_interval(s, level)
+    txt = (f"slope of log(β/|α|) per step {format_interval(m, lo, hi, s.size, '.3g')} "
+           f"({level:.0%} t-interval); predicted: β/|α| {sign_name(sign)}")
     want = sign_name(sign)
     if want == "shrinks":
         ok, bad = hi < 0, lo >= 0
@@ -88,8 +94,8 @@ def verdict_alignment(table: pd.DataFrame, sign: float) -> Verdict:
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """[`verdict_alignment`][] on the written main table with the declared prediction (or
     `values`)."""
-    th = threshold_values(PREDICTIONS, values)
-    return verdict_alignment(tables["table"], th["ALIGN_SIGN"])
+    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    return verdict_alignment(tables["table"], th["ALIGN_SIGN"], min(th["LEVEL"], 0.999999))
 
 
 _MEMO: dict = {}
@@ -186,6 +192,7 @@ CLAIM = Claim(
     predicted="The slope's 95 % t-interval lies below 0.",
     run=run,
     judge=judge,
+    thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,
     variants=(TEMPERATURE,),
