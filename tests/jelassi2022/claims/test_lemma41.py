@@ -6,18 +6,13 @@ import math
 
 import pandas as pd
 
+from tests.jelassi2022._helpers import rejects_all
 from theorylab.jelassi2022.claims import (
     lemma41,
     lemma41_reduction,
 )
 
 INF = math.inf
-
-
-def _rejects_all(claim, judge, tables):
-    values = claim.values()
-    for cf in claim.counterfactuals:
-        assert judge(tables, {**values, **cf.values}).verdict == "disagrees", cf.name
 
 
 # -- Lemmas 4.1-4.2 ----------------------------------------------------------------------------
@@ -32,7 +27,7 @@ def test_lemma_alignment_sign():
     assert lemma41.judge({"table": _align([0.01, 0.011, 0.012])}).verdict == "disagrees"
     assert lemma41.judge({"table": _align([-0.01, 0.01, 0.0])}).verdict == "inconclusive"
     assert lemma41.judge({"table": _align([-0.01, -0.01])}).verdict == "inconclusive"
-    _rejects_all(lemma41.CLAIM, lemma41.judge, {"table": shrink})
+    rejects_all(lemma41.CLAIM, {"table": shrink})
     assert lemma41.sign_name(-1) == "shrinks" and lemma41.sign_name(0.2) == "keeps its angle"
 
 
@@ -46,7 +41,6 @@ def test_lemma_reduction_rate_band_and_identity():
     assert lemma41_reduction.judge({"table": fast, "identity": ident}).verdict == "disagrees"
     broken = ident.assign(loss_diff=[1e-6, 0.0])
     assert lemma41_reduction.judge({"table": ok, "identity": broken}).verdict == "disagrees"
-    _rejects_all(lemma41_reduction.CLAIM, lemma41_reduction.judge,
-                 {"table": ok, "identity": ident})
+    rejects_all(lemma41_reduction.CLAIM, {"table": ok, "identity": ident})
 
 

@@ -7,18 +7,13 @@ import math
 import pandas as pd
 import pytest
 
+from tests.jelassi2022._helpers import rejects_all
 from theorylab.jelassi2022.claims import (
     thm31,
     thm31_proof,
 )
 
 INF = math.inf
-
-
-def _rejects_all(claim, judge, tables):
-    values = claim.values()
-    for cf in claim.counterfactuals:
-        assert judge(tables, {**values, **cf.values}).verdict == "disagrees", cf.name
 
 
 # -- Theorem 3.1 ----------------------------------------------------------------------------
@@ -33,7 +28,7 @@ def test_thm31_judge_against_fstar():
     assert thm31.judge({"table": _fits([0.126, 0.124, 0.125])}).verdict == "inconclusive"
     outside = _fits([0.09, 0.1, 0.095]).assign(x=2.0)  # outside the proved region
     assert thm31.judge({"table": outside}).verdict == "inconclusive"
-    _rejects_all(thm31.CLAIM, thm31.judge, {"table": _fits([0.35, 0.36, 0.355])})
+    rejects_all(thm31.CLAIM, {"table": _fits([0.35, 0.36, 0.355])})
 
 
 def test_thm31_proof_judge():
@@ -41,6 +36,6 @@ def test_thm31_proof_judge():
     assert thm31_proof.judge({"table": t}).verdict == "agrees"
     off = t.assign(err_enum=t.err_enum + 1e-6)
     assert thm31_proof.judge({"table": off}).verdict == "disagrees"
-    _rejects_all(thm31_proof.CLAIM, thm31_proof.judge, {"table": t})
+    rejects_all(thm31_proof.CLAIM, {"table": t})
     with pytest.raises(KeyError):
         thm31_proof.judge({})

@@ -7,18 +7,13 @@ import math
 import numpy as np
 import pandas as pd
 
+from tests.jelassi2022._helpers import rejects_all
 from theorylab.jelassi2022.claims import (
     thm42,
     thm42_noise,
 )
 
 INF = math.inf
-
-
-def _rejects_all(claim, judge, tables):
-    values = claim.values()
-    for cf in claim.counterfactuals:
-        assert judge(tables, {**values, **cf.values}).verdict == "disagrees", cf.name
 
 
 # -- Theorem 4.2 ----------------------------------------------------------------------------
@@ -59,7 +54,7 @@ def test_thm42_judge():
     assert thm42.judge(nogen).verdict == "inconclusive"
     few = {"table": _runs42(seeds=2), "population": _pop42()}
     assert thm42.judge(few).verdict == "inconclusive"
-    _rejects_all(thm42.CLAIM, thm42.judge, t)
+    rejects_all(thm42.CLAIM, t)
 
 
 def test_thm42_noise_law_judge():
@@ -71,6 +66,6 @@ def test_thm42_noise_law_judge():
         "disagrees"
     empty = {"table": _runs42().iloc[:0], "population": _pop42()}
     assert thm42_noise.judge(empty).verdict == "inconclusive"
-    _rejects_all(thm42_noise.CLAIM, thm42_noise.judge, t)
+    rejects_all(thm42_noise.CLAIM, t)
 
 

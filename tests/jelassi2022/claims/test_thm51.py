@@ -7,18 +7,13 @@ import math
 import numpy as np
 import pandas as pd
 
+from tests.jelassi2022._helpers import rejects_all
 from theorylab.jelassi2022.claims import (
     thm51,
 )
 from theorylab.jelassi2022.setups import REF_SETS
 
 INF = math.inf
-
-
-def _rejects_all(claim, judge, tables):
-    values = claim.values()
-    for cf in claim.counterfactuals:
-        assert judge(tables, {**values, **cf.values}).verdict == "disagrees", cf.name
 
 
 # -- Theorem 5.1 ----------------------------------------------------------------------------
@@ -60,7 +55,7 @@ def test_thm51_judge():
     assert thm51.judge(few).verdict == "inconclusive"
     never = {"table": _runs51(frozen=INF), "pretraining": _PRE}
     assert thm51.judge(never).verdict == "inconclusive"
-    _rejects_all(thm51.CLAIM, thm51.judge, t)
+    rejects_all(thm51.CLAIM, t)
 
 
 def test_thm51_pooled_counts_never_at_twice_the_top():
