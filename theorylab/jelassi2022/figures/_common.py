@@ -13,6 +13,7 @@ from ..config import DataConfig, ExperimentConfig, ModelConfig
 from ..data import make_wstar
 from ..phases import PHASE_TIMES, pa_limit_error, phase_readings
 from ..predictions import phase_i, phase_ii
+from ..predictions.phase_two import slow_flow
 from ..setups import REF_Q, REF_SETS
 
 __all__ = [
@@ -74,9 +75,12 @@ def predicted_curves(cfg: ExperimentConfig, last_step: int, n: int = 400) -> dic
     """The phase predictions of [`theorylab.jelassi2022.predictions`][] for the exact population
     run of `cfg` (aligned start), as curves on log-spaced steps up to `last_step`.
 
-    Phase I: α(t) = α⁰(1 − t/t_blowup)^{−1/(p−2)} until it reaches α* (at t_α*), and γ − ρ on the α²
-    law; from t_α* on α = α* and γ − ρ grows at the phase-II rate r_II, drawn until γ − ρ = 1 (the
-    linearisation holds while γ − ρ is small). Returns the steps, α, γ − ρ and the scalars."""
+    Phase I: α(t) = α⁰(1 − t/t_blowup)^{−1/(p−2)} until it reaches α* (at t_α*), and γ − ρ on
+    the α² law; from t_α* on α = α* and γ − ρ grows at the phase-II rate r_II, drawn until
+    γ − ρ = 1 (the linearisation holds while γ − ρ is small); and, for the cubic σ, γ − ρ on the
+    slow flow of phase II from t_blowup (`predictions.phase_two.slow_flow`: α at its minimiser,
+    with the self-acceleration of γ − ρ) to γ − ρ = 1. Returns the steps, α, γ − ρ and the
+    scalars."""
     p1, p2 = phase_i(cfg), phase_ii(cfg)
     a0, a_star = p1.alpha0, p2.alpha_star
     t_star = p1.t_blowup * (1.0 - (a0 / a_star) ** (p1.p - 2))  # α(t) = α* on the flow
@@ -88,8 +92,18 @@ def predicted_curves(cfg: ExperimentConfig, last_step: int, n: int = 400) -> dic
     gap = np.where(gap <= 1.0, gap, np.nan)
     t_gap1 = t_star + (1.0 - gap_I) / p2.rate if p2.rate > 0 else math.inf
     t_half = p1.t_blowup * (1.0 - (2 * a0 / a_star) ** (p1.p - 2))
+    # the slow flow of phase II (with its self-acceleration), from the blow-up time on
+    try:
+        sf = slow_flow(cfg)
+        slow_t = p1.t_blowup + np.asarray(sf.path.get("t", []), dtype=float)
+        slow_gap = (np.asarray(sf.path.get("gamma", []), dtype=float)
+                    - np.asarray(sf.path.get("rho", []), dtype=float))
+        t_II_slow = p1.t_blowup + sf.t_slow
+    except ValueError:  # the slow flow is written for the cubic σ
+        slow_t, slow_gap, t_II_slow = np.array([]), np.array([]), math.nan
     return {"steps": steps, "alpha": alpha, "gap": gap, "t_blowup": p1.t_blowup,
-            "t_alpha_star": t_star,
+            "t_alpha_star": t_star, "slow_steps": slow_t, "slow_gap": slow_gap,
+            "t_II_slow": t_II_slow,
             "t_alpha_half_star": t_half,
             "alpha_star": a_star, "rate_II": p2.rate, "t_gap_1_linear": t_gap1,
             "glm_error": p2.error_star, "glm_loss": p2.loss_star}
@@ -103,6 +117,9 @@ def draw_predictions(ax, pred: dict, last_step: int) -> None:
             label="α predicted (phase I, then α*)")
     ax.plot(st, pred["gap"], color="k", ls=(0, (1, 1.5)), lw=1.4,
             label="γ − ρ predicted (α² law, then r_II·t)")
+    if len(pred.get("slow_steps", ())):
+        ax.plot(pred["slow_steps"], pred["slow_gap"], color="C3", ls=(0, (3, 1, 1, 1)), lw=1.2,
+                label="γ − ρ derived (slow flow of phase II)")
     if pred["t_blowup"] <= last_step:
         ax.plot([pred["t_blowup"]], [0.0], marker="v", ms=8, color="C0", ls="none",
                 transform=ax.get_xaxis_transform(), clip_on=False,
