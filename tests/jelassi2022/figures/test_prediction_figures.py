@@ -6,6 +6,7 @@ from pathlib import Path
 
 import matplotlib
 import numpy as np
+import pytest
 
 matplotlib.use("Agg")
 
@@ -65,7 +66,11 @@ def test_predicted_curves_follow_the_derived_expressions():
     ax = fig.subplots()
     draw_predictions(ax, pred, 20_000)
     styles = [ln.get_linestyle() for ln in ax.lines]
-    assert len(ax.lines) == 3 and styles[0] != "-" and styles[1] != "-"  # dashed curves, a mark
+    # dashed α, dotted linear γ − ρ, dash-dot slow flow, and the t_blowup mark
+    assert len(ax.lines) == 4 and all(st != "-" for st in styles[:3])
+    # the slow flow reaches γ − ρ = 1 at its t_II, after the blow-up
+    assert pred["slow_gap"][-1] == pytest.approx(1.0, abs=1e-6)
+    assert pred["slow_steps"][0] == pred["t_blowup"] < pred["t_II_slow"]
 
 
 def test_measured_against_predicted_on_a_trajectory():
