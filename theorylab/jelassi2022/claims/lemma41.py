@@ -42,9 +42,10 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ve
            "alignment_table", "sign_name"]
 
 THRESHOLDS = (
-    Threshold("LEVEL", 0.95, "project choice",
-              "the usual 95 % level of a t-interval over seeds (a statistical convention)",
-              role="the slope's interval, whose side of 0 decides"),
+    Threshold("TAIL", 0.025, "project choice",
+              "the one-sided error probability of each end of the slope's t-interval (2.5 %: "
+              "the usual two-sided 95 % interval, a statistical convention)",
+              role="the slope's interval (level 1 − 2·TAIL), whose side of 0 decides"),
 )
 PREDICTIONS = (
     Prediction("ALIGN_SIGN", -1.0, "shift",
@@ -95,7 +96,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """[`verdict_alignment`][] on the written main table with the declared prediction (or
     `values`)."""
     th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
-    return verdict_alignment(tables["table"], th["ALIGN_SIGN"], min(th["LEVEL"], 0.999999))
+    tail = min(max(th["TAIL"], 1e-9), 0.5)
+    return verdict_alignment(tables["table"], th["ALIGN_SIGN"], 1 - 2 * tail)
 
 
 _MEMO: dict = {}
