@@ -113,13 +113,17 @@ def ratios(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def _local(dl: pd.DataFrame, col: str) -> float:
+    """The local exponent in D over the top two rungs of η·`col` (gradient-flow time: the
+    ladder's learning rate grows with D)."""
     g = dl.sort_values("D").iloc[-2:]
-    return float(np.log(g[col].iloc[1] / g[col].iloc[0]) / np.log(g.D.iloc[1] / g.D.iloc[0]))
+    lr = g.lr.to_numpy(float) if "lr" in g else np.ones(2)
+    t = g[col].to_numpy(float) * lr
+    return float(np.log(t[1] / t[0]) / np.log(g.D.iloc[1] / g.D.iloc[0]))
 
 
 def exponents(tables: dict[str, pd.DataFrame]) -> dict[str, float]:
     """Measured and derived exponents: of t_I in d (mean log over seeds, least squares) and the
-    local exponent of t_II in D over the top two rungs."""
+    local exponent of t_II in D over the top two rungs, in gradient-flow time η·t_II."""
     esc, dl = tables["escape"], tables["dladder"]
     km = exponent_interval(esc.d, esc.t_I)
     kd = exponent_interval(esc.d, esc.t_I_pred)
