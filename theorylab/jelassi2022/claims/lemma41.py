@@ -4,7 +4,7 @@ parallel to w* (the part of v orthogonal to w* shrinks), so that the dynamics re
 
 From a random start the reduction cannot hold at step 0 (v⁰ is almost orthogonal to w*: β⁰/|α⁰|
 is of order √d). The statement read for a random start is that β/|α| shrinks along population
-GD. Two measurements ([`_lemma_data`][theorylab.jelassi2022.claims._lemma_data] and the
+GD. Two measurements (`_lemma_data` and the
 reference runs of Theorem 4.1):
 
 - **the full model** (v ∈ ℝ^d, A ∈ ℝ^{D×D}, Monte Carlo population gradients): from the
@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core.claims import (
     Claim,
     ClaimResult,
@@ -35,7 +36,6 @@ from theorylab.core.claims.verdict import Verdict
 from theorylab.core.sweep import call_point, run_points
 
 from ..config import PAPER_NAME
-from . import _lemma_data as data
 from ._common import TEMPERATURE
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_alignment",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core.claims import (
     Claim,
     ClaimResult,
@@ -29,7 +30,6 @@ from theorylab.core.claims.verdict import Verdict
 from theorylab.core.sweep import call_point, run_points
 
 from ..config import PAPER_NAME
-from . import _lemma_data as data
 from ._common import TEMPERATURE
 from .lemma41 import alignment_table
 

@@ -3,7 +3,7 @@ start learns patch association in the paper's regime, after a plateau of poly(d)
 three phases in order.
 
 Three statements of the paper are compared with the measurement (the shared tables of
-[`_thm41_data`][theorylab.jelassi2022.claims._thm41_data]; phase times of
+`_thm41_data`; phase times of
 [`theorylab.jelassi2022.phases`][]):
 
 - **association in the regime q = poly(C)/D** (Assumption 2): the association boundary
@@ -32,6 +32,7 @@ import math
 import numpy as np
 import pandas as pd
 
+import theorylab.jelassi2022.claims._thm41_data as data
 from theorylab.core.claims import (
     Claim,
     ClaimResult,
@@ -45,7 +46,6 @@ from theorylab.core.claims.verdict import Verdict
 from ..config import PAPER_NAME
 from ..phases import ALPHA_GROWTH, ERR_TOL, GAP_II
 from ..setups import BOUNDARY_D, ESCAPE_D, ESCAPE_SEEDS, REF_Q
-from . import _thm41_data as data
 from ._common import TEMPERATURE, V_START, exponent_interval
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_boundary",

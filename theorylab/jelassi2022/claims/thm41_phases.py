@@ -25,6 +25,7 @@ import math
 import numpy as np
 import pandas as pd
 
+import theorylab.jelassi2022.claims._thm41_data as data
 from theorylab.core.claims import (
     Claim,
     ClaimResult,
@@ -36,7 +37,6 @@ from theorylab.core.claims import (
 from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
-from . import _thm41_data as data
 from ._common import TEMPERATURE, V_START, exponent_interval
 from .thm41 import reference_summary
 

@@ -1,6 +1,6 @@
 """The noise law of the fitted v against our derivation (a derivation check): after GD on (E)
 has converged, r² = σ²‖v_⊥‖²/α² ≈ c·(d − 1)/N with c = V/(κ²E[L₂]²α²) from the population
-state ([`_thm42_data`][theorylab.jelassi2022.claims._thm42_data]: the sandwich formula of a
+state (`_thm42_data`: the sandwich formula of a
 converged fit).
 
 Tables of the theorem check [`thm42`][theorylab.jelassi2022.claims.thm42]. Judged where the
