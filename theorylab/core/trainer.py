@@ -28,13 +28,15 @@ import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import atomic_io
 from .engine import Engine
+
+if TYPE_CHECKING:  # pandas is imported where a table is made (a run needs it, a config check not)
+    import pandas as pd
 
 __all__ = [
     "CHECKPOINT_SECONDS",
@@ -44,6 +46,7 @@ __all__ = [
     "RunFolder",
     "check_out_folder",
     "same_config_except_steps",
+    "start_run",
     "TrainOutcome",
     "empty_table",
     "first_step",
@@ -119,10 +122,14 @@ def first_step(step: np.ndarray, mask: np.ndarray) -> float:
 
 def empty_table(schema: Mapping[str, str]) -> pd.DataFrame:
     """A table with no rows and the columns and dtypes of ``schema``."""
+    import pandas as pd
+
     return pd.DataFrame({k: pd.Series(dtype=v) for k, v in schema.items()})
 
 
 def _to_frame(rows: list[dict], schema: Mapping[str, str]) -> pd.DataFrame:
+    import pandas as pd
+
     if not rows:
         return empty_table(schema)
     return pd.DataFrame(rows, columns=list(schema)).astype(dict(schema))
@@ -215,6 +222,8 @@ class RunFolder:
         """The whole rows of ``trajectory.csv`` in order, up to the first torn or unreadable
         line (a killed append), which is dropped with everything after it."""
         import io
+
+        import pandas as pd
 
         try:
             lines = self.trajectory.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -332,6 +341,27 @@ def same_config_except_steps(cfg, load_config: Callable[[Path], Any]) -> Callabl
     return check
 
 
+def start_run(engine: Engine, folder: RunFolder | None, *, steps: int, config_text: str,
+              resume: bool, same_run: Callable[[Path], None] | None, params: Any
+              ) -> tuple[int, Any, list[dict]]:
+    """``(start step, params, rows so far)`` of a run in `folder` (None: no folder): from the
+    folder's checkpoint when `resume` finds one, else from `params` or the engine's start. The
+    folder is made current: a fresh start removes an earlier run's files, a resumed run its
+    final state (written again at the end); the config and the rows so far are written."""
+    start, rows, loaded = 0, [], None
+    if resume and folder is not None:
+        loaded = folder.load(engine, same_run or (lambda path: None), steps)
+        if loaded is not None:
+            start, params, rows = loaded
+    if params is None:
+        params = engine.initial_params()
+    if folder is not None:
+        folder.clear(RUN_FILES if loaded is None else ("final_state.npz",))
+        folder.write_config(config_text)
+        folder.write_rows(rows)
+    return start, params, rows
+
+
 def train(
     engine: Engine,
     *,
@@ -367,20 +397,8 @@ def train(
 
     folder = RunFolder(out, schema) if out is not None else None
     schedule = set(int(s) for s in schedule)
-    start, rows = 0, []
-    loaded = None
-    if resume and folder is not None:
-        loaded = folder.load(engine, same_run or (lambda path: None), steps)
-        if loaded is not None:
-            start, params, rows = loaded
-    if params is None:
-        params = engine.initial_params()
-    if folder is not None:
-        # nothing of an earlier run may stay looking current: a fresh start removes its files,
-        # a resumed run its final state (it is written again at the end)
-        folder.clear(RUN_FILES if loaded is None else ("final_state.npz",))
-        folder.write_config(config_text)
-        folder.write_rows(rows)
+    start, params, rows = start_run(engine, folder, steps=steps, config_text=config_text,
+                                    resume=resume, same_run=same_run, params=params)
 
     show = sys.stderr.isatty() if progress is None else progress
     bar = tqdm(total=steps, initial=start, disable=not show, desc=engine.name, leave=False)

@@ -90,6 +90,38 @@ def _bench():
     return BENCH
 
 
+def _phase_readings(trajectory, cfg=None) -> dict:
+    """The paper's phase readings of one MAE run ([`phases.phase_readings`][theorylab.huang2024.
+    phases.phase_readings]: t_I, t_II, T*, the end values; none for a CL run or a table without
+    the local queries' columns) and, with a config, the realised information gap ``Delta`` of
+    its sizes."""
+    need = {"step", "phi_glob_lq", "phi_own_lq", "attn_own_lq"}
+    out = {}
+    if (cfg is None or cfg.model.objective == "mae") and need <= set(trajectory.columns):
+        from .phases import phase_readings
+
+        out = dict(phase_readings(trajectory, cfg))
+    if cfg is not None:
+        out["Delta"] = float(cfg.delta)
+    return out
+
+
+def _cost(cfg):
+    from .cost import cost_model
+
+    return cost_model(cfg)
+
+
+def _describe(cfg: ExperimentConfig) -> str:
+    """``MAE, P = 256, C1 = 192, C = 4 (Δ = 0.65), K = 1, γ = 0.5, population-laplace,
+    η = 200``."""
+    d, m, t = cfg.data, cfg.model, cfg.train
+    what = "MAE" if m.objective == "mae" else "CL" + (f" (τ = {m.cl_temperature:g})" if
+                                                     m.cl_temperature is not None else "")
+    return (f"{what}, P = {d.P}, C1 = {d.global_size}, C = {d.local_size} (Δ = {cfg.delta:.2f}"
+            f"), K = {d.K}, γ = {m.gamma:g}, {t.engine}, η = {t.lr:g}")
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -104,4 +136,8 @@ PAPER = Paper(
     config_doc=config_doc,
     trajectory_schema=TRAJECTORY_SCHEMA,
     bench=_bench,
+    phase_readings=_phase_readings,
+    describe=_describe,
+    cost=_cost,
+    time_step=lambda cfg: cfg.train.lr,
 )

@@ -90,6 +90,32 @@ def _bench():
     return BENCH
 
 
+def _phase_readings(trajectory, cfg=None) -> dict:
+    """The paper's phase readings ([`phases.phase_readings`][theorylab.jelassi2022.phases.
+    phase_readings]) with the phase-III target of [`phases.pa_target`][theorylab.jelassi2022.
+    phases.pa_target] (memoised; t_III NaN where it is too costly to compute); none for a
+    table without α, γ and ρ."""
+    if not {"step", "alpha", "gamma", "rho"} <= set(trajectory.columns):
+        return {}
+    from .phases import pa_target, phase_readings
+
+    return phase_readings(trajectory, cfg, target_error=pa_target(cfg))
+
+
+def _cost(cfg):
+    from .cost import cost_model
+
+    return cost_model(cfg)
+
+
+def _describe(cfg: ExperimentConfig) -> str:
+    """``D = 10, C = 2, d = 100, q = 0.46, cubic σ, population GD, η_v = 0.1``."""
+    d, m, t = cfg.data, cfg.model, cfg.train
+    act = m.activation if isinstance(m.activation, str) else "polynomial"
+    return (f"D = {d.D}, C = {d.C}, d = {d.d}, q = {d.q:.3g}, {act} σ, {t.engine} GD "
+            f"({t.method}), η_v = {t.lr_v:g}")
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -104,4 +130,8 @@ PAPER = Paper(
     trajectory_schema=TRAJECTORY_SCHEMA,
     bench=_bench,
     batched=BATCHED,
+    phase_readings=_phase_readings,
+    describe=_describe,
+    cost=_cost,
+    time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.resolved().train.lr_A,
 )

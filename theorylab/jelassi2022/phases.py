@@ -21,6 +21,10 @@ Derived times carry other names and live in [`theorylab.jelassi2022.predictions`
 threshold time t_I is another number (``t_I_pred``: the derived time to the threshold; for a
 random start with α⁰ < 0 it can even come after t_blowup, as β shrinks while α < 0).
 
+[`pa_target`][] is the phase-III target of a setting (memoised, NaN where its one exact evaluation
+would be too costly): what ``Paper.phase_readings`` (``theorylab plot``, ``theorylab phases``)
+passes as `target_error`.
+
 [`exact_path`][] runs exact population GD from an aligned start (the exchangeable engine) and
 keeps every step, so a time read from it is exact to the step.
 """
@@ -34,10 +38,12 @@ import pandas as pd
 
 from theorylab.core.trainer import first_step
 
-from .engines import ExchangeableEngine
+from .config import as_config, config_to_toml
+from .engines import ExchangeableEngine, count_patterns, n_histograms
 
-__all__ = ["ALPHA_GROWTH", "GAP_II", "ERR_TOL", "PHASE_TIMES", "phase_readings",
-           "readings_by_run", "first_step", "pa_limit_error", "exact_path"]
+__all__ = ["ALPHA_GROWTH", "GAP_II", "ERR_TOL", "PHASE_TIMES", "PA_TARGET_MAX_ROWS",
+           "phase_readings", "readings_by_run", "first_step", "pa_limit_error", "pa_target",
+           "exact_path"]
 
 #: t_I: α has left its plateau: an order of magnitude above the start's norm.
 ALPHA_GROWTH = 10.0
@@ -138,13 +144,38 @@ def pa_limit_error(cfg, fair: bool = True) -> float:
 
     cfg = cfg.resolved()
     part = cfg.data.make_partition()
-    cfg = cfg.replace(train={"init_v": "aligned", "offdiag0_std": 0.0,
-                             "method": "exchangeable"})
+    cfg = cfg.replace(train={"engine": "population", "init_v": "aligned",
+                             "offdiag0_std": 0.0, "method": "exchangeable"})
     eng = ExchangeableEngine(cfg, get_backend("numpy", "float64", "cpu"), part,
                              make_wstar(cfg.data))
     p = {"alpha": 1.0, "gamma": cfg.diag, "rho": cfg.diag - 60.0 * cfg.temperature}
     ev = eng.evaluate(p, 0, need_grad=False, record=True)
     return ev.error - 0.5 * ev.tie_mass if fair else ev.error
+
+
+#: t_III of [`phase_readings`][] needs the error of hard patch association: one exact
+#: evaluation, read by [`pa_target`][] only where its table has at most this many histograms
+#: (~1 s).
+PA_TARGET_MAX_ROWS = 2_000_000
+
+#: setting (its TOML text) → the error of hard patch association
+_PA_TARGETS: dict[str, float] = {}
+
+
+def pa_target(cfg) -> float:
+    """The error of hard patch association of `cfg`'s setting (the target that ends phase
+    III), memoised per setting; NaN where its exact evaluation would need more than
+    [`PA_TARGET_MAX_ROWS`][] histograms (t_III is then not read)."""
+    if cfg is None:
+        return math.nan
+    cfg = as_config(cfg).resolved()
+    if n_histograms(cfg.data.L - 1, count_patterns(cfg.data.C).shape[0]) > PA_TARGET_MAX_ROWS:
+        return math.nan
+    setting = cfg.replace(train={"steps": 0, "seed": 0, "lr_v": 0.0, "lr_A": 0.0})
+    key = config_to_toml(setting)
+    if key not in _PA_TARGETS:
+        _PA_TARGETS[key] = pa_limit_error(setting)
+    return _PA_TARGETS[key]
 
 
 def exact_path(cfg, steps: int, stop_gap: float | None = None) -> pd.DataFrame:
