@@ -45,30 +45,28 @@ def test_every_verdict_is_the_judge_of_the_written_tables(quick_run):
 
 
 def test_quick_verdicts(quick_run):
-    """What the quick tables must give: the sanity check passes; on the quick grid of the
-    family q = C^k/D the regime holds the bound and only the reported point k = 2, C = 2,
-    D = 6 (outside the proved region) falls below 1/8 (thm3.1); the alignment slope's
-    interval over 3 seeds on a factor-8 N ladder is too wide to decide; thm5.1's short quick
-    runs leave the frozen arm above the target (never reached); the reference run and the
-    one-factor ladders agree with the derived phase times (thm4.1); thm4.2's 40 quick steps
-    end before the population run's patch association (a failed premise)."""
+    """What the quick tables must give: the sanity, engine and derivation checks pass on their
+    small grids (thm3.2, lemma symmetry, thm3.1-proof, thm4.1-phases, thm4.2-noise); the fitted
+    GLM errs well above 1/8 against f* (thm3.1); the boundary, escape and reference parts of
+    Theorem 4.1 agree on two D and two d; Theorem 4.2's two d agree; the lemma's 20 Monte
+    Carlo steps over 3 seeds are too noisy to decide the sign (and so the rate); thm5.1's quick
+    run has 3 seeds where the check needs 5 (a failed premise)."""
     _, summary = quick_run
     v = dict(zip(summary.claim, summary.verdict))
-    assert v["thm3.1"] == "agrees-in-regime"
-    assert v["thm3.2"] == "agrees" and v["lemma4.1-4.2"] == "inconclusive"
+    for cid in ("thm3.1", "thm3.1-proof", "thm3.2", "lemma4.1-4.2-symmetry", "thm4.1",
+                "thm4.1-phases", "thm4.2", "thm4.2-noise"):
+        assert v[cid] == "agrees", cid
+    assert v["lemma4.1-4.2"] == "inconclusive" and v["lemma4.1-4.2-reduction"] == "inconclusive"
     assert v["thm5.1"] == "inconclusive"
-    assert v["thm4.1"] == "agrees"
-    assert v["thm4.2"] == "inconclusive"
 
 
 def test_thm41_half_tie_identity(quick_run):
     """Hard patch association with ties broken by a fair coin is Bayes-optimal: its fair-coin
-    error equals the Bayes error (exact sums: rounding only); the quick reference run (7000
-    steps) ends within ERR_TOL of it."""
+    error equals the Bayes error (exact sums: rounding only); the quick reference run ends
+    within ERR_TOL of it."""
     out, _ = quick_run
     t = pd.read_csv(out / "thm4.1.csv").iloc[0]
     assert abs(t.pa_limit_error_fair - t.bayes_error) < 1e-12
-    assert abs(t.final_error_fair - (t.final_error - t.final_tie_mass / 2)) < 1e-15
     assert abs(t.final_error_fair - t.bayes_error) <= 0.005
 
 

@@ -28,3 +28,11 @@ def small_config(D=6, C=2, d=5, q=0.4, seed=0, model=None, **train) -> Experimen
 
 def parts(cfg):
     return cfg.data.make_partition(), make_wstar(cfg.data)
+
+
+def rejects_all(claim, tables):
+    """Assert that the claim's judge rejects (``disagrees``) every declared counterfactual on
+    `tables` (an agreeing table, so the check can fail)."""
+    values = claim.values()
+    for cf in claim.counterfactuals:
+        assert claim.judge(tables, {**values, **cf.values}).verdict == "disagrees", cf.name

@@ -91,7 +91,7 @@ def test_plateau_length_on_an_alpha0_ladder():
         h, _ = _run(cfg, 2000, stop=lambda p: p["alpha"] >= theta)
         y, n = 1.0 / h[:, 0], len(h) - 2
         t_meas = n + (y[n] - 1 / theta) / (y[n] - y[n + 1])
-        e_lead.append(abs(t_meas / pred.t_I - 1))
+        e_lead.append(abs(t_meas / pred.t_blowup - 1))
         e_fine.append(abs(t_meas / pred.time_to(theta) - 1))
     # measured: orders 1.24 (leading; α⁰ log(1/α⁰) over this ladder) and 0.94 (refined)
     assert 0.8 < _order(a0s, e_lead) < 1.6
@@ -123,7 +123,7 @@ def test_phase_two_rate_on_a_slow_attention_ladder():
     e_rate, e_alpha = [], []
     for e in eps:
         cfg = fig4_config(lr_v=1.0, lr_A=float(e), alpha0=0.05)
-        t1 = int(phase_i(cfg).t_I) + 100
+        t1 = int(phase_i(cfg).t_blowup) + 100
         h, eng = _run(cfg, t1 + 101)
         pred = phase_ii(cfg, eng)
         gap = h[:, 1] - h[:, 2]

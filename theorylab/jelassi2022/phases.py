@@ -1,23 +1,32 @@
-"""Phase times of a trajectory of the first paper's model and the error of hard patch
-association: the readings that the Theorem 4.1 check and the phase figures share.
+"""The phase times of a trajectory of the first paper's model: one name and one definition each,
+shared by the claim checks, the figures and the docs.
 
-- end of phase I, ``t_I``: first recorded step with γ − ρ ≥ [`MOVE_TOL`][] (A has left its
-  start);
-- end of phase II, ``t_II``: first step with γ − ρ at least half its final value;
-- end of phase III, ``t_III``: first step ≥ t_II from which the error stays within
-  [`ERR_TOL`][] of the error of hard patch association with the same σ
-  ([`pa_limit_error`][]); NaN when never.
+Measured (threshold) times, read by [`phase_readings`][] from any trajectory table (a run of
+``theorylab run``, a sweep, an [`exact_path`][] or a reduced-engine path), each the first
+recorded step at which an absolute threshold is crossed, so none depends on the run's length:
 
-These operational times are relative to the run's final gap, so they move with the horizon.
-[`absolute_phase_times`][] reads horizon-independent ones (the Theorem 4.1 check's):
+- ``t_I``, **end of phase I**: first step with α ≥ [`ALPHA_GROWTH`][]·‖v⁰‖ (α has left its
+  plateau by an order of magnitude of the start's norm; for an aligned start ‖v⁰‖ = α⁰);
+- ``t_II``, **end of phase II**: first step with γ − ρ ≥ [`GAP_II`][] logits (attention decided:
+  the partner patch e ≈ 2.7 times as heavy as another set's);
+- ``t_PA``, **patch association**: first step from which patch association with the margin
+  ``train.pa_margin`` holds until the end of the trajectory (Definition 2.2 read with a margin;
+  the one reading that looks at the whole run: a run that loses association later has no t_PA);
+- ``t_III``, **end of phase III**: first step ≥ t_II from which the error (fair coin on ties)
+  stays within [`ERR_TOL`][] of the error of hard patch association ([`pa_limit_error`][]).
 
-- ``t_I``: first step with α ≥ [`ALPHA_GROWTH`][]·α⁰ (α has left its plateau);
-- ``t_II``: first step with γ − ρ ≥ [`GAP_II`][] logits;
-- ``t_III``: as above, from that t_II.
+Derived times carry other names and live in [`theorylab.jelassi2022.predictions`][]: the
+**blow-up time** ``t_blowup`` is the time at which the leading-order phase-I flow diverges
+(α ∝ (t_blowup − t)^{−1} for the cubic σ); no trajectory has a measured blow-up time. The
+threshold time t_I is another number (``t_I_pred``: the derived time to the threshold; for a
+random start with α⁰ < 0 it can even come after t_blowup, as β shrinks while α < 0).
 
-[`exact_path`][] runs exact population GD (the exchangeable engine) and keeps every step, so
-that a phase time read from it with an absolute threshold is exact to the step (Theorem 4.1's
-check and the jelassi2022-phases figure read them from it).
+[`pa_target`][] is the phase-III target of a setting (memoised, NaN where its one exact evaluation
+would be too costly): what ``Paper.phase_readings`` (``theorylab plot``, ``theorylab phases``)
+passes as `target_error`.
+
+[`exact_path`][] runs exact population GD from an aligned start (the exchangeable engine) and
+keeps every step, so a time read from it is exact to the step.
 """
 
 from __future__ import annotations
@@ -32,64 +41,21 @@ from theorylab.core.trainer import first_step
 from .config import as_config, config_to_toml
 from .engines import ExchangeableEngine, count_patterns, n_histograms
 
-__all__ = ["MOVE_TOL", "ERR_TOL", "ALPHA_GROWTH", "GAP_II", "PHASE_TIMES", "phase_times",
-           "phase_three", "absolute_phase_times", "phase_readings", "readings_by_run",
-           "first_step", "pa_limit_error", "pa_target", "exact_path"]
+__all__ = ["ALPHA_GROWTH", "GAP_II", "ERR_TOL", "PHASE_TIMES", "PA_TARGET_MAX_ROWS",
+           "phase_readings", "readings_by_run", "first_step", "pa_limit_error", "pa_target",
+           "exact_path"]
 
-#: A has left its start: 1e−3 in logits, far above one GD step's γ − ρ from a symmetric start.
-MOVE_TOL = 1e-3
-#: half a percentage point of classification error: the resolution at which an error is
-#: called "at" a target (far above the rounding of an exact error).
-ERR_TOL = 0.005
-#: t_I of the absolute readings: α has left its plateau by an order of magnitude.
+#: t_I: α has left its plateau: an order of magnitude above the start's norm.
 ALPHA_GROWTH = 10.0
-#: t_II of the absolute readings: γ − ρ ≥ 1 in logits (the partner patch e ≈ 2.7 times as heavy
-#: as another set's).
+#: t_II: γ − ρ ≥ 1 in logits.
 GAP_II = 1.0
-#: the names of the measured phase times of [`phase_readings`][], in order.
+#: t_III: half a percentage point of classification error, the resolution at which an error is
+#: called "at" its target (far above the rounding of an exact error).
+ERR_TOL = 0.005
+#: the names of the measured phase times, in order.
 PHASE_TIMES = ("t_I", "t_II", "t_PA", "t_III")
 #: the patch-association margin used when neither the table nor a config gives one.
 DEFAULT_PA_MARGIN = 1e-3
-
-
-def phase_times(traj: pd.DataFrame, target_error: float,
-                column: str = "error_fair") -> dict[str, float]:
-    """``t_I``, ``t_II``, ``t_III`` (NaN when not reached) of a trajectory with columns step,
-    gamma, rho and `column` (the error compared with `target_error`, the patch-association
-    error that ends phase III; see the module docstring for the definitions)."""
-    step = traj.step.to_numpy()
-    gap = (traj.gamma - traj.rho).to_numpy()
-    err = traj[column].to_numpy()
-    t1 = first_step(step, gap >= MOVE_TOL)
-    t2 = first_step(step, gap >= 0.5 * gap[-1]) if gap[-1] >= MOVE_TOL else math.nan
-    return {"t_I": t1, "t_II": t2, "t_III": phase_three(step, err, target_error, t2)}
-
-
-def phase_three(step: np.ndarray, error: np.ndarray, target_error: float, t_II: float) -> float:
-    """First step ≥ `t_II` from which `error` stays within [`ERR_TOL`][] of `target_error`
-    (NaN when never, or when `t_II` is NaN)."""
-    if not np.isfinite(t_II):
-        return math.nan
-    off = (np.abs(error - target_error) > ERR_TOL) | (step < t_II)
-    last_off = np.flatnonzero(off)
-    last_off = last_off[-1] if last_off.size else -1
-    return float(step[last_off + 1]) if last_off + 1 < len(step) else math.nan
-
-
-def absolute_phase_times(cfg, path: pd.DataFrame, target_error: float | None = None,
-                         column: str = "error_fair") -> dict[str, float]:
-    """Horizon-independent ``t_I`` (α ≥ ALPHA_GROWTH·α⁰) and ``t_II`` (γ − ρ ≥ GAP_II) of a
-    trajectory of `cfg` with columns step, alpha, gamma, rho (an [`exact_path`][] reads them to
-    the step), and with a `target_error` also ``t_III`` ([`phase_three`][] of `column` from that
-    t_II); NaN when not reached."""
-    step = path.step.to_numpy()
-    gap = (path.gamma - path.rho).to_numpy()
-    out = {"t_I": first_step(step, path.alpha.to_numpy()
-                             >= ALPHA_GROWTH * cfg.resolved().train.alpha0),
-           "t_II": first_step(step, gap >= GAP_II)}
-    if target_error is not None:
-        out["t_III"] = phase_three(step, path[column].to_numpy(), target_error, out["t_II"])
-    return out
 
 
 def _held_from(step: np.ndarray, ok: np.ndarray) -> float:
@@ -116,23 +82,14 @@ def _pa_ok(tr: pd.DataFrame, cfg) -> np.ndarray | None:
 
 def phase_readings(trajectory: pd.DataFrame, cfg=None, target_error: float | None = None
                    ) -> dict[str, float]:
-    """The measured phase times of one trajectory, each the first recorded step at which an
-    absolute threshold is crossed (none depends on the run's length):
-
-    - ``t_I``, end of phase I: first step with α ≥ [`ALPHA_GROWTH`][]·‖v⁰‖ (for an aligned
-      start ‖v⁰‖ = α⁰);
-    - ``t_II``, end of phase II: first step with γ − ρ ≥ [`GAP_II`][] logits;
-    - ``t_PA``, patch association: first step from which patch association with the margin
-      ``train.pa_margin`` holds until the end of the trajectory;
-    - ``t_III``, end of phase III: first step ≥ t_II from which the error (fair coin on ties)
-      stays within [`ERR_TOL`][] of `target_error`.
+    """The measured phase times of one trajectory (see the module for the definitions).
 
     **Arguments:**
 
     - `trajectory`: one run, rows in step order, columns ``step``, ``alpha``, ``gamma``,
-      ``rho`` and, where present, ``beta`` (absent or NaN: 0), ``error_fair`` (else
-      ``error``), ``pa_gap`` or ``patch_association``. A ``trajectory.csv`` of
-      ``theorylab run`` has them all.
+      ``rho`` and, where present, ``beta`` (the part of v orthogonal to w*; absent or NaN: 0),
+      ``error_fair`` (else ``error``), ``pa_gap`` or ``patch_association``. A ``trajectory.csv``
+      of ``theorylab run`` has them all.
     - `cfg`: the run's [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig]
       (optional): its ``train.pa_margin`` for t_PA, and the error of hard patch association
       for t_III.
@@ -222,8 +179,8 @@ def pa_target(cfg) -> float:
 
 
 def exact_path(cfg, steps: int, stop_gap: float | None = None) -> pd.DataFrame:
-    """Exact gradient descent on the population risk (P) from the partition-symmetric start of
-    `cfg`, every step kept.
+    """Exact gradient descent on the population risk (P) from the partition-symmetric aligned
+    start of `cfg`, every step kept.
 
     **Arguments:**
 

@@ -8,13 +8,15 @@ import pytest
 
 from theorylab.core.claims import ClaimResult, markdown_table
 from theorylab.jelassi2022.claims import CLAIMS, get_claim
-from theorylab.jelassi2022.claims.thm31 import glm_exact_errors
 from theorylab.jelassi2022.data import set_sum_distribution
+from theorylab.jelassi2022.predictions.glm import glm_exact_errors
 
 
 def test_registry_labels():
-    assert CLAIMS["thm3.1"].label == "FOUND" and CLAIMS["thm3.2"].label == "FOUND"
-    for cid in ("lemma4.1-4.2", "thm4.1", "thm4.2", "thm5.1"):
+    for cid in ("thm3.1", "thm3.1-proof", "thm3.2"):
+        assert CLAIMS[cid].label == "FOUND"
+    for cid in ("lemma4.1-4.2", "lemma4.1-4.2-reduction", "lemma4.1-4.2-symmetry", "thm4.1",
+                "thm4.1-phases", "thm4.2", "thm4.2-noise", "thm5.1"):
         assert CLAIMS[cid].label == "RECONSTRUCTED"
     with pytest.raises(KeyError, match="known"):
         get_claim("nope")
@@ -42,5 +44,30 @@ def test_markdown_table_thins_rows():
 
 
 def test_kinds_say_what_a_check_is():
-    assert CLAIMS["thm3.2"].kind == "sanity check" and "ω(1)" in CLAIMS["thm3.2"].untested
-    assert all(c.kind == "theorem check" for k, c in CLAIMS.items() if k != "thm3.2")
+    """One kind per claim: a check that compares with the paper is a theorem check; our
+    derivations against our engines, and a property of the engines, are split off."""
+    kinds = {k: c.kind for k, c in CLAIMS.items()}
+    assert kinds == {"thm3.1": "theorem check", "thm3.1-proof": "derivation check",
+                     "thm3.2": "sanity check", "lemma4.1-4.2": "theorem check",
+                     "lemma4.1-4.2-reduction": "derivation check",
+                     "lemma4.1-4.2-symmetry": "engine check", "thm4.1": "theorem check",
+                     "thm4.1-phases": "derivation check", "thm4.2": "theorem check",
+                     "thm4.2-noise": "derivation check", "thm5.1": "theorem check"}
+    assert "ω(1)" in CLAIMS["thm3.2"].untested
+
+
+def test_theorem_checks_declare_what_they_must_reject():
+    """Every theorem check declares at least one counterfactual and one prediction, and every
+    prediction a counterfactual overrides is declared (the kernel refuses the others); the
+    readings of the temperature and of the start of v are declared where they enter."""
+    for c in CLAIMS.values():
+        if c.kind == "theorem check":
+            assert c.counterfactuals and c.predictions, c.id
+        for cf in c.counterfactuals:
+            assert set(cf.values) <= {p.name for p in c.predictions} | {
+                t.name for t in c.thresholds}, c.id
+    for cid in ("thm4.1", "thm4.1-phases", "thm4.2", "thm5.1"):
+        names = {v.name for v in CLAIMS[cid].variants}
+        assert names == {"temperature", "v_start"}, cid
+    temps = {r.value for r in CLAIMS["thm4.1"].variants[0].readings}
+    assert temps == {"1", "sqrt(D)", "sqrt(d)"}

@@ -1,181 +1,152 @@
-"""Theorem 4.1's check: its verdict is a pure function of the reference row, the ladder runs
-and the boundary runs (hand-made tables that agree, disagree, are degenerate or fail a
-premise), and its readings of an exact path."""
+"""Theorem 4.1's two checks: the theorem check's verdict (association boundary, T = poly(d),
+reference runs) and the derivation check's, each a pure function of hand-made tables that
+agree, disagree, are degenerate or fail a premise; and the exact path the checks read."""
 
 import math
 
 import numpy as np
 import pandas as pd
-import pytest
 
-from theorylab.jelassi2022.claims import thm41
-from theorylab.jelassi2022.phases import exact_path
+from theorylab.jelassi2022.claims import thm41, thm41_phases
+from theorylab.jelassi2022.phases import exact_path, phase_readings
 from theorylab.jelassi2022.setups import line_config
 from theorylab.jelassi2022.trainer import run_experiment
 
 NAN = math.nan
-Q0 = math.log(100) / 10
+
+
+def _boundary(qstar):
+    """Boundary runs with one associating run just below and one anti-associating just above
+    q*(D) for each D."""
+    rows = []
+    for D, q in qstar.items():
+        rows.append({"D": D, "q": q - 0.01, "outcome": "associates", "tau": 1.0})
+        rows.append({"D": D, "q": q + 0.01, "outcome": "anti-associates", "tau": 1.0})
+        rows.append({"D": D, "q": q + 0.005, "outcome": "undecided", "tau": 1.0})
+    return pd.DataFrame(rows)
+
+
+def _escape(k, ds=(10, 32, 100, 316, 1000), seeds=4, top=None):
+    rows = []
+    for d in ds:
+        kk = top if (top is not None and d == ds[-1]) else k
+        base = 900.0 * (d / ds[0]) ** kk if top is None else (
+            900.0 * (ds[-2] / ds[0]) ** k * (d / ds[-2]) ** kk if d == ds[-1]
+            else 900.0 * (d / ds[0]) ** k)
+        for s in range(seeds):
+            rows.append({"d": d, "seed": s, "t_I": base * (1 + 0.05 * s), "lr": 1.0})
+    return pd.DataFrame(rows)
 
 
 def _ref(**kw):
-    base = {"t_I": 1301.0, "t_II": 4485.0, "t_III": 5668.0, "t_PA": 1435.0, "pa_status": "ok",
-            "min_pa_gap": 1.8e-10, "loss_end_I": 0.69, "final_loss": 0.25,
-            "final_error_fair": 0.0906, "bayes_error": 0.0906, "q_root": 0.642}
+    base = {"seed": [0, 1], "t_I": [3200.0, 4400.0], "t_II": [3500.0, 4800.0],
+            "t_III": [3650.0, 4930.0], "t_PA": [3225.0, 4500.0], "final_gap": [3.3, 3.6],
+            "loss_end_I": [0.69, 0.69], "final_loss": [0.21, 0.21],
+            "final_error_fair": [0.0906, 0.0906], "bayes_error": [0.0906, 0.0906],
+            "min_pa_gap": [-2e-9, 1e-12], "alpha0": [-1e-3, 1e-3],
+            "final_beta_over_alpha": [1e-20, 1e-20], "tau": [1.0, 1.0]}
     base.update(kw)
-    return pd.Series(base)
+    return pd.DataFrame(base)
 
 
-def _run(ladder, x, **kw):
-    row = {"ladder": ladder, "d": 100.0, "q": Q0, "D": 10, "C": 2, "t_I": 1301.0,
-           "t_I_pred": 1300.8, "t_II": 4485.0, "t_II_pred": 6597.0, "t_PA": 1435.0,
-           "final_gap": 1.0, "steps_run": 4485.0}
-    row[ladder] = x
-    row.update(kw)
-    return row
+def _tables(qstar=None, k=0.5, ref=None):
+    qstar = qstar or {8: 0.66, 12: 0.65, 16: 0.64, 24: 0.63}
+    return {"table": _ref() if ref is None else ref, "escape": _escape(k),
+            "boundary": _boundary(qstar)}
 
 
-def _runs(*extra):
-    rows = [_run("d", 100.0), _run("d", 1e4), _run("q", Q0), _run("q", 0.3),
-            _run("D", 10), _run("D", 8)]
-    return pd.DataFrame(rows + list(extra))
+def test_boundary_exponent_spans_the_brackets():
+    e = thm41.boundary_exponent(_boundary({8: 0.66, 24: 0.66}))
+    assert e["lo"] < e["k"] < e["hi"] and abs(e["k"]) < 0.02
+    one_over_D = thm41.boundary_exponent(_boundary({8: 4 / 8, 16: 4 / 16, 32: 4 / 32}))
+    assert abs(one_over_D["k"] + 1) < 0.05
 
 
-def _boundary(qs=(0.642, 0.667, 0.692, 0.742), t2=(26000.0, NAN, NAN, NAN),
-              gaps=(1.0, 0.3, -0.4, -1.0)):
-    return pd.DataFrame({"d": 100.0, "q": qs, "D": 10, "C": 2, "t_II": t2, "final_gap": gaps,
-                         "final_drift": [0.15, 0.04, -0.03, -0.04],
-                         "steps_run": [26000.0, 30000.0, 30000.0, 21000.0]})
+def test_thm41_agrees_disagrees_inconclusive():
+    assert thm41.judge(_tables()).verdict == "agrees"
+    # the associating side shrinks faster than 1/D: the paper's regime would leave it
+    shrink = {D: 4 * D ** -1.5 for D in (8, 16, 32, 64)}
+    assert thm41.judge(_tables(qstar=shrink)).verdict == "disagrees"
+    # exactly like 1/D: the range straddles the floor
+    edge = {D: 4 / D for D in (8, 16, 32, 64)}
+    assert thm41.judge(_tables(qstar=edge)).verdict == "inconclusive"
+    # one bracketed D: no exponent
+    assert thm41.judge(_tables(qstar={8: 0.6})).verdict == "inconclusive"
+    # a plateau growing like d^4 breaks the declared ceiling d^3
+    assert thm41.judge(_tables(k=4.0)).verdict == "disagrees"
 
 
-def _tables(runs=None, boundary=None, **ref):
-    return {"table": pd.DataFrame([_ref(**ref)]),
-            "runs": _runs() if runs is None else runs,
-            "boundary": _boundary() if boundary is None else boundary}
+def test_thm41_escape_premises():
+    # a local exponent that grows along the ladder (super-polynomial look): not settled
+    v = thm41.verdict_escape(_escape(0.5, top=2.0), 3.0)
+    assert v.verdict == "inconclusive" and "not settled" in v.reasons[0]
+    miss = _escape(0.5)
+    miss.loc[0, "t_I"] = NAN
+    assert thm41.verdict_escape(miss, 3.0).verdict == "inconclusive"
 
 
-def test_in_regime_rule():
-    # q ≤ 0.5 and more spurious than informative patches, q(D − C) > C
-    assert thm41.in_regime(Q0, 10, 2) and thm41.in_regime(0.3, 10, 2)
-    assert not thm41.in_regime(0.6, 10, 2)  # q above Q_REGIME
-    assert not thm41.in_regime(Q0, 6, 2)  # 0.46·4 = 1.84 < 2: fewer spurious than informative
-    assert thm41.in_regime(0.6, 10, 2, q_regime=0.7)
+def test_thm41_reference_runs():
+    assert thm41.verdict_reference(_ref(), 0.005).verdict == "agrees"
+    bad = _ref(final_error_fair=[0.0906, 0.12])
+    assert thm41.verdict_reference(bad, 0.005).verdict == "disagrees"
+    order = _ref(t_III=[3400.0, 4930.0])
+    assert thm41.verdict_reference(order, 0.005).verdict == "disagrees"
+    anti = _ref(final_gap=[-13.0, -20.0])  # beyond the boundary of the reading: not judged
+    v, note = thm41.verdict_reference(anti, 0.005)
+    assert v is None and "beyond the association boundary" in note
+    whole = thm41.judge(_tables(ref=anti))
+    assert whole.verdict == "agrees" and "not judged" in whole.reasons[-1]
+    nan = _ref(t_III=[NAN, 4930.0])
+    assert thm41.verdict_reference(nan, 0.005).verdict == "inconclusive"
 
 
-def test_agrees():
-    v = thm41.judge(_tables())
-    assert v.verdict == "agrees"
-    assert any("q ladder" in r and "t_II / derived in [0.680, 0.680]" in r for r in v.reasons)
-    last = v.reasons[-1]
-    assert last.startswith("finding") and "q ≤ 0.6420" in last and "q ≥ 0.6670" in last
-    assert "anti-associated, from q = 0.7420" in last and "0.300 (+0.040) at q = 0.6670" in last
-    assert "0.6420, at the lower end of the bracket" in last
-    assert "below the bracket" in thm41.judge(_tables(q_root=0.6)).reasons[-1]
-    assert "0.6500, inside the bracket" in thm41.judge(_tables(q_root=0.65)).reasons[-1]
+def test_thm41_counterfactuals_are_rejected_on_an_agreeing_table():
+    t = _tables()
+    values = thm41.CLAIM.values()
+    for cf in thm41.COUNTERFACTUALS:
+        assert thm41.judge(t, {**values, **cf.values}).verdict == "disagrees", cf.name
 
 
-def test_out_of_regime_failures_are_reported_not_judged():
-    # q = 0.7 ends anti-associated, D = 6 never reaches t_II: both out of regime
-    runs = _runs(_run("q", 0.7, t_II=NAN, t_PA=NAN, final_gap=-1.0, t_II_pred=math.inf),
-                 _run("D", 6, t_II=NAN, t_PA=NAN, final_gap=0.2))
-    assert thm41.judge(_tables(runs)).verdict == "agrees"
-    # once the regime is read to include q = 0.7 (Q_REGIME = 0.8), the anti-associated ladder run
-    # and the boundary runs from 0.667 on count against the theorem
-    v = thm41.judge(_tables(runs), {"Q_REGIME": 0.8})
-    assert v.verdict == "disagrees"
-    assert any("ends anti-associated" in r and "q = 0.700" in r for r in v.reasons)
-    assert any(r.startswith("boundary run q = 0.667") for r in v.reasons)
-    assert not any(r.startswith("boundary run q = 0.642") for r in v.reasons)
-    # Q_REGIME = 0.65 takes in the associating boundary run only
-    assert thm41.judge(_tables(), {"Q_REGIME": 0.65}).verdict == "agrees"
+def _phases_tables(ratio_I=1.001, ratio_II=1.005, never=False):
+    ref = _ref().assign(t_I_pred=lambda x: x.t_I / ratio_I, t_II_pred=lambda x: x.t_II / ratio_II)
+    if never:
+        ref = ref.assign(t_II=[NAN, NAN], t_II_pred=[math.inf, math.inf])
+    esc = _escape(0.5)
+    esc["t_I_pred"] = esc.t_I / ratio_I
+    dl = pd.DataFrame({"D": [8, 12, 16, 24], "t_II": [1000.0, 1300.0, 1700.0, 2400.0]})
+    dl["t_II_pred"] = dl.t_II / ratio_II
+    return {"table": ref, "escape": esc, "dladder": dl}
 
 
-@pytest.mark.parametrize("bad, text", [
-    ({"final_gap": -0.5, "t_II": NAN, "t_PA": NAN}, "ends anti-associated"),
-    ({"final_gap": 0.4, "t_II": NAN}, "no patch association"),
-    ({"t_PA": NAN}, "no patch association"),
-    ({"t_I": 1350.0}, "t_I = 1350"),  # 3.8 % off, tolerance 2 %
-    ({"t_II": 1800.0}, "outside ×3"),  # ratio 0.27 < 1/3
-    ({"t_II": 4485.0, "t_II_pred": math.inf}, "outside ×3"),  # derived r_II ≤ 0
-])
-def test_in_regime_failures_disagree(bad, text):
-    runs = _runs(_run("q", 0.35, **bad))
-    v = thm41.judge(_tables(runs))
-    assert v.verdict == "disagrees"
-    assert any(text in r for r in v.reasons), v.reasons
-
-
-def test_tolerances_move_the_verdict():
-    runs = _runs(_run("q", 0.35, t_I=1350.0))  # t_I 3.8 % above its derived value
-    assert thm41.judge(_tables(runs), {"TOL_I": 0.05}).verdict == "agrees"
-    runs = _runs(_run("q", 0.35, t_II=1800.0))  # t_II 0.27 of its derived value
-    assert thm41.judge(_tables(runs), {"TOL_II": 4.0}).verdict == "agrees"
-
-
-def test_degenerate_tables_are_inconclusive():
-    assert thm41.judge(_tables(_runs().iloc[:0])).verdict == "inconclusive"
-    # the D ladder keeps one in-regime run (D = 6 is out of regime)
-    runs = pd.DataFrame([_run("d", 100.0), _run("d", 1e4), _run("q", Q0), _run("q", 0.3),
-                         _run("D", 10), _run("D", 6)])
-    v = thm41.judge(_tables(runs))
-    assert v.verdict == "inconclusive" and "ladder(s) D" in v.reasons[1]
-    # a boundary that is not bracketed is reported so, and does not change the verdict
-    v = thm41.judge(_tables(boundary=_boundary(t2=(26000.0, 20000.0, 19000.0, 18000.0))))
-    assert v.verdict == "agrees" and "do not bracket" in v.reasons[-1]
-
-
-def test_reference_run_premise_and_failures():
-    v = thm41.judge(_tables(t_III=NAN))
-    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
-    for bad in ({"t_II": 1000.0}, {"min_pa_gap": -1e-3}, {"pa_status": "censored-above"},
-                {"final_loss": 0.8}, {"final_error_fair": 0.1132}):
-        assert thm41.judge(_tables(**bad)).verdict == "disagrees", bad
-    # the final error 0.0038 above Bayes: inside ERR_TOL = 0.005, outside 0.002
-    t = _tables(final_error_fair=0.0944)
-    assert thm41.judge(t).verdict == "agrees"
-    assert thm41.judge(t, {"ERR_TOL": 0.002}).verdict == "disagrees"
-
-
-def test_readings_of_a_path():
-    cfg = line_config(10, 2, 100, Q0, alpha0=0.01, pa_margin=1e-3)  # diag ln ln 100 = 1.527
-    step = np.arange(8)
-    path = pd.DataFrame({"step": step,
-                         "alpha": [0.01, 0.02, 0.05, 0.1, 0.5, 1.0, 1.5, 1.8],
-                         "gamma": [0, 0, 1e-4, 0.01, 0.3, 0.6, 0.9, 1.2],
-                         "rho": [0, 0, -1e-4, -0.01, -0.1, -0.3, -0.2, -0.3]})
-    r = thm41.readings(cfg, path)
-    assert r["t_I"] == 3.0 and r["t_II"] == 6.0  # α ≥ 0.1 at 3; γ − ρ = 1.1 ≥ 1 at 6
-    assert r["t_PA"] == 3.0  # min(a, γ) − ρ = 0.02 ≥ 1e-3 from step 3 on (2e-4 at step 2)
-    assert r["final_gap"] == pytest.approx(1.5) and r["steps_run"] == 7.0
-    # the drift per 1000 steps over the last min(1000, steps) steps: (1.5 − 0) / 7 · 1000
-    assert r["final_drift"] == pytest.approx(1500 / 7)
-    anti = path.assign(gamma=-path.gamma)
-    r = thm41.readings(cfg, anti)
-    assert math.isnan(r["t_II"]) and math.isnan(r["t_PA"]) and r["final_gap"] < 0
+def test_thm41_phases_judge():
+    assert thm41_phases.judge(_phases_tables()).verdict == "agrees"
+    assert thm41_phases.judge(_phases_tables(ratio_I=1.05)).verdict == "disagrees"
+    assert thm41_phases.judge(_phases_tables(ratio_II=1.2)).verdict == "disagrees"
+    # the slow flow predicts no association and none is seen: agreement, said so
+    v = thm41_phases.judge(_phases_tables(never=True))
+    assert v.verdict == "agrees" and any("never reach" in r for r in v.reasons)
+    # a derived time and no measured one within the horizon: premise
+    t = _phases_tables()
+    t["dladder"].loc[0, "t_II"] = NAN
+    assert thm41_phases.judge(t).verdict == "inconclusive"
+    values = thm41_phases.CLAIM.values()
+    for cf in thm41_phases.COUNTERFACTUALS:
+        assert thm41_phases.judge(_phases_tables(), {**values, **cf.values}).verdict == \
+            "disagrees", cf.name
 
 
 def test_exact_path_is_the_trainer_run_and_stops_at_the_gap():
-    cfg = line_config(6, 2, 100, 0.5, steps=40, n_records=41, record="linear", lr_v=1.0,
-                      alpha0=0.05)
+    """The every-step exact path equals the trainer's exchangeable run at the recorded steps
+    (same engine, same order: rounding only), and stop_gap stops after the first step with
+    |γ − ρ| at least the gap; phase_readings reads it without a config too."""
+    cfg = line_config(6, 2, 36, 0.4, lr_v=0.5, steps=300, record="all").resolved()
+    path = exact_path(cfg, 300)
     tr = run_experiment(cfg, progress=False).trajectory
-    path = exact_path(cfg, 40)
-    got = path.set_index("step").loc[tr.step]
-    for col in ("alpha", "gamma", "rho", "loss", "error_fair"):
-        # the same exact arithmetic in the same order: equal to rounding
-        np.testing.assert_allclose(got[col].to_numpy(), tr[col].to_numpy(), rtol=1e-12,
-                                   atol=1e-15, err_msg=col)
-    gap = (path.gamma - path.rho).abs()
-    cut = float(gap.iloc[20])
-    short = exact_path(cfg, 40, stop_gap=cut)
-    assert int(short.step.iloc[-1]) == int(np.flatnonzero(gap.to_numpy() >= cut)[0])
-
-
-def test_predicted_times_are_the_predictions():
-    from theorylab.jelassi2022.predictions import phase_i, phase_ii
-
-    cfg = line_config(8, 2, 100, Q0).resolved()
-    p = thm41.predicted_times(cfg)
-    p1, p2 = phase_i(cfg), phase_ii(cfg)
-    assert p["t_I_pred"] == p1.time_to(thm41.ALPHA_GROWTH * cfg.train.alpha0)
-    assert p["t_II_pred"] == pytest.approx(p1.t_I + thm41.GAP_II / p2.rate, rel=1e-15)
-    # past the derived boundary r_II < 0: no finite derived t_II
-    assert thm41.predicted_times(line_config(10, 2, 100, 0.75))["t_II_pred"] == math.inf
+    for col in ("alpha", "gamma", "rho", "loss"):
+        assert np.max(np.abs(path[col].to_numpy() - tr[col].to_numpy())) < 1e-13
+    cut = float((path.gamma - path.rho).abs().iloc[20])
+    short = exact_path(cfg, 300, stop_gap=cut)
+    assert short.step.iloc[-1] <= 20 and abs(short.gamma.iloc[-1] - short.rho.iloc[-1]) >= cut
+    rd = phase_readings(path)
+    assert np.isfinite(rd["t_I"]) and rd["t_I"] == phase_readings(tr, cfg)["t_I"]
+    assert math.isnan(rd["t_III"])  # no config, no target error: no t_III

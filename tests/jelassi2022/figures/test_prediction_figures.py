@@ -6,6 +6,7 @@ from pathlib import Path
 
 import matplotlib
 import numpy as np
+import pytest
 
 matplotlib.use("Agg")
 
@@ -51,7 +52,7 @@ def test_predicted_curves_follow_the_derived_expressions():
     cfg = reference_config(steps=20_000).resolved()
     pred = predicted_curves(cfg, 20_000)
     p1, p2 = phase_i(cfg), phase_ii(cfg)
-    assert pred["t_I"] == p1.t_I and pred["alpha_star"] == p2.alpha_star
+    assert pred["t_blowup"] == p1.t_blowup and pred["alpha_star"] == p2.alpha_star
     st, a = pred["steps"], pred["alpha"]
     assert a[0] == p1.alpha(st[0])  # phase I: the blow-up solution
     assert np.all(a <= pred["alpha_star"]) and a[-1] == pred["alpha_star"]  # then α*
@@ -65,7 +66,11 @@ def test_predicted_curves_follow_the_derived_expressions():
     ax = fig.subplots()
     draw_predictions(ax, pred, 20_000)
     styles = [ln.get_linestyle() for ln in ax.lines]
-    assert len(ax.lines) == 3 and styles[0] != "-" and styles[1] != "-"  # dashed curves, a mark
+    # dashed α, dotted linear γ − ρ, dash-dot slow flow, and the t_blowup mark
+    assert len(ax.lines) == 4 and all(st != "-" for st in styles[:3])
+    # the slow flow reaches γ − ρ = 1 at its t_II, after the blow-up
+    assert pred["slow_gap"][-1] == pytest.approx(1.0, abs=1e-6)
+    assert pred["slow_steps"][0] == pred["t_blowup"] < pred["t_II_slow"]
 
 
 def test_measured_against_predicted_on_a_trajectory():

@@ -12,7 +12,6 @@ import pandas as pd
 
 from theorylab.core import figures
 from theorylab.core.figures import run_figures
-from theorylab.jelassi2022.claims.thm41 import phase_times
 from theorylab.jelassi2022.config import DataConfig
 from theorylab.jelassi2022.data import make_wstar
 from theorylab.jelassi2022.figures._common import positive_v0_seed
@@ -78,17 +77,24 @@ def _synthetic_trajectory() -> pd.DataFrame:
                          "tie_mass": np.zeros_like(t), "error_fair": err})
 
 
-def test_phase_detector_on_a_synthetic_trajectory():
+def test_phase_readings_on_a_synthetic_trajectory():
+    """t_I where α first reaches 10‖v⁰‖, t_II where γ − ρ first reaches 1, t_III from that t_II
+    where the error settles at its target; no config: t_PA from γ, ρ is not read (NaN), a
+    target error gives t_III; a flat run has no phase time."""
+    from theorylab.jelassi2022.phases import phase_readings
+
     tr = _synthetic_trajectory()
-    ph = phase_times(tr, 0.11)
     step = tr["step"].to_numpy()
-    # t_I: first recorded step past 1000 where γ − ρ ≥ 1e-3
-    assert 1000 < ph["t_I"] <= step[step > 1001][0]
-    # t_II: γ − ρ = 1.5 at step 3000
-    assert ph["t_II"] == step[step >= 3000][0]
+    path = tr.assign(alpha=np.where(step >= 2000, 0.2, 0.01), beta=0.0)
+    ph = phase_readings(path, target_error=0.11)
+    assert ph["t_I"] == step[step >= 2000][0]
+    gap = (tr.gamma - tr.rho).to_numpy()
+    assert ph["t_II"] == step[gap >= 1.0][0]  # γ − ρ = 3(t − 1000)/4000 reaches 1 at 2333
     assert ph["t_III"] == step[step >= 6000][0]
-    flat = tr.assign(gamma=0.0, rho=0.0)
-    assert all(math.isnan(v) for v in phase_times(flat, 0.11).values())
+    assert math.isnan(ph["t_PA"])
+    flat = path.assign(gamma=0.0, rho=0.0, alpha=0.01)
+    assert all(math.isnan(phase_readings(flat, target_error=0.11)[k])
+               for k in ("t_I", "t_II", "t_III"))
 
 
 def test_fair_error_breaks_ties_by_a_coin():
@@ -106,27 +112,15 @@ def test_positive_v0_seed_gives_positive_alignment():
     assert positive_v0_seed(data, 0.05, 3) >= 3
 
 
-def test_absolute_phase_times_are_read_at_fixed_thresholds():
-    """The horizon-independent readings: t_I where α first reaches 10α⁰, t_II where γ − ρ first
-    reaches 1, t_III from that t_II; a longer run with the same prefix gives the same times
-    (unlike the operational t_II, which is relative to the final gap)."""
-    from theorylab.jelassi2022.phases import absolute_phase_times, phase_times
+def test_phase_times_do_not_depend_on_the_horizon():
+    """A longer run with the same prefix, ending at another gap, gives the same times (the
+    readings are absolute thresholds)."""
+    from theorylab.jelassi2022.phases import phase_readings
 
     tr = _synthetic_trajectory()
     step = tr["step"].to_numpy()
-
-    from types import SimpleNamespace
-
-    cfg = SimpleNamespace(train=SimpleNamespace(alpha0=0.01))  # the one field the readings use
-    cfg.resolved = lambda: cfg
-    alpha = np.where(step >= 2000, 0.2, 0.01)
-    path = tr.assign(alpha=alpha, error_fair=tr["error"])
-    ph = absolute_phase_times(cfg, path, 0.11)
-    assert ph["t_I"] == step[step >= 2000][0]
-    gap = (tr.gamma - tr.rho).to_numpy()
-    assert ph["t_II"] == step[gap >= 1.0][0]
-    # doubling the last gap moves the operational t_II but not the absolute one
+    path = tr.assign(alpha=np.where(step >= 2000, 0.2, 0.01))
     longer = path.copy()
     longer.loc[longer.index[-1], "gamma"] += 10.0
-    assert absolute_phase_times(cfg, longer, 0.11)["t_II"] == ph["t_II"]
-    assert phase_times(longer, 0.11)["t_II"] != phase_times(path, 0.11)["t_II"]
+    a, b = phase_readings(path, target_error=0.11), phase_readings(longer, target_error=0.11)
+    assert (a["t_I"], a["t_II"], a["t_III"]) == (b["t_I"], b["t_II"], b["t_III"])

@@ -1,22 +1,18 @@
-r"""Lemmas 4.1–4.2 (RECONSTRUCTED, notes §4.3): GD on (P) keeps v = α w* and A partition-
-symmetric (diagonal a, same-set γ, cross-set ρ), so the dynamics reduce to (α, γ, ρ).
+r"""Lemmas 4.1–4.2 (RECONSTRUCTED, notes §4.3), the theorem check: along GD on (P), v becomes
+parallel to w* (the part of v orthogonal to w* shrinks), so that the dynamics reduce to
+(α, γ, ρ).
 
-Two halves, checked separately:
+From a random start the reduction cannot hold at step 0 (v⁰ is almost orthogonal to w*: β⁰/|α⁰|
+is of order √d). The statement read for a random start is that β/|α| shrinks along population
+GD. Two measurements (`_lemma_data` and the
+reference runs of Theorem 4.1):
 
-- **symmetry of A** (exact; an engine check: the data law is invariant under permutations
-  within and across sets, so exact GD from a symmetric start stays symmetric whatever the
-  paper says, and only an engine bug can break it): the brute-force engine trains every
-  off-diagonal entry of A independently from a symmetric start; the check reports the
-  largest deviation from partition symmetry along the whole trajectory (``sym_dev``) and the
-  largest difference of its (α, γ, ρ) from the exchangeable engine's (which assumes the
-  symmetry) at every recorded step.
-- **v ∥ w\*** (sampled): the exact engines store v as α·w*, so on them the alignment is true by
-  construction and proves nothing. It is checked on the empirical engine (v ∈ ℝ^d, noise ξ
-  drawn in d dimensions) from v⁰ = α⁰w*: the empirical gradient has a component orthogonal to
-  w* of order N^{-1/2}, so the prediction is β/|α| = ‖v − α w*‖/|α| → 0 as N grows (log-log
-  slope ≈ −1/2 by the central limit theorem; a v-gradient with a spurious orthogonal part
-  would give a slope near 0). ``SEEDS`` seeds (data, noise) in one batched run per N; the
-  slope is fitted per seed and judged on its t-interval over the seeds.
+- **the full model** (v ∈ ℝ^d, A ∈ ℝ^{D×D}, Monte Carlo population gradients): from the
+  aligned reference state after phase I with an orthogonal part β⁰ = 0.1 added in a random
+  direction, the slope of log(β/|α|) per GD step over ``SEEDS`` seeds, judged on its
+  t-interval: its sign against the predicted sign ``ALIGN_SIGN`` (−1: it shrinks);
+- **the reference runs from random starts** (reduced engine, reported): β/|α| at the start, at
+  t_I and at the end.
 """
 
 from __future__ import annotations
@@ -24,256 +20,190 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core.claims import (
     Claim,
     ClaimResult,
+    Counterfactual,
+    Prediction,
     Threshold,
     format_interval,
     point_rows,
     t_interval,
     threshold_values,
 )
-from theorylab.core.claims.verdict import Verdict, combine, loglog_fit
+from theorylab.core.claims.verdict import Verdict
 from theorylab.core.sweep import call_point, run_points
 
 from ..config import PAPER_NAME
-from ..setups import REF_DIAG, line_config
-from ..trainer import run_experiment
+from ._common import TEMPERATURE
 
-__all__ = ["CLAIM", "SYM_TOL", "MATCH_TOL", "MOVE_MIN", "SEEDS", "THRESHOLDS", "judge",
-           "verdict_symmetry", "verdict_alignment", "alignment_slopes", "alignment_point"]
-
-#: rounding of a float64 GD trajectory: each step adds O(1e−16) relative error to every entry;
-#: over ≤ 10⁴ steps a deviation above 1e−12 would be a symmetry-breaking bug, not rounding.
-SYM_TOL = 1e-12
-#: the two engines sum the same expectation in different orders; relative 1e−9 allows the
-#: amplification of rounding through the unstable escape of phase I (α grows by a factor ~100).
-MATCH_TOL = 1e-9
-#: the runs must leave the symmetric start (|γ − ρ| above this at the end), else the symmetry
-#: is checked on a state that never moved.
-MOVE_MIN = 1e-2
-#: alignment: the log-log slope of β/|α| against N must be at most this (CLT: −1/2) ...
-SLOPE_AGREE = -0.25
-#: ... and above this the orthogonal part does not shrink with N at all (disagrees).
-SLOPE_FLAT = -0.1
-#: seeds (data and noise) of the alignment runs.
-SEEDS = (0, 1, 2)
+__all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_alignment",
+           "alignment_table", "sign_name"]
 
 THRESHOLDS = (
-    Threshold("SYM_TOL", SYM_TOL, "derived bound",
-              "float64 rounding: O(1e−16) per entry and step over ≤ 1e4 steps stays below "
-              "1e−12", role="largest sym_dev of the brute-force run"),
-    Threshold("MATCH_TOL", MATCH_TOL, "derived bound",
-              "rounding amplified by the unstable escape of phase I (α grows ~100×) on "
-              "float64 sums in two orders", role="largest relative (α, γ, ρ) difference"),
-    Threshold("MOVE_MIN", MOVE_MIN, "project choice",
-              "A must leave its start by 1 % of the O(1) logit gap that patch association "
-              "builds, ten orders of magnitude above rounding",
-              role="premise: final |γ − ρ| above it"),
-    Threshold("SLOPE_AGREE", SLOPE_AGREE, "project choice",
-              "midway between the two hypotheses: −1/2 (CLT, the orthogonal part is sampling "
-              "noise) and 0 (a spurious orthogonal gradient)",
-              role="agrees when the whole slope interval is below it"),
-    Threshold("SLOPE_FLAT", SLOPE_FLAT, "project choice",
-              "within 0.1 of the no-decay slope 0 (a fifth of the CLT's 1/2)",
-              role="disagrees when the whole slope interval is above it"),
+    Threshold("TAIL", 0.025, "project choice",
+              "the one-sided error probability of each end of the slope's t-interval (2.5 %: "
+              "the usual two-sided 95 % interval, a statistical convention)",
+              role="the slope's interval (level 1 − 2·TAIL), whose side of 0 decides"),
+)
+PREDICTIONS = (
+    Prediction("ALIGN_SIGN", -1.0, "shift",
+               "sign of the slope of log(β/|α|) along population GD: −1 (v turns towards w*), "
+               "0 (v keeps its angle), +1 (v turns away); a value within ½ of 0 reads as 0",
+               "paper statement (reconstructed)"),
+)
+COUNTERFACTUALS = (
+    Counterfactual("v keeps its angle", "the orthogonal part of v neither shrinks nor grows "
+                   "relative to α (v keeps its random direction)", {"ALIGN_SIGN": 0.0}),
+    Counterfactual("v turns away", "the orthogonal part of v grows relative to α",
+                   {"ALIGN_SIGN": 1.0}),
 )
 
 
-def verdict_symmetry(table: pd.DataFrame, sym_tol: float = SYM_TOL,
-                     match_tol: float = MATCH_TOL, move_min: float = MOVE_MIN) -> Verdict:
-    """Symmetry half, from the per-setting table (max_sym_dev, max_rel_diff_alpha_gamma_rho,
-    final_gamma, final_rho): ``inconclusive`` when empty, NaN, or the runs never left the
-    symmetric start; ``disagrees`` when sym_dev or the engine difference exceed their
-    tolerances; ``agrees`` otherwise."""
-    cols = ["max_sym_dev", "max_rel_diff_alpha_gamma_rho", "final_gamma", "final_rho"]
-    if len(table) == 0 or table[cols].isna().any().any():
-        return Verdict("inconclusive", ("symmetry: no finite measurement",))
-    moved = (table.final_gamma - table.final_rho).abs()
-    if (moved <= move_min).any():
-        return Verdict("inconclusive", (f"premise failed: a run ended with |γ − ρ| = "
-                                        f"{moved.min():.1e} ≤ {move_min:g}, so A never left the "
-                                        "symmetric start",))
-    sd, md = table.max_sym_dev.max(), table.max_rel_diff_alpha_gamma_rho.max()
-    if sd > sym_tol or md > match_tol:
-        return Verdict("disagrees", (f"symmetry (engine check): sym_dev up to {sd:.1e} "
-                                     f"(tolerance {sym_tol:g}), engine difference {md:.1e} "
-                                     f"(tolerance {match_tol:g})",))
-    return Verdict("agrees", (f"symmetry (engine check): sym_dev ≤ {sd:.1e} and (α, γ, ρ) "
-                              f"equal to the exchangeable engine's to {md:.1e} in {len(table)} "
-                              "settings",))
+def sign_name(s: float) -> str:
+    """The statement of a sign value: ≤ −½ shrinks, ≥ ½ grows, otherwise keeps its angle."""
+    return "shrinks" if s <= -0.5 else "grows" if s >= 0.5 else "keeps its angle"
 
 
-def alignment_slopes(align: pd.DataFrame) -> pd.DataFrame:
-    """Per seed: the log-log slope of β/|α| against N (columns seed, slope, r2, n)."""
-    if "seed" not in align:
-        align = align.assign(seed=0)
-    rows = []
-    for seed, g in align.groupby("seed"):
-        f = loglog_fit(g.N, g.beta_over_alpha)
-        rows.append({"seed": seed, "slope": f["slope"], "r2": f["r2"], "n": f["n"]})
-    return pd.DataFrame(rows, columns=["seed", "slope", "r2", "n"])
-
-
-def verdict_alignment(align: pd.DataFrame, slope_agree: float = SLOPE_AGREE,
-                      slope_flat: float = SLOPE_FLAT) -> Verdict:
-    """Alignment half, from the N-ladder table (seed, N, beta_over_alpha): the slope of
-    β/|α| against N per seed (≥ 4 points each), and its 95 % t-interval over the seeds.
-    ``agrees``: the whole interval ≤ `slope_agree`; ``disagrees``: the whole interval ≥
-    `slope_flat`; ``partial``: the interval lies between them; ``inconclusive``: fewer than 2
-    seeds with a slope, or an interval across a boundary."""
-    sl = alignment_slopes(align) if len(align) else alignment_slopes(
-        pd.DataFrame({"seed": [], "N": [], "beta_over_alpha": []}))
-    ok = sl[np.isfinite(sl.slope)]
-    if len(ok) < 2:
-        return Verdict("inconclusive", (f"alignment: {len(ok)} seeds with ≥ 4 usable points of "
-                                        "the N ladder (need 2 for an interval)",))
-    m, lo, hi = t_interval(ok.slope)
-    txt = (f"alignment: β/|α| ∝ N^s with s = {format_interval(m, lo, hi, len(ok), '.2f')} "
-           "(95 % t-interval)")
-    if hi <= slope_agree:
-        return Verdict("agrees", (txt + f", below {slope_agree:g}",))
-    if lo >= slope_flat:
-        return Verdict("disagrees", (txt + f", above {slope_flat:g}: the orthogonal part of v "
-                                     "does not shrink with N",))
-    if lo > slope_agree and hi < slope_flat:
-        return Verdict("partial", (txt + f", between {slope_agree:g} and {slope_flat:g}",))
-    return Verdict("inconclusive", (txt + f": the interval crosses {slope_agree:g} or "
-                                    f"{slope_flat:g}",))
-
-
-def alignment_point(N: int, seeds: list[int]) -> pd.DataFrame:
-    """β/|α| after 300 empirical GD steps (lr 0.5: phase II under way) from v⁰ = α⁰ w* at
-    D = 6, C = 2, d = 36, q = 0.4 with N samples, one batched run over `seeds`."""
-    from ..sweep import run_sweep
-
-    cfg = line_config(6, 2, 36, 0.4, diag=REF_DIAG, engine="empirical", method="auto",
-                      steps=300, lr_v=0.5, n_train=N, n_test=1000, n_records=8)
-    tr = run_sweep(cfg, seeds=seeds, progress=False)
-    last = tr[tr.step == tr.step.max()]
-    return pd.DataFrame({"seed": last.seed.to_numpy(), "N": N, "steps": 300,
-                         "alpha": last.alpha.to_numpy(), "beta": last.beta.to_numpy(),
-                         "beta_over_alpha": (last.beta / last.alpha.abs()).to_numpy(),
-                         "gamma_minus_rho": (last.gamma - last.rho).to_numpy(),
-                         "sym_dev": last.sym_dev.to_numpy()})
-
-
-def _alignment(quick: bool) -> pd.DataFrame:
-    """The N ladder of [`alignment_point`][], one sweep point per N."""
-    Ns = (500, 1000, 2000, 4000) if quick else (500, 2000, 8000, 32000)
-    parts = run_points([call_point(f"{__name__}:alignment_point", N=N, seeds=list(SEEDS))
-                        for N in Ns])
-    cols = ["seed", "N", "steps", "alpha", "beta", "beta_over_alpha", "gamma_minus_rho",
-            "sym_dev"]
-    table = pd.concat([point_rows(p) for p in parts], ignore_index=True)[cols]
-    return table.sort_values(["seed", "N"], ignore_index=True)
-
-
-def run(quick: bool) -> ClaimResult:
-    cases = [(6, 2, 0.4, 3000 if not quick else 1500)]
-    if not quick:
-        cases += [(8, 2, 0.45, 600), (6, 3, 0.6, 3000)]
-    rows, summary = [], []
-    for D, C, q, steps in cases:
-        common = dict(steps=steps, lr_v=0.5, record="log", n_records=60)
-        cfg_b = line_config(D, C, D * D, q, diag=REF_DIAG, method="brute", **common)
-        cfg_x = cfg_b.replace(train={"method": "exchangeable"})
-        tb = run_experiment(cfg_b, progress=False).trajectory
-        tx = run_experiment(cfg_x, progress=False).trajectory
-        m = tb.merge(tx, on="step", suffixes=("_brute", "_exch"))
-        for col in ("alpha", "gamma", "rho", "loss"):
-            m[f"d_{col}"] = (m[f"{col}_brute"] - m[f"{col}_exch"]).abs() / (
-                1 + m[f"{col}_exch"].abs())
-        m["D"], m["C"], m["q"] = D, C, q
-        rows.append(m[["D", "C", "q", "step", "sym_dev_brute", "alpha_brute", "gamma_brute",
-                       "rho_brute", "d_alpha", "d_gamma", "d_rho", "d_loss"]])
-        summary.append({
-            "D": D, "C": C, "q": q, "steps": steps,
-            "max_sym_dev": float(tb.sym_dev.max()),
-            "max_rel_diff_alpha_gamma_rho": float(m[["d_alpha", "d_gamma", "d_rho"]].max().max()),
-            "final_alpha": float(tb.alpha.iloc[-1]), "final_gamma": float(tb.gamma.iloc[-1]),
-            "final_rho": float(tb.rho.iloc[-1]),
-        })
-    table = pd.DataFrame(summary)
-    traj = pd.concat(rows, ignore_index=True)
-    align = _alignment(quick)
-    v = judge({"table": table, "alignment": align})
-    sl = alignment_slopes(align)
-    m, lo, hi = t_interval(sl.slope)
-    mean_ratio = align.groupby("N").beta_over_alpha.mean()
-    sfit = loglog_fit(mean_ratio.index, align.groupby("N").sym_dev.mean())
-    reading = [
-        f"Brute-force GD on every entry of A keeps partition symmetry along whole trajectories: "
-        f"largest sym_dev {table.max_sym_dev.max():.2e} (tolerance {SYM_TOL:g}) over "
-        f"{int(table.steps.sum())} steps in {len(table)} settings; the runs end with "
-        f"|γ − ρ| ≥ {(table.final_gamma - table.final_rho).abs().min():.3f}, so A did leave its "
-        "symmetric start.",
-        f"(α, γ, ρ) of the full-matrix run equal the exchangeable engine's to "
-        f"{table.max_rel_diff_alpha_gamma_rho.max():.1e} (relative; tolerance {MATCH_TOL:g}).",
-        "On the exact engines v is stored as α·w*, so the alignment half is true there by "
-        "construction; it is measured on the empirical engine instead: after 300 GD steps from "
-        f"v⁰ = α⁰w*, the mean over {len(sl)} seeds of β/|α| falls from "
-        f"{mean_ratio.iloc[0]:.3f} at N = {int(mean_ratio.index[0])} to "
-        f"{mean_ratio.iloc[-1]:.3f} at N = {int(mean_ratio.index[-1])} (slope "
-        f"{format_interval(m, lo, hi, len(sl), '.3f')}; per-seed r² "
-        f"{sl.r2.min():.3f}–{sl.r2.max():.3f}; the CLT predicts −1/2), and the empirical "
-        f"sym_dev falls as N^{sfit['slope']:.2f}: both properties hold in the population limit, "
-        "not at finite N.",
-        "lr 0.5 (instead of 0.1) shortens phase I; the reduction does not depend on it. The "
-        "statements of Lemmas 4.1–4.2 were not read (RECONSTRUCTED from a slide): what is "
-        "checked is the reduction the slide describes.",
-    ]
-    headline = {"max_sym_dev": float(table.max_sym_dev.max()),
-                "max_rel_diff": float(table.max_rel_diff_alpha_gamma_rho.max()),
-                "alignment_slope": format_interval(m, lo, hi, len(sl), ".3f")}
-
-    def figure(fig):
-        ax = fig.add_subplot(1, 1, 1)
-        for (D, C), g in traj.groupby(["D", "C"]):
-            ax.plot(g.step.clip(lower=1), g.sym_dev_brute.clip(lower=1e-18), label=f"D={D}, C={C}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.axhline(SYM_TOL, color="k", ls="--", label="tolerance")
-        ax.set_xlabel("GD step")
-        ax.set_ylabel("sym_dev (brute force)")
-        ax.legend(fontsize=7)
-
-    return ClaimResult("lemma4.1-4.2", table, v, headline, reading,
-                       extra={"alignment": align, "trajectory": traj}, figure=figure)
+def verdict_alignment(table: pd.DataFrame, sign: float, level: float = 0.95) -> Verdict:
+    """The t-interval of the slope of log(β/|α|) over seeds against the predicted `sign`
+    (see [`sign_name`][]): ``agrees`` when the interval lies on the predicted side (or, for
+    "keeps its angle", contains 0), ``disagrees`` when it lies strictly on the other side (or
+    excludes 0), ``inconclusive`` otherwise or with fewer than 3 seeds."""
+    s = table.slope.to_numpy(float)
+    s = s[np.isfinite(s)]
+    if s.size < 3:
+        return Verdict("inconclusive", (f"premise failed: {s.size} seeds with a slope (need 3)",))
+    m, lo, hi = t_interval(s, level)
+    txt = (f"slope of log(β/|α|) per step {format_interval(m, lo, hi, s.size, '.3g')} "
+           f"({level:.0%} t-interval); predicted: β/|α| {sign_name(sign)}")
+    want = sign_name(sign)
+    if want == "shrinks":
+        ok, bad = hi < 0, lo >= 0
+    elif want == "grows":
+        ok, bad = lo > 0, hi <= 0
+    else:
+        ok, bad = lo <= 0 <= hi, hi < 0 or lo > 0
+    if ok:
+        return Verdict("agrees", (txt,))
+    if bad:
+        return Verdict("disagrees", (txt + " (theorem as reconstructed)",))
+    return Verdict("inconclusive", (txt + ": the interval is not on one side of 0",))
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
-    """Both halves on the written tables (main table and ``alignment``) with the declared
-    thresholds (or `values` replacing some)."""
-    th = threshold_values(THRESHOLDS, values)
-    return combine([
-        verdict_symmetry(tables["table"], th["SYM_TOL"], th["MATCH_TOL"], th["MOVE_MIN"]),
-        verdict_alignment(tables["alignment"], th["SLOPE_AGREE"], th["SLOPE_FLAT"])])
+    """[`verdict_alignment`][] on the written main table with the declared prediction (or
+    `values`)."""
+    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    tail = min(max(th["TAIL"], 1e-9), 0.5)
+    return verdict_alignment(tables["table"], th["ALIGN_SIGN"], 1 - 2 * tail)
+
+
+_MEMO: dict = {}
+
+
+def alignment_table(quick: bool, temperature: str) -> pd.DataFrame:
+    """The measured and derived slopes of every seed (one sweep point each; memoised per
+    process: the derivation check reads the same table)."""
+    key = (bool(quick), temperature)
+    if key not in _MEMO:
+        _, _, seeds = data.SETTINGS[bool(quick)]
+        parts = run_points([call_point(f"{data.__name__}:alignment_point",
+                                       temperature=temperature, seed=int(s), quick=bool(quick))
+                            for s in seeds])
+        _MEMO[key] = pd.concat([point_rows(p) for p in parts], ignore_index=True)
+    return _MEMO[key]
+
+
+def _reference_ratios(quick: bool, temperature: str) -> pd.DataFrame:
+    from ._thm41_data import reference_table
+
+    ref = reference_table(quick, temperature, "random")
+    rows = []
+    for seed, g in ref.groupby("seed"):
+        g = g.sort_values("step")
+        t_I = g.t_I.iloc[0]
+        at = g[g.step >= t_I].iloc[0] if np.isfinite(t_I) else g.iloc[-1]
+        rows.append({"seed": seed, "ratio_start": abs(g.beta.iloc[0] / g.alpha.iloc[0]),
+                     "ratio_at_t_I": abs(at.beta / at.alpha),
+                     "ratio_end": abs(g.beta.iloc[-1] / g.alpha.iloc[-1]),
+                     "steps": float(g.step.iloc[-1])})
+    return pd.DataFrame(rows)
+
+
+def run(quick: bool, readings: dict) -> ClaimResult:
+    tau = readings["temperature"]
+    table = alignment_table(quick, tau)
+    refr = _reference_ratios(quick, tau)
+    v = judge({"table": table})
+    m, lo, hi = t_interval(table.slope)
+    r0 = table.iloc[0]
+    reading = [
+        f"Full model (Monte Carlo population GD, {int(r0.mc_samples)} draws per step, lr "
+        f"{data.LR:g}, temperature {tau}) from the reference state at step {r0.start_step:g} "
+        f"(α = {r0.alpha_start:.3f}, γ − ρ = {r0.gamma_start - r0.rho_start:.3f}) with "
+        f"β⁰ = {data.BETA0:g} in a random direction ⊥ w*: after {int(r0.steps)} steps β/|α| "
+        f"goes from {r0.ratio_start:.4f} to {table.ratio_end.min():.4f}–"
+        f"{table.ratio_end.max():.4f}; slope of log(β/|α|) "
+        f"{format_interval(m, lo, hi, len(table), '.4g')} per step (the reduction's "
+        f"{table.slope_derived.mean():.4g}).",
+        "Reference runs from random starts (reduced engine, lr 0.1): β/|α| " + "; ".join(
+            f"seed {r.seed:g}: {r.ratio_start:.3g} at the start, {r.ratio_at_t_I:.2g} at t_I, "
+            f"{r.ratio_end:.1e} after {r.steps:g} steps" for r in refr.itertuples())
+        + ": v turns towards w* during the escape (α grows, β does not) and after it (β decays "
+        "at the rate (κσ)²E[L₂] per unit of learning rate, positive once α has escaped).",
+        "From an aligned start β ≡ 0 by construction (population GD keeps v in span(w*, v⁰)); "
+        "the check therefore starts from a perturbed state under every reading.",
+    ]
+    brief = (f"log(β/|α|) slope {m:.3g} [{lo:.3g}, {hi:.3g}]/step, {len(table)} seeds (d-dim. "
+             f"model); random starts: β/|α| {refr.ratio_start.min():.2g}→"
+             f"{refr.ratio_end.max():.0e}")
+    headline = {"slope": format_interval(m, lo, hi, len(table), ".4g"),
+                "slope_derived": float(table.slope_derived.mean()),
+                "ref_ratio_end_max": float(refr.ratio_end.max())}
+
+    def figure(fig):
+        ax = fig.add_subplot(1, 1, 1)
+        ax.errorbar([0], [m], yerr=[[m - lo], [hi - m]], fmt="o", capsize=4,
+                    label="measured (full model), 95 % t-interval")
+        ax.plot(np.zeros(len(table)) + 0.1, table.slope, "x", color="C0", label="seeds")
+        ax.plot([0.3], [table.slope_derived.mean()], "s", color="C1", label="reduction")
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set_xlim(-0.5, 0.8)
+        ax.set_xticks([])
+        ax.set_ylabel("d log(β/|α|) / d step")
+        ax.legend(fontsize=7)
+
+    return ClaimResult("lemma4.1-4.2", table, v, headline, reading,
+                       extra={"reference": refr}, figure=figure, brief=brief)
 
 
 CLAIM = Claim(
     id="lemma4.1-4.2",
     paper=PAPER_NAME,
-    title="Lemmas 4.1–4.2 (reduction to alpha, gamma, rho)",
+    title="Lemmas 4.1–4.2 (v aligns with w*: reduction to alpha, gamma, rho)",
     label="RECONSTRUCTED",
-    source="notes §4.3 (a seminar slide, S2, names the lemmas; the statements were not read)",
-    statement="Along GD on (P) from v⁰ = α⁰ w* and a partition-symmetric A⁰, v stays parallel to "
-    "w* and A stays partition-symmetric: A_ii = a, A_ij = γ (same set), ρ (different sets).",
-    measured="sym_dev = max |A − (its partition-symmetric projection)| along brute-force GD on "
-    "every entry of A; difference of (α, γ, ρ) from the exchangeable engine; β/|α| of the "
-    "empirical engine (v ∈ ℝ^d) over an N ladder.",
-    predicted="sym_dev at rounding level; identical (α, γ, ρ) trajectories; β/|α| → 0 as "
-    "N → ∞ (slope ≈ −1/2, its interval over seeds below −0.25).",
+    source="notes §4.3 (a seminar slide, S2, names the lemmas; the statements were not read); "
+    "'from random initialization' (abstract, S1)",
+    statement="Along GD on (P), v becomes parallel to w* (β/|α| shrinks; from an aligned start "
+    "it stays 0), so that the dynamics reduce to (α, γ, ρ).",
+    measured="The slope of log(β/|α|) along Monte Carlo population GD of the full model "
+    "(v ∈ ℝ^d, A ∈ ℝ^{D×D}) from a state after phase I with an orthogonal part added, over "
+    "5 seeds; β/|α| along the reference runs from random starts (reported).",
+    predicted="The slope's 95 % t-interval lies below 0.",
     run=run,
     judge=judge,
     thresholds=THRESHOLDS,
-    premises=("A leaves its symmetric start (final |γ − ρ| > MOVE_MIN), else symmetry is "
-              "checked on a state that never moved",),
-    seeds=f"symmetry half: none (exact); alignment half: {len(SEEDS)} seeds per N in one "
-    "batched run, slope judged on its 95 % t-interval",
-    reconstructed="the whole statement (the lemmas were not read): if the lemmas say more "
-    "than the reduction to (α, γ, ρ), e.g. a rate, that part is not tested.",
-    untested="The symmetry half is an engine check: the data law is invariant under the "
-    "partition's permutations, so exact GD keeps the symmetry whatever the lemmas say; it "
-    "tests the engines, not the paper. Only the alignment half can contradict the statement.",
+    predictions=PREDICTIONS,
+    counterfactuals=COUNTERFACTUALS,
+    variants=(TEMPERATURE,),
+    premises=("at least 3 seeds with a slope",),
+    seeds=f"{len(data.SEEDS)} seeds (orthogonal direction and Monte Carlo draws), slope judged "
+    "on its t-interval",
+    reconstructed="the lemmas' statements (read as the reduction to (α, γ, ρ) with v → w*); "
+    "the start of v is not a variant here: from an aligned start β ≡ 0 by construction, so the "
+    "measurement starts from the same perturbed state under both readings.",
+    untested="The symmetry of A (an engine check, lemma4.1-4.2-symmetry); rates or constants "
+    "the lemmas may state.",
 )

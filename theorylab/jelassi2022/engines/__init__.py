@@ -15,6 +15,7 @@ from ._brute import BruteForceEngine
 from ._empirical import EmpiricalEngine
 from ._exchangeable import ExchangeableEngine, count_patterns, n_histograms
 from ._montecarlo import MonteCarloEngine
+from ._reduced import ReducedEngine, reduced_start
 
 __all__ = [
     "Engine",
@@ -22,6 +23,8 @@ __all__ = [
     "BruteForceEngine",
     "ExchangeableEngine",
     "MonteCarloEngine",
+    "ReducedEngine",
+    "reduced_start",
     "EmpiricalEngine",
     "BatchedEmpiricalEngine",
     "make_engine",

@@ -17,6 +17,7 @@ from ..setups import REF_Q, REF_SETS
 from ..trainer import run_experiment
 from ._common import (
     backend_fields,
+    draw_phase_lines,
     draw_predictions,
     measured_against_predicted,
     phase_times_of,
@@ -107,7 +108,11 @@ FIG4_CAPTION = (
     "and of the empirical run (faint), beside the predictions derived from the reduced "
     "dynamics (theorylab.jelassi2022.predictions; dashed α: phase-I blow-up solution up to the "
     "GLM plateau value α*; dotted γ − ρ: phase-I α² law, then the phase-II rate r_II, drawn up "
-    "to γ − ρ = 1; triangle: predicted plateau length t_I; symlog y axis). The phase-II rate is "
+    "to γ − ρ = 1; dash-dot red: the slow flow of phase II with its self-acceleration; "
+    "triangle: the derived blow-up time t_blowup of phase I; symlog y axis). "
+    "Dash-dot lines in (3) and (5): the exact twin's phase times read with absolute thresholds "
+    "(theorylab.jelassi2022.phases.phase_readings: t_I, α ≥ 10‖v⁰‖; t_II, γ − ρ ≥ 1; t_PA; "
+    "t_III), which do not depend on the run's length. The phase-II rate is "
     "derived for slow attention (η_A/η_v small); the top row's lr_A = 400·lr_v is outside that "
     "regime, and there the dotted line only shows the rate at the start of phase II. The top "
     "row is the printed parametrisation: whether its empirical run reaches patch association "
@@ -182,8 +187,9 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
     ax.set_yscale("log")
     ax.set_xlabel("GD steps")
     ax.set_ylabel("test error")
+    draw_phase_lines(ax, ph)  # the exact twin's absolute phase times (phases.phase_readings)
     ax.legend(fontsize=6)
-    ax.set_title("test error", fontsize=9)
+    ax.set_title("test error (dash-dot: exact phase times)", fontsize=9)
     ax = axes[3]
     ax.plot(steps[m], cos[m], color="C2")
     ax.set_xscale("log")
@@ -201,6 +207,7 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
     ax.plot(sp[mp], (tp["gamma"] - tp["rho"]).to_numpy(dtype=float)[mp], color="k", lw=1.2,
             label="γ − ρ exact (P)")
     draw_predictions(ax, pred, int(sp[-1]))
+    draw_phase_lines(ax, ph)
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=0.1)
     ax.set_xlabel("GD steps")
@@ -231,7 +238,7 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
         "exact_phase_times": {k: (None if not math.isfinite(v) else int(v)) for k, v in ph.items()},
         "empirical_runtime_s": round(r["t_emp"], 1),
         "steps": int(steps[-1]),
-        "predicted": {k: float(pred[k]) for k in ("t_I", "t_alpha_half_star", "alpha_star",
+        "predicted": {k: float(pred[k]) for k in ("t_blowup", "t_alpha_half_star", "alpha_star",
                                                   "rate_II", "glm_error", "glm_loss")},
         "measured_for_predictions": meas,
         "prediction_sentence": prediction_sentence(pred, meas),

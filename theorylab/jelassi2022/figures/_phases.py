@@ -11,7 +11,7 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 
 from ..config import PAPER_NAME
 from ..data import bayes_error
-from ..phases import absolute_phase_times, exact_path, pa_limit_error
+from ..phases import PHASE_TIMES, exact_path, pa_limit_error, phase_readings
 from ..setups import reference_config
 from ..trainer import run_experiment
 from ._common import (
@@ -33,16 +33,22 @@ PHASES_CAPTION = (
     "association at D = 10). Left: α = ⟨v, w*⟩, γ (same-set entries of A), ρ (other entries) and "
     "γ − ρ. Right: exact error (F = 0 counted as an error, and with ties broken by a fair coin), "
     "exact loss, Bayes error. Vertical lines: the horizon-independent phase times of the "
-    "Theorem 4.1 check (theorylab.jelassi2022.phases.absolute_phase_times, read to the step on "
-    "exact_path; ours): t_I = first step with α ≥ 10α⁰ (α has left its plateau), t_II = first "
+    "Theorem 4.1 checks (theorylab.jelassi2022.phases.phase_readings, read to the step on "
+    "exact_path; ours): t_I = first step with α ≥ 10‖v⁰‖ (α has left its plateau), t_II = first "
     "step with γ − ρ ≥ 1 logit, t_III = first step ≥ t_II from which the fair-coin error stays "
     "within 0.005 of the error of hard patch association (phases.pa_limit_error). "
     "Dashed and dotted (left): the predictions derived from the reduced dynamics "
     "(theorylab.jelassi2022.predictions) — α on the phase-I blow-up solution "
-    "α⁰(1 − t/t_I)^{−1} up to the GLM plateau value α*, then α*; γ − ρ on the phase-I α² law, then "
+    "α⁰(1 − t/t_blowup)^{−1} up to the GLM plateau value α*, then α*; γ − ρ on the phase-I α² "
+    "law, then "
     "growing at the phase-II rate r_II (the linearisation at (α*, γ = ρ = 0), drawn up to "
-    "γ − ρ = 1; it holds while γ − ρ is small and η_A/η_v is small); the triangle marks the "
-    "predicted plateau length t_I. The manifest's reading gives predicted and measured numbers."
+    "γ − ρ = 1; it holds while γ − ρ is small and η_A/η_v is small), and dash-dot (red) the "
+    "slow flow of phase II from t_blowup (α at its minimiser α*(γ, ρ), with the self-"
+    "acceleration of γ − ρ; predictions.phase_two), which the derivation check thm4.1-phases "
+    "compares with t_II; the triangle marks the "
+    "derived blow-up time t_blowup (the phase-I flow diverges there; the measured t_I is a "
+    "threshold time, another number). The manifest's reading gives predicted and measured "
+    "numbers."
 )
 
 
@@ -60,7 +66,8 @@ def phases(ctx: FigureContext) -> FigureResult:
     res = run_experiment(cfg, progress=ctx.progress)
     tr = res.trajectory
     # the phase times to the step, with the Theorem 4.1 check's absolute thresholds
-    ph = absolute_phase_times(cfg, exact_path(cfg, int(cfg.train.steps)), pa_limit_error(cfg))
+    rd = phase_readings(exact_path(cfg, int(cfg.train.steps)), cfg, pa_limit_error(cfg))
+    ph = {k: rd[k] for k in PHASE_TIMES}
     bayes = bayes_error(res.partition, cfg.data.q)
     s = tr["step"].to_numpy()
     m = s >= 1
@@ -102,7 +109,7 @@ def phases(ctx: FigureContext) -> FigureResult:
     last = tr.iloc[-1]
     headline = {
         "phase_times": {k: (None if not math.isfinite(v) else int(v)) for k, v in ph.items()},
-        "predicted": {k: float(pred[k]) for k in ("t_I", "t_alpha_half_star", "alpha_star",
+        "predicted": {k: float(pred[k]) for k in ("t_blowup", "t_alpha_half_star", "alpha_star",
                                                   "rate_II", "glm_error", "glm_loss")},
         "measured_for_predictions": meas,
         "final": {k: float(last[k])
@@ -123,4 +130,4 @@ def phases(ctx: FigureContext) -> FigureResult:
     return FigureResult(fig, headline=headline, settings=cfg.resolved().to_dict(),
                         reading=[prediction_sentence(pred, meas),
                                  f"Phase times read to the step with the Theorem 4.1 check's "
-                                 f"absolute thresholds (α ≥ 10α⁰, γ − ρ ≥ 1): {times}."])
+                                 f"absolute thresholds (α ≥ 10‖v⁰‖, γ − ρ ≥ 1): {times}."])

@@ -1,0 +1,46 @@
+"""Lemmas 4.1–4.2's alignment and reduction checks:
+the judges on hand-made tables that agree, disagree, are degenerate or fail a premise, and
+the declared counterfactuals rejected on an agreeing table."""
+
+import math
+
+import pandas as pd
+
+from tests.jelassi2022._helpers import rejects_all
+from theorylab.jelassi2022.claims import (
+    lemma41,
+    lemma41_reduction,
+)
+
+INF = math.inf
+
+
+# -- Lemmas 4.1-4.2 ----------------------------------------------------------------------------
+def _align(slopes, derived=-0.01):
+    return pd.DataFrame({"seed": range(len(slopes)), "slope": slopes,
+                         "slope_derived": [derived] * len(slopes)})
+
+
+def test_lemma_alignment_sign():
+    shrink = _align([-0.011, -0.010, -0.0095, -0.0105, -0.01])
+    assert lemma41.judge({"table": shrink}).verdict == "agrees"
+    assert lemma41.judge({"table": _align([0.01, 0.011, 0.012])}).verdict == "disagrees"
+    assert lemma41.judge({"table": _align([-0.01, 0.01, 0.0])}).verdict == "inconclusive"
+    assert lemma41.judge({"table": _align([-0.01, -0.01])}).verdict == "inconclusive"
+    rejects_all(lemma41.CLAIM, {"table": shrink})
+    assert lemma41.sign_name(-1) == "shrinks" and lemma41.sign_name(0.2) == "keeps its angle"
+
+
+def test_lemma_reduction_rate_band_and_identity():
+    ident = pd.DataFrame({"step": [0, 10], "loss_diff": [1e-16, 2e-16],
+                          "grad_alpha_diff": [0.0, 1e-16], "grad_gamma_diff": [0.0, 0.0],
+                          "grad_rho_diff": [0.0, 0.0]})
+    ok = _align([-0.0102, -0.0098, -0.0101, -0.0099, -0.01])
+    assert lemma41_reduction.judge({"table": ok, "identity": ident}).verdict == "agrees"
+    fast = _align([-0.02, -0.021, -0.019, -0.0205, -0.02])
+    assert lemma41_reduction.judge({"table": fast, "identity": ident}).verdict == "disagrees"
+    broken = ident.assign(loss_diff=[1e-6, 0.0])
+    assert lemma41_reduction.judge({"table": ok, "identity": broken}).verdict == "disagrees"
+    rejects_all(lemma41_reduction.CLAIM, {"table": ok, "identity": ident})
+
+

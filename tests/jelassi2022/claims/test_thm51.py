@@ -1,0 +1,66 @@
+"""Theorem 5.1's check:
+the judges on hand-made tables that agree, disagree, are degenerate or fail a premise, and
+the declared counterfactuals rejected on an agreeing table."""
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from tests.jelassi2022._helpers import rejects_all
+from theorylab.jelassi2022.claims import (
+    thm51,
+)
+from theorylab.jelassi2022.setups import REF_SETS
+
+INF = math.inf
+
+
+# -- Theorem 5.1 ----------------------------------------------------------------------------
+def test_mismatch_permutation_breaks_every_true_pair():
+    pi = thm51.mismatch_permutation(REF_SETS)
+    assert sorted(pi) == list(range(10))
+    label = {j: k for k, S in enumerate(REF_SETS) for j in S}
+    for S in REF_SETS:
+        assert label[pi[S[0]]] != label[pi[S[1]]]
+
+
+def _runs51(frozen=50, scratch=400, mismatched=INF, seeds=5, d_list=(20, 40)):
+    ladder = (12, 25, 50, 100, 200, 400, 800)
+    rows = []
+    for d in d_list:
+        for s in range(seeds):
+            for arm, need in (("frozen", frozen), ("scratch", scratch),
+                              ("mismatched", mismatched), ("uniform", INF)):
+                for N in ladder:
+                    rows.append({"d": d, "arm": arm, "N": N, "seed": s,
+                                 "test_error_best": 0.10 if N >= need else 0.15})
+    return pd.DataFrame(rows).assign(bayes_error=0.0906, glm_error=0.1561)
+
+
+_PRE = pd.DataFrame([{"gamma": 2.0, "rho": -1.2, "diag": 1.53, "gamma_minus_rho": 3.2,
+                      "pa": True}])
+
+
+def test_thm51_judge():
+    t = {"table": _runs51(), "pretraining": _PRE}
+    assert thm51.judge(t).verdict == "agrees"
+    cheaper = {"table": _runs51(frozen=400, scratch=50), "pretraining": _PRE}
+    assert thm51.judge(cheaper).verdict == "disagrees"
+    same = {"table": _runs51(mismatched=50), "pretraining": _PRE}
+    assert thm51.judge(same).verdict == "disagrees"
+    nopa = {"table": _runs51(), "pretraining": _PRE.assign(pa=False, gamma_minus_rho=-3.0)}
+    assert thm51.judge(nopa).verdict == "inconclusive"
+    few = {"table": _runs51(seeds=3), "pretraining": _PRE}
+    assert thm51.judge(few).verdict == "inconclusive"
+    never = {"table": _runs51(frozen=INF), "pretraining": _PRE}
+    assert thm51.judge(never).verdict == "inconclusive"
+    rejects_all(thm51.CLAIM, t)
+
+
+def test_thm51_pooled_counts_never_at_twice_the_top():
+    need = thm51.n_needed(_runs51(), 0.12)
+    p = thm51.pooled(need, "mismatched")
+    assert np.allclose(np.exp(p.log_ratio), 2 * 800 / 50) and (p.censored == 5).all()
+
+

@@ -1,0 +1,305 @@
+"""The measurements that the two Theorem 4.1 checks share (the theorem check ``thm4.1`` and the
+derivation check ``thm4.1-phases``), each a sweep point (cached by the sweep store), and an
+in-process memo so that the second check of a process reuses the first one's tables.
+
+- **reference runs**: the notes' §9 setting from the start of v of the reading
+  (``REF_SEEDS`` random starts, or the aligned one), reduced population GD
+  ([`ReducedEngine`][theorylab.jelassi2022.engines.ReducedEngine]) until every run is past
+  its derived escape by ``AFTER_STEPS``; phase times read to the step;
+- **escape ladder** in d (``ESCAPE_D``, ``ESCAPE_SEEDS``, lr ``ESCAPE_LR``): the threshold
+  time t_I of each start against its derived value;
+- **D ladder** (``BOUNDARY_D``, lr ``boundary_lr(D)``, aligned start, exact exchangeable
+  engine): t_II at q = ``Q_TII`` against the derived t_blowup + slow flow, and the association
+  boundary q*(D) by bisection. Phases II and III do not depend on the start of v beyond
+  O(σ²β²) (the β terms of the reduced risk; at the end of a random start's phase I,
+  σβ/α < 10⁻³ at d = 100), so the D ladder runs from the aligned start under both readings of
+  the start.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+
+from theorylab.core.claims import point_rows
+from theorylab.core.sweep import call_point, run_points
+
+from ..data import bayes_error
+from ..engines._reduced import ReducedEngine, reduced_start
+from ..phases import ALPHA_GROWTH, GAP_II, exact_path, pa_limit_error, phase_readings
+from ..predictions.phase_two import plateau, slow_flow
+from ..predictions.random_start import escape_time
+from ..setups import (
+    BOUNDARY_D,
+    ESCAPE_D,
+    ESCAPE_LR,
+    ESCAPE_SEEDS,
+    REF_SEEDS,
+    boundary_lr,
+    line_config,
+    reference_config,
+    with_readings,
+)
+
+__all__ = ["measure", "reference_table", "reference_point", "escape_point", "boundary_point",
+           "dladder_point",
+           "AFTER_STEPS", "BOUNDARY_HORIZON", "DECIDE_GAP", "BRACKET_WIDTH"]
+
+#: the q of the D ladder's t_II: on the associating side of every temperature reading (the
+#: boundary lies at q ≈ 0.38–0.45 for τ = √d, above 0.55 for τ = 1).
+Q_TII = 0.3
+#: the quick check's reduced settings (a smoke run of the pipeline): reference runs at lr 1 (10×
+#: shorter), one start; escape ladder d = 10, 32 with 2 starts; D ladder 8, 12, two boundary
+#: runs each with horizons of 2 derived t_II and no bisection round.
+QUICK = {"ref_lr": 1.0, "ref_seeds": 1, "escape_d": (10, 32), "escape_seeds": 2,
+         "D": (8, 12), "horizon": 2.0}
+#: the two time scales of the phase-II derivation are separated on a run when α reaches this
+#: share of its plateau value α* before t_II (α settles before A moves; otherwise the run is
+#: outside the slow flow's regime and its t_II is reported, not judged).
+SEPARATED = 0.95
+#: reference runs continue this many steps after the latest derived escape of their starts
+#: (the aligned run's phases II and III take ~16400 steps at lr 0.1; read as a horizon, not a
+#: verdict: every reading is absolute).
+AFTER_STEPS = 25_000
+#: horizon of a boundary run, in units of the derived t_II of its D at q = ln(100)/10.
+BOUNDARY_HORIZON = 6.0
+#: a boundary run that reaches neither γ − ρ = ±GAP_II within its horizon is still decided when
+#: |γ − ρ| ≥ DECIDE_GAP and γ − ρ moved away from 0 over the last tenth of the run.
+DECIDE_GAP = 0.25
+#: the bisection stops once the bracket of q*(D) is this narrow, or after this many rounds
+#: (full, quick) after the first two runs of every D.
+BRACKET_WIDTH = 0.025
+BISECT_ROUNDS = (4, 0)
+_MEMO: dict = {}
+
+
+def _ref_cfg(temperature: str, v_start: str):
+    return with_readings(reference_config(), temperature, v_start)
+
+
+def reference_point(temperature: str, v_start: str, quick: bool) -> pd.DataFrame:
+    """The reference runs of a reading: one row per (run, recorded step) with the run's phase
+    readings, start and errors as constant columns."""
+    cfg = _ref_cfg(temperature, v_start)
+    if quick:
+        cfg = cfg.replace(train={"lr_v": QUICK["ref_lr"],
+                                 "lr_A": cfg.train.lr_A_value / cfg.train.lr_v * QUICK["ref_lr"]})
+    seeds = list(REF_SEEDS[:QUICK["ref_seeds"]] if quick else REF_SEEDS) \
+        if v_start == "random" else [0]
+    a0, b0 = reduced_start(cfg, seeds)
+    theta = ALPHA_GROWTH * np.hypot(a0, b0)
+    pred = escape_time(cfg, a0, b0, theta)
+    esc = pred["t_blowup"]
+    t_slow = slow_flow(cfg, GAP_II).t_slow
+    a_star = plateau(cfg).alpha_star
+    after = AFTER_STEPS * 0.1 / cfg.train.lr_v
+    horizon = int(math.ceil(np.max(esc) + after))
+    if not math.isfinite(horizon):
+        raise ValueError("reference_point: no derived escape time (a start without blow-up)")
+    path = ReducedEngine(cfg, a0, b0).run(horizon)
+    record = np.unique(np.r_[0, np.geomspace(1, horizon, 300).astype(int), horizon])
+    pa_fair = pa_limit_error(cfg)
+    bayes = bayes_error(cfg.data)
+    rows = []
+    for b, seed in enumerate(seeds):
+        p = path[path.run == b].drop(columns="run")
+        rd = phase_readings(p, cfg, pa_fair)
+        keep = set(record) | {int(x) for x in (rd["t_I"], rd["t_II"], rd["t_PA"], rd["t_III"])
+                              if np.isfinite(x)}
+        t = p[p.step.isin(keep)].assign(run=b)
+        before = p[p.step < rd["t_I"]] if np.isfinite(rd["t_I"]) else p
+        upto_II = p[p.step <= rd["t_II"]] if np.isfinite(rd["t_II"]) else p
+        gap = (p.gamma - p.rho).to_numpy()
+        margin = (np.minimum(cfg.diag, p.gamma) - p.rho).to_numpy() / cfg.temperature
+        last = t.iloc[-1]
+        rows.append(t.assign(
+            seed=seed, alpha0=a0[b], beta0=b0[b], horizon=horizon,
+            t_I_pred=float(pred["t_threshold"][b]), t_blowup=float(esc[b]), t_slow=t_slow,
+            t_II_pred=float(esc[b] + t_slow),
+            **{k: rd[k] for k in ("t_I", "t_II", "t_PA", "t_III", "v0_norm")},
+            final_gap=float(gap[-1]), min_pa_gap=float(margin[1:].min()),
+            separated=bool(upto_II.alpha.max() >= SEPARATED * a_star),
+            final_beta_over_alpha=float(abs(last.beta) / abs(last.alpha)),
+            loss_end_I=float(before.loss.iloc[-1]), final_loss=float(last.loss),
+            final_error_fair=float(last.error_fair), pa_limit_error_fair=pa_fair,
+            bayes_error=bayes, tau=cfg.temperature))
+    return pd.concat(rows, ignore_index=True)
+
+
+def escape_point(d: int, temperature: str, v_start: str, seeds: list[int]) -> pd.DataFrame:
+    """Phase I at dimension d: the measured threshold time t_I of each start (reduced engine,
+    lr ESCAPE_LR) and its derived value (threshold and blow-up times)."""
+    cfg = with_readings(reference_config(lr_v=ESCAPE_LR).replace(data={"d": int(d)}),
+                        temperature, v_start)
+    a0, b0 = reduced_start(cfg, seeds)
+    theta = ALPHA_GROWTH * np.hypot(a0, b0)
+    pred = [escape_time(cfg, a, b, th) for a, b, th in zip(a0, b0, theta)]
+    cap = int(3 * max(float(p["t_threshold"][0]) for p in pred) + 1000)
+    path = ReducedEngine(cfg, a0, b0).run(cap, stop=lambda n, a, b, g, r: a >= theta)
+    t_I = [phase_readings(path[path.run == i])["t_I"] for i in range(len(seeds))]
+    return pd.DataFrame({"d": d, "seed": seeds, "alpha0": a0, "beta0": b0, "theta": theta,
+                         "t_I": t_I, "t_I_pred": [float(p["t_threshold"][0]) for p in pred],
+                         "t_blowup": [float(p["t_blowup"][0]) for p in pred], "cap": cap,
+                         "tau": cfg.temperature, "lr": ESCAPE_LR})
+
+
+def _line(D: int, q: float, temperature: str):
+    cfg = line_config(int(D), 2, 100, float(q), lr_v=boundary_lr(D)) if D != 10 else \
+        reference_config(lr_v=boundary_lr(D)).replace(data={"q": float(q)})
+    return with_readings(cfg, temperature, "aligned")
+
+
+def dladder_point(D: int, temperature: str) -> pd.DataFrame:
+    """t_II at q = Q_TII on the D ladder: measured (exact engine, aligned start, stopped at
+    γ − ρ = GAP_II) and derived (t_blowup + slow flow, on per-set statistics); the derived root
+    in q of the plateau rate r₀ (where the bisection of the boundary starts)."""
+    from ..predictions.phase_one import phase_i
+
+    cfg = _line(D, Q_TII, temperature).resolved()
+    p1 = phase_i(cfg)
+    sf = slow_flow(cfg, GAP_II)
+    pred = p1.t_blowup + sf.t_slow
+    horizon = int(math.ceil(3 * pred)) if math.isfinite(pred) else 200_000
+    path = exact_path(cfg, horizon, stop_gap=GAP_II)
+    rd = phase_readings(path, cfg)
+    a_star = plateau(cfg).alpha_star
+    before = path[path.step <= rd["t_II"]] if np.isfinite(rd["t_II"]) else path
+    return pd.DataFrame([{"D": D, "q": Q_TII, "lr": cfg.train.lr_v, "tau": cfg.temperature,
+                          "t_I": rd["t_I"], "t_II": rd["t_II"], "t_blowup": p1.t_blowup,
+                          "t_slow": sf.t_slow, "t_II_pred": pred, "rate0": sf.rate0,
+                          "acceleration": sf.acceleration, "t_II_linear": p1.t_blowup + 1 / sf.rate0
+                          if sf.rate0 > 0 else math.inf, "q_root": _rate_root(D, temperature),
+                          "final_gap": rd["final_gap"], "steps_run": rd["steps_run"],
+                          "alpha_star": a_star, "alpha_max": float(before.alpha.max()),
+                          "separated": bool(before.alpha.max() >= SEPARATED * a_star)}])
+
+
+def _rate_root(D: int, temperature: str) -> float:
+    """The q at which the derived plateau rate r₀ of γ − ρ changes sign (NaN: no sign change
+    on [0.1, 0.95])."""
+    def rate(q):
+        return plateau(_line(D, q, temperature)).rate
+    lo, hi = 0.1, 0.95
+    if not rate(lo) > 0 > rate(hi):
+        return math.nan
+    return float(optimize.brentq(rate, lo, hi, xtol=1e-4))
+
+
+def boundary_point(D: int, q: float, temperature: str, horizon: int) -> pd.DataFrame:
+    """One boundary run at (D, q): exact GD from the aligned start until |γ − ρ| ≥ GAP_II or
+    `horizon` steps; its outcome (``associates``, ``anti-associates``, ``undecided``)."""
+    cfg = _line(D, q, temperature).resolved()
+    path = exact_path(cfg, int(horizon), stop_gap=GAP_II)
+    gap = (path.gamma - path.rho).to_numpy()
+    tail = max(1, len(gap) // 10)
+    drift = float(gap[-1] - gap[-1 - tail]) if len(gap) > tail else 0.0
+    g = float(gap[-1])
+    if g >= GAP_II or (g >= DECIDE_GAP and drift > 0):
+        outcome = "associates"
+    elif g <= -GAP_II or (g <= -DECIDE_GAP and drift < 0):
+        outcome = "anti-associates"
+    else:
+        outcome = "undecided"
+    return pd.DataFrame([{"D": D, "q": q, "tau": cfg.temperature, "lr": cfg.train.lr_v,
+                          "horizon": horizon, "steps_run": float(path.step.iloc[-1]),
+                          "final_gap": g, "final_drift": drift, "outcome": outcome,
+                          "t_II": phase_readings(path, cfg)["t_II"]}])
+
+
+def _bracket(rows: pd.DataFrame) -> tuple[float, float]:
+    """(largest associating q below every anti-associating one, smallest anti-associating q);
+    NaN where missing."""
+    a = rows[rows.outcome == "associates"].q
+    n = rows[rows.outcome == "anti-associates"].q
+    hi = float(n.min()) if len(n) else math.nan
+    lo = float(a[a < hi].max()) if len(a) and (not len(n) or (a < hi).any()) else math.nan
+    if not len(n) and len(a):
+        lo = float(a.max())
+    return lo, hi
+
+
+def _boundaries(Ds, temperature: str, dl: pd.DataFrame, quick: bool) -> pd.DataFrame:
+    """Bisection of q*(D) at every D at once (one round of sweep points per step)."""
+    runs = {D: [] for D in Ds}
+    start = {}
+    for D in Ds:
+        r = dl[dl.D == D].iloc[0]
+        q0 = r.q_root if np.isfinite(r.q_root) else 0.6
+        factor = QUICK["horizon"] if quick else BOUNDARY_HORIZON
+        h = int(math.ceil(factor * r.t_II_pred)) if np.isfinite(r.t_II_pred) else 100_000
+        start[D] = (q0, h)
+    width = 0.05
+
+    def go(cells):
+        pts = [call_point(f"{__name__}:boundary_point", D=int(D), q=round(float(q), 6),
+                          temperature=temperature, horizon=start[D][1]) for D, q in cells]
+        for (D, _), p in zip(cells, run_points(pts)):
+            runs[D].append(point_rows(p))
+
+    go([(D, q) for D in Ds for q in (start[D][0] - width, start[D][0] + width)])
+    for _ in range(BISECT_ROUNDS[1 if quick else 0]):
+        cells = []
+        for D in Ds:
+            t = pd.concat(runs[D], ignore_index=True)
+            lo, hi = _bracket(t)
+            if math.isnan(hi):
+                if t.q.max() < 0.99:
+                    cells.append((D, min(0.99, t.q.max() + 2 * width)))
+            elif math.isnan(lo):
+                if t.q.min() > 0.02:
+                    cells.append((D, max(0.02, t.q.min() - 2 * width)))
+            elif hi - lo > BRACKET_WIDTH:
+                # bisect the widest gap between the runs inside the bracket (undecided runs
+                # split it: the boundary may sit on either side of them)
+                qs = np.sort(t.q[(t.q >= lo) & (t.q <= hi)].to_numpy())
+                j = int(np.argmax(np.diff(qs)))
+                cells.append((D, 0.5 * (qs[j] + qs[j + 1])))
+        if not cells:
+            break
+        go(cells)
+    out = pd.concat([pd.concat(v, ignore_index=True) for v in runs.values()], ignore_index=True)
+    return out.sort_values(["D", "q"], ignore_index=True)
+
+
+def reference_table(quick: bool, temperature: str, v_start: str) -> pd.DataFrame:
+    """The reference runs of a reading (a sweep point, memoised per process: the lemma's check
+    reads them too)."""
+    key = ("reference", bool(quick), temperature, v_start)
+    if key not in _MEMO:
+        _MEMO[key] = point_rows(run_points([call_point(
+            f"{__name__}:reference_point", temperature=temperature, v_start=v_start,
+            quick=bool(quick))])[0])
+    return _MEMO[key]
+
+
+def _d_ladder(quick: bool, temperature: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The D ladder and the boundary of a temperature reading (the start of v does not enter:
+    aligned starts; memoised per process)."""
+    key = ("D", bool(quick), temperature)
+    if key not in _MEMO:
+        Ds = QUICK["D"] if quick else BOUNDARY_D
+        dl = pd.concat([point_rows(p) for p in run_points([
+            call_point(f"{__name__}:dladder_point", D=int(D), temperature=temperature)
+            for D in Ds])], ignore_index=True)
+        _MEMO[key] = (dl, _boundaries(Ds, temperature, dl, quick))
+    return _MEMO[key]
+
+
+def measure(quick: bool, temperature: str, v_start: str) -> dict[str, pd.DataFrame]:
+    """Every table of both Theorem 4.1 checks under a reading (memoised per process)."""
+    key = (bool(quick), temperature, v_start)
+    if key in _MEMO:
+        return _MEMO[key]
+    ref = reference_table(quick, temperature, v_start)
+    ds = QUICK["escape_d"] if quick else ESCAPE_D
+    seeds = list(ESCAPE_SEEDS[:QUICK["escape_seeds"]] if quick else ESCAPE_SEEDS)
+    esc = pd.concat([point_rows(p) for p in run_points([
+        call_point(f"{__name__}:escape_point", d=int(d), temperature=temperature,
+                   v_start=v_start, seeds=seeds) for d in ds])], ignore_index=True)
+    dl, bnd = _d_ladder(quick, temperature)
+    out = {"reference": ref, "escape": esc, "dladder": dl, "boundary": bnd}
+    _MEMO[key] = out
+    return out
