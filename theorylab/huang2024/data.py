@@ -34,6 +34,7 @@ __all__ = [
     "mask_count_probs",
     "random_labels",
     "sample_batch",
+    "sizes_for_gap",
     "zlaw_nodes",
 ]
 
@@ -43,6 +44,27 @@ def information_gap(P: int, C1: int, C: int) -> float:
     RECONSTRUCTED: only its admissible range [−0.5, 1] was FOUND)."""
     ks, kc = math.log(C1) / math.log(P), math.log(C) / math.log(P)
     return 2 * ks - kc - 1
+
+
+def sizes_for_gap(P: int, Delta: float, *, C: int | None = None,
+                  C1: int | None = None) -> tuple[int, int]:
+    """(C1, C): admissible area sizes (1 ≤ C ≤ C1 < P, C dividing P − C1) whose information
+    gap Δ = 2κ_s − κ_c − 1 ([`information_gap`][]) is closest to `Delta`, with one size given:
+    `C` (the local size; C1 chosen) or `C1` (the global size; C chosen). Ties go to the larger
+    free size. The realised Δ differs from `Delta` by the rounding of the sizes to integers
+    (a config records it as ``delta_rounding``). ``ValueError`` (naming ``data.Delta``) when no
+    size is admissible."""
+    if (C is None) == (C1 is None):
+        raise ValueError("data.Delta: give exactly one of the sizes (C or kappa_c, or C1 or "
+                         "kappa_s) with Delta")
+    if C is not None:
+        cands = [(c1, C) for c1 in range(max(C, 2), P) if (P - c1) % C == 0]
+    else:
+        cands = [(C1, c) for c in range(1, min(C1, P - C1) + 1) if (P - C1) % c == 0]
+    if not cands:
+        raise ValueError(f"data.Delta: no admissible sizes at P = {P} with "
+                         + (f"C = {C}" if C is not None else f"C1 = {C1}"))
+    return min(cands, key=lambda s: (abs(information_gap(P, *s) - Delta), -s[0], -s[1]))
 
 
 def _snake(side: int, variant: int) -> np.ndarray:

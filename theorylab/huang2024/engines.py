@@ -412,6 +412,15 @@ ENGINE_CLASSES = {
 def make_engine(cfg: ExperimentConfig, structure: AreaStructure | None = None) -> MAEEngine:
     """The engine named by ``cfg.train.engine``, once
     [`check_resources`][theorylab.huang2024.resources.check_resources] has found that it fits."""
+    if cfg.train.engine == "population-reduced":
+        # holds seven numbers per query class, never the (P×P) arrays the check sizes
+        from ._reduced_engine import ReducedEngine
+
+        if cfg.train.backend == "torch":
+            from theorylab.core.backend import check_device
+
+            check_device(cfg.train.device, "train.")
+        return ReducedEngine(cfg, structure)
     from .resources import check_resources
 
     structure = check_resources(cfg, structure)

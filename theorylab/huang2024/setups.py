@@ -1,43 +1,302 @@
-"""Shared experiment settings of the huang2024 claims and figures: the config builders that
-both read, so that a figure never takes its configuration from a claim module.
+"""Every shared setting of the huang2024 claims and figures: the MAE setting and its size
+families, the P ladders and their runs, the ε ladder, the Phase I boundary grid, the CL
+setting and its temperature ladder, and the figures' configs. A figure never takes its
+configuration from a claim module; both read this one.
 
-- [`pair_config`][]: the Theorem 4.4 setting (the notes' §9 CL setting, docs/papers/
-  huang2024.md §3 and §9): CL (``cl-montecarlo``: InfoNCE on two independently masked views,
-  mean pooling, τ = ``TAU``) with n negatives, or MAE (``population-montecarlo``) on the same
-  data (K = ``K`` clusters, random areas, z ~ U[0.5, 1.5], Bernoulli(0.5) masks, masked keys
-  in the softmax), the same start Q⁰ = 0, step size and batch size.
+**MAE setting** (docs/papers/huang2024.md §9, the notes' reference computation): one cluster,
+random areas, z ~ U[0.5, 1.5] (Gauss–Legendre, ``Z_NODES`` nodes; the alternative reading
+z ≡ 1 is ``Z_LAWS["one"]``), Bernoulli masks with γ = ``GAMMA``, masked keys kept in the
+softmax, loss normalised by 1/P, Q⁰ = 0.
+
+**Step size.** With the 1/P normalisation the row Φ[p, ·] of a query p gets a gradient of
+order 1/P (only the masked query p contributes to it), so theorylab steps with η = ``ETA_Q``·P:
+the per-query step η_q = η/P is the same at every P, and the notes' phase length
+P^{1−κ_c}/η (notes §4.5, written for a per-query rate) reads P^{1−κ_c}/η_q = (P/C)/η_q with
+the actual sizes. Which η the paper's "P^{1−κ_c}/η" means is a reading
+(``ETA_READINGS``): the per-query η_q (main) or the step η of the 1/P-normalised loss.
+
+**Size families at fixed Δ** (``FAMILIES``): the configs name Δ and κ_c (``data.Delta``,
+``data.kappa_c``) and get the admissible global size whose Δ is closest
+([`sizes_for_gap`][theorylab.huang2024.data.sizes_for_gap]); on P = n⁴ the local size
+C = P^{1/4} = n is exact, and the realised Δ and its rounding are columns of every table.
+Δ > 0: Δ = 0.65, κ_c = 1/4 (κ_s = 0.95, the notes' §9 family; rounding ≤ 0.007 at every
+rung); Δ < 0: Δ = −1/4, κ_c = 1/4 (κ_s = 1/2: C1 = n², exact at every rung).
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
 from .config import ExperimentConfig, config_from_dict
+from .engines import make_engine
+from .phases import EPS_REL, own_attention_target, phase_readings
 
-__all__ = ["ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "pair_config"]
+__all__ = [
+    "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES", "POLYLOG_POWER",
+    "Z_LAWS", "ETA_READINGS", "Family", "FAMILIES", "ladder", "engine_ladder", "EPS_LADDER",
+    "eps_ladder_P", "boundary_grid", "mae_config", "family_config", "max_steps", "mae_run",
+    "rung_summary", "ladder_table", "eps_table", "stop_reached", "family_sizes",
+    "ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "NEGATIVES", "CL_DELTA", "pair_config",
+    "cl_ladder", "figure_config",
+]
 
+# -- the MAE setting ----------------------------------------------------------------------------
+#: Masking probability of the notes' §9 setting.
+GAMMA = 0.5
+#: Per-query step η_q = η/P. Exact population GD decreases the loss at every step with it on
+#: both families (checked on the quick ladder; a larger step was not needed).
+ETA_Q = 2.0
+#: Gauss–Legendre nodes for the uniform z law and the trapezoid step in ln t of the laplace
+#: engine: 6 nodes and step 0.3 change Φ after 30 steps at P = 64 by < 1e-10 against 8 nodes
+#: and step 0.2 (measured), far below every tolerance of the claims.
+Z_NODES = 6
+LAPLACE_STEP = 0.3
+#: Gauss nodes of the reduced engine's large counts (its error against the exact sums:
+#: ≤ 1e-15 in Φ after 20 steps at P ≤ 16384, tests/huang2024/test_h24_reduced_engine.py).
+COUNT_NODES = 24
+#: "Up to polylog(P) factors" read as at most this power of ln P (the smallest polylog
+#: factor, the ln P of the crossing value −(Δ/2) ln P).
+POLYLOG_POWER = 1.0
+
+#: The coefficient law: the notes' §9 U[0.5, 1.5] (main) and the point law z ≡ 1 (the law for
+#: which the notes' −(Δ/2) ln P is the crossing value itself; the paper allows any law).
+Z_LAWS = {"uniform": {"z_law": "uniform", "L": 0.5, "U": 1.5},
+          "one": {"z_law": "values", "z_values": [1.0], "L": 1.0, "U": 1.0}}
+#: Readings of the η in the paper's P^{1−κ_c}/η: the per-query step η_q = η/P (main; the 1/P
+#: loss normalisation puts a 1/P on every query's gradient) or η itself.
+ETA_READINGS = ("per-query", "loss")
+
+
+@dataclass(frozen=True)
+class Family:
+    """A size family at fixed information gap: local size C = round(P^κ_c), global size the
+    admissible one whose Δ is closest to `Delta`."""
+
+    name: str
+    kappa_c: float
+    Delta: float
+
+    @property
+    def kappa_s(self) -> float:
+        """κ_s = (1 + Δ + κ_c)/2."""
+        return (1.0 + self.Delta + self.kappa_c) / 2.0
+
+
+#: Δ > 0 (the notes' §9 family, κ_s = 0.95) and Δ < 0 (κ_s = 1/2), both with κ_c = 1/4.
+FAMILIES = {"pos": Family("pos", 0.25, 0.65), "neg": Family("neg", 0.25, -0.25)}
+
+
+def ladder(quick: bool) -> tuple[int, ...]:
+    """The P ladder P = n⁴ (C = n exact): n = 2..16 (16 to 65536, 3.6 decades) in full mode,
+    n = 2..8 (16 to 4096) in quick mode."""
+    return tuple(n ** 4 for n in range(2, 9 if quick else 17))
+
+
+def engine_ladder(quick: bool) -> tuple[int, ...]:
+    """The rungs where the exact engine (``population-laplace``) runs beside the reduced one:
+    P = 16, 81, 256, 625 (quick: 16, 81)."""
+    return (16, 81) if quick else (16, 81, 256, 625)
+
+
+#: ε of the ε ladder (relative to L⁰ − L*), run at one P per family.
+EPS_LADDER = (0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001)
+
+
+def eps_ladder_P(quick: bool) -> int:
+    """The P of the ε ladder: 4096 (quick: 256)."""
+    return 256 if quick else 4096
+
+
+def boundary_grid(quick: bool) -> tuple[tuple[int, ...], tuple[float, ...]]:
+    """(P values, Δ values) of the runs near the Phase I boundary Δ = 0 (κ_c = 1/4)."""
+    if quick:
+        return (256,), (-0.1, 0.1)
+    return (256, 4096, 65536), (-0.2, -0.1, -0.05, 0.05, 0.1, 0.2)
+
+
+def mae_config(P: int, C1: int | None = None, C: int | None = None, *,
+               Delta: float | None = None, kappa_c: float | None = None,
+               mask_keys: bool = True, z_law: str = "uniform", steps: int = 0,
+               engine: str = "population-laplace", gamma: float = GAMMA,
+               areas: str = "random") -> ExperimentConfig:
+    """The notes' §9 setting at (P, C1, C), or at (P, Δ, κ_c), with η = ETA_Q·P (resolved)."""
+    data = {"P": P, "areas": areas, **Z_LAWS[z_law]}
+    if Delta is not None:
+        data.update(Delta=Delta, kappa_c=kappa_c) if C is None else data.update(Delta=Delta, C=C)
+    else:
+        data.update(C1=C1, C=C)
+    train = {"engine": engine, "z_nodes": Z_NODES, "lr": ETA_Q * P, "steps": steps,
+             "record": "all"}
+    if engine == "population-laplace":
+        train["laplace_step"] = LAPLACE_STEP
+    if engine == "population-reduced":
+        train["count_nodes"] = COUNT_NODES
+    return config_from_dict({
+        "data": data,
+        "model": {"mask": "bernoulli", "gamma": gamma, "mask_keys": mask_keys, "loss_norm": "P"},
+        "train": train,
+    }).resolved()
+
+
+def family_config(fam: str, P: int, **kw) -> ExperimentConfig:
+    """[`mae_config`][] of size family `fam` at P (Δ and κ_c of [`FAMILIES`][])."""
+    f = FAMILIES[fam]
+    return mae_config(P, Delta=f.Delta, kappa_c=f.kappa_c, **kw)
+
+
+def family_sizes(fam: str, P: int) -> tuple[int, int]:
+    """(C1, C) of size family `fam` at P."""
+    d = family_config(fam, P, engine="population-reduced").data
+    return int(d.C1), int(d.C)
+
+
+def max_steps(P: int, C: int, eps_rel: float = EPS_REL) -> int:
+    """Step cap of a run: (40 (P/C)/η_q + 40)·max(1, EPS_REL/eps_rel). The ladder runs reach
+    ε = EPS_REL after ≤ 13 (P/C)/η_q steps and the tail grows like 1/ε (measured), so the cap
+    leaves a factor ≥ 3; a run that hits it is censored, not failed."""
+    return int(math.ceil((40 * (P / C) / ETA_Q + 40) * max(1.0, EPS_REL / eps_rel)))
+
+
+def stop_reached(rows: list[dict], target: float, eps_rel: float) -> bool:
+    """The stopping rule of the ladder runs: L − L* ≤ eps_rel·(L⁰ − L*), own-area attention of
+    local queries ≥ `target` (t_II reached) and, at the last step, the own-area Φ growing no
+    slower than the global one falls (t_I reached)."""
+    if len(rows) < 3:
+        return False
+    row, prev = rows[-1], rows[-2]
+    return bool(row["excess_loss"] <= eps_rel * rows[0]["excess_loss"]
+                and row["attn_own_lq"] >= target
+                and (row["phi_own_lq"] - prev["phi_own_lq"])
+                >= -(row["phi_glob_lq"] - prev["phi_glob_lq"]))
+
+
+@lru_cache(maxsize=256)
+def mae_run(P: int, C1: int, C: int, *, engine: str = "population-reduced",
+            mask_keys: bool = True, z_law: str = "uniform",
+            eps_rel: float = EPS_REL) -> pd.DataFrame:
+    """Population GD from Q⁰ = 0 of the MAE setting at (P, C1, C) with `engine`
+    (``population-reduced`` or the exact ``population-laplace``), one row per step (the
+    engines' trajectory columns, ``rel_excess`` and, for the reduced engine, ``neglect``: the
+    relative order its mean-field rest neglects), stopped by [`stop_reached`][] or at
+    [`max_steps`][]. Cached in this process."""
+    cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine=engine)
+    eng = make_engine(cfg)
+    params = eng.initial_params()
+    cap = max_steps(P, C, eps_rel)
+    target = own_attention_target(C, cfg.model.gamma)
+    rows: list[dict] = []
+    for step in range(cap + 1):
+        ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
+        row = {"step": step, **eng.record(params, step, ev)}
+        row["neglect"] = getattr(ev, "neglect", math.nan)
+        rows.append(row)
+        if not np.isfinite(row["loss"]) or stop_reached(rows, target, eps_rel) or step == cap:
+            break
+        params = eng.apply(params, ev.grads)
+    tr = pd.DataFrame(rows)
+    tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]
+    return tr
+
+
+def _x_phase(P: int, C: int) -> float:
+    """x = (P/C)/η_q: the notes' phase-length scale P^{1−κ_c}/η with the actual sizes."""
+    return (P / C) / ETA_Q
+
+
+def rung_summary(fam: str, P: int, C1: int, C: int, *, engine: str = "population-reduced",
+                 mask_keys: bool = True, z_law: str = "uniform",
+                 eps_rel: float = EPS_REL) -> pd.DataFrame:
+    """One row: the rung's sizes, realised Δ and its rounding, x = (P/C)/η_q, the phase
+    readings ([`phase_readings`][theorylab.huang2024.phases.phase_readings]) of its
+    [`mae_run`][], the largest neglected order along the run, whether the loss decreased at
+    every step, and the run time. A sweep point (cached on disk with ``--cache``)."""
+    import time
+
+    t0 = time.perf_counter()
+    tr = mae_run(P, C1, C, engine=engine, mask_keys=mask_keys, z_law=z_law, eps_rel=eps_rel)
+    secs = time.perf_counter() - t0
+    cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine=engine)
+    f = FAMILIES.get(fam)
+    row = {"family": fam, "engine": engine, "mask_keys": mask_keys, "z_law": z_law, "P": P,
+           "C1": C1, "C": C, "delta": cfg.delta,
+           "delta_target": f.Delta if f is not None else math.nan,
+           "x_phase": _x_phase(P, C), "eta_q": ETA_Q,
+           **phase_readings(tr, cfg, eps_rel=eps_rel),
+           "neglect": float(np.nanmax(tr.neglect)) if tr.neglect.notna().any() else math.nan,
+           "loss_monotone": bool(np.all(np.diff(tr.loss.to_numpy()) <= 0)),
+           "seconds": secs}
+    row["delta_rounding"] = row["delta"] - row["delta_target"]
+    return pd.DataFrame([row])
+
+
+def ladder_table(fams, Ps, *, engine: str = "population-reduced", mask_keys: bool = True,
+                 z_law: str = "uniform", eps_rel: float = EPS_REL) -> pd.DataFrame:
+    """[`rung_summary`][] of every family in `fams` at every P of `Ps`, one sweep point each
+    (in this process by default; on Dask and/or from a shared store with ``python -m
+    theorylab.check --scheduler/--workers/--cache``)."""
+    from theorylab.core.claims import point_rows
+    from theorylab.core.sweep import call_point, run_points
+
+    cells = [(fam, P, *family_sizes(fam, P)) for fam in fams for P in Ps]
+    pts = [call_point(f"{__name__}:rung_summary", fam=fam, P=P, C1=C1, C=C, engine=engine,
+                      mask_keys=mask_keys, z_law=z_law, eps_rel=eps_rel)
+           for fam, P, C1, C in cells]
+    return pd.concat([point_rows(t) for t in run_points(pts)], ignore_index=True)
+
+
+def eps_table(fam: str, P: int, *, mask_keys: bool = True, z_law: str = "uniform",
+              eps=EPS_LADDER) -> pd.DataFrame:
+    """The ε ladder at one P: one reduced run to the smallest ε, read at every ε of `eps`
+    (T*, Φ_own(T*), own attention at T* and its gap to the ceiling 1 − γ^{C−1})."""
+    C1, C = family_sizes(fam, P)
+    tr = mae_run(P, C1, C, mask_keys=mask_keys, z_law=z_law, eps_rel=min(eps))
+    cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine="population-reduced")
+    rows = []
+    for e in eps:
+        r = phase_readings(tr, cfg, eps_rel=e)
+        rows.append({"family": fam, "P": P, "C1": C1, "C": C, "delta": cfg.delta,
+                     "eps_rel": e, **r})
+    return pd.DataFrame(rows)
+
+
+# -- the CL setting (Theorem 4.4) ---------------------------------------------------------------
 #: A difference of attention masses counts when it exceeds ATTN_TOL (absolute). The readings
 #: are exact functions of (Φ, Υ) on a fixed batch of clean images; the noise is that of the
 #: trajectory (fresh Monte Carlo batches): at the notes' §9 setting the CL plateau of glob_lq
 #: fluctuates by about ±0.03 between steps, and its end-window mean over ≥ 10 readings has a
-#: standard error below 0.007 (reported as ``end_glob_lq_se``), so 0.02 is ≈ 3 standard
-#: errors; it is also a third of the initial own-area attention C/P = 0.0625.
+#: standard error below 0.007, so 0.02 is ≈ 3 standard errors; it is also a third of the
+#: initial own-area attention C/P = 0.0625.
 ATTN_TOL = 0.02
-#: Temperature, clusters, batch (images per step, two views each) and step size per patch
-#: count: the notes' §9 CL setting (τ = 0.1, K = 4) with its MAE batch of 16 and η = 200 at
-#: P = 128, scaled as η ∝ P (the gradient of a row Φ[p, ·] carries 1/P from the mean pooling
-#: and from the MAE loss normalisation).
+#: Temperature (main reading), clusters, batch (images per step, two views each) and step
+#: size per patch count: the notes' §9 CL setting (τ = 0.1, K = 4) with its MAE batch of 16
+#: and η = 200 at P = 128, scaled as η ∝ P (the gradient of a row Φ[p, ·] carries 1/P from the
+#: mean pooling and from the MAE loss normalisation).
 TAU, K, BATCH, ETA_PER_P = 0.1, 4, 16, 200.0 / 128
+#: The temperatures of the τ variant (τ is not read in the paper; RECONSTRUCTED, UNCERTAIN).
+TAUS = (0.1, 0.2, 0.3, 0.5, 1.0)
+#: Negatives per positive pair: every other image of the batch.
+NEGATIVES = 15
+#: The information gap of the CL ladder (inside Thm 4.1's range), with κ_c = 1/4.
+CL_DELTA = 0.25
 
 
-def pair_config(P: int, C1: int, C: int, steps: int, negatives: int | None) -> ExperimentConfig:
-    """The CL config with ``negatives`` negatives, or the MAE one (``negatives = None``), on
-    the same data, masks, start, step size and batch size."""
+def pair_config(P: int, C1: int, C: int, steps: int, negatives: int | None, *,
+                tau: float = TAU) -> ExperimentConfig:
+    """The CL config with ``negatives`` negatives and temperature `tau`, or the MAE one
+    (``negatives = None``, ``population-montecarlo``), on the same data, masks, start, step
+    size and batch size."""
     model = {"mask": "bernoulli", "gamma": 0.5, "mask_keys": True}
     if negatives is None:
         engine = "population-montecarlo"
         model["loss_norm"] = "P"
     else:
         engine = "cl-montecarlo"
-        model.update(objective="cl", cl_temperature=TAU, cl_negatives=negatives,
+        model.update(objective="cl", cl_temperature=tau, cl_negatives=negatives,
                      cl_pooling="mean")
     return config_from_dict({
         "data": {"P": P, "C1": C1, "C": C, "K": K, "areas": "random", "z_law": "uniform",
@@ -46,3 +305,22 @@ def pair_config(P: int, C1: int, C: int, steps: int, negatives: int | None) -> E
         "train": {"engine": engine, "mc_samples": BATCH, "lr": ETA_PER_P * P, "steps": steps,
                   "init": "zero", "seed": 0},
     }).resolved()
+
+
+def cl_ladder(quick: bool) -> tuple[tuple[int, int, int], ...]:
+    """(P, C1, C) of the CL ladder at Δ = CL_DELTA, κ_c = 1/4 (sizes from ``data.Delta``):
+    P ∈ {32, 64, 128} (quick: {24, 48})."""
+    out = []
+    for P in ((24, 48) if quick else (32, 64, 128)):
+        d = config_from_dict({"data": {"P": P, "kappa_c": 0.25, "Delta": CL_DELTA}}).data
+        out.append((P, int(d.global_size), int(d.local_size)))
+    return tuple(out)
+
+
+# -- the figures' MAE config --------------------------------------------------------------------
+def figure_config(P: int, C1: int, C: int, *, gamma: float = 0.5, steps: int = 0,
+                  areas: str = "contiguous", K: int = 1) -> ExperimentConfig:
+    """The notes' §9 setting at (P, C1, C) with masking probability γ, η = η_q·P, every step
+    recorded, exact population GD (``population-laplace``)."""
+    cfg = mae_config(P, C1, C, steps=steps, gamma=gamma)
+    return cfg.replace(data={"areas": areas, "K": K})
