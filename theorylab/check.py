@@ -10,7 +10,11 @@ run through the sweep (``theorylab.core.sweep``): in this process by default; ``
 / ``--scheduler ADDRESS`` send them to Dask, ``--cache DIR`` reuses a store of points shared
 with the figures. The exit status is 1 when a check raised, 2 for an unknown id,
 else 0 (a ``disagrees`` verdict is a finding, not a crash; ``--strict`` makes it fail too).
-A claim whose data are not on this machine is ``skipped`` (the summary gives the reason,
+Each claim runs under its main reading and then under each alternative reading of its
+RECONSTRUCTED choices (a quick run: the first alternative of each; ``--main-reading-only``:
+none); its page gives the verdict per reading, the declared wrong statements the check rejects
+(counterfactuals) and the resolution of each prediction, and the summary groups the claims by
+kind. A claim whose data are not on this machine is ``skipped`` (the summary gives the reason,
 naming the package to install), which is not an error.
 
 A full run writes the committed ``docs/results``; a ``--quick`` run writes
@@ -23,18 +27,15 @@ from __future__ import annotations
 
 import sys
 import time
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from theorylab.core import atomic_io as _io
-from theorylab.core.claims import Claim, markdown_table, write_result
-from theorylab.core.claims.report import fragile_thresholds, robust_cell
+from theorylab.core.claims import Claim
+from theorylab.core.claims.runner import run_checks as _run_checks
 from theorylab.core.cli import ArgumentParser
-from theorylab.core.missing import MissingDataError
-from theorylab.core.provenance import default_out, provenance, provenance_line, refuse_committed
+from theorylab.core.provenance import default_out, refuse_committed
 from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import check_out_folder
@@ -79,79 +80,17 @@ def resolve_claims(selectors: Sequence[str] | None, *, field: str = "ids") -> li
 
 
 def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/results",
-               figures: bool = True, progress: bool | None = None) -> pd.DataFrame:
-    """Run the claims `ids` (selectors as in [`resolve_claims`][]; default: all) and return
-    the summary table (one row per claim, ``claim`` = ``"<paper>/<id>"``). A `quick` run
-    into the committed ``docs/results`` is refused (``ValueError``); ``out=None`` writes
-    nothing."""
-    from tqdm.auto import tqdm
-
-    claims = all_claims()
-    keys = resolve_claims(ids)
-    if quick and out is not None:  # a quick run never writes the committed results
-        refuse_committed(out, "results", "quick")
-    show = sys.stderr.isatty() if progress is None else progress
-    made = provenance(quick)
-    rows = []
-    for key in tqdm(keys, desc="claims", disable=not show):
-        claim = claims[key]
-        t0 = time.perf_counter()
-        base = {"paper": claim.paper, "claim": key, "label": claim.label, "kind": claim.kind}
-        try:
-            res = claim.check(quick=quick)
-            if out is not None:
-                write_result(claim, res, Path(out) / claim.paper, figures=figures, made=made)
-            head = _fragile_mark(res) + "; ".join(f"{k}={_num(v)}"
-                                                  for k, v in res.headline.items())
-            rows.append({**base, "verdict": res.verdict, "robust?": robust_cell(res),
-                         "runtime_s": res.runtime_s, "headline": head, "error": ""})
-        except MissingDataError as err:  # not an error: this machine lacks the claim's data
-            rows.append({**base, "verdict": "skipped", "robust?": "–",
-                         "runtime_s": time.perf_counter() - t0,
-                         "headline": err.reason, "error": ""})
-        except Exception as err:  # report and go on: one failing claim must not hide the others
-            rows.append({**base, "verdict": "error", "robust?": "–",
-                         "runtime_s": time.perf_counter() - t0,
-                         "headline": "", "error": f"{type(err).__name__}: {err}"})
-            traceback.print_exc()
-    summary = pd.DataFrame(rows, columns=["paper", "claim", "label", "kind", "verdict",
-                                          "robust?", "runtime_s", "headline", "error"])
-    if out is not None:
-        mode = "quick" if quick else "full"
-        for paper, part in summary.groupby("paper", sort=False):
-            folder = Path(out) / str(paper)
-            part = part.drop(columns=["paper"]).reset_index(drop=True)
-            part, kept = _merge_summary(folder, part, mode, list(claims))
-            _io.write_csv(folder / "summary.csv", part)
-            note = (f"Rows of {', '.join(kept)} are kept from an earlier {mode} run (not rerun "
-                    "this time); each claim's page records its own run.\n\n" if kept else "")
-            text = (f"# Claim checks of {PAPERS[paper].title}: summary "
-                    f"({mode} run, {part.runtime_s.sum():.0f} s)\n\n"
-                    f"Run: {provenance_line(made)}\n\n" + note
-                    + markdown_table(part.drop(columns=["error"])) + "\n")
-            _io.atomic_write_text(folder / "summary.md", text)
-    return summary
-
-
-def _merge_summary(folder: Path, part: pd.DataFrame, mode: str,
-                   order: list[str]) -> tuple[pd.DataFrame, list[str]]:
-    """``part`` with the rows of the other claims of an existing summary of the same mode
-    (full or quick) in `folder` kept, in claim order, so that checking one claim does not drop
-    the others from the summary; also the keys of the kept rows. An unreadable summary, one of
-    the other mode or one without a ``claim`` column is replaced."""
-    try:
-        head = (folder / "summary.md").read_text(encoding="utf-8").splitlines()[0]
-        old = pd.read_csv(folder / "summary.csv", keep_default_na=False)
-    except (OSError, IndexError, ValueError, pd.errors.ParserError):
-        return part, []
-    if f"({mode} run," not in head or "claim" not in old.columns:
-        return part, []
-    old = old[~old.claim.isin(part.claim) & old.claim.isin(order)]
-    if old.empty:
-        return part, []
-    merged = pd.concat([part, old.reindex(columns=part.columns)], ignore_index=True)
-    merged = merged.sort_values("claim", key=lambda c: c.map(order.index), kind="stable")
-    return merged.reset_index(drop=True), list(old.claim)
+               figures: bool = True, variants: bool = True,
+               progress: bool | None = None) -> pd.DataFrame:
+    """Run the claims `ids` of every registered paper (selectors as in [`resolve_claims`][];
+    default: all) with the kernel's
+    [`run_checks`][theorylab.core.claims.runner.run_checks] and return the summary table (one
+    row per claim, ``claim`` = ``"<paper>/<id>"``, grouped by kind). A `quick` run into the
+    committed ``docs/results`` is refused (``ValueError``); ``out=None`` writes nothing;
+    ``variants=False`` runs the main reading of each claim only."""
+    return _run_checks(all_claims(), resolve_claims(ids), titles={
+        name: paper.title for name, paper in PAPERS.items()}, quick=quick, out=out,
+        figures=figures, variants=variants, progress=progress)
 
 
 #: the width of the summary printed by ``main``
@@ -181,18 +120,6 @@ def console_summary(summary: pd.DataFrame, width: int = CONSOLE_WIDTH) -> str:
     return "\n".join(lines)
 
 
-def _fragile_mark(res) -> str:
-    """``"FRAGILE (NAME flips it within ×0.5–×2): "`` for a verdict that a halved or doubled
-    threshold changes, else ``""``."""
-    if res.robust is False:
-        return f"FRAGILE ({', '.join(fragile_thresholds(res))} flips it within ×0.5–×2): "
-    return ""
-
-
-def _num(v) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-
 def main(argv=None) -> int:
     p = ArgumentParser(prog="python -m theorylab.check",
                                 description=__doc__.split("\n")[0])
@@ -205,13 +132,16 @@ def main(argv=None) -> int:
                    "full run, runs/quick/results for --quick)")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--strict", action="store_true", help="exit 1 on a 'disagrees' verdict too")
+    p.add_argument("--main-reading-only", action="store_true",
+                   help="run each claim under its main reading only (skip the alternative "
+                   "readings of its RECONSTRUCTED choices)")
     add_threads_argument(p)
     add_executor_arguments(p)
     a = p.parse_args(argv)
     set_threads_from_args(p, a)
     if a.list:
         for key, claim in all_claims().items():
-            print(f"{key:<28} {claim.label:<14} {claim.kind:<14} {claim.title}")
+            print(f"{key:<28} {claim.label:<14} {claim.kind:<16} {claim.title}")
         return 0
     try:  # both refused before any claim runs
         resolve_claims(a.only, field="--only")
@@ -226,7 +156,8 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     try:
         with executor_from_args(a):
-            summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures)
+            summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures,
+                                 variants=not a.main_reading_only)
     except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache
         print(f"error: {err}", file=sys.stderr)
         return 2

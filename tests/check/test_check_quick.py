@@ -29,7 +29,7 @@ def _tables(out, cid):
 
 def test_every_verdict_is_the_judge_of_the_written_tables(quick_run):
     out, summary = quick_run
-    assert list(summary.claim) == list(CLAIMS)
+    assert sorted(summary.claim) == sorted(CLAIMS)  # grouped by kind, each claim once
     robust_col = dict(zip(summary.claim, summary["robust?"]))
     for row in summary.itertuples():
         judged = CLAIMS[row.claim].judge(_tables(out, row.claim))

@@ -14,8 +14,8 @@ def test_rerunning_one_claim_keeps_the_others_rows(tmp_path):
     run_checks(["jelassi2022/lemma4.1-4.2"], quick=True, out=tmp_path, figures=False,
                progress=False)
     merged = pd.read_csv(tmp_path / "jelassi2022" / "summary.csv")
-    # claim order of the paper: thm3.2 comes before lemma4.1-4.2
-    assert list(merged.claim) == ["jelassi2022/thm3.2", "jelassi2022/lemma4.1-4.2"]
+    # grouped by kind: the theorem check lemma4.1-4.2 before the sanity check thm3.2
+    assert list(merged.claim) == ["jelassi2022/lemma4.1-4.2", "jelassi2022/thm3.2"]
     text = (tmp_path / "jelassi2022" / "summary.md").read_text()
     assert "kept from an earlier quick run" in text and "jelassi2022/thm3.2" in text
     # the other paper's summary is untouched by a run that did not check it

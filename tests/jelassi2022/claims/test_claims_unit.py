@@ -37,7 +37,8 @@ def test_glm_uniform_error_is_tail_of_delta_sum():
 def test_markdown_table_thins_rows():
     df = pd.DataFrame({"a": range(100), "b": np.linspace(0, 1, 100)})
     text = markdown_table(df, max_rows=10)
-    assert text.count("\n") == 11
+    table, note = text.split("\n\n")
+    assert table.count("\n") == 11 and note.startswith("10 of 100 rows shown")
 
 
 def test_kinds_say_what_a_check_is():

@@ -2,10 +2,15 @@
 results page writer.
 
 A paper lists its claims (``theorylab.<paper>.claims.CLAIMS``); ``python -m theorylab.check``
-runs them and writes ``docs/results/<paper>/<id>.md``/``.csv``/``.png``.
+runs them (the kernel's [`run_checks`][theorylab.core.claims.runner.run_checks]) and writes
+``docs/results/<paper>/<id>.md``/``.csv``/``.png``. Besides its thresholds, a claim declares
+what it could detect (predictions and the counterfactuals it must reject) and which reading of
+the paper it holds for (variants): [`theorylab.core.claims.readings`][].
 """
 
 from .claim import (
+    BRIEF_MAX,
+    HEADLINE_MAX,
     KINDS,
     VERDICTS,
     Claim,
@@ -13,6 +18,19 @@ from .claim import (
     lookup_claim,
     markdown_table,
     point_rows,
+)
+from .readings import (
+    PREDICTION_SOURCES,
+    READING_SOURCES,
+    SCALES,
+    Counterfactual,
+    Prediction,
+    Reading,
+    Variant,
+    can_fail_cell,
+    counterfactual_table,
+    readings_cell,
+    resolution,
 )
 from .report import render_markdown, write_result
 from .robustness import (
@@ -39,6 +57,19 @@ from .verdict import (
 )
 
 __all__ = [
+    "BRIEF_MAX",
+    "HEADLINE_MAX",
+    "PREDICTION_SOURCES",
+    "READING_SOURCES",
+    "SCALES",
+    "Counterfactual",
+    "Prediction",
+    "Reading",
+    "Variant",
+    "can_fail_cell",
+    "counterfactual_table",
+    "readings_cell",
+    "resolution",
     "KINDS",
     "SOURCES",
     "Premise",

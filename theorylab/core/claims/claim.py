@@ -17,19 +17,42 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .readings import (
+    Counterfactual,
+    Prediction,
+    Variant,
+    can_fail_cell,
+    counterfactual_table,
+    rejected_count,
+    resolution,
+)
 from .robustness import Threshold, is_robust, sensitivity, threshold_values
 from .verdict import VERDICTS, Verdict
 
 __all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "lookup_claim", "markdown_table",
            "point_rows"]
 
-#: What a check is. ``theorem check``: the measurement can contradict the (reconstructed)
-#: statement (the judge has a ``disagrees`` branch the data can reach). ``sanity check``: it
-#: verifies a construction or a reduction the theorem rests on, and the page names the part of
-#: the statement it cannot test. ``engine check``: what it checks holds by construction of the
-#: model or the data (a symmetry, an identity), so it can only fail through a bug of the
-#: engines; it tests the code, not the paper.
-KINDS = ("theorem check", "sanity check", "engine check")
+#: What a check is, in the order the summaries group them.
+#:
+#: - ``theorem check``: compares the measurement with a statement of the paper (FOUND, or
+#:   RECONSTRUCTED and labelled so), even when only its form is known (an order in P or d, a
+#:   sign, the existence of a phase); it declares wrong statements it must reject
+#:   (counterfactuals) and rejects at least one on its data. Evidence for or against the paper.
+#: - ``derivation check``: the prediction is our own derivation or reduction of the same model,
+#:   tested against the engine. Useful (it validates what other checks compare with), but not
+#:   evidence for the paper.
+#: - ``sanity check``: verifies a construction or a reduction the theorem rests on; the page
+#:   names the part of the statement it cannot test.
+#: - ``engine check``: what it checks holds by construction of the model or the data (a
+#:   symmetry, an identity), so it can only fail through a bug of the engines; it tests the
+#:   code, not the paper.
+KINDS = ("theorem check", "derivation check", "sanity check", "engine check")
+
+#: The longest summary headline a claim's `brief` may have (the marks FRAGILE, READING-DEPENDENT
+#: and CANNOT FAIL go before it, within one screen line of about 200 characters).
+BRIEF_MAX = 160
+#: The longest headline cell of a summary row (marks and brief together).
+HEADLINE_MAX = 200
 
 
 @dataclass
@@ -49,6 +72,17 @@ class ClaimResult:
     - `runtime_s`: wall time of the check.
     - `sensitivity`: one row per declared threshold (verdicts at ×0.5 and ×2, flip points;
       [`sensitivity`][theorylab.core.claims.robustness.sensitivity]), set by `Claim.check`.
+    - `brief`: the one-line summary headline (at most [`BRIEF_MAX`][] characters; names the
+      seeds where the verdict rests on seeds). Empty: built from `headline`.
+    - `counterfactuals`: the verdict under each declared counterfactual
+      ([`counterfactual_table`][theorylab.core.claims.readings.counterfactual_table]), set by
+      `Claim.check`.
+    - `resolution`: each prediction's smallest change that turns the verdict into
+      ``disagrees`` ([`resolution`][theorylab.core.claims.readings.resolution]), set by
+      `Claim.check`.
+    - `readings`: the verdict per reading of each declared variant (one row per reading, the
+      main one first), set by `Claim.check`; `variant_results` holds the results behind it,
+      keyed ``(choice, value)``.
     """
 
     claim_id: str
@@ -61,6 +95,11 @@ class ClaimResult:
     runtime_s: float = math.nan
     quick: bool = False
     sensitivity: pd.DataFrame | None = None
+    brief: str = ""
+    counterfactuals: pd.DataFrame | None = None
+    resolution: pd.DataFrame | None = None
+    readings: pd.DataFrame | None = None
+    variant_results: dict = field(default_factory=dict)
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -81,6 +120,22 @@ class ClaimResult:
             self.verdict = self.verdict.verdict
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict: must be one of {list(VERDICTS)} (got {self.verdict!r})")
+        self.brief = " ".join(str(self.brief).split())
+        if len(self.brief) > BRIEF_MAX:
+            raise ValueError(f"brief: at most {BRIEF_MAX} characters (got {len(self.brief)}: "
+                             f"{self.brief[:60]!r}…); put the rest in headline")
+
+    def short(self) -> str:
+        """The `brief`, or the headline numbers ``name=value; ...`` cut to [`BRIEF_MAX`][]
+        characters when no brief was given."""
+        if self.brief:
+            return self.brief
+        text = "; ".join(f"{k}={_num(v)}" for k, v in self.headline.items())
+        return text if len(text) <= BRIEF_MAX else text[:BRIEF_MAX - 1].rstrip() + "…"
+
+
+def _num(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
 @dataclass(frozen=True)
@@ -100,11 +155,22 @@ class Claim:
     - `judge`: ``judge(tables, values=None) -> Verdict``, the claim's verdict as a pure
       function of its written tables (``{"table": main table, "<name>": extra table, ...}``,
       the same tables as ``<id>.csv`` and ``<id>-<name>.csv``) and of the values of its
-      declared thresholds (``{name: value}``; None: the declared values); `run` calls it, the
-      sensitivity re-judges with other values, and the tests call it on the CSVs a run wrote
-      and on hand-made agreeing, disagreeing, censored and premise-failed tables.
+      declared thresholds and predictions (``{name: value}``; None: the declared values);
+      `run` calls it, the sensitivity, the counterfactuals and the resolution re-judge with
+      other values, and the tests call it on the CSVs a run wrote and on hand-made agreeing,
+      disagreeing, censored and premise-failed tables.
     - `thresholds`: every number that can change the verdict ([`Threshold`][theorylab.core.
       claims.robustness.Threshold]), declared once; listed on the page with its flip points.
+    - `predictions`: the predicted numbers the judge reads from its ``values`` beside the
+      thresholds ([`Prediction`][theorylab.core.claims.readings.Prediction]); the page gives
+      each one's resolution.
+    - `counterfactuals`: wrong statements the check must reject on its data
+      ([`Counterfactual`][theorylab.core.claims.readings.Counterfactual]); a theorem check
+      declares at least one.
+    - `variants`: the RECONSTRUCTED choices that can change the verdict, each with its main
+      reading and alternatives ([`Variant`][theorylab.core.claims.readings.Variant]). A claim
+      with variants has ``run(quick, readings)``, `readings` mapping every variant's name to
+      the value to use.
     - `premises`: what must hold for the experiment to test the statement (checked by the
       judge from the tables; a failed one gives ``inconclusive``).
     - `seeds`: how many seeds / draws the numbers rest on and how they are combined ("" for
@@ -135,6 +201,9 @@ class Claim:
     premises: tuple[str, ...] = ()
     seeds: str = ""
     reconstructed: str = ""
+    predictions: tuple[Prediction, ...] = ()
+    counterfactuals: tuple[Counterfactual, ...] = ()
+    variants: tuple[Variant, ...] = ()
 
     @property
     def key(self) -> str:
@@ -146,25 +215,92 @@ class Claim:
             raise ValueError(f"label: must be FOUND or RECONSTRUCTED (got {self.label!r})")
         if self.kind not in KINDS:
             raise ValueError(f"kind: must be one of {list(KINDS)} (got {self.kind!r})")
-        names = [t.name for t in self.thresholds]
+        names = [t.name for t in self.thresholds] + [p.name for p in self.predictions]
         if len(set(names)) != len(names):
-            raise ValueError(f"thresholds: names must be distinct (got {names})")
+            raise ValueError(f"thresholds: threshold and prediction names must be distinct "
+                             f"(got {names})")
+        for cf in self.counterfactuals:
+            unknown = sorted(set(cf.values) - set(names))
+            if unknown:
+                raise ValueError(f"counterfactuals: {cf.name!r} overrides undeclared values "
+                                 f"{unknown}; declared: {names}")
+        choices = [v.name for v in self.variants]
+        if len(set(choices)) != len(choices):
+            raise ValueError(f"variants: names must be distinct (got {choices})")
+
+    def values(self, **overrides: float) -> dict[str, float]:
+        """``{name: value}`` of every declared threshold and prediction, with `overrides`."""
+        return threshold_values((*self.thresholds, *self.predictions), overrides)
 
     def judged(self, tables: dict[str, pd.DataFrame], **values: float) -> Verdict:
-        """The verdict on `tables` with some thresholds replaced (``REGIME_CUT=1.5``)."""
-        return self.judge(tables, threshold_values(self.thresholds, values))
+        """The verdict on `tables` with some thresholds or predictions replaced
+        (``REGIME_CUT=1.5``)."""
+        return self.judge(tables, self.values(**values))
 
-    def check(self, quick: bool = False) -> ClaimResult:
-        """Run the measurement; ``quick`` uses a reduced grid (seconds instead of minutes)."""
+    def main_readings(self) -> dict[str, object]:
+        """``{variant name: main reading's value}``."""
+        return {v.name: v.main.value for v in self.variants}
+
+    def check(self, quick: bool = False, readings: dict[str, object] | None = None, *,
+              variants: bool = True) -> ClaimResult:
+        """Run the measurement (``quick``: a reduced grid, seconds instead of minutes) and
+        judge it: the verdict, its sensitivity to each threshold, the verdict under each
+        counterfactual and each prediction's resolution. `readings` overrides some variants'
+        values (default: the main readings). With `variants` (and readings left at the main
+        ones) each alternative reading is then run and judged, one at a time around the main
+        reading (a quick check runs only the first alternative of each variant); the table is
+        the result's `readings`."""
+        unknown = sorted(set(readings or {}) - {v.name for v in self.variants})
+        if unknown:
+            raise ValueError(f"readings: unknown variant(s) {unknown} of {self.key}; declared: "
+                             f"{[v.name for v in self.variants]}")
+        chosen = {**self.main_readings(), **(readings or {})}
+        res = self._measure(quick, chosen, resolve=True)
+        if variants and self.variants and not readings:
+            res.readings = self._readings_table(quick, res)
+        return res
+
+    def _measure(self, quick: bool, readings: dict[str, object], resolve: bool) -> ClaimResult:
+        """One run under `readings`, judged (sensitivity and resolution only if `resolve`)."""
         t0 = time.perf_counter()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            res = self.run(quick)
-        res.runtime_s = time.perf_counter() - t0
-        res.quick = quick
-        if self.thresholds:
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                res.sensitivity = sensitivity(self.judge, res.tables, self.thresholds)
+            res = self.run(quick, readings) if self.variants else self.run(quick)
+            res.runtime_s = time.perf_counter() - t0
+            res.quick = quick
+            values = self.values()
+            if self.thresholds and resolve:
+                res.sensitivity = sensitivity(self.judge, res.tables, self.thresholds,
+                                              fixed=values)
+            if self.counterfactuals:
+                res.counterfactuals = counterfactual_table(self.judge, res.tables, values,
+                                                           self.counterfactuals)
+            if self.predictions and resolve:
+                res.resolution = resolution(self.judge, res.tables, values, self.predictions)
         return res
+
+    def _readings_table(self, quick: bool, main: ClaimResult) -> pd.DataFrame:
+        """The verdict per reading: the main readings' row, then one row per alternative."""
+        mains = self.main_readings()
+        rows = [self._reading_row("main", "; ".join(f"{v.name}={v.main.label}"
+                                                     for v in self.variants),
+                                  "", "", True, main)]
+        for var in self.variants:
+            for alt in var.alternatives[:1] if quick else var.alternatives:
+                res = self._measure(quick, {**mains, var.name: alt.value}, resolve=False)
+                main.variant_results[(var.name, alt.value)] = res
+                rows.append(self._reading_row(var.name, alt.label, alt.value, alt.source,
+                                              False, res))
+        return pd.DataFrame(rows)
+
+    def _reading_row(self, choice: str, label: str, value, source: str, is_main: bool,
+                     res: ClaimResult) -> dict:
+        reason = next((r for r in res.reading if r.startswith("Verdict `")), "")
+        return {"choice": choice, "reading": label, "value": str(value), "source": source,
+                "main": is_main, "verdict": res.verdict,
+                "can_fail": can_fail_cell(self.kind, res.verdict, res.counterfactuals),
+                "rejected": rejected_count(res.counterfactuals)[0],
+                "brief": res.short(), "reason": reason[:400],
+                "runtime_s": res.runtime_s}
 
 
 def point_rows(table: pd.DataFrame) -> pd.DataFrame:
@@ -198,14 +334,23 @@ def _fmt(x) -> str:
     return str(x)
 
 
-def markdown_table(df: pd.DataFrame, max_rows: int = 60) -> str:
-    """A GitHub markdown table of ``df`` (numbers to 5 significant digits); long tables are
-    thinned to ``max_rows`` evenly spaced rows (the CSV beside it holds every row)."""
+def markdown_table(df: pd.DataFrame, max_rows: int = 60, csv: str | None = None) -> str:
+    """A GitHub markdown table of ``df`` (numbers to 5 significant digits). A table longer than
+    ``max_rows`` is thinned to ``max_rows`` evenly spaced rows, said in a line under it that
+    names the CSV file holding every row (`csv`)."""
+    note = ""
     if len(df) > max_rows:
         idx = np.unique(np.linspace(0, len(df) - 1, max_rows).round().astype(int))
+        note = (f"\n\n{len(idx)} of {len(df)} rows shown (evenly spaced); "
+                + (f"the full table is `{csv}`." if csv else "the CSV beside it holds every row."))
         df = df.iloc[idx]
     cols = [str(c) for c in df.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
     for row in df.itertuples(index=False):
-        lines.append("| " + " | ".join(_fmt(x) for x in row) + " |")
-    return "\n".join(lines)
+        lines.append("| " + " | ".join(_cell(x) for x in row) + " |")
+    return "\n".join(lines) + note
+
+
+def _cell(x) -> str:
+    """A table cell: the number formatted, `|` escaped and line breaks folded."""
+    return " ".join(_fmt(x).replace("|", "\\|").split())

@@ -9,10 +9,27 @@ from theorylab.core import atomic_io as _io
 from theorylab.core.provenance import provenance as _provenance
 from theorylab.core.provenance import provenance_line
 
-from .claim import Claim, ClaimResult, markdown_table
+from .claim import HEADLINE_MAX, KINDS, Claim, ClaimResult, markdown_table
+from .readings import can_fail_cell, reading_dependent, readings_cell, rejected_count
 
-__all__ = ["fragile_thresholds", "render_markdown", "render_robustness", "robust_cell",
-           "write_result"]
+__all__ = ["KIND_MEANING", "fragile_thresholds", "headline_cell", "marks",
+           "reading_folder", "render_markdown", "render_readings", "render_robustness",
+           "robust_cell", "write_result"]
+
+#: One line per kind, as the pages say it.
+KIND_MEANING = {
+    "theorem check": "compares the measurement with a statement of the paper and rejects "
+                     "declared wrong statements on the same data: evidence for or against the "
+                     "paper",
+    "derivation check": "tests our own derivation or reduction of the simulated model against "
+                        "the engine: it validates what other checks compare with, and is not "
+                        "evidence for the paper",
+    "sanity check": "verifies a construction or a reduction the theorem rests on; it cannot "
+                    "test the whole statement",
+    "engine check": "what it checks holds by construction (a symmetry, an identity): it tests "
+                    "the code, not the paper",
+}
+assert set(KIND_MEANING) == set(KINDS)
 
 
 def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = None,
@@ -25,15 +42,18 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
         f"# {claim.title}: generated results",
         "",
         f"- **Label:** {claim.label} ({claim.source})",
-        f"- **Kind:** {claim.kind}",
+        f"- **Kind:** {claim.kind}: {KIND_MEANING[claim.kind]}",
         f"- **Statement checked:** {claim.statement}",
         f"- **Measured:** {claim.measured}",
         f"- **Predicted:** {claim.predicted}",
         *([f"- **Not tested here:** {claim.untested}"] if claim.untested else []),
         f"- **Verdict:** `{res.verdict}` ({mode} run, {res.runtime_s:.1f} s)",
+        f"- **Can it fail?** {can_fail_cell(claim.kind, res.verdict, res.counterfactuals)}",
+        f"- **Readings:** {readings_cell(res.readings)}",
         f"- **Run:** {provenance_line(made)}",
         "",
         *render_robustness(claim, res),
+        *render_readings(claim, res),
         "## Reading",
         "",
         *[f"- {r}" for r in res.reading],
@@ -46,17 +66,91 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
         "",
         "## Table",
         "",
-        markdown_table(res.table),
+        markdown_table(res.table, csv=f"{claim.id}.csv"),
         "",
     ]
     for name, df in res.extra.items():
         if name == "trajectory":
             lines += [f"Trajectory: `{claim.id}-{name}.csv` ({len(df)} rows).", ""]
             continue
-        lines += [f"### {name}", "", markdown_table(df), ""]
+        lines += [f"### {name}", "", markdown_table(df, csv=f"{claim.id}-{name}.csv"), ""]
     if figure_name:
         lines += [f"![{claim.id}]({figure_name})", ""]
     return "\n".join(lines)
+
+
+def render_readings(claim: Claim, res: ClaimResult) -> list[str]:
+    """The page's sections on what the check could detect and which reading it holds for:
+    the verdict per reading of each variant, the counterfactuals it must reject, and each
+    prediction's resolution."""
+    lines: list[str] = []
+    if claim.variants:
+        lines += ["## Verdict per reading", "",
+                  "Each RECONSTRUCTED choice that can change the verdict, run one at a time "
+                  "around the main reading:", ""]
+        for v in claim.variants:
+            alts = "; ".join(f"{r.label} ({r.source})" for r in v.alternatives)
+            lines.append(f"- **{v.name}**: main {v.main.label} ({v.main.source}); "
+                         f"alternatives {alts}. {v.reason}")
+        lines.append("")
+        if res.readings is not None and len(res.readings):
+            dep = reading_dependent(res.readings)
+            lines += [("**The verdict depends on the reading of " + ", ".join(dep) + ".**")
+                      if dep else f"The verdict is the same under all {len(res.readings)} "
+                      "readings run.", "",
+                      markdown_table(res.readings[["choice", "reading", "source", "verdict",
+                                                   "can_fail", "brief", "runtime_s"]],
+                                     csv=f"{claim.id}-readings.csv"), ""]
+            reasons = [f"- {r.choice} = {r.reading}: {r.reason}"
+                       for r in res.readings.itertuples() if not r.main and r.reason]
+            lines += [*reasons, ""] if reasons else []
+        else:
+            lines += ["Alternative readings were not run this time.", ""]
+    if claim.counterfactuals:
+        k, n = rejected_count(res.counterfactuals)
+        lines += ["## Counterfactuals: wrong statements this check must reject", "",
+                  f"Rejected (judged `disagrees` on the same tables): {k} of {n}.", ""]
+        if res.counterfactuals is not None:
+            lines += [markdown_table(res.counterfactuals[["counterfactual", "statement",
+                                                          "overrides", "verdict",
+                                                          "rejected"]],
+                                     csv=f"{claim.id}-counterfactuals.csv"), ""]
+    elif claim.kind == "theorem check":
+        lines += ["## Counterfactuals", "", "**None declared: nothing shows that this check "
+                  "can fail.**", ""]
+    if claim.predictions and res.resolution is not None:
+        lines += ["## Resolution", "",
+                  "The smallest change of each prediction that turns the verdict into "
+                  "`disagrees` (or, from `disagrees`, out of it), on the same tables:", "",
+                  markdown_table(res.resolution[["prediction", "value", "meaning", "source",
+                                                 "target", "change_down", "change_up"]],
+                                 csv=f"{claim.id}-resolution.csv"), ""]
+    return lines
+
+
+def marks(claim: Claim, res: ClaimResult) -> str:
+    """The warnings that go before a summary headline: ``FRAGILE (NAMES)`` when ×0.5 or ×2 of
+    a threshold flips the verdict, ``READING-DEPENDENT (CHOICES)`` when another plausible
+    reading changes it, ``CANNOT FAIL`` for a theorem check that rejects none of its
+    counterfactuals on decided data."""
+    out = []
+    if res.robust is False:
+        out.append(f"FRAGILE ({', '.join(fragile_thresholds(res))})")
+    dep = reading_dependent(res.readings)
+    if dep:
+        out.append(f"READING-DEPENDENT ({', '.join(dep)})")
+    cell = can_fail_cell(claim.kind, res.verdict, res.counterfactuals)
+    if cell.startswith("NO"):
+        out.append("CANNOT FAIL")
+    return "".join(m + ": " for m in out)
+
+
+def headline_cell(claim: Claim, res: ClaimResult) -> str:
+    """The summary's headline: the [`marks`][] then the result's brief, at most
+    [`HEADLINE_MAX`][theorylab.core.claims.claim.HEADLINE_MAX] characters (the page holds
+    every number)."""
+    text = marks(claim, res) + res.short()
+    return text if len(text) <= HEADLINE_MAX else text[:HEADLINE_MAX - 1].rstrip() + "…"
 
 
 def fragile_thresholds(res: ClaimResult) -> list[str]:
@@ -132,8 +226,14 @@ def write_result(claim: Claim, res: ClaimResult, out: str | Path, figures: bool 
     _io.write_csv(out / f"{claim.id}.csv", res.table)
     for name, df in res.extra.items():
         _io.write_csv(out / f"{claim.id}-{name}.csv", df)
-    if res.sensitivity is not None:
-        _io.write_csv(out / f"{claim.id}-sensitivity.csv", res.sensitivity)
+    for name in ("sensitivity", "counterfactuals", "resolution", "readings"):
+        df = getattr(res, name)
+        if df is not None:
+            _io.write_csv(out / f"{claim.id}-{name}.csv", df)
+    for (choice, value), vres in res.variant_results.items():
+        folder = reading_folder(out, claim.id, choice, value)
+        for name, df in vres.tables.items():
+            _io.write_csv(folder / f"{name}.csv", df)
     fig_name = None
     if figures and res.figure is not None:
         import matplotlib
@@ -149,3 +249,18 @@ def write_result(claim: Claim, res: ClaimResult, out: str | Path, figures: bool 
         fig_name = f"{claim.id}.png"
         _io.atomic_write_bytes(out / fig_name, buf.getvalue())
     _io.atomic_write_text(out / f"{claim.id}.md", render_markdown(claim, res, fig_name, made))
+
+
+def reading_folder(out: str | Path, claim_id: str, choice: str, value) -> Path:
+    """Where the tables of one alternative reading go: ``<out>/<id>-readings/<choice>=<value>/``
+    (``table.csv`` and one CSV per extra table), so its verdict can be re-judged like the main
+    one."""
+    return Path(out) / f"{claim_id}-readings" / f"{_slug(choice)}={_slug(value)}"
+
+
+def _slug(x) -> str:
+    """A file-name-safe form of a reading's value (``0.5`` → ``0.5``, ``"sqrt(d)"`` →
+    ``sqrt_d``)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", str(x)).strip("_") or "x"

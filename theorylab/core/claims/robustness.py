@@ -103,11 +103,11 @@ def premises_verdict(premises: Sequence[Premise]) -> Verdict | None:
         f"premise failed: {p.name}" + (f" ({p.detail})" if p.detail else "") for p in bad))
 
 
-def _verdict_at(judge, tables, thresholds, name, x) -> str:
-    return judge(tables, threshold_values(thresholds, {name: x})).verdict
+def _verdict_at(judge, tables, values, name, x) -> str:
+    return judge(tables, {**values, name: x}).verdict
 
 
-def _flip(judge, tables, thresholds, th: Threshold, base: str, up: bool, span: float,
+def _flip(judge, tables, values, th: Threshold, base: str, up: bool, span: float,
           grid: int, iters: int) -> float:
     """The value nearest to ``th.value`` on one side (``up``: larger magnitude) at which the
     verdict differs from ``base``; NaN when none within a factor ``span``."""
@@ -115,11 +115,11 @@ def _flip(judge, tables, thresholds, th: Threshold, base: str, up: bool, span: f
     prev = th.value
     for k in range(1, grid + 1):
         x = th.value * (ratio ** k if up else ratio ** -k)
-        if _verdict_at(judge, tables, thresholds, th.name, x) != base:
+        if _verdict_at(judge, tables, values, th.name, x) != base:
             lo, hi = prev, x  # lo keeps the base verdict, hi does not
             for _ in range(iters):
                 mid = math.copysign(math.sqrt(lo * hi), lo)  # geometric midpoint, same sign
-                if _verdict_at(judge, tables, thresholds, th.name, mid) == base:
+                if _verdict_at(judge, tables, values, th.name, mid) == base:
                     lo = mid
                 else:
                     hi = mid
@@ -130,7 +130,8 @@ def _flip(judge, tables, thresholds, th: Threshold, base: str, up: bool, span: f
 
 def sensitivity(judge: Callable[[Mapping[str, pd.DataFrame], Mapping[str, float]], Verdict],
                 tables: Mapping[str, pd.DataFrame], thresholds: Sequence[Threshold], *,
-                span: float = 100.0, grid: int = 40, iters: int = 30) -> pd.DataFrame:
+                fixed: Mapping[str, float] | None = None, span: float = 100.0, grid: int = 40,
+                iters: int = 30) -> pd.DataFrame:
     """For each judged threshold: the verdict at its value, at ×0.5 and ×2, and the nearest
     values below and above it (in magnitude, within a factor `span`) where the verdict changes
     (``flip_below``, ``flip_above``: NaN when none; located by a geometric scan of `grid`
@@ -138,19 +139,23 @@ def sensitivity(judge: Callable[[Mapping[str, pd.DataFrame], Mapping[str, float]
 
     Returns one row per threshold: threshold, value, source, judged, verdict, verdict_half
     (×0.5), verdict_double (×2), flip_below, flip_above, robust (verdict unchanged at ×0.5
-    and ×2; NaN for a threshold that enters the measurement, not the judge)."""
-    base = judge(tables, threshold_values(thresholds)).verdict
+    and ×2; NaN for a threshold that enters the measurement, not the judge).
+
+    `fixed`: further values the judge reads and that stay as they are (a claim's predictions);
+    the declared threshold values override none of them."""
+    values = {**(fixed or {}), **threshold_values(thresholds)}
+    base = judge(tables, values).verdict
     rows = []
     for th in thresholds:
         row = {"threshold": th.name, "value": th.value, "source": th.source,
                "judged": th.judged, "verdict": base}
         if th.judged:
-            at = {c: _verdict_at(judge, tables, thresholds, th.name, th.value * f)
+            at = {c: _verdict_at(judge, tables, values, th.name, th.value * f)
                   for c, f in SENSITIVITY_FACTORS.items()}
             row.update(at)
-            row["flip_below"] = _flip(judge, tables, thresholds, th, base, False, span, grid,
+            row["flip_below"] = _flip(judge, tables, values, th, base, False, span, grid,
                                       iters)
-            row["flip_above"] = _flip(judge, tables, thresholds, th, base, True, span, grid,
+            row["flip_above"] = _flip(judge, tables, values, th, base, True, span, grid,
                                       iters)
             row["robust"] = all(v == base for v in at.values())
         else:

@@ -1,0 +1,328 @@
+"""Which reading of the paper a verdict holds for, and what it could detect.
+
+Three declarations a claim makes beside its thresholds:
+
+- [`Variant`][]: a RECONSTRUCTED choice that can change the verdict (a temperature, the start of
+  a parameter, a step-size convention), with its main [`Reading`][] and the plausible
+  alternatives. A full check runs the claim under each alternative, one at a time around the
+  main reading, and judges each (the page's "verdict per reading").
+- [`Prediction`][]: a number the judge compares the measurement with (an exponent, a constant,
+  a multiplier of a derived column), read by the judge from its ``values`` the way thresholds
+  are. Its **resolution** ([`resolution`][]) is the smallest change of it (a factor or a shift)
+  that turns the verdict into ``disagrees``: how sharp the check is.
+- [`Counterfactual`][]: a wrong statement the check must reject (a wrong exponent, no phase, the
+  opposite sign), written as overrides of prediction values; [`counterfactual_table`][]
+  re-judges the stored tables under each, with no rerun. A counterfactual is *rejected* when
+  the judge says ``disagrees`` under it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from .verdict import Verdict
+
+__all__ = ["READING_SOURCES", "PREDICTION_SOURCES", "SCALES", "Reading", "Variant",
+           "Prediction", "Counterfactual", "counterfactual_table", "resolution",
+           "can_fail_cell", "rejected_count", "readings_cell", "reading_dependent"]
+
+#: Where a reading of a RECONSTRUCTED choice comes from.
+READING_SOURCES = ("printed in the paper", "paper notes", "project choice")
+
+#: Where a predicted value comes from: a statement of the paper read in it (``paper
+#: statement``), a statement whose form is known and whose details are reconstructed (``paper
+#: statement (reconstructed)``), or our own derivation in the simulated model (``our
+#: derivation``: comparing with it is a derivation check, not evidence for the paper).
+PREDICTION_SOURCES = ("paper statement", "paper statement (reconstructed)", "our derivation")
+
+#: How a prediction changes: ``factor`` (multiplicatively: a constant, a multiplier of a derived
+#: column; its resolution is a factor) or ``shift`` (additively: an exponent, a slope, an
+#: offset, a sign; its resolution is a shift).
+SCALES = ("factor", "shift")
+
+_VALUE_TYPES = (bool, int, float, str)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading of a RECONSTRUCTED choice.
+
+    **Arguments:**
+
+    - `value`: what the claim's run receives (a number, a string or a bool), e.g. ``0.1``,
+      ``"sqrt(d)"``, ``"random"``.
+    - `label`: how the page names it, e.g. ``"τ = √d (eq. (T))"``.
+    - `source`: one of [`READING_SOURCES`][].
+    """
+
+    value: object
+    label: str
+    source: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, _VALUE_TYPES):
+            raise ValueError(f"value: a reading's value must be a number, string or bool "
+                             f"(got {type(self.value).__name__})")
+        if self.source not in READING_SOURCES:
+            raise ValueError(f"source: must be one of {list(READING_SOURCES)} "
+                             f"(got {self.source!r})")
+        if not self.label:
+            raise ValueError("label: a reading needs a label")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A RECONSTRUCTED choice that can change a verdict, with the readings to run.
+
+    **Arguments:**
+
+    - `name`: the key of the value in the `readings` mapping the claim's run receives (e.g.
+      ``"temperature"``).
+    - `main`: the reading the claim's verdict uses.
+    - `alternatives`: the other plausible readings (at least one; a quick check runs only the
+      first).
+    - `reason`: why the choice is a reconstruction and what it can change.
+    """
+
+    name: str
+    main: Reading
+    alternatives: tuple[Reading, ...]
+    reason: str
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"name: a variant's name must be an identifier (got {self.name!r})")
+        if not self.alternatives:
+            raise ValueError(f"alternatives: variant {self.name} needs at least one")
+        values = [self.main.value, *(r.value for r in self.alternatives)]
+        if len({repr(v) for v in values}) != len(values):
+            raise ValueError(f"alternatives: the readings of {self.name} must differ "
+                             f"(got {values})")
+        if not self.reason:
+            raise ValueError(f"reason: variant {self.name} needs a reason")
+
+    @property
+    def readings(self) -> tuple[Reading, ...]:
+        """The main reading, then the alternatives."""
+        return (self.main, *self.alternatives)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A predicted number the judge reads from its ``values`` (by `name`).
+
+    **Arguments:**
+
+    - `name`: the key in the judge's ``values`` (distinct from every threshold's name).
+    - `value`: the predicted value (an exponent such as ``1.0``, a constant, ``1.0`` for the
+      multiplier of a derived column); finite, and non-zero for scale ``factor``.
+    - `scale`: one of [`SCALES`][].
+    - `meaning`: what it is, e.g. ``"exponent of T* in (P/C)/η"``.
+    - `source`: one of [`PREDICTION_SOURCES`][].
+    """
+
+    name: str
+    value: float
+    scale: str
+    meaning: str
+    source: str
+
+    def __post_init__(self) -> None:
+        if self.scale not in SCALES:
+            raise ValueError(f"scale: must be one of {list(SCALES)} (got {self.scale!r})")
+        if self.source not in PREDICTION_SOURCES:
+            raise ValueError(f"source: must be one of {list(PREDICTION_SOURCES)} "
+                             f"(got {self.source!r})")
+        if not math.isfinite(self.value) or (self.scale == "factor" and self.value == 0):
+            raise ValueError(f"value: prediction {self.name} must be finite"
+                             + (" and non-zero (scale factor)" if self.scale == "factor" else "")
+                             + f" (got {self.value!r})")
+        if not self.meaning:
+            raise ValueError(f"meaning: prediction {self.name} needs a meaning")
+
+
+@dataclass(frozen=True)
+class Counterfactual:
+    """A wrong statement the check must reject on the measured data.
+
+    **Arguments:**
+
+    - `name`: short, e.g. ``"slope −1/2"``.
+    - `statement`: the wrong statement in words (what a careless reading would say).
+    - `values`: the overrides of declared prediction (or threshold) values that express it.
+    """
+
+    name: str
+    statement: str
+    values: Mapping[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise ValueError(f"values: counterfactual {self.name!r} overrides nothing")
+        if not self.statement:
+            raise ValueError(f"statement: counterfactual {self.name!r} needs a statement")
+
+
+Judge = Callable[[Mapping[str, pd.DataFrame], Mapping[str, float]], Verdict]
+
+
+def counterfactual_table(judge: Judge, tables: Mapping[str, pd.DataFrame],
+                         values: Mapping[str, float],
+                         counterfactuals: Sequence[Counterfactual]) -> pd.DataFrame:
+    """The verdict of `judge` on `tables` under each counterfactual (its overrides on top of
+    the declared `values`). One row each: counterfactual, statement, overrides, verdict,
+    rejected (the verdict is ``disagrees``), reason (the judge's first reason)."""
+    rows = []
+    for cf in counterfactuals:
+        v = judge(tables, {**values, **{k: float(x) for k, x in cf.values.items()}})
+        rows.append({"counterfactual": cf.name, "statement": cf.statement,
+                     "overrides": ", ".join(f"{k}={x:g}" for k, x in cf.values.items()),
+                     "verdict": v.verdict, "rejected": v.verdict == "disagrees",
+                     "reason": v.reasons[0] if v.reasons else ""})
+    return pd.DataFrame(rows, columns=["counterfactual", "statement", "overrides", "verdict",
+                                       "rejected", "reason"])
+
+
+def _changed(p: Prediction, step: float, up: bool) -> float:
+    """The prediction's value after a change of size `step` (> 0): a factor ``1 + step``
+    (``×`` up, ``÷`` down) or a shift ``±step``."""
+    if p.scale == "factor":
+        return p.value * (1 + step) if up else p.value / (1 + step)
+    return p.value + step if up else p.value - step
+
+
+def _first_flip(flips: Callable[[float], bool], lo: float, hi: float, grid: int,
+                iters: int) -> float:
+    """The smallest step in [lo, hi] (geometric scan of `grid` points, then `iters`
+    bisections) at which `flips` holds; NaN when none on the scan."""
+    ratio = (hi / lo) ** (1.0 / (grid - 1))
+    prev = 0.0
+    for k in range(grid):
+        s = lo * ratio ** k
+        if flips(s):
+            a, b = prev, s  # a keeps the base verdict (0: the declared value), b flips
+            for _ in range(iters):
+                mid = math.sqrt(a * b) if a > 0 else b / 2
+                if flips(mid):
+                    b = mid
+                else:
+                    a = mid
+            return b
+        prev = s
+    return math.nan
+
+
+def resolution(judge: Judge, tables: Mapping[str, pd.DataFrame], values: Mapping[str, float],
+               predictions: Sequence[Prediction], *, smallest: float = 1e-4,
+               largest: float = 100.0, grid: int = 36, iters: int = 24) -> pd.DataFrame:
+    """How sharp the check is: for each prediction, the smallest change that turns the verdict
+    on `tables` into ``disagrees`` (or, when the declared verdict already is ``disagrees``, out
+    of it), searched downwards and upwards.
+
+    A change is a step s > 0: the value ×(1 + s) / ÷(1 + s) for scale ``factor``, ± s for scale
+    ``shift``; steps from `smallest` to `largest` are scanned geometrically (`grid` points),
+    then bisected `iters` times, so a step is located to ~1e-5 relative. The verdict need not
+    be monotone in the step: the first change found on the scan is reported.
+
+    Returns one row per prediction: prediction, value, scale, meaning, source, verdict (at the
+    declared values), target (``disagrees`` or ``not disagrees``), value_down and value_up (the
+    prediction's value at the first change downwards and upwards; NaN when none within the
+    scan), change_down and change_up (as text: ``×0.93``/``×1.08`` or ``−0.15``/``+0.12``;
+    ``none within ×101`` or ``none within ±100``)."""
+    base = judge(tables, values).verdict
+    want_disagree = base != "disagrees"
+    rows = []
+    for p in predictions:
+        row = {"prediction": p.name, "value": p.value, "scale": p.scale, "meaning": p.meaning,
+               "source": p.source, "verdict": base,
+               "target": "disagrees" if want_disagree else "not disagrees"}
+        for up, key in ((False, "down"), (True, "up")):
+            def flips(s: float, up=up, p=p) -> bool:
+                v = judge(tables, {**values, p.name: _changed(p, s, up)}).verdict
+                return (v == "disagrees") == want_disagree
+            s = _first_flip(flips, smallest, largest, grid, iters)
+            row[f"value_{key}"] = _changed(p, s, up) if math.isfinite(s) else math.nan
+            row[f"change_{key}"] = _change_text(p, s, up)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["prediction", "value", "scale", "meaning", "source",
+                                       "verdict", "target", "value_down", "value_up",
+                                       "change_down", "change_up"])
+
+
+def _change_text(p: Prediction, s: float, up: bool) -> str:
+    if not math.isfinite(s):
+        return "none within ×101" if p.scale == "factor" else "none within ±100"
+    if p.scale == "factor":
+        return f"×{(1 + s) if up else 1 / (1 + s):.4g}"
+    return f"{'+' if up else '−'}{s:.3g}"
+
+
+def rejected_count(table: pd.DataFrame | None) -> tuple[int, int]:
+    """(rejected, declared) counterfactuals of a [`counterfactual_table`][]."""
+    if table is None or len(table) == 0:
+        return 0, 0
+    return int(table.rejected.astype(bool).sum()), len(table)
+
+
+#: Verdicts under which a counterfactual cannot be rejected because nothing was decided.
+UNDECIDED = ("inconclusive", "skipped", "error")
+
+
+def can_fail_cell(kind: str, verdict: str, table: pd.DataFrame | None) -> str:
+    """The summary's ``can fail?`` cell: ``yes: rejects k/n``, ``partly: rejects k/n``,
+    ``NO: rejects 0/n``, ``NO: none declared`` (a theorem check without counterfactuals),
+    ``untested (<verdict>)`` when the verdict decided nothing, ``–`` for another kind without
+    counterfactuals."""
+    k, n = rejected_count(table)
+    if n == 0:
+        return "NO: none declared" if kind == "theorem check" else "–"
+    if verdict in UNDECIDED:
+        return f"untested ({verdict})"
+    if k == n:
+        return f"yes: rejects {k}/{n}"
+    return f"partly: rejects {k}/{n}" if k else f"NO: rejects 0/{n}"
+
+
+def reading_dependent(table: pd.DataFrame | None) -> list[str]:
+    """The variants (choices) under which some reading's verdict differs from the main one."""
+    if table is None or len(table) == 0:
+        return []
+    main = table[table.main.astype(bool)]
+    if main.empty:
+        return []
+    base = main.verdict.iloc[0]
+    alt = table[~table.main.astype(bool)]
+    return list(dict.fromkeys(alt[alt.verdict != base].choice))
+
+
+def readings_cell(table: pd.DataFrame | None) -> str:
+    """The summary's ``readings`` cell: ``–`` (no variant), ``same under all N readings``, or
+    per changing choice the verdict per reading (``temperature: agrees (τ = 1) · disagrees
+    (τ = √d)``)."""
+    if table is None or len(table) == 0:
+        return "–"
+    dep = reading_dependent(table)
+    if not dep:
+        return f"same under all {len(table)} readings"
+    main = table[table.main.astype(bool)].iloc[0]
+    parts = []
+    for choice in dep:
+        alt = table[(table.choice == choice) & ~table.main.astype(bool)]
+        items = [f"{main.verdict} ({_reading_of(main, choice)})"]
+        items += [f"{r.verdict} ({r.reading})" for r in alt.itertuples()]
+        parts.append(f"{choice}: " + " · ".join(items))
+    return "; ".join(parts)
+
+
+def _reading_of(main_row, choice: str) -> str:
+    """The main reading's label of `choice` from the main row's ``readings`` text
+    (``"choice=label; ..."``)."""
+    for item in str(main_row.reading).split("; "):
+        name, _, label = item.partition("=")
+        if name == choice:
+            return label
+    return "main"
