@@ -384,30 +384,33 @@ def class_terms(grid: _ClassGrid, theta, grad: bool) -> dict:
            "mean_den": float(xp.sum(W * D))}
     if not grad:
         return out
-    moves = (  # (dD, de_t, de_o, dq) per coordinate; None: no such term
-        (ZO * e_o, None, ZO * e_o, None),
-        (ZT * e_t, ZT * e_t, None, None),
-        (dZx, None, None, dqx),
-        (s, None, None, None),
-        (e_o + m_o, None, e_o, None),
-        (e_t + m_t, e_t, None, None),
-        (Zx, None, None, 2 * qx),
-    )
+    # dℓ along each coordinate, summed with the weights (the moves (dD, de_t, de_o, dq) of
+    # φ_own, φ_trk, φ_rest, υ_self, υ_own, υ_trk, υ_rest are (z_o e_o, 0, z_o e_o, 0),
+    # (z_t e_t, z_t e_t, 0, 0), (dZ_rest, 0, 0, dq_rest), (e^{υ_self}, 0, 0, 0),
+    # (e_o + m_o, 0, e_o, 0), (e_t + m_t, e_t, 0, 0), (Z_rest, 0, 0, 2 q_rest))
+    WP = W * pos
     A_t = ZT2 * S_t / Ds
     A_o = ZO2 * (S_o - 1) / Ds
-    B = A_t * S_t + A_o * S_o + qx / (Ds * Ds * Ds)
-    inv2 = 0.5 / (Ds * Ds)
-    WP = W * pos
-    gr = np.empty(len(moves))
-    for i, (dD, de_t, de_o, dq) in enumerate(moves):
-        dl = -B * dD
-        if de_t is not None:
-            dl = dl + A_t * de_t
-        if de_o is not None:
-            dl = dl + A_o * de_o
-        if dq is not None:
-            dl = dl + dq * inv2
-        gr[i] = float(xp.sum(WP * dl))
+    WB = WP * (A_t * S_t + A_o * S_o + qx / (Ds * Ds * Ds))
+    Wi = WP * (0.5 / (Ds * Ds))
+    Wo = WP * A_o * e_o - WB * e_o
+    Wt = WP * A_t * e_t - WB * e_t
+    sB = float(xp.sum(WB))
+    gr = np.empty(7)
+    gr[0] = float(xp.sum(Wo * ZO))
+    gr[1] = float(xp.sum(Wt * ZT))
+    if grid.mask_keys:
+        gr[2] = -dZx * sB + dqx * float(xp.sum(Wi))
+        gr[3] = -s * sB
+        gr[4] = float(xp.sum(Wo)) - float(xp.sum(WB * m_o))
+        gr[5] = float(xp.sum(Wt)) - float(xp.sum(WB * m_t))
+        gr[6] = -Zx * sB + 2 * qx * float(xp.sum(Wi))
+    else:
+        gr[2] = float(xp.sum(Wi * dqx - WB * dZx))
+        gr[3] = 0.0
+        gr[4] = float(xp.sum(Wo))
+        gr[5] = float(xp.sum(Wt))
+        gr[6] = float(xp.sum(Wi * (2 * qx) - WB * Zx))
     # per coordinate: one rest area's Φ, one key's Υ (the class total over its members)
     gr[2] = gr[2] / qc.n_rest if qc.n_rest else 0.0
     for i, size in enumerate(qc.sizes):

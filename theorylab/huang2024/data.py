@@ -57,10 +57,27 @@ def sizes_for_gap(P: int, Delta: float, *, C: int | None = None,
     if (C is None) == (C1 is None):
         raise ValueError("data.Delta: give exactly one of the sizes (C or kappa_c, or C1 or "
                          "kappa_s) with Delta")
+    lp = math.log(P)
     if C is not None:
-        cands = [(c1, C) for c1 in range(max(C, 2), P) if (P - c1) % C == 0]
+        # C1 = P − kC (k ≥ 1) on a lattice; Δ increases with C1: the lattice points around the
+        # continuous solution are the candidates
+        c1_star = math.exp((Delta + 1.0) * lp / 2.0 + math.log(C) / 2.0) if C > 0 else P
+        k_star = (P - c1_star) / C
+        ks = {min(max(k, 1), (P - max(C, 2)) // C) for k in (math.floor(k_star),
+                                                              math.ceil(k_star))}
+        cands = [(P - k * C, C) for k in ks if k >= 1 and P - k * C >= max(C, 2)]
     else:
-        cands = [(C1, c) for c in range(1, min(C1, P - C1) + 1) if (P - C1) % c == 0]
+        # C divides P − C1; Δ decreases with C: the divisors around the continuous solution
+        rest = P - C1
+        c_star = math.exp(2.0 * math.log(C1) - (Delta + 1.0) * lp)
+        divs = set()
+        for d in range(1, math.isqrt(rest) + 1):
+            if rest % d == 0:
+                divs.update((d, rest // d))
+        divs = sorted(d for d in divs if d <= min(C1, rest))
+        below = [d for d in divs if d <= c_star][-1:]
+        above = [d for d in divs if d >= c_star][:1]
+        cands = [(C1, d) for d in below + above]
     if not cands:
         raise ValueError(f"data.Delta: no admissible sizes at P = {P} with "
                          + (f"C = {C}" if C is not None else f"C1 = {C1}"))

@@ -13,7 +13,8 @@ and on the population loss (``loss``, ``loss_star``):
 - **t_I** (end of Phase I): the first recorded step t ≥ 1 with dΦ_own(t) ≥ −dΦ_glob(t), the
   step at which the own correlation's growth catches up with the global one's fall;
 - **phase_I**: Phase I happened, i.e. the first increment already decouples
-  (−dΦ_glob(1) > dΦ_own(1), equivalently t_I > first recorded step after 0);
+  (−dΦ_glob(1) > dΦ_own(1); when the run reaches t_I, equivalently t_I > the first recorded
+  step after 0);
 - **phi_glob_end_I** = Φ_glob(t_I) (the paper's crossing value, −(Δ/2) ln P to leading order
   when the coefficients are z ≡ 1); **attn_glob_end_I** = attn_glob_lq(t_I), the local
   queries' attention on the unmasked global keys there (its square ≈ the own area's share
@@ -112,7 +113,7 @@ def phase_readings(trajectory: pd.DataFrame, cfg=None, *, eps_rel: float = EPS_R
     with np.errstate(invalid="ignore", divide="ignore"):
         dg, do = np.diff(g) / gap, np.diff(o) / gap
     t_I = _first(step[1:], do >= -dg)
-    phase_I = bool(np.isfinite(t_I) and step.size > 1 and t_I > step[1])
+    phase_I = bool(dg.size and -dg[0] > do[0])
     rel = relative_excess(tr)
     T = _first(step, rel <= eps_rel)
     out = {"t_I": t_I, "phase_I": phase_I, "phi_glob_end_I": _at(step, g, t_I),
@@ -133,7 +134,8 @@ def phase_readings(trajectory: pd.DataFrame, cfg=None, *, eps_rel: float = EPS_R
     out["attn_gap_T"] = out["attn_own_max"] - out["attn_own_T"]
     out["len_I"] = t_I if phase_I else (0.0 if np.isfinite(t_I) else math.nan)
     out["len_II"] = out["t_II"] - out["len_I"]
-    last = np.nanmax([t for t in (t_I, out["t_II"], T) if np.isfinite(t)] or [math.nan])
+    reached = [t for t in (t_I, out["t_II"], T) if np.isfinite(t)]
+    last = max(reached) if reached else math.nan
     upto = step <= last if np.isfinite(last) else np.ones(step.size, bool)
     out["resolution"] = float(gap[upto[1:]].max()) if gap.size and upto[1:].any() else 1.0
     return {k: out[k] for k in READINGS}

@@ -39,7 +39,8 @@ from .phases import EPS_REL, own_attention_target, phase_readings
 __all__ = [
     "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES", "POLYLOG_POWER",
     "Z_LAWS", "ETA_READINGS", "Family", "FAMILIES", "ladder", "engine_ladder", "EPS_LADDER",
-    "eps_ladder_P", "boundary_grid", "mae_config", "family_config", "max_steps", "mae_run",
+    "eps_ladder_P", "boundary_grid", "BOUNDARY_DELTAS", "first_step", "boundary_rung",
+    "boundary_table", "mae_config", "family_config", "max_steps", "mae_run",
     "rung_summary", "ladder_table", "eps_table", "stop_reached", "family_sizes",
     "ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "NEGATIVES", "CL_DELTA", "pair_config",
     "cl_ladder", "figure_config",
@@ -92,9 +93,13 @@ FAMILIES = {"pos": Family("pos", 0.25, 0.65), "neg": Family("neg", 0.25, -0.25)}
 
 
 def ladder(quick: bool) -> tuple[int, ...]:
-    """The P ladder P = n⁴ (C = n exact): n = 2..16 (16 to 65536, 3.6 decades) in full mode,
-    n = 2..8 (16 to 4096) in quick mode."""
-    return tuple(n ** 4 for n in range(2, 9 if quick else 17))
+    """The P ladder P = n⁴ (C = n exact): n = 3..16 (81 to 65536, 2.9 decades) in full mode,
+    n = 3..8, 10, 12, 14 (81 to 38416, 2.7 decades, three sub-ladders of three rungs) in quick
+    mode. (n = 2 is left out: P = 16 has a single local area in the Δ > 0 family, where a
+    local query's own and global rates are tied by the softmax's shift invariance with masked
+    keys left out.)"""
+    ns = (3, 4, 5, 6, 7, 8, 10, 12, 14) if quick else range(3, 17)
+    return tuple(n ** 4 for n in ns)
 
 
 def engine_ladder(quick: bool) -> tuple[int, ...]:
@@ -112,11 +117,16 @@ def eps_ladder_P(quick: bool) -> int:
     return 256 if quick else 4096
 
 
+#: The fixed information gaps of the runs near the Phase I boundary Δ = 0.
+BOUNDARY_DELTAS = (-0.2, -0.1, -0.05, 0.05, 0.1, 0.2)
+
+
 def boundary_grid(quick: bool) -> tuple[tuple[int, ...], tuple[float, ...]]:
-    """(P values, Δ values) of the runs near the Phase I boundary Δ = 0 (κ_c = 1/4)."""
-    if quick:
-        return (256,), (-0.1, 0.1)
-    return (256, 4096, 65536), (-0.2, -0.1, -0.05, 0.05, 0.1, 0.2)
+    """(P values, Δ values) of the runs near the Phase I boundary (κ_c = 1/4, P = n⁴):
+    n ∈ {4, 8, 16, 32, 64, 100} (P = 256 to 10⁸; only the first GD step is needed, which the
+    reduced engine takes at any P), quick n ∈ {4, 8, 16}."""
+    ns = (4, 8, 16) if quick else (4, 8, 16, 32, 64, 100)
+    return tuple(n ** 4 for n in ns), BOUNDARY_DELTAS
 
 
 def mae_config(P: int, C1: int | None = None, C: int | None = None, *,
@@ -177,17 +187,20 @@ def stop_reached(rows: list[dict], target: float, eps_rel: float) -> bool:
 
 @lru_cache(maxsize=256)
 def mae_run(P: int, C1: int, C: int, *, engine: str = "population-reduced",
-            mask_keys: bool = True, z_law: str = "uniform",
-            eps_rel: float = EPS_REL) -> pd.DataFrame:
+            mask_keys: bool = True, z_law: str = "uniform", eps_rel: float = EPS_REL,
+            count_nodes: int | None = None, steps: int | None = None) -> pd.DataFrame:
     """Population GD from Q⁰ = 0 of the MAE setting at (P, C1, C) with `engine`
     (``population-reduced`` or the exact ``population-laplace``), one row per step (the
     engines' trajectory columns, ``rel_excess`` and, for the reduced engine, ``neglect``: the
     relative order its mean-field rest neglects), stopped by [`stop_reached`][] or at
-    [`max_steps`][]. Cached in this process."""
+    [`max_steps`][] (or after exactly `steps` steps). `count_nodes`: the reduced engine's
+    Gauss nodes (default ``COUNT_NODES``; 0: exact sums). Cached in this process."""
     cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine=engine)
+    if count_nodes is not None and engine == "population-reduced":
+        cfg = cfg.replace(train={"count_nodes": count_nodes})
     eng = make_engine(cfg)
     params = eng.initial_params()
-    cap = max_steps(P, C, eps_rel)
+    cap = max_steps(P, C, eps_rel) if steps is None else int(steps)
     target = own_attention_target(C, cfg.model.gamma)
     rows: list[dict] = []
     for step in range(cap + 1):
@@ -195,7 +208,8 @@ def mae_run(P: int, C1: int, C: int, *, engine: str = "population-reduced",
         row = {"step": step, **eng.record(params, step, ev)}
         row["neglect"] = getattr(ev, "neglect", math.nan)
         rows.append(row)
-        if not np.isfinite(row["loss"]) or stop_reached(rows, target, eps_rel) or step == cap:
+        if (not np.isfinite(row["loss"]) or step == cap
+                or (steps is None and stop_reached(rows, target, eps_rel))):
             break
         params = eng.apply(params, ev.grads)
     tr = pd.DataFrame(rows)
@@ -262,6 +276,83 @@ def eps_table(fam: str, P: int, *, mask_keys: bool = True, z_law: str = "uniform
         rows.append({"family": fam, "P": P, "C1": C1, "C": C, "delta": cfg.delta,
                      "eps_rel": e, **r})
     return pd.DataFrame(rows)
+
+
+def first_step(P: int, C1: int, C: int, *, mask_keys: bool = True,
+               z_law: str = "uniform") -> dict:
+    """The phase readings of the first GD step of the reduced engine at (P, C1, C): whether
+    Phase I starts (``phase_I``: the first step lowers Φ_glob of local queries by more than it
+    raises Φ_own), the increments and their ratio ``ratio`` = −dΦ_glob/dΦ_own = |r_glob|/r_own
+    at Q⁰ = 0 (exact in the reduction)."""
+    cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine="population-reduced")
+    eng = make_engine(cfg)
+    params = eng.initial_params()
+    rows = []
+    for step in range(2):
+        ev = eng.evaluate(params, step, need_grad=step == 0, record=True)
+        rows.append({"step": step, **eng.record(params, step, ev)})
+        if step == 0:
+            params = eng.apply(params, ev.grads)
+    r = phase_readings(pd.DataFrame(rows), cfg)
+    return {"P": P, "C1": C1, "C": C, "delta": cfg.delta, "phase_I": r["phase_I"],
+            "dphi_glob_1": r["dphi_glob_1"], "dphi_own_1": r["dphi_own_1"],
+            "ratio": -r["dphi_glob_1"] / r["dphi_own_1"]}
+
+
+def boundary_rung(P: int, *, mask_keys: bool = True, z_law: str = "uniform") -> pd.DataFrame:
+    """At P = n⁴ (C = n): the first step at each Δ of ``BOUNDARY_DELTAS`` (sizes from
+    ``data.Delta``; rows ``kind = "grid"``) and the measured Phase I boundary (one row
+    ``kind = "boundary"``): the largest C1 on the admissible lattice (C dividing P − C1)
+    without a Phase I and the smallest with one, found by bisection (Phase I is monotone in
+    C1: a larger global area raises |r_glob|/r_own), ``delta_b`` the midpoint of their Δ and
+    ``delta_b_halfwidth`` half their gap. A sweep point (cached with ``--cache``)."""
+    from .data import sizes_for_gap
+
+    C = int(round(P ** 0.25))
+    rows = []
+    for D in BOUNDARY_DELTAS:
+        C1, _ = sizes_for_gap(P, D, C=C)
+        rows.append({"kind": "grid", "delta_target": D,
+                     **first_step(P, C1, C, mask_keys=mask_keys, z_law=z_law)})
+    # bisection on k, C1 = P − kC, between Δ ≈ −0.3 (no Phase I) and Δ ≈ +0.3 (Phase I)
+    k_hi = (P - sizes_for_gap(P, -0.3, C=C)[0]) // C  # small C1
+    k_lo = (P - sizes_for_gap(P, 0.3, C=C)[0]) // C  # large C1
+    hit = {}
+
+    def present(k: int) -> bool:
+        if k not in hit:
+            hit[k] = first_step(P, P - k * C, C, mask_keys=mask_keys, z_law=z_law)
+        return bool(hit[k]["phase_I"])
+
+    if present(k_lo) and not present(k_hi):
+        while k_hi - k_lo > 1:
+            mid = (k_lo + k_hi) // 2
+            if present(mid):
+                k_lo = mid
+            else:
+                k_hi = mid
+        a, b = hit[k_hi], hit[k_lo]  # a: no Phase I, b: Phase I
+        rows.append({"kind": "boundary", "delta_target": math.nan, "P": P, "C": C,
+                     "C1": b["C1"], "delta": 0.5 * (a["delta"] + b["delta"]),
+                     "delta_b_halfwidth": 0.5 * (b["delta"] - a["delta"]),
+                     "phase_I": True, "ratio": b["ratio"]})
+    else:
+        rows.append({"kind": "boundary", "delta_target": math.nan, "P": P, "C": C,
+                     "delta": math.nan, "delta_b_halfwidth": math.nan, "phase_I": False,
+                     "ratio": math.nan})
+    out = pd.DataFrame(rows)
+    out["mask_keys"], out["z_law"] = mask_keys, z_law
+    return out
+
+
+def boundary_table(quick: bool, *, mask_keys: bool = True, z_law: str = "uniform"):
+    """[`boundary_rung`][] at every P of [`boundary_grid`][] (sweep points)."""
+    from theorylab.core.claims import point_rows
+    from theorylab.core.sweep import call_point, run_points
+
+    pts = [call_point(f"{__name__}:boundary_rung", P=P, mask_keys=mask_keys, z_law=z_law)
+           for P in boundary_grid(quick)[0]]
+    return pd.concat([point_rows(t) for t in run_points(pts)], ignore_index=True)
 
 
 # -- the CL setting (Theorem 4.4) ---------------------------------------------------------------

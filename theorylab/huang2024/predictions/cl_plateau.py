@@ -69,9 +69,10 @@ from ..data import zlaw_nodes
 __all__ = ["CLPlateau", "PHI_MAX", "PHI_STEP", "cl_omega", "cl_reduced_loss", "cl_reduced_grad",
            "cl_plateau", "cl_critical_temperature"]
 
-#: Gauss–Legendre nodes for a uniform coefficient law (the integrands are smooth: 64 nodes
-#: integrate them to about 1e-15 relative).
-Z_NODES = 64
+#: Gauss–Legendre nodes for a uniform coefficient law (the integrands are smooth: against 64
+#: nodes, 24 change dL_n/dφ by ≤ 1.3e−15 absolute and ≤ 1e−3 relative on φ ∈ [0, 60] at
+#: P = 128, τ = 0.25, never its sign; 32 keep a margin).
+Z_NODES = 32
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,27 @@ def cl_reduced_grad(phi: float, z, w, *, omega: float, tau: float, K: int,
     return float(w @ ((1.0 - q) * ((W * dS).sum(axis=1) - np.diag(dS))))
 
 
+def _grads(phis: np.ndarray, z, w, *, omega: float, tau: float, K: int,
+           negatives: float) -> np.ndarray:
+    """dL_n/dφ at every φ of `phis` at once ([`cl_reduced_grad`][] vectorised over φ)."""
+    z, w = np.asarray(z, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    ph = np.asarray(phis, dtype=np.float64)[:, None]
+    A = 1.0 / (1.0 + omega * np.exp(-z[None, :] * ph))  # (nφ, nz)
+    g = z[None, :] * A
+    dg = z[None, :] ** 2 * A * (1.0 - A)
+    S = g[:, :, None] * g[:, None, :] / tau  # (nφ, nz, nz)
+    dS = (dg[:, :, None] * g[:, None, :] + g[:, :, None] * dg[:, None, :]) / tau
+    lw = np.log(w)
+    logm = np.logaddexp(math.log(1.0 / K) + logsumexp(S + lw[None, None, :], axis=2),
+                        math.log1p(-1.0 / K) if K > 1 else -np.inf)
+    Sd = np.diagonal(S, axis1=1, axis2=2)
+    q = (np.zeros_like(Sd) if math.isinf(negatives)
+         else np.exp(Sd - np.logaddexp(Sd, math.log(negatives) + logm)))
+    W = np.exp(S + lw[None, None, :] - math.log(K) - logm[:, :, None])
+    inner = (W * dS).sum(axis=2) - np.diagonal(dS, axis1=1, axis2=2)
+    return ((1.0 - q) * inner) @ w
+
+
 def _z_law(cfg: ExperimentConfig):
     d = cfg.data
     if d.z_law == "uniform":
@@ -198,7 +220,8 @@ def cl_plateau(cfg: ExperimentConfig, negatives: float | None = None, *,
     z, w = _z_law(cfg)
     kw = {"omega": omega, "tau": tau, "K": d.K, "negatives": n}
     phis = np.arange(0.0, PHI_MAX + PHI_STEP / 2, PHI_STEP)
-    grads = np.array([cl_reduced_grad(f, z, w, **kw) for f in phis])
+    grads = np.concatenate([_grads(phis[i:i + 500], z, w, **kw)
+                            for i in range(0, len(phis), 500)])
     up = np.flatnonzero((grads[:-1] < 0) & (grads[1:] >= 0))
     g0 = float(grads[0])
     if g0 >= 0:

@@ -423,6 +423,7 @@ def other_rate_boundary(P: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
         M = (P - C1) / C
         terms = (gamma / (q * C) * (m12 * a * (M - 2) * a * a + mu.mu3 * a * a * (1 - a))
                  + gamma / (q * C1) * m12 * a * a1 * a1)
+        r = local_query_leading(P, C1, C, mu, gamma=gamma, mask_keys=mask_keys)
         h = 1e-4 * C1
         dC1 = (local_query_leading(P, C1 + h, C, mu, gamma=gamma, mask_keys=mask_keys)["other"]
                - r["other"]) / h
