@@ -319,7 +319,7 @@ class _ClassGrid:
             self.NX = None
             self.R2 = None
         else:
-            n_rest, c = qc.n_rest, qc.c_rest
+            n_rest = qc.n_rest
             if n_rest > 0 and n_x > 1:
                 pi = 1.0 / n_rest
                 r2 = n_rest * (nx * pi * (1 - pi) * (n_x - nx) / (n_x - 1) + (nx * pi) ** 2)

@@ -49,8 +49,8 @@ __all__ = ["EPS_REL", "READINGS", "own_attention_target", "own_attention_ceiling
 EPS_REL = 0.05
 
 #: The keys of [`phase_readings`][], in order.
-READINGS = ("t_I", "phase_I", "phi_glob_end_I", "attn_glob_end_I", "t_II", "T_star", "len_I", "len_II",
-            "phi_own_T", "phi_glob_T", "attn_own_T", "attn_own_max", "attn_gap_T",
+READINGS = ("t_I", "phase_I", "phi_glob_end_I", "attn_glob_end_I", "t_II", "T_star", "len_I",
+            "len_II", "phi_own_T", "phi_glob_T", "attn_own_T", "attn_own_max", "attn_gap_T",
             "dphi_glob_1", "dphi_own_1", "steps_run", "final_rel_excess", "resolution")
 
 

@@ -23,7 +23,8 @@ from .thm44 import CLAIM as _T44
 from .thm44_plateau import CLAIM as _T44P
 
 #: id → claim, in the paper's order.
-CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T41E, _T42, _RED, _L51, _L51R, _T44, _T44P, _RV)}
+CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T41E, _T42, _RED, _L51, _L51R, _T44,
+                                               _T44P, _RV)}
 
 __all__ = ["CLAIMS", "get_claim"]
 

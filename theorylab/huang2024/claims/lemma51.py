@@ -20,8 +20,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import Claim, ClaimResult, Counterfactual, Prediction, Threshold
-from theorylab.core.claims import threshold_values
+from theorylab.core.claims import (
+    Claim,
+    ClaimResult,
+    Counterfactual,
+    Prediction,
+    Threshold,
+    threshold_values,
+)
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME

@@ -13,17 +13,16 @@ attention there rises from C1/P), *how far* (the paper: to 1; the reduced CL mod
 plateau below 1 when τ < τ_c, to 1 above), and that MAE on the same data learns the local
 areas instead.
 
-Measured (module [`_cl_runs`][theorylab.huang2024.claims._cl_runs]): CL (``cl-montecarlo``,
-InfoNCE on two independently masked views, mean pooling, 15 negatives, K = 4 clusters) on the
-ladder P ∈ {32, 64, 128} at Δ ≈ 0.25 (sizes from ``data.Delta``, inside Thm 4.1's range),
+Measured (``setups.cl_measure``, shared with the figure ``huang2024-cl-temperature``): CL
+(``cl-montecarlo``, InfoNCE on two independently masked views, mean pooling, 15 negatives,
+K = 4 clusters) on the ladder P ∈ {32, 64, 128} at Δ ≈ 0.25 (sizes from ``data.Delta``,
+inside Thm 4.1's range),
 5 Monte Carlo seeds per rung, 200 steps; the MAE arm on the same data run to convergence
 (3 seeds). The temperature τ is a variant (0.1 main; 0.2, 0.3, 0.5, 1.0); each reading is
 judged on its own runs, and the derived τ_c (≈ 0.25) says which readings should plateau.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pandas as pd
@@ -41,7 +40,11 @@ from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
 from ..setups import ATTN_TOL, BATCH, ETA_PER_P, NEGATIVES, K
-from ._cl_runs import END_FRACTION, VARIANTS, measure, rung_rows, settings
+from ..setups import CL_END_FRACTION as END_FRACTION
+from ..setups import cl_measure as measure
+from ..setups import cl_rung_rows as rung_rows
+from ..setups import cl_settings as settings
+from ._cl_runs import VARIANTS
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge"]
 

@@ -12,14 +12,15 @@ horizon is ``inconclusive``). The runs at τ = 0.2 and 0.3 sit on the two sides 
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from theorylab.core.claims import Claim, ClaimResult, Prediction, Threshold, threshold_values
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
-from ._cl_runs import VARIANTS, measure, rung_rows
+from ..setups import cl_measure as measure
+from ..setups import cl_rung_rows as rung_rows
+from ._cl_runs import VARIANTS
 from .thm44 import COLUMNS
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "judge"]

@@ -204,7 +204,8 @@ def rates(ctx: FigureContext) -> FigureResult:
         ax.set_xticks(ladder, [str(P) for P in ladder])
         ax.xaxis.set_minor_formatter(NullFormatter())
     settings = {"ladder": list(ladder), "dense_P": dense, "families": {
-        f: [FAMILIES[f].kappa_s, FAMILIES[f].kappa_c] for f in ("pos", "neg")}, "gamma": GAMMA, "engine":
+        f: [FAMILIES[f].kappa_s, FAMILIES[f].kappa_c] for f in ("pos", "neg")}, "gamma": GAMMA,
+        "engine":
         "population-laplace", "query": "masked local-area query (area 1)",
         "base": mae_config(16, 14, 2).resolved().to_dict()}
     return FigureResult(fig, headline=headline, settings=settings, reading=reading)
