@@ -202,8 +202,19 @@ def test_expanded_state_reproduces_the_exact_loss():
     assert exev.loss == pytest.approx(ev.loss, rel=1e-4)
     big = make_engine(mae_config(EXPAND_MAX_P * 4, *family_sizes("pos", EXPAND_MAX_P * 4),
                                  engine="population-reduced"))
-    with pytest.raises(ValueError, match="data.P"):
-        _ = big.initial_params().Ups
+    assert big.initial_params().Ups is None  # not built: Υ would be P×P
+
+
+def test_theorylab_run_at_a_large_P(tmp_path):
+    """``theorylab run`` with population-reduced at P = 16384: the trajectory, and the final
+    state as the classes' seven numbers (no P×P array)."""
+    from theorylab.huang2024 import run_experiment
+
+    C1, C = family_sizes("pos", 16384)
+    cfg = mae_config(16384, C1, C, engine="population-reduced").replace(train={"steps": 30})
+    res = run_experiment(cfg, out=tmp_path, progress=False)
+    assert res.Ups is None and len(res.trajectory) == 31
+    assert set(np.load(tmp_path / "final_state.npz")) == {"theta_local", "theta_global"}
 
 
 def test_lstar_with_masked_keys_out():
