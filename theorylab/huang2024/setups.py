@@ -126,8 +126,8 @@ BOUNDARY_DELTAS = (-0.2, -0.1, -0.05, 0.05, 0.1, 0.2)
 def boundary_grid(quick: bool) -> tuple[tuple[int, ...], tuple[float, ...]]:
     """(P values, Δ values) of the runs near the Phase I boundary (κ_c = 1/4, P = n⁴):
     n ∈ {4, 8, 16, 32, 64, 100} (P = 256 to 10⁸; only the first GD step is needed, which the
-    reduced engine takes at any P), quick n ∈ {4, 8, 16}."""
-    ns = (4, 8, 16) if quick else (4, 8, 16, 32, 64, 100)
+    reduced engine takes at any P), quick n ∈ {4, 16, 100}."""
+    ns = (4, 16, 100) if quick else (4, 8, 16, 32, 64, 100)
     return tuple(n ** 4 for n in ns), BOUNDARY_DELTAS
 
 
