@@ -73,8 +73,9 @@ def _ladder(*, cross=1.0, t_exp=1.0, neg_phase=False, nan_T=False, ns=NS, phi_ow
 def _eps(gap_exp=1.0, tail="log"):
     rows = []
     for fam in ("pos", "neg"):
-        for e in (0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001):
-            T = 100 * (1 + math.log(0.2 / e)) if tail == "log" else 20 / e
+        for e in (0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 5e-4, 2e-4, 1e-4):
+            # the phases' 500 steps, then a tail in log(1/ε) or in 1/ε
+            T = 500 + 50 * math.log(0.2 / e) if tail == "log" else 500 + 2 / e
             rows.append({"family": fam, "P": 4096.0, "C1": 2704, "C": 8, "delta": 0.65,
                          "eps_rel": e, "T_star": T, "t_II": 80.0, "phi_own_T": 6.0,
                          "attn_own_T": 0.99 - 3 * e ** gap_exp, "attn_own_max": 0.99,
@@ -152,6 +153,17 @@ def test_thm41_eps():
     e = _eps()
     e.loc[3, "T_star"] = NAN
     assert thm41eps.judge({"table": e}).verdict == "inconclusive"
+    e = _eps()
+    assert thm41eps.judge({"table": e[e.eps_rel != 0.05]}).verdict == "inconclusive"  # no ε₀
+
+
+def test_a_slope_that_has_not_settled_is_a_failed_premise():
+    """T* ∝ x^(1 + 0.15 ln x): its local exponent keeps rising along the ladder."""
+    t = _ladder()
+    x = t.P / t.C / 2
+    t["T_star"] = x ** (1 + 0.15 * np.log(x))
+    v = thm41.judge({"table": t})
+    assert v.verdict == "inconclusive" and "not settled" in " ".join(v.reasons)
 
 
 # -- the reduction against the engine ----------------------------------------------------------

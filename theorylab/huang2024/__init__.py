@@ -10,11 +10,15 @@ Rooms of this subpackage: [`data`][theorylab.huang2024.data] (Def. 2.1, Def. 2.5
 [`config`][theorylab.huang2024.config], [`engines`][theorylab.huang2024.engines] (brute force,
 exchangeable exact sums, Monte Carlo, empirical; CL Monte Carlo),
 [`exact_torch`][theorylab.huang2024.exact_torch] (the exchangeable exact sum on torch),
-[`laplace`][theorylab.huang2024.laplace] (the exact population sum at any P),
+[`laplace`][theorylab.huang2024.laplace] (the exact population sum at any P), the
+``population-reduced`` engine (population GD reduced to seven numbers per query class, any P,
+module ``_reduced_engine``), [`phases`][theorylab.huang2024.phases] (the one phase reading:
+t_I, t_II, T*, the values at T*), [`setups`][theorylab.huang2024.setups] (every shared config,
+ladder and run), ``predictions`` (one module per derived result),
 [`bench`][theorylab.huang2024.bench] (the exact step on numpy, torch and plain autograd),
-[`trainer`][theorylab.huang2024.trainer], ``claims`` (Thm 4.1, Thm 4.2, Lemma 5.1, Thm 4.4)
-and ``figures`` (Figures 2–4, the MAE dynamics, the phase diagram and the MAE diversity; their
-CL side is not drawn yet).
+[`trainer`][theorylab.huang2024.trainer], ``claims`` (Thm 4.1, Thm 4.2, Lemma 5.1, Thm 4.4 and
+their derivation checks) and ``figures`` (Figures 1–4, the MAE dynamics, the phase diagram,
+the rates, the asymptotics over three decades of P, CL per temperature).
 Most formulas are RECONSTRUCTED (the paper's body could not be read); every reconstruction
 choice is a config field. Paper notes: ``docs/papers/huang2024.md``.
 """

@@ -110,8 +110,10 @@ def engine_ladder(quick: bool) -> tuple[int, ...]:
     return (16, 81) if quick else (16, 81, 256, 625)
 
 
-#: ε of the ε ladder (relative to L⁰ − L*), run at one P per family.
-EPS_LADDER = (0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001)
+#: ε of the ε ladder (relative to L⁰ − L*), run at one P per family: three decades of ε, down
+#: to where the steps after the phases dominate T* (at P = 4096 the phases take ≈ 500 steps
+#: and the tail passes them near ε = 0.002).
+EPS_LADDER = (0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 5e-4, 2e-4, 1e-4)
 
 
 def eps_ladder_P(quick: bool) -> int:

@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import Reading, Variant
+from theorylab.core.claims import Reading, Threshold, Variant
 from theorylab.core.claims.verdict import Verdict
 
 from ..predictions.asymptotics import local_slopes, sub_ladders
@@ -31,8 +31,8 @@ from ..setups import (
     ladder_table,
 )
 
-__all__ = ["VARIANTS", "N_SUB", "measure", "x_axis", "lnlog_allowance", "slope_verdict",
-           "ladder_decades", "reading_columns", "slope_row"]
+__all__ = ["VARIANTS", "N_SUB", "SETTLE_TOL", "SETTLE_THRESHOLD", "measure", "x_axis",
+           "lnlog_allowance", "slope_verdict", "ladder_decades", "reading_columns", "slope_row"]
 
 #: The reconstruction choices that can change the MAE verdicts, each a variant.
 VARIANTS = (
@@ -123,18 +123,34 @@ def slope_row(name: str, x, y, rungs, *, log_x: bool = True, log_y: bool = True)
     return ls
 
 
+#: A local slope that still moves by more than this between the top two sub-ladders has not
+#: settled (project choice: a quarter of the unit exponents these statements are about).
+SETTLE_TOL = 0.25
+#: The declared threshold of [`SETTLE_TOL`][] (the claims that read local slopes declare it).
+SETTLE_THRESHOLD = Threshold(
+    "SETTLE_TOL", SETTLE_TOL, "project choice",
+    "an asymptotic statement is judged where the local slope has settled: one that still moves "
+    "by more than 0.25 (a quarter of the unit exponents judged) between the top two "
+    "sub-ladders has not", role="premise: |drift| of every judged local slope at most it")
+
+
 def slope_verdict(label: str, ls: dict, predicted: float, allowance: float,
-                  fmt: str = ".3f") -> Verdict:
+                  fmt: str = ".3f", settle: float = SETTLE_TOL) -> Verdict:
     """The top local slope against a predicted one: ``agrees`` when |top − predicted| ≤
     allowance + |drift| (the neglected orders: what polylog(P) factors or the declared
     tolerance can add, and how far the slope still moves between the top two sub-ladders);
-    ``disagrees`` otherwise; ``inconclusive`` without a top slope."""
+    ``disagrees`` otherwise; ``inconclusive`` without a top slope, or when |drift| exceeds
+    `settle` (the slope has not settled on the ladder: a premise)."""
     top, drift = ls["top"], ls["drift"]
     subs = ", ".join(f"{s:{fmt}} ({a:g}–{b:g})" for s, (a, b) in zip(ls["slopes"],
                                                                     ls["sub_rungs"]))
     if not math.isfinite(top):
         return Verdict("inconclusive", (f"{label}: no local slope on the top sub-ladder "
                                         f"(slopes {subs})",))
+    if math.isfinite(drift) and abs(drift) > settle:
+        return Verdict("inconclusive", (f"premise failed: {label}: local slopes {subs} still "
+                                        f"move by {abs(drift):{fmt}} > {settle:g} between the "
+                                        "top two sub-ladders (not settled)",))
     tol = allowance + (abs(drift) if math.isfinite(drift) else 0.0)
     gap = abs(top - predicted)
     ok = gap <= tol

@@ -32,7 +32,7 @@ from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
 from ..setups import FAMILIES, GAMMA, family_sizes, first_step
-from ._mae import ladder_decades, slope_row, slope_verdict
+from ._mae import SETTLE_THRESHOLD, ladder_decades, slope_row, slope_verdict
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "rate_ladder",
            "RATIO_NS"]
@@ -41,6 +41,7 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ra
 RATIO_NS = (*range(3, 17), 20, 25, 32, 40, 50, 64, 80, 100)
 
 THRESHOLDS = (
+    SETTLE_THRESHOLD,
     Threshold("MIN_DECADES", 2.5, "project choice",
               "an asymptotic statement is read on a ladder of at least 2.5 decades of P",
               role="premise: each family's ladder spans at least this many decades"),
@@ -115,7 +116,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         allow = (1 - ks) * a1 / (1 - a1)
         parts.append(slope_verdict(f"|r_glob|/r_own vs P ({fam}, keys "
                                    f"{'in' if mk else 'out'}, Δ={D:+.3f})", ls,
-                                   v["RATIO_EXP_FACTOR"] * D, allow))
+                                   v["RATIO_EXP_FACTOR"] * D, allow, settle=v["SETTLE_TOL"]))
     return combine(parts)
 
 

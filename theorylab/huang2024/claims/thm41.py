@@ -31,12 +31,21 @@ from theorylab.core.claims.verdict import Verdict, combine, strictly_increasing
 from ..config import PAPER_NAME
 from ..predictions.asymptotics import polylog_allowance
 from ..setups import EPS_REL, POLYLOG_POWER
-from ._mae import VARIANTS, ladder_decades, measure, slope_row, slope_verdict, x_axis
+from ._mae import (
+    SETTLE_THRESHOLD,
+    VARIANTS,
+    ladder_decades,
+    measure,
+    slope_row,
+    slope_verdict,
+    x_axis,
+)
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "verdict_convergence", "verdict_growth"]
 
 THRESHOLDS = (
+    SETTLE_THRESHOLD,
     Threshold("POLYLOG_POWER", POLYLOG_POWER, "project choice",
               "'up to polylog(P) factors' read as one power of ln P: the exponent allowance is "
               "what (ln P)^power adds over the top sub-ladder",
@@ -114,9 +123,9 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         g = g.sort_values("P")
         ls = slope_row("T*", x_axis(g), g.T_star, g.P)
         top = g[g.P.isin(ls["top_rungs"])]
-        parts.append(slope_verdict(f"T* vs x ({fam})", ls, v["T_EXP"],
-                                   polylog_allowance(top.P, x_axis(top),
-                                                     v["POLYLOG_POWER"])))
+        allow = polylog_allowance(top.P, x_axis(top), v["POLYLOG_POWER"])
+        parts.append(slope_verdict(f"T* vs x ({fam})", ls, v["T_EXP"], allow,
+                                   settle=v["SETTLE_TOL"]))
     return combine(parts)
 
 

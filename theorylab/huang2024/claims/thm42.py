@@ -36,6 +36,7 @@ from ..config import PAPER_NAME
 from ..predictions.asymptotics import crossing_attention_exponent, polylog_allowance
 from ..setups import EPS_REL, FAMILIES, POLYLOG_POWER
 from ._mae import (
+    SETTLE_THRESHOLD,
     VARIANTS,
     ladder_decades,
     lnlog_allowance,
@@ -52,6 +53,7 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "sl
 KAPPA_C = FAMILIES["pos"].kappa_c
 
 THRESHOLDS = (
+    SETTLE_THRESHOLD,
     Threshold("POLYLOG_POWER", POLYLOG_POWER, "project choice",
               "'up to polylog(P) factors' read as one power of ln P (the ln P of the crossing "
               "value −(Δ/2) ln P): the slope allowance is what (ln P)^power adds over the top "
@@ -172,26 +174,27 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
             f"t_II or T*" for r in cens.itertuples()))
     parts = [verdict_phases(lad, bnd, v["PHASE_I_SIGN"])]
     k = v["POLYLOG_POWER"]
+    settle = v["SETTLE_TOL"]
     for ls in slopes(lad, eps):
         top = ls["top_rungs"]
         name, fam = ls["name"], ls["family"]
         if name == "crossing Φ":
             d = float(lad[lad.family == "pos"].delta.mean())
-            parts.append(slope_verdict(f"crossing Φ_glob(t_I)/(Δ/2) vs ln P ({fam})", ls,
-                                       v["CROSSING_SLOPE"], lnlog_allowance(top, k) / d))
+            label, pred, allow = (f"crossing Φ_glob(t_I)/(Δ/2) vs ln P ({fam})",
+                                  v["CROSSING_SLOPE"], lnlog_allowance(top, k) / d)
         elif name == "crossing attention":
-            parts.append(slope_verdict(f"crossing attention attn_glob(t_I) vs P ({fam})", ls,
-                                       v["CROSSING_ATTN_EXP"], lnlog_allowance(top, k) / 2))
+            label, pred, allow = (f"crossing attention attn_glob(t_I) vs P ({fam})",
+                                  v["CROSSING_ATTN_EXP"], lnlog_allowance(top, k) / 2)
         elif name in ("t_I", "t_II"):
             g = lad[(lad.family == fam) & lad.P.isin(top)]
-            parts.append(slope_verdict(f"{name} vs x ({fam})", ls, v["PHASE_EXP"],
-                                       polylog_allowance(g.P, x_axis(g), k)))
+            label, pred, allow = (f"{name} vs x ({fam})", v["PHASE_EXP"],
+                                  polylog_allowance(g.P, x_axis(g), k))
         elif name == "Φ_own(T*)":
-            parts.append(slope_verdict(f"Φ_own(T*) vs ln P ({fam})", ls, v["PHI_OWN_EXP"],
-                                       v["THETA_TOL"]))
+            label, pred, allow = f"Φ_own(T*) vs ln P ({fam})", v["PHI_OWN_EXP"], v["THETA_TOL"]
         else:
-            parts.append(slope_verdict(f"attention gap at T* vs ε ({fam})", ls, v["GAP_EXP"],
-                                       v["THETA_TOL"]))
+            label, pred, allow = (f"attention gap at T* vs ε ({fam})", v["GAP_EXP"],
+                                  v["THETA_TOL"])
+        parts.append(slope_verdict(label, ls, pred, allow, settle=settle))
     return combine(parts)
 
 
