@@ -304,6 +304,10 @@ def test_thm44_per_temperature():
     assert cf.rejected.all()
     # still rising, not near 1: no verdict on the limit
     assert thm44.judge(_t44(glob=(0.6, 0.7, 0.8), drift=0.2)).verdict == "inconclusive"
+    # rising with P by more than ATTN_TOL (interval over the paired seeds), not near 1 yet
+    assert thm44.judge(_t44(glob=(0.6, 0.7, 0.8))).verdict == "inconclusive"
+    # a rise with P below ATTN_TOL: a plateau
+    assert thm44.judge(_t44(glob=(0.63, 0.64, 0.645))).verdict == "disagrees"
     # no contrast: CL learns the local areas as MAE does
     assert thm44.judge(_t44(glob=(0.95, 0.97, 0.98), exists=False, cl_own=0.7)).verdict == \
         "disagrees"
@@ -319,7 +323,11 @@ def test_thm44_premises():
 def test_thm44_plateau_derivation_check():
     assert thm44_plateau.judge(_t44()).verdict == "agrees"
     assert thm44_plateau.judge(_t44(glob=(0.45, 0.44, 0.43))).verdict == "disagrees"
-    assert thm44_plateau.judge(_t44(phi_l=0.6)).verdict == "inconclusive"
+    # outside the derivation's premise only the plateau's existence is compared
+    out = thm44_plateau.judge(_t44(phi_l=0.6))
+    assert out.verdict == "agrees" and "not compared" in out.reasons[0]
+    # a derived plateau where the attention goes on above 0.9
+    assert thm44_plateau.judge(_t44(glob=(0.95, 0.96, 0.97))).verdict == "disagrees"
     above = _t44(glob=(0.95, 0.97, 0.98), exists=False, tau=0.5)
     assert thm44_plateau.judge(above).verdict == "agrees"
     settled = _t44(glob=(0.7, 0.7, 0.7), exists=False, tau=0.5, drift=-0.05)

@@ -46,7 +46,7 @@ from ..setups import cl_rung_rows as rung_rows
 from ..setups import cl_settings as settings
 from ._cl_runs import VARIANTS
 
-__all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge"]
+__all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "paired_rise"]
 
 THRESHOLDS = (
     Threshold("ONE_TOL", 0.1, "project choice",
@@ -97,6 +97,16 @@ def _sign_ok(lo: float, hi: float, sign: float, tol: float) -> bool:
     return lo >= -tol and hi <= tol
 
 
+def paired_rise(t: pd.DataFrame) -> tuple[float, float, float]:
+    """The t-interval over seeds of CL's end global attention at the largest P less that at
+    the smallest P (the same seeds)."""
+    from theorylab.core.claims import t_interval
+
+    cl = t[t.objective == "cl"].set_index(["P", "seed"]).end_glob_lq
+    Ps = sorted(cl.index.get_level_values(0).unique())
+    return t_interval((cl.loc[Ps[-1]] - cl.loc[Ps[0]]).dropna().to_numpy(float))
+
+
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """Selection of the global area, the limit of its attention, and the contrast with the
     MAE arm, from the main table (one temperature), with the declared values (or `values`).
@@ -105,7 +115,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     - selection: every rung's rise interval has the sign SELECT_SIGN beyond ATTN_TOL;
     - limit: ``agrees`` when the largest P's end interval lies above GLOBAL_LIMIT − ONE_TOL;
       ``disagrees`` when every rung's lies below it, no rung drifts up by DRIFT_TOL and the
-      end value does not rise with P by ATTN_TOL; else ``inconclusive``;
+      end value does not rise with P (the interval over seeds of largest − smallest P does not
+      clear ATTN_TOL); else ``inconclusive``;
     - contrast: the MAE arm converged (its own-area attention moved by ≤ ATTN_TOL over the
       last fifth) and MAE − CL own-area attention has the sign CONTRAST_SIGN beyond ATTN_TOL
       at every rung; an unconverged MAE arm makes this part ``inconclusive``."""
@@ -133,7 +144,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                     + (f"plateau {r.pred:.3f}" if r.pred_exists else "no plateau (→ 1)")
                     + f", τ_c {r.tau_c:.3f}" for r in rows.itertuples())
     txt = f"limit at τ = {tau:g}: end global attention {per}"
-    rising = rows.glob.iloc[-1] - rows.glob.iloc[0] > tol
+    rise = paired_rise(t)
+    rising = rise[1] > tol  # the interval of (largest P − smallest P) clears ATTN_TOL
     if top.glob_lo > one:
         parts.append(Verdict("agrees", (txt + f"; at P = {top.P} above {one:g}",)))
     elif (rows.glob_hi < one).all() and not rising and (rows.drift_hi < v["DRIFT_TOL"]).all():
