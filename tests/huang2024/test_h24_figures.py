@@ -128,9 +128,11 @@ def test_phase_one_end_is_the_derived_value_and_the_heuristic_is_the_notes():
     r = phase_one_prediction(cfg, max_steps=30)
     assert r["phase_I"] and phase_one_end(cfg, 30) == r["phi_glob_end_I"]
     assert phase_one_heuristic(cfg) == pytest.approx(-(cfg.delta / 2) * math.log(36), rel=1e-12)
-    # masked keys left out of the softmax: the reduction does not apply, no value is drawn
+    # masked keys left out of the softmax: the reduced engine covers it too
     out = cfg.replace(model={"mask_keys": False})
-    assert math.isnan(phase_one_end(out, 30))
+    assert phase_one_end(out, 30) == phase_one_prediction(out, max_steps=30)["phi_glob_end_I"]
+    # several clusters: the reduction does not apply, no value is drawn
+    assert math.isnan(phase_one_end(cfg.replace(data={"K": 2}), 30))
 
 
 def test_mae_plateau_detects_a_rising_reading():

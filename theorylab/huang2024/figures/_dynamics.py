@@ -40,7 +40,7 @@ def phase_one_end(cfg, max_steps: int | None = None, reduced=None) -> float:
     ([`phase_one_prediction`][theorylab.huang2024.predictions.phase_one_prediction]; `reduced`:
     an already computed [`reduced_gd`][theorylab.huang2024.predictions.reduced_gd] trajectory
     of `cfg`, read instead of running it again); NaN where the reduction does not apply (e.g.
-    masked keys left out) or where it predicts no Phase I. The one place the dynamics figure
+    several clusters) or where it predicts no Phase I. The one place the dynamics figure
     and the phase diagram take this prediction from."""
     try:
         r = (phase_one_prediction(cfg, max_steps=max_steps) if reduced is None else
