@@ -1,4 +1,4 @@
-"""The ``theorylab`` command (theorylab.cli) and ``theorylab plot`` (theorylab.plot)."""
+"""The ``theorylab`` command (theorylab.commands) and ``theorylab plot``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from theorylab.cli import COMMANDS, main
+from theorylab.commands import COMMANDS, main
 from theorylab.core.config import read_toml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,12 +30,12 @@ def test_each_command_has_help_under_its_own_name(command, capsys):
     assert main([command, "--help"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: theorylab {command} ")
-    # the module's own command line keeps its name
+    # the module run directly has the same name
     module = importlib.import_module(COMMANDS[command][0])
     with pytest.raises(SystemExit) as stop:
         module.main(["--help"])
     assert stop.value.code == 0
-    assert not capsys.readouterr().out.startswith("usage: theorylab ")
+    assert capsys.readouterr().out.startswith(f"usage: theorylab {command} ")
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -57,8 +57,8 @@ def test_an_unknown_or_missing_command(capsys):
 
 def test_exit_codes_are_the_modules(tmp_path, capsys):
     """An error of the command's own checks (not argparse) keeps its code: a config that does
-    not exist is exit 2 through ``run`` as through ``python -m theorylab.run``."""
-    from theorylab.run import main as run_main
+    not exist is exit 2 through ``run`` as through ``python -m theorylab run``."""
+    from theorylab.commands.run import main as run_main
 
     argv = [str(tmp_path / "missing.toml"), "--out", str(tmp_path / "o")]
     assert main(["run", *argv]) == 2 == run_main(argv)
@@ -113,7 +113,7 @@ def test_plot_a_run(tiny_run, tmp_path, capsys):
 
 
 def test_phase_table_takes_each_points_last_step():
-    from theorylab.plot import phase_table
+    from theorylab.commands.plot import phase_table
 
     table = pd.DataFrame({"run_id": ["a", "a", "b", "b", "c"], "data.q": [0.1, 0.1, 0.1, 0.1, 0.3],
                           "step": [0, 10, 0, 10, 10], "loss": [9.0, 1.0, 9.0, 3.0, 5.0]})
@@ -122,7 +122,7 @@ def test_phase_table_takes_each_points_last_step():
 
 
 def test_plot_a_sweep(tiny_sweep, tmp_path):
-    from theorylab.plot import plot_sweep
+    from theorylab.commands.plot import plot_sweep
 
     assert main(["plot", str(tiny_sweep)]) == 0
     assert (tiny_sweep / "phase_diagram.png").read_bytes()[:4] == b"\x89PNG"
@@ -132,6 +132,51 @@ def test_plot_a_sweep(tiny_sweep, tmp_path):
     table.to_csv(csv, index=False)
     written = plot_sweep(csv, x="data.q", y=None, value="loss")
     assert written == tmp_path / "table-phase_diagram.png" and written.stat().st_size > 0
+
+
+@pytest.fixture(scope="module")
+def delta_sweep(tmp_path_factory) -> Path:
+    """The README's Δ sweep in small: huang2024, three global-area sizes, trajectories kept."""
+    folder = tmp_path_factory.mktemp("delta")
+    spec = folder / "spec.toml"
+    spec.write_text('[base_config.experiment]\npaper = "huang2024"\n'
+                    '[base_config.data]\nP = 16\nK = 1\nC = 2\nareas = "contiguous"\n'
+                    '[base_config.train]\nengine = "population-laplace"\nz_nodes = 4\n'
+                    'lr = 32.0\nsteps = 8\n'
+                    '[sweep]\naxes = {"data.C1" = [4, 8, 12]}\n'
+                    'keep = ["phi_glob_lq", "phi_own_lq", "attn_own_lq"]\n')
+    assert main(["sweep", str(spec), "--out", str(folder / "store"), "--workers", "0",
+                 "--no-progress"]) == 0
+    return folder / "store"
+
+
+def test_plot_the_readmes_delta_sweep_without_flags(delta_sweep, capsys):
+    """A sweep that keeps trajectories plots with no --value: one line per point, each
+    labelled with its C1 and the Δ it gives, the shared setting in the title."""
+    import json
+
+    from theorylab.commands.plot import _point_settings
+
+    assert main(["plot", str(delta_sweep)]) == 0
+    assert (delta_sweep / "phase_diagram.png").read_bytes()[:4] == b"\x89PNG"
+    manifest = json.loads((delta_sweep / "sweep.json").read_text())
+    points = pd.DataFrame({"data.C1": [4, 8, 12]})
+    title, labels = _point_settings(manifest, points, ["data.C1"])
+    assert title.startswith("huang2024: MAE, P = 16") and "C1 =" not in title
+    assert [lab.split(",")[0] for lab in labels.values()] == ["C1 = 4", "C1 = 8", "C1 = 12"]
+    assert all("Δ = " in lab for lab in labels.values())
+    assert main(["plot", str(delta_sweep), "--value", "phi_own_lq"]) == 0  # final values
+
+
+def test_plot_a_run_draws_its_phase_readings(tiny_run):
+    """The paper's hooks: the setting in the title, the phase readings of the run (none for
+    this 12-step run, which never leaves its plateau, but the hook runs)."""
+    from theorylab.commands.plot import _run_setting
+
+    paper, cfg = _run_setting(tiny_run)
+    assert paper.name == "jelassi2022" and paper.describe(cfg).startswith("D = 4, C = 2")
+    readings = paper.phase_readings(pd.read_csv(tiny_run / "trajectory.csv"), cfg)
+    assert {"t_I", "t_II"} <= set(readings)
 
 
 @pytest.mark.parametrize("args, start", [

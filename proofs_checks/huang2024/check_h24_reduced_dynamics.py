@@ -1,6 +1,6 @@
 """Huang et al. (2025), reconstructed model (docs/papers/huang2024.md §4.5, DERIVED): the algebra of
 the reduced population dynamics (the ``population-reduced`` engine,
-`theorylab.huang2024._reduced_engine.class_terms`).
+`theorylab.huang2024.engines._reduced.class_terms`).
 
 1. For one masked query, with per-key logits, the derivative of ½‖F_p − x_p‖² along each of the
    seven class coordinates (Φ_own, Φ_trk, Φ_rest, Υ_self, Υ_own, Υ_trk, Υ_rest) equals the

@@ -28,13 +28,15 @@ import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import atomic_io
 from .engine import Engine
+
+if TYPE_CHECKING:  # pandas is imported where a table is made (a run needs it, a config check not)
+    import pandas as pd
 
 __all__ = [
     "CHECKPOINT_SECONDS",
@@ -46,6 +48,7 @@ __all__ = [
     "same_config_except_steps",
     "TrainOutcome",
     "empty_table",
+    "first_step",
     "record_schedule",
     "train",
 ]
@@ -109,12 +112,23 @@ def record_schedule(steps: int, n_records: int, mode: str = "log") -> np.ndarray
     return np.unique(np.concatenate([np.round(s).astype(np.int64), [0, T]]))
 
 
+def first_step(step: np.ndarray, mask: np.ndarray) -> float:
+    """The first entry of `step` (a trajectory's recorded steps) where `mask` holds (NaN when
+    it never does): the step at which a reading of a trajectory is reached."""
+    idx = np.flatnonzero(mask)
+    return float(step[idx[0]]) if idx.size else math.nan
+
+
 def empty_table(schema: Mapping[str, str]) -> pd.DataFrame:
     """A table with no rows and the columns and dtypes of ``schema``."""
+    import pandas as pd
+
     return pd.DataFrame({k: pd.Series(dtype=v) for k, v in schema.items()})
 
 
 def _to_frame(rows: list[dict], schema: Mapping[str, str]) -> pd.DataFrame:
+    import pandas as pd
+
     if not rows:
         return empty_table(schema)
     return pd.DataFrame(rows, columns=list(schema)).astype(dict(schema))
@@ -207,6 +221,8 @@ class RunFolder:
         """The whole rows of ``trajectory.csv`` in order, up to the first torn or unreadable
         line (a killed append), which is dropped with everything after it."""
         import io
+
+        import pandas as pd
 
         try:
             lines = self.trajectory.read_text(encoding="utf-8").splitlines(keepends=True)

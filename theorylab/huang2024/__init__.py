@@ -4,21 +4,22 @@ ViT learns feature-position (FP) correlations for every area, and an information
 whether it first passes a phase that decouples the global FP correlations; trained
 contrastively (CL), it collapses onto the global area (Thm 4.4).
 
-Rooms of this subpackage: [`data`][theorylab.huang2024.data] (Def. 2.1, Def. 2.5),
-[`model`][theorylab.huang2024.model] (Def. 2.4 and the reconstruction loss),
-[`cl`][theorylab.huang2024.cl] (Def. 2.6, Def. 2.7 and the InfoNCE loss of the CL side),
-[`config`][theorylab.huang2024.config], [`engines`][theorylab.huang2024.engines] (brute force,
-exchangeable exact sums, Monte Carlo, empirical; CL Monte Carlo),
-[`exact_torch`][theorylab.huang2024.exact_torch] (the exchangeable exact sum on torch),
-[`laplace`][theorylab.huang2024.laplace] (the exact population sum at any P), the
-``population-reduced`` engine (population GD reduced to seven numbers per query class, any P,
-module ``_reduced_engine``), [`phases`][theorylab.huang2024.phases] (the one phase reading:
-t_I, t_II, T*, the values at T*), [`setups`][theorylab.huang2024.setups] (every shared config,
-ladder and run), ``predictions`` (one module per derived result),
-[`bench`][theorylab.huang2024.bench] (the exact step on numpy, torch and plain autograd),
-[`trainer`][theorylab.huang2024.trainer], ``claims`` (Thm 4.1, Thm 4.2, Lemma 5.1, Thm 4.4 and
-their derivation checks) and ``figures`` (Figures 1–4, the MAE dynamics, the phase diagram,
-the rates, the asymptotics over three decades of P, CL per temperature).
+Rooms of this subpackage, the same skeleton as the first paper's (docs/architecture.md):
+[`data`][theorylab.huang2024.data] (Def. 2.1, Def. 2.5), [`model`][theorylab.huang2024.model]
+(Def. 2.4 and the reconstruction loss), [`cl`][theorylab.huang2024.cl] (Def. 2.6, Def. 2.7 and
+the InfoNCE loss of the CL side), [`config`][theorylab.huang2024.config],
+[`observables`][theorylab.huang2024.observables] (the recorded Φ and attention masses),
+[`engines`][theorylab.huang2024.engines] (brute force, exchangeable exact sums, the Laplace
+exact sum at any P, the reduced population dynamics at any P, Monte Carlo, empirical, CL Monte
+Carlo; every one written once against the kernel's array backend),
+[`trainer`][theorylab.huang2024.trainer], the readings shared by claims and figures
+([`setups`][theorylab.huang2024.setups]: every shared config, ladder and run;
+[`phases`][theorylab.huang2024.phases]: the one phase reading, t_I, t_II, T*, the values at
+T*; ``predictions``: one module per derived result), ``claims`` (Thm 4.1 and its ε, Thm 4.2,
+Lemma 5.1, Thm 4.4, their derivation checks, the real-image check), ``figures`` (Figures 1–4
+with their CL side, the MAE dynamics, the phase diagram, the rates, the diversity, the
+asymptotics over three decades of P, CL per temperature), [`bench`][theorylab.huang2024.bench]
+(the engines timed against plain autograd) and [`testing`][theorylab.huang2024.testing].
 Most formulas are RECONSTRUCTED (the paper's body could not be read); every reconstruction
 choice is a config field. Paper notes: ``docs/papers/huang2024.md``.
 """
@@ -87,6 +88,37 @@ def _load_figures() -> None:
     from . import figures  # noqa: F401  (registers the figures)
 
 
+def _bench():
+    from .bench import BENCH
+
+    return BENCH
+
+
+def _phase_readings(trajectory, cfg) -> dict[str, float]:
+    """The phase readings of one MAE run (the module ``phases`` of this paper, where present:
+    t_I, t_II, T*); none for a CL run or a table without the local queries' columns."""
+    import importlib
+
+    try:
+        phases = importlib.import_module(f"{__name__}.phases")
+    except ModuleNotFoundError:
+        return {}
+    need = {"phi_glob_lq", "phi_own_lq", "attn_own_lq"}
+    if (cfg is not None and cfg.model.objective != "mae") or not need <= set(trajectory.columns):
+        return {}
+    return phases.phase_readings(trajectory, cfg)
+
+
+def _describe(cfg: ExperimentConfig) -> str:
+    """``MAE, P = 256, C1 = 192, C = 4 (Δ = 0.65), K = 1, γ = 0.5, population-laplace,
+    η = 200``."""
+    d, m, t = cfg.data, cfg.model, cfg.train
+    what = "MAE" if m.objective == "mae" else "CL" + (f" (τ = {m.cl_temperature:g})" if
+                                                     m.cl_temperature is not None else "")
+    return (f"{what}, P = {d.P}, C1 = {d.global_size}, C = {d.local_size} (Δ = {cfg.delta:.2f}"
+            f"), K = {d.K}, γ = {m.gamma:g}, {t.engine}, η = {t.lr:g}")
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -99,4 +131,8 @@ PAPER = Paper(
     load_figures=_load_figures,
     notes="docs/papers/huang2024.md",
     config_doc=config_doc,
+    trajectory_schema=TRAJECTORY_SCHEMA,
+    bench=_bench,
+    phase_readings=_phase_readings,
+    describe=_describe,
 )

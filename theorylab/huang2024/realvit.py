@@ -71,12 +71,13 @@ from theorylab.core.sweep import active_cache
 from theorylab.core.threads import limit_threads
 from theorylab.vision.imagedata import default_fashion_mnist_dir, images_28
 from theorylab.vision.nets import (
-    TrainConfig,
+    MaskedEncoder,
+    SSLConfig,
     ViT,
-    param_groups,
-    patchify,
+    place_items,
+    random_offsets,
     resolve_device,
-    translate_images,
+    train_ssl,
 )
 
 from .diversity import (
@@ -88,8 +89,7 @@ from .diversity import (
 __all__ = ["RealViTConfig", "MODELS", "METRICS", "TABLE_SCHEMA", "CURVE_SCHEMA", "QUICK",
            "FULL", "LARGE", "SETTINGS", "RealViTResult", "run_realvit", "cached_realvit",
            "stored_realvit", "run_key", "seed_summary",
-           "layer_attention", "last_layer_attention", "metrics_table", "head_average",
-           "place_items", "mae_loss", "info_nce", "augment", "main"]
+           "layer_attention", "last_layer_attention", "metrics_table", "head_average", "main"]
 
 #: The encoders measured, in table order, and the reference of exactly uniform attention.
 MODELS = ("init", "mae", "cl", "uniform")
@@ -218,156 +218,29 @@ LARGE = replace(FULL, n_train=16384, epochs=32, mae_epochs=64, dim=64, seeds=(0,
 SETTINGS = {"quick": QUICK, "full": FULL, "large": LARGE}
 
 
-# -- the encoder and the two objectives ------------------------------------------------------------
-class _Encoder(nn.Module):
-    """The blocks of a [`ViT`][theorylab.vision.nets.ViT] run on patch tokens, with an optional
-    learned mask token replacing the embeddings of masked patches (before the positional
-    encodings are added)."""
+# -- training (the self-supervised loops are theorylab.vision.nets.train_ssl) ---------------------
+def _placer(cfg: RealViTConfig, fill: float):
+    """Each use of an item: a fresh uniform placement of the pooled item on the canvas."""
+    largest = 28 - 28 // cfg.item_pool
 
-    def __init__(self, vit: ViT) -> None:
-        super().__init__()
-        self.vit = vit
-        self.mask_token = nn.Parameter(torch.zeros(vit.pos.shape[1]))
-
-    def tokens(self, images: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        x = self.vit.embed(patchify(images, self.vit.patch_size))
-        if mask is not None:
-            x = torch.where(mask[..., None], self.mask_token.to(x.dtype), x)
-        return x + self.vit.pos
-
-    def forward(self, images: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        x = self.tokens(images, mask)
-        for blk in self.vit.blocks:
-            x = blk(x)
-        return self.vit.norm(x)
-
-    @torch.no_grad()
-    def attentions(self, images: torch.Tensor) -> torch.Tensor:
-        """(layers, B, heads, P, P) attention of every block on clean images."""
-        x = self.tokens(images)
-        out = []
-        for blk in self.vit.blocks:
-            out.append(blk.attn.attention(blk.norm1(x)))
-            x = blk(x)
-        return torch.stack(out)
-
-    def last_attention(self, images: torch.Tensor) -> torch.Tensor:
-        """(B, heads, P, P) attention of the last block on clean images."""
-        return self.attentions(images)[-1]
+    def place(items: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+        return place_items(items, random_offsets(len(items), largest, gen), fill)
+    return place
 
 
-def place_items(items: torch.Tensor, offsets: torch.Tensor, fill: float,
-                canvas: int = 28) -> torch.Tensor:
-    """Items ``(B, C, s, s)`` pasted on ``canvas × canvas`` backgrounds of value `fill`, item b
-    with its top-left pixel at ``offsets[b] = (row, column)``, ``0 ≤ offset ≤ canvas − s``."""
-    s = items.shape[-1]
-    off = torch.as_tensor(offsets, dtype=torch.int64).reshape(-1, 2)
-    if int(off.min()) < 0 or int(off.max()) > canvas - s:
-        raise ValueError(f"offsets: must lie in [0, {canvas - s}] (got {off.min()}..{off.max()})")
-    pad = nn.functional.pad(items, (0, canvas - s, 0, canvas - s), value=fill)
-    return translate_images(pad, off, fill)
-
-
-def _random_offsets(n: int, cfg: RealViTConfig, gen: torch.Generator) -> torch.Tensor:
-    """(n, 2) uniform top-left offsets of a pooled item on the 28×28 canvas."""
-    return torch.randint(0, 28 - 28 // cfg.item_pool + 1, (n, 2), generator=gen)
-
-
-def _random_mask(n: int, P: int, ratio: float, gen: torch.Generator) -> torch.Tensor:
-    """(n, P) bool: exactly round(ratio·P) masked patches per image, uniformly at random."""
-    m = int(round(ratio * P))
-    order = torch.rand(n, P, generator=gen).argsort(dim=1)
-    return order < m
-
-
-def mae_loss(enc: _Encoder, decoder: nn.Module, images: torch.Tensor, mask: torch.Tensor
-             ) -> torch.Tensor:
-    """Mean squared error of the decoded pixels on the masked patches only."""
-    pred = decoder(enc(images, mask))
-    target = patchify(images, enc.vit.patch_size)
-    err = ((pred - target) ** 2).mean(dim=-1)
-    return (err * mask).sum() / mask.sum().clamp_min(1)
-
-
-def info_nce(z1: torch.Tensor, z2: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Symmetric InfoNCE: row i of view 1 against every row of view 2 (positive: i; negatives:
-    the other images of the batch), cosine similarity over τ, and the same from view 2."""
-    z1 = nn.functional.normalize(z1, dim=-1)
-    z2 = nn.functional.normalize(z2, dim=-1)
-    logits = z1 @ z2.T / temperature
-    target = torch.arange(z1.shape[0], device=z1.device)
-    return 0.5 * (nn.functional.cross_entropy(logits, target)
-                  + nn.functional.cross_entropy(logits.T, target))
-
-
-def augment(images: torch.Tensor, cfg: RealViTConfig, gen: torch.Generator,
-            fill: float) -> torch.Tensor:
-    """One CL view: translation by up to ``cfg.shift`` pixels per axis, horizontal flip with
-    probability ½, contrast × U[0.6, 1.4] and brightness + U[−0.4, 0.4] (standardised units),
-    Gaussian noise of standard deviation ``cfg.noise``. The random numbers are drawn on the
-    CPU (one generator, the same on every device)."""
-    n = images.shape[0]
-    shifts = torch.randint(-cfg.shift, cfg.shift + 1, (n, 2), generator=gen)
-    x = translate_images(images, shifts, fill)
-    dev = images.device
-    flip = (torch.rand(n, generator=gen) < 0.5).to(dev)
-    x = torch.where(flip[:, None, None, None], x.flip(-1), x)
-    c = (0.6 + 0.8 * torch.rand(n, 1, 1, 1, generator=gen)).to(dev)
-    b = (0.8 * torch.rand(n, 1, 1, 1, generator=gen) - 0.4).to(dev)
-    return x * c + b + cfg.noise * torch.randn(x.shape, generator=gen).to(dev)
-
-
-def _train(objective: str, enc: _Encoder, head: nn.Module, items: torch.Tensor,
+def _train(objective: str, enc: MaskedEncoder, head: nn.Module, items: torch.Tensor,
            cfg: RealViTConfig, seed: int, fill: float) -> list[float]:
     """Train ``enc`` (and ``head``: the decoder or the projection head) in place on the pooled
     ``items``, placed at fresh random offsets for every use; returns the mean loss of every
-    epoch."""
-    dev = items.device
-    model = nn.ModuleDict({"enc": enc, "head": head})
-    epochs = cfg.epochs_of(objective)
-    tc = TrainConfig(epochs=epochs, batch_size=cfg.batch_size, lr=cfg.lr,
-                     weight_decay=cfg.weight_decay)
-    opt = torch.optim.AdamW(param_groups(model, tc), lr=cfg.lr)
-    n = items.shape[0]
-    bs = min(cfg.batch_size, n)
-    per_epoch = max(1, n // bs)
-    total = per_epoch * epochs
-    warm = max(1, int(0.05 * total))
-    order_gen = torch.Generator().manual_seed(seed)  # the same batch order for MAE and CL
-    aug_gen = torch.Generator().manual_seed(seed + 7919)
-    step, curve = 0, []
-    model.train()
-    for _ in range(epochs):
-        order = torch.randperm(n, generator=order_gen)
-        losses = []
-        for b in range(per_epoch):
-            ib = items[order[b * bs:(b + 1) * bs].to(dev)]
-            lr = (cfg.lr * (step + 1) / warm if step < warm else
-                  cfg.lr * 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm))))
-            for g in opt.param_groups:
-                g["lr"] = lr
-            if objective == "mae":
-                xb = place_items(ib, _random_offsets(len(ib), cfg, aug_gen), fill)
-                mask = _random_mask(xb.shape[0], enc.vit.num_patches, cfg.mask_ratio,
-                                    aug_gen).to(dev)
-                loss = mae_loss(enc, head, xb, mask)
-            else:
-                v1, v2 = (augment(place_items(ib, _random_offsets(len(ib), cfg, aug_gen), fill),
-                                  cfg, aug_gen, fill) for _ in range(2))
-                loss = info_nce(head(enc(v1).mean(1)), head(enc(v2).mean(1)), cfg.temperature)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            losses.append(loss.detach())
-            step += 1
-        curve.append(float(torch.stack(losses).mean()))
-    model.eval()
-    return curve
+    epoch ([`train_ssl`][theorylab.vision.nets.train_ssl] with this experiment's settings)."""
+    ssl = SSLConfig(epochs=cfg.epochs_of(objective), batch_size=cfg.batch_size, lr=cfg.lr,
+                    weight_decay=cfg.weight_decay, mask_ratio=cfg.mask_ratio,
+                    temperature=cfg.temperature, shift=cfg.shift, noise=cfg.noise)
+    return train_ssl(objective, enc, head, items, ssl, seed, fill, _placer(cfg, fill))
 
 
 # -- measurement -----------------------------------------------------------------------------------
-def layer_attention(enc: _Encoder, images: np.ndarray | torch.Tensor, chunk: int = 128
+def layer_attention(enc: MaskedEncoder, images: np.ndarray | torch.Tensor, chunk: int = 128
                     ) -> np.ndarray:
     """(layers, n, heads, P, P) float64 attention maps of every block on clean ``images``."""
     dev = enc.vit.pos.device
@@ -377,7 +250,8 @@ def layer_attention(enc: _Encoder, images: np.ndarray | torch.Tensor, chunk: int
     return np.concatenate(out, axis=1)
 
 
-def last_layer_attention(enc: _Encoder, images: np.ndarray, chunk: int = 128) -> np.ndarray:
+def last_layer_attention(enc: MaskedEncoder, images: np.ndarray, chunk: int = 128
+                         ) -> np.ndarray:
     """(n, heads, P, P) float64 attention maps of the last block on clean ``images``."""
     return layer_attention(enc, images, chunk)[-1]
 
@@ -466,9 +340,10 @@ def run_realvit(cfg: RealViTConfig, *, n_show: int = 4, progress=None,
             items = torch.as_tensor(data.x_train, dtype=torch.float32).to(dev)
             test_gen = torch.Generator().manual_seed(seed + 1)
             x_test = place_items(torch.as_tensor(data.x_test, dtype=torch.float32),
-                                 _random_offsets(cfg.n_eval, cfg, test_gen), fill)
+                                 random_offsets(cfg.n_eval, 28 - 28 // cfg.item_pool, test_gen),
+                                 fill)
             torch.manual_seed(seed)
-            init = _Encoder(ViT(28, cfg.patch_size, 1, dim=cfg.dim, depth=cfg.depth,
+            init = MaskedEncoder(ViT(28, cfg.patch_size, 1, dim=cfg.dim, depth=cfg.depth,
                                 heads=cfg.heads, mlp_ratio=cfg.mlp_ratio))
             heads_gen = torch.Generator().manual_seed(seed + 104729)
             with torch.random.fork_rng():

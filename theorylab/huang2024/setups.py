@@ -60,7 +60,7 @@ ETA_Q = 2.0
 Z_NODES = 6
 LAPLACE_STEP = 0.3
 #: Gauss nodes of the reduced engine's large counts (its error against the exact sums:
-#: ≤ 1e-15 in Φ after 20 steps at P ≤ 16384, tests/huang2024/test_h24_reduced_engine.py).
+#: ≤ 1e-15 in Φ after 20 steps at P ≤ 16384, tests/huang2024/test_engines_reduced.py).
 COUNT_NODES = 24
 #: "Up to polylog(P) factors" read as at most this power of ln P (the smallest polylog
 #: factor, the ln P of the crossing value −(Δ/2) ln P).

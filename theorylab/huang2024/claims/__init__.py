@@ -2,7 +2,7 @@
 
 `CLAIMS` maps a stable id to a [`Claim`][theorylab.core.claims.Claim], in the paper's order;
 ``claim.check(quick)`` returns a [`ClaimResult`][theorylab.core.claims.ClaimResult].
-``python -m theorylab.check --only huang2024`` runs them. Notes: docs/papers/huang2024.md.
+``python -m theorylab check --only huang2024`` runs them. Notes: docs/papers/huang2024.md.
 
 Theorem checks compare with a statement of the paper (its form known, its details
 reconstructed): ``thm4.1``, ``thm4.1-eps``, ``thm4.2``, ``lemma5.1``, ``thm4.4``,

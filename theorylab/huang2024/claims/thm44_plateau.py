@@ -31,7 +31,7 @@ THRESHOLDS = (
     Threshold("PRED_TOL", 0.06, "derived bound",
               "size of the orders the derived plateau neglects, measured on the engine: the "
               "root of the engine's population gradient along the global correlation lies "
-              "within 0.25 of the derived φ* (tests/huang2024/test_h24_cl_predictions.py), and "
+              "within 0.25 of the derived φ* (tests/huang2024/test_cl_predictions.py), and "
               "the clean global attention moves by ∂a/∂φ ≈ z̄ a(1 − a) ≈ 0.23 per unit of φ "
               "there: 0.25 × 0.23 ≈ 0.06",
               role="the plateau follows the derived one when the interval of (measured − "

@@ -31,7 +31,7 @@ multivariate hypergeometric with the factorial moments
 (x^{(r)} the falling factorial, c_a the number of keys of area a other than p), and the exact
 rate is a sum over n alone ([`initial_rates`][]): n ~ Bin(P − 1, 1 − γ) for Bernoulli masks, n =
 P − |ℳ| for fixed-size ones. It equals the engines' gradient at Q⁰ = 0 to rounding
-(tests/huang2024/test_h24_predictions.py).
+(tests/huang2024/test_predictions.py).
 
 Leading order ([`leading_rates`][]): the counts concentrate, s_m → a_m := E[s_m] (a_m =
 (1 − γ) c_m / P with masked keys in, c_m/(P − 1) with them left out), and the rates are g at
@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..config import ExperimentConfig
-from ..data import AreaStructure, zlaw_nodes
+from ..data import AreaStructure, information_gap, zlaw_nodes
 
 __all__ = ["ZMoments", "z_moments", "count_law", "initial_rates", "leading_rates",
            "initial_rate_matrix", "lemma51_ratio", "has_phase_one", "local_query_leading",
@@ -379,10 +379,6 @@ def _boundary_C1(f, P: float, C: float) -> float:
     return float(brentq(f, lo, hi, xtol=1e-10, rtol=1e-14))
 
 
-def _gap(P: float, C1: float, C: float) -> float:
-    return 2 * math.log(C1) / math.log(P) - math.log(C) / math.log(P) - 1
-
-
 def other_rate_boundary(P: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
                         mask_keys: bool = True) -> dict[str, float]:
     """Where the rate of *another* local area's FP correlation of a masked local query changes
@@ -411,7 +407,7 @@ def other_rate_boundary(P: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
     rho = C1 / P if ok else math.nan
     kap = ((mu.mu3 / m12 + 1 - (1 - gamma) * (1 - rho)) / (1 - gamma) if mask_keys
            else mu.mu3 / m12 + rho)
-    out = {"C1": C1 if ok else math.nan, "delta0": _gap(P, C1, C) if ok else math.nan,
+    out = {"C1": C1 if ok else math.nan, "delta0": information_gap(P, C1, C) if ok else math.nan,
            "delta0_asymptotic": math.log(kap) / math.log(P) if kap > 0 else math.nan,
            "band": math.nan}
     if ok:
@@ -444,7 +440,7 @@ def phase_one_boundary(P: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
         return -r["glob"] - r["own"]
 
     C1 = _boundary_C1(f, P, C)
-    return {"C1": C1, "delta_b": _gap(P, C1, C) if math.isfinite(C1) else math.nan}
+    return {"C1": C1, "delta_b": information_gap(P, C1, C) if math.isfinite(C1) else math.nan}
 
 
 def sign_grid(P: int, C: int, mu: ZMoments, *, gamma: float = 0.5, mask_keys: bool = True,
@@ -457,7 +453,7 @@ def sign_grid(P: int, C: int, mu: ZMoments, *, gamma: float = 0.5, mask_keys: bo
     for C1 in range(C, P - 2 * C + 1):
         if (P - C1) % C:
             continue
-        d = _gap(P, C1, C)
+        d = information_gap(P, C1, C)
         if abs(d - center) > half_width:
             continue
         sizes = [C1] + [C] * ((P - C1) // C)
