@@ -31,8 +31,8 @@ import time
 import numpy as np
 
 from theorylab.core.bench import interleaved_times, machine_line, print_and_save
-from theorylab.huang2024.engines._reduced import query_classes
 from theorylab.huang2024.engines import make_engine
+from theorylab.huang2024.engines._reduced import query_classes
 from theorylab.huang2024.predictions.rates import count_law
 from theorylab.huang2024.setups import EPS_REL, family_config, family_sizes, mae_run
 

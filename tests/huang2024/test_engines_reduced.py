@@ -13,6 +13,7 @@ import pytest
 
 from theorylab.core.backend import get_backend
 from theorylab.huang2024 import config_from_dict, make_engine
+from theorylab.huang2024.data import zlaw_nodes
 from theorylab.huang2024.engines._reduced import (
     EXPAND_MAX_P,
     _ClassGrid,
@@ -20,7 +21,6 @@ from theorylab.huang2024.engines._reduced import (
     count_rule,
     query_classes,
 )
-from theorylab.huang2024.data import zlaw_nodes
 from theorylab.huang2024.phases import phase_readings
 from theorylab.huang2024.predictions import phase_one_prediction
 from theorylab.huang2024.setups import family_sizes, mae_config, mae_run

@@ -6,7 +6,8 @@ The ``population-reduced`` engine ([`theorylab.huang2024.engines._reduced`][]) i
 Q⁰ = 0 and while the other areas' correlation φ_rest is 0; otherwise it neglects the rest's
 fluctuation, of relative size √v (recorded as ``neglect``). Checked here:
 
-1. on every rung where both run (P = 81, 256, 625 of the ladders; masked keys in and out):
+1. on every rung where both run (P = 16, 81, 256, 625 of the ladders with masked keys in,
+   16, 81, 256 with them out):
    the phase readings ([`phase_readings`][theorylab.huang2024.phases.phase_readings]) of
    ``population-laplace`` (exact sums at any P) and of the reduced engine with exact count
    sums: t_I, t_II (and T* with masked keys in) within STEP_TOL steps, Φ_glob(t_I) within
@@ -67,7 +68,7 @@ def engine_rows(quick: bool) -> pd.DataFrame:
     rows = []
     for mk in (True, False):
         for fam in FAMILIES:
-            for P in engine_ladder(quick):
+            for P in engine_ladder(quick, mk):
                 C1, C = family_sizes(fam, P)
                 red = mae_run(P, C1, C, mask_keys=mk, count_nodes=0)
                 n = int(red.step.iloc[-1])
@@ -188,9 +189,9 @@ CLAIM = Claim(
     statement="The population-reduced engine, exact at Q⁰ = 0 and up to the rest areas' "
     "fluctuation √v afterwards, gives the exact engine's phase readings; its Gauss rule for "
     "large counts gives those of exact count sums.",
-    measured="population-laplace and population-reduced (exact count sums) on P = 81, 256, 625 "
-    "of both ladder families, masked keys in and out; the Gauss rule against exact sums on "
-    "whole runs at P = 1296, 4096, 16384.",
+    measured="population-laplace and population-reduced (exact count sums) on P = 16, 81, 256, "
+    "625 of both ladder families (masked keys in; to 256 with them out); the Gauss rule "
+    "against exact sums on whole runs at P = 1296, 4096, 16384.",
     predicted="t_I, t_II, T* within STEP_TOL, Φ_glob(t_I) within END_TOL·|Φ|·√v; the Gauss "
     "rule's Φ within QUAD_TOL of the exact sums.",
     thresholds=THRESHOLDS,
