@@ -347,7 +347,7 @@ def test_asymptotics_headline(quick):
     boundary shrinks along the boundary ladder with masked keys in."""
     h = quick[1]["huang2024-asymptotics"]["headline"]
     for name in ("crossing slope", "t_I (Δ>0)", "t_II (Δ>0)", "T* (Δ>0)", "t_II (Δ<0)"):
-        assert len(h[f"local slopes {name}"]) == 3
+        assert 1 <= len(h[f"local slopes {name}"]) <= 3
     b = h["Phase I boundary, keys in"]
     vals = [b[k] for k in sorted(b, key=float)]
     assert vals[-1] < vals[0] and all(v > 0 for v in vals)

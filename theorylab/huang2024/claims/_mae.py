@@ -25,6 +25,7 @@ from ..setups import (
     ETA_Q,
     FAMILIES,
     boundary_table,
+    eps_ladder,
     eps_ladder_P,
     eps_table,
     ladder,
@@ -65,8 +66,8 @@ N_SUB = 3
 @lru_cache(maxsize=16)
 def _measure(quick: bool, z_law: str, mask_keys: bool) -> tuple:
     lad = ladder_table(tuple(FAMILIES), ladder(quick), mask_keys=mask_keys, z_law=z_law)
-    eps = pd.concat([eps_table(f, eps_ladder_P(quick), mask_keys=mask_keys, z_law=z_law)
-                     for f in FAMILIES], ignore_index=True)
+    eps = pd.concat([eps_table(f, eps_ladder_P(quick), mask_keys=mask_keys, z_law=z_law,
+                               eps=eps_ladder(quick)) for f in FAMILIES], ignore_index=True)
     bnd = boundary_table(quick, mask_keys=mask_keys, z_law=z_law)
     return lad, eps, bnd
 
