@@ -133,7 +133,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     brief = (f"{v.verdict} at τ={tau:g}: derived " + ", ".join(
         (f"{r.pred:.2f}" if r.pred_exists else "none") for r in rows.itertuples())
              + " vs measured " + ", ".join(f"{r.glob:.2f}" for r in rows.itertuples())
-             + f" (τ_c≈{rows.tau_c.mean():.3f}); 5 seeds each")
+             + f" (τ_c≈{rows.tau_c.mean():.3f}); {int(rows.seeds.min())} seeds each")
     return ClaimResult("thm4.4-plateau", table, v, head, reading, brief=brief)
 
 
