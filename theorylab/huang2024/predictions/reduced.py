@@ -31,19 +31,26 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = EPS_REL) 
     count sums): one row per step with the engines' trajectory columns, ``rest_var`` (v, the
     relative variance the mean-field rest neglects; ``neglect`` = √v) and ``rel_excess``;
     stopped by the ladders' rule or at `max_steps`. Needs one cluster, Bernoulli masks,
-    loss_norm 'P' or 'none' and Q⁰ = 0 (else ``ValueError`` naming the field)."""
+    loss_norm 'P' or 'none' and Q⁰ = 0 (else ``ValueError`` naming the field). A run longer
+    than a few seconds says, two seconds in, how long it will take at most
+    ([`Progress`][theorylab.core.cost.Progress])."""
+    from theorylab.core.cost import Progress
+
     cfg = cfg.resolved().replace(train={"engine": "population-reduced", "count_nodes": 0})
     eng = make_engine(cfg)
     target = own_attention_target(int(cfg.data.C), float(cfg.model.gamma))
     params = eng.initial_params()
     rows: list[dict] = []
+    progress = Progress("predictions.reduced_gd", max_steps + 1)
     for step in range(max_steps + 1):
+        progress.tick()
         ev = eng.evaluate(params, step, need_grad=step < max_steps, record=True)
         rows.append({"step": step, **eng.record(params, step, ev), "neglect": ev.neglect,
                      "rest_var": ev.neglect ** 2})
         if stop_reached(rows, target, eps_rel) or step == max_steps:
             break
         params = eng.apply(params, ev.grads)
+    progress.close()
     tr = pd.DataFrame(rows)
     tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]
     return tr
