@@ -10,6 +10,8 @@ The work of one step, in units proportional to its arithmetic (only ratios matte
   areas), and scaled by the ratio of P² × F (measured on the 2-core development machine,
   ``population-laplace`` from P = 256 to 512: ×9.4 in work, ×15.6 in time; the estimate is
   good to a factor of about 2);
+- ``population-reduced``: (C1 + 1)(C + 1), the count pairs its two query classes sum over
+  (a step never touches the P × P arrays);
 - ``population-montecarlo``, ``empirical``: samples × P² × F; ``cl-montecarlo``: images ×
   2 views × P² × F; timed on fewer samples above the limit.
 
@@ -42,6 +44,8 @@ def _features(cfg: ExperimentConfig) -> int:
 
 def step_work(cfg: ExperimentConfig) -> float:
     """Work of one gradient step of `cfg`'s engine (module docstring)."""
+    if cfg.train.engine == "population-reduced":
+        return float((cfg.data.global_size + 1) * (cfg.data.local_size + 1))
     base = float(cfg.data.P) ** 2 * _features(cfg)
     field = _SAMPLED.get(cfg.train.engine)
     if field is None:
