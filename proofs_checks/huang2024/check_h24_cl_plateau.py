@@ -1,4 +1,4 @@
-"""Huang et al. (2025), reconstructed CL model (theorylab/huang2024/cl_predictions.py, DERIVED):
+"""Huang et al. (2025), reconstructed CL model (predictions/cl_plateau.py, DERIVED):
 the hand-derived gradient of the reduced InfoNCE loss
 
     L_n(φ) = E_z[ −S(z, z) + log(e^{S(z,z)} + n m(z)) ],
@@ -23,7 +23,7 @@ import mpmath
 import numpy as np
 import sympy as sp
 
-from theorylab.huang2024.cl_predictions import cl_reduced_grad, cl_reduced_loss
+from theorylab.huang2024.predictions.cl_plateau import cl_reduced_grad, cl_reduced_loss
 
 Z = [sp.Rational(1, 2), sp.Rational(1), sp.Rational(3, 2)]
 W = [sp.Rational(1, 4), sp.Rational(1, 2), sp.Rational(1, 4)]

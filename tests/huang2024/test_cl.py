@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from theorylab.core.claims import write_result
 from theorylab.huang2024 import (
     TRAJECTORY_SCHEMA,
     FullQModel,
@@ -23,9 +22,9 @@ from theorylab.huang2024 import (
     run_experiment,
 )
 from theorylab.huang2024.cl import CLBatch, cl_loss_grad, clean_attention, swap_views
-from theorylab.huang2024.claims import CLAIMS, thm44
 from theorylab.huang2024.data import AreaStructure, random_labels, sample_batch, sample_masks
 from theorylab.huang2024.engines import CLMonteCarloEngine
+from theorylab.huang2024.setups import cl_run_one, pair_config
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "huang2024_cl.toml"
 NAN = math.nan
@@ -254,8 +253,8 @@ def test_cl_concentrates_on_the_global_area_in_a_short_run():
     """P = 32, C1 = 8, C = 2, K = 4: after 40 steps every query's clean attention on the global
     area is well above its initial C1/P = 0.25, and the global FP correlation is the same for
     global- and local-area queries."""
-    cfg = thm44.pair_config(32, 8, 2, 40, 7)
-    tr = thm44.run_one(cfg, every=40)
+    cfg = pair_config(32, 8, 2, 40, 7)
+    tr = cl_run_one(cfg, every=40)
     assert tr.attn_glob_lq.iloc[0] == pytest.approx(0.25, rel=1e-12)
     assert tr.attn_own_lq.iloc[0] == pytest.approx(2 / 32, rel=1e-12)
     end = tr.iloc[-1]
@@ -268,94 +267,3 @@ def test_example_config_loads():
     assert cfg.model.objective == "cl" and cfg.train.engine == "cl-montecarlo"
     assert (cfg.data.P, cfg.data.C1, cfg.data.C, cfg.data.K) == (128, 32, 8, 4)
     assert cfg.cl_negatives == 15 and cfg.model.temperature == 0.1
-
-
-# -- thm4.4 verdict rules --------------------------------------------------------------------------
-def _t44(glob=(0.65, 0.64, 0.63), pred=(0.64, 0.627, 0.606), Ps=(32, 64, 128), seeds=(0, 1, 2),
-         jitter=0.01, drift=0.0, phi_l=0.01, mae=True):
-    """End readings per CL run on a P ladder (seed k shifts the plateau by (k − 1)·jitter and
-    the drift by (k − 1)·0.01), and MAE rows beside it."""
-    rows = []
-    for k in seeds:
-        e = (k - 1) * jitter
-        for P, g, p in zip(Ps, glob, pred):
-            rows.append({"objective": "cl", "negatives": 15.0, "seed": k, "P": P, "delta": 0.25,
-                         "rho": 0.35, "init_glob_lq": 0.35, "init_own_lq": 0.05,
-                         "end_glob_lq": g + e, "drift_glob_lq": drift + (k - 1) * 0.01,
-                         "end_own_lq": 0.03, "end_phi_own_lq": phi_l, "pred_glob": p})
-            if mae:
-                rows.append({"objective": "mae", "negatives": NAN, "seed": k, "P": P,
-                             "delta": 0.25, "rho": 0.35, "init_glob_lq": 0.35,
-                             "init_own_lq": 0.05, "end_glob_lq": 0.25, "drift_glob_lq": 0.0,
-                             "end_own_lq": 0.2, "end_phi_own_lq": 0.5, "pred_glob": NAN})
-    return {"table": pd.DataFrame(rows)}
-
-
-def test_thm44_plateau_below_one_that_follows_the_derivation():
-    """Measured within ±0.06 of the derived plateau at every P, far below 0.9, not rising:
-    `disagrees` with the paper's attn → 1, attributed to the reconstruction."""
-    v = thm44.judge(_t44())
-    assert v.verdict == "disagrees", v.reasons
-    assert "our reconstruction's CL model" in v.reasons[0]
-    assert v.reasons[-1].startswith("MAE contrast")
-
-
-def test_thm44_plateau_below_one_off_the_derivation():
-    v = thm44.judge(_t44(glob=(0.45, 0.44, 0.43)))
-    assert v.verdict == "disagrees"
-    assert "our derivation or the engine is in question" in v.reasons[0]
-    # outside the derivation's premise (local correlations moved): not compared
-    v = thm44.judge(_t44(phi_l=0.6))
-    assert v.verdict == "disagrees" and "is not decided here" in v.reasons[0]
-
-
-def test_thm44_tends_to_one():
-    assert thm44.judge(_t44(glob=(0.8, 0.9, 0.97))).verdict == "agrees"
-
-
-def test_thm44_degenerate_tables():
-    # rising with P but not near 1 yet
-    v = thm44.judge(_t44(glob=(0.5, 0.65, 0.8)))
-    assert v.verdict == "inconclusive" and "rises with P" in v.reasons[0]
-    # the largest rung straddles 0.9
-    assert thm44.judge(_t44(glob=(0.6, 0.6, 0.9), jitter=0.02)).verdict == "inconclusive"
-    t = _t44()["table"]
-    assert thm44.judge({"table": t[t.objective == "mae"]}).verdict == "inconclusive"  # no CL
-    assert thm44.judge(_t44(Ps=(32,), glob=(0.65,), pred=(0.64,))).verdict == "inconclusive"
-    assert thm44.judge(_t44(glob=(NAN, 0.64, 0.63))).verdict == "inconclusive"
-    # without MAE rows the verdict is the same (MAE is reported, not judged)
-    assert thm44.judge(_t44(mae=False)).verdict == "disagrees"
-
-
-def test_thm44_premises():
-    one = thm44.judge(_t44(seeds=(0,)))
-    assert one.verdict == "inconclusive" and one.reasons[0].startswith("premise failed")
-    rising = thm44.judge(_t44(drift=0.12))
-    assert rising.verdict == "inconclusive" and "plateau not reached" in rising.reasons[0]
-    # a fall does not threaten the plateau reading
-    assert thm44.judge(_t44(drift=-0.2)).verdict == "disagrees"
-
-
-def test_thm44_thresholds_flip():
-    """PRED_TOL: the largest deviation is 0.024 (P = 128): a tolerance of 0.01 sends the
-    reason to 'off the derivation'; ONE_TOL: above 0.36 every plateau counts as near 1;
-    DRIFT_TOL: below the drift's upper end the premise fails."""
-    t = _t44()
-    tight = _t44(jitter=0.002)  # P = 128: measured − derived in [0.019, 0.029]
-    assert "our derivation or the engine" in thm44.judge(tight, {"PRED_TOL": 0.01}).reasons[0]
-    # an interval across the tolerance: the attribution is not decided
-    v = thm44.judge(_t44(glob=(0.65, 0.64, 0.66), jitter=0.03))
-    assert v.verdict == "disagrees" and "not decided at this precision" in v.reasons[0]
-    assert thm44.judge(t, {"ONE_TOL": 0.4}).verdict == "agrees"
-    assert thm44.judge(t, {"DRIFT_TOL": 0.005}).verdict == "inconclusive"
-
-
-def test_thm44_quick_run(tmp_path):
-    claim = CLAIMS["thm4.4"]
-    res = claim.check(quick=True)
-    assert claim.judge({"table": res.table, **res.extra}).verdict == res.verdict == "disagrees"
-    assert "plateaus below 0.9 at every P and does not rise with P" in res.reading[0]
-    assert (res.table.objective == "cl").sum() == 2 * 3  # 2 rungs × 3 seeds
-    write_result(claim, res, tmp_path, figures=False)
-    back = {"table": pd.read_csv(tmp_path / "thm4.4.csv")}
-    assert claim.judge(back).verdict == res.verdict

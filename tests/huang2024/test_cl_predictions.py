@@ -1,7 +1,8 @@
-"""The derived plateau of CL's global attention (theorylab/huang2024/cl_predictions.py): its
-properties, and the engine's Monte Carlo gradient along the reduced direction against it (the
-root of the engine's population gradient lies within 0.25 of the derived φ*, the number the
-thm4.4 tolerance PRED_TOL rests on)."""
+"""The derived plateau of CL's global attention (``predictions.cl_plateau``): its properties,
+"no plateau" above τ_c at several temperatures, τ_c itself, and the engine's Monte Carlo
+gradient along the reduced direction against it (the root of the engine's population gradient
+lies within 0.25 of the derived φ*, the number the thm4.4-plateau tolerance PRED_TOL rests
+on)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ import numpy as np
 import pytest
 
 from theorylab.core.claims import t_interval
-from theorylab.huang2024.cl_predictions import cl_omega, cl_plateau, cl_reduced_grad
 from theorylab.huang2024.engines import Params, make_engine
+from theorylab.huang2024.predictions.cl_plateau import (
+    cl_critical_temperature,
+    cl_omega,
+    cl_plateau,
+    cl_reduced_grad,
+)
 from theorylab.huang2024.setups import pair_config
 
 
@@ -20,6 +26,7 @@ def test_plateau_is_a_root_below_one_and_falls_with_the_global_share():
     pl = [cl_plateau(pair_config(P, C1, C, 1, 15)) for P, C1, C in
           ((32, 12, 2), (64, 22, 3), (128, 38, 3))]
     for p in pl:
+        assert p.exists and p.tau == 0.1
         assert p.init_grad < 0  # from Q⁰ = 0 the global correlation grows
         assert p.rho < p.clean_glob < 1 - 0.3  # above its start C1/P, far below 1
         z, w = np.polynomial.legendre.leggauss(64)
@@ -70,3 +77,25 @@ def test_engine_gradient_changes_sign_around_the_derived_plateau():
     m, lo, hi = t_interval(_engine_grad(eng, 0.0, 12))
     slack = 0.1 * abs(pl.init_grad)
     assert lo - slack <= pl.init_grad <= hi + slack, (m, lo, hi, pl.init_grad)
+
+
+@pytest.mark.parametrize("tau", [0.3, 0.5, 1.0, 2.0])
+def test_no_plateau_above_the_critical_temperature(tau):
+    """Above τ_c the reduced gradient is negative on the whole scan: no plateau, attention → 1
+    (it used to return the scan's end as a root once the gradient underflowed)."""
+    cfg = pair_config(64, 22, 3, 1, 15)
+    pl = cl_plateau(cfg, tau=tau)
+    assert not pl.exists and pl.phi == math.inf and pl.clean_glob == 1.0
+
+
+def test_critical_temperature_between_the_plateau_and_its_absence():
+    cfg = pair_config(64, 22, 3, 1, 15)
+    r = cl_critical_temperature(cfg)
+    assert 0.2 < r["tau_c"] < 0.3
+    below = cl_plateau(cfg, tau=r["tau_c"] * 0.99)
+    above = cl_plateau(cfg, tau=r["tau_c"] * 1.01)
+    assert below.exists and not above.exists
+    # at the edge the plateau's basin closes at a high, finite attention
+    assert 0.8 < below.clean_glob < 1.0
+    for t in (0.1, 0.15, 0.2):
+        assert cl_plateau(cfg, tau=t).exists

@@ -1,6 +1,6 @@
-"""The huang2024 claims: every verdict function on hand-made agreeing, disagreeing and
-degenerate (censored, flat, NaN, too few points) tables, and a quick run of each claim whose
-verdict is the claim's `judge` of the tables it wrote."""
+"""The huang2024 claims: every judge on hand-made agreeing, disagreeing, degenerate (censored,
+NaN, short) and premise-failed tables; each theorem check's counterfactuals; and a quick run of
+each claim whose verdict is the claim's `judge` of the tables it wrote."""
 
 from __future__ import annotations
 
@@ -10,192 +10,221 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from theorylab.core.claims import write_result
-from theorylab.huang2024.claims import CLAIMS, lemma51, thm41, thm42
-from theorylab.huang2024.ladders import family_sizes
+from theorylab.core.claims import counterfactual_table, write_result
+from theorylab.huang2024.claims import (
+    CLAIMS,
+    lemma51,
+    lemma51_rates,
+    reduction,
+    thm41,
+    thm41eps,
+    thm42,
+    thm44,
+    thm44_plateau,
+)
 from theorylab.vision.imagedata import fashion_mnist_available
 
 NAN = math.nan
+NS = range(3, 17)
 
 
 def test_claims_in_the_papers_order_and_registered():
     from theorylab.commands.check import resolve_claims
     from theorylab.huang2024 import PAPER
 
-    assert list(CLAIMS) == ["thm4.1", "thm4.2", "lemma5.1", "thm4.4", "realvit-diversity"]
+    assert list(CLAIMS) == ["thm4.1", "thm4.1-eps", "thm4.2", "phases-reduction", "lemma5.1",
+                            "lemma5.1-rates", "thm4.4", "thm4.4-plateau", "realvit-diversity"]
     assert PAPER.load_claims() is CLAIMS
     assert all(c.paper == "huang2024" for c in CLAIMS.values())
-    # the synthetic theorems rest on the reconstruction; the real-image claim is read in the
-    # paper's Figures 1 and 3
     assert all(c.label == "RECONSTRUCTED" for k, c in CLAIMS.items() if k != "realvit-diversity")
-    assert CLAIMS["realvit-diversity"].label == "FOUND"
+    kinds = {k: c.kind for k, c in CLAIMS.items()}
+    assert {k for k, v in kinds.items() if v == "derivation check"} == {
+        "phases-reduction", "lemma5.1-rates", "thm4.4-plateau"}
+    for c in CLAIMS.values():
+        if c.kind == "theorem check" and c.id != "realvit-diversity":
+            assert c.counterfactuals and c.predictions
     assert resolve_claims(["huang2024"]) == [f"huang2024/{c}" for c in CLAIMS]
 
 
-def test_family_sizes_are_admissible():
-    for P in (16, 36, 64, 144, 256, 576):
-        for ks, kc in ((0.95, 0.25), (0.625, 0.5)):
-            C1, C = family_sizes(P, ks, kc)
-            assert C <= C1 < P and (P - C1) % C == 0 and C == round(P ** kc)
-    assert family_sizes(256, 0.625, 0.5) == (32, 16)  # the notes' §9 Δ < 0 setting
+# -- the MAE ladders (thm4.1, thm4.2) ----------------------------------------------------------
+def _ladder(*, cross=1.0, t_exp=1.0, neg_phase=False, nan_T=False, ns=NS, phi_own_exp=1.0,
+            eta="per-query"):
+    rows = []
+    for fam, D in (("pos", 0.65), ("neg", -0.25)):
+        for n in ns:
+            P, C = float(n ** 4), float(n)
+            x = P / C / 2
+            C1 = P ** ((1 + D + 0.25) / 2)
+            t_I = 1.3 * x ** t_exp if fam == "pos" else 1.0
+            rows.append({
+                "family": fam, "P": P, "C1": C1, "C": C, "delta": D, "delta_target": D,
+                "delta_rounding": 0.0, "x_phase": x, "phase_I": fam == "pos" or neg_phase,
+                "dphi_glob_1": -0.1, "dphi_own_1": 0.01, "t_I": t_I,
+                "phi_glob_end_I": -cross * (D / 2) * math.log(P) + 0.5,
+                "attn_glob_end_I": 1.2 * math.sqrt(C / P), "t_II": 3.0 * x ** t_exp,
+                "T_star": NAN if nan_T and n == 5 else 3.3 * x ** t_exp + 2,
+                "len_I": t_I, "len_II": 1.7 * x, "phi_own_T": 0.8 * math.log(P) ** phi_own_exp,
+                "attn_own_T": 0.6, "attn_own_max": 1 - 0.5 ** (C - 1), "neglect": 1e-3,
+                "loss_monotone": True, "steps_run": 4 * x, "final_rel_excess": 0.05,
+                "coefficient_law": "uniform", "masked_keys": True, "eta": eta})
+    return pd.DataFrame(rows)
 
 
-# -- Theorem 4.2 -----------------------------------------------------------------------------------
-def _t42(pos_end_gap=0.0, neg_phase=False, t_I_nan=False, step_off=0.0, derived_nan=False):
-    P = np.array([16, 36, 64, 144], dtype=float)
-    C = np.array([2, 2, 3, 3], dtype=float)
-    x = (P / C) / 2.0
-    delta = 0.65
-    t_I = np.round(1.2 * x) + 1
-    t_I_d = t_I.copy()
-    if t_I_nan:
-        t_I[0] = NAN
-    end_d = -(delta / 2) * np.log(P) * 0.75
-    neglect = np.array([1e-3, 1e-3, 5e-4, 2e-4])
-    pos = pd.DataFrame({"family": "pos", "P": P, "C1": P * 0.75, "C": C, "delta": delta,
-                        "x_phase": x, "steps_run": 3 * t_I, "dphi_glob_1": -0.1,
-                        "dphi_own_1": 0.01, "phase_I": True, "t_I": t_I,
-                        "phi_glob_end_I": end_d + pos_end_gap, "t_II": 2.5 * t_I_d,
-                        "len_I": t_I, "len_II": 1.5 * t_I_d, "phase_I_derived": True,
-                        "t_I_derived": t_I_d + step_off,
-                        "phi_glob_end_I_derived": NAN if derived_nan else end_d,
-                        "t_II_derived": 2.5 * t_I_d, "len_I_derived": t_I_d,
-                        "len_II_derived": 1.5 * t_I_d, "neglect": neglect,
-                        "phi_glob_heuristic": -(delta / 2) * np.log(P)})
-    neg = pd.DataFrame({"family": "neg", "P": [64.0, 256.0], "C1": [16.0, 32.0],
-                        "C": [8.0, 16.0], "delta": [-0.17, -0.25], "x_phase": [4.0, 8.0],
-                        "steps_run": [45, 66], "dphi_glob_1": [-0.02, -0.006],
-                        "dphi_own_1": [0.06, 0.035], "phase_I": [neg_phase, False],
-                        "t_I": [5.0 if neg_phase else 1.0, 1.0], "phi_glob_end_I": -0.02,
-                        "t_II": [21.0, 35.0], "len_I": [5.0 if neg_phase else 0.0, 0.0],
-                        "len_II": [21.0, 35.0], "phase_I_derived": False,
-                        "t_I_derived": 1.0, "phi_glob_end_I_derived": -0.02,
-                        "t_II_derived": [21.0, 35.0], "len_I_derived": 0.0,
-                        "len_II_derived": [21.0, 35.0], "neglect": 1e-3,
-                        "phi_glob_heuristic": [0.35, 0.69]})
-    return {"table": pd.concat([pos, neg], ignore_index=True)}
+def _eps(gap_exp=1.0, tail="log"):
+    rows = []
+    for fam in ("pos", "neg"):
+        for e in (0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 5e-4, 2e-4, 1e-4):
+            # the phases' 500 steps, then a tail in log(1/ε) or in 1/ε
+            T = 500 + 50 * math.log(0.2 / e) if tail == "log" else 500 + 2 / e
+            rows.append({"family": fam, "P": 4096.0, "C1": 2704, "C": 8, "delta": 0.65,
+                         "eps_rel": e, "T_star": T, "t_II": 80.0, "phi_own_T": 6.0,
+                         "attn_own_T": 0.99 - 3 * e ** gap_exp, "attn_own_max": 0.99,
+                         "attn_gap_T": 3 * e ** gap_exp, "coefficient_law": "uniform",
+                         "masked_keys": True})
+    return pd.DataFrame(rows)
 
 
-def test_thm42_agrees():
-    v = thm42.judge(_t42(pos_end_gap=1e-6))
+def _boundary(flip=False):
+    rows = []
+    for P in (256.0, 65536.0, 1e8):
+        for D in (-0.2, -0.1, -0.05, 0.05, 0.1, 0.2):
+            rows.append({"kind": "grid", "delta_target": D, "P": P, "C": P ** 0.25, "C1": 1,
+                         "delta": D, "phase_I": (D > 0) != flip, "ratio": 1.0})
+        rows.append({"kind": "boundary", "delta_target": NAN, "P": P, "C": P ** 0.25, "C1": 1,
+                     "delta": 0.7 / math.log(P), "phase_I": True, "ratio": 1.0})
+    return pd.DataFrame(rows)
+
+
+def _t42(**kw):
+    eps = kw.pop("eps", _eps())
+    bnd = kw.pop("boundary", _boundary())
+    return {"table": _ladder(**kw), "eps": eps, "boundary": bnd}
+
+
+def test_thm42_agrees_and_rejects_its_counterfactuals():
+    t = _t42()
+    v = thm42.judge(t)
     assert v.verdict == "agrees", v.reasons
-    assert any("within the neglected order" in r for r in v.reasons)
+    cf = counterfactual_table(thm42.judge, t, CLAIMS["thm4.2"].values(), thm42.COUNTERFACTUALS)
+    assert cf.rejected.all(), cf
 
 
 def test_thm42_disagrees():
-    v = thm42.judge(_t42(neg_phase=True))  # a Δ < 0 run with a Phase I
-    assert v.verdict == "disagrees" and "a Phase I of 5 steps" in " ".join(v.reasons)
-    t = _t42()["table"]
-    t.loc[0, "phase_I"] = False  # a Δ > 0 run without Phase I
-    assert thm42.verdict_phases(t).verdict == "disagrees"
-    # an end value 0.01 off the derived one: far outside |Φ|·√v (≤ 1.3e-3)
-    far = thm42.judge(_t42(pos_end_gap=0.01))
-    assert far.verdict == "disagrees" and "our analysis" in " ".join(far.reasons)
-    # t_I two steps off the derived one
-    v = thm42.verdict_lengths(_t42(step_off=2.0)["table"])
-    assert v.verdict == "disagrees" and "t_I" in v.reasons[0]
-    assert thm42.verdict_lengths(_t42(step_off=1.0)["table"]).verdict == "agrees"
+    assert thm42.judge(_t42(cross=0.5)).verdict == "disagrees"  # the crossing slope −1/2
+    assert thm42.judge(_t42(t_exp=1.5)).verdict == "disagrees"
+    assert thm42.judge(_t42(neg_phase=True)).verdict == "disagrees"
+    assert thm42.judge(_t42(boundary=_boundary(flip=True))).verdict == "disagrees"
+    assert thm42.judge(_t42(phi_own_exp=2.0)).verdict == "disagrees"  # Θ(log² P)
+    assert thm42.judge(_t42(eps=_eps(gap_exp=0.0))).verdict == "disagrees"
 
 
-def test_thm42_degenerate_tables():
-    assert thm42.judge(_t42(t_I_nan=True)).verdict == "inconclusive"  # censored
-    assert thm42.verdict_end_value(_t42(derived_nan=True)["table"]).verdict == "inconclusive"
-    t = _t42()["table"]
-    assert thm42.verdict_phases(t[t.delta > 0]).verdict == "inconclusive"  # no Δ < 0 run
-    assert thm42.verdict_lengths(t.iloc[:0]).verdict == "inconclusive"
-    t.loc[1, "t_II_derived"] = NAN  # a derived run censored
-    assert thm42.verdict_lengths(t).verdict == "inconclusive"
-    assert np.isfinite(thm42.fits(t).exponent).all()  # four Δ > 0 points: fitted, reported
+def test_thm42_premises_and_degenerate_tables():
+    short = thm42.judge(_t42(ns=range(3, 7)))
+    assert short.verdict == "inconclusive" and "premise failed" in short.reasons[0]
+    cens = thm42.judge(_t42(nan_T=True))
+    assert cens.verdict == "inconclusive" and "inside the horizon" in cens.reasons[0]
+    t = _t42()
+    t["table"]["attn_glob_end_I"] = NAN
+    assert thm42.judge(t).verdict == "inconclusive"
 
 
-def test_thm42_premise_inside_the_horizon():
-    v = thm42.verdict_phases(_t42(t_I_nan=True)["table"])
-    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
+def test_thm41_agrees_disagrees_and_premises():
+    t = {"table": _ladder()}
+    assert thm41.judge(t).verdict == "agrees"
+    cf = counterfactual_table(thm41.judge, t, CLAIMS["thm4.1"].values(), thm41.COUNTERFACTUALS)
+    assert cf.rejected.all()
+    assert thm41.judge({"table": _ladder(t_exp=1.4)}).verdict == "disagrees"
+    assert thm41.judge({"table": _ladder(nan_T=True)}).verdict == "inconclusive"
+    assert thm41.judge({"table": _ladder(ns=range(3, 7))}).verdict == "inconclusive"
+    # the other step-size reading: x = (P/C)/η with η ∝ P shrinks with P while T* grows
+    assert thm41.judge({"table": _ladder(eta="loss")}).verdict == "disagrees"
+    stuck = _ladder(nan_T=True)
+    stuck.loc[stuck.T_star.isna(), "final_rel_excess"] = 1.0
+    assert thm41.verdict_convergence(stuck).verdict == "disagrees"
 
 
-def test_thm42_end_tolerance_flips_at_the_largest_relative_gap():
-    """Gaps of 1e-4 against tolerances |Φ|·√v: the verdict flips at END_TOL = max gap / (|Φ|·√v)."""
-    t = _t42(pos_end_gap=1e-4)
-    assert thm42.judge(t).verdict == "agrees"
-    pos = t["table"][t["table"].delta > 0]
-    flip = float((1e-4 / (pos.phi_glob_end_I_derived.abs() * pos.neglect)).max())
-    assert thm42.judge(t, {"END_TOL": 0.9 * flip}).verdict == "disagrees"
-    from theorylab.core.claims import sensitivity
+def test_thm41_eps():
+    assert thm41eps.judge({"table": _eps(tail="log")}).verdict == "agrees"
+    t = {"table": _eps(tail="inverse")}
+    assert thm41eps.judge(t).verdict == "disagrees"  # T* ∝ 1/ε
+    cf = counterfactual_table(thm41eps.judge, {"table": _eps()}, CLAIMS["thm4.1-eps"].values(),
+                              thm41eps.COUNTERFACTUALS)
+    assert cf.rejected.all()
+    e = _eps()
+    e.loc[3, "T_star"] = NAN
+    assert thm41eps.judge({"table": e}).verdict == "inconclusive"
+    e = _eps()
+    assert thm41eps.judge({"table": e[e.eps_rel != 0.05]}).verdict == "inconclusive"  # no ε₀
 
-    s = sensitivity(thm42.judge, t, thm42.THRESHOLDS).set_index("threshold")
-    assert s.loc["END_TOL", "flip_below"] == pytest.approx(flip, rel=1e-6)  # bisection ~1e-9
+
+def test_a_slope_that_has_not_settled_is_a_failed_premise():
+    """T* ∝ x^(1 + 0.15 ln x): its local exponent keeps rising along the ladder."""
+    t = _ladder()
+    x = t.P / t.C / 2
+    t["T_star"] = x ** (1 + 0.15 * np.log(x))
+    v = thm41.judge({"table": t})
+    assert v.verdict == "inconclusive" and "not settled" in " ".join(v.reasons)
 
 
-# -- Theorem 4.1 -----------------------------------------------------------------------------------
-def _t41(T_pos=(44, 46, 50, 77, 120), T_neg=(35, 39, 45, 56, 66), rel=0.049, d_pos=None,
-         d_neg=None):
-    P = [36, 64, 144, 256, 576]
-    d_pos, d_neg = d_pos or T_pos, d_neg or T_neg
-    rows = [{"family": f, "P": p, "delta": d, "x_phase": p / 4, "T_star": float(t),
-             "T_star_derived": float(td),
-             "steps_run": t if np.isfinite(t) else 500, "final_rel_excess": rel if np.isfinite(t)
-             else 0.2, "loss_monotone": True}
-            for f, d, Ts, Td in (("pos", 0.65, T_pos, d_pos), ("neg", -0.2, T_neg, d_neg))
-            for p, t, td in zip(P, Ts, Td)]
+# -- the reduction against the engine ----------------------------------------------------------
+def _red(gap=0.0, step=0.0, quad=1e-15):
+    rows = []
+    for mk in (True, False):
+        for fam, ph in (("pos", True), ("neg", False)):
+            for P in (81, 256):
+                rows.append({"family": fam, "P": P, "masked_keys": mk, "phase_I_engine": ph,
+                             "phase_I_reduced": ph, "t_I_engine": 20.0 + step,
+                             "t_I_reduced": 20.0, "t_II_engine": 50.0, "t_II_reduced": 50.0,
+                             "T_star_engine": 60.0 if mk else NAN, "T_star_reduced": 60.0,
+                             "phi_glob_end_I_engine": -1.0 + gap,
+                             "phi_glob_end_I_reduced": -1.0, "neglect": 1e-3})
+    q = pd.DataFrame({"P": [1296], "count_nodes": [24], "max_phi_diff": [quad],
+                      **{f"{k}_{s}": [1.0] for k in reduction.READ for s in ("gauss", "exact")}})
+    return {"table": pd.DataFrame(rows), "quadrature": q}
+
+
+def test_reduction_judge():
+    assert reduction.judge(_red(gap=5e-4)).verdict == "agrees"
+    assert reduction.judge(_red(gap=5e-3)).verdict == "disagrees"  # beyond |Φ|·√v = 1e-3
+    assert reduction.judge(_red(step=2.0)).verdict == "disagrees"
+    assert reduction.judge(_red(quad=1e-6)).verdict == "disagrees"
+    t = _red()
+    t["table"] = t["table"].iloc[:0]
+    assert reduction.judge(t).verdict == "inconclusive"
+
+
+# -- Lemma 5.1 ---------------------------------------------------------------------------------
+def _l51(factor=1.0, glob_sign=-1.0, ns=(3, 4, 6, 8, 12, 16, 25, 40, 64, 100)):
+    rows = []
+    for mk in (True, False):
+        for fam, D in (("pos", 0.65), ("neg", -0.25)):
+            for n in ns:
+                P = float(n ** 4)
+                ratio = 2.0 * P ** (factor * D)
+                rows.append({"family": fam, "masked_keys": mk, "gamma": 0.5, "P": P, "C": n,
+                             "C1": P ** ((1 + D + 0.25) / 2), "delta": D, "phase_I": D > 0,
+                             "dphi_own_1": 0.01, "dphi_glob_1": glob_sign * 0.01 * ratio,
+                             "ratio": ratio})
     return {"table": pd.DataFrame(rows)}
 
 
-def test_thm41_agrees():
-    v = thm41.judge(_t41())
-    assert v.verdict == "agrees", v.reasons
-    assert any("exponent (pos)" in r and "interval" in r for r in v.reasons)
+def test_lemma51_theorem_check():
+    t = _l51()
+    assert lemma51.judge(t).verdict == "agrees"
+    cf = counterfactual_table(lemma51.judge, t, CLAIMS["lemma5.1"].values(),
+                              lemma51.COUNTERFACTUALS)
+    assert cf.rejected.all()
+    assert lemma51.judge(_l51(factor=0.5)).verdict == "disagrees"
+    assert lemma51.judge(_l51(glob_sign=1.0)).verdict == "disagrees"
+    assert lemma51.judge(_l51(ns=(3, 4, 5, 6))).verdict == "inconclusive"
 
 
-def test_thm41_disagrees_when_a_run_makes_no_progress():
-    t = _t41(T_pos=(44, 46, NAN, 77, 120))["table"]
-    t.loc[2, "final_rel_excess"] = 1.3
-    assert thm41.judge({"table": t}).verdict == "disagrees"
-
-
-def test_thm41_disagrees_when_the_derived_exponent_is_outside_the_interval():
-    """Measured T* ∝ P^0.5 (tiny scatter); derived T* ∝ P^0.8."""
-    P = np.array([36, 64, 144, 256, 576.0])
-    meas = tuple(np.round(10 * P ** 0.5) + np.array([0, 1, 0, 1, 0]))
-    v = thm41.verdict_exponent(_t41(T_pos=meas, d_pos=tuple(np.round(3 * P ** 0.8)))["table"])
-    assert v.verdict == "disagrees" and "outside" in " ".join(v.reasons)
-    f = thm41.slope_interval(P, meas)
-    assert f["lo"] < 0.5 < f["hi"] and f["hi"] - f["lo"] < 0.1
-
-
-def test_thm41_disagrees_when_T_outgrows_the_bound():
-    """T* ∝ x² grows faster than (P/C)/η_q times one power of ln P."""
-    x = np.array([36, 64, 144, 256, 576]) / 4
-    v = thm41.judge(_t41(T_pos=tuple(x ** 2)))
-    assert v.verdict == "disagrees" and any("bound (pos)" in r for r in v.reasons)
-    assert thm41.verdict_bound(_t41()["table"]).verdict == "agrees"
-
-
-def test_thm41_premise_inside_the_horizon():
-    v = thm41.verdict_convergence(_t41(T_pos=(44, 46, NAN, 77, 120))["table"])
-    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed")
-
-
-def test_thm41_degenerate_tables():
-    assert thm41.judge(_t41(T_pos=(44, 46, NAN, 77, 120))).verdict == "inconclusive"  # censored
-    assert thm41.judge(_t41(T_neg=(40, 40, 40, 40, 40))).verdict == "inconclusive"  # flat
-    assert thm41.judge({"table": _t41()["table"].iloc[[0, 1, 5, 6]]}).verdict == \
-        "inconclusive"  # 2 rungs a family: no fit for the exponent or the bound
-    assert thm41.verdict_exponent(_t41(d_neg=(35, 39, NAN, 56, 66))["table"]).verdict == \
-        "inconclusive"  # a censored derived T*
-    assert thm41.judge(_t41(T_neg=(40, 39, 45, 56, 66))).verdict == "partial"  # decreases
-    assert thm41.judge({"table": _t41()["table"].iloc[:0]}).verdict == "inconclusive"
-    f = thm41.fits(_t41()["table"])
-    assert np.isfinite(f.exponent).all() and (f.n == 5).all()
-
-
-# -- Lemma 5.1 -------------------------------------------------------------------------------------
-#: derived signs of the five rates at a Δ > 0 and a Δ < 0 configuration (another local area's
-#: rate is positive on the Δ > 0 side)
 _L51_SIGNS = {"pos256": {"own_lq": 1, "glob_lq": -1, "other_lq": 1, "own_gq": 1, "other_gq": -1},
-              "neg256": {"own_lq": 1, "glob_lq": -1, "other_lq": -1, "own_gq": 1, "other_gq": -1}}
+              "neg256": {"own_lq": 1, "glob_lq": -1, "other_lq": -1, "own_gq": 1,
+                         "other_gq": -1}}
 
 
-def _l51(other_sign=+1, ratio=(13.76, 0.1635), diff=1e-12, exact=1e-11):
+def _l51r(other_sign=+1, ratio=(13.76, 0.1635), diff=1e-12, exact=1e-11, cross=0.21):
     rows = []
     for cfg, d in (("pos256", 0.65), ("neg256", -0.25)):
         for coord, s in _L51_SIGNS[cfg].items():
@@ -204,10 +233,7 @@ def _l51(other_sign=+1, ratio=(13.76, 0.1635), diff=1e-12, exact=1e-11):
                 val = other_sign * 1e-5
             rows.append({"config": cfg, "P": 256, "delta": d, "mask_keys": True,
                          "coordinate": coord, "rate": val, "derived_sign": s,
-                         "notes_sign": lemma51.NOTES_SIGNS[coord]})
-    rows.append({"config": "tiny2", "P": 6, "delta": 0.0, "mask_keys": True,
-                 "coordinate": "other_lq", "rate": NAN, "derived_sign": NAN, "notes_sign": -1})
-    # neglected order 1/(P a_1) + 1/P with a_1 = (1 − γ) C_1/P: C_1 = 192, 32 at P = 256
+                         "notes_sign": lemma51_rates.NOTES_SIGNS[coord]})
     ratios = pd.DataFrame({"config": ["pos256", "neg256", "tiny"], "P": [256, 256, 8],
                            "mask_keys": True, "ratio": [*ratio, 1.08],
                            "ratio_leading": [13.75, 0.1611, 0.95],
@@ -217,66 +243,98 @@ def _l51(other_sign=+1, ratio=(13.76, 0.1635), diff=1e-12, exact=1e-11):
                             "engine": ["population-brute"], "max_rel_diff": [diff]})
     exact_t = pd.DataFrame({"config": ["pos256", "neg256"], "P": [256, 256],
                             "mask_keys": [True, True], "max_rel_diff": [1e-12, exact]})
+    d = np.linspace(0.1, 0.3, 11)
+    bnd = pd.DataFrame({"P": 400, "C": 4, "gamma": 0.5, "mask_keys": True, "C1": 1,
+                        "delta": d, "own": 1.0, "glob": -1.0, "other": d - cross, "ratio": 1.0,
+                        "delta0": 0.2, "band": 0.02, "delta0_asymptotic": 0.21})
     return {"table": pd.DataFrame(rows), "ratios": ratios, "engines": engines,
-            "exact": exact_t}
+            "exact": exact_t, "boundary": bnd}
 
 
-def test_lemma51_agrees():
-    # the P = 8 ratio is outside the ratio check; the NaN rate is skipped
-    v = lemma51.judge(_l51())
+def test_lemma51_rates_derivation_check():
+    v = lemma51_rates.judge(_l51r())
     assert v.verdict == "agrees", v.reasons
-
-
-def test_lemma51_disagrees_on_a_sign():
-    # the notes' earlier sign (other local area −) where the derived one is +
-    v = lemma51.judge(_l51(other_sign=-1))
-    assert v.verdict == "disagrees" and "other_lq" in " ".join(v.reasons)
-
-
-def test_lemma51_disagrees_when_the_engine_departs_from_the_derived_rates():
-    # 1e-6 relative is far above float64 rounding and the trapezoid error (~1e-11)
-    v = lemma51.judge(_l51(exact=1e-6))
-    assert v.verdict == "disagrees" and "neg256" in " ".join(v.reasons)
-    assert lemma51.judge(_l51(exact=1e-6), {"EXACT_TOL": 1e-5}).verdict == "agrees"
-
-
-def test_lemma51_degenerate_tables():
-    # pos256: 13.2 vs 13.75 is a 4 % gap against 1/96 + 1/256 = 1.4 %
-    assert lemma51.judge(_l51(ratio=(13.2, 0.1635))).verdict == "partial"
-    assert lemma51.judge(_l51(ratio=(NAN, 0.1635))).verdict == "inconclusive"
-    engines = lemma51.judge(_l51(diff=1e-3))  # the engines disagree: premise
+    assert "fails on" in " ".join(v.reasons)  # 0 < Δ < Δ₀ with a negative rate
+    assert lemma51_rates.judge(_l51r(other_sign=-1)).verdict == "disagrees"
+    assert lemma51_rates.judge(_l51r(exact=1e-6)).verdict == "disagrees"
+    assert lemma51_rates.judge(_l51r(cross=0.26)).verdict == "disagrees"  # crossing off Δ₀
+    assert lemma51_rates.judge(_l51r(ratio=(13.2, 0.1635))).verdict == "partial"
+    engines = lemma51_rates.judge(_l51r(diff=1e-3))
     assert engines.verdict == "inconclusive" and "premise failed" in engines.reasons[-1]
-    # neg256: the notes' heuristic 0.125 is 25 % off the leading order 0.1611, outside its
-    # neglected order 6.6 % ...
-    assert lemma51.judge(_l51(ratio=(13.76, 0.125))).verdict == "partial"
-    # ... and inside once the allowed multiple is 4 (26 %)
-    assert lemma51.judge(_l51(ratio=(13.76, 0.125)), {"RATIO_ORDER": 4.0}).verdict == "agrees"
-    t = _l51()
-    t["table"]["rate"] = NAN
-    assert lemma51.verdict_signs(t["table"]).verdict == "inconclusive"
-    t = _l51()
-    t["table"].loc[0, "rate"] = 0.0  # a zero rate has no sign
-    assert lemma51.verdict_signs(t["table"]).verdict == "disagrees"
-    t = _l51()
-    t["exact"] = t["exact"].iloc[:0]
-    assert lemma51.verdict_exact(t["exact"]).verdict == "inconclusive"
 
 
-def test_lemma51_derived_rates_match_the_engine_and_not_the_notes_signs():
-    """The claim's own comparison at pos64 with masked keys out: the engine's rates equal the
-    derived ones to 1e-10 relative (float64 rounding and the trapezoid rule, ~1e-11), and
-    another local area's rate is positive, against the notes' earlier negative sign."""
-    rates, r, derived, d_rates, lead = lemma51.gradient_rates(64, 52, 3, False,
-                                                              "population-laplace")
+def test_lemma51_rates_match_the_engine_and_not_the_notes_signs():
+    rates, r, derived, d_rates, lead = lemma51_rates.gradient_rates(64, 52, 3, False,
+                                                                    "population-laplace")
     assert np.abs(r - derived).max() <= 1e-10 * np.abs(derived).max()
     assert d_rates["other_lq"] > 0 and rates["other_lq"] > 0
-    assert lemma51.NOTES_SIGNS["other_lq"] == -1
-    # leading order within 1/(P a_1) + 1/P (a_1 = C_1/(P − 1)) of the ratio
-    gap = abs(math.log((-rates["glob_lq"] / rates["own_lq"]) / (-lead["glob_lq"] / lead["own_lq"])))
-    assert gap <= 63 / (64 * 52) + 1 / 64
+    assert lemma51_rates.NOTES_SIGNS["other_lq"] == -1
 
 
-# -- quick runs ------------------------------------------------------------------------------------
+# -- Theorem 4.4 -------------------------------------------------------------------------------
+def _t44(glob=(0.64, 0.63, 0.62), pred=(0.64, 0.63, 0.60), exists=True, tau=0.1, seeds=(0, 1, 2),
+         drift=0.0, jitter=0.01, phi_l=0.05, Ps=(32, 64, 128), mae_own=0.7, mae_moved=0.01,
+         cl_own=0.03):
+    rows = []
+    for k in seeds:
+        e = (k - 1) * jitter
+        for P, g, p in zip(Ps, glob, pred):
+            rows.append({"objective": "cl", "tau": tau, "negatives": 15.0, "seed": k, "P": P,
+                         "delta": 0.25, "rho": 0.35, "init_glob_lq": 0.35, "init_own_lq": 0.05,
+                         "end_glob_lq": g + e, "drift_glob_lq": drift + (k - 1) * 0.01,
+                         "end_own_lq": cl_own, "end_phi_own_lq": phi_l,
+                         "own_change_last_fifth": 0.0, "pred_exists": exists,
+                         "pred_glob": p if exists else 1.0, "tau_c": 0.25})
+        for P in Ps:
+            rows.append({"objective": "mae", "tau": NAN, "negatives": NAN, "seed": k, "P": P,
+                         "delta": 0.25, "rho": 0.35, "init_glob_lq": 0.35, "init_own_lq": 0.05,
+                         "end_glob_lq": 0.2, "drift_glob_lq": 0.0, "end_own_lq": mae_own,
+                         "end_phi_own_lq": 3.0, "own_change_last_fifth": mae_moved,
+                         "pred_exists": NAN, "pred_glob": NAN, "tau_c": NAN})
+    return {"table": pd.DataFrame(rows)}
+
+
+def test_thm44_per_temperature():
+    low = thm44.judge(_t44())  # τ < τ_c: a plateau below 1
+    assert low.verdict == "disagrees" and "τ_c" in " ".join(low.reasons)
+    high = _t44(glob=(0.95, 0.97, 0.98), exists=False, tau=0.5, drift=0.02)
+    assert thm44.judge(high).verdict == "agrees"
+    cf = counterfactual_table(thm44.judge, high, CLAIMS["thm4.4"].values(),
+                              thm44.COUNTERFACTUALS)
+    assert cf.rejected.all()
+    # still rising, not near 1: no verdict on the limit
+    assert thm44.judge(_t44(glob=(0.6, 0.7, 0.8), drift=0.2)).verdict == "inconclusive"
+    # rising with P by more than ATTN_TOL (interval over the paired seeds), not near 1 yet
+    assert thm44.judge(_t44(glob=(0.6, 0.7, 0.8))).verdict == "inconclusive"
+    # a rise with P below ATTN_TOL: a plateau
+    assert thm44.judge(_t44(glob=(0.63, 0.64, 0.645))).verdict == "disagrees"
+    # no contrast: CL learns the local areas as MAE does
+    assert thm44.judge(_t44(glob=(0.95, 0.97, 0.98), exists=False, cl_own=0.7)).verdict == \
+        "disagrees"
+
+
+def test_thm44_premises():
+    one = thm44.judge(_t44(seeds=(0, 1)))
+    assert one.verdict == "inconclusive" and one.reasons[0].startswith("premise failed")
+    mae = thm44.judge(_t44(glob=(0.95, 0.97, 0.98), exists=False, mae_moved=0.1))
+    assert mae.verdict == "inconclusive" and "not converged" in " ".join(mae.reasons)
+
+
+def test_thm44_plateau_derivation_check():
+    assert thm44_plateau.judge(_t44()).verdict == "agrees"
+    assert thm44_plateau.judge(_t44(glob=(0.45, 0.44, 0.43))).verdict == "disagrees"
+    # outside the derivation's premise only the plateau's existence is compared
+    out = thm44_plateau.judge(_t44(phi_l=0.6))
+    assert out.verdict == "agrees" and "not compared" in out.reasons[0]
+    # a derived plateau where the attention goes on above 0.9
+    assert thm44_plateau.judge(_t44(glob=(0.95, 0.96, 0.97))).verdict == "disagrees"
+    above = _t44(glob=(0.95, 0.97, 0.98), exists=False, tau=0.5)
+    assert thm44_plateau.judge(above).verdict == "agrees"
+    settled = _t44(glob=(0.7, 0.7, 0.7), exists=False, tau=0.5, drift=-0.05)
+    assert thm44_plateau.judge(settled).verdict == "disagrees"
+
+
+# -- quick runs --------------------------------------------------------------------------------
 def _read(out, cid):
     tables = {"table": pd.read_csv(out / f"{cid}.csv")}
     for p in out.glob(f"{cid}-*.csv"):
@@ -288,39 +346,37 @@ def _read(out, cid):
 NEEDS_FILES = {"realvit-diversity"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cid", [pytest.param(c, marks=pytest.mark.fashion_mnist)
                                  if c in NEEDS_FILES else c for c in CLAIMS])
 def test_quick_run_verdict_is_the_judge_of_its_tables(cid, tmp_path):
     claim = CLAIMS[cid]
-    res = claim.check(quick=True)
+    res = claim.check(quick=True, variants=False)
     assert claim.judge({"table": res.table, **res.extra}).verdict == res.verdict
     write_result(claim, res, tmp_path, figures=True)
     assert claim.judge(_read(tmp_path, cid)).verdict == res.verdict
     page = (tmp_path / f"{cid}.md").read_text()
     assert f"Verdict `{res.verdict}`" in page and (tmp_path / f"{cid}.png").exists()
+    assert len(res.short()) <= 160
+    if claim.kind == "theorem check" and res.verdict != "inconclusive":
+        assert res.counterfactuals.rejected.any(), res.counterfactuals
 
 
+@pytest.mark.slow
 def test_check_command_quick(tmp_path):
-    """``python -m theorylab check --quick --only huang2024`` and the quick verdicts: the runs
-    converge with T* growing in P (2 rungs: no fit, so thm4.1 is inconclusive), thm4.2's
-    measured phase readings equal those of the derived reduced dynamics, lemma 5.1's measured
-    rates equal the derived ones, and CL's global attention plateaus below 1, at the fixed
-    point derived in the reconstruction, instead of tending to 1 (thm4.4)."""
+    """``python -m theorylab check --quick --only huang2024`` (main readings): every verdict is
+    the judge of the tables it wrote."""
     from theorylab.commands.check import main
 
-    assert main(["--quick", "--only", "huang2024", "--out", str(tmp_path), "--no-figures"]) == 0
+    assert main(["--quick", "--only", "huang2024", "--out", str(tmp_path), "--no-figures",
+                 "--main-reading-only"]) == 0
     out = tmp_path / "huang2024"
     summary = pd.read_csv(out / "summary.csv")
     v = {k.split("/", 1)[1]: verdict for k, verdict in zip(summary.claim, summary.verdict)}
-    assert list(v) == list(CLAIMS)
+    assert set(v) == set(CLAIMS)
     for cid, verdict in v.items():
         if verdict == "skipped":  # its data are not on this machine
             assert cid in NEEDS_FILES and not fashion_mnist_available(), cid
             continue
         assert CLAIMS[cid].judge(_read(out, cid)).verdict == verdict
-    assert v["thm4.1"] == "inconclusive"
-    assert v["thm4.2"] == "agrees"
-    assert v["lemma5.1"] == "agrees"
-    assert v["thm4.4"] == "disagrees"  # a plateau below 1 (the reconstruction's fixed point)
-    t = pd.read_csv(out / "thm4.2.csv")
-    assert t[t.delta > 0].phase_I.all() and not t[t.delta < 0].phase_I.any()
+    assert v["lemma5.1"] == "agrees" and v["lemma5.1-rates"] == "agrees"

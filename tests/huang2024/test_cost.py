@@ -30,3 +30,14 @@ def test_a_small_config_is_timed_as_it_is():
                             "train": {"engine": "population-exact", "steps": 3}})
     model = PAPER.cost(cfg)
     assert model.smaller is None and model.records == 4 and model.memory > 0
+
+
+def test_the_reduced_engine_is_timed_as_it_is_at_any_p():
+    # the population-reduced step sums counts, never the P × P arrays: P = 16384 is timed itself
+    cfg = config_from_dict({"data": {"P": 16384, "Delta": 0.5, "kappa_c": 0.25},
+                            "model": {"loss_norm": "P"},
+                            "train": {"engine": "population-reduced", "z_nodes": 8,
+                                      "steps": 10}})
+    model = PAPER.cost(cfg)
+    assert model.work < DIRECT_WORK and model.smaller is None
+    assert model.build().name == "population-reduced"

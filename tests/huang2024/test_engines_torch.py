@@ -221,3 +221,11 @@ def test_cuda_path_refuses_what_the_device_cannot_hold(monkeypatch):
 def test_config_accepts_torch_for_the_exact_engines():
     for engine in ("population-exact", "population-laplace"):
         assert cfg_of(engine=engine, backend="torch").train.backend == "torch"
+
+
+def test_reduced_bench_row_agrees_across_backends():
+    from theorylab.huang2024.bench import bench_reduced
+
+    row = bench_reduced(64, repeats=1, max_seconds=1.0, steps=3)  # speed reported, not asserted
+    assert row["numpy_s"] > 0 and row["engine_s"] > 0
+    assert row["torch_vs_numpy"] < TOL

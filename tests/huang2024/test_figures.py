@@ -13,7 +13,7 @@ import pytest
 from theorylab.core.figures import list_figures, run_figures
 from theorylab.huang2024.config import DataConfig
 from theorylab.huang2024.data import information_gap, sample_batch
-from theorylab.huang2024.figures._common import figure_config, masked_query_attention
+from theorylab.huang2024.figures._common import masked_query_attention
 from theorylab.huang2024.figures._data import connected
 from theorylab.huang2024.figures._diversity import idealised_mae_diverse, own_area_map
 from theorylab.huang2024.figures._dynamics import (
@@ -28,22 +28,23 @@ from theorylab.huang2024.figures._rates import (
     family_shape,
     measured_rates,
 )
-from theorylab.huang2024.ladders import FAMILIES, family_sizes, mae_config
 from theorylab.huang2024.model import mae_loss_grad
+from theorylab.huang2024.phases import own_attention_target
 from theorylab.huang2024.predictions import (
     initial_rates,
     leading_rates,
-    own_attention_target,
     phase_one_prediction,
     z_moments,
 )
+from theorylab.huang2024.setups import family_sizes, figure_config, mae_config
 from theorylab.papers import load_all_figures
 
 load_all_figures()  # every paper's figures registered
 
-FAMILY_POS_36 = family_sizes(36, *FAMILIES["pos"])
+FAMILY_POS_36 = family_sizes("pos", 36)
 
-IDS = ["huang2024-dynamics", "huang2024-fig1", "huang2024-fig2", "huang2024-fig3", "huang2024-fig4",
+IDS = ["huang2024-asymptotics", "huang2024-cl-temperature", "huang2024-dynamics",
+       "huang2024-fig1", "huang2024-fig2", "huang2024-fig3", "huang2024-fig4",
        "huang2024-phase-diagram", "huang2024-rates"]
 
 
@@ -130,9 +131,11 @@ def test_phase_one_end_is_the_derived_value_and_the_heuristic_is_the_notes():
     r = phase_one_prediction(cfg, max_steps=30)
     assert r["phase_I"] and phase_one_end(cfg, 30) == r["phi_glob_end_I"]
     assert phase_one_heuristic(cfg) == pytest.approx(-(cfg.delta / 2) * math.log(36), rel=1e-12)
-    # masked keys left out of the softmax: the reduction does not apply, no value is drawn
+    # masked keys left out of the softmax: the reduced engine covers it too
     out = cfg.replace(model={"mask_keys": False})
-    assert math.isnan(phase_one_end(out, 30))
+    assert phase_one_end(out, 30) == phase_one_prediction(out, max_steps=30)["phi_glob_end_I"]
+    # several clusters: the reduction does not apply, no value is drawn
+    assert math.isnan(phase_one_end(cfg.replace(data={"K": 2}), 30))
 
 
 def test_mae_plateau_detects_a_rising_reading():
@@ -337,6 +340,24 @@ def test_rates_leading_order_error_shrinks(quick):
                     a1 = 0.5 * p["C1"] / p["P"] if mk else p["C1"] / (p["P"] - 1)
                     order = 1 / p["P"] if k == "own" else 1 / (p["P"] * a1)
                     assert e <= 4 * order, (fam, mk, k, p["P"], e / order)
+
+
+def test_asymptotics_headline(quick):
+    """The local slopes drawn are those of the ladder (three sub-ladders each), and the Phase I
+    boundary shrinks along the boundary ladder with masked keys in."""
+    h = quick[1]["huang2024-asymptotics"]["headline"]
+    for name in ("crossing slope", "t_I (Δ>0)", "t_II (Δ>0)", "T* (Δ>0)", "t_II (Δ<0)"):
+        assert 1 <= len(h[f"local slopes {name}"]) <= 3
+    b = h["Phase I boundary, keys in"]
+    vals = [b[k] for k in sorted(b, key=float)]
+    assert vals[-1] < vals[0] and all(v > 0 for v in vals)
+
+
+def test_cl_temperature_headline(quick):
+    h = quick[1]["huang2024-cl-temperature"]["headline"]
+    for k, v in h.items():
+        if k.startswith("tau_c"):
+            assert 0.2 < v < 0.3
 
 
 def test_cl_captions_give_the_negatives_of_the_figure_and_of_the_check():

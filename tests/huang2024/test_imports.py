@@ -1,6 +1,6 @@
 """The huang2024 package's static import graph: no circle, and no figure imports a claim
-check module (figures and claims share their configs through ``theorylab.huang2024.setups``
-and their P ladders through ``theorylab.huang2024.ladders``)."""
+check module (figures and claims share their configs, ladders and runs through
+``theorylab.huang2024.setups``)."""
 
 from __future__ import annotations
 

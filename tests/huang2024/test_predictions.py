@@ -18,6 +18,9 @@ from theorylab.huang2024.predictions import (
     initial_rates,
     leading_rates,
     lemma51_ratio,
+    other_rate_boundary,
+    phase_one_boundary,
+    sign_grid,
     z_moments,
 )
 
@@ -195,3 +198,37 @@ def test_phase_one_at_the_first_step(C1, mk, expected):
     d_own = s1["phi_own_lq"] - s0["phi_own_lq"]
     assert bool(-d_glob > d_own) == expected
     assert has_phase_one(P, C1, C, UNIFORM, mask_keys=mk) == expected
+
+
+@pytest.mark.parametrize("mk", [True, False])
+@pytest.mark.parametrize("gamma", [0.5, 0.75])
+def test_other_rate_sign_boundary(mk, gamma):
+    """Another local area's exact rate changes sign within the band of the derived Δ₀ on a Δ
+    grid through it (P = 4096, C = 8), Δ₀ > 0 shrinks with P, and a rate at 0 < Δ < Δ₀ − band
+    is negative where the notes said positive."""
+    P, C = 4096, 8
+    b = other_rate_boundary(P, C, UNIFORM, gamma=gamma, mask_keys=mk)
+    assert b["delta0"] > 0 and b["band"] > 0
+    grid = sign_grid(P, C, UNIFORM, gamma=gamma, mask_keys=mk, center=b["delta0"],
+                     half_width=max(0.08, 1.25 * b["band"]))
+    for r in grid:
+        if r["delta"] < b["delta0"] - b["band"]:
+            assert r["other"] < 0
+        elif r["delta"] > b["delta0"] + b["band"]:
+            assert r["other"] > 0
+    big = other_rate_boundary(65536, 16, UNIFORM, gamma=gamma, mask_keys=mk)
+    assert 0 < big["delta0"] < b["delta0"] or not mk
+    # Δ₀ · ln P settles (Δ₀ → 0 like 1/ln P) with masked keys in
+    if mk:
+        assert big["delta0_asymptotic"] * math.log(65536) == pytest.approx(
+            b["delta0_asymptotic"] * math.log(4096), rel=0.1)
+
+
+def test_phase_one_boundary_is_where_the_first_step_decouples():
+    """The derived boundary Δ_b lies between the grid points where has_phase_one turns."""
+    P, C = 256, 4
+    b = phase_one_boundary(P, C, UNIFORM)
+    grid = sign_grid(P, C, UNIFORM, center=b["delta_b"], half_width=0.1)
+    for r in grid:
+        if abs(r["delta"] - b["delta_b"]) > 0.03:
+            assert (r["ratio"] > 1) == (r["delta"] > b["delta_b"])

@@ -10,11 +10,15 @@ Rooms of this subpackage, the same skeleton as the first paper's (docs/architect
 the InfoNCE loss of the CL side), [`config`][theorylab.huang2024.config],
 [`observables`][theorylab.huang2024.observables] (the recorded Φ and attention masses),
 [`engines`][theorylab.huang2024.engines] (brute force, exchangeable exact sums, the Laplace
-exact sum at any P, Monte Carlo, empirical, CL Monte Carlo; every one written once against the
-kernel's array backend), [`trainer`][theorylab.huang2024.trainer], the readings shared by claims
-and figures (``setups``, ``ladders``, ``predictions``), ``claims`` (Thm 4.1, Thm 4.2,
-Lemma 5.1, Thm 4.4, the real-image check), ``figures`` (Figures 2–4 with their CL side, the MAE
-dynamics, the phase diagram, the rates, the diversity), [`bench`][theorylab.huang2024.bench]
+exact sum at any P, the reduced population dynamics at any P, Monte Carlo, empirical, CL Monte
+Carlo; every one written once against the kernel's array backend),
+[`trainer`][theorylab.huang2024.trainer], the readings shared by claims and figures
+([`setups`][theorylab.huang2024.setups]: every shared config, ladder and run;
+[`phases`][theorylab.huang2024.phases]: the one phase reading, t_I, t_II, T*, the values at
+T*; ``predictions``: one module per derived result), ``claims`` (Thm 4.1 and its ε, Thm 4.2,
+Lemma 5.1, Thm 4.4, their derivation checks, the real-image check), ``figures`` (Figures 1–4
+with their CL side, the MAE dynamics, the phase diagram, the rates, the diversity, the
+asymptotics over three decades of P, CL per temperature), [`bench`][theorylab.huang2024.bench]
 (the engines timed against plain autograd) and [`testing`][theorylab.huang2024.testing].
 Most formulas are RECONSTRUCTED (the paper's body could not be read); every reconstruction
 choice is a config field. Paper notes: ``docs/papers/huang2024.md``.

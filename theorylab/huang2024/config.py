@@ -34,7 +34,7 @@ from theorylab.core.config import check_int as _int
 from theorylab.core.config import frozen_set as _set
 from theorylab.core.flow import FLOW_METHODS
 
-from .data import AreaStructure, contiguous_labels, information_gap, random_labels
+from .data import AreaStructure, contiguous_labels, information_gap, random_labels, sizes_for_gap
 
 #: The name of this paper in ``[experiment] paper = ...``.
 PAPER_NAME = "huang2024"
@@ -55,7 +55,7 @@ Z_LAWS = ("uniform", "values")
 MASKS = ("bernoulli", "fixed")
 LOSS_NORMS = ("P", "mask", "none")
 ENGINES = ("population-brute", "population-exact", "population-laplace", "population-montecarlo",
-           "empirical", "cl-montecarlo")
+           "empirical", "cl-montecarlo", "population-reduced")
 OBJECTIVES = ("mae", "cl")
 CL_POOLINGS = ("mean",)
 #: The engines of each objective.
@@ -68,7 +68,8 @@ MODES = ("gd", "flow")
 #: Engines whose gradient changes from step to step (fresh draws): they have no gradient flow.
 STOCHASTIC_ENGINES = ("population-montecarlo", "cl-montecarlo")
 #: The engines that sum over the coefficient law (a uniform law needs ``train.z_nodes``).
-EXACT_ENGINES = ("population-brute", "population-exact", "population-laplace")
+EXACT_ENGINES = ("population-brute", "population-exact", "population-laplace",
+                 "population-reduced")
 #: The most Gauss–Legendre nodes of ``train.z_nodes`` (1.5 s to compute 256 on a shared CPU).
 MAX_Z_NODES = 256
 #: Hard upper bounds of sizes and magnitudes: field → (highest, reason). No run of the engines
@@ -128,6 +129,11 @@ class DataConfig:
       ``round(P^κ_s)``; RECONSTRUCTED).
     - `kappa_c`: size exponent of the local areas, used when `C` is not given (size
       ``round(P^κ_c)``; RECONSTRUCTED).
+    - `Delta`: the information gap Δ = 2κ_s − κ_c − 1 to hold (RECONSTRUCTED formula), instead
+      of one of the two sizes: with `C` or `kappa_c` the global size C1 is the admissible one
+      (C ≤ C1 < P, C dividing P − C1) whose Δ is closest to `Delta`; with `C1` or `kappa_s`
+      the local size C is. The realised Δ of the integer sizes is ``delta`` and its rounding
+      ``delta_rounding`` = realised − `Delta` (recorded in every table that holds Δ fixed).
     - `z_law`: ``"uniform"`` on [L, U] or ``"values"`` (the finite list `z_values` with
       probabilities `z_probs`): the law of each area's coefficient z_j (i.i.d. across areas;
       RECONSTRUCTED, the paper allows any law on the support).
@@ -144,6 +150,7 @@ class DataConfig:
     C: int | None = None
     kappa_s: float | None = None
     kappa_c: float | None = None
+    Delta: float | None = None
     z_law: str = "uniform"
     L: float = 0.5
     U: float = 1.5
@@ -166,10 +173,19 @@ class DataConfig:
         for name in ("kappa_s", "kappa_c"):
             if getattr(self, name) is not None:
                 _set(self, name, _float(f"data.{name}", getattr(self, name), lo=0.0, hi=1.0))
-        if self.C1 is None and self.kappa_s is None:
-            raise ValueError("data.C1: give the global area size C1 or kappa_s")
-        if self.C is None and self.kappa_c is None:
-            raise ValueError("data.C: give the local area size C or kappa_c")
+        if self.Delta is not None:
+            _set(self, "Delta", _float("data.Delta", self.Delta, lo=-1.0, hi=1.0))
+            given = [n for n in ("C1", "kappa_s", "C", "kappa_c") if getattr(self, n) is not None]
+            if len(given) != 1:
+                raise ValueError("data.Delta: give it with exactly one of C, kappa_c (the local "
+                                 f"size), C1, kappa_s (the global size); got {given or 'none'}")
+        else:
+            if self.C1 is None and self.kappa_s is None:
+                raise ValueError("data.C1: give the global area size C1 or kappa_s (or Delta "
+                                 "with a local size)")
+            if self.C is None and self.kappa_c is None:
+                raise ValueError("data.C: give the local area size C or kappa_c (or Delta with "
+                                 "a global size)")
         if self.C1 is not None and self.kappa_s is not None:
             raise ValueError("data.C1: give C1 or kappa_s, not both")
         if self.C is not None and self.kappa_c is not None:
@@ -213,21 +229,42 @@ class DataConfig:
             raise ValueError(f"{name}: only used with z_law = 'values'")
         _set(self, "seed", _int("data.seed", self.seed, lo=0))
 
+    def _given_global(self) -> int | None:
+        if self.C1 is not None:
+            return self.C1
+        return None if self.kappa_s is None else _size_from_kappa("data.kappa_s",
+                                                                  self.kappa_s, self.P)
+
+    def _given_local(self) -> int | None:
+        if self.C is not None:
+            return self.C
+        return None if self.kappa_c is None else _size_from_kappa("data.kappa_c",
+                                                                 self.kappa_c, self.P)
+
+    def _gap_sizes(self) -> tuple[int, int]:
+        return sizes_for_gap(self.P, self.Delta, C=self._given_local(),
+                             C1=self._given_global())
+
     @property
     def global_size(self) -> int:
-        return self.C1 if self.C1 is not None else _size_from_kappa("data.kappa_s",
-                                                                    self.kappa_s, self.P)
+        c1 = self._given_global()
+        return c1 if c1 is not None else self._gap_sizes()[0]
 
     @property
     def local_size(self) -> int:
-        return self.C if self.C is not None else _size_from_kappa("data.kappa_c",
-                                                                 self.kappa_c, self.P)
+        c = self._given_local()
+        return c if c is not None else self._gap_sizes()[1]
 
     @property
     def delta(self) -> float:
         """The information gap Δ = 2κ_s − κ_c − 1 of the actual sizes, κ = ln(size)/ln P
         (Huang et al. (2025), Thm 4.1; the formula is RECONSTRUCTED)."""
         return information_gap(self.P, self.global_size, self.local_size)
+
+    @property
+    def delta_rounding(self) -> float:
+        """Realised Δ − the `Delta` asked for (0 when no Δ was asked for)."""
+        return 0.0 if self.Delta is None else self.delta - self.Delta
 
     def make_structure(self) -> AreaStructure:
         C1, C = self.global_size, self.local_size
@@ -330,7 +367,11 @@ class TrainConfig:
       (fresh seeded batches of `mc_samples`), ``"empirical"`` (`n_train` fixed samples),
       ``"population-laplace"`` (the exact sum at any P through 1/Z = ∫e^{−tZ}dt; Bernoulli
       masks, ``loss_norm`` P or none), ``"cl-montecarlo"`` (the CL objective on a fresh seeded
-      batch of `mc_samples` images, two views each, per step).
+      batch of `mc_samples` images, two views each, per step),
+      ``population-reduced`` (the population GD on the seven numbers per query class that the
+      data law's symmetries leave free, at any P; one cluster, Bernoulli masks, Q⁰ = 0,
+      loss_norm P or none; the other areas in mean field: module
+      ``theorylab.huang2024.engines._reduced``).
     - `lr`: the step size η.
     - `steps`: number of GD steps.
     - `init`: ``"zero"`` (Q⁰ = 0) or ``"gaussian"`` (i.i.d. N(0, `init_scale`²) entries of Φ and
@@ -346,6 +387,9 @@ class TrainConfig:
       0: none, so those engines refuse a uniform law).
     - `laplace_step`: step of the trapezoid rule in ln t of ``population-laplace`` (0.2: error
       ~1e-15 against the enumeration; 0.3: ~5e-13; 0.4: ~6e-10, measured at P ≤ 16).
+    - `count_nodes`: ``population-reduced`` only: a count of unmasked keys with more than
+      `count_nodes` + 1 values (the global area's) is summed by the `count_nodes`-point Gauss
+      rule of its binomial law; 0 sums every count exactly.
     - `threads`: torch threads during an evaluation on the torch backend on a CPU (0: torch's
       default). Default 1: the arrays are small, and on a shared 2-core machine 20
       ``population-laplace`` steps at P = 64 took 0.53 s with 1 thread and 17.5 s with 2.
@@ -375,6 +419,7 @@ class TrainConfig:
     resample_masks: bool = False
     z_nodes: int = 0
     laplace_step: float = 0.2
+    count_nodes: int = 0
     threads: int = 1
     record: str = "log"
     n_records: int = 100
@@ -406,6 +451,11 @@ class TrainConfig:
         _set(self, "laplace_step", _float(
             "train.laplace_step", self.laplace_step, lo=MIN_LAPLACE_STEP,
             why="the trapezoid's nodes grow like 1/step, and 0.2 is already at rounding error"))
+        _set(self, "count_nodes", _int("train.count_nodes", self.count_nodes, lo=0, hi=256,
+                                       why="a Gauss rule of more nodes than the exact sum "
+                                           "needs gains nothing"))
+        if self.count_nodes and self.engine != "population-reduced":
+            raise ValueError("train.count_nodes: only used by engine = 'population-reduced'")
         _set(self, "threads", _bounded("train.threads", self.threads, lo=0))
         _choice("train.record", self.record, RECORD)
         _set(self, "n_records", _bounded("train.n_records", self.n_records, lo=2))
@@ -499,7 +549,7 @@ class ExperimentConfig:
         """A copy with area sizes and the mask size explicit (the form of ``config.toml``)."""
         d = self.data
         data = dataclasses.replace(d, C1=d.global_size, C=d.local_size, kappa_s=None,
-                                   kappa_c=None)
+                                   kappa_c=None, Delta=None)
         model = self.model
         if model.mask == "fixed":
             model = dataclasses.replace(model, mask_size=self.mask_size)

@@ -10,27 +10,35 @@ The work of one step, in units proportional to its arithmetic (only ratios matte
   areas), and scaled by the ratio of P² × F (measured on the 2-core development machine,
   ``population-laplace`` from P = 256 to 512: ×9.4 in work, ×15.6 in time; the estimate is
   good to a factor of about 2);
+- ``population-reduced``: (C1 + 1)(C + 1), the count pairs its two query classes sum over
+  (a step never touches the P × P arrays);
 - ``population-montecarlo``, ``empirical``: samples × P² × F; ``cl-montecarlo``: images ×
   2 views × P² × F; timed on fewer samples above the limit.
 
 The memory is the engines' own up-front estimate ([`memory_estimate`][theorylab.huang2024.
-engines.memory_estimate]).
+engines.memory_estimate]); for ``population-reduced``, which never holds the P × P arrays,
+its summation grids (built to be counted: milliseconds) times [`GRID_TEMPORARIES`][].
 """
 
 from __future__ import annotations
 
 import functools
+import math
 
 from theorylab.core.cost import CostModel
 
 from .config import ExperimentConfig
 from .engines import check_resources, make_engine, memory_estimate
 
-__all__ = ["DIRECT_WORK", "cost_model", "step_work"]
+__all__ = ["DIRECT_WORK", "GRID_TEMPORARIES", "cost_model", "step_work"]
 
 #: A step of at most this much work is timed as it is (~0.4 s for ``population-laplace`` at
 #: P = 256 on the development machine); above it, a smaller config.
 DIRECT_WORK = 1.2e6
+#: Arrays of a reduced grid's size alive at once in one ``population-reduced`` evaluation (the
+#: weights, the masses e_t, e_o, the denominator, two shares, the loss term and the derivative
+#: of one coordinate, with room for the backend's temporaries).
+GRID_TEMPORARIES = 12
 _SAMPLED = {"population-montecarlo": "mc_samples", "empirical": "n_train",
             "cl-montecarlo": "mc_samples"}
 
@@ -42,6 +50,8 @@ def _features(cfg: ExperimentConfig) -> int:
 
 def step_work(cfg: ExperimentConfig) -> float:
     """Work of one gradient step of `cfg`'s engine (module docstring)."""
+    if cfg.train.engine == "population-reduced":
+        return float((cfg.data.global_size + 1) * (cfg.data.local_size + 1))
     base = float(cfg.data.P) ** 2 * _features(cfg)
     field = _SAMPLED.get(cfg.train.engine)
     if field is None:
@@ -76,6 +86,16 @@ def cost_model(cfg) -> CostModel:
     cfg = cfg.resolved()
     t = cfg.train
     work = step_work(cfg)
+    d = cfg.data
+    records = len(record_schedule(t.steps, t.n_records, t.record))
+    if t.engine == "population-reduced":
+        engine = make_engine(cfg)
+        cells = sum(math.prod(g.shape) for g in engine.grids.values())
+        return CostModel(
+            engine=f"{t.engine} (P = {d.P}, C1 = {d.global_size}, C = {d.local_size})",
+            steps=t.steps, records=records, work=work,
+            memory=float(cells * 8 * GRID_TEMPORARIES), build=lambda: engine,
+            smaller=None, flow=t.mode == "flow")
     # the run's up-front refusals (memory, enumeration limits) before the structure is built
     structure = check_resources(cfg)
     smaller = None
@@ -83,9 +103,7 @@ def cost_model(cfg) -> CostModel:
         small = _smaller(cfg, work)
         if step_work(small) < work:
             smaller = functools.partial(cost_model, small)
-    d = cfg.data
     return CostModel(
         engine=f"{t.engine} (P = {d.P}, C1 = {d.global_size}, C = {d.local_size}, K = {d.K})",
-        steps=t.steps, records=len(record_schedule(t.steps, t.n_records, t.record)),
-        work=work, memory=float(memory_estimate(cfg, structure)[0]),
+        steps=t.steps, records=records, work=work, memory=float(memory_estimate(cfg, structure)[0]),
         build=lambda: make_engine(cfg, structure), smaller=smaller, flow=t.mode == "flow")

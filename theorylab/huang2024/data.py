@@ -34,6 +34,7 @@ __all__ = [
     "mask_count_probs",
     "random_labels",
     "sample_batch",
+    "sizes_for_gap",
     "zlaw_nodes",
 ]
 
@@ -43,6 +44,44 @@ def information_gap(P: int, C1: int, C: int) -> float:
     RECONSTRUCTED: only its admissible range [−0.5, 1] was FOUND)."""
     ks, kc = math.log(C1) / math.log(P), math.log(C) / math.log(P)
     return 2 * ks - kc - 1
+
+
+def sizes_for_gap(P: int, Delta: float, *, C: int | None = None,
+                  C1: int | None = None) -> tuple[int, int]:
+    """(C1, C): admissible area sizes (1 ≤ C ≤ C1 < P, C dividing P − C1) whose information
+    gap Δ = 2κ_s − κ_c − 1 ([`information_gap`][]) is closest to `Delta`, with one size given:
+    `C` (the local size; C1 chosen) or `C1` (the global size; C chosen). Ties go to the larger
+    free size. The realised Δ differs from `Delta` by the rounding of the sizes to integers
+    (a config records it as ``delta_rounding``). ``ValueError`` (naming ``data.Delta``) when no
+    size is admissible."""
+    if (C is None) == (C1 is None):
+        raise ValueError("data.Delta: give exactly one of the sizes (C or kappa_c, or C1 or "
+                         "kappa_s) with Delta")
+    lp = math.log(P)
+    if C is not None:
+        # C1 = P − kC (k ≥ 1) on a lattice; Δ increases with C1: the lattice points around the
+        # continuous solution are the candidates
+        c1_star = math.exp((Delta + 1.0) * lp / 2.0 + math.log(C) / 2.0) if C > 0 else P
+        k_star = (P - c1_star) / C
+        ks = {min(max(k, 1), (P - max(C, 2)) // C) for k in (math.floor(k_star),
+                                                              math.ceil(k_star))}
+        cands = [(P - k * C, C) for k in ks if k >= 1 and P - k * C >= max(C, 2)]
+    else:
+        # C divides P − C1; Δ decreases with C: the divisors around the continuous solution
+        rest = P - C1
+        c_star = math.exp(2.0 * math.log(C1) - (Delta + 1.0) * lp)
+        divs = set()
+        for d in range(1, math.isqrt(rest) + 1):
+            if rest % d == 0:
+                divs.update((d, rest // d))
+        divs = sorted(d for d in divs if d <= min(C1, rest))
+        below = [d for d in divs if d <= c_star][-1:]
+        above = [d for d in divs if d >= c_star][:1]
+        cands = [(C1, d) for d in below + above]
+    if not cands:
+        raise ValueError(f"data.Delta: no admissible sizes at P = {P} with "
+                         + (f"C = {C}" if C is not None else f"C1 = {C1}"))
+    return min(cands, key=lambda s: (abs(information_gap(P, *s) - Delta), -s[0], -s[1]))
 
 
 def _snake(side: int, variant: int) -> np.ndarray:

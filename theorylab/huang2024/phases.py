@@ -40,9 +40,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.trainer import first_step as _first
-
-from .predictions import own_attention_target
+from theorylab.core.trainer import first_step
 
 __all__ = ["EPS_REL", "READINGS", "own_attention_target", "own_attention_ceiling",
            "relative_excess", "phase_readings"]
@@ -60,10 +58,13 @@ READINGS = ("t_I", "phase_I", "phi_glob_end_I", "attn_glob_end_I", "t_II", "T_st
 
 def own_attention_ceiling(C: int, gamma: float) -> float:
     """1 − γ^{C−1}: the most a masked local query can put on the unmasked keys of its own area
-    (Bernoulli masks: some of its C − 1 other keys is unmasked with this probability); the end
-    of Phase II is half of it ([`own_attention_target`][theorylab.huang2024.predictions.
-    own_attention_target])."""
+    (Bernoulli masks: some of its C − 1 other keys is unmasked with this probability)."""
     return 1.0 - gamma ** (C - 1)
+
+
+def own_attention_target(C: int, gamma: float) -> float:
+    """½(1 − γ^{C−1}): the end of Phase II (half the ceiling: Θ(1))."""
+    return 0.5 * own_attention_ceiling(C, gamma)
 
 
 def relative_excess(tr: pd.DataFrame) -> np.ndarray:
@@ -108,10 +109,10 @@ def phase_readings(trajectory: pd.DataFrame, cfg=None, *, eps_rel: float = EPS_R
     gap = np.diff(step)
     with np.errstate(invalid="ignore", divide="ignore"):
         dg, do = np.diff(g) / gap, np.diff(o) / gap
-    t_I = _first(step[1:], do >= -dg)
+    t_I = first_step(step[1:], do >= -dg)
     phase_I = bool(dg.size and -dg[0] > do[0])
     rel = relative_excess(tr)
-    T = _first(step, rel <= eps_rel)
+    T = first_step(step, rel <= eps_rel)
     out = {"t_I": t_I, "phase_I": phase_I, "phi_glob_end_I": _at(step, g, t_I),
            "T_star": T, "phi_own_T": _at(step, o, T), "phi_glob_T": _at(step, g, T),
            "dphi_glob_1": float(dg[0]) if dg.size else math.nan,
@@ -123,7 +124,7 @@ def phase_readings(trajectory: pd.DataFrame, cfg=None, *, eps_rel: float = EPS_R
     attn = tr["attn_own_lq"].to_numpy(dtype=np.float64)
     out["attn_own_T"] = _at(step, attn, T)
     if C is not None and gamma is not None:
-        out["t_II"] = _first(step, attn >= own_attention_target(C, gamma))
+        out["t_II"] = first_step(step, attn >= own_attention_target(C, gamma))
         out["attn_own_max"] = own_attention_ceiling(C, gamma)
     else:
         out["t_II"] = out["attn_own_max"] = math.nan

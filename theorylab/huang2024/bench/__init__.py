@@ -21,6 +21,7 @@ from .cases import (
     bench_config,
     bench_exact,
     bench_laplace,
+    bench_reduced,
     check_sizes,
     laplace_config,
     run,
@@ -28,11 +29,12 @@ from .cases import (
 
 __all__ = ["BENCH", "QUICK_SIZES", "SIZES", "SUITE_SIZES", "AutogradExactLoss",
            "AutogradLaplace", "autograd_batch_loss", "bench_config", "bench_exact",
-           "bench_laplace", "check_sizes", "laplace_config", "run"]
+           "bench_laplace", "bench_reduced", "check_sizes", "laplace_config", "run"]
 
 #: P of the GPU suite's parts: (on CUDA, at CPU sizes)
 SUITE_SIZES = {"exact": ((64, 256, 576, 1024), (8, 16)),
-               "laplace": ((256, 1024, 4096), (64, 256))}
+               "laplace": ((256, 1024, 4096), (64, 256)),
+               "reduced": ((1024, 4096, 16384), (256, 1024))}
 
 
 def _check(args) -> None:
@@ -96,6 +98,25 @@ def _laplace(ctx: SuiteContext):
         P, ctx.device, repeats=ctx.repeats, max_seconds=ctx.max_seconds)))
 
 
+def _reduced(ctx: SuiteContext):
+    import pandas as pd
+
+    return pd.DataFrame(_rows(ctx, "reduced", lambda P: bench_reduced(
+        P, ctx.device, repeats=ctx.repeats, max_seconds=ctx.max_seconds)))
+
+
+def _reduced_lines(df) -> list[str]:
+    out = []
+    for r in df.to_dict("records"):
+        if isinstance(r.get("note"), str):
+            out.append(f"P = {r['P']}: {r['note']}")
+            continue
+        out.append(f"P = {r['P']}: torch {r['engine_s']:.4g} s/step against numpy on the CPU "
+                   f"{r['numpy_s']:.4g} s ({r['numpy/torch']:.3g}x); largest difference "
+                   f"{r['torch_vs_numpy']:.2g}")
+    return out
+
+
 def _lines(engine_col: str, diff_cols: tuple[str, ...]):
     def lines(df) -> list[str]:
         out = []
@@ -120,6 +141,9 @@ def _suite() -> list[BenchCase]:
         BenchCase("laplace", "population-laplace step (torch on the device, float64) against "
                   "its t-integral differentiated by autograd", _laplace, budget_s=90.0,
                   summary=_lines("engine_s", ("autograd_vs_engine",))),
+        BenchCase("reduced", "population-reduced step (torch on the device, float64, exact "
+                  "count sums) against its numpy backend on the CPU", _reduced, budget_s=60.0,
+                  summary=_reduced_lines),
     ]
 
 

@@ -28,6 +28,7 @@ from ..engines import ExactEngine, LaplaceEngine, Params
 from .baselines import AutogradExactLoss, AutogradLaplace
 
 __all__ = ["QUICK_SIZES", "SIZES", "bench_config", "bench_exact", "bench_laplace",
+           "bench_reduced",
            "check_sizes", "laplace_config", "run"]
 
 #: P of the default run and of ``--quick``
@@ -207,3 +208,47 @@ def check_sizes(sizes, device: str = "cpu") -> list[str]:
                      f"{format_bytes(need)} for the engine (the autograd baseline holds "
                      "several times more)")
     return lines
+
+
+def bench_reduced(P: int, device: str = "cpu", *, repeats: int = 3,
+                  max_seconds: float | None = 60.0, steps: int = 20) -> dict:
+    """One row: the ``population-reduced`` step (exact count sums) on ``device`` with the torch
+    backend against the numpy backend on the CPU, timed interleaved at the state after `steps`
+    steps of the numpy engine (the Δ = 0.5, κ_c = 1/4 size family at P), after checking that
+    both give the same loss and gradients (``torch_vs_numpy``, the largest absolute
+    difference)."""
+    import torch
+
+    from ..setups import mae_config
+
+    cfg = mae_config(P, Delta=0.5, kappa_c=0.25, engine="population-reduced").replace(
+        train={"count_nodes": 0})
+    en = _make_reduced(cfg)
+    et = _make_reduced(cfg.replace(train={"backend": "torch", "device": device}))
+    params = en.initial_params()
+    for s in range(steps):
+        params = en.apply(params, en.evaluate(params, s, need_grad=True, record=False).grads)
+    a = en.evaluate(params, 0, need_grad=True, record=False)
+    b = et.evaluate(params, 0, need_grad=True, record=False)
+    diff = max([abs(a.loss - b.loss)] + [float(np.abs(np.asarray(a.grads[k])
+                                                      - np.asarray(b.grads[k])).max())
+                                         for k in a.grads])
+
+    def step(engine):
+        return lambda: engine.apply(params, engine.evaluate(params, 0, need_grad=True,
+                                                            record=False).grads)
+
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    t = interleaved_times({"torch": step(et), "numpy": step(en)}, sync, repeats=repeats,
+                          max_seconds=max_seconds)
+    med = {k: statistics.median(v) for k, v in t.items()}
+    return {"device": device, "P": P, "C1": int(cfg.data.C1), "C": int(cfg.data.C),
+            "timed": len(t["torch"]), "numpy_s": med["numpy"], "engine_s": med["torch"],
+            "numpy/torch": med["numpy"] / med["torch"], "torch_vs_numpy": diff,
+            "loss": a.loss}
+
+
+def _make_reduced(cfg: ExperimentConfig):
+    from ..engines import make_engine
+
+    return make_engine(cfg)

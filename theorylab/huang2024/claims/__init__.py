@@ -3,18 +3,28 @@
 `CLAIMS` maps a stable id to a [`Claim`][theorylab.core.claims.Claim], in the paper's order;
 ``claim.check(quick)`` returns a [`ClaimResult`][theorylab.core.claims.ClaimResult].
 ``python -m theorylab check --only huang2024`` runs them. Notes: docs/papers/huang2024.md.
+
+Theorem checks compare with a statement of the paper (its form known, its details
+reconstructed): ``thm4.1``, ``thm4.1-eps``, ``thm4.2``, ``lemma5.1``, ``thm4.4``,
+``realvit-diversity``. Derivation checks compare our own reductions with the engines:
+``phases-reduction``, ``lemma5.1-rates``, ``thm4.4-plateau``.
 """
 
 from theorylab.core.claims import Claim, lookup_claim
 
 from .lemma51 import CLAIM as _L51
+from .lemma51_rates import CLAIM as _L51R
 from .realvit import CLAIM as _RV
+from .reduction import CLAIM as _RED
 from .thm41 import CLAIM as _T41
+from .thm41eps import CLAIM as _T41E
 from .thm42 import CLAIM as _T42
 from .thm44 import CLAIM as _T44
+from .thm44_plateau import CLAIM as _T44P
 
 #: id → claim, in the paper's order.
-CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T42, _L51, _T44, _RV)}
+CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T41E, _T42, _RED, _L51, _L51R, _T44,
+                                               _T44P, _RV)}
 
 __all__ = ["CLAIMS", "get_claim"]
 

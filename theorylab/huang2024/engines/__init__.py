@@ -26,6 +26,11 @@ on Q restricted to the blocks that the loss depends on (the other blocks of Q ge
   step, with the standard error of the loss.
 - ``empirical``: full-batch GD on ``n_train`` fixed seeded samples (masks fixed, or fresh per
   step with ``train.resample_masks``).
+- ``population-reduced`` (module ``_reduced``): population GD on the seven numbers per query
+  class that the data law's symmetries leave free (one cluster, Bernoulli masks, Q⁰ = 0), the
+  other areas in mean field, the global area's count by a Gauss rule: exact at Q⁰ = 0 and while
+  the other areas' correlation is 0, about a millisecond a step at any P. It holds no (P×P)
+  array, so the memory check of the others does not apply.
 - ``cl-montecarlo`` (``model.objective = "cl"``): the InfoNCE loss of module
   [`cl`][theorylab.huang2024.cl] on a fresh seeded batch of ``mc_samples`` images (two
   independently masked views each) per step, its exact gradient, with the standard
@@ -53,6 +58,7 @@ from ._empirical import EmpiricalEngine
 from ._exact import ExactEngine, ExchangeableSum
 from ._laplace import LaplaceEngine
 from ._montecarlo import MonteCarloEngine
+from ._reduced import ReducedEngine
 from ._resources import (
     MAX_EXACT_GROUPS,
     check_resources,
@@ -75,6 +81,7 @@ __all__ = [
     "MonteCarloEngine",
     "Params",
     "RECORD_COLUMNS",
+    "ReducedEngine",
     "batch_lstar",
     "check_resources",
     "exact_log10_rows",
@@ -96,6 +103,13 @@ ENGINE_CLASSES = {
 
 def make_engine(cfg: ExperimentConfig, structure: AreaStructure | None = None) -> MAEEngine:
     """The engine named by ``cfg.train.engine``, once [`check_resources`][] has found that it
-    fits."""
+    fits (``population-reduced`` holds seven numbers per query class, never the P×P arrays
+    the check sizes: only its device is checked)."""
+    if cfg.train.engine == "population-reduced":
+        if cfg.train.backend == "torch":
+            from theorylab.core.backend import check_device
+
+            check_device(cfg.train.device, "train.")
+        return ReducedEngine(cfg, structure)
     structure = check_resources(cfg, structure)
     return ENGINE_CLASSES[cfg.train.engine](cfg, structure)

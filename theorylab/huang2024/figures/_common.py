@@ -1,8 +1,9 @@
-"""Shared pieces of the huang2024 figures: the MAE setting of the notes' §9, cached exact
-population runs, and attention maps of masked queries computed from a trained (Φ, Υ).
+"""Shared pieces of the huang2024 figures: cached exact population runs of the figures' MAE
+config ([`theorylab.huang2024.setups.figure_config`][]), and attention maps of masked queries
+computed from a trained (Φ, Υ).
 
 Setting (docs/papers/huang2024.md §9, the same as the claim checks,
-[`theorylab.huang2024.ladders`][]): one cluster, z ~ U[0.5, 1.5] (Gauss–Legendre
+[`theorylab.huang2024.setups`][]): one cluster, z ~ U[0.5, 1.5] (Gauss–Legendre
 quadrature of 6 nodes), Bernoulli masks, masked keys kept in the softmax, loss normalised by
 1/P, Q⁰ = 0, exact population GD (``population-laplace``) with η = η_q·P, η_q = 2. With one
 cluster the dynamics commute with any relabelling of the patches, so contiguous areas (drawn
@@ -18,25 +19,18 @@ import numpy as np
 
 from ..config import ExperimentConfig
 from ..data import AreaStructure, sample_batch
-from ..ladders import ETA_Q, mae_config
+from ..setups import ETA_Q, figure_config
 from ..trainer import RunResult, run_experiment
 
-__all__ = ["ETA_Q", "figure_config", "trained_run", "masked_query_attention",
-           "expected_attention", "grid_of", "draw_areas", "fmt"]
-
-
-def figure_config(P: int, C1: int, C: int, *, gamma: float = 0.5, steps: int = 0,
-                  areas: str = "contiguous", K: int = 1) -> ExperimentConfig:
-    """The notes' §9 setting at (P, C1, C) with masking probability γ, η = η_q·P, every step
-    recorded."""
-    cfg = mae_config(P, C1, C, steps=steps)
-    return cfg.replace(data={"areas": areas, "K": K}, model={"gamma": gamma})
+__all__ = ["ETA_Q", "trained_run", "masked_query_attention", "expected_attention", "grid_of",
+           "draw_areas", "fmt"]
 
 
 @lru_cache(maxsize=64)
 def trained_run(P: int, C1: int, C: int, gamma: float, steps: int,
                 areas: str = "contiguous") -> RunResult:
-    """Exact population GD of [`figure_config`][] (cached: several figures read one run)."""
+    """Exact population GD of [`figure_config`][theorylab.huang2024.setups.figure_config]
+    (cached: several figures read one run)."""
     return run_experiment(figure_config(P, C1, C, gamma=gamma, steps=steps, areas=areas),
                           progress=False)
 

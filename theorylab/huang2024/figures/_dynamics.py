@@ -14,19 +14,12 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 
 from ..config import PAPER_NAME
 from ..data import information_gap
-from ..ladders import EPS_REL, FAMILIES, family_sizes, phase_summary
-from ..predictions import (
-    has_phase_one,
-    own_attention_target,
-    phase_one_prediction,
-    phase_readings,
-    reduced_gd,
-    z_moments,
-)
-from ..setups import ATTN_TOL, pair_config
+from ..phases import EPS_REL, own_attention_target, phase_readings
+from ..predictions import has_phase_one, phase_one_prediction, reduced_gd, z_moments
+from ..setups import ATTN_TOL, ETA_Q, family_sizes, figure_config, pair_config
 from ..trainer import RunResult, run_experiment
 from ._cl import CL_STEPS, cl_collapses, pair_run
-from ._common import ETA_Q, figure_config, fmt, trained_run
+from ._common import fmt, trained_run
 
 __all__ = ["SECTION9_SIZES", "dynamics", "phase_diagram", "dynamics_settings", "pd_grid",
            "phase_I_present", "phase_one_end", "phase_one_heuristic", "PHASE_ONE_END_LABEL",
@@ -47,12 +40,11 @@ def phase_one_end(cfg, max_steps: int | None = None, reduced=None) -> float:
     ([`phase_one_prediction`][theorylab.huang2024.predictions.phase_one_prediction]; `reduced`:
     an already computed [`reduced_gd`][theorylab.huang2024.predictions.reduced_gd] trajectory
     of `cfg`, read instead of running it again); NaN where the reduction does not apply (e.g.
-    masked keys left out) or where it predicts no Phase I. The one place the dynamics figure
+    several clusters) or where it predicts no Phase I. The one place the dynamics figure
     and the phase diagram take this prediction from."""
     try:
         r = (phase_one_prediction(cfg, max_steps=max_steps) if reduced is None else
-             phase_readings(reduced, int(cfg.resolved().data.C), float(cfg.model.gamma),
-                            EPS_REL))
+             phase_readings(reduced, cfg.resolved(), eps_rel=EPS_REL))
     except ValueError:
         return math.nan
     return float(r["phi_glob_end_I"]) if r["phase_I"] else math.nan
@@ -74,7 +66,7 @@ def dynamics_settings(quick: bool) -> tuple[int, int, dict[str, tuple[int, int]]
     """(P, steps, {family: (C1, C)}): the notes' §9 sizes at P = 256 (Δ > 0: C1 = 192, C = 4;
     Δ < 0: C1 = 32, C = 16), or the same size families at P = 36 in quick mode."""
     if quick:
-        return 36, 30, {fam: family_sizes(36, *FAMILIES[fam]) for fam in ("pos", "neg")}
+        return 36, 30, {fam: family_sizes(fam, 36) for fam in ("pos", "neg")}
     return 256, 300, dict(SECTION9_SIZES)
 
 
@@ -92,10 +84,17 @@ def _with_rel_excess(tr: pd.DataFrame) -> pd.DataFrame:
 
 def phase_I_present(tr: pd.DataFrame) -> bool:
     """Whether the first GD step lowers the mean global FP correlation of the local queries by
-    more than it raises their own-area one (the claims' operational Phase I, notes §4.5)."""
-    dg = float(tr.phi_glob_lq.iloc[1] - tr.phi_glob_lq.iloc[0])
-    do = float(tr.phi_own_lq.iloc[1] - tr.phi_own_lq.iloc[0])
-    return -dg > do
+    more than it raises their own-area one (``phase_I`` of
+    [`phase_readings`][theorylab.huang2024.phases.phase_readings], notes §4.5)."""
+    return bool(phase_readings(tr)["phase_I"])
+
+
+def _summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float) -> dict:
+    """The phase readings of a run with its Δ and whether its loss decreased at every step."""
+    out = phase_readings(tr, C=C, gamma=gamma)
+    out["delta"] = information_gap(P, C1, C)
+    out["loss_monotone"] = bool(np.all(np.diff(tr.loss.to_numpy()) <= 0))
+    return out
 
 
 DYN_CAPTION = (
@@ -151,7 +150,7 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         C1, C = sizes[fam]
         run = trained_run(P, C1, C, gamma, steps, "contiguous")
         tr = _with_rel_excess(run.trajectory)
-        summ = phase_summary(tr, P, C1, C, gamma)
+        summ = _summary(tr, P, C1, C, gamma)
         delta = summ["delta"]
         present = phase_I_present(tr)
         s = tr.step.to_numpy()
@@ -293,7 +292,7 @@ def _cl_column(ax, axa, quick: bool, headline: dict, reading: list, settings: di
     """The CL trajectory (the Theorem 4.4 check's setting, Δ > 0 size family) against MAE
     (population-montecarlo) on the same K = 4 data run to its plateau."""
     P, cl_steps, mae_steps = cl_column_settings(quick)
-    C1, C = family_sizes(P, *FAMILIES["pos"])
+    C1, C = family_sizes("pos", P)
     runs = {"CL": pair_run(P, C1, C, 0.5, cl_steps, True),
             "MAE": converged_mae_run(P, C1, C, mae_steps)}
     for name, r in runs.items():
@@ -425,7 +424,7 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
         for j, c1 in enumerate(ctx.tqdm(C1s, desc=f"γ={g}")):
             run = trained_run(P, c1, C, g, steps, "contiguous")
             tr = _with_rel_excess(run.trajectory)
-            summ = phase_summary(tr, P, c1, C, g)
+            summ = _summary(tr, P, c1, C, g)
             present = phase_I_present(tr)
             a = float(tr.attn_own_lq.iloc[-1])
             learned = a >= own_attention_target(C, g)

@@ -16,8 +16,8 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 from ..config import PAPER_NAME
 from ..data import information_gap
 from ..engines import make_engine
-from ..ladders import FAMILIES, GAMMA, family_sizes, mae_config
 from ..predictions import initial_rates, leading_rates, lemma51_ratio, z_moments
+from ..setups import FAMILIES, GAMMA, family_sizes, mae_config
 
 __all__ = ["RATES_LADDER", "RATES_LADDER_QUICK", "COORDS", "rates_ladder", "family_shape",
            "measured_rates", "derived_rates", "rates"]
@@ -38,8 +38,8 @@ def rates_ladder(quick: bool) -> tuple[int, ...]:
 
 def family_shape(P: int, fam: str) -> tuple[int, int, list[int]]:
     """(C1, C, area sizes) of size family `fam` (``"pos"``: Δ > 0, ``"neg"``: Δ < 0;
-    [`theorylab.huang2024.ladders.FAMILIES`][]) at P; area 0 is the global area."""
-    C1, C = family_sizes(P, *FAMILIES[fam])
+    [`theorylab.huang2024.setups.FAMILIES`][]) at P; area 0 is the global area."""
+    C1, C = family_sizes(fam, P)
     return C1, C, [C1] + [C] * ((P - C1) // C)
 
 
@@ -106,9 +106,11 @@ RATES_CAPTION = (
     "−∂L/∂Φ at Q⁰ = 0 (the change of Φ in one GD step divided by η) of a masked local-area "
     "query p, on its own area's feature (green), the global feature (orange) and another local "
     "area's feature (blue), in the notes' §9 setting (one cluster, z ~ U[0.5, 1.5], "
-    "Bernoulli(0.5) masks, loss normalised by 1/P). Rows: the Δ > 0 size family (C1 ≈ "
-    "P^0.95, C ≈ P^0.25) and the Δ < 0 family (C1 ≈ P^0.625, C ≈ P^0.5), C1 and C rounded to "
-    "admissible sizes, so Δ changes slightly along the ladder. Marks: measured, the exact "
+    "Bernoulli(0.5) masks, loss normalised by 1/P). Rows: the Δ > 0 size family (Δ = 0.65, "
+    "C = round(P^{1/4}), C1 ≈ P^0.95) and the Δ < 0 family (Δ = −1/4, C = round(P^{1/4}), "
+    "C1 ≈ P^{1/2}), the ladders' families (setups.FAMILIES), C1 the admissible size whose Δ is "
+    "closest to the family's (Δ held fixed up to the rounding of sizes). Marks: measured, "
+    "the exact "
     "population gradient of the population-laplace engine (means over the local queries; "
     "filled: r > 0, open: r < 0); solid lines: the derived exact rates "
     "(predictions.initial_rates, a finite sum over the binomial law of the unmasked count and "
@@ -204,7 +206,8 @@ def rates(ctx: FigureContext) -> FigureResult:
         ax.set_xticks(ladder, [str(P) for P in ladder])
         ax.xaxis.set_minor_formatter(NullFormatter())
     settings = {"ladder": list(ladder), "dense_P": dense, "families": {
-        f: list(FAMILIES[f]) for f in ("pos", "neg")}, "gamma": GAMMA, "engine":
+        f: [FAMILIES[f].kappa_s, FAMILIES[f].kappa_c] for f in ("pos", "neg")}, "gamma": GAMMA,
+        "engine":
         "population-laplace", "query": "masked local-area query (area 1)",
         "base": mae_config(16, 14, 2).resolved().to_dict()}
     return FigureResult(fig, headline=headline, settings=settings, reading=reading)

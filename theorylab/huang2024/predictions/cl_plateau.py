@@ -63,32 +63,40 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import logsumexp
 
-from .config import ExperimentConfig
-from .data import zlaw_nodes
+from ..config import ExperimentConfig
+from ..data import zlaw_nodes
 
-__all__ = ["CLPlateau", "cl_omega", "cl_reduced_loss", "cl_reduced_grad", "cl_plateau"]
+__all__ = ["CLPlateau", "PHI_MAX", "PHI_STEP", "cl_omega", "cl_reduced_loss", "cl_reduced_grad",
+           "cl_plateau", "cl_critical_temperature"]
 
-#: Gauss–Legendre nodes for a uniform coefficient law (the integrands are smooth: 64 nodes
-#: integrate them to about 1e-15 relative).
-Z_NODES = 64
+#: Gauss–Legendre nodes for a uniform coefficient law (the integrands are smooth: against 64
+#: nodes, 24 change dL_n/dφ by ≤ 1.3e−15 absolute and ≤ 1e−3 relative on φ ∈ [0, 60] at
+#: P = 128, τ = 0.25, never its sign; 32 keep a margin).
+Z_NODES = 32
 
 
 @dataclass(frozen=True)
 class CLPlateau:
     """The derived plateau of the reduced CL dynamics ([`cl_plateau`][]).
 
+    - `exists`: whether GD from φ = 0 stops at a finite φ* (the first sign change of dL_n/dφ
+      from − to + below ``PHI_MAX``); if not, φ grows without bound and the attention on the
+      global area tends to 1 (``phi`` = ∞, ``clean_glob`` = ``masked_glob`` = 1).
     - `phi`: the global FP correlation φ* at the plateau.
     - `rho`, `omega`: C_1/P and ω of the module docstring.
     - `negatives`: n (``math.inf`` for the n → ∞ limit).
+    - `tau`: the temperature.
     - `masked_glob`: E_z A(z), the global mass of a query on a masked view.
     - `clean_glob`: a*_glob, a local query's attention on the global area of a clean image.
     - `clean_own`: a local query's attention on its own area of a clean image.
     - `init_grad`: dL_n/dφ at φ = 0 (negative: the global correlation grows first)."""
 
+    exists: bool
     phi: float
     rho: float
     omega: float
     negatives: float
+    tau: float
     masked_glob: float
     clean_glob: float
     clean_own: float
@@ -140,6 +148,27 @@ def cl_reduced_grad(phi: float, z, w, *, omega: float, tau: float, K: int,
     return float(w @ ((1.0 - q) * ((W * dS).sum(axis=1) - np.diag(dS))))
 
 
+def _grads(phis: np.ndarray, z, w, *, omega: float, tau: float, K: int,
+           negatives: float) -> np.ndarray:
+    """dL_n/dφ at every φ of `phis` at once ([`cl_reduced_grad`][] vectorised over φ)."""
+    z, w = np.asarray(z, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    ph = np.asarray(phis, dtype=np.float64)[:, None]
+    A = 1.0 / (1.0 + omega * np.exp(-z[None, :] * ph))  # (nφ, nz)
+    g = z[None, :] * A
+    dg = z[None, :] ** 2 * A * (1.0 - A)
+    S = g[:, :, None] * g[:, None, :] / tau  # (nφ, nz, nz)
+    dS = (dg[:, :, None] * g[:, None, :] + g[:, :, None] * dg[:, None, :]) / tau
+    lw = np.log(w)
+    logm = np.logaddexp(math.log(1.0 / K) + logsumexp(S + lw[None, None, :], axis=2),
+                        math.log1p(-1.0 / K) if K > 1 else -np.inf)
+    Sd = np.diagonal(S, axis1=1, axis2=2)
+    q = (np.zeros_like(Sd) if math.isinf(negatives)
+         else np.exp(Sd - np.logaddexp(Sd, math.log(negatives) + logm)))
+    W = np.exp(S + lw[None, None, :] - math.log(K) - logm[:, :, None])
+    inner = (W * dS).sum(axis=2) - np.diagonal(dS, axis1=1, axis2=2)
+    return ((1.0 - q) * inner) @ w
+
+
 def _z_law(cfg: ExperimentConfig):
     d = cfg.data
     if d.z_law == "uniform":
@@ -147,15 +176,32 @@ def _z_law(cfg: ExperimentConfig):
     return zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs)
 
 
-def cl_plateau(cfg: ExperimentConfig, negatives: float | None = None) -> CLPlateau:
+#: The scan of dL_n/dφ for its first sign change covers φ ∈ [0, PHI_MAX] in steps of PHI_STEP.
+#: At φ = PHI_MAX every coefficient of the law (z ≥ L = 0.5 in the claims) puts
+#: e^{zφ}/(e^{zφ} + ω) ≥ 1 − 1e−11 on the global keys (ω ≤ 40 on the ladder): a plateau beyond
+#: it is attention 1 to every digit a run can show, and dL_n/dφ is still far from underflow
+#: (the factors A(1 − A) ≥ e^{−zφ}/ω ≳ 1e−23). The step resolves the pairs of roots that
+#: bound a plateau's basin near τ_c (0.45 apart at τ = 0.25, P = 128; the root is then found
+#: by bisection to 1e−13).
+PHI_MAX = 60.0
+PHI_STEP = 0.02
+
+
+def cl_plateau(cfg: ExperimentConfig, negatives: float | None = None, *,
+               tau: float | None = None) -> CLPlateau:
     """The derived plateau of CL's global FP correlation and attention for `cfg` (P, C_1, C,
-    K, the coefficient law, γ, τ; Bernoulli masks, masked keys in the softmax, mean pooling).
+    K, the coefficient law, γ, τ; Bernoulli masks, masked keys in the softmax, mean pooling):
+    the first φ > 0 at which dL_n/dφ changes sign from − to + (GD from φ = 0 stops there), or
+    no plateau when dL_n/dφ < 0 on the whole scan (φ grows on: the attention on the global
+    area tends to 1). dL_n/dφ is scanned on [0, ``PHI_MAX``] with step ``PHI_STEP`` and the
+    root refined by bisection.
 
     **Arguments:**
 
     - `cfg`: an experiment config (its data block; ``model.gamma`` and the temperature).
     - `negatives`: n; default ``cfg.cl_negatives`` for a CL config; ``math.inf`` for the
       n → ∞ limit.
+    - `tau`: the temperature (default the config's).
 
     **Returns:** a [`CLPlateau`][]. Raises ``ValueError`` when the masks are not Bernoulli or
     masked keys are left out of the softmax (the reduction assumes both)."""
@@ -168,20 +214,62 @@ def cl_plateau(cfg: ExperimentConfig, negatives: float | None = None) -> CLPlate
     if negatives is None:
         negatives = cfg.cl_negatives if m.objective == "cl" else math.inf
     n = float(negatives)
+    tau = float(m.temperature if tau is None else tau)
     rho = C1 / P
     omega = cl_omega(rho, m.gamma)
     z, w = _z_law(cfg)
-    kw = {"omega": omega, "tau": m.temperature, "K": d.K, "negatives": n}
-    g0 = cl_reduced_grad(0.0, z, w, **kw)
-    hi = 1.0
-    while cl_reduced_grad(hi, z, w, **kw) < 0.0:
-        hi *= 2.0
-        if hi > 1e4:
-            raise ValueError("no plateau: the global correlation grows without bound")
-    phi = brentq(lambda f: cl_reduced_grad(f, z, w, **kw), 0.0 if g0 < 0 else -hi, hi,
-                 xtol=1e-13, rtol=1e-13)
+    kw = {"omega": omega, "tau": tau, "K": d.K, "negatives": n}
+    phis = np.arange(0.0, PHI_MAX + PHI_STEP / 2, PHI_STEP)
+    grads = np.concatenate([_grads(phis[i:i + 500], z, w, **kw)
+                            for i in range(0, len(phis), 500)])
+    up = np.flatnonzero((grads[:-1] < 0) & (grads[1:] >= 0))
+    g0 = float(grads[0])
+    if g0 >= 0:
+        phi = 0.0
+    elif up.size:
+        i = int(up[0])
+        phi = (float(phis[i + 1]) if grads[i + 1] == 0 else
+               float(brentq(lambda f: cl_reduced_grad(f, z, w, **kw), phis[i], phis[i + 1],
+                            xtol=1e-13, rtol=1e-13)))
+    else:
+        return CLPlateau(False, math.inf, rho, omega, n, tau, 1.0, 1.0, 0.0, g0)
     e = np.exp(z * phi)
     glob = float(w @ (e / (e + (1.0 - rho) / rho)))
-    return CLPlateau(phi=float(phi), rho=rho, omega=omega, negatives=n,
+    return CLPlateau(exists=True, phi=float(phi), rho=rho, omega=omega, negatives=n, tau=tau,
                      masked_glob=float(w @ (e / (e + omega))), clean_glob=glob,
                      clean_own=(1.0 - glob) * C / (P - C1), init_grad=g0)
+
+
+def cl_critical_temperature(cfg: ExperimentConfig, negatives: float | None = None, *,
+                            lo: float = 0.02, hi: float = 2.0, grid: int = 25) -> dict:
+    """τ_c: the temperature above which the reduced CL model has no plateau
+    ([`cl_plateau`][] ``exists`` false), for `cfg`'s sizes, clusters, γ, coefficient law and n
+    negatives (DERIVED). A log-spaced scan of `grid` temperatures on [`lo`, `hi`] checks that
+    {τ: a plateau exists} is one interval (lo, τ_c] (else ``ValueError``); τ_c is then
+    bisected to 1e−4 relative. Returns ``tau_c``, the plateau just below it (``phi_below``,
+    ``glob_below``) and the scan (``taus``, ``exists``).
+
+    What happens at τ_c: the plateau's basin (the first zero of dL_n/dφ, a minimum, and the
+    next one, a maximum) closes: the two roots merge and GD from φ = 0 no longer stops. Its
+    value depends on ρ = C_1/P (through ω), on K, n, γ and the coefficient law."""
+    taus = np.geomspace(lo, hi, grid)
+    ex = np.array([cl_plateau(cfg, negatives, tau=float(t)).exists for t in taus])
+    if not ex[0]:
+        raise ValueError(f"model.cl_temperature: no plateau even at τ = {lo:g}")
+    k = int(np.argmin(ex)) if not ex.all() else len(ex)
+    if ex[k:].any():
+        raise ValueError("model.cl_temperature: the temperatures with a plateau are not one "
+                         "interval on the scan")
+    if k == len(ex):
+        return {"tau_c": math.inf, "phi_below": math.nan, "glob_below": math.nan,
+                "taus": taus, "exists": ex}
+    a, b = float(taus[k - 1]), float(taus[k])
+    while b - a > 1e-4 * a:
+        mid = 0.5 * (a + b)
+        if cl_plateau(cfg, negatives, tau=mid).exists:
+            a = mid
+        else:
+            b = mid
+    below = cl_plateau(cfg, negatives, tau=a)
+    return {"tau_c": 0.5 * (a + b), "phi_below": below.phi, "glob_below": below.clean_glob,
+            "taus": taus, "exists": ex}

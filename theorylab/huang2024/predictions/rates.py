@@ -58,16 +58,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theorylab.core.trainer import first_step
-
-from .config import ExperimentConfig
-from .data import AreaStructure, zlaw_nodes
+from ..config import ExperimentConfig
+from ..data import AreaStructure, information_gap, zlaw_nodes
 
 __all__ = ["ZMoments", "z_moments", "count_law", "initial_rates", "leading_rates",
-           "initial_rate_matrix", "lemma51_ratio", "has_phase_one", "REDUCED_COORDS",
-           "QueryClass", "query_classes", "reduced_expectation", "reduced_gradient",
-           "rest_variance", "stop_reached", "own_attention_target", "reduced_gd",
-           "phase_readings", "phase_one_prediction"]
+           "initial_rate_matrix", "lemma51_ratio", "has_phase_one", "local_query_leading",
+           "other_rate_boundary", "phase_one_boundary", "sign_grid"]
 
 
 @dataclass(frozen=True)
@@ -350,284 +346,118 @@ def has_phase_one(P: int, C1: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
     return bool(r["leading" if leading else "exact"] > 1.0)
 
 
-# ---------------------------------------------------------------------------------------------
-# Reduced population dynamics of one query (Phase I and Phase II, DERIVED)
-# ---------------------------------------------------------------------------------------------
+# -- the two sign boundaries near Δ = 0 (one cluster, a local query) ----------------------------
+def local_query_leading(P: float, C1: float, C: float, mu: ZMoments, *, gamma: float = 0.5,
+                        mask_keys: bool = True) -> dict[str, float]:
+    """The leading-order rates ([`leading_rates`][], up to the common positive factor w) of a
+    masked local query in one cluster with a global area of C1 and M = (P − C1)/C local areas
+    of C, for continuous C1 (DERIVED): with a_1, a, a_j the mean masses of the global area, of
+    another local area and of the query's own C − 1 keys (a_m = s·c_m, s = (1 − γ)/P with
+    masked keys in, 1/(P − 1) without),
 
-#: The seven coordinates of a query's reduced state, in order: the FP correlations to its own
-#: area, to the tracked area (the global one, for a local query) and to every other area; the
-#: positional correlations to itself, to its own area's other keys, to the tracked area's keys
-#: and to every other key.
-REDUCED_COORDS = ("phi_own", "phi_trk", "phi_rest", "ups_self", "ups_own", "ups_trk",
-                  "ups_rest")
-
-
-@dataclass(frozen=True)
-class QueryClass:
-    """The keys a masked query p sees, by class: `c_own` other keys of its own area, `c_trk`
-    keys of the tracked area (the global area for a local query, none for a global one) and
-    `n_rest` further areas of `c_rest` keys each (all other areas)."""
-
-    c_own: int
-    c_trk: int
-    n_rest: int
-    c_rest: int
-
-    @property
-    def sizes(self) -> tuple[int, int, int, int]:
-        """Keys per positional class (self, own, tracked, rest)."""
-        return (1, self.c_own, self.c_trk, self.n_rest * self.c_rest)
+        own   = μ_3 a_j (1 − a_j)² + μ_1μ_2 a_j [a_1² + (M − 1) a²],
+        glob  = −μ_3 a_1² (1 − a_1) + μ_1μ_2 a_1 (M − 1) a² − μ_1μ_2 a_1 a_j (1 − a_j),
+        other = μ_1μ_2 a [a_1² + (M − 2) a²] − μ_3 a² (1 − a) − μ_1μ_2 a a_j (1 − a_j)."""
+    s = (1.0 - gamma) / P if mask_keys else 1.0 / (P - 1.0)
+    a1, a, aj = s * C1, s * C, s * (C - 1.0)
+    M = (P - C1) / C
+    m12 = mu.mu1 * mu.mu2
+    return {"own": mu.mu3 * aj * (1 - aj) ** 2 + m12 * aj * (a1 * a1 + (M - 1) * a * a),
+            "glob": -mu.mu3 * a1 * a1 * (1 - a1) + m12 * a1 * (M - 1) * a * a
+            - m12 * a1 * aj * (1 - aj),
+            "other": m12 * a * (a1 * a1 + (M - 2) * a * a) - mu.mu3 * a * a * (1 - a)
+            - m12 * a * aj * (1 - aj)}
 
 
-def _reduced_premise(cfg: ExperimentConfig) -> tuple[int, int, int]:
-    """(P, C1, C) of a config the reduced dynamics covers, else ValueError."""
-    d, m = cfg.data, cfg.model
-    if d.K != 1:
-        raise ValueError(f"data.K: the reduced dynamics needs one cluster (got {d.K})")
-    if m.mask != "bernoulli" or not m.mask_keys or m.loss_norm != "P":
-        raise ValueError("model: the reduced dynamics needs Bernoulli masks, masked keys in the "
-                         "softmax and loss_norm = 'P'")
-    P, C1, C = int(d.P), int(d.C1), int(d.C)
-    if (P - C1) % C or P - C1 < C:
-        raise ValueError(f"data: P − C1 = {P - C1} must be a positive multiple of C = {C}")
-    return P, C1, C
+def _boundary_C1(f, P: float, C: float) -> float:
+    """The root in C1 ∈ (C, P − 2C) of a function increasing in C1 (NaN if none)."""
+    from scipy.optimize import brentq
+
+    lo, hi = float(C), float(P - 2 * C)
+    if not (hi > lo) or f(lo) > 0 or f(hi) < 0:
+        return math.nan
+    return float(brentq(f, lo, hi, xtol=1e-10, rtol=1e-14))
 
 
-def query_classes(P: int, C1: int, C: int) -> dict[str, QueryClass]:
-    """The two query classes of one cluster with a global area of C1 and (P − C1)/C local
-    areas of C: ``"local"`` (tracked area: the global one) and ``"global"`` (no tracked
-    area; the rest are the local areas)."""
-    M = (P - C1) // C
-    return {"local": QueryClass(C - 1, C1, M - 1, C), "global": QueryClass(C1 - 1, 0, M, C)}
+def other_rate_boundary(P: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
+                        mask_keys: bool = True) -> dict[str, float]:
+    """Where the rate of *another* local area's FP correlation of a masked local query changes
+    sign at Q⁰ = 0 (Lemma 5.1 as RECONSTRUCTED; DERIVED): the leading-order rate
+    ([`local_query_leading`][] ``other``) is increasing in C1 and vanishes at
+
+        μ_1μ_2 [a_1² + (M − 2) a²] = μ_3 a (1 − a) + μ_1μ_2 a_j (1 − a_j),
+
+    a quadratic in C1 (M = (P − C1)/C). Returns ``C1`` (continuous), ``delta0`` = Δ there
+    and ``delta0_asymptotic`` = ln κ / ln P, the same root when a, a_j → 0 with C1²/(PC)
+    fixed: κ = [μ_3/(μ_1μ_2) + 1 − (1 − γ)(1 − ρ)]/(1 − γ) with masked keys in and
+    μ_3/(μ_1μ_2) + ρ without (ρ = C1/P at the root). The rate is negative for Δ < Δ₀ and
+    positive above it, and Δ₀ → 0⁺ like 1/ln P: the notes' "positive for Δ > 0" holds only in
+    the limit. ``band``: the neglected order of Δ₀, the shift of the root that the terms'
+    count fluctuations (relatively γ/((1 − γ)c) for an area of c keys) can cause, divided by
+    the slope of the rate in Δ."""
+    m12 = mu.mu1 * mu.mu2
+    s = (1.0 - gamma) / P if mask_keys else 1.0 / (P - 1.0)
+    a, aj = s * C, s * (C - 1.0)
+    rhs = mu.mu3 * a * (1 - a) + m12 * aj * (1 - aj)
+    # μ12 s² [C1² − C·C1 + C(P − 2C)] = rhs
+    cc = C * (P - 2 * C) - rhs / (m12 * s * s)
+    disc = C * C - 4 * cc
+    C1 = (C + math.sqrt(disc)) / 2 if disc >= 0 else math.nan
+    ok = math.isfinite(C1) and C < C1 < P - C
+    rho = C1 / P if ok else math.nan
+    kap = ((mu.mu3 / m12 + 1 - (1 - gamma) * (1 - rho)) / (1 - gamma) if mask_keys
+           else mu.mu3 / m12 + rho)
+    out = {"C1": C1 if ok else math.nan, "delta0": information_gap(P, C1, C) if ok else math.nan,
+           "delta0_asymptotic": math.log(kap) / math.log(P) if kap > 0 else math.nan,
+           "band": math.nan}
+    if ok:
+        # the neglected order: the count fluctuations of the squared masses, relatively
+        # Var n/(E n)² = γ/((1 − γ)c) for an area of c keys (binomial counts), move the root
+        # by the size of the terms they correct divided by the rate's slope
+        q = 1.0 - gamma
+        a1 = s * C1
+        M = (P - C1) / C
+        terms = (gamma / (q * C) * (m12 * a * (M - 2) * a * a + mu.mu3 * a * a * (1 - a))
+                 + gamma / (q * C1) * m12 * a * a1 * a1)
+        r = local_query_leading(P, C1, C, mu, gamma=gamma, mask_keys=mask_keys)
+        h = 1e-4 * C1
+        dC1 = (local_query_leading(P, C1 + h, C, mu, gamma=gamma, mask_keys=mask_keys)["other"]
+               - r["other"]) / h
+        # dΔ/dC1 = 2/(C1 ln P)
+        out["band"] = float(terms / abs(dC1) * 2 / (C1 * math.log(P)))
+    return out
 
 
-#: Gauss–Legendre nodes for a uniform coefficient law when the config sets no
-#: ``train.z_nodes`` (the ladder's 6 nodes change Φ after 30 steps by < 1e-10 against 8).
-DEFAULT_Z_NODES = 8
+def phase_one_boundary(P: int, C: int, mu: ZMoments, *, gamma: float = 0.5,
+                       mask_keys: bool = True) -> dict[str, float]:
+    """Where a first GD step from Q⁰ = 0 starts a Phase I (|r_glob| = r_own for a masked local
+    query; DERIVED at leading order, [`local_query_leading`][]): ``C1`` (continuous) and
+    ``delta_b`` = Δ there. Phase I appears for Δ > Δ_b(P), and Δ_b(P) → 0 like 1/ln P: from
+    a_1² ≈ a_j/(1 − γ)·μ_3-weighted factors, (1 − γ)C1²/(PC) ≈ κ_b = O(1), so
+    Δ_b ≈ ln(κ_b/(1 − γ))/ln P (masked keys in)."""
+    def f(c1: float) -> float:
+        r = local_query_leading(P, c1, C, mu, gamma=gamma, mask_keys=mask_keys)
+        return -r["glob"] - r["own"]
+
+    C1 = _boundary_C1(f, P, C)
+    return {"C1": C1, "delta_b": information_gap(P, C1, C) if math.isfinite(C1) else math.nan}
 
 
-def _z_rule(cfg: ExperimentConfig) -> tuple[np.ndarray, np.ndarray]:
-    """The coefficient law's nodes and weights: the config's ``train.z_nodes`` Gauss–Legendre
-    nodes for a uniform law (``DEFAULT_Z_NODES`` when unset), the finite law otherwise."""
-    d = cfg.data
-    n = int(cfg.train.z_nodes) or DEFAULT_Z_NODES
-    return zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs, n)
-
-
-def reduced_expectation(theta, qc: QueryClass, gamma: float, z_nodes, z_probs,
-                        grad: bool = False):
-    """E[½‖F_p − x_p‖² | p masked], E[attention on the unmasked own-area keys | p masked] and
-    the mean softmax denominator E D (keys weighted e^{logit}, one per key at Q = 0) of a
-    query of class `qc` in the reduced state `theta` (the seven [`REDUCED_COORDS`][]),
-    Bernoulli masks with probability γ, masked keys in the softmax (DERIVED); with `grad`,
-    also the gradient of the first with respect to the seven coordinates (each class's
-    coordinate shared by all its keys or areas).
-
-    Logits: z_o Φ_own + Υ_own on the n_o unmasked own keys, Υ_own on its c_own − n_o masked
-    ones; z_t Φ_trk + Υ_trk and Υ_trk on the tracked area's; Υ_self on p itself (masked); z_m
-    Φ_rest + Υ_rest and Υ_rest on the rest. With S_t, S_o the tracked and own unmasked masses,
-    ℓ = ½[z_t² S_t² + z_o² (S_o − 1)² + Σ_m z_m² S_m²]. The counts n_o ~ Bin(c_own, 1 − γ),
-    n_t ~ Bin(c_trk, 1 − γ) and the coefficients z_o, z_t are summed exactly. The rest areas
-    enter D only through Σ_m [n_m e^{z_m Φ_rest} + (c_rest − n_m)] e^{Υ_rest} and ℓ through
-    Σ_m z_m² n_m² e^{2 z_m Φ_rest + 2Υ_rest} / D²; both are replaced by their means: exact
-    when Φ_rest = 0 (the first is then the constant n_rest·c_rest·e^{Υ_rest}, masked or not,
-    and the second is independent of D), otherwise off by the fluctuation of the rest's share
-    of D ([`rest_variance`][]). Derivative of ℓ along a coordinate that moves D by dD, the
-    tracked and own weights by de_t, de_o and the rest numerator by dq:
-    dℓ = z_t² S_t (de_t − S_t dD)/D + z_o² (S_o − 1)(de_o − S_o dD)/D + dq/(2D²) − q dD/D³
-    (checked symbolically in proofs_checks/huang2024/check_h24_reduced_dynamics.py)."""
-    phi_o, phi_t, phi_x, u_s, u_o, u_t, u_x = (float(v) for v in theta)
-    no, pno = count_law(qc.c_own + 1, gamma=gamma)
-    nt, pnt = count_law(qc.c_trk + 1, gamma=gamma)
-    zn, zp = np.asarray(z_nodes, dtype=np.float64), np.asarray(z_probs, dtype=np.float64)
-    # grid (n_t, n_o, z_t, z_o)
-    NT = nt.astype(np.float64)[:, None, None, None]
-    NO = no.astype(np.float64)[None, :, None, None]
-    ZT = zn[None, None, :, None]
-    ZO = zn[None, None, None, :]
-    W = (pnt[:, None, None, None] * pno[None, :, None, None] * zp[None, None, :, None]
-         * zp[None, None, None, :])
-    e_t = NT * np.exp(ZT * phi_t + u_t)
-    e_o = NO * np.exp(ZO * phi_o + u_o)
-    m_t = (qc.c_trk - NT) * math.exp(u_t)
-    m_o = (qc.c_own - NO) * math.exp(u_o)
-    ezx = np.exp(zn * phi_x)
-    n_x = qc.n_rest * qc.c_rest
-    z_x = n_x * math.exp(u_x) * (gamma + (1 - gamma) * float(zp @ ezx))
-    D = e_t + m_t + e_o + m_o + math.exp(u_s) + z_x
-    en2 = qc.c_rest * (1 - gamma) * (gamma + qc.c_rest * (1 - gamma))
-    q_x = qc.n_rest * en2 * float(zp @ (zn ** 2 * ezx ** 2)) * math.exp(2 * u_x)
-    s_t, s_o = e_t / D, e_o / D
-    ell = 0.5 * (ZT ** 2 * s_t ** 2 + ZO ** 2 * (s_o - 1) ** 2 + q_x / D ** 2)
-    out = (float(np.sum(W * ell)), float(np.sum(W * s_o)), float(np.sum(W * D)))
-    if not grad:
-        return out
-    zero = 0.0
-    dzx_phi = n_x * math.exp(u_x) * (1 - gamma) * float(zp @ (zn * ezx))
-    dq_phi = qc.n_rest * en2 * float(zp @ (2 * zn ** 3 * ezx ** 2)) * math.exp(2 * u_x)
-    moves = (  # (dD, de_t, de_o, dq) per coordinate
-        (ZO * e_o, zero, ZO * e_o, zero),
-        (ZT * e_t, ZT * e_t, zero, zero),
-        (dzx_phi, zero, zero, dq_phi),
-        (math.exp(u_s), zero, zero, zero),
-        (e_o + m_o, zero, e_o, zero),
-        (e_t + m_t, e_t, zero, zero),
-        (z_x, zero, zero, 2 * q_x),
-    )
-    g = np.empty(len(moves))
-    for i, (dD, de_t, de_o, dq) in enumerate(moves):
-        dl = (ZT ** 2 * s_t * (de_t - s_t * dD) / D + ZO ** 2 * (s_o - 1) * (de_o - s_o * dD) / D
-              + dq / (2 * D ** 2) - q_x * dD / D ** 3)
-        g[i] = float(np.sum(W * dl))
-    return out + (g,)
-
-
-def reduced_gradient(theta: np.ndarray, qc: QueryClass, gamma: float, z_nodes,
-                     z_probs) -> tuple[float, float, np.ndarray, float]:
-    """(E ℓ, E attn_own, ∇, E D) at the reduced state `theta` ([`reduced_expectation`][]), the
-    gradient per coordinate: ∂E ℓ/∂Φ for the own and tracked FP correlations and for the FP
-    correlation to one rest area (the class total divided by their number), and
-    ∂E ℓ/∂Υ_{p→q} of one key q of the class for the four positional ones (the class total
-    divided by its size), i.e. the engines' gradient entries divided by the query's weight
-    P[p masked]·norm/K."""
-    ell, attn, den, g = reduced_expectation(theta, qc, gamma, z_nodes, z_probs, grad=True)
-    g = g.copy()
-    g[2] = g[2] / qc.n_rest if qc.n_rest else 0.0  # one rest area's Φ
-    for i, size in enumerate(qc.sizes):
-        g[3 + i] = g[3 + i] / size if size else 0.0
-    return ell, attn, g, den
-
-
-def rest_variance(theta, qc: QueryClass, gamma: float, z_nodes, z_probs,
-                  mean_den: float) -> float:
-    """Var(Σ_m n_m (e^{z_m Φ_rest} − 1) e^{Υ_rest}) / (E D)²: the relative variance of the rest
-    areas' share of the softmax denominator D that [`reduced_expectation`][] replaces by its
-    mean (`mean_den` = E D from [`reduced_gradient`][]). The mean-field step changes each
-    expectation by a relative amount of this order (the second-order Taylor term; the first
-    averages out); it is 0 while Φ_rest = 0."""
-    zn, zp = np.asarray(z_nodes, dtype=np.float64), np.asarray(z_probs, dtype=np.float64)
-    d = np.exp(zn * float(theta[2])) - 1.0
-    c, q = qc.c_rest, 1.0 - gamma
-    en, en2 = c * q, c * q * (gamma + c * q)
-    var = qc.n_rest * math.exp(2 * float(theta[6])) * (en2 * np.dot(zp, d * d)
-                                                       - (en * np.dot(zp, d)) ** 2)
-    return float(var / mean_den ** 2)
-
-
-def stop_reached(rows: list[dict], target: float, eps_rel: float) -> bool:
-    """The stopping rule of the ladder runs (both engine and reduced): L − L* ≤ eps_rel·(L⁰ −
-    L*), own-area attention of local queries ≥ `target` and, at the last step, the own-area
-    Φ growing no slower than the global one falls."""
-    if len(rows) < 3:
-        return False
-    row, prev = rows[-1], rows[-2]
-    return bool(row["excess_loss"] <= eps_rel * rows[0]["excess_loss"]
-                and row["attn_own_lq"] >= target
-                and (row["phi_own_lq"] - prev["phi_own_lq"])
-                >= -(row["phi_glob_lq"] - prev["phi_glob_lq"]))
-
-
-def own_attention_target(C: int, gamma: float) -> float:
-    """Half the largest own-area attention a masked local query can have, ½(1 − γ^{C−1}):
-    the unmasked keys of its own area exist with probability 1 − γ^{C−1} (the end of
-    Phase II)."""
-    return 0.5 * (1.0 - gamma ** (C - 1))
-
-
-def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = 0.05):
-    """Population gradient descent on the reduced state of the two query classes
-    ([`reduced_gradient`][]) from Q⁰ = 0 with the config's step size η (DERIVED): one row per
-    step with the engines' trajectory columns ``loss``, ``loss_star``, ``excess_loss``,
-    ``phi_own_lq``, ``phi_glob_lq``, ``attn_own_lq``, ``phi_own_gq``, plus ``rest_var`` (the
-    largest [`rest_variance`][] of the two classes: the relative order of what the
-    mean-field step neglects) and ``rel_excess``; stopped by [`stop_reached`][] or at
-    `max_steps`.
-
-    Exact population GD keeps every query's row of (Φ, Υ) exchangeable within the key classes
-    of [`query_classes`][] (the loss of query p depends on row p only, and the classes are
-    permuted among themselves by the symmetries of the data law), so the engines' state is
-    this reduced state; the only approximation is the mean-field rest of
-    [`reduced_expectation`][]. Needs one cluster, Bernoulli masks, masked keys in the softmax
-    and loss_norm = 'P' (else ValueError); all local areas of size C. A run longer than a few
-    seconds says, two seconds in, how long it will take at most
-    ([`Progress`][theorylab.core.cost.Progress]; P = 4096 took minutes)."""
-    import pandas as pd
-
-    from theorylab.core.cost import Progress
-
-    from .engines import population_lstar
-
-    P, C1, C = _reduced_premise(cfg)
-    gamma = float(cfg.model.gamma)
-    zn, zp = _z_rule(cfg)
-    qcs = query_classes(P, C1, C)
-    lstar = population_lstar(cfg, cfg.data.make_structure())
-    step_size = float(cfg.train.lr) * gamma / P
-    theta = {k: np.zeros(len(REDUCED_COORDS)) for k in qcs}
-    target = own_attention_target(C, gamma)
-    rows: list[dict] = []
-    progress = Progress("predictions.reduced_gd", max_steps + 1)
-    for step in range(max_steps + 1):
-        progress.tick()
-        ev = {k: reduced_gradient(theta[k], qc, gamma, zn, zp) for k, qc in qcs.items()}
-        loss = (gamma / P) * (C1 * ev["global"][0] + (P - C1) * ev["local"][0])
-        rows.append({"step": step, "loss": loss, "loss_star": lstar, "excess_loss": loss - lstar,
-                     "phi_own_lq": theta["local"][0], "phi_glob_lq": theta["local"][1],
-                     "attn_own_lq": ev["local"][1], "phi_own_gq": theta["global"][0],
-                     "rest_var": max(rest_variance(theta[k], qcs[k], gamma, zn, zp, ev[k][3])
-                                     for k in qcs)})
-        if stop_reached(rows, target, eps_rel) or step == max_steps:
-            break
-        for k in qcs:
-            theta[k] = theta[k] - step_size * ev[k][2]
-    progress.close()
-    tr = pd.DataFrame(rows)
-    tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]
-    return tr
-
-
-def phase_readings(tr, C: int, gamma: float, eps_rel: float) -> dict:
-    """The phase readings of one run (a trajectory with ``step``, ``phi_glob_lq``,
-    ``phi_own_lq``, ``attn_own_lq`` and ``rel_excess``; engine or derived), local queries:
-    with dΦ(t) = Φ(t) − Φ(t−1), ``t_I`` = first step t ≥ 1 with dΦ_own ≥ −dΦ_glob,
-    ``phase_I`` = (t_I ≥ 2), ``phi_glob_end_I`` = Φ_glob(t_I); ``t_II`` = first step with
-    attn_own_lq ≥ [`own_attention_target`][]; ``T_star`` = first step with rel_excess ≤
-    `eps_rel`; ``dphi_glob_1``, ``dphi_own_1`` the first increments. NaN where not reached."""
-    step = tr.step.to_numpy()
-    g, o = tr.phi_glob_lq.to_numpy(), tr.phi_own_lq.to_numpy()
-    dg, do = np.diff(g), np.diff(o)
-    t_I = first_step(step[1:], do >= -dg)
-    return {"t_I": t_I, "phase_I": bool(np.isfinite(t_I) and t_I >= 2),
-            "phi_glob_end_I": float(g[int(t_I)]) if np.isfinite(t_I) else math.nan,
-            "t_II": first_step(step, tr.attn_own_lq.to_numpy() >= own_attention_target(C, gamma)),
-            "T_star": first_step(step, tr.rel_excess.to_numpy() <= eps_rel),
-            "dphi_glob_1": float(dg[0]) if dg.size else math.nan,
-            "dphi_own_1": float(do[0]) if do.size else math.nan}
-
-
-def phase_one_prediction(cfg: ExperimentConfig, max_steps: int | None = None,
-                         eps_rel: float = 0.05) -> dict:
-    """The derived phase readings of an MAE config ([`reduced_gd`][] read with the ladder
-    claims' definitions, [`phase_readings`][]): ``phase_I`` (the first
-    step has −dΦ_glob > dΦ_own), ``t_I`` (the first step with dΦ_own ≥ −dΦ_glob),
-    ``phi_glob_end_I`` = Φ_glob(t_I) of local queries, ``t_II`` (own-area attention reaches
-    ½(1 − γ^{C−1})), ``T_star`` (L − L* ≤ eps_rel·(L⁰ − L*)) and ``neglect`` (the largest
-    √[`rest_variance`][] along the run); NaN where the run did not get there.
-
-    **Arguments:**
-
-    - `cfg`: a resolved MAE config with one cluster, Bernoulli masks, masked keys in the
-      softmax and loss_norm = 'P' (else ValueError); its ``train.lr`` is the step size η.
-    - `max_steps`: the step cap (default ``cfg.train.steps`` when positive, else
-      40 (P/C)/η_q + 40 with η_q = η/P).
-    - `eps_rel`: the relative excess loss that defines T*."""
-    P, C1, C = _reduced_premise(cfg)
-    if max_steps is None:
-        eta_q = float(cfg.train.lr) / P
-        max_steps = int(cfg.train.steps) if cfg.train.steps > 0 else \
-            int(math.ceil(40 * (P / C) / max(eta_q, 1e-12))) + 40
-    tr = reduced_gd(cfg, max_steps, eps_rel)
-    r = phase_readings(tr, C, float(cfg.model.gamma), eps_rel)
-    out = {k: r[k] for k in ("phase_I", "t_I", "phi_glob_end_I", "t_II", "T_star")}
-    out["neglect"] = float(np.sqrt(tr.rest_var.max()))
+def sign_grid(P: int, C: int, mu: ZMoments, *, gamma: float = 0.5, mask_keys: bool = True,
+              center: float, half_width: float) -> list[dict]:
+    """The exact rates of a masked local query at Q⁰ = 0 ([`initial_rates`][]) on every
+    admissible global size C1 (C dividing P − C1, C ≤ C1 ≤ P − 2C) whose Δ lies within
+    `half_width` of `center`: one dict per C1 with ``C1``, ``delta``, ``own``, ``glob``,
+    ``other`` (another local area) and ``ratio`` = |r_glob|/r_own."""
+    out = []
+    for C1 in range(C, P - 2 * C + 1):
+        if (P - C1) % C:
+            continue
+        d = information_gap(P, C1, C)
+        if abs(d - center) > half_width:
+            continue
+        sizes = [C1] + [C] * ((P - C1) // C)
+        r = initial_rates(P, sizes, 1, mu, gamma=gamma, mask_keys=mask_keys)
+        out.append({"C1": C1, "delta": d, "own": float(r[1]), "glob": float(r[0]),
+                    "other": float(r[2]), "ratio": float(-r[0] / r[1])})
     return out

@@ -1,0 +1,161 @@
+"""What the MAE claims (thm4.1, thm4.1-eps, thm4.2, phases-reduction) share: the reading
+variants, the measurement of one reading (cached in this process, so the claims read the
+same runs), and the local-slope verdict.
+
+Measurement ([`measure`][]) for one reading of the coefficient law and of the masked keys:
+the two size families at fixed Δ over the ladder P = n⁴ (``setups.ladder``) with the
+``population-reduced`` engine, the ε ladder at one P per family, and the first GD step near
+the Phase I boundary up to P = 10⁸ (``setups.boundary_table``). The step-size reading does
+not change a run: it picks the axis x the phase lengths are read against.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from theorylab.core.claims import Reading, Threshold, Variant
+from theorylab.core.claims.verdict import Verdict
+
+from ..predictions.asymptotics import local_slopes, sub_ladders
+from ..setups import (
+    ETA_Q,
+    FAMILIES,
+    boundary_table,
+    eps_ladder,
+    eps_ladder_P,
+    eps_table,
+    ladder,
+    ladder_table,
+)
+
+__all__ = ["VARIANTS", "N_SUB", "SETTLE_TOL", "SETTLE_THRESHOLD", "measure", "x_axis",
+           "lnlog_allowance", "slope_verdict", "ladder_decades", "reading_columns", "slope_row"]
+
+#: The reconstruction choices that can change the MAE verdicts, each a variant.
+VARIANTS = (
+    Variant("coefficient_law",
+            Reading("uniform", "z ~ U[0.5, 1.5] (the notes' §9 setting)", "paper notes"),
+            (Reading("one", "z ≡ 1 (a point law)", "project choice"),),
+            "the paper allows any law of the area coefficients on [L, U] (FOUND); the "
+            "crossing value −(Δ/2) ln P is exact for z ≡ 1, while a spread law's lowest "
+            "coefficients take over the global attention once |Φ|(U − L) ≫ 1"),
+    Variant("masked_keys",
+            Reading(True, "masked keys in the softmax (their positional logit only)",
+                    "paper notes"),
+            (Reading(False, "masked keys left out of the softmax", "paper notes"),),
+            "whether masked keys enter the softmax was not read (notes §2.2, UNCERTAIN); it "
+            "moves the Phase I boundary and the constants of every phase"),
+    Variant("eta",
+            Reading("per-query", "η in P^{1−κ_c}/η is the per-query step η_q = η/P",
+                    "project choice"),
+            (Reading("loss", "η in P^{1−κ_c}/η is the step of the 1/P-normalised loss",
+                     "project choice"),),
+            "the paper's step-size convention was not read (notes §4.1: η ≪ poly(P)); with the "
+            "1/P loss normalisation a query's gradient carries 1/P, so the runs step with "
+            "η = η_q·P, and the phase-length scale P^{1−κ_c}/η reads (P/C)/η_q or (P/C)/η"),
+)
+
+#: The ladder is read on this many consecutive sub-ladders (equal shares of ln P).
+N_SUB = 3
+
+
+@lru_cache(maxsize=16)
+def _measure(quick: bool, z_law: str, mask_keys: bool) -> tuple:
+    lad = ladder_table(tuple(FAMILIES), ladder(quick), mask_keys=mask_keys, z_law=z_law)
+    eps = pd.concat([eps_table(f, eps_ladder_P(quick), mask_keys=mask_keys, z_law=z_law,
+                               eps=eps_ladder(quick)) for f in FAMILIES], ignore_index=True)
+    bnd = boundary_table(quick, mask_keys=mask_keys, z_law=z_law)
+    return lad, eps, bnd
+
+
+def measure(quick: bool, readings: dict) -> dict[str, pd.DataFrame]:
+    """The three tables of one reading (copies; cached runs): ``ladder``, ``eps``,
+    ``boundary``, each with the reading columns (``coefficient_law``, ``masked_keys``,
+    ``eta``)."""
+    lad, eps, bnd = _measure(bool(quick), str(readings["coefficient_law"]),
+                             bool(readings["masked_keys"]))
+    cols = reading_columns(readings)
+    return {k: t.copy().assign(**cols) for k, t in
+            (("ladder", lad), ("eps", eps), ("boundary", bnd))}
+
+
+def reading_columns(readings: dict) -> dict:
+    """The reading values as table columns."""
+    return {"coefficient_law": str(readings["coefficient_law"]),
+            "masked_keys": bool(readings["masked_keys"]), "eta": str(readings["eta"])}
+
+
+def x_axis(t: pd.DataFrame) -> np.ndarray:
+    """The phase-length scale of each row under its ``eta`` reading: (P/C)/η_q
+    ("per-query") or (P/C)/η with η = η_q·P ("loss")."""
+    x = (t.P / t.C / ETA_Q).to_numpy(dtype=np.float64)
+    if "eta" in t and (t["eta"] == "loss").any():
+        x = np.where(t["eta"] == "loss", x / t.P.to_numpy(dtype=np.float64), x)
+    return x
+
+
+def lnlog_allowance(P, power: float) -> float:
+    """How far a factor (ln P)^power moves a slope against ln P over the rungs P:
+    power · ln(ln P_max/ln P_min)/(ln P_max − ln P_min)."""
+    P = np.asarray(P, dtype=np.float64)
+    lo, hi = float(np.log(P.min())), float(np.log(P.max()))
+    return power * math.log(hi / lo) / (hi - lo) if hi > lo else math.nan
+
+
+def ladder_decades(P) -> float:
+    """log10(P_max/P_min)."""
+    P = np.asarray(P, dtype=np.float64)
+    return float(np.log10(P.max() / P.min())) if P.size else 0.0
+
+
+def slope_row(name: str, x, y, rungs, *, log_x: bool = True, log_y: bool = True) -> dict:
+    """The local slopes of y against x on the sub-ladders of `rungs` (the values that set the
+    sub-ladders, e.g. P): ``slopes``, ``top``, ``drift`` and the rungs of the top one."""
+    g = sub_ladders(rungs, N_SUB)
+    ls = local_slopes(x, y, g, log_x=log_x, log_y=log_y)
+    rungs = np.asarray(rungs, dtype=np.float64)
+    ls["name"] = name
+    ls["top_rungs"] = rungs[g[-1]] if g else np.array([])
+    ls["sub_rungs"] = [(float(rungs[i].min()), float(rungs[i].max())) for i in g]
+    return ls
+
+
+#: A local slope that still moves by more than this between the top two sub-ladders has not
+#: settled (project choice: a quarter of the unit exponents these statements are about).
+SETTLE_TOL = 0.25
+#: The declared threshold of [`SETTLE_TOL`][] (the claims that read local slopes declare it).
+SETTLE_THRESHOLD = Threshold(
+    "SETTLE_TOL", SETTLE_TOL, "project choice",
+    "an asymptotic statement is judged where the local slope has settled: one that still moves "
+    "by more than 0.25 (a quarter of the unit exponents judged) between the top two "
+    "sub-ladders has not", role="premise: |drift| of every judged local slope at most it")
+
+
+def slope_verdict(label: str, ls: dict, predicted: float, allowance: float,
+                  fmt: str = ".3f", settle: float = SETTLE_TOL) -> Verdict:
+    """The top local slope against a predicted one: ``agrees`` when |top − predicted| ≤
+    allowance + |drift| (the neglected orders: what polylog(P) factors or the declared
+    tolerance can add, and how far the slope still moves between the top two sub-ladders);
+    ``disagrees`` otherwise; ``inconclusive`` without a top slope, or when |drift| exceeds
+    `settle` (the slope has not settled on the ladder: a premise)."""
+    top, drift = ls["top"], ls["drift"]
+    subs = ", ".join(f"{s:{fmt}} ({a:g}–{b:g})" for s, (a, b) in zip(ls["slopes"],
+                                                                    ls["sub_rungs"]))
+    if not math.isfinite(top):
+        return Verdict("inconclusive", (f"{label}: no local slope on the top sub-ladder "
+                                        f"(slopes {subs})",))
+    if math.isfinite(drift) and abs(drift) > settle:
+        return Verdict("inconclusive", (f"premise failed: {label}: local slopes {subs} still "
+                                        f"move by {abs(drift):{fmt}} > {settle:g} between the "
+                                        "top two sub-ladders (not settled)",))
+    tol = allowance + (abs(drift) if math.isfinite(drift) else 0.0)
+    gap = abs(top - predicted)
+    ok = gap <= tol
+    return Verdict("agrees" if ok else "disagrees", (
+        f"{label}: local slopes {subs}; top {top:{fmt}} vs {predicted:{fmt}}: |gap| "
+        f"{gap:{fmt}} {'≤' if ok else '>'} {tol:{fmt}} (allowance {allowance:{fmt}} + drift "
+        f"{abs(drift) if math.isfinite(drift) else 0.0:{fmt}})",))

@@ -1,0 +1,117 @@
+"""The leading orders in P that Theorems 4.1 and 4.2 state (as RECONSTRUCTED in
+docs/papers/huang2024.md §4.2–§4.5), and how a ladder of P reads them: local slopes per
+sub-ladder, their drift, and what polylog(P) factors can add.
+
+**Statements** (paper statement, reconstructed; the paper's text was not read):
+
+- the end of Phase I: Φ_glob(t_I) = −(Δ/2) ln P + lower order ([`crossing_value`][]): in
+  attention terms, a local query's attention on the global area has fallen to about the own
+  area's share, attn_glob(t_I)² ≈ C/P, i.e. ln attn_glob(t_I) ∝ −((1 − κ_c)/2) ln P
+  ([`crossing_attention_exponent`][]);
+- the phase lengths and T*: ∝ P^{1−κ_c}/η up to polylog(P) factors, i.e. exponent 1 against
+  x = (P/C)/η_q ([`phase_scale`][]);
+- the learned correlation: Φ_own(T*) = Θ(log P) (exponent 1 of Φ_own(T*) in ln P);
+- Phase I for Δ ≥ Ω(1), none for Δ ≤ −Ω(1).
+
+**What the coefficient law changes** (DERIVED). With z ≡ 1 the crossing value is −(Δ/2) ln P
+plus lower order. For a law with support [L, U], L < U, the global attention is
+a_1 E_z e^{zΦ}; once |Φ|(U − L) ≫ 1 the expectation is led by the lowest coefficients
+(E_z e^{zΦ} ≈ e^{LΦ}/(|Φ|(U − L)) for the uniform law), so the same crossing in attention is
+reached at Φ ≈ −(Δ/(2L)) ln P + O(ln ln P) ([`crossing_value`][] with `L`): the local slope of
+Φ_glob(t_I)/(Δ/2) against ln P passes −1 and turns to −1/L, slowly (measured on the
+U[0.5, 1.5] ladder: −0.99, −1.10, −1.15 on P = 1296–10000, 10000–38416, 20736–65536). The
+attention form does not depend on the law.
+
+**Reading a ladder.** [`sub_ladders`][] cuts a ladder into consecutive sub-ladders of equal
+length in ln P; [`local_slopes`][] gives the least-squares slope of y against x on each, the
+top one and the drift (top − the one below). A statement's slope is compared with the top
+slope within the drift plus what the neglected orders can add ([`polylog_allowance`][]).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["crossing_value", "crossing_attention_exponent", "phase_scale",
+           "polylog_allowance", "sub_ladders", "local_slopes"]
+
+
+def crossing_value(P, Delta, L: float = 1.0):
+    """−(Δ/(2L)) ln P: the notes' end of Phase I (L = 1: the coefficients z ≡ 1) or its
+    asymptote for a coefficient law whose support starts at L (module docstring)."""
+    return -(np.asarray(Delta) / (2.0 * L)) * np.log(np.asarray(P, dtype=np.float64))
+
+
+def crossing_attention_exponent(kappa_c: float) -> float:
+    """−(1 − κ_c)/2: the exponent of P in a local query's attention on the global area at the
+    end of Phase I (attn_glob² ≈ C/P, the notes' crossing criterion)."""
+    return -(1.0 - kappa_c) / 2.0
+
+
+def phase_scale(P, C, eta_q):
+    """x = (P/C)/η_q = P^{1−κ_c}/η_q: the notes' phase-length scale with the actual sizes and
+    the per-query step η_q = η/P (setups' step-size convention)."""
+    return (np.asarray(P, dtype=np.float64) / np.asarray(C, dtype=np.float64)) / eta_q
+
+
+def polylog_allowance(P, x, power: float = 1.0) -> float:
+    """How far a factor (ln P)^power can move the log-log slope of a quantity against x over
+    the points (P, x): power · ln(ln P_max / ln P_min) / ln(x_max / x_min) (NaN for fewer than
+    two distinct x). With x = P (or ln P on a linear axis, see ``log_x``), the same formula."""
+    P = np.asarray(P, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    if P.size < 2 or np.ptp(np.log(x)) == 0:
+        return math.nan
+    return float(power * math.log(math.log(P.max()) / math.log(P.min()))
+                 / math.log(x.max() / x.min()))
+
+
+def sub_ladders(P, n: int = 3) -> list[np.ndarray]:
+    """Indices of `n` consecutive sub-ladders of the ladder `P` (sorted), each spanning an
+    equal share of ln P_max − ln P_min; neighbours share their end rung. A sub-ladder has at
+    least 3 rungs (fewer sub-ladders are returned when the ladder is short)."""
+    P = np.asarray(P, dtype=np.float64)
+    order = np.argsort(P)
+    lp = np.log(P[order])
+    while n > 0:
+        edges = np.linspace(lp[0], lp[-1], n + 1)
+        groups = []
+        for i in range(n):
+            lo, hi = edges[i], edges[i + 1]
+            sel = np.flatnonzero((lp >= lo - 1e-9) & (lp <= hi + 1e-9))
+            groups.append(order[sel])
+        if all(len(g) >= 3 for g in groups):
+            return groups
+        n -= 1
+    return []
+
+
+def local_slopes(x, y, groups, *, log_x: bool = True, log_y: bool = True) -> dict:
+    """Least-squares slopes of y against x (each axis in logs when asked) on each sub-ladder
+    of `groups` ([`sub_ladders`][]): ``slopes`` (bottom to top), ``top``, ``drift`` = top − the
+    one below (NaN with one sub-ladder), and each sub-ladder's range ``ranges`` of x. Points
+    that are not finite (or not positive on a log axis) are left out; a sub-ladder with fewer
+    than 3 left gives NaN."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    slopes, ranges = [], []
+    for g in groups:
+        xx, yy = x[g], y[g]
+        ok = np.isfinite(xx) & np.isfinite(yy)
+        if log_x:
+            ok &= xx > 0
+        if log_y:
+            ok &= yy > 0
+        if ok.sum() < 3:
+            slopes.append(math.nan)
+            ranges.append((math.nan, math.nan))
+            continue
+        X = np.log(xx[ok]) if log_x else xx[ok]
+        Y = np.log(yy[ok]) if log_y else yy[ok]
+        slopes.append(float(np.polyfit(X, Y, 1)[0]))
+        ranges.append((float(xx[ok].min()), float(xx[ok].max())))
+    top = slopes[-1] if slopes else math.nan
+    drift = slopes[-1] - slopes[-2] if len(slopes) >= 2 else math.nan
+    return {"slopes": slopes, "top": top, "drift": drift, "ranges": ranges}
