@@ -123,6 +123,20 @@ def test_command_line_runs_every_reading_at_a_tiny_size(capsys, tmp_path):
                                                "inconclusive")
 
 
+@pytest.mark.slow
+@pytest.mark.fashion_mnist
+def test_gpu_setting_runs_on_the_cpu_for_one_step(capsys, tmp_path):
+    """The GPU command (``--setting gpu``), run on the CPU for one step and two seeds: the
+    larger model, batch and data set go through the whole path."""
+    rv.clear_memo()
+    assert claim.main(["--setting", "gpu", "--out", str(tmp_path), "--steps", "1",
+                       "--seeds", "0", "1", "--main-only", "--device", "cpu"]) == 0
+    t = pd.read_csv(tmp_path / "main" / "table.csv")
+    assert t.layer.max() == rv.GPU.depth - 1 and t["head"].max() == rv.GPU.heads - 1
+    assert capsys.readouterr().out.startswith("main: ")
+    rv.clear_memo()
+
+
 # -- verdict ---------------------------------------------------------------------------------------
 def _tables(mae_dist, cl_dist, mae_nmi=None, cl_nmi=None, mae_js=None, cl_js=None, *,
             start_focus=0.37, mae_loss=0.2, cl_loss=3.0, layers=2):
