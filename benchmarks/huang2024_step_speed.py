@@ -2,8 +2,9 @@
 
 1. The MAE loss and gradient of one Monte Carlo batch: the hand-derived numpy gradient
    (`mae_loss_grad`, what `population-montecarlo` and `empirical` run) against a plain torch
-   autograd implementation of the same loss (`mae_loss_grad_torch`), on the same batch, after
-   checking that both give the same loss and gradients; interleaved timing, one thread.
+   autograd implementation of the same loss (`theorylab.huang2024.bench.autograd_batch_loss`),
+   on the same batch, after checking that both give the same loss and gradients; interleaved
+   timing, one thread.
 2. One exact population step of `population-laplace` (the exact engine for any P) at
    P = 64, 256, 1024.
 
@@ -22,9 +23,10 @@ import numpy as np
 import torch
 
 from theorylab.huang2024 import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from theorylab.huang2024.bench import autograd_batch_loss
 from theorylab.huang2024.data import sample_batch
 from theorylab.huang2024.engines import make_engine
-from theorylab.huang2024.model import mae_loss_grad, mae_loss_grad_torch
+from theorylab.huang2024.model import mae_loss_grad
 
 
 def config(P: int, C1: int, C: int, engine: str, B: int = 64) -> ExperimentConfig:
@@ -58,12 +60,12 @@ def batch_rows(sizes, B: int, repeats: int) -> list[dict]:
         Phi = 0.1 * rng.standard_normal((P, st.F))
         Ups = 0.1 * rng.standard_normal((P, P))
         a = mae_loss_grad(st, Phi, Ups, batch)
-        b = mae_loss_grad_torch(st, Phi, Ups, batch)
+        b = autograd_batch_loss(st, Phi, Ups, batch)
         err = max(abs(a.loss - b.loss), np.abs(a.grad_Phi - b.grad_Phi).max(),
                   np.abs(a.grad_Ups - b.grad_Ups).max())
         args = (st, Phi, Ups, batch)
         t = interleaved({"numpy": lambda args=args: mae_loss_grad(*args),
-                         "autograd": lambda args=args: mae_loss_grad_torch(*args)}, repeats)
+                         "autograd": lambda args=args: autograd_batch_loss(*args)}, repeats)
         rows.append({"what": "MAE batch loss+grad", "P": P, "B": B,
                      "numpy_ms": 1e3 * t["numpy"], "autograd_ms": 1e3 * t["autograd"],
                      "ratio": t["autograd"] / t["numpy"], "max_abs_diff": err})

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from theorylab import papers
-from theorylab.cli import main as theorylab
+from theorylab.commands import main as theorylab
 from theorylab.core.figures import list_figures
 
 ROOT = Path(__file__).resolve().parents[1]

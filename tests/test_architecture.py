@@ -187,3 +187,28 @@ def test_no_figure_imports_a_claim():
     bad = {m: sorted(t for t in out if ".claims" in t)
            for m, out in graph.items() if ".figures" in m}
     assert not {m: t for m, t in bad.items() if t}, bad
+
+
+# -- the kernel names no paper -----------------------------------------------------------------
+def paper_mentions(text: str, names) -> list[str]:
+    """The registered paper ids that ``text`` names (case-insensitive: code, strings, comments
+    and docstrings alike)."""
+    low = text.lower()
+    return sorted(n for n in names if n.lower() in low)
+
+
+def test_the_kernel_names_no_paper():
+    """The kernel reaches a paper only through its `Paper` hooks: no file of ``core`` names a
+    registered paper, not even in a string (an import test cannot see a module named in a
+    string, or a paper singled out by name)."""
+    found = {str(p.relative_to(PACKAGE)): paper_mentions(p.read_text(encoding="utf-8"), PAPERS)
+             for p in sorted((PACKAGE / "core").rglob("*.py"))}
+    assert len(found) > 20  # the kernel's files were read
+    bad = {k: v for k, v in found.items() if v}
+    assert not bad, f"kernel files naming a paper: {bad}"
+
+
+def test_a_paper_named_in_a_kernel_string_is_caught():
+    assert paper_mentions('BATCHED = "Jelassi2022"\n', PAPERS) == ["jelassi2022"]
+    assert paper_mentions("# the huang2024 engines\n", PAPERS) == ["huang2024"]
+    assert paper_mentions("import theorylab.core\n", PAPERS) == []

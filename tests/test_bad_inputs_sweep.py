@@ -4,8 +4,8 @@ one line that must say what is wrong.
 Each row is fed in one of four ways:
 
 - ``toml``: a run config (the small ``BASE`` tables with one change) through
-  ``theorylab.run.main`` in process; a refused run must leave no output folder;
-- ``cli``: an argv for ``theorylab.run``, ``check``, ``figures``, ``configdoc`` or ``bench``;
+  ``theorylab.commands.run.main`` in process; a refused run must leave no output folder;
+- ``cli``: an argv for ``theorylab run``, ``check``, ``figures``, ``config`` or ``bench``;
 - ``resume``: a copy of a finished small run, damaged, then ``--resume``; the folder's files
   must be left byte for byte as they were (nothing half-written);
 - ``api``: a Python call that must raise a one-line ``ValueError``.
@@ -85,15 +85,15 @@ CASES: list[Case] = []
 
 def _main(module: str):
     if module == "run":
-        from theorylab.run import main
+        from theorylab.commands.run import main
     elif module == "check":
-        from theorylab.check import main
+        from theorylab.commands.check import main
     elif module == "figures":
-        from theorylab.figures.__main__ import main
+        from theorylab.commands.figures import main
     elif module == "bench":
-        from theorylab.bench.__main__ import main
+        from theorylab.commands.bench import main
     else:
-        from theorylab.configdoc import main
+        from theorylab.commands.config import main
     return main
 
 
@@ -651,13 +651,14 @@ api("config_from_dict-not-a-table", lambda tmp: __import__(
 api("get_backend-unknown", lambda tmp: __import__(
     "theorylab.core.backend").core.backend.get_backend("jax"),
     "backend: must be 'numpy' or 'torch' (got 'jax')")
-api("run_checks-unknown-id", lambda tmp: __import__("theorylab.check").check.run_checks(
+api("run_checks-unknown-id", lambda tmp: __import__(
+    "theorylab.commands.check").commands.check.run_checks(
     ["bogus"], out=tmp / "res"), "ids: unknown claim or paper (got 'bogus')")
 api("run_figures-unknown-id", lambda tmp: __import__(
-    "theorylab.figures").figures.run_figures(["fig99"], out=tmp / "figs"),
+    "theorylab.core.figures").core.figures.run_figures(["fig99"], out=tmp / "figs"),
     "ids: unknown figure id (got 'fig99'); known ids: ")
 api("run_figures-ids-a-string", lambda tmp: __import__(
-    "theorylab.figures").figures.run_figures("jelassi2022-fig4", out=tmp / "figs"),
+    "theorylab.core.figures").core.figures.run_figures("jelassi2022-fig4", out=tmp / "figs"),
     "ids: must be a list of figure ids (got 'jelassi2022-fig4')")
 api("run_sweep-seeds-float-array", _sweep(seeds=np.array([1.0, 2.0])),
     "seeds: must be integers (got np.float64(1.0))")
@@ -671,7 +672,7 @@ def finished_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("finished")
     cfg = tmp / "c.toml"
     cfg.write_text(toml_text({"train.steps": "4"}))
-    from theorylab.run import main
+    from theorylab.commands.run import main
 
     assert main([str(cfg), "--out", str(tmp / "out"), "--no-progress"]) == 0
     FINISHED = tmp / "out"
@@ -712,7 +713,7 @@ def test_bad_input_ends_cleanly(case, tmp_path, monkeypatch, capsys, finished_ru
 
 def test_run_folder_left_by_a_refused_run_in_an_old_folder(tmp_path, monkeypatch, capsys):
     """A refused config in an old run's folder changes none of the old run's files."""
-    from theorylab.run import main
+    from theorylab.commands.run import main
 
     cfg = tmp_path / "c.toml"
     cfg.write_text(toml_text())
@@ -727,7 +728,7 @@ def test_run_folder_left_by_a_refused_run_in_an_old_folder(tmp_path, monkeypatch
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads and writes through permissions")
 @pytest.mark.parametrize("what", ["config", "out"])
 def test_permissions(tmp_path, capsys, what):
-    from theorylab.run import main
+    from theorylab.commands.run import main
 
     cfg = tmp_path / "c.toml"
     cfg.write_text(toml_text())

@@ -1,4 +1,4 @@
-"""The ``theorylab`` command (theorylab.cli) and ``theorylab plot`` (theorylab.plot)."""
+"""The ``theorylab`` command (theorylab.commands) and ``theorylab plot``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from theorylab.cli import COMMANDS, main
+from theorylab.commands import COMMANDS, main
 from theorylab.core.config import read_toml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,12 +30,12 @@ def test_each_command_has_help_under_its_own_name(command, capsys):
     assert main([command, "--help"]) == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: theorylab {command} ")
-    # the module's own command line keeps its name
+    # the module run directly has the same name
     module = importlib.import_module(COMMANDS[command][0])
     with pytest.raises(SystemExit) as stop:
         module.main(["--help"])
     assert stop.value.code == 0
-    assert not capsys.readouterr().out.startswith("usage: theorylab ")
+    assert capsys.readouterr().out.startswith(f"usage: theorylab {command} ")
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -57,8 +57,8 @@ def test_an_unknown_or_missing_command(capsys):
 
 def test_exit_codes_are_the_modules(tmp_path, capsys):
     """An error of the command's own checks (not argparse) keeps its code: a config that does
-    not exist is exit 2 through ``run`` as through ``python -m theorylab.run``."""
-    from theorylab.run import main as run_main
+    not exist is exit 2 through ``run`` as through ``python -m theorylab run``."""
+    from theorylab.commands.run import main as run_main
 
     argv = [str(tmp_path / "missing.toml"), "--out", str(tmp_path / "o")]
     assert main(["run", *argv]) == 2 == run_main(argv)
@@ -113,7 +113,7 @@ def test_plot_a_run(tiny_run, tmp_path, capsys):
 
 
 def test_phase_table_takes_each_points_last_step():
-    from theorylab.plot import phase_table
+    from theorylab.commands.plot import phase_table
 
     table = pd.DataFrame({"run_id": ["a", "a", "b", "b", "c"], "data.q": [0.1, 0.1, 0.1, 0.1, 0.3],
                           "step": [0, 10, 0, 10, 10], "loss": [9.0, 1.0, 9.0, 3.0, 5.0]})
@@ -122,7 +122,7 @@ def test_phase_table_takes_each_points_last_step():
 
 
 def test_plot_a_sweep(tiny_sweep, tmp_path):
-    from theorylab.plot import plot_sweep
+    from theorylab.commands.plot import plot_sweep
 
     assert main(["plot", str(tiny_sweep)]) == 0
     assert (tiny_sweep / "phase_diagram.png").read_bytes()[:4] == b"\x89PNG"

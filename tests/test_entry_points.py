@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from theorylab.commands.run import main
 from theorylab.core.config import read_toml
 from theorylab.papers import DEFAULT_PAPER, PAPERS, get_paper
-from theorylab.run import main
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.toml"))
 #: the examples written before the second paper: no [experiment] section
@@ -53,13 +53,13 @@ def test_explicit_paper_and_unknown_paper(tmp_path, capsys):
 
 
 def test_run_list():
-    r = subprocess.run([sys.executable, "-m", "theorylab.run", "--list"], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "theorylab", "run", "--list"], capture_output=True,
                        text=True)
     assert r.returncode == 0 and r.stdout.startswith("jelassi2022 (default): Jelassi")
 
 
 def test_figures_only_accepts_a_paper(capsys):
-    from theorylab.figures.__main__ import main as figures_main
+    from theorylab.commands.figures import main as figures_main
 
     assert figures_main(["--list"]) == 0
     listed = capsys.readouterr().out.splitlines()

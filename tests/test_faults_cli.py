@@ -1,4 +1,4 @@
-"""Faults through the real command line (`python -m theorylab.run`, in process or as a
+"""Faults through the real command line (`python -m theorylab run`, in process or as a
 subprocess for signals): each ends with its exit code, one `error: <field>: ...` line, and the
 files it leaves behind checked."""
 
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from theorylab.run import main
+from theorylab.commands.run import main
 
 SMALL = """[data]
 D = 6
@@ -180,7 +180,7 @@ def test_resume_with_large_attention_entries(tmp_path):
 def test_signal_stops_cleanly_and_names_the_resume_command(tmp_path, sig):
     cfg = config(tmp_path, steps=200000)
     out = tmp_path / "r"
-    proc = subprocess.Popen([sys.executable, "-m", "theorylab.run", str(cfg), "--out", str(out),
+    proc = subprocess.Popen([sys.executable, "-m", "theorylab", "run", str(cfg), "--out", str(out),
                              "--no-progress"], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not (out / "checkpoint.npz").exists() and time.monotonic() < deadline:

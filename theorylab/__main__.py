@@ -1,8 +1,8 @@
-"""``python -m theorylab <command> ...``: the ``theorylab`` command ([`theorylab.cli`][])."""
+"""``python -m theorylab <command> ...``: the ``theorylab`` command ([`theorylab.commands`][])."""
 
 import sys
 
-from theorylab.cli import main
+from theorylab.commands import main
 
 if __name__ == "__main__":
     sys.exit(main())

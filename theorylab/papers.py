@@ -1,8 +1,9 @@
 """The papers the entry points know: [`PAPERS`][], and how a paper gets in.
 
-``theorylab run``, ``check``, ``figures``, ``sweep`` and ``config`` reach the papers only through
-[`PAPERS`][] (name → [`theorylab.core.paper.Paper`][]). Three ways in, none of which edits the
-kernel (docs/adding-a-paper.md):
+``theorylab run``, ``check``, ``figures``, ``sweep``, ``bench`` and ``config`` reach the papers
+only through [`PAPERS`][] (name → [`theorylab.core.paper.Paper`][]); importing this module also
+hands the registry to the kernel's sweep. Three ways in, none of which edits the kernel
+(docs/adding-a-paper.md):
 
 - the papers of this package, listed below (``theorylab/<name>/`` with a ``PAPER``);
 - an installed package that declares an entry point in the group ``theorylab.papers``
@@ -17,6 +18,7 @@ import warnings
 from importlib.metadata import entry_points
 
 from theorylab.core.paper import Paper
+from theorylab.core.sweep.spec import register_papers
 from theorylab.huang2024 import PAPER as _HUANG2024
 from theorylab.jelassi2022 import PAPER as _JELASSI2022
 
@@ -115,4 +117,9 @@ def load_entry_points() -> list[str]:
     return names
 
 
+def _registry():
+    return PAPERS, DEFAULT_PAPER
+
+
 load_entry_points()
+register_papers(_registry)  # the kernel's sweep reaches the papers only through this

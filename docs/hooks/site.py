@@ -4,7 +4,7 @@ At build time, driven by the files present (nothing to edit when a paper, a clai
 figure is added):
 
 - every ``figures/*.png`` of the repository joins the site under ``figures/`` (the files stay
-  where ``python -m theorylab.figures`` writes them; nothing is duplicated in git);
+  where ``python -m theorylab figures`` writes them; nothing is duplicated in git);
 - one figure gallery per paper, ``gallery/<paper>.md``, with the titles and captions of
   ``figures/manifest.json``;
 - one API page per public module of the kernel and of each paper (``api/<module>.md``, a
@@ -25,7 +25,7 @@ from mkdocs.structure.files import File, Files
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "figures"
 #: the packages whose public modules get an API page.
-API_PACKAGES = ("core", "jelassi2022", "huang2024", "vision")
+API_PACKAGES = ("core", "jelassi2022", "huang2024", "vision", "commands")
 #: guides first in this order; any other top-level page follows (e.g. a new guide).
 GUIDE_ORDER = ("reproducing.md", "config.md", "engines.md", "sweeps.md", "performance.md",
                "properties.md", "architecture.md")
@@ -158,7 +158,7 @@ def _headline_tables(headline: dict) -> list[str]:
 
 def _gallery(paper: str, figures: dict) -> str:
     lines = [f"# Figure gallery: {paper}", "",
-             "Every figure of `python -m theorylab.figures --only " + paper + "`; titles and "
+             "Every figure of `python -m theorylab figures --only " + paper + "`; titles and "
              "captions from `figures/manifest.json` (the figures themselves are written by "
              "the figure runner, with their settings and runtime in the manifest).", ""]
     for fid, fig in sorted(figures.items()):
@@ -245,7 +245,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
                                                                        "- **Run:**"))):
         box = ['!!! warning "No full run recorded"', "",
                "    The generated results page holds a quick run (reduced grids), whose verdict "
-               "is not shown here; `python -m theorylab.check` writes the full run."]
+               "is not shown here; `python -m theorylab check` writes the full run."]
     else:
         box = ['!!! abstract "Last full run (from the generated results page)"', ""]
         box += ["    " + line for line in lines]

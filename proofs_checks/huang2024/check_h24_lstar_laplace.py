@@ -1,6 +1,6 @@
 """Huang et al. (2025), reconstructed model: the optimum L* of the MAE loss (docs/papers/
 huang2024.md §2.5, DERIVED; ``engines.population_lstar``) and the Laplace identity of the
-``population-laplace`` engine (module ``theorylab.huang2024.laplace``).
+``population-laplace`` engine (module ``theorylab.huang2024.engines._laplace``).
 
 L*. Pointwise, when every other patch of p's own area is masked, ½‖F_p − x_p‖² − ½z_j² is a
 sum of squares (sympy), and 0 is reached otherwise; along Φ[p, own] = 3t, Υ[p, p] = t the exact
@@ -22,7 +22,7 @@ import sympy as sp
 
 from theorylab.huang2024 import config_from_dict, make_engine
 from theorylab.huang2024.engines import Params, population_lstar
-from theorylab.huang2024.laplace import _TAIL
+from theorylab.huang2024.engines._laplace import _TAIL
 
 
 def test_pointwise_bound_is_a_sum_of_squares():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from theorylab.bench import __main__ as bench_cli
+from theorylab.commands import bench as bench_cli
 from theorylab.core import bench as harness
 from theorylab.core.jit import HAVE_NUMBA
 from theorylab.jelassi2022 import bench

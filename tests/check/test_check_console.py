@@ -1,10 +1,10 @@
-"""The console summary of ``python -m theorylab.check``: one row per claim within 100 columns."""
+"""The console summary of ``python -m theorylab check``: one row per claim within 100 columns."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-import theorylab.check as check
+import theorylab.commands.check as check
 
 
 def _summary() -> pd.DataFrame:

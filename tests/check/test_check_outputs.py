@@ -1,4 +1,4 @@
-"""Where ``python -m theorylab.check`` writes, what its pages record about the run, how it ends
+"""Where ``python -m theorylab check`` writes, what its pages record about the run, how it ends
 without the Fashion-MNIST files, and that quick runs of both commands leave the committed
 results alone."""
 
@@ -13,7 +13,7 @@ import sys
 import pandas as pd
 import pytest
 
-from theorylab.check import main, run_checks
+from theorylab.commands.check import main, run_checks
 from theorylab.core.provenance import REPO_ROOT
 
 FAST = "jelassi2022/thm3.2"  # under a second in a quick run, needs no data files
@@ -79,8 +79,8 @@ def test_quick_smoke_leaves_the_committed_folders_untouched():
     before = _snapshot()
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     try:
-        for cmd in (["theorylab.check", "--quick", "--only", FAST],
-                    ["theorylab.figures", "--quick", "--only", "jelassi2022-fig1b"]):
+        for cmd in (["theorylab", "check", "--quick", "--only", FAST],
+                    ["theorylab", "figures", "--quick", "--only", "jelassi2022-fig1b"]):
             r = subprocess.run([sys.executable, "-m", *cmd], cwd=REPO_ROOT, env=env,
                                capture_output=True, text=True, timeout=300)
             assert r.returncode == 0, r.stderr[-2000:]

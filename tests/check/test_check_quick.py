@@ -1,4 +1,4 @@
-"""CI smoke test of ``python -m theorylab.check --quick``: every claim runs into a temporary
+"""CI smoke test of ``python -m theorylab check --quick``: every claim runs into a temporary
 folder, and every verdict in the summary is recomputed from the CSV files the run wrote with
 the claim's pure `judge` function (so a verdict cannot be typed in, and the files are complete).
 The quick grids are small: the verdicts that the quick tables must give are pinned too."""
@@ -6,7 +6,7 @@ The quick grids are small: the verdicts that the quick tables must give are pinn
 import pandas as pd
 import pytest
 
-from theorylab.check import main
+from theorylab.commands.check import main
 from theorylab.jelassi2022.claims import CLAIMS
 
 
@@ -82,7 +82,7 @@ def test_check_lists_and_refuses_unknown_ids(capsys):
 
 
 def test_selectors_resolve_to_keys():
-    from theorylab.check import resolve_claims
+    from theorylab.commands.check import resolve_claims
     from theorylab.huang2024.claims import CLAIMS as H24
 
     every = [f"jelassi2022/{cid}" for cid in CLAIMS]

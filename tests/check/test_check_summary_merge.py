@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from theorylab.check import run_checks
+from theorylab.commands.check import run_checks
 
 
 def test_rerunning_one_claim_keeps_the_others_rows(tmp_path):

@@ -7,13 +7,13 @@ from dataclasses import dataclass, fields
 
 import pytest
 
-from theorylab.configdoc import PAGE, main, render
+from theorylab.commands.config import PAGE, main, render
 from theorylab.core.configdoc import config_markdown, field_docs, paper_refs
 from theorylab.papers import PAPERS
 
 
 def test_committed_page_is_the_generated_one():
-    """Byte for byte: regenerate with ``python -m theorylab.configdoc`` after changing a
+    """Byte for byte: regenerate with ``python -m theorylab config`` after changing a
     config class, its docstring or its allowed values."""
     assert PAGE.read_bytes() == render().encode("utf-8")
     assert main(["--check"]) == 0

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import theorylab
+from theorylab.commands.sweep import main as sweep_main
 from theorylab.core.sweep import (
     PROVENANCE_COLUMNS,
     call_point,
@@ -23,7 +24,6 @@ from theorylab.core.sweep import (
     run_sweep_spec,
     spec_from_dict,
 )
-from theorylab.sweep.__main__ import main as sweep_main
 
 BASE = {"data": {"D": 4, "C": 2, "d": 20}, "train": {"steps": 30, "n_records": 8}}
 
@@ -248,8 +248,8 @@ def test_use_executor_shares_a_cache_between_callers(tmp_path):
 
 
 def test_check_and_figures_flags_refuse_bad_values(tmp_path, capsys):
-    from theorylab.check import main as check_main
-    from theorylab.figures.__main__ import main as figures_main
+    from theorylab.commands.check import main as check_main
+    from theorylab.commands.figures import main as figures_main
 
     (tmp_path / "file").write_text("")
     assert check_main(["--only", "huang2024/thm4.1", "--out", str(tmp_path / "o"),
@@ -313,7 +313,7 @@ def test_killed_sweep_resumes_with_only_the_missing_points(tmp_path):
     path = _write_spec(tmp_path, spec)
     out = tmp_path / "killed"
     env = {**os.environ, "PYTHONPATH": str(Path(theorylab.__file__).parents[1])}
-    cmd = [sys.executable, "-m", "theorylab.sweep", str(path), "--out", str(out), "--workers",
+    cmd = [sys.executable, "-m", "theorylab", "sweep", str(path), "--out", str(out), "--workers",
            "0", "--no-progress"]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     t0 = time.time()

@@ -47,7 +47,7 @@ def slurm(tmp_path_factory):
 def test_documented_slurm_example_equals_the_local_run(slurm, tmp_path):
     name, spec, command = _example()
     (tmp_path / name).write_text(spec)
-    assert command[:3] == ["python", "-m", "theorylab.sweep"] and "--slurm" in command
+    assert command[:4] == ["python", "-m", "theorylab", "sweep"] and "--slurm" in command
     out = tmp_path / command[command.index("--out") + 1]
     env = {**slurm, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT),
                                                                 os.environ.get("PYTHONPATH")]))}

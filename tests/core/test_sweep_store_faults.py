@@ -17,7 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import theorylab.sweep  # noqa: F401  (registers the papers)
+import theorylab.papers  # noqa: F401  (registers the papers)
+from theorylab.commands.sweep import main as sweep_main
 from theorylab.core.sweep import (
     PROVENANCE_COLUMNS,
     Store,
@@ -30,7 +31,6 @@ from theorylab.core.sweep import (
 from theorylab.core.sweep import runner as runner_mod
 from theorylab.core.sweep import spec as spec_mod
 from theorylab.core.sweep.store import read_point_file
-from theorylab.sweep.__main__ import main as sweep_main
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = {"data": {"D": 4, "C": 2, "d": 20}, "train": {"steps": 30, "n_records": 8}}
@@ -176,7 +176,7 @@ def _lock(out: Path, pid: int) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "sweep.lock").write_text(json.dumps(
         {"pid": pid, "host": socket.gethostname(), "started": "2026-01-01T00:00:00+00:00",
-         "command": "python -m theorylab.sweep other.toml --out x"}))
+         "command": "python -m theorylab sweep other.toml --out x"}))
 
 
 def test_a_store_in_use_is_refused_naming_the_writer(tmp_path, capsys):
@@ -192,7 +192,7 @@ def test_a_store_in_use_is_refused_naming_the_writer(tmp_path, capsys):
     assert rc == 2 and err.count("\n") == 1, err
     assert (f"error: out: the store {out} is in use by another sweep: pid {other.pid} on host "
             f"{socket.gethostname()}, started 2026-01-01T00:00:00+00:00 (python -m "
-            f"theorylab.sweep other.toml --out x)") in err, err
+            f"theorylab sweep other.toml --out x)") in err, err
     assert not (out / "points").exists()  # nothing written
     # the same lock, its process gone: taken over, said, and removed at the end
     rc, out_text, _ = _cli([spec, "--out", out, "--workers", "0", "--no-progress"], capsys)
@@ -225,7 +225,7 @@ def _interrupt(tmp_path, signum, workers) -> tuple[int, str, Path, Path]:
     spec = _toml(tmp_path / "s.toml", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], steps=600)
     out = tmp_path / "store"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "theorylab.sweep", str(spec), "--out",
+    proc = subprocess.Popen([sys.executable, "-m", "theorylab", "sweep", str(spec), "--out",
                              str(out), "--workers", str(workers), "--no-progress"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=ROOT)
@@ -246,7 +246,7 @@ def test_interrupt_in_process_lists_the_unfinished_points_and_resumes(tmp_path, 
     assert err.startswith("interrupted; "), err
     done = len(list((out / "points").glob("*.parquet")))
     assert f"{done} of 6 points done and kept, {6 - done} unfinished: " in err, err
-    assert f"Resume with: {sys.executable} -m theorylab.sweep {spec} --out {out}" in err, err
+    assert f"Resume with: {sys.executable} -m theorylab sweep {spec} --out {out}" in err, err
     assert not (out / "sweep.lock").exists()
     assert list(load_sweep(out).status).count("pending") == 6 - done
 

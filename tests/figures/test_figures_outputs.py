@@ -1,4 +1,4 @@
-"""Where ``python -m theorylab.figures`` writes, what its manifest records about the run, and
+"""Where ``python -m theorylab figures`` writes, what its manifest records about the run, and
 how it ends on a machine without the Fashion-MNIST files."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+from theorylab.commands.figures import main
 from theorylab.core.provenance import REPO_ROOT
-from theorylab.figures.__main__ import main
 
 FAST = "jelassi2022-fig1b"  # a fraction of a second, needs no data files
 

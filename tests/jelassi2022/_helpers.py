@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 from theorylab import DataConfig, ExperimentConfig, ModelConfig, TrainConfig, make_wstar
-
-FIG4_SETS = [[0, 8], [1, 5], [2, 4], [3, 7], [6, 9]]
-FIG4_Q = math.log(100) / 10
+from theorylab.jelassi2022.setups import REF_Q as FIG4_Q  # noqa: F401  (Figure 4's q)
+from theorylab.jelassi2022.setups import REF_SETS as FIG4_SETS
 
 
 def fig4_config(**train) -> ExperimentConfig:

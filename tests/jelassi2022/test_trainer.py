@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from theorylab import TrainConfig, load_config, run_experiment
+from theorylab.commands.run import main
 from theorylab.jelassi2022.trainer import TRAJECTORY_SCHEMA, DivergenceError, record_steps
-from theorylab.run import main
 
 from ._helpers import fig4_config, small_config
 
@@ -35,7 +35,7 @@ def test_cli_writes_run_folder(tmp_path):
 def test_cli_bad_config_is_one_line(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[data]\nD = 10\nC = 3\n")
-    r = subprocess.run([sys.executable, "-m", "theorylab.run", str(bad), "--out",
+    r = subprocess.run([sys.executable, "-m", "theorylab", "run", str(bad), "--out",
                         str(tmp_path / "o")], capture_output=True, text=True)
     assert r.returncode == 2
     assert r.stderr.strip() == "error: data.C: must divide D=10 (got C=3)"

@@ -1,44 +1,32 @@
 """One small array-backend interface (after einops): numpy is the reference, torch runs on CPU/CUDA.
 
 The engines are written once against [`Backend`][]; each backend implements a handful of methods.
-Arrays are plain ``numpy.ndarray`` or ``torch.Tensor``; arithmetic operators and ``@`` are shared.
+Arrays are plain ``numpy.ndarray`` or ``torch.Tensor``; arithmetic operators, ``@``, slicing and
+integer-array indexing (with index arrays from [`Backend.asindex`][]) are shared, so an engine
+written against a backend runs on numpy, torch on a CPU and torch on CUDA as one code path.
+Reductions take ``axis`` (an int or a tuple) and, where it matters, ``keepdims``.
 
-**Measured primitives.** The two reads of the data X in a step, U = X·v
-([`Backend.project`][]) and Σ_nj dU_nj X_nj ([`Backend.pullback`][]), dominate the empirical
-engines. On a CPU they have three implementations (the candidates, [`PRIMITIVES`][]):
-
-- ``einsum``: ``np.einsum("njk,k->nj")`` / ``np.einsum("nj,njk->k")`` (the plain reference);
-- ``blas``: numpy's matrix–vector product on X viewed as (n·D, d) (OpenBLAS/MKL gemv);
-- ``torch``: torch's CPU matrix–vector product on the same memory (zero-copy ``from_numpy``).
-
-No candidate is fastest on every CPU: einsum was 2.3–2.8× faster than gemv on an AMD EPYC, and
-1.4–1.7× slower than both gemv's on an Intel Xeon (docs/performance.md). With ``"auto"`` (the
-default) the first call for a *shape class* — the operation, D, d, the dtype and the number of
-rows rounded to a power of two — times the candidates on the call's own arguments, interleaved
-(one untimed call each, then three rounds of one call per candidate), and keeps the candidate of
-the smallest median for the rest of the process ([`PrimitiveChoice`][]). ``einsum``, ``blas``
-or ``torch`` pin one, through ``get_backend(..., primitive=)`` or the environment variable
-``THEORYLAB_PRIMITIVE``. The candidates sum in different orders, so results differ by rounding
-only (≈ 1e-15 relative per product; trajectories ≤ 1e-13, tests/core/test_primitives.py): pin a
-candidate where runs in different processes must agree to the bit. CUDA and tensors that need
-gradients always use ``@``.
-
-**Subnormals.** [`flush_denormals`][] turns on flush-to-zero and denormals-are-zero for the
-calling thread while a block runs (the exchangeable and Monte Carlo steps): sigmoid factors of
-large margins times small weights fall below 2.2e-308, where the CPU takes a slow microcode path.
-Flushing changes a sum only by such tiny terms (below 1e-300 absolute; tested to 1e-15 relative).
+How the reads of the data X are made on a CPU (measured choice of implementation) and the
+flush-to-zero of subnormals are in [`theorylab.core.primitives`][] (re-exported here).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import statistics
-import time
-from collections.abc import Iterator
 
 import numpy as np
 from scipy import special
+
+from theorylab.core.primitives import (
+    PRIMITIVE_ENV,
+    PRIMITIVES,
+    PrimitiveChoice,
+    check_primitive,
+    default_primitive,
+    flush_denormals,
+    primitive_choices,
+    run_primitive,
+)
 
 __all__ = [
     "Backend", "NumpyBackend", "TorchBackend", "check_device", "get_backend", "host_free_bytes",
@@ -48,137 +36,6 @@ __all__ = [
 ]
 
 DTYPES = ("float64", "float32")
-
-#: implementations of the reads of X on a CPU; "auto" measures them (see the module)
-PRIMITIVES = ("auto", "einsum", "blas", "torch")
-PRIMITIVE_ENV = "THEORYLAB_PRIMITIVE"
-
-
-def default_primitive() -> str:
-    """``$THEORYLAB_PRIMITIVE`` when set (one of [`PRIMITIVES`][]), else ``"auto"``."""
-    raw = os.environ.get(PRIMITIVE_ENV, "").strip() or "auto"
-    if raw not in PRIMITIVES:
-        raise ValueError(f"{PRIMITIVE_ENV}: must be one of {PRIMITIVES} (got {raw!r})")
-    return raw
-
-
-def _torch_view(a: np.ndarray):
-    import torch
-
-    return torch.from_numpy(a)
-
-
-def _rows(X: np.ndarray) -> np.ndarray:
-    return X.reshape(-1, X.shape[-1])
-
-
-def _project_einsum(X, v):
-    return np.einsum("njk,k->nj", X, v)
-
-
-def _project_blas(X, v):
-    return (_rows(X) @ v).reshape(X.shape[:-1])
-
-
-def _project_torch(X, v):
-    return (_torch_view(_rows(X)) @ _torch_view(v)).numpy().reshape(X.shape[:-1])
-
-
-def _pullback_einsum(dU, X):
-    return np.asarray(np.einsum("nj,njk->k", dU, X))
-
-
-def _pullback_blas(dU, X):
-    return dU.reshape(-1) @ _rows(X)
-
-
-def _pullback_torch(dU, X):
-    return (_torch_view(np.ascontiguousarray(dU).reshape(-1)) @ _torch_view(_rows(X))).numpy()
-
-
-_IMPLEMENTATIONS = {
-    "project": {"einsum": _project_einsum, "blas": _project_blas, "torch": _project_torch},
-    "pullback": {"einsum": _pullback_einsum, "blas": _pullback_blas, "torch": _pullback_torch},
-}
-
-
-class PrimitiveChoice:
-    """The measured choice of implementation per shape class, cached for the process.
-
-    ``choose(op, X, *args)`` returns the name of the implementation to use for ``op``
-    ("project" or "pullback") on arrays like ``X`` (n, D, d); see the module for the rule."""
-
-    rounds = 3
-
-    def __init__(self) -> None:
-        self.cache: dict[tuple, str] = {}
-        self.timings: dict[tuple, dict[str, float]] = {}
-
-    @staticmethod
-    def shape_class(op: str, X: np.ndarray) -> tuple:
-        n = max(int(X.shape[0]), 1)
-        return (op, int(X.shape[1]), int(X.shape[2]), X.dtype.name, 1 << (n.bit_length() - 1))
-
-    def run(self, op: str, X: np.ndarray, a, b):
-        """``op`` on (a, b) with the implementation chosen for X's shape class (measured now
-        on this call's arguments when the class is new)."""
-        impls = _IMPLEMENTATIONS[op]
-        if not X.flags.writeable:  # torch.from_numpy needs writeable memory
-            return impls["blas"](a, b)
-        key = self.shape_class(op, X)
-        name = self.cache.get(key)
-        if name is not None:
-            return impls[name](a, b)
-        times: dict[str, list[float]] = {k: [] for k in impls}
-        for f in impls.values():  # warm-up, untimed
-            f(a, b)
-        for _ in range(self.rounds):  # interleaved rounds
-            for k, f in impls.items():
-                t0 = time.perf_counter()
-                f(a, b)
-                times[k].append(time.perf_counter() - t0)
-        med = {k: statistics.median(v) for k, v in times.items()}
-        name = min(med, key=med.get)
-        self.cache[key] = name
-        self.timings[key] = med
-        return impls[name](a, b)
-
-    def clear(self) -> None:
-        self.cache.clear()
-        self.timings.clear()
-
-
-_CHOICE = PrimitiveChoice()
-
-
-def primitive_choices() -> PrimitiveChoice:
-    """The process-wide [`PrimitiveChoice`][] (its ``cache`` and ``timings`` say what was
-    measured and picked; ``clear()`` forgets it)."""
-    return _CHOICE
-
-
-def _run_primitive(primitive: str, op: str, X, a, b):
-    if primitive == "auto":
-        return _CHOICE.run(op, X, a, b)
-    if primitive == "torch" and not X.flags.writeable:
-        primitive = "blas"
-    return _IMPLEMENTATIONS[op][primitive](a, b)
-
-
-@contextlib.contextmanager
-def flush_denormals() -> Iterator[None]:
-    """Within the block the calling thread flushes subnormal results to zero and reads subnormal
-    inputs as zero (x86 FTZ/DAZ, ARM FZ, through ``torch.set_flush_denormal``); the mode is off
-    again after the block (it is off by default; a no-op where unsupported). It acts on numpy
-    and torch alike in this thread; other threads (BLAS pools) keep their mode."""
-    import torch
-
-    on = torch.set_flush_denormal(True)
-    try:
-        yield
-    finally:
-        if on:
-            torch.set_flush_denormal(False)
 
 
 class Backend:
@@ -203,7 +60,59 @@ class Backend:
     def abs(self, x):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def sum(self, x, axis=None):  # pragma: no cover - interface
+    def sum(self, x, axis=None, keepdims=False):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def log(self, x):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def sqrt(self, x):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def where(self, cond, a, b):  # pragma: no cover - interface
+        """Elementwise ``a`` where ``cond`` else ``b`` (either may be a Python number)."""
+        raise NotImplementedError
+
+    def maximum(self, a, b):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def isfinite(self, x):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def logaddexp(self, a, b):  # pragma: no cover - interface
+        """log(e^a + e^b), stable (``a`` or ``b`` may be a Python number)."""
+        raise NotImplementedError
+
+    def logsumexp(self, x, axis):  # pragma: no cover - interface
+        """log Σ exp(x) along ``axis``, max-subtracted."""
+        raise NotImplementedError
+
+    def einsum(self, spec: str, *operands):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def take_along_axis(self, x, idx, axis: int):  # pragma: no cover - interface
+        """``out[..., i, ...] = x[..., idx[..., i, ...], ...]`` along ``axis`` (numpy's
+        ``take_along_axis``, torch's ``gather``); ``idx`` from [`asindex`][]."""
+        raise NotImplementedError
+
+    def moveaxis(self, x, source: int, destination: int):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def concatenate(self, xs, axis: int = 0):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def stack(self, xs, axis: int = 0):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def arange(self, n: int):  # pragma: no cover - interface
+        """0, 1, …, n − 1 as an index array (see [`asindex`][])."""
+        raise NotImplementedError
+
+    def full(self, shape, value: float, dtype: str | None = None):  # pragma: no cover
+        raise NotImplementedError
+
+    def asbool(self, x):  # pragma: no cover - interface
+        """A boolean array on this backend (masks)."""
         raise NotImplementedError
 
     def max(self, x, axis=None, keepdims=False):  # pragma: no cover - interface
@@ -315,7 +224,7 @@ class NumpyBackend(Backend):
         self.device = "cpu"
         self.dtype = dtype
         self._np_dtype = np.dtype(dtype)
-        self.primitive = _check_primitive(primitive)
+        self.primitive = check_primitive(primitive)
 
     def asarray(self, x, dtype=None):
         return np.asarray(x, dtype=dtype or self._np_dtype)
@@ -332,8 +241,53 @@ class NumpyBackend(Backend):
     def abs(self, x):
         return np.abs(x)
 
-    def sum(self, x, axis=None):
-        return np.sum(x, axis=axis)
+    def sum(self, x, axis=None, keepdims=False):
+        return np.sum(x, axis=axis, keepdims=keepdims)
+
+    def log(self, x):
+        return np.log(x)
+
+    def sqrt(self, x):
+        return np.sqrt(x)
+
+    def where(self, cond, a, b):
+        return np.where(cond, a, b)
+
+    def maximum(self, a, b):
+        return np.maximum(a, b)
+
+    def isfinite(self, x):
+        return np.isfinite(x)
+
+    def logaddexp(self, a, b):
+        return np.logaddexp(a, b)
+
+    def logsumexp(self, x, axis):
+        return special.logsumexp(x, axis=axis)
+
+    def einsum(self, spec, *operands):
+        return np.einsum(spec, *operands, optimize=len(operands) > 2)
+
+    def take_along_axis(self, x, idx, axis):
+        return np.take_along_axis(x, idx, axis=axis)
+
+    def moveaxis(self, x, source, destination):
+        return np.moveaxis(x, source, destination)
+
+    def concatenate(self, xs, axis=0):
+        return np.concatenate(xs, axis=axis)
+
+    def stack(self, xs, axis=0):
+        return np.stack(xs, axis=axis)
+
+    def arange(self, n):
+        return np.arange(n, dtype=np.int64)
+
+    def full(self, shape, value, dtype=None):
+        return np.full(shape, value, dtype=dtype or self._np_dtype)
+
+    def asbool(self, x):
+        return np.asarray(x, dtype=bool)
 
     def max(self, x, axis=None, keepdims=False):
         return np.max(x, axis=axis, keepdims=keepdims)
@@ -361,10 +315,10 @@ class NumpyBackend(Backend):
 
     # the reads of X: the implementation measured fastest here, or the pinned one (module doc)
     def project(self, X, v):
-        return _run_primitive(self.primitive, "project", X, X, v)
+        return run_primitive(self.primitive, "project", X, X, v)
 
     def pullback(self, dU, X):
-        return _run_primitive(self.primitive, "pullback", X, dU, X)
+        return run_primitive(self.primitive, "pullback", X, dU, X)
 
 
 class TorchBackend(Backend):
@@ -381,7 +335,7 @@ class TorchBackend(Backend):
         self.device = device
         self.dtype = dtype
         self._t_dtype = getattr(torch, dtype)
-        self.primitive = _check_primitive(primitive)
+        self.primitive = check_primitive(primitive)
 
     def _dt(self, dtype):
         return getattr(self._torch, dtype) if dtype else self._t_dtype
@@ -406,8 +360,63 @@ class TorchBackend(Backend):
     def abs(self, x):
         return self._torch.abs(x)
 
-    def sum(self, x, axis=None):
-        return self._torch.sum(x) if axis is None else self._torch.sum(x, dim=axis)
+    def sum(self, x, axis=None, keepdims=False):
+        if axis is None:
+            return self._torch.sum(x)
+        return self._torch.sum(x, dim=axis, keepdim=keepdims)
+
+    def log(self, x):
+        return self._torch.log(x)
+
+    def sqrt(self, x):
+        return self._torch.sqrt(x)
+
+    def where(self, cond, a, b):
+        return self._torch.where(cond, a, b)
+
+    def maximum(self, a, b):
+        return self._torch.maximum(a, b)
+
+    def isfinite(self, x):
+        return self._torch.isfinite(x)
+
+    def logaddexp(self, a, b):
+        t = self._torch
+        if not isinstance(a, t.Tensor):
+            a = t.full_like(b, a)
+        elif not isinstance(b, t.Tensor):
+            b = t.full_like(a, b)
+        return t.logaddexp(a, b)
+
+    def logsumexp(self, x, axis):
+        return self._torch.logsumexp(x, dim=axis)
+
+    def einsum(self, spec, *operands):
+        return self._torch.einsum(spec, *operands)
+
+    def take_along_axis(self, x, idx, axis):
+        return self._torch.take_along_dim(x, idx, dim=axis)
+
+    def moveaxis(self, x, source, destination):
+        return self._torch.movedim(x, source, destination)
+
+    def concatenate(self, xs, axis=0):
+        return self._torch.cat(list(xs), dim=axis)
+
+    def stack(self, xs, axis=0):
+        return self._torch.stack(list(xs), dim=axis)
+
+    def arange(self, n):
+        return self._torch.arange(n, device=self.device, dtype=self._torch.long)
+
+    def full(self, shape, value, dtype=None):
+        return self._torch.full(shape, value, dtype=self._dt(dtype), device=self.device)
+
+    def asbool(self, x):
+        t = self._torch
+        if isinstance(x, t.Tensor):
+            return x.to(device=self.device, dtype=t.bool)
+        return t.as_tensor(np.asarray(x, dtype=bool), device=self.device)
 
     def max(self, x, axis=None, keepdims=False):
         if axis is None:
@@ -436,14 +445,14 @@ class TorchBackend(Backend):
             return X @ v
         Xn = X.numpy()
         return self._torch.from_numpy(
-            np.ascontiguousarray(_run_primitive(self.primitive, "project", Xn, Xn, v.numpy())))
+            np.ascontiguousarray(run_primitive(self.primitive, "project", Xn, Xn, v.numpy())))
 
     def pullback(self, dU, X):
         if self.device != "cpu" or X.requires_grad or dU.requires_grad:
             return super().pullback(dU, X)
         Xn = X.numpy()
         return self._torch.from_numpy(np.ascontiguousarray(
-            _run_primitive(self.primitive, "pullback", Xn, dU.numpy(), Xn)))
+            run_primitive(self.primitive, "pullback", Xn, dU.numpy(), Xn)))
 
     def synchronize(self) -> None:
         if self.device.startswith("cuda"):
@@ -496,14 +505,6 @@ def host_free_bytes() -> int:
         return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (ValueError, OSError, AttributeError):  # pragma: no cover - platform dependent
         return 4 << 30
-
-
-def _check_primitive(primitive: str | None) -> str:
-    if primitive is None:
-        return default_primitive()
-    if primitive not in PRIMITIVES:
-        raise ValueError(f"primitive: must be one of {PRIMITIVES} (got {primitive!r})")
-    return primitive
 
 
 def get_backend(name: str = "numpy", dtype: str = "float64", device: str = "cpu", *,

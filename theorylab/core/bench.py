@@ -1,9 +1,12 @@
 """The benchmark harness: timing, device peaks, machine naming and the CSV output of
-``python -m theorylab.bench``, for any paper's engines.
+``theorylab bench``, for any paper's engines.
 
-A paper's benchmarks (``theorylab.<paper>.bench``) build engines and choose sizes; this module
-times them and says where the numbers come from:
+A paper's benchmarks (its ``bench`` room, handed over as a [`PaperBench`][] by the paper's
+``Paper.bench`` hook) build engines and choose sizes; this module times them and says where the
+numbers come from:
 
+- [`PaperBench`][], [`BenchCase`][], [`SuiteContext`][]: what a paper hands to ``theorylab
+  bench`` (its own run and flag checks) and to the GPU suite (its parts);
 - [`time_call`][], [`interleaved_times`][] and [`time_engine_step`][]: wall times, CUDA
   synchronised (an engine is anything with ``evaluate``, ``apply`` and ``xp.synchronize``,
   [`theorylab.core.engine`][]);
@@ -27,7 +30,9 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +40,9 @@ from theorylab.core.atomic_io import write_csv
 
 __all__ = [
     "GPU_PEAK_GBS",
+    "BenchCase",
+    "PaperBench",
+    "SuiteContext",
     "check_csv_out",
     "check_device",
     "default_max_bytes",
@@ -53,6 +61,53 @@ __all__ = [
 
 #: nominal memory bandwidth (GB/s) of GPUs we may be lent, by a substring of the device name
 GPU_PEAK_GBS = {"H100": 3350.0, "H200": 4800.0, "A100": 2039.0}
+
+
+@dataclass(frozen=True)
+class SuiteContext:
+    """What a part of the GPU suite is told: the ``device`` it runs on, whether to use CPU
+    sizes (``cpu_sizes``: no CUDA here, the same code paths at sizes a CPU runs in about a
+    minute), the time guard of one timed case (``max_seconds``) and the timed repeats."""
+
+    device: str
+    cpu_sizes: bool
+    max_seconds: float = 20.0
+    repeats: int = 3
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    """One part of the GPU suite, contributed by a paper: a table of timings or errors.
+
+    - `name`: file stem, unique within the paper (the table goes to ``<paper>-<name>.csv``).
+    - `what`: one line for the summary page.
+    - `run`: ``(SuiteContext) -> table`` (a pandas DataFrame, one row per measurement); the
+      suite adds a ``device`` column naming the device when the table has none.
+    - `budget_s`: the part's time limit in seconds (it runs in its own process and is
+      stopped there).
+    - `summary`: ``(table) -> lines`` for the summary page (default: the row count).
+    """
+
+    name: str
+    what: str
+    run: Callable[[SuiteContext], Any]
+    budget_s: float = 60.0
+    summary: Callable[[Any], list[str]] | None = None
+
+
+@dataclass(frozen=True)
+class PaperBench:
+    """What ``theorylab bench --paper <name>`` and the GPU suite time of one paper.
+
+    - `run`: ``(args) -> exit code``: the paper's benchmark under the command's parsed flags.
+    - `check`: ``(args) -> None``: refuse flags the paper does not take, before anything is
+      measured (a one-line ``ValueError("--flag: ...")``).
+    - `suite`: ``() -> [BenchCase, ...]``: the paper's parts of the GPU suite.
+    """
+
+    run: Callable[[Any], int]
+    check: Callable[[Any], None] = lambda args: None
+    suite: Callable[[], Sequence[BenchCase]] = field(default=lambda: ())
 
 
 def time_call(

@@ -51,7 +51,7 @@ def one_line(message: str) -> str:
 @contextmanager
 def command_name(prog: str) -> Iterator[None]:
     """Within the block, every [`ArgumentParser`][] is called ``prog`` in its usage and help
-    lines (the ``theorylab`` command runs ``python -m theorylab.run``'s ``main`` as
+    lines (the ``theorylab`` command runs ``python -m theorylab run``'s ``main`` as
     ``theorylab run``)."""
     before = _PROG["name"]
     _PROG["name"] = prog

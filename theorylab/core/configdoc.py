@@ -152,7 +152,7 @@ def config_markdown(
     - `allowed`: ``"section.field"`` → markdown of the allowed values (choices from the
       paper's constants, upper bounds); other fields: the meaning says.
     - `citation`: the paper's short citation put before each field's references, e.g.
-      ``"Jelassi et al. (2022)"``.
+      ``"Doe & Roe (2030)"``.
     - `title`, `intro`: an optional ``#`` heading and paragraph on top.
     - `level`: the heading level of each section (``2``: ``## [name]``).
     """

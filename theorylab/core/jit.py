@@ -7,8 +7,8 @@ environment; numba looks at ``$NUMBA_CACHE_DIR``, then ``__pycache__`` next to t
 the user-wide cache folder) the kernel is compiled without a disk cache: each process then
 compiles it once, on its first call. The kernels that use
 it are optional fast paths: each has a plain numpy/torch counterpart that gives the same result
-up to rounding, and a choice rule that measures both (see
-[`theorylab.jelassi2022.engines.fused`][]). [`HAVE_NUMBA`][] is False when numba cannot be
+up to rounding, and a choice rule that measures both (the first paper's fused empirical pass,
+for one). [`HAVE_NUMBA`][] is False when numba cannot be
 imported; the fast paths are then simply not candidates.
 
 Floating point: [`FASTMATH`][] allows only *reassociation* and *contraction* (a·b + c as one

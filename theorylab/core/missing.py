@@ -2,7 +2,7 @@
 
 theorylab never downloads data at run time. A computation that needs local files (the
 Fashion-MNIST idx files of Debian's ``dataset-fashion-mnist``) raises [`MissingDataError`][]
-when they are absent; ``python -m theorylab.figures`` and ``python -m theorylab.check`` catch it,
+when they are absent; ``python -m theorylab figures`` and ``python -m theorylab check`` catch it,
 report the figure or claim as *skipped* with its ``reason`` (one line naming
 the package to install) and go on with the rest.
 """

@@ -1,9 +1,10 @@
-"""What a paper subpackage hands to the entry points: one [`Paper`][] object.
+"""What a paper subpackage hands to the commands and the kernel: one [`Paper`][] object.
 
-``python -m theorylab.run``, ``python -m theorylab.check`` and ``python -m theorylab.figures``
-know the papers through ``theorylab.papers.PAPERS`` (one line per paper) and reach each paper
-only through its `Paper`: how to build a run configuration from TOML tables, how to run it,
-its claims and its figures. The kernel defines the shape; it never imports a paper.
+The ``theorylab`` commands know the papers through ``theorylab.papers.PAPERS`` (one line per
+paper) and reach each paper only through its `Paper`: how to build a run configuration from
+TOML tables, how to run it, its trajectory's columns, its batched run (if any), its claims, its
+figures and its benchmarks. The kernel defines the shape and calls these hooks; it never
+imports a paper and names none.
 """
 
 from __future__ import annotations
@@ -13,7 +14,43 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Paper"]
+__all__ = ["BatchedRun", "Paper"]
+
+
+@dataclass(frozen=True)
+class BatchedRun:
+    """How a paper runs several seeds and several values of one config field as one batched
+    computation: the sweep's ``point = "batched"`` (docs/sweeps.md).
+
+    **Arguments:**
+
+    - `function`: ``"package.module:name"`` of the batched run, importable in a Dask worker;
+      called as ``function(config, seeds=[...], <field>=[...], progress=False)`` and returns a
+      table with one row per (run, recorded step).
+    - `axis`: the dotted config field whose values one point batches with the seeds, e.g.
+      ``"train.lr"``; its last part (``<field>``) names the keyword argument.
+    - `by`: the columns that identify one run in the table (``keep = "final"`` keeps the last
+      row of each).
+    - `prepare`: ``(tables, resolved) -> resolved``: checks that the point's config can be
+      batched and adjusts its resolved tables (``tables``: the tables the spec wrote, before
+      resolution); raises a one-line ``ValueError`` naming the field otherwise.
+    """
+
+    function: str
+    axis: str
+    by: tuple[str, ...] = ("run", "seed")
+    prepare: Callable[[Mapping[str, Any], dict], dict] | None = None
+
+    def __post_init__(self) -> None:
+        if ":" not in self.function:
+            raise ValueError(f"function: must be 'package.module:name' (got {self.function!r})")
+        if self.axis.count(".") != 1:
+            raise ValueError(f"axis: must be 'section.field' (got {self.axis!r})")
+
+    @property
+    def field(self) -> str:
+        """The keyword argument of `function` that takes the axis values."""
+        return self.axis.split(".", 1)[1]
 
 
 @dataclass(frozen=True)
@@ -25,8 +62,7 @@ class Paper:
     - `name`: short name, also the subpackage (``theorylab.<name>``), the value of
       ``[experiment] paper`` in run configs, the prefix of claim ids (``<name>/thm4.1``) and
       the folder of its results pages (``docs/results/<name>/``).
-    - `title`: the citation, e.g. ``"Jelassi, Sander & Li (2022), Vision Transformers provably
-      learn spatial structure"``.
+    - `title`: the citation, e.g. ``"Doe & Roe (2030), A theory of something"``.
     - `config_from_tables`: ``{section: {field: value}}`` (a parsed TOML file) → the paper's
       validated run configuration (``ValueError`` naming the field otherwise).
     - `override`: ``(config, {"device": ..., "dtype": ..., "backend": ..., "steps": ...})`` →
@@ -39,6 +75,12 @@ class Paper:
     - `notes`: the project page with the paper notes (``docs/papers/<name>.md``).
     - `config_doc`: → the markdown reference of the paper's config sections, one table per
       section (``core.configdoc``), for ``docs/config.md``; ``None``: not documented there.
+    - `trajectory_schema`: column → dtype of the trajectory table that `run` returns (a sweep
+      checks ``keep`` columns against it); ``None``: not known up front.
+    - `batched`: the paper's [`BatchedRun`][] (the sweep's batched points); ``None``: none.
+    - `bench`: → the paper's [`PaperBench`][theorylab.core.bench.PaperBench] (imported on
+      first use): what ``theorylab bench --paper <name>`` and the GPU suite time; ``None``:
+      no benchmarks.
     """
 
     name: str
@@ -50,6 +92,9 @@ class Paper:
     load_figures: Callable[[], None]
     notes: str = ""
     config_doc: Callable[[], str] | None = None
+    trajectory_schema: Mapping[str, str] | None = None
+    batched: BatchedRun | None = None
+    bench: Callable[[], Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.lower():

@@ -46,6 +46,7 @@ __all__ = [
     "same_config_except_steps",
     "TrainOutcome",
     "empty_table",
+    "first_step",
     "record_schedule",
     "train",
 ]
@@ -107,6 +108,13 @@ def record_schedule(steps: int, n_records: int, mode: str = "log") -> np.ndarray
     else:
         s = np.concatenate([[0], np.geomspace(1, T, n_records - 1)])
     return np.unique(np.concatenate([np.round(s).astype(np.int64), [0, T]]))
+
+
+def first_step(step: np.ndarray, mask: np.ndarray) -> float:
+    """The first entry of `step` (a trajectory's recorded steps) where `mask` holds (NaN when
+    it never does): the step at which a reading of a trajectory is reached."""
+    idx = np.flatnonzero(mask)
+    return float(step[idx[0]]) if idx.size else math.nan
 
 
 def empty_table(schema: Mapping[str, str]) -> pd.DataFrame:

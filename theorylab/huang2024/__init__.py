@@ -4,17 +4,18 @@ ViT learns feature-position (FP) correlations for every area, and an information
 whether it first passes a phase that decouples the global FP correlations; trained
 contrastively (CL), it collapses onto the global area (Thm 4.4).
 
-Rooms of this subpackage: [`data`][theorylab.huang2024.data] (Def. 2.1, Def. 2.5),
-[`model`][theorylab.huang2024.model] (Def. 2.4 and the reconstruction loss),
-[`cl`][theorylab.huang2024.cl] (Def. 2.6, Def. 2.7 and the InfoNCE loss of the CL side),
-[`config`][theorylab.huang2024.config], [`engines`][theorylab.huang2024.engines] (brute force,
-exchangeable exact sums, Monte Carlo, empirical; CL Monte Carlo),
-[`exact_torch`][theorylab.huang2024.exact_torch] (the exchangeable exact sum on torch),
-[`laplace`][theorylab.huang2024.laplace] (the exact population sum at any P),
-[`bench`][theorylab.huang2024.bench] (the exact step on numpy, torch and plain autograd),
-[`trainer`][theorylab.huang2024.trainer], ``claims`` (Thm 4.1, Thm 4.2, Lemma 5.1, Thm 4.4)
-and ``figures`` (Figures 2–4, the MAE dynamics, the phase diagram and the MAE diversity; their
-CL side is not drawn yet).
+Rooms of this subpackage, the same skeleton as the first paper's (docs/architecture.md):
+[`data`][theorylab.huang2024.data] (Def. 2.1, Def. 2.5), [`model`][theorylab.huang2024.model]
+(Def. 2.4 and the reconstruction loss), [`cl`][theorylab.huang2024.cl] (Def. 2.6, Def. 2.7 and
+the InfoNCE loss of the CL side), [`config`][theorylab.huang2024.config],
+[`observables`][theorylab.huang2024.observables] (the recorded Φ and attention masses),
+[`engines`][theorylab.huang2024.engines] (brute force, exchangeable exact sums, the Laplace
+exact sum at any P, Monte Carlo, empirical, CL Monte Carlo; every one written once against the
+kernel's array backend), [`trainer`][theorylab.huang2024.trainer], the readings shared by claims
+and figures (``setups``, ``ladders``, ``predictions``), ``claims`` (Thm 4.1, Thm 4.2,
+Lemma 5.1, Thm 4.4, the real-image check), ``figures`` (Figures 2–4 with their CL side, the MAE
+dynamics, the phase diagram, the rates, the diversity), [`bench`][theorylab.huang2024.bench]
+(the engines timed against plain autograd) and [`testing`][theorylab.huang2024.testing].
 Most formulas are RECONSTRUCTED (the paper's body could not be read); every reconstruction
 choice is a config field. Paper notes: ``docs/papers/huang2024.md``.
 """
@@ -83,6 +84,12 @@ def _load_figures() -> None:
     from . import figures  # noqa: F401  (registers the figures)
 
 
+def _bench():
+    from .bench import BENCH
+
+    return BENCH
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -95,4 +102,6 @@ PAPER = Paper(
     load_figures=_load_figures,
     notes="docs/papers/huang2024.md",
     config_doc=config_doc,
+    trajectory_schema=TRAJECTORY_SCHEMA,
+    bench=_bench,
 )

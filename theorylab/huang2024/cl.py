@@ -29,7 +29,9 @@ not be read), and every uncertain choice is a field of ``[model]``:
   otherwise it is ℓ_b^{1→2}. The batch loss is the mean over b (a Monte Carlo estimate of the
   population InfoNCE loss with n negatives).
 
-Gradients by torch autograd in float64 (tested against central finite differences).
+[`cl_loss_grad`][] computes the loss and its exact gradient (the backward pass through the
+similarities, the mean pooling and the softmax attention, written out; tested against central
+finite differences and torch autograd) on any array backend ([`theorylab.core.backend`][]).
 [`clean_attention`][] reads the attention of the trained model on clean (unmasked) images,
 the measurement that MAE and CL share (the query e_p and the keys do not depend on the
 objective).
@@ -41,6 +43,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from theorylab.core.backend import Backend, NumpyBackend
 
 from .data import AreaStructure, Batch
 
@@ -88,66 +92,76 @@ class CLEval:
     attn_masked: np.ndarray
 
 
-def cl_loss_grad(structure: AreaStructure, Phi: np.ndarray, Ups: np.ndarray, batch: CLBatch,
-                 *, temperature: float, negatives: int, symmetric: bool = True,
-                 mask_keys: bool = True, pooling: str = "mean", need_grad: bool = True,
-                 device: str = "cpu") -> CLEval:
-    """The InfoNCE loss of the module docstring at (Φ (P, F), Υ (P, P)) and its gradients
-    (torch autograd, float64; ``device`` cpu or cuda; numpy in and out)."""
-    import torch
-
+def cl_loss_grad(structure: AreaStructure, Phi, Ups, batch: CLBatch, *, temperature: float,
+                 negatives: int, symmetric: bool = True, mask_keys: bool = True,
+                 pooling: str = "mean", need_grad: bool = True,
+                 xp: Backend | None = None) -> CLEval:
+    """The InfoNCE loss of the module docstring at (Φ (P, F), Υ (P, P)) and its exact
+    gradients, computed on the backend ``xp`` (default numpy float64; Φ and Υ numpy or already
+    on it); the batch and every output are numpy."""
     if pooling != "mean":
         raise ValueError(f"model.cl_pooling: unknown pooling {pooling!r}")
     B, P = batch.mask1.shape
     if not 1 <= negatives <= B - 1:
         raise ValueError(f"model.cl_negatives: must be in 1 … B − 1 = {B - 1} (got {negatives})")
-    dt = torch.float64
-    Phi_t = torch.tensor(Phi, dtype=dt, device=device, requires_grad=need_grad)
-    Ups_t = torch.tensor(Ups, dtype=dt, device=device, requires_grad=need_grad)
-    lab_np = structure.labels[batch.cluster]  # (B, P)
-    lab = torch.as_tensor(lab_np, device=device)
-    feat = torch.as_tensor(structure.offset[batch.cluster][:, None] + lab_np, device=device)
-    mask = torch.as_tensor(np.stack([batch.mask1, batch.mask2], axis=1), device=device)  # B2P
-    unm = ~mask
-    z = torch.as_tensor(batch.z, dtype=dt, device=device)  # (B, N)
-    zfull = torch.gather(z, 1, lab)  # (B, P)
-    zq = zfull[:, None, :] * unm  # (B, 2, P): value coefficient of each key, 0 if masked
-    phik = Phi_t[:, feat].permute(1, 0, 2)  # (B, P_query, P_key)
-    logits = Ups_t[None, None] + zq[:, :, None, :] * phik[:, None]  # (B, 2, P, P)
-    if not mask_keys:
-        logits = logits.masked_fill(mask[:, :, None, :], -math.inf)
-    # a row with every key left out (all masked, mask_keys false) outputs 0
-    empty = ~unm.any(dim=2) if not mask_keys else torch.zeros_like(mask[:, :, 0])
-    logits = logits.masked_fill(empty[:, :, None, None], 0.0)
-    attn = torch.softmax(logits, dim=3)
-    attn = attn.masked_fill(empty[:, :, None, None], 0.0)
+    xp = xp or NumpyBackend()
     N = batch.z.shape[1]
-    onehot = torch.nn.functional.one_hot(lab, N).to(dt)  # (B, P, N)
-    s = torch.einsum("bvpq,bqm->bvpm", attn * unm[:, :, None, :], onehot)  # (B, 2, P, N)
-    f = z[:, None, :] * s.mean(dim=2)  # (B, 2, N): coordinates of f on v_{k, m}
-    same = torch.as_tensor(batch.cluster[:, None] == batch.cluster[None, :], device=device)
-    idx = (torch.arange(B, device=device)[:, None]
-           + torch.arange(negatives + 1, device=device)[None, :]) % B  # (B, n+1): self first
-
-    def one_side(a: int, b: int):
-        fa, fb = f[:, a], f[:, b]  # (B, N)
-        sim = torch.einsum("im,ijm->ij", fa, fb[idx]) / temperature  # (B, n+1)
-        sim = sim * torch.gather(same, 1, idx).to(dt)  # different clusters: orthogonal
-        return torch.logsumexp(sim, dim=1) - sim[:, 0]
-
-    per = 0.5 * (one_side(0, 1) + one_side(1, 0)) if symmetric else one_side(0, 1)
-    loss = per.mean()
+    Phi, Ups = xp.asarray(Phi), xp.asarray(Ups)
+    lab_np = structure.labels[batch.cluster]  # (B, P)
+    lab = xp.asindex(lab_np)
+    feat = xp.asindex(structure.offset[batch.cluster][:, None] + lab_np)
+    mask = xp.asbool(np.stack([batch.mask1, batch.mask2], axis=1))  # (B, 2, P)
+    maskf, unmf = xp.cast(mask), xp.cast(~mask)
+    z = xp.asarray(batch.z)  # (B, N)
+    zq = xp.take_along_axis(z, lab, 1)[:, None, :] * unmf  # (B, 2, P): 0 on masked keys
+    phik = xp.moveaxis(Phi[:, feat], 0, 1)  # (B, P_query, P_key)
+    logits = Ups[None, None] + zq[:, :, None, :] * phik[:, None]  # (B, 2, P, P)
+    if not mask_keys:
+        logits = xp.where(mask[:, :, None, :], -math.inf, logits)
+        # a row with every key left out (all masked) outputs 0
+        empty = (xp.sum(unmf, axis=2) == 0)[:, :, None, None]
+        logits = xp.where(empty, 0.0, logits)
+        attn = xp.where(empty, 0.0, xp.row_softmax(logits))
+    else:
+        attn = xp.row_softmax(logits)
+    onehot = xp.cast(lab[:, :, None] == xp.arange(N)[None, None, :])  # (B, P, N)
+    s = xp.einsum("bvpq,bqm->bvpm", attn * unmf[:, :, None, :], onehot)  # (B, 2, P, N)
+    f = z[:, None, :] * (xp.sum(s, axis=2) / P)  # (B, 2, N): coordinates of f on v_{k, m}
+    idx_np = (np.arange(B)[:, None] + np.arange(negatives + 1)[None, :]) % B  # self first
+    idx = xp.asindex(idx_np)
+    same = xp.asarray(batch.cluster[:, None] == batch.cluster[idx_np])  # (B, n+1)
+    scale = same / temperature  # different clusters: orthogonal features, similarity 0
+    sides = [(0, 1), (1, 0)] if symmetric else [(0, 1)]
+    kappa = 1.0 / len(sides)
+    per, saved = 0.0, []
+    for a, b in sides:
+        fa, fb = f[:, a], f[:, b][idx]  # (B, N), (B, n+1, N)
+        sim = xp.einsum("im,ijm->ij", fa, fb) * scale
+        lse = xp.logsumexp(sim, 1)
+        per = per + kappa * (lse - sim[:, 0])
+        saved.append((a, b, fa, fb, sim, lse))
+    loss = xp.item(xp.sum(per)) / B
     gPhi = gUps = None
     if need_grad:
-        loss.backward()
-        gPhi, gUps = Phi_t.grad.cpu().numpy(), Ups_t.grad.cpu().numpy()
-
-    def np_(x):
-        return x.detach().cpu().numpy()
-
-    return CLEval(float(loss.detach()), np_(per), gPhi, gUps,
-                  np_(torch.sum(s * onehot[:, None], dim=3)), np_(s[..., 0]),
-                  np_(torch.sum(attn * mask[:, :, None, :], dim=3)))
+        df = xp.zeros((B, 2, N))
+        for a, b, fa, fb, sim, lse in saved:
+            dsim = xp.exp(sim - lse[:, None]) * (kappa / B)  # softmax over the candidates
+            dsim[:, 0] = dsim[:, 0] - kappa / B  # minus the positive's similarity
+            dsim = dsim * scale
+            df[:, a] = df[:, a] + xp.einsum("ij,ijm->im", dsim, fb)
+            back = (dsim[:, :, None] * fa[:, None, :]).reshape(-1, N)
+            df[:, b] = df[:, b] + xp.index_add(xp.zeros((B, N)), idx.reshape(-1), back)
+        # f = z · mean_p s: every query p of a view gets dsv; s sums the unmasked keys' area
+        dsv = df * z[:, None, :] / P  # (B, 2, N)
+        g = unmf * xp.einsum("bvm,bqm->bvq", dsv, onehot)  # ∂L/∂attn[b, v, p, q] (any p)
+        dl = attn * (g[:, :, None, :] - xp.sum(attn * g[:, :, None, :], axis=3, keepdims=True))
+        gUps = xp.to_numpy(xp.sum(dl, axis=(0, 1)))
+        foh = xp.cast(feat[:, :, None] == xp.arange(structure.F)[None, None, :])
+        gPhi = xp.to_numpy(xp.einsum("bpq,bqf->pf", xp.sum(dl * zq[:, :, None, :], axis=1),
+                                     foh))
+    return CLEval(loss, xp.to_numpy(per), gPhi, gUps,
+                  xp.to_numpy(xp.sum(s * onehot[:, None], axis=3)), xp.to_numpy(s[..., 0]),
+                  xp.to_numpy(xp.sum(attn * maskf[:, :, None, :], axis=3)))
 
 
 def clean_attention(structure: AreaStructure, Phi: np.ndarray, Ups: np.ndarray,

@@ -287,7 +287,7 @@ class TrainConfig:
       (fresh seeded batches of `mc_samples`), ``"empirical"`` (`n_train` fixed samples),
       ``"population-laplace"`` (the exact sum at any P through 1/Z = ∫e^{−tZ}dt; Bernoulli
       masks, ``loss_norm`` P or none), ``"cl-montecarlo"`` (the CL objective on a fresh seeded
-      batch of `mc_samples` images, two views each, per step; gradients by torch autograd).
+      batch of `mc_samples` images, two views each, per step).
     - `lr`: the step size η.
     - `steps`: number of GD steps.
     - `init`: ``"zero"`` (Q⁰ = 0) or ``"gaussian"`` (i.i.d. N(0, `init_scale`²) entries of Φ and
@@ -303,16 +303,14 @@ class TrainConfig:
       0: none, so those engines refuse a uniform law).
     - `laplace_step`: step of the trapezoid rule in ln t of ``population-laplace`` (0.2: error
       ~1e-15 against the enumeration; 0.3: ~5e-13; 0.4: ~6e-10, measured at P ≤ 16).
-    - `threads`: torch threads of ``population-laplace`` during an evaluation (0: torch's
-      default). Default 1: its tensors are small, and on a shared 2-core machine 20 steps at
-      P = 64 took 0.53 s with 1 thread and 17.5 s with 2. Also used by ``cl-montecarlo``.
+    - `threads`: torch threads during an evaluation on the torch backend on a CPU (0: torch's
+      default). Default 1: the arrays are small, and on a shared 2-core machine 20
+      ``population-laplace`` steps at P = 64 took 0.53 s with 1 thread and 17.5 s with 2.
     - `record`, `n_records`: recorded steps (log-spaced by default).
     - `max_configs`: the largest enumeration the exact engines accept.
-    - `backend`, `device`: ``numpy`` (CPU) or ``torch`` (``cpu``, ``cuda``, ``cuda:N``).
-      Batch engines (brute force, Monte Carlo, empirical): gradients by autograd on torch.
-      ``population-exact``: the same sum and hand-derived gradient, batched over the queries
-      of an atom. ``population-laplace``: always torch autograd, on ``device`` with torch
-      (on the CPU with numpy). Equal to numpy to rounding (≤ 1e-12).
+    - `backend`, `device`: ``numpy`` (CPU) or ``torch`` (``cpu``, ``cuda``, ``cuda:N``), as in
+      the first paper: every engine is written once against the kernel's array backend, with
+      its gradient written out, so both run the same code; equal to rounding (≤ 1e-12).
     - `dtype`: float64 (the only one so far).
     """
 

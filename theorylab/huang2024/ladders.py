@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .config import ExperimentConfig, config_from_dict
+from .data import information_gap
 from .engines import make_engine
 from .predictions import own_attention_target, phase_readings, reduced_gd, stop_reached
 
@@ -156,7 +157,7 @@ def phase_summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float = GAMM
     g, o = tr.phi_glob_lq.to_numpy(), tr.phi_own_lq.to_numpy()
     r = phase_readings(tr, C, gamma, EPS_REL)
     t_I, phase_I, t_II = r["t_I"], r["phase_I"], r["t_II"]
-    delta = 2 * math.log(C1) / math.log(P) - math.log(C) / math.log(P) - 1
+    delta = information_gap(P, C1, C)
     return {
         "P": P, "C1": C1, "C": C, "delta": delta, "eta_q": ETA_Q,
         "x_phase": (P / C) / ETA_Q, "steps_run": int(step[-1]),
@@ -197,7 +198,7 @@ def run_ladders(quick: bool) -> tuple[pd.DataFrame, dict[tuple[str, int], pd.Dat
              for fam, (ks, kc) in FAMILIES.items() for P in ladder(quick)]
     # one sweep point per run (theorylab.core.sweep): in this process by default (where
     # gd_run's cache shares the runs of thm4.1 and thm4.2); on a Dask cluster and/or from a
-    # shared store with python -m theorylab.check --scheduler/--workers/--cache
+    # shared store with python -m theorylab check --scheduler/--workers/--cache
     tables = run_points([call_point(f"{__name__}:gd_run", P=P, C1=C1, C=C)
                          for _, _, _, P, C1, C in cells])
     rows, trajs = [], {}

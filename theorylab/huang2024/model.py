@@ -16,7 +16,8 @@ normalisation) is
 
     L(Q) = E[ norm(ℳ) · ½ Σ_{p∈ℳ} ‖F_p(X̃; Q) − x_p‖² ],  norm = 1/P, 1/|ℳ| or 1.
 
-[`mae_loss_grad`][] evaluates a weighted batch and its exact gradients in (Φ, Υ);
+[`mae_loss_grad`][] evaluates a weighted batch and its exact gradients in (Φ, Υ) on any array
+backend ([`theorylab.core.backend`][]: numpy, torch on a CPU or CUDA; one code path);
 [`FullQModel`][] evaluates the same loss at a full matrix Q in any orthonormal basis, with the
 gradient in Q (the chain rule through Φ = EᵀQV, Υ = EᵀQE; tested to agree).
 """
@@ -28,9 +29,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from theorylab.core.backend import Backend, NumpyBackend
+
 from .data import AreaStructure, Batch
 
-__all__ = ["BatchEval", "FullQModel", "mae_loss_grad", "mae_loss_grad_torch", "norm_factor"]
+__all__ = ["BatchEval", "FullQModel", "mae_loss_grad", "norm_factor"]
 
 
 def norm_factor(loss_norm: str, mask: np.ndarray) -> np.ndarray:
@@ -61,62 +64,60 @@ class BatchEval:
     attn_masked: np.ndarray
 
 
-def _logits(structure: AreaStructure, Phi, Ups, batch: Batch):
-    """(logits (B,P,P), zq (B,P) value coefficients of keys, lab (B,P), feat (B,P))."""
-    lab = structure.labels[batch.cluster]  # (B, P)
-    feat = structure.offset[batch.cluster][:, None] + lab  # (B, P)
-    unm = ~batch.mask
-    zq = np.take_along_axis(batch.z, lab, axis=1) * unm  # (B, P): 0 on masked keys
-    phik = np.moveaxis(Phi[:, feat], 0, 1)  # (B, P_query, P_key)
-    logits = Ups[None, :, :] + zq[:, None, :] * phik
-    return logits, zq, lab, feat
-
-
-def mae_loss_grad(structure: AreaStructure, Phi: np.ndarray, Ups: np.ndarray, batch: Batch, *,
-                  mask_keys: bool = True, loss_norm: str = "P",
-                  need_grad: bool = True) -> BatchEval:
+def mae_loss_grad(structure: AreaStructure, Phi, Ups, batch: Batch, *,
+                  mask_keys: bool = True, loss_norm: str = "P", need_grad: bool = True,
+                  xp: Backend | None = None) -> BatchEval:
     """The MAE loss of a weighted batch at (Φ (P, F), Υ (P, P)) and its exact gradients.
 
     Huang et al. (2025), Def. 2.4 and the reconstruction loss (both RECONSTRUCTED; see the
-    module docstring). Max-subtracted softmax; rows whose keys are all left out output 0."""
+    module docstring). Max-subtracted softmax; rows whose keys are all left out output 0. The
+    gradient is the softmax backward written out (no autograd). Computed on the backend ``xp``
+    (default numpy float64; Φ and Υ numpy or already on it); the batch and every output are
+    numpy."""
+    xp = xp or NumpyBackend()
     B, P = batch.mask.shape
-    logits, zq, lab, feat = _logits(structure, Phi, Ups, batch)
-    unm = ~batch.mask
-    allowed = np.ones((B, P), dtype=bool) if mask_keys else unm
-    logits = np.where(allowed[:, None, :], logits, -np.inf)
-    mx = np.max(logits, axis=2, keepdims=True)
-    mx = np.where(np.isfinite(mx), mx, 0.0)
-    e = np.exp(logits - mx)
-    Z = e.sum(axis=2, keepdims=True)
-    attn = np.where(Z > 0, e / np.where(Z > 0, Z, 1.0), 0.0)  # (B, P, P)
     Nmax = batch.z.shape[1]
-    onehot = (lab[:, :, None] == np.arange(Nmax)[None, None, :]).astype(np.float64)  # (B,P,N)
+    lab_np = structure.labels[batch.cluster]  # (B, P)
+    Phi, Ups = xp.asarray(Phi), xp.asarray(Ups)
+    lab = xp.asindex(lab_np)
+    feat = xp.asindex(structure.offset[batch.cluster][:, None] + lab_np)
+    mask = xp.asbool(batch.mask)
+    maskf, unmf = xp.cast(mask), xp.cast(~mask)
+    z = xp.asarray(batch.z)
+    zj = xp.take_along_axis(z, lab, 1)  # (B, P): z of each patch's area, the target of p
+    zq = zj * unmf  # value coefficient of each key, 0 on masked keys
+    phik = xp.moveaxis(Phi[:, feat], 0, 1)  # (B, P_query, P_key)
+    logits = Ups[None, :, :] + zq[:, None, :] * phik
+    if not mask_keys:
+        logits = xp.where(~mask[:, None, :], logits, -math.inf)
+    mx = xp.max(logits, axis=2, keepdims=True)
+    mx = xp.where(xp.isfinite(mx), mx, 0.0)
+    e = xp.exp(logits - mx)
+    Z = xp.sum(e, axis=2, keepdims=True)
+    attn = xp.where(Z > 0, e / xp.where(Z > 0, Z, 1.0), 0.0)  # (B, P, P)
+    onehot = xp.cast(lab[:, :, None] == xp.arange(Nmax)[None, None, :])  # (B, P, N)
     # s[b,p,m]: attention on unmasked keys of area m; output coefficient of v_m is z_m s_m
-    s = np.einsum("bpq,bqm->bpm", attn * unm[:, None, :], onehot)
-    zj = np.take_along_axis(batch.z, lab, axis=1)  # (B, P): the target coefficient z_{j(p)}
-    own = onehot  # own[b,p,m] = [lab(p) == m]
-    resid = batch.z[:, None, :] * s - zj[:, :, None] * own  # (B, P, N)
-    lq = 0.5 * np.sum(resid * resid, axis=2)  # (B, P): ½‖F_p − x_p‖²
-    nf = norm_factor(loss_norm, batch.mask)
-    per_sample = nf * np.sum(lq * batch.mask, axis=1)
-    loss = float(np.dot(batch.weight, per_sample))
-    s_own = np.sum(s * own, axis=2)
-    s_glob = s[:, :, 0]
-    s_masked = np.sum(attn * batch.mask[:, None, :], axis=2)
+    s = xp.einsum("bpq,bqm->bpm", attn * unmf[:, None, :], onehot)
+    resid = z[:, None, :] * s - zj[:, :, None] * onehot  # (B, P, N)
+    lq = 0.5 * xp.sum(resid * resid, axis=2)  # (B, P): ½‖F_p − x_p‖²
+    nf = xp.asarray(norm_factor(loss_norm, batch.mask))
+    per_sample = nf * xp.sum(lq * maskf, axis=1)
+    w = xp.asarray(batch.weight)
+    loss = xp.item(xp.sum(w * per_sample))
     gPhi = gUps = None
     if need_grad:
         # ∂ℓ_p/∂attn_{pq} = ⟨F_p − x_p, x̃_q⟩ = zq_q · resid[p, m(q)]
-        h = zq[:, None, :] * np.take_along_axis(resid, np.broadcast_to(lab[:, None, :],
-                                                                       (B, P, P)), axis=2)
-        H = np.sum(attn * h, axis=2, keepdims=True)
-        dl = attn * (h - H)  # ∂ℓ_p/∂logit_{pq} (softmax backward)
-        rw = (batch.weight * nf)[:, None] * batch.mask  # (B, P): weight of query rows
-        dl = dl * rw[:, :, None]
-        gUps = dl.sum(axis=0)
+        h = zq[:, None, :] * xp.einsum("bpm,bqm->bpq", resid, onehot)
+        H = xp.sum(attn * h, axis=2, keepdims=True)
+        rw = (w * nf)[:, None] * maskf  # (B, P): weight of query rows
+        dl = attn * (h - H) * rw[:, :, None]  # ∂L/∂logit_{pq} (softmax backward)
+        gUps = xp.to_numpy(xp.sum(dl, axis=0))
         # logit_{pq} ∋ zq_q Φ[p, feat_q] → ∂/∂Φ[p, f] = Σ_{b,q: feat=f} dl zq
-        foh = (feat[:, :, None] == np.arange(structure.F)[None, None, :]).astype(np.float64)
-        gPhi = np.einsum("bpq,bqf->pf", dl * zq[:, None, :], foh)
-    return BatchEval(loss, per_sample, gPhi, gUps, s_own, s_glob, s_masked)
+        foh = xp.cast(feat[:, :, None] == xp.arange(structure.F)[None, None, :])
+        gPhi = xp.to_numpy(xp.einsum("bpq,bqf->pf", dl * zq[:, None, :], foh))
+    return BatchEval(loss, xp.to_numpy(per_sample), gPhi, gUps,
+                     xp.to_numpy(xp.sum(s * onehot, axis=2)), xp.to_numpy(s[:, :, 0]),
+                     xp.to_numpy(xp.sum(attn * maskf[:, None, :], axis=2)))
 
 
 class FullQModel:
@@ -174,52 +175,3 @@ class FullQModel:
     def grad_from_reduced(self, gPhi: np.ndarray, gUps: np.ndarray) -> np.ndarray:
         """∂L/∂Q from (∂L/∂Φ, ∂L/∂Υ): E ∂Φ Vᵀ + E ∂Υ Eᵀ (the chain rule)."""
         return self.E @ gPhi @ self.V.T + self.E @ gUps @ self.E.T
-
-
-def mae_loss_grad_torch(structure: AreaStructure, Phi: np.ndarray, Ups: np.ndarray, batch: Batch,
-                        *, mask_keys: bool = True, loss_norm: str = "P", need_grad: bool = True,
-                        device: str = "cpu") -> BatchEval:
-    """[`mae_loss_grad`][] on torch (``device`` cpu or cuda, float64): the same forward pass,
-    gradients by autograd; inputs and outputs are numpy arrays."""
-    import torch
-
-    dt = torch.float64
-    B, P = batch.mask.shape
-    Phi_t = torch.tensor(Phi, dtype=dt, device=device, requires_grad=need_grad)
-    Ups_t = torch.tensor(Ups, dtype=dt, device=device, requires_grad=need_grad)
-    lab_np = structure.labels[batch.cluster]
-    lab = torch.as_tensor(lab_np, device=device)
-    feat = torch.as_tensor(structure.offset[batch.cluster][:, None] + lab_np, device=device)
-    mask = torch.as_tensor(batch.mask, device=device)
-    unm = ~mask
-    z = torch.as_tensor(batch.z, dtype=dt, device=device)
-    zfull = torch.gather(z, 1, lab)  # (B, P): z of each patch's area
-    zq = zfull * unm
-    phik = Phi_t[:, feat].permute(1, 0, 2)  # (B, P_query, P_key)
-    logits = Ups_t[None] + zq[:, None, :] * phik
-    allowed = torch.ones_like(mask) if mask_keys else unm
-    logits = torch.where(allowed[:, None, :], logits, torch.tensor(-math.inf, dtype=dt,
-                                                                    device=device))
-    mx = torch.amax(logits, dim=2, keepdim=True).detach()
-    mx = torch.where(torch.isfinite(mx), mx, torch.zeros_like(mx))
-    e = torch.exp(logits - mx)
-    Z = e.sum(dim=2, keepdim=True)
-    attn = e / torch.where(Z > 0, Z, torch.ones_like(Z))
-    onehot = torch.nn.functional.one_hot(lab, batch.z.shape[1]).to(dt)  # (B, P, N)
-    s = torch.einsum("bpq,bqm->bpm", attn * unm[:, None, :], onehot)
-    resid = z[:, None, :] * s - zfull[:, :, None] * onehot
-    lq = 0.5 * torch.sum(resid * resid, dim=2)
-    nf = torch.as_tensor(norm_factor(loss_norm, batch.mask), dtype=dt, device=device)
-    per_sample = nf * torch.sum(lq * mask, dim=1)
-    loss = torch.sum(torch.as_tensor(batch.weight, dtype=dt, device=device) * per_sample)
-    gPhi = gUps = None
-    if need_grad:
-        loss.backward()
-        gPhi, gUps = Phi_t.grad.cpu().numpy(), Ups_t.grad.cpu().numpy()
-
-    def np_(x):
-        return x.detach().cpu().numpy()
-
-    return BatchEval(float(loss.detach()), np_(per_sample), gPhi, gUps,
-                     np_(torch.sum(s * onehot, dim=2)), np_(s[:, :, 0]),
-                     np_(torch.sum(attn * mask[:, None, :], dim=2)))

@@ -31,7 +31,7 @@ multivariate hypergeometric with the factorial moments
 (x^{(r)} the falling factorial, c_a the number of keys of area a other than p), and the exact
 rate is a sum over n alone ([`initial_rates`][]): n ~ Bin(P − 1, 1 − γ) for Bernoulli masks, n =
 P − |ℳ| for fixed-size ones. It equals the engines' gradient at Q⁰ = 0 to rounding
-(tests/huang2024/test_h24_predictions.py).
+(tests/huang2024/test_predictions.py).
 
 Leading order ([`leading_rates`][]): the counts concentrate, s_m → a_m := E[s_m] (a_m =
 (1 − γ) c_m / P with masked keys in, c_m/(P − 1) with them left out), and the rates are g at
@@ -57,6 +57,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from theorylab.core.trainer import first_step
 
 from .config import ExperimentConfig
 from .data import AreaStructure, zlaw_nodes
@@ -549,7 +551,7 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = 0.05):
     and loss_norm = 'P' (else ValueError); all local areas of size C."""
     import pandas as pd
 
-    from .engine_base import population_lstar
+    from .engines import population_lstar
 
     P, C1, C = _reduced_premise(cfg)
     gamma = float(cfg.model.gamma)
@@ -577,11 +579,6 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = 0.05):
     return tr
 
 
-def _first(step: np.ndarray, mask: np.ndarray) -> float:
-    idx = np.flatnonzero(mask)
-    return float(step[idx[0]]) if idx.size else math.nan
-
-
 def phase_readings(tr, C: int, gamma: float, eps_rel: float) -> dict:
     """The phase readings of one run (a trajectory with ``step``, ``phi_glob_lq``,
     ``phi_own_lq``, ``attn_own_lq`` and ``rel_excess``; engine or derived), local queries:
@@ -592,11 +589,11 @@ def phase_readings(tr, C: int, gamma: float, eps_rel: float) -> dict:
     step = tr.step.to_numpy()
     g, o = tr.phi_glob_lq.to_numpy(), tr.phi_own_lq.to_numpy()
     dg, do = np.diff(g), np.diff(o)
-    t_I = _first(step[1:], do >= -dg)
+    t_I = first_step(step[1:], do >= -dg)
     return {"t_I": t_I, "phase_I": bool(np.isfinite(t_I) and t_I >= 2),
             "phi_glob_end_I": float(g[int(t_I)]) if np.isfinite(t_I) else math.nan,
-            "t_II": _first(step, tr.attn_own_lq.to_numpy() >= own_attention_target(C, gamma)),
-            "T_star": _first(step, tr.rel_excess.to_numpy() <= eps_rel),
+            "t_II": first_step(step, tr.attn_own_lq.to_numpy() >= own_attention_target(C, gamma)),
+            "T_star": first_step(step, tr.rel_excess.to_numpy() <= eps_rel),
             "dphi_glob_1": float(dg[0]) if dg.size else math.nan,
             "dphi_own_1": float(do[0]) if do.size else math.nan}
 

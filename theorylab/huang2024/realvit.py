@@ -9,8 +9,8 @@ pattern" while MAE keeps local feature–position correlations. Those models can
 downloaded here, and growing locality from scratch is beyond a CPU budget (every published
 MAE-against-contrastive attention comparison pre-trains for hundreds of ImageNet epochs). The
 direction of the claim is cheap to test instead: start both objectives from the same local
-attention and ask which one moves it away (module [`theorylab.vision.seedvit`][] for the
-model and its initialisations, [`theorylab.vision.seedssl`][] for the objectives).
+attention and ask which one moves it away ([`theorylab.vision.nets.SeedViT`][] for the
+model and its initialisations, [`theorylab.vision.nets.train_seeds`][] for the objectives).
 
 **Setting (ours, not the paper's).** Class-balanced Fashion-MNIST subsets, each item
 average-pooled to 14×14 and pasted at a random offset on a 28×28 canvas of background (a
@@ -58,18 +58,19 @@ from theorylab.core.claims import t_interval
 from theorylab.core.threads import limit_threads
 from theorylab.vision.attention_metrics import head_divergence, js_divergence
 from theorylab.vision.imagedata import images_28
-from theorylab.vision.nets import resolve_device
-from theorylab.vision.seedssl import (
+from theorylab.vision.nets import (
+    INITS,
     Augment,
     SeedStreams,
+    SeedViT,
     SSLSchedule,
     cl_projector,
     mae_decoder,
     mean_predictor_mse,
     place_items,
+    resolve_device,
     train_seeds,
 )
-from theorylab.vision.seedvit import INITS, SeedViT
 
 from .diversity import (
     mean_attention_distance,
@@ -116,7 +117,7 @@ class RealViTConfig:
     - ``steps``, ``batch_size``, ``lr``, ``weight_decay``, ``warmup``: AdamW, linear warm-up
       over a fraction ``warmup`` of the steps, cosine decay; the same for both objectives.
     - ``patch_size`` (divides 28), ``depth``, ``dim``, ``heads``, ``mlp_ratio``: the ViT.
-    - ``init``: ``"local"`` or ``"scratch"`` ([`theorylab.vision.seedvit.INITS`][]);
+    - ``init``: ``"local"`` or ``"scratch"`` ([`theorylab.vision.nets.INITS`][]);
       ``sigma``: width of the local window in patches.
     - ``mask_ratio``: fraction of the patches masked per view for MAE, in (0, 1).
     - ``temperature``: InfoNCE temperature τ > 0 (CL); ``noise``: pixel noise of a view.

@@ -36,8 +36,8 @@ from .data import bayes_error, fstar, fstar_error, make_wstar, sample
 from .engines import make_engine
 from .model import PositionalAttentionModel, model_output
 from .partition import Partition
-from .sweep import run_sweep
-from .trainer import RunResult, run_experiment
+from .sweep import BATCHED, run_sweep
+from .trainer import TRAJECTORY_SCHEMA, RunResult, run_experiment
 
 __all__ = [
     "PAPER",
@@ -84,6 +84,12 @@ def _load_figures() -> None:
     from . import figures  # noqa: F401  (registers the figures)
 
 
+def _bench():
+    from .bench import BENCH
+
+    return BENCH
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -95,4 +101,7 @@ PAPER = Paper(
     load_figures=_load_figures,
     notes="docs/papers/jelassi2022.md",
     config_doc=lambda: config_doc(level=3),
+    trajectory_schema=TRAJECTORY_SCHEMA,
+    bench=_bench,
+    batched=BATCHED,
 )

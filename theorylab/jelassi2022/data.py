@@ -108,7 +108,8 @@ def sample(
     X = np.empty((N, D, d), dtype=dtype)
     # row blocks of SAMPLE_BLOCK_VALUES float64 values: the peak stays near one copy of X in
     # ``dtype`` (N·D·d may be in the 10¹⁰ range); the normals are drawn in the same order as
-    # one (N, D, d) draw, so the sample does not depend on the block size (tests/test_data.py)
+    # one (N, D, d) draw, so the sample does not depend on the block size
+    # (tests/jelassi2022/test_data.py)
     rows = max(1, SAMPLE_BLOCK_VALUES // max(D * d, 1))
     for start in range(0, N, rows):
         sl = slice(start, min(N, start + rows))

@@ -17,7 +17,7 @@ These operational times are relative to the run's final gap, so they move with t
 
 [`exact_path`][] runs exact population GD (the exchangeable engine) and keeps every step, so
 that a phase time read from it with an absolute threshold is exact to the step (Theorem 4.1's
-check and the theorylab-phases figure read them from it).
+check and the jelassi2022-phases figure read them from it).
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import math
 
 import numpy as np
 import pandas as pd
+
+from theorylab.core.trainer import first_step
 
 from .engines import ExchangeableEngine
 
@@ -66,12 +68,6 @@ def phase_three(step: np.ndarray, error: np.ndarray, target_error: float, t_II: 
     last_off = np.flatnonzero(off)
     last_off = last_off[-1] if last_off.size else -1
     return float(step[last_off + 1]) if last_off + 1 < len(step) else math.nan
-
-
-def first_step(step: np.ndarray, mask: np.ndarray) -> float:
-    """The first entry of `step` where `mask` holds (NaN when it never does)."""
-    idx = np.flatnonzero(mask)
-    return float(step[idx[0]]) if idx.size else math.nan
 
 
 def absolute_phase_times(cfg, path: pd.DataFrame, target_error: float | None = None,

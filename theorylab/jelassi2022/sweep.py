@@ -12,13 +12,15 @@ import itertools
 import numbers
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from theorylab.core.backend import Backend, get_backend
 from theorylab.core.config import check_float, check_int
+from theorylab.core.paper import BatchedRun
 
 from .config import ExperimentConfig, as_config
 from .data import make_wstar
@@ -26,7 +28,7 @@ from .engines import BatchedEmpiricalEngine
 from .observables import fair_error, track
 from .trainer import TRAJECTORY_SCHEMA, record_steps
 
-__all__ = ["SWEEP_SCHEMA", "run_sweep"]
+__all__ = ["BATCHED", "SWEEP_SCHEMA", "batched_point_config", "run_sweep"]
 
 
 def _values(name: str, values, check) -> list:
@@ -59,6 +61,23 @@ SWEEP_SCHEMA: dict[str, str] = {
     "lr_A": "float64",
     **TRAJECTORY_SCHEMA,
 }
+
+
+def batched_point_config(tables: Mapping[str, Any], cfg: dict) -> dict:
+    """A sweep's batched point of this paper: ``cfg`` (the point's resolved tables) must run
+    the empirical engine; ``train.lr_A`` stays tied to each run's ``lr_v`` unless the spec's
+    ``tables`` set it (as in a "run" point)."""
+    if cfg["train"]["engine"] != "empirical":
+        raise ValueError(f"sweep.point: 'batched' needs train.engine = 'empirical' (got "
+                         f"{cfg['train']['engine']!r})")
+    if tables.get("train", {}).get("lr_A") is None:
+        cfg["train"].pop("lr_A")
+    return cfg
+
+
+#: The sweep's batched points of this paper: seeds × ``train.lr_v`` in one [`run_sweep`][].
+BATCHED = BatchedRun(function=f"{__name__}:run_sweep", axis="train.lr_v",
+                     by=("run", "seed", "lr_v", "lr_A"), prepare=batched_point_config)
 
 
 def run_sweep(

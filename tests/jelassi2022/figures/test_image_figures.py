@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from theorylab import figures
+from theorylab.core import figures
+from theorylab.core.figures import FigureContext, FigureResult, new_figure, register, run_figures
 from theorylab.core.figures.registry import _REGISTRY
-from theorylab.figures import FigureContext, FigureResult, new_figure, register, run_figures
+from theorylab.papers import load_all_figures
 from theorylab.vision.imagedata import (
     block_permutation,
     invert_permutation,
@@ -20,6 +21,8 @@ from theorylab.vision.imagedata import (
     stratified_subset,
 )
 from theorylab.vision.nets import Attention, ViT, patchify, unpatchify
+
+load_all_figures()  # every paper's figures registered
 
 MY_IDS = (
     "jelassi2022-fig1a",
@@ -59,7 +62,7 @@ def test_unknown_id_is_a_clear_error():
 
 
 def test_cli_list(capsys):
-    from theorylab.figures.__main__ import main
+    from theorylab.commands.figures import main
 
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
@@ -69,7 +72,7 @@ def test_cli_list(capsys):
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-CUDA error path")
 def test_cli_cuda_without_cuda_fails_clearly(tmp_path, capsys):
-    from theorylab.figures.__main__ import main
+    from theorylab.commands.figures import main
 
     assert main(["--device", "cuda", "--only", "jelassi2022-fig1b", "--out", str(tmp_path)]) == 2
     assert "CUDA is not available" in capsys.readouterr().err
@@ -77,7 +80,7 @@ def test_cli_cuda_without_cuda_fails_clearly(tmp_path, capsys):
 
 
 def test_cli_unknown_id(tmp_path, capsys):
-    from theorylab.figures.__main__ import main
+    from theorylab.commands.figures import main
 
     assert main(["--only", "nope", "--out", str(tmp_path)]) == 2
     assert "unknown figure id" in capsys.readouterr().err

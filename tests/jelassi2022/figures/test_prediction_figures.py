@@ -10,13 +10,13 @@ import numpy as np
 matplotlib.use("Agg")
 
 from theorylab.core.figures import FigureContext, get_figure, new_figure  # noqa: E402
-from theorylab.jelassi2022.figures._images import fig5_reading  # noqa: E402
-from theorylab.jelassi2022.figures._synthetic import (  # noqa: E402
+from theorylab.jelassi2022.figures._common import (  # noqa: E402
     draw_phase_lines,
     draw_predictions,
     measured_against_predicted,
     predicted_curves,
 )
+from theorylab.jelassi2022.figures._images import fig5_reading  # noqa: E402
 from theorylab.jelassi2022.predictions import phase_i, phase_ii  # noqa: E402
 from theorylab.jelassi2022.setups import reference_config  # noqa: E402
 

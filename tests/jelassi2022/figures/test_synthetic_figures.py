@@ -1,5 +1,6 @@
 """Tests of the synthetic figures (Figures 3, 4 and theorylab's phases / phase diagram /
-transfer): registration, a quick render of Figure 3, the phase detector and the seed helper."""
+transfer): registration (and the former ids), a quick render of Figure 3, the phase detector
+and the seed helper."""
 
 from __future__ import annotations
 
@@ -9,20 +10,25 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab import figures
-from theorylab.figures import run_figures
+from theorylab.core import figures
+from theorylab.core.figures import run_figures
 from theorylab.jelassi2022.claims.thm41 import phase_times
 from theorylab.jelassi2022.config import DataConfig
 from theorylab.jelassi2022.data import make_wstar
-from theorylab.jelassi2022.figures._synthetic import fair_error, fig4_config, positive_v0_seed
+from theorylab.jelassi2022.figures._common import positive_v0_seed
+from theorylab.jelassi2022.figures._fig4 import fig4_config
+from theorylab.jelassi2022.observables import fair_error
+from theorylab.papers import load_all_figures
 
-MY_IDS = (
-    "jelassi2022-fig3",
-    "jelassi2022-fig4",
-    "theorylab-phases",
-    "theorylab-phase-diagram",
-    "theorylab-transfer",
-)
+load_all_figures()  # every paper's figures registered
+
+MY_IDS = {  # id → the module of the figure
+    "jelassi2022-fig3": "_fig3",
+    "jelassi2022-fig4": "_fig4",
+    "jelassi2022-phases": "_phases",
+    "jelassi2022-phase-diagram": "_phase_diagram",
+    "jelassi2022-transfer": "_transfer",
+}
 
 
 def test_synthetic_ids_are_registered_with_captions():
@@ -31,11 +37,21 @@ def test_synthetic_ids_are_registered_with_captions():
         assert fid in ids
         spec = figures.get_figure(fid)
         assert spec.caption and spec.data_source and spec.title
-        assert spec.module == "theorylab.jelassi2022.figures._synthetic"
+        assert spec.module == f"theorylab.jelassi2022.figures.{MY_IDS[fid]}"
     assert figures.get_figure("jelassi2022-fig3").paper_figure == "Figure 3"
     assert figures.get_figure("jelassi2022-fig4").paper_figure == "Figure 4"
-    for fid in ("jelassi2022-fig4", "theorylab-phases", "theorylab-transfer"):
+    for fid in ("jelassi2022-fig4", "jelassi2022-phases", "jelassi2022-transfer"):
         assert "RECONSTRUCTED" in figures.get_figure(fid).caption
+
+
+def test_former_ids_still_name_the_renamed_figures():
+    """theorylab's own figures were renamed to the paper's prefix; the former ids keep working
+    for one release (docs/reproducing.md)."""
+    for old in ("phases", "phase-diagram", "transfer"):
+        assert figures.resolve_id(f"theorylab-{old}") == f"jelassi2022-{old}"
+        assert figures.get_figure(f"theorylab-{old}").id == f"jelassi2022-{old}"
+        assert figures.renamed_ids()[f"theorylab-{old}"] == f"jelassi2022-{old}"
+    assert figures.resolve_id("jelassi2022-fig3") == "jelassi2022-fig3"
 
 
 def test_quick_fig3_renders_pdf_and_png(tmp_path):
@@ -77,7 +93,7 @@ def test_phase_detector_on_a_synthetic_trajectory():
 
 def test_fair_error_breaks_ties_by_a_coin():
     tr = pd.DataFrame({"error": [0.2, 0.1], "tie_mass": [0.1, np.nan]})
-    assert np.allclose(fair_error(tr), [0.15, 0.1])
+    assert np.allclose(fair_error(tr["error"], tr["tie_mass"]), [0.15, 0.1])
 
 
 def test_positive_v0_seed_gives_positive_alignment():

@@ -86,7 +86,7 @@ def test_population_gd_step_keeps_partition_symmetry(setting, lr):
     partition-symmetric A (diagonal a, same-set γ, cross-set ρ), one step of exact population GD
     (brute force, which does not assume the symmetry) keeps A partition-symmetric to 1e-12.
     (v ∥ w* is not tested here: the brute-force engine stores v as α·w*, so it would hold by
-    construction; tests/test_engines.py tests it on the empirical engine.)"""
+    construction; tests/jelassi2022/test_engines.py tests it on the empirical engine.)"""
     part, mc, A, q, alpha = setting
     eng = _brute(part, q, mc, lr_v=lr)
     ev = _eval(eng, A, alpha)

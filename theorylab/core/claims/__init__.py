@@ -1,7 +1,7 @@
 """The claim machinery every paper uses: [`Claim`][], [`ClaimResult`][], verdict helpers and the
 results page writer.
 
-A paper lists its claims (``theorylab.<paper>.claims.CLAIMS``); ``python -m theorylab.check``
+A paper lists its claims (``theorylab.<paper>.claims.CLAIMS``); ``python -m theorylab check``
 runs them (the kernel's [`run_checks`][theorylab.core.claims.runner.run_checks]) and writes
 ``docs/results/<paper>/<id>.md``/``.csv``/``.png``. Besides its thresholds, a claim declares
 what it could detect (predictions and the counterfactuals it must reject) and which reading of

@@ -179,7 +179,7 @@ class Claim:
       verdict does and what a wrong reconstruction would change (one line on the page).
     - `kind`: one of [`KINDS`][] (``"theorem check"`` by default).
     - `untested`: what of the statement the check cannot test (shown on the page).
-    - `paper`: the paper's name (``"jelassi2022"``); [`key`][theorylab.core.claims.Claim.key]
+    - `paper`: the paper's name (``"mypaper"``); [`key`][theorylab.core.claims.Claim.key]
       is ``"<paper>/<id>"``, the id the command line uses.
     - `figsize`: the size in inches of the result figure ``<id>.png``.
     """

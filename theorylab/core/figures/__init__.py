@@ -2,7 +2,7 @@
 renders them (PDF + PNG) and keeps ``<out>/manifest.json`` up to date.
 
 A paper's figure modules decorate their functions with [`register`][] (see
-[`theorylab.core.figures.registry`][]); ``python -m theorylab.figures`` loads every paper's
+[`theorylab.core.figures.registry`][]); ``python -m theorylab figures`` loads every paper's
 figures and runs them.
 """
 

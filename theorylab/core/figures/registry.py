@@ -6,12 +6,12 @@ A figure module registers its figures at import time:
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 
 @register(
-    "jelassi2022-fig4",
-    paper="jelassi2022",
+    "mypaper-fig4",
+    paper="mypaper",
     paper_figure="Figure 4",
-    title="Learned attention A vs the set mask; test error and cos(v, w*)",
+    title="Learned attention against the paper's prediction",
     caption="...what is shown, and which settings/data were used...",
-    data_source="synthetic: Assumption 1 data model",
+    data_source="synthetic: the paper's data model",
 )
 def fig4(ctx: FigureContext) -> FigureResult:
     fig = new_figure((10.0, 3.0))
@@ -21,7 +21,7 @@ def fig4(ctx: FigureContext) -> FigureResult:
 
 and the paper's `load_figures()` imports the module (one line; see `theorylab.core.paper`).
 The runner ([`run_figures`][theorylab.core.figures.run_figures], or
-`python -m theorylab.figures`) calls the function inside
+`python -m theorylab figures`) calls the function inside
 `figure_theme()`, saves `<out>/<id>.pdf` and `<out>/<id>.png` (plus `<out>/<id>-<name>.*` for
 each entry of `FigureResult.extra`) and records the figure in `<out>/manifest.json`.
 """
@@ -52,6 +52,8 @@ __all__ = [
     "list_figures",
     "new_figure",
     "register",
+    "renamed_ids",
+    "resolve_id",
     "save_figure",
     "unregister",
 ]
@@ -120,7 +122,7 @@ class FigureResult:
 
 @dataclass(frozen=True)
 class FigureSpec:
-    """A registered figure: stable `id`, the `paper` it belongs to (``"jelassi2022"``), the
+    """A registered figure: stable `id`, the `paper` it belongs to (``"mypaper"``), the
     `paper_figure` it reproduces (e.g. "Figure 5"), a one-line `title`, a `caption` (what is
     plotted, stand-in data said plainly), the `data_source`, and the function
     `func(ctx) -> FigureResult`."""
@@ -136,6 +138,8 @@ class FigureSpec:
 
 
 _REGISTRY: dict[str, FigureSpec] = {}
+#: former id → current id of renamed figures (see `register`'s `aliases`)
+_ALIASES: dict[str, str] = {}
 
 
 def register(
@@ -146,18 +150,21 @@ def register(
     caption: str,
     data_source: str,
     title: str | None = None,
+    aliases: Iterable[str] = (),
 ) -> Callable[[Callable[[FigureContext], FigureResult]], Callable[[FigureContext], FigureResult]]:
     """Decorator registering `func(ctx) -> FigureResult` under the stable id `id`.
 
     **Arguments:**
 
-    - `id`: stable id, lower case, e.g. `"jelassi2022-fig5"`; must be unique.
-    - `paper`: the paper the figure belongs to, e.g. `"jelassi2022"` (`--only <paper>` runs
+    - `id`: stable id, lower case, ``<paper>-<name>`` (e.g. `"mypaper-fig5"`); must be unique.
+    - `paper`: the paper the figure belongs to, e.g. `"mypaper"` (`--only <paper>` runs
       all of its figures).
     - `paper_figure`: the paper figure reproduced, e.g. `"Figure 5"` (or `"none (theorylab)"`).
     - `caption`: full caption; say plainly when stand-in data replace the paper's.
     - `data_source`: where the data come from (data set and package, or "synthetic: ...").
     - `title`: one-line description for `--list`; default: the caption's first sentence.
+    - `aliases`: former ids of a renamed figure; they keep working for one release (the
+      runner renders under `id` and the command says the figure was renamed).
     """
     if not id or id != id.strip() or any(c.isspace() or c in "/\\" for c in id):
         raise ValueError(f"figure id must be a non-empty name without spaces or slashes: {id!r}")
@@ -169,6 +176,10 @@ def register(
         _REGISTRY[id] = FigureSpec(
             id, paper, paper_figure, line, caption, data_source, func, func.__module__
         )
+        for old in aliases:
+            if old in _REGISTRY or _ALIASES.get(old, id) != id:
+                raise ValueError(f"figure alias {old!r} is already an id or another alias")
+            _ALIASES[old] = id
         return func
 
     return decorator
@@ -178,14 +189,27 @@ def unregister(id: str) -> FigureSpec:
     """Remove the figure registered under `id` and return it (KeyError listing the known ids
     otherwise); a paper removed from the entry points takes its figures with it."""
     spec = get_figure(id)
-    del _REGISTRY[id]
+    del _REGISTRY[spec.id]
+    for old in [a for a, new in _ALIASES.items() if new == spec.id]:
+        del _ALIASES[old]
     return spec
 
 
+def resolve_id(id: str) -> str:
+    """The current id of `id`: itself, or the new id of a renamed figure (an alias)."""
+    return _ALIASES.get(id, id)
+
+
+def renamed_ids() -> dict[str, str]:
+    """Former id → current id of every renamed figure (the aliases that still work)."""
+    return dict(_ALIASES)
+
+
 def get_figure(id: str) -> FigureSpec:
-    """The `FigureSpec` registered under `id` (KeyError listing the known ids otherwise)."""
+    """The `FigureSpec` registered under `id` or under a former id of it (KeyError listing the
+    known ids otherwise)."""
     try:
-        return _REGISTRY[id]
+        return _REGISTRY[resolve_id(id)]
     except KeyError:
         known = ", ".join(_REGISTRY) or "(none)"
         raise KeyError(f"unknown figure id {id!r}; known ids: {known}") from None

@@ -17,6 +17,7 @@ from theorylab.core.figures.registry import (
     figure_theme,
     get_figure,
     list_figures,
+    resolve_id,
     save_figure,
     stderr_is_tty,
 )
@@ -133,6 +134,7 @@ def run_figures(
     if isinstance(ids, str):
         raise ValueError(f"ids: must be a list of figure ids (got {ids!r})")
     known = {s.id for s in list_figures()}
+    ids = [resolve_id(i) for i in ids] if ids else ids
     unknown = [i for i in ids or [] if i not in known]
     if unknown:
         raise ValueError(f"ids: unknown figure id (got {', '.join(map(repr, unknown))}); known "

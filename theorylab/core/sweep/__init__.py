@@ -8,7 +8,7 @@
 - [`runner`][theorylab.core.sweep.runner]: in-process or Dask execution with single-threaded
   workers, cache hits skipped, failed points recorded.
 
-[`run_sweep_spec`][] is the whole sweep (``python -m theorylab.sweep`` and
+[`run_sweep_spec`][] is the whole sweep (``python -m theorylab sweep`` and
 ``theorylab.sweep(...)``); [`run_points`][] is what the figures and claim checks call.
 """
 

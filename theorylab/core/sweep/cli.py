@@ -1,5 +1,5 @@
-"""The flags that send the sweep grids of ``python -m theorylab.check`` and
-``python -m theorylab.figures`` to Dask and to a shared store: ``--scheduler ADDRESS``,
+"""The flags that send the sweep grids of ``python -m theorylab check`` and
+``python -m theorylab figures`` to Dask and to a shared store: ``--scheduler ADDRESS``,
 ``--workers N``, ``--cache DIR``."""
 
 from __future__ import annotations

@@ -120,8 +120,10 @@ def _run(point: Point) -> tuple[pd.DataFrame, str, str]:
     paper = get_paper(pl["paper"])
     cfg = paper.config_from_tables(pl["config"])
     if point.kind == "batched":
-        table = _function(pl["function"])(cfg, seeds=pl["seeds"], lr_v=pl["lr_v"], progress=False)
-        return _keep(table, pl["keep"], by=("run", "seed", "lr_v", "lr_A")), "ok", ""
+        hook = paper.batched
+        table = _function(pl["function"])(cfg, seeds=pl["seeds"],
+                                          **{hook.field: pl[hook.field]}, progress=False)
+        return _keep(table, pl["keep"], by=hook.by), "ok", ""
     try:
         res = paper.run(cfg, progress=False)
     except DivergenceError as e:
@@ -343,7 +345,7 @@ def _n_workers(client) -> int:
 
 
 #: Where [`run_points`][] runs when its caller does not say: set by [`use_executor`][]
-#: (``python -m theorylab.check`` and ``python -m theorylab.figures`` with ``--scheduler``,
+#: (``python -m theorylab check`` and ``python -m theorylab figures`` with ``--scheduler``,
 #: ``--workers`` or ``--cache``).
 _DEFAULTS: dict = {"cache": None, "client": None}
 

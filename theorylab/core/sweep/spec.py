@@ -10,7 +10,7 @@ A spec file (TOML)::
     seeds = [0, 1]                          # train.seed values (default: the base's seed)
     mode = "product"                        # or "zip" (all axes the same length)
     keep = "final"                          # "final" | "trajectory" | ["alpha", "loss", ...]
-    point = "run"                           # or "batched" (jelassi2022: seeds x train.lr_v)
+    point = "run"                           # or "batched" (seeds x the paper's batched axis)
 
 Every point is the base config with one value of each axis; its resolved config is validated
 by the paper when the spec is read, so a bad point is refused before anything runs. A sweep of
@@ -51,14 +51,21 @@ POINT_TYPES = ("run", "batched")
 FULL_VALIDATION_POINTS = 2000
 
 
-#: The papers' registry, handed to the kernel by the entry points (``theorylab.sweep``
-#: registers ``theorylab.papers``): a callable → (name → Paper, default paper name). The kernel
-#: never imports a paper (docs/architecture.md).
+#: The papers' registry, handed to the kernel by the package's registry of papers (importing
+#: ``theorylab`` or ``theorylab.papers`` registers it): a callable → (name → Paper, default
+#: paper name). The kernel never imports a paper (docs/architecture.md).
 _REGISTRY: dict[str, Callable[[], tuple[Mapping[str, Any], str]] | None] = {"load": None}
 
-#: The batched point type: the first paper's batched seeds x learning-rates sweep.
-BATCHED_PAPER = "jelassi2022"
-BATCHED_FUNCTION = "theorylab.jelassi2022.sweep:run_sweep"
+def batched_axis(paper_name: str) -> str:
+    """The config field a "batched" point of ``paper_name`` batches with the seeds
+    (``ValueError`` when the paper has no batched run)."""
+    paper = get_paper(paper_name)
+    if paper.batched is None:
+        papers, _ = _papers() if _REGISTRY["load"] is not None else ({}, "")
+        with_one = [n for n, p in papers.items() if getattr(p, "batched", None) is not None]
+        raise ValueError(f"sweep.point: paper {paper_name!r} has no batched run (papers with "
+                         f"one: {', '.join(with_one) or 'none'})")
+    return paper.batched.axis
 
 
 def register_papers(load: Callable[[], tuple[Mapping[str, Any], str]]) -> None:
@@ -68,7 +75,7 @@ def register_papers(load: Callable[[], tuple[Mapping[str, Any], str]]) -> None:
 
 def _papers() -> tuple[Mapping[str, Any], str]:
     if _REGISTRY["load"] is None:
-        raise ValueError("paper: no papers registered (import theorylab.sweep first)")
+        raise ValueError("paper: no papers registered (import theorylab first)")
     return _REGISTRY["load"]()
 
 
@@ -189,7 +196,7 @@ class SweepSpec:
     def axis_names(self) -> list[str]:
         names = list(self.axes)
         if self.point == "batched":
-            names = [n for n in names if n != "train.lr_v"]
+            names = [n for n in names if n != batched_axis(self.paper)]
         return names + (["train.seed"] if self.seeds is not None and self.point == "run" else [])
 
     def combos(self) -> list[dict]:
@@ -206,7 +213,7 @@ class SweepSpec:
         """How many points the spec has (without expanding them)."""
         names = list(self.axes)
         if self.point == "batched":
-            names = [n for n in names if n != "train.lr_v"]
+            names = [n for n in names if n != batched_axis(self.paper)]
         lens = [len(self.axes[n]) for n in names]
         n = (math.prod(lens) if self.mode == "product" else min(lens, default=1))
         if self.seeds is not None and self.point == "run":
@@ -338,16 +345,18 @@ def _hashable(v: Any) -> Any:
 
 
 def _batched_points(spec: SweepSpec, paper) -> list[Point]:
-    if spec.paper != BATCHED_PAPER:
-        raise ValueError(f"sweep.point: 'batched' runs {BATCHED_PAPER} configs only (got paper "
-                         f"{spec.paper!r})")
-    others = {k: v for k, v in spec.axes.items() if k != "train.lr_v"}
+    """One point per combination of the other axes; each batches the seeds and every value of
+    the paper's batched axis ([`BatchedRun`][theorylab.core.paper.BatchedRun])."""
+    axis = batched_axis(spec.paper)
+    hook = paper.batched
+    others = {k: v for k, v in spec.axes.items() if k != axis}
     names = list(others)
-    if spec.mode == "zip" and "train.lr_v" in spec.axes and names:
-        raise ValueError("sweep.mode: 'zip' cannot batch train.lr_v with other axes; use "
+    if spec.mode == "zip" and axis in spec.axes and names:
+        raise ValueError(f"sweep.mode: 'zip' cannot batch {axis} with other axes; use "
                          "'product'")
     rows = (itertools.product(*others.values()) if spec.mode == "product"
             else zip(*others.values()))
+    section, name = axis.split(".", 1)
     out = []
     for r in rows:
         combo = dict(zip(names, r))
@@ -358,15 +367,12 @@ def _batched_points(spec: SweepSpec, paper) -> list[Point]:
             cfg = resolved_tables(paper, tables)
         except ValueError as e:
             raise ValueError(f"sweep.axes: the point {combo} is not a valid config: {e}") from None
-        if cfg["train"]["engine"] != "empirical":
-            raise ValueError(f"sweep.point: 'batched' needs train.engine = 'empirical' (got "
-                             f"{cfg['train']['engine']!r})")
-        if tables.get("train", {}).get("lr_A") is None:
-            cfg["train"].pop("lr_A")  # tied to each run's lr_v, as in a "run" point
+        if hook.prepare is not None:
+            cfg = hook.prepare(tables, cfg)
         seeds = list(spec.seeds) if spec.seeds is not None else [cfg["train"]["seed"]]
-        lrs = list(spec.axes.get("train.lr_v", [cfg["train"]["lr_v"]]))
-        out.append(Point.make("batched", {"paper": spec.paper, "function": BATCHED_FUNCTION,
-                                          "config": cfg, "seeds": seeds, "lr_v": lrs,
+        values = list(spec.axes.get(axis, [cfg[section][name]]))
+        out.append(Point.make("batched", {"paper": spec.paper, "function": hook.function,
+                                          "config": cfg, "seeds": seeds, name: values,
                                           "keep": spec.keep}, combo))
     return out
 
@@ -493,12 +499,9 @@ def _known_fields(paper, base: dict, axes_in: Mapping[str, Any]) -> dict:
 
 
 def _trajectory_schema(paper: str):
-    import importlib
-
-    try:
-        return dict(importlib.import_module(f"theorylab.{paper}.trainer").TRAJECTORY_SCHEMA)
-    except (ImportError, AttributeError):  # pragma: no cover
-        return None
+    """The paper's trajectory columns (its `Paper.trajectory_schema`), or None if unknown."""
+    schema = get_paper(paper).trajectory_schema
+    return dict(schema) if schema is not None else None
 
 
 def load_spec(path: str | Path) -> SweepSpec:

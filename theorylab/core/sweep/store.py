@@ -292,7 +292,7 @@ def load_sweep(folder: str | Path) -> pd.DataFrame:
     path = Path(folder) / "results.parquet"
     if not path.is_file():
         raise ValueError(f"out: {folder} holds no sweep table (results.parquet); run "
-                         f"python -m theorylab.sweep SPEC --out {folder} first")
+                         f"python -m theorylab sweep SPEC --out {folder} first")
     manifest = _read_manifest(Path(folder) / "sweep.json") or {}
     table = pd.read_parquet(path)
     if len(table) == 0 or "run_id" not in table or "point" not in table:

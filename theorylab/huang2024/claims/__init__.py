@@ -2,7 +2,7 @@
 
 `CLAIMS` maps a stable id to a [`Claim`][theorylab.core.claims.Claim], in the paper's order;
 ``claim.check(quick)`` returns a [`ClaimResult`][theorylab.core.claims.ClaimResult].
-``python -m theorylab.check --only huang2024`` runs them. Notes: docs/papers/huang2024.md.
+``python -m theorylab check --only huang2024`` runs them. Notes: docs/papers/huang2024.md.
 """
 
 from theorylab.core.claims import Claim, lookup_claim

@@ -36,6 +36,7 @@ from theorylab.core.claims import Claim, ClaimResult, Threshold, threshold_value
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
+from ..data import information_gap
 from ..engines import make_engine
 from ..ladders import GAMMA, mae_config
 from ..predictions import initial_rate_matrix, lemma51_ratio, z_moments
@@ -202,7 +203,7 @@ def run(quick: bool) -> ClaimResult:
     for name, P, C1, C in CONFIGS:
         if quick and name not in QUICK:
             continue
-        delta = 2 * math.log(C1) / math.log(P) - math.log(C) / math.log(P) - 1
+        delta = information_gap(P, C1, C)
         for mk in (True, False):
             rates, r_lap, derived, d_rates, lead = gradient_rates(P, C1, C, mk,
                                                                   "population-laplace")

@@ -62,7 +62,7 @@ THRESHOLDS = (
               "size of the orders the derived plateau neglects, measured on the engine: at the "
               "ladder's settings the root of the engine's population gradient along the global "
               "correlation lies within 0.25 of the derived φ* (tests/huang2024/"
-              "test_h24_cl_predictions.py), and the clean global attention moves by "
+              "test_cl_predictions.py), and the clean global attention moves by "
               "∂a/∂φ ≈ z̄ a(1 − a) ≈ 0.23 per unit of φ there: 0.25 × 0.23 ≈ 0.06",
               role="the plateau follows the derived one when the interval of (measured − "
               "derived) lies within ±PRED_TOL"),
@@ -324,7 +324,7 @@ def run(quick: bool) -> ClaimResult:
     cells = [(rung, n, sd) for rung in st["ladder"] for n in negs
              for sd in (st["seeds"] if n else SEEDS[:3])]
     # one sweep point per (rung, objective, seed): in this process by default, on Dask with
-    # python -m theorylab.check --workers/--scheduler
+    # python -m theorylab check --workers/--scheduler
     trs = run_points([call_point(f"{__name__}:seed_run", P=P, C1=C1, C=C, steps=st["steps"],
                                  negatives=n, every=st["every"], seed=sd)
                       for (P, C1, C), n, sd in cells])

@@ -22,7 +22,7 @@ from ..ladders import ETA_Q, mae_config
 from ..trainer import RunResult, run_experiment
 
 __all__ = ["ETA_Q", "figure_config", "trained_run", "masked_query_attention",
-           "expected_attention", "own_attn_target", "grid_of", "draw_areas", "fmt"]
+           "expected_attention", "grid_of", "draw_areas", "fmt"]
 
 
 def figure_config(P: int, C1: int, C: int, *, gamma: float = 0.5, steps: int = 0,
@@ -39,12 +39,6 @@ def trained_run(P: int, C1: int, C: int, gamma: float, steps: int,
     """Exact population GD of [`figure_config`][] (cached: several figures read one run)."""
     return run_experiment(figure_config(P, C1, C, gamma=gamma, steps=steps, areas=areas),
                           progress=False)
-
-
-def own_attn_target(C: int, gamma: float) -> float:
-    """½(1 − γ^{C−1}): half the most a masked local query can put on the unmasked keys of its
-    own area (they exist with probability 1 − γ^{C−1}); the claims' Phase II target."""
-    return 0.5 * (1.0 - gamma ** (C - 1))
 
 
 def _draw(structure: AreaStructure, cfg: ExperimentConfig, n: int, seed: int):

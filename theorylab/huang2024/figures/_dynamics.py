@@ -17,6 +17,7 @@ from ..data import information_gap
 from ..ladders import EPS_REL, FAMILIES, family_sizes, phase_summary
 from ..predictions import (
     has_phase_one,
+    own_attention_target,
     phase_one_prediction,
     phase_readings,
     reduced_gd,
@@ -25,7 +26,7 @@ from ..predictions import (
 from ..setups import ATTN_TOL, pair_config
 from ..trainer import RunResult, run_experiment
 from ._cl import CL_STEPS, cl_collapses, pair_run
-from ._common import ETA_Q, figure_config, fmt, own_attn_target, trained_run
+from ._common import ETA_Q, figure_config, fmt, trained_run
 
 __all__ = ["SECTION9_SIZES", "dynamics", "phase_diagram", "dynamics_settings", "pd_grid",
            "phase_I_present", "phase_one_end", "phase_one_heuristic", "PHASE_ONE_END_LABEL",
@@ -425,7 +426,7 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
             summ = phase_summary(tr, P, c1, C, g)
             present = phase_I_present(tr)
             a = float(tr.attn_own_lq.iloc[-1])
-            learned = a >= own_attn_target(C, g)
+            learned = a >= own_attention_target(C, g)
             cat[i, j] = 2 * int(learned) + int(present)
             own[i, j] = a
             end = summ["phi_glob_end_I"] if present else math.nan
@@ -441,7 +442,7 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
             cl_glob[i, j] = float(ctr[ctr.step >= 0.8 * ctr.step.iloc[-1]].attn_glob_lq.mean())
             cells.append({"gamma": g, "C1": c1, "delta": deltas[j], "learned": learned,
                           "phase_I": present, "final_attn_own_lq": a,
-                          "target": own_attn_target(C, g), "t_I": summ["t_I"],
+                          "target": own_attention_target(C, g), "t_I": summ["t_I"],
                           "t_II": summ["t_II"], "phi_glob_end_I": end, "phi_glob_pred": pred,
                           "final_phi_own_lq": float(tr.phi_own_lq.iloc[-1]),
                           "final_phi_glob_lq": float(tr.phi_glob_lq.iloc[-1]),

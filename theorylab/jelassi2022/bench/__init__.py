@@ -1,15 +1,20 @@
-"""The first paper's benchmarks (``python -m theorylab.bench``):
+"""The first paper's benchmarks, handed to ``theorylab bench`` and the GPU suite as
+[`BENCH`][] (the ``Paper.bench`` hook):
 
 - [`theorylab.jelassi2022.bench.cases`][]: the engines and states that are timed, the plain
   torch-autograd baseline, the work counts of one empirical step;
 - [`theorylab.jelassi2022.bench.empirical`][]: the empirical-step grid against autograd,
   batched sweeps against one-by-one runs, the implementation choices (``--choices``);
-- [`theorylab.jelassi2022.bench.targets`][]: the speed targets (``--targets``).
+- [`theorylab.jelassi2022.bench.targets`][]: the speed targets (``--targets``);
+- [`theorylab.jelassi2022.bench.precision`][]: float32 against float64 (GPU suite).
 
 ``targets`` imports ``empirical`` and ``cases``; ``empirical`` imports ``cases``; timing,
 device peaks and machine naming are the kernel's harness, [`theorylab.core.bench`][].
 """
 
+from __future__ import annotations
+
+from theorylab.core.bench import BenchCase, PaperBench, SuiteContext
 from theorylab.jelassi2022.bench.cases import (
     STATE,
     AutogradBaseline,
@@ -34,9 +39,12 @@ from theorylab.jelassi2022.bench.empirical import (
     run_choices,
     run_sweeps,
 )
+from theorylab.jelassi2022.bench.precision import float32_errors
 from theorylab.jelassi2022.bench.targets import TARGETS, Target, run_targets, target_sizes
 
 __all__ = [
+    "BENCH",
+    "SUITE_CPU_SIZES",
     "CHOICE_SIZES",
     "STATE",
     "TARGETS",
@@ -50,6 +58,7 @@ __all__ = [
     "blas_read",
     "empirical_config",
     "engine_pass",
+    "float32_errors",
     "grad_mismatch",
     "machine_line",
     "make_empirical_engine",
@@ -62,3 +71,107 @@ __all__ = [
     "step_flops",
     "target_sizes",
 ]
+
+
+def _check(args) -> None:
+    """This paper's flags (``theorylab bench``): one mode at a time; ``--sizes`` is not
+    taken; ``--choices`` times the CPU step only."""
+    modes = [f for f in ("targets", "sweep", "choices") if getattr(args, f)]
+    if len(modes) > 1:
+        raise ValueError(f"--{modes[1]}: one of --targets, --sweep, --choices at a time (got "
+                         f"{', '.join('--' + m for m in modes)})")
+    if args.sizes is not None:
+        raise ValueError("--sizes: not taken by --paper jelassi2022 (it times a grid of "
+                         "(D, d, N); --quick picks a smaller one)")
+    if args.choices and args.device != "cpu":
+        raise ValueError(f"--device: --choices times the CPU step only (got {args.device!r})")
+
+
+def _run(args) -> int:
+    from theorylab.core.atomic_io import write_csv
+    from theorylab.core.bench import default_max_bytes
+    from theorylab.jelassi2022.bench import empirical, targets
+
+    if args.max_bytes is None:
+        args.max_bytes = default_max_bytes(args.device)
+    if args.targets:
+        print(empirical.machine_line(args.device))
+        df = targets.run_targets(args)
+        print()
+        import pandas as pd
+
+        with pd.option_context("display.max_colwidth", 80, "display.width", 250):
+            print(df.drop(columns=["what"]).to_string(index=False,
+                                                      float_format=lambda x: f"{x:.4g}"))
+        if args.out:
+            write_csv(args.out, df)
+        return 0
+    if args.choices:
+        empirical.run_choices(args)
+        return 0
+    if args.sweep:
+        print(empirical.machine_line(args.device))
+        empirical.run_sweeps(args)
+        return 0
+    empirical.run(args)
+    return 0
+
+
+#: The GPU suite's sizes of T1–T4 on a CPU: the same code paths in a few seconds each.
+SUITE_CPU_SIZES = {
+    "T1": (("N", 1_000), ("D", 64), ("d", 64)),
+    "T2": (("N", 1_000), ("D", 64), ("d", 64)),
+    "T3": (("D", 16), ("C", 4)),
+    "T4": (("D", 256), ("M", 2_000)),
+}
+
+
+def _targets(ctx: SuiteContext):
+    """The targets stated for a GPU (T1–T4) on the suite's device, float32 and float64: at
+    their own sizes on CUDA, at [`SUITE_CPU_SIZES`][] otherwise."""
+    import argparse
+
+    from theorylab.core.bench import default_max_bytes
+    from theorylab.jelassi2022.bench import targets
+
+    args = argparse.Namespace(device=ctx.device, dtypes=["float32", "float64"],
+                              targets_size="cpu" if ctx.cpu_sizes else "target",
+                              repeats=ctx.repeats, max_seconds=ctx.max_seconds,
+                              max_bytes=default_max_bytes(ctx.device))
+    return targets.run_targets(args, gpu_only=True, cpu_sizes=SUITE_CPU_SIZES)
+
+
+def _precision(ctx: SuiteContext):
+    import pandas as pd
+
+    return pd.DataFrame(float32_errors(ctx.device, ctx.cpu_sizes))
+
+
+def _target_lines(df) -> list[str]:
+    out = []
+    for r in df.to_dict("records"):
+        met = {True: "met", False: "NOT met"}.get(r["met"], "not judged")
+        out.append(f"{r['target']} {r['dtype']} ({r['size']}): {r['measured']:.4g} {r['unit']} "
+                   f"(target {r['threshold']}; {met})")
+    return out
+
+
+def _precision_lines(df) -> list[str]:
+    return [f"{r['engine']} ({r['size']}): float32 loss rel. error {r['loss_rel_err']:.2g}, "
+            f"gradient {r['grad_rel_err']:.2g}" for r in df.to_dict("records")]
+
+
+def _suite() -> list[BenchCase]:
+    return [
+        BenchCase("targets", "speed targets T1–T4: empirical step against the memory-bandwidth "
+                  "roofline (T1) and plain autograd (T2), exchangeable exact step at D = 64, "
+                  "C = 4 (T3), Monte Carlo at D = 1024 with 10⁶ samples (T4)", _targets,
+                  budget_s=240.0, summary=_target_lines),
+        BenchCase("float32", "float32 against float64: the empirical and exchangeable "
+                  "engines' loss and gradient", _precision, budget_s=60.0,
+                  summary=_precision_lines),
+    ]
+
+
+#: What ``theorylab bench`` (the default paper) and the GPU suite time of this paper.
+BENCH = PaperBench(run=_run, check=_check, suite=_suite)

@@ -1,9 +1,9 @@
 """Step-speed benchmarks of the first paper's engines: the empirical step over a size grid,
 batched sweeps against one-by-one runs, and the implementation choices of the step.
 
-``python -m theorylab.bench [--device cpu|cuda] [--quick] [--max-bytes B] [--out FILE.csv]``
-``python -m theorylab.bench --sweep [--device cpu|cuda]`` (batched sweeps vs one by one)
-``python -m theorylab.bench --choices`` (each read of X, threads, flush-to-zero; CPU)
+``python -m theorylab bench [--device cpu|cuda] [--quick] [--max-bytes B] [--out FILE.csv]``
+``python -m theorylab bench --sweep [--device cpu|cuda]`` (batched sweeps vs one by one)
+``python -m theorylab bench --choices`` (each read of X, threads, flush-to-zero; CPU)
 (``--targets``: [`theorylab.jelassi2022.bench.targets`][])
 
 For D ∈ {16, 64, 256, 1024}, d ∈ {64, 256}, N ∈ {10³, 10⁴, 10⁵} (skipping what does not fit

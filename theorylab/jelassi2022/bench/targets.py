@@ -1,5 +1,5 @@
 """The first paper's speed targets, measured in one command:
-``python -m theorylab.bench --targets``.
+``python -m theorylab bench --targets``.
 
 Each target is a measured quantity, a threshold and the size and device kind it is stated for:
 
@@ -111,13 +111,20 @@ CPU_SIZES = {
 }
 
 
-def target_sizes(device: str, size_mode: str) -> list[tuple[Target, dict[str, int]]]:
+def target_sizes(device: str, size_mode: str, gpu_only: bool = False,
+                 cpu_sizes: dict | None = None) -> list[tuple[Target, dict[str, int]]]:
     """The (target, size) pairs to measure on ``device``.
 
     ``size_mode``: ``"target"`` (every target at its own size), ``"cpu"`` (GPU targets at
     [`CPU_SIZES`][]) or ``"auto"`` (``"target"`` on CUDA, ``"cpu"`` on a CPU). On a CPU the CPU
-    target T2 always runs at its own size; on CUDA the CPU-only target is left out."""
+    target T2 always runs at its own size; on CUDA the CPU-only target is left out.
+    ``gpu_only``: only the targets stated for a GPU, on any device (the GPU suite), at
+    ``cpu_sizes`` (default [`CPU_SIZES`][]) on a CPU."""
     kind = "cuda" if device.startswith("cuda") else "cpu"
+    if gpu_only:
+        small = cpu_sizes or CPU_SIZES
+        return [(t, dict(t.size) if kind == "cuda" and size_mode != "cpu"
+                 else dict(small[t.key])) for t in TARGETS if t.kind == "cuda"]
     if size_mode == "auto":
         size_mode = "target" if kind == "cuda" else "cpu"
     if size_mode not in ("target", "cpu"):
@@ -228,14 +235,17 @@ def _measure_mc_aligned(size: dict, device: str, dtype: str, args) -> dict:
                      f"{1e9 * med['general'] / M:.0f} ns/draw (interleaved)")}
 
 
-def run_targets(args):
-    """Measure [`TARGETS`][] on ``args.device`` (see the module); returns the tidy table."""
+def run_targets(args, gpu_only: bool = False, cpu_sizes: dict | None = None):
+    """Measure [`TARGETS`][] on ``args.device`` (see the module; ``gpu_only``: the targets
+    stated for a GPU only, at ``cpu_sizes`` on a CPU, see [`target_sizes`][]); returns the
+    tidy table."""
     import pandas as pd
 
     device = args.device
     kind = "cuda" if device.startswith("cuda") else "cpu"
     peaks = {dt: measure_peaks(device, dt) for dt in args.dtypes}
-    jobs = [(t, size, dt) for t, size in target_sizes(device, args.targets_size)
+    jobs = [(t, size, dt) for t, size in target_sizes(device, args.targets_size, gpu_only,
+                                                      cpu_sizes)
             for dt in args.dtypes if t.dtype in (None, dt)]
     # the empirical targets at one size and dtype share one run: put them next to each other
     jobs.sort(key=lambda j: (j[0].key not in ("T1", "T2", "T5"), _size_str(j[1]), j[2]))

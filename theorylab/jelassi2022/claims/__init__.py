@@ -2,7 +2,7 @@
 
 `CLAIMS` maps a stable id to a [`Claim`][theorylab.core.claims.Claim]; ``claim.check(quick)``
 returns a [`ClaimResult`][theorylab.core.claims.ClaimResult] (tidy table + verdict).
-``python -m theorylab.check`` runs them and writes ``docs/results/jelassi2022/<id>.md``,
+``python -m theorylab check`` runs them and writes ``docs/results/jelassi2022/<id>.md``,
 ``.csv`` and ``.png``.
 """
 

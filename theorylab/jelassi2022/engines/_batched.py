@@ -9,7 +9,8 @@ S (K, R, D, D), and ∂L/∂v = dU_k·X_k another batched product.
 
 Run b equals the unbatched [`EmpiricalEngine`][] run with ``train.seed = seeds[k]``,
 ``lr_v``, ``lr_A`` of that run: same data (``SeedSequence([seed, 21])`` train,
-``[seed, 22]`` test), same A⁰ and v⁰, same arithmetic up to rounding (tests/test_sweep.py).
+``[seed, 22]`` test), same A⁰ and v⁰, same arithmetic up to rounding
+(tests/jelassi2022/test_sweep.py).
 """
 
 from __future__ import annotations

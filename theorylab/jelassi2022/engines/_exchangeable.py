@@ -102,7 +102,7 @@ def _sorted_table(L: int, P: int, live: np.ndarray, s: np.ndarray, logp: np.ndar
     is the table itself (n_hist·(P + 1) bytes in ``small``) plus n_hist float64 weights and one
     block, instead of ~125 bytes per histogram for sorting a full int16 copy. The order equals
     ``histograms(L − 1, live)`` sorted stably by t; table and weights do not depend on the block
-    size (tests/test_engines.py). Returns (table, log-weights, counts of each
+    size (tests/jelassi2022/test_engines.py). Returns (table, log-weights, counts of each
     t from t_min to t_max, t_min)."""
     n, k_live = L - 1, live.size
     s_live = s[live]
@@ -144,18 +144,6 @@ def _sorted_table(L: int, P: int, live: np.ndarray, s: np.ndarray, logp: np.ndar
         # row by row, in a fixed order (a BLAS product's rounding could depend on the block)
         logw[pos] = log_fact[n] - log_fact[m].sum(axis=1) + (m * logp_live).sum(axis=1)
     return table, logw, counts, t_min
-
-
-def _cat(xp, parts):
-    if xp.name == "torch":
-        return xp._torch.cat(parts)
-    return np.concatenate(parts)
-
-
-def _stack0(xp, parts):
-    if xp.name == "torch":
-        return xp._torch.stack(parts)
-    return np.stack(parts)
 
 
 class ExchangeableEngine(Engine):
@@ -319,7 +307,8 @@ class ExchangeableEngine(Engine):
         nys = -ys
         for sl, blocks, tb_list, tb in self.chunks:
             Mc = self._block(sl)  # (n_c, P + 1)
-            F = _cat(xp, [Mc[a:b] @ Phi_pm[j] for (a, b), j in zip(blocks, tb_list)])  # (n_c, 2)
+            F = xp.concatenate([Mc[a:b] @ Phi_pm[j]
+                                for (a, b), j in zip(blocks, tb_list)])  # (n_c, 2)
             w = self.w_half[sl]
             m = ys * F
             # weighted sums over the chunk's rows as (n_c,) @ (n_c, 2) products: no (n_c, 2)
@@ -329,7 +318,7 @@ class ExchangeableEngine(Engine):
             ties = ties + xp.sum(w @ xp.cast(xp.abs(m) <= tie))
             if need_grad:
                 coef = w[:, None] * xp.sigmoid(-m) * nys  # w ℓ'(m) y, (n_c, 2)
-                Rb = _stack0(xp, [xp.swap(Mc[a:b]) @ coef[a:b] for a, b in blocks])
+                Rb = xp.stack([xp.swap(Mc[a:b]) @ coef[a:b] for a, b in blocks])
                 G = xp.index_add(G, tb, Rb.reshape(len(blocks), 2 * (P + 1)))
         grads = None
         if need_grad:

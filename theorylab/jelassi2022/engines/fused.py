@@ -30,7 +30,7 @@ four-row dot-product blocks (X·v and S·u) stay as two copies.
 
 **Rounding.** The kernel sums in another order than BLAS (vectorised partial sums), so
 gradients differ from the plain pass by rounding only: ≤ 1e-13 relative observed at N ≤ 2·10⁴
-(tests/jelassi2022/engines/test_fused.py), and runs in two processes that chose differently
+(tests/jelassi2022/test_fused.py), and runs in two processes that chose differently
 agree to that level, not to the bit; pin a pass where they must agree bit for bit.
 """
 

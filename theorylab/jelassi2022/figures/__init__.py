@@ -1,11 +1,16 @@
-"""Figures of Jelassi et al. (2022) and theorylab's figures on its dynamics.
+"""Figures of Jelassi et al. (2022) and theorylab's figures on its dynamics, one module per
+figure or small family; importing this package registers them:
 
-Importing this package registers them: ``_images`` (jelassi2022-fig1a, -fig5, -fig6, -fig7 on
-Fashion-MNIST / digits stand-ins, with [`theorylab.vision`][]), ``_gaussian`` (jelassi2022-fig1b,
--fig2: partitions, Gaussian CNN-teacher data), ``_synthetic`` (jelassi2022-fig3, -fig4,
-theorylab-phases, -phase-diagram, -transfer on the engines of this paper).
+- ``_images``: jelassi2022-fig1a, -fig5, -fig6, -fig7 (Fashion-MNIST / digits stand-ins, with
+  [`theorylab.vision`][]);
+- ``_gaussian``: jelassi2022-fig1b, -fig2 (partitions, Gaussian CNN-teacher data);
+- ``_fig3``, ``_fig4``: jelassi2022-fig3, -fig4 (the synthetic data of Assumption 1);
+- ``_phases``, ``_phase_diagram``, ``_transfer``: jelassi2022-phases, -phase-diagram, -transfer
+  (theorylab's figures on the dynamics; their former ids theorylab-phases, -phase-diagram,
+  -transfer work until the next release);
+- ``_common``: what the figures on the synthetic data share.
 """
 
-from . import _gaussian, _images, _synthetic
+from . import _fig3, _fig4, _gaussian, _images, _phase_diagram, _phases, _transfer
 
-__all__ = ["_gaussian", "_images", "_synthetic"]
+__all__ = ["_fig3", "_fig4", "_gaussian", "_images", "_phase_diagram", "_phases", "_transfer"]

@@ -1,0 +1,177 @@
+"""``python -m theorylab check [--list] [--quick] [--only PAPER|PAPER/ID ...] [--out DIR]``.
+
+Runs the claim checks of every registered paper (or of those selected with ``--only``: a paper
+name runs all of its claims, ``jelassi2022/thm4.1`` one claim; a bare id such as ``thm4.1`` is
+accepted when one paper has it). Prints one row per claim (id, verdict, runtime, headline
+numbers; at most 100 columns) and writes ``<out>/<paper>/<id>.md``, ``<id>.csv`` (+ extra
+tables) and ``<id>.png`` for each, plus ``<out>/<paper>/summary.csv`` and ``summary.md``.
+``--quick`` uses reduced grids (CI, < 3 minutes on 2 cores). The grids of the scaling checks
+run through the sweep (``theorylab.core.sweep``): in this process by default; ``--workers N``
+/ ``--scheduler ADDRESS`` send them to Dask, ``--cache DIR`` reuses a store of points shared
+with the figures. The exit status is 1 when a check raised, 2 for an unknown id,
+else 0 (a ``disagrees`` verdict is a finding, not a crash; ``--strict`` makes it fail too).
+Each claim runs under its main reading and then under each alternative reading of its
+RECONSTRUCTED choices (a quick run: the first alternative of each; ``--main-reading-only``:
+none); its page gives the verdict per reading, the declared wrong statements the check rejects
+(counterfactuals) and the resolution of each prediction, and the summary groups the claims by
+kind. A claim whose data are not on this machine is ``skipped`` (the summary gives the reason,
+naming the package to install), which is not an error.
+
+A full run writes the committed ``docs/results``; a ``--quick`` run writes
+``runs/quick/results`` unless ``--out`` is given, and is refused an ``--out`` inside
+``docs/results``. Every page and summary records how it was made (full or quick, git commit,
+UTC date, theorylab version).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from theorylab.core.claims import Claim
+from theorylab.core.claims.runner import run_checks as _run_checks
+from theorylab.core.cli import ArgumentParser
+from theorylab.core.provenance import default_out, refuse_committed
+from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
+from theorylab.core.threads import add_threads_argument, set_threads_from_args
+from theorylab.core.trainer import check_out_folder
+from theorylab.papers import PAPERS
+
+__all__ = ["all_claims", "console_summary", "main", "resolve_claims", "run_checks"]
+
+
+def all_claims() -> dict[str, Claim]:
+    """``"<paper>/<id>"`` → claim, for every registered paper, in paper order."""
+    out: dict[str, Claim] = {}
+    for paper in PAPERS.values():
+        for claim in paper.load_claims().values():
+            out[claim.key] = claim
+    return out
+
+
+def resolve_claims(selectors: Sequence[str] | None, *, field: str = "ids") -> list[str]:
+    """The claim keys that ``selectors`` name (all when empty), in paper order.
+
+    A selector is a paper name, a key ``paper/id``, or an id that exactly one paper has.
+    Raises a one-line ``ValueError`` starting with ``field`` (the argument that holds the
+    selectors) and naming the unknown selector and the known ids."""
+    claims = all_claims()
+    if not selectors:
+        return list(claims)
+    chosen: list[str] = []
+    for sel in selectors:
+        if sel in PAPERS:
+            keys = [k for k, c in claims.items() if c.paper == sel]
+        elif sel in claims:
+            keys = [sel]
+        else:
+            keys = [k for k, c in claims.items() if c.id == sel]
+            if len(keys) > 1:
+                raise ValueError(f"{field}: ambiguous claim id (got {sel!r}); one of {keys}")
+        if not keys:
+            raise ValueError(f"{field}: unknown claim or paper (got {sel!r}); papers: "
+                             f"{list(PAPERS)}; claims: {list(claims)}")
+        chosen += [k for k in keys if k not in chosen]
+    return [k for k in claims if k in chosen]
+
+
+def run_checks(ids=None, *, quick: bool = False, out: str | Path | None = "docs/results",
+               figures: bool = True, variants: bool = True,
+               progress: bool | None = None) -> pd.DataFrame:
+    """Run the claims `ids` of every registered paper (selectors as in [`resolve_claims`][];
+    default: all) with the kernel's
+    [`run_checks`][theorylab.core.claims.runner.run_checks] and return the summary table (one
+    row per claim, ``claim`` = ``"<paper>/<id>"``, grouped by kind). A `quick` run into the
+    committed ``docs/results`` is refused (``ValueError``); ``out=None`` writes nothing;
+    ``variants=False`` runs the main reading of each claim only."""
+    return _run_checks(all_claims(), resolve_claims(ids), titles={
+        name: paper.title for name, paper in PAPERS.items()}, quick=quick, out=out,
+        figures=figures, variants=variants, progress=progress)
+
+
+#: the width of the summary printed by ``main``
+CONSOLE_WIDTH = 100
+
+
+def console_summary(summary: pd.DataFrame, width: int = CONSOLE_WIDTH) -> str:
+    """The summary as a table of at most ``width`` columns: claim, verdict, runtime and the
+    headline numbers (an error's message for a claim that raised), shortened to fit; the full
+    table is ``summary.md`` beside the results."""
+    rows = []
+    for r in summary.to_dict("records"):
+        head = str(r.get("headline") or "")
+        if r.get("verdict") == "error" or not head:
+            head = str(r.get("error") or head)
+        rows.append([str(r.get("claim", "")), str(r.get("verdict", "")),
+                     f"{float(r.get('runtime_s', float('nan'))):.1f} s", head])
+    names = ["claim", "verdict", "runtime", "headline"]
+    widths = [max([len(names[i])] + [len(row[i]) for row in rows]) for i in range(3)]
+    room = max(width - sum(widths) - 2 * 3, 12)
+    lines = []
+    for row in [names, *rows]:
+        head = " ".join(row[3].split())
+        head = head if len(head) <= room else head[:room - 1].rstrip() + "…"
+        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]), row[2].rjust(widths[2]), head]
+        lines.append("  ".join(cells).rstrip()[:width])
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = ArgumentParser(prog="theorylab check",
+                                description=__doc__.split("\n")[0])
+    p.add_argument("--list", action="store_true", help="list the papers and claim ids and exit")
+    p.add_argument("--quick", action="store_true", help="reduced grids (< 3 min on 2 cores)")
+    p.add_argument("--only", nargs="+", action="extend", metavar="ID",
+                   help="run only these papers or claims (paper name, paper/id, or id)")
+    p.add_argument("--out", default=None,
+                   help="output folder, one subfolder per paper (default docs/results for a "
+                   "full run, runs/quick/results for --quick)")
+    p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
+    p.add_argument("--strict", action="store_true", help="exit 1 on a 'disagrees' verdict too")
+    p.add_argument("--main-reading-only", action="store_true",
+                   help="run each claim under its main reading only (skip the alternative "
+                   "readings of its RECONSTRUCTED choices)")
+    add_threads_argument(p)
+    add_executor_arguments(p)
+    a = p.parse_args(argv)
+    set_threads_from_args(p, a)
+    if a.list:
+        for key, claim in all_claims().items():
+            print(f"{key:<28} {claim.label:<14} {claim.kind:<16} {claim.title}")
+        return 0
+    try:  # both refused before any claim runs
+        resolve_claims(a.only, field="--only")
+        if a.out is None:
+            a.out = default_out("results", quick=a.quick)
+        elif a.quick:
+            refuse_committed(a.out, "results", "--quick")
+        check_out_folder(a.out)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    t0 = time.perf_counter()
+    try:
+        with executor_from_args(a):
+            summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures,
+                                 variants=not a.main_reading_only)
+    except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(console_summary(summary))
+    print(f"total {time.perf_counter() - t0:.1f} s; details: {a.out}/<paper>/summary.md and "
+          "one page per claim")
+    skipped = summary[summary.verdict == "skipped"]
+    if len(skipped):
+        print(f"skipped {len(skipped)} claim(s), data not on this machine: "
+              + "; ".join(f"{k}: {r}" for k, r in zip(skipped.claim, skipped.headline)))
+    failed = (summary.verdict == "error").any() or (
+        a.strict and (summary.verdict == "disagrees").any())
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

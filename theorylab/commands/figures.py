@@ -1,0 +1,127 @@
+"""Command line: `python -m theorylab figures [--list] [--only ID|PAPER ...] [--quick]
+[--device D] [--out DIR] [--seed S] [--threads N] [--scheduler ADDRESS | --workers N]
+[--cache DIR]`.
+
+Lists and renders the figures of every registered paper; `--only jelassi2022` renders all the
+figures of that paper. The phase diagram's grid runs through the sweep
+(``theorylab.core.sweep``): in this process by default, on Dask with ``--workers N`` or
+``--scheduler ADDRESS``, from a shared store of points with ``--cache DIR``.
+
+A full run with default settings writes the committed ``figures/``; a ``--quick`` run writes
+``runs/quick/figures`` and a run with another ``--seed`` or ``--device`` ``runs/custom/figures``
+unless ``--out`` is given (an ``--out`` inside the committed folder is refused for those). A
+figure whose data are not on this machine is skipped, with one line naming the package."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import time
+
+from theorylab.core.cli import ArgumentParser
+from theorylab.core.figures import list_figures, read_manifest, renamed_ids, run_figures
+from theorylab.core.provenance import default_out, refuse_committed
+from theorylab.core.sweep.cli import add_executor_arguments, executor_from_args
+from theorylab.core.threads import add_threads_argument, set_threads, threads_from_args
+from theorylab.core.trainer import check_out_folder
+from theorylab.papers import load_all_figures
+
+
+def _parser() -> ArgumentParser:
+    p = ArgumentParser(
+        prog="theorylab figures",
+        description="Render the paper figures (PDF + PNG) and write <out>/manifest.json.",
+    )
+    p.add_argument("--list", action="store_true", help="list figure ids and exit")
+    p.add_argument("--only", nargs="+", metavar="ID", help="render only these ids, or every "
+                   "figure of a paper named here (other entries of an existing manifest are "
+                   "kept)")
+    p.add_argument("--quick", action="store_true",
+                   help="tiny settings: exercise every code path in seconds")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                   help="torch device for figures that train models (default: cpu)")
+    p.add_argument("--out", default=None,
+                   help="output folder (default: figures/ for a full run with default settings, "
+                   "runs/quick/figures for --quick, runs/custom/figures for another --seed or "
+                   "--device)")
+    p.add_argument("--seed", type=int, default=0, help="base seed (default: 0)")
+    add_threads_argument(p)  # the image figures train with 1 thread regardless (tiny models)
+    add_executor_arguments(p)
+    return p
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    load_all_figures()
+    specs = list_figures()
+    if args.list:
+        width = max((len(s.id) for s in specs), default=0)
+        for s in specs:
+            line = f"{s.id:<{width}}  {s.paper}  [{s.paper_figure}] {s.title}"
+            print(textwrap.shorten(line, width=160, placeholder=" ..."))
+        return 0
+    known = {s.id for s in specs}
+    papers = {s.paper for s in specs}
+    renamed = renamed_ids()
+    for old in [i for i in args.only or [] if i in renamed]:
+        print(f"note: figure {old!r} is now {renamed[old]!r} (the old id works until the next "
+              "release)", file=sys.stderr)
+    args.only = [renamed.get(i, i) for i in args.only] if args.only else args.only
+    unknown = [i for i in args.only or [] if i not in known and i not in papers]
+    # every argument is checked before anything is rendered or written
+    if unknown:
+        return _error(f"--only: unknown figure id or paper (got {', '.join(map(repr, unknown))})"
+                      "; see --list")
+    try:
+        threads = threads_from_args(args)
+    except ValueError as err:  # a bad $THEORYLAB_THREADS
+        return _error(f"--threads: {err}")
+    if args.seed < 0:  # numpy's generators take seeds >= 0
+        return _error(f"--seed: must be >= 0 (got {args.seed})")
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            return _error("--device: 'cuda' requested but CUDA is not available (got 'cuda')")
+    custom = [f for f, on in (("--quick", args.quick), ("--seed", args.seed != 0),
+                              ("--device", args.device != "cpu")) if on]
+    try:
+        if args.out is None:
+            args.out = default_out("figures", quick=args.quick, custom=bool(custom))
+        elif custom:
+            refuse_committed(args.out, "figures", " ".join(custom))
+        check_out_folder(args.out)
+        read_manifest(args.out)
+    except ValueError as err:
+        return _error(str(err))
+    set_threads(threads)
+    if args.only:
+        args.only = [s.id for s in specs if s.id in args.only or s.paper in args.only]
+    t0 = time.perf_counter()
+    try:
+        with executor_from_args(args):
+            manifest = run_figures(args.only, out=args.out, quick=args.quick,
+                                   device=args.device, seed=args.seed)
+    except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache
+        return _error(str(err))
+    skipped = manifest.pop("skipped")
+    done = [i for i in args.only or [s.id for s in specs] if i not in skipped]
+    for i in done:
+        entry = manifest["figures"][i]
+        print(f"{i}: {entry['runtime_s']:.1f} s -> {args.out}/{i}.pdf, .png")
+    print(f"{len(done)} figure(s) in {time.perf_counter() - t0:.1f} s; "
+          f"manifest: {args.out}/manifest.json")
+    if skipped:
+        print(f"skipped {len(skipped)} figure(s), data not on this machine: "
+              + "; ".join(sorted({f"{r}: {', '.join(i for i in skipped if skipped[i] == r)}"
+                                  for r in skipped.values()})))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

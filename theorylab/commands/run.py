@@ -1,0 +1,87 @@
+"""Command line: ``python -m theorylab run CONFIG.toml --out DIR [--device cpu|cuda] ...``.
+
+The config's ``[experiment] paper = "<name>"`` says whose engines run it (default
+``jelassi2022``, so a config without the key runs as the first paper's; ``--list``
+shows the papers). Writes ``DIR/trajectory.csv``, ``DIR/config.toml`` (resolved),
+``DIR/final_state.npz`` and ``DIR/checkpoint.npz``; prints a summary. Exit codes: 0 done,
+2 invalid configuration or output folder (one line ``error: <field>: ...``), 3 the run diverged
+(the rows recorded so far are kept), 130 interrupted by SIGINT or SIGTERM (the rows so far and a
+checkpoint are kept; the message gives the command that resumes).
+"""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import sys
+
+from theorylab.core.cli import ArgumentParser
+from theorylab.core.config import paper_of, read_toml
+from theorylab.core.threads import add_threads_argument, set_threads_from_args
+from theorylab.core.trainer import DivergenceError, Interrupted, check_out_folder
+from theorylab.papers import DEFAULT_PAPER, PAPERS
+
+
+def _sigterm_as_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = ArgumentParser(
+        prog="theorylab run", description=__doc__.split("\n")[0],
+        epilog="Every config key (type, default, allowed values, meaning, paper reference): "
+               "docs/config.md (python -m theorylab config regenerates it)")
+    p.add_argument("config", nargs="?",
+                   help="TOML file ([experiment] paper, then the paper's sections)")
+    p.add_argument("--list", action="store_true", help="list the papers and exit")
+    p.add_argument("--out", help="output folder (required with a config)")
+    p.add_argument("--device", choices=["cpu", "cuda"], help="override train.device")
+    p.add_argument("--dtype", choices=["float64", "float32"], help="override train.dtype")
+    p.add_argument("--backend", choices=["numpy", "torch"], help="override train.backend")
+    p.add_argument("--steps", type=int, help="override train.steps")
+    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
+    p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    add_threads_argument(p)
+    args = p.parse_args(argv)
+    set_threads_from_args(p, args)
+    if args.list:
+        for name, paper in PAPERS.items():
+            default = " (default)" if name == DEFAULT_PAPER else ""
+            print(f"{name}{default}: {paper.title}; notes: {paper.notes_path()}")
+        return 0
+    if not args.config:
+        p.error("config: required (a TOML file, or --list)")
+    if args.out is None:
+        p.error("out: required (--out DIR, the run folder)")
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    try:
+        out = check_out_folder(args.out)
+        tables = read_toml(args.config)
+        paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
+        cfg = paper.config_from_tables(tables)
+        cfg = paper.override(cfg, {"device": args.device, "dtype": args.dtype,
+                                   "backend": args.backend, "steps": args.steps})
+        res = paper.run(cfg, out=out, resume=args.resume,
+                        progress=False if args.no_progress else None)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except DivergenceError as e:
+        print(f"error: {e}; {len(e.result.trajectory)} recorded rows kept in {args.out}",
+              file=sys.stderr)
+        return 3
+    except Interrupted as e:
+        again = [sys.executable, "-m", "theorylab", "run", args.config, "--out", args.out,
+                 "--resume", *(["--steps", str(args.steps)] if args.steps is not None else [])]
+        print(f"interrupted at step {e.step}; the rows so far and a checkpoint are in "
+              f"{args.out}. Resume with: {shlex.join(again)}", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(res.summary())
+    print(f"wrote {args.out}/trajectory.csv, config.toml, final_state.npz")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

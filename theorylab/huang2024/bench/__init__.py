@@ -1,0 +1,117 @@
+"""The second paper's benchmarks, handed to ``theorylab bench`` and the GPU suite as
+[`BENCH`][] (the ``Paper.bench`` hook):
+
+- [`theorylab.huang2024.bench.baselines`][]: plain torch-autograd twins of the engines' losses;
+- [`theorylab.huang2024.bench.cases`][]: the exact and Laplace steps on the kernel's backends
+  against them (``theorylab bench --paper huang2024``: the exact step).
+
+Timing, device peaks and machine naming are the kernel's harness, [`theorylab.core.bench`][].
+"""
+
+from __future__ import annotations
+
+import math
+
+from theorylab.core.bench import BenchCase, PaperBench, SuiteContext
+
+from .baselines import AutogradExactLoss, AutogradLaplace, autograd_batch_loss
+from .cases import (
+    QUICK_SIZES,
+    SIZES,
+    bench_config,
+    bench_exact,
+    bench_laplace,
+    check_sizes,
+    laplace_config,
+    run,
+)
+
+__all__ = ["BENCH", "QUICK_SIZES", "SIZES", "SUITE_SIZES", "AutogradExactLoss",
+           "AutogradLaplace", "autograd_batch_loss", "bench_config", "bench_exact",
+           "bench_laplace", "check_sizes", "laplace_config", "run"]
+
+#: P of the GPU suite's parts: (on CUDA, at CPU sizes)
+SUITE_SIZES = {"exact": ((64, 256, 576, 1024), (8, 16)),
+               "laplace": ((256, 1024, 4096), (64, 256))}
+
+
+def _check(args) -> None:
+    modes = [f for f in ("targets", "sweep", "choices") if getattr(args, f, False)]
+    if modes:
+        raise ValueError(f"--paper: huang2024 times the exact population step only (got "
+                         f"--{modes[0]})")
+    check_sizes(args.sizes)
+
+
+def _run(args) -> int:
+    run(args)
+    return 0
+
+
+def _rows(ctx: SuiteContext, part: str, measure) -> list[dict]:
+    """One row per P of the part; a P that does not fit (refused up front, or out of device
+    memory) is a row with a note, and the larger ones are not tried."""
+    rows = []
+    for P in SUITE_SIZES[part][1 if ctx.cpu_sizes else 0]:
+        try:
+            rows.append(measure(P))
+        except (ValueError, MemoryError, RuntimeError) as err:  # torch's OOM is a RuntimeError
+            rows.append({"device": ctx.device, "P": P,
+                         "note": f"not measured: {str(err).splitlines()[0][:200]}"})
+            break
+        finally:
+            _free(ctx.device)
+    return rows
+
+
+def _free(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()
+
+
+def _exact(ctx: SuiteContext):
+    import pandas as pd
+
+    return pd.DataFrame(_rows(ctx, "exact", lambda P: bench_exact(
+        P, ctx.device, repeats=ctx.repeats, max_seconds=ctx.max_seconds,
+        numpy=ctx.cpu_sizes)))
+
+
+def _laplace(ctx: SuiteContext):
+    import pandas as pd
+
+    return pd.DataFrame(_rows(ctx, "laplace", lambda P: bench_laplace(
+        P, ctx.device, repeats=ctx.repeats, max_seconds=ctx.max_seconds)))
+
+
+def _lines(engine_col: str, diff_cols: tuple[str, ...]):
+    def lines(df) -> list[str]:
+        out = []
+        for r in df.to_dict("records"):
+            if isinstance(r.get("note"), str):
+                out.append(f"P = {r['P']}: {r['note']}")
+                continue
+            diff = max(r[c] for c in diff_cols if c in r and not math.isnan(r[c]))
+            out.append(f"P = {r['P']}: {r[engine_col]:.4g} s/step against autograd "
+                       f"{r['autograd_s']:.4g} s ({r['autograd_s'] / r[engine_col]:.3g}x); "
+                       f"largest difference {diff:.2g}")
+        return out
+    return lines
+
+
+def _suite() -> list[BenchCase]:
+    return [
+        BenchCase("exact", "population-exact step (torch on the device, float64) against "
+                  "plain autograd of the same sum", _exact, budget_s=150.0,
+                  summary=_lines("torch_s", ("torch_vs_numpy", "autograd_vs_numpy",
+                                             "autograd_vs_torch"))),
+        BenchCase("laplace", "population-laplace step (torch on the device, float64) against "
+                  "its t-integral differentiated by autograd", _laplace, budget_s=90.0,
+                  summary=_lines("engine_s", ("autograd_vs_engine",))),
+    ]
+
+
+#: What ``theorylab bench --paper huang2024`` and the GPU suite time of this paper.
+BENCH = PaperBench(run=_run, check=_check, suite=_suite)

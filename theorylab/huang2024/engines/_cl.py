@@ -1,0 +1,72 @@
+"""``cl-montecarlo``: the contrastive (CL) objective of Huang et al. (2025) (module
+[`cl`][theorylab.huang2024.cl]) on a fresh seeded batch of ``train.mc_samples`` images per
+step, two independently masked views each."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..cl import CLBatch, CLEval, cl_loss_grad
+from ..config import ExperimentConfig
+from ..data import AreaStructure, sample_batch, sample_masks
+from ..observables import view_masses
+from ._base import Evaluation, MAEEngine, Params
+
+__all__ = ["CLMonteCarloEngine"]
+
+
+class CLMonteCarloEngine(MAEEngine):
+    """GD on (Φ, Υ) with the exact gradient of a batch's InfoNCE loss (the backward pass
+    written out in [`cl_loss_grad`][theorylab.huang2024.cl.cl_loss_grad]). ``loss_se`` is the
+    standard error of the mean of the per-image losses (an approximation: images share
+    negatives, so the per-image losses are not independent). It records the MAE engines'
+    columns where they mean something: Φ own/global, and the attention masses of every query
+    patch of the views; ``loss_star`` and ``excess_loss`` are NaN (no infimum is known)."""
+
+    name = "cl-montecarlo"
+
+    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None,
+                 xp=None) -> None:
+        if cfg.model.objective != "cl":
+            raise ValueError(f"train.engine: cl-montecarlo needs model.objective = 'cl' (got "
+                             f"{cfg.model.objective!r})")
+        super().__init__(cfg, structure, xp)
+        self.lstar = math.nan
+        m = cfg.model
+        self.loss_kw = {"temperature": m.temperature, "negatives": cfg.cl_negatives,
+                        "symmetric": m.cl_symmetric, "mask_keys": m.mask_keys,
+                        "pooling": m.pooling}
+
+    def draw(self, step: int) -> CLBatch:
+        """The images and both views of a step (seeded by ``train.seed`` and the step)."""
+        cfg = self.cfg
+        rng = np.random.default_rng(np.random.SeedSequence([cfg.train.seed, 17, step]))
+        d = cfg.data
+        b = sample_batch(rng, self.structure, cfg.train.mc_samples, law=d.z_law, L=d.L, U=d.U,
+                         values=d.z_values, probs=d.z_probs, mask_kind=cfg.model.mask,
+                         gamma=cfg.model.gamma, mask_size=cfg.mask_size)
+        mask2 = sample_masks(rng, len(b), self.structure.P, cfg.model.mask, cfg.model.gamma,
+                             cfg.mask_size)
+        return CLBatch(b.cluster, b.z, b.mask, mask2)
+
+    def eval_cl(self, params: Params, batch: CLBatch, need_grad: bool) -> CLEval:
+        with self.threads():
+            return cl_loss_grad(self.structure, params.Phi, params.Ups, batch,
+                                need_grad=need_grad, xp=self.xp, **self.loss_kw)
+
+    def attn_from_views(self, batch: CLBatch, ce: CLEval) -> dict[str, float]:
+        """Attention masses of every query of both views, averaged over images, views and the
+        query patches of each kind (global-area ``gq``, local-area ``lq``)."""
+        return view_masses(self.structure, batch.cluster, ce.attn_own, ce.attn_glob,
+                           ce.attn_masked)
+
+    def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
+        batch = self.draw(step)
+        ce = self.eval_cl(params, batch, need_grad)
+        x = ce.per_sample
+        se = float(np.std(x, ddof=1) / math.sqrt(len(x)))
+        grads = {"Phi": ce.grad_Phi, "Ups": ce.grad_Ups} if need_grad else None
+        attn = self.attn_from_views(batch, ce) if record else {}
+        return Evaluation(ce.loss, loss_se=se, loss_star=math.nan, grads=grads, attn=attn)

@@ -1,0 +1,83 @@
+"""What a run of Huang et al. (2025)'s model records: the FP correlations Φ to the own and the
+global area, and the attention masses of the queries on their own area, the global area and the
+masked keys, split by query patches of the global area (``gq``) and of a local area (``lq``).
+
+The engines fill one row per recorded step with [`RECORD_COLUMNS`][] (schema
+``TRAJECTORY_SCHEMA`` of [`theorylab.huang2024.trainer`][]); the functions here turn
+parameters and per-query attention masses into those numbers, the same way for every engine.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .data import AreaStructure, Batch
+
+__all__ = ["ATTN_COLUMNS", "RECORD_COLUMNS", "attention_means", "masked_query_masses",
+           "phi_summary", "view_masses"]
+
+#: The columns that an engine's recorded row fills (the trainer adds ``step``).
+RECORD_COLUMNS = (
+    "loss", "loss_se", "loss_star", "excess_loss",
+    "phi_own_gq", "phi_glob_gq", "phi_own_lq", "phi_glob_lq",
+    "attn_own_gq", "attn_glob_gq", "attn_masked_gq",
+    "attn_own_lq", "attn_glob_lq", "attn_masked_lq",
+    "engine",
+)
+#: The attention columns: (own area, global area, masked keys) × (``gq``, ``lq``) queries.
+ATTN_COLUMNS = tuple(c for c in RECORD_COLUMNS if c.startswith("attn_"))
+_KINDS = ("own", "glob", "masked")
+
+
+def phi_summary(structure: AreaStructure, Phi: np.ndarray) -> dict[str, float]:
+    """Mean Φ to the own area and to the global area, over (cluster, patch) pairs whose patch
+    lies in the global area (``gq``) or in a local area (``lq``)."""
+    feat = structure.feature_index()  # (K, P)
+    glob_q = structure.labels == 0
+    rows = np.broadcast_to(np.arange(structure.P), feat.shape)
+    own = Phi[rows, feat]
+    glob = Phi[rows, np.broadcast_to(structure.offset[:, None], feat.shape)]
+    out = {}
+    for tag, sel in (("gq", glob_q), ("lq", ~glob_q)):
+        out[f"phi_own_{tag}"] = float(own[sel].mean()) if sel.any() else math.nan
+        out[f"phi_glob_{tag}"] = float(glob[sel].mean()) if sel.any() else math.nan
+    return out
+
+
+def attention_means(sums: dict[str, float], counts: dict[str, float]) -> dict[str, float]:
+    """``{"attn_own_gq": ..., ...}`` from summed masses ``{"own_gq": Σ, ...}`` and the number
+    of queries summed per tag ``{"gq": n, "lq": n}`` (NaN where no query of a kind)."""
+    return {f"attn_{key}": (v / counts[key[-2:]] if counts[key[-2:]] else math.nan)
+            for key, v in sums.items()}
+
+
+def masked_query_masses(structure: AreaStructure, batch: Batch, own: np.ndarray,
+                        glob: np.ndarray, masked: np.ndarray) -> dict[str, float]:
+    """Attention masses of the masked queries of a weighted batch (per-(sample, query) arrays
+    ``own``, ``glob``, ``masked``), averaged over the batch's weights and the masked query
+    patches of each kind."""
+    lab = structure.labels[batch.cluster]
+    out = {}
+    for tag, sel in (("gq", lab == 0), ("lq", lab != 0)):
+        w = batch.weight[:, None] * batch.mask * sel
+        tot = w.sum()
+        for name, arr in zip(_KINDS, (own, glob, masked)):
+            out[f"attn_{name}_{tag}"] = float(np.sum(w * arr) / tot) if tot > 0 else math.nan
+    return out
+
+
+def view_masses(structure: AreaStructure, cluster: np.ndarray, own: np.ndarray,
+                glob: np.ndarray, masked: np.ndarray) -> dict[str, float]:
+    """Attention masses of every query of both views of a CL batch (arrays (B, 2, P)),
+    averaged over images, views and the query patches of each kind (a CL query is positional
+    whether its patch is masked or not)."""
+    lab = structure.labels[cluster]  # (B, P)
+    out = {}
+    for tag, sel in (("gq", lab == 0), ("lq", lab != 0)):
+        n = 2 * sel.sum()
+        for name, arr in zip(_KINDS, (own, glob, masked)):
+            out[f"attn_{name}_{tag}"] = (float(np.sum(arr * sel[:, None, :]) / n) if n
+                                        else math.nan)
+    return out
