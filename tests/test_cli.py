@@ -134,6 +134,51 @@ def test_plot_a_sweep(tiny_sweep, tmp_path):
     assert written == tmp_path / "table-phase_diagram.png" and written.stat().st_size > 0
 
 
+@pytest.fixture(scope="module")
+def delta_sweep(tmp_path_factory) -> Path:
+    """The README's Δ sweep in small: huang2024, three global-area sizes, trajectories kept."""
+    folder = tmp_path_factory.mktemp("delta")
+    spec = folder / "spec.toml"
+    spec.write_text('[base_config.experiment]\npaper = "huang2024"\n'
+                    '[base_config.data]\nP = 16\nK = 1\nC = 2\nareas = "contiguous"\n'
+                    '[base_config.train]\nengine = "population-laplace"\nz_nodes = 4\n'
+                    'lr = 32.0\nsteps = 8\n'
+                    '[sweep]\naxes = {"data.C1" = [4, 8, 12]}\n'
+                    'keep = ["phi_glob_lq", "phi_own_lq", "attn_own_lq"]\n')
+    assert main(["sweep", str(spec), "--out", str(folder / "store"), "--workers", "0",
+                 "--no-progress"]) == 0
+    return folder / "store"
+
+
+def test_plot_the_readmes_delta_sweep_without_flags(delta_sweep, capsys):
+    """A sweep that keeps trajectories plots with no --value: one line per point, each
+    labelled with its C1 and the Δ it gives, the shared setting in the title."""
+    import json
+
+    from theorylab.commands.plot import _point_settings
+
+    assert main(["plot", str(delta_sweep)]) == 0
+    assert (delta_sweep / "phase_diagram.png").read_bytes()[:4] == b"\x89PNG"
+    manifest = json.loads((delta_sweep / "sweep.json").read_text())
+    points = pd.DataFrame({"data.C1": [4, 8, 12]})
+    title, labels = _point_settings(manifest, points, ["data.C1"])
+    assert title.startswith("huang2024: MAE, P = 16") and "C1 =" not in title
+    assert [lab.split(",")[0] for lab in labels.values()] == ["C1 = 4", "C1 = 8", "C1 = 12"]
+    assert all("Δ = " in lab for lab in labels.values())
+    assert main(["plot", str(delta_sweep), "--value", "phi_own_lq"]) == 0  # final values
+
+
+def test_plot_a_run_draws_its_phase_readings(tiny_run):
+    """The paper's hooks: the setting in the title, the phase readings of the run (none for
+    this 12-step run, which never leaves its plateau, but the hook runs)."""
+    from theorylab.commands.plot import _run_setting
+
+    paper, cfg = _run_setting(tiny_run)
+    assert paper.name == "jelassi2022" and paper.describe(cfg).startswith("D = 4, C = 2")
+    readings = paper.phase_readings(pd.read_csv(tiny_run / "trajectory.csv"), cfg)
+    assert {"t_I", "t_II"} <= set(readings)
+
+
 @pytest.mark.parametrize("args, start", [
     (["{tmp}/nothing"], "error: input: not a run folder"),
     (["{run}", "--value", "loss"], "error: --x/--y/--value: for a sweep"),

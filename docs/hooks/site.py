@@ -11,24 +11,39 @@ figure is added):
   mkdocstrings ``::: module`` block);
 - the navigation: one section per paper (notes ``docs/papers/<paper>.md``, claims pages
   ``docs/claims/<paper>/*.md``, generated results ``docs/results/<paper>/*.md``, gallery),
-  every other top-level page under "Guides", and the API reference.
+  every other top-level page under "Guides", and the API reference;
+- on the home page, in place of the line ``<!-- theorylab:verdicts -->``, one theorem →
+  verdict table of every paper, generated from ``docs/results/*/summary.csv`` (the last run of
+  each claim: its theorem, kind, verdict, robustness, the short headline, links to its claims
+  and results pages) with every claim page that has no result yet;
+- a results page, and the claims page it feeds, whose claim's code changed after the run (the
+  ``- **Code:**`` line of the page records a sha256 of the claim's source files; recomputed
+  here) gets a warning, and the home table marks it;
+- every page's stray ``*`` of a formula written in text (``w*``, ``a*_glob``) is escaped, so
+  that markdown does not read two of them as emphasis and eat them
+  ([`theorylab.core.markdown.escape_stray_stars`][]); ``$…$`` and ``$$…$$`` are formulas,
+  rendered by the vendored KaTeX (``docs/javascripts/katex/``).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
 
 from mkdocs.structure.files import File, Files
 
+from theorylab.core.markdown import escape_stray_stars
+from theorylab.core.provenance import code_changed
+
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "figures"
 #: the packages whose public modules get an API page.
 API_PACKAGES = ("core", "jelassi2022", "huang2024", "vision", "commands")
 #: guides first in this order; any other top-level page follows (e.g. a new guide).
-GUIDE_ORDER = ("reproducing.md", "config.md", "engines.md", "sweeps.md", "performance.md",
-               "properties.md", "architecture.md")
+GUIDE_ORDER = ("reproducing.md", "recipes.md", "config.md", "engines.md", "sweeps.md",
+               "performance.md", "properties.md", "architecture.md")
 
 
 def _title(path: Path) -> str:
@@ -231,14 +246,125 @@ def _last_run(docs: Path, paper: str, claim: str) -> list[str]:
             if line.startswith("- **")]
 
 
+#: the line of the home page that the theorem → verdict table replaces
+VERDICTS_MARK = "<!-- theorylab:verdicts -->"
+#: the longest headline the home table shows (the summary and the page hold the rest)
+HOME_HEADLINE = 160
+_RESULTS_PAGE = re.compile(r"^results/(?P<paper>[^/]+)/(?P<claim>[^/]+)\.md$")
+
+
+def _code_note(docs: Path, paper: str, claim: str) -> list[str] | None:
+    """The files of the claim's code that changed after its recorded run (``[]``: none; None:
+    the results page records no code digest)."""
+    path = docs / "results" / paper / f"{claim}.md"
+    if not path.exists():
+        return None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        changed = code_changed(line, ROOT)
+        if changed is not None:
+            return changed
+    return None
+
+
+def _code_box(files: list[str]) -> list[str]:
+    return ['!!! warning "The claim\'s code changed after this run"', "",
+            "    These files differ from the ones the run recorded: " + ", ".join(
+                f"`{f}`" for f in files) + ". The verdict below is that of the old code; "
+            "`python -m theorylab check` reruns it.", ""]
+
+
+def _short(text: str, limit: int = HOME_HEADLINE) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _claim_title(docs: Path, paper: str, claim: str) -> str:
+    page = docs / "claims" / paper / f"{claim}.md"
+    return _title(page) if page.exists() else claim
+
+
+def verdict_rows(docs: Path) -> list[dict]:
+    """One row per claim of every paper (papers in site order, claims in summary order, then
+    claim pages without a result): paper, claim, theorem, kind, verdict, robust, headline,
+    code note, and whether its claims and results pages exist."""
+    rows = []
+    for paper in _papers(docs):
+        seen = set()
+        summary = docs / "results" / paper / "summary.csv"
+        if summary.exists():
+            with open(summary, encoding="utf-8", newline="") as f:
+                for rec in csv.DictReader(f):
+                    claim = (rec.get("claim") or "").split("/", 1)[-1]
+                    if not claim:
+                        continue
+                    seen.add(claim)
+                    rows.append({"paper": paper, "claim": claim,
+                                 "kind": rec.get("kind", ""), "verdict": rec.get("verdict", ""),
+                                 "robust": rec.get("robust?", ""),
+                                 "headline": rec.get("headline") or rec.get("error") or "",
+                                 "changed": _code_note(docs, paper, claim)})
+        for page in sorted((docs / "claims" / paper).glob("*.md")):
+            if page.stem not in seen:
+                rows.append({"paper": paper, "claim": page.stem, "kind": "", "verdict": "",
+                             "robust": "", "headline": "", "changed": None})
+        for row in rows:
+            if row["paper"] == paper:
+                row["theorem"] = _claim_title(docs, paper, row["claim"])
+                row["has_page"] = (docs / "claims" / paper / f"{row['claim']}.md").exists()
+                row["has_result"] = (docs / "results" / paper / f"{row['claim']}.md").exists()
+    return rows
+
+
+def verdict_table(docs: Path, page_dir: str = "") -> str:
+    """The home page's theorem → verdict table (markdown), links relative to `page_dir`: one
+    row per claim, the theorem linked to its claims page (its id and kind under it), the
+    verdict linked to its results page (robustness under it), the short headline."""
+    def cell(text) -> str:
+        return str(text).replace("|", "\\|")
+
+    lines = ["| paper | claim | verdict | last run |", "|---|---|---|---|"]
+    for r in verdict_rows(docs):
+        claim, paper = r["claim"], r["paper"]
+        theorem = cell(r["theorem"])
+        if r["has_page"]:
+            theorem = f"[{theorem}]({page_dir}claims/{paper}/{claim}.md)"
+        under = ", ".join(x for x in (claim, r["kind"]) if x)
+        verdict = f"`{r['verdict']}`" if r["verdict"] else "not run yet"
+        if r["has_result"]:
+            verdict = f"[{verdict}]({page_dir}results/{paper}/{claim}.md)"
+        notes = [f"robust: {cell(r['robust'])}"] if r["robust"] else []
+        if r["changed"]:
+            notes.append("**code changed since the run**")
+        verdict += "".join(f"<br><small>{n}</small>" for n in notes)
+        lines.append(f"| {paper} | {theorem}<br><small>{cell(under)}</small> | {verdict} | "
+                     f"<small>{cell(_short(r['headline']))}</small> |")
+    return "\n".join(lines)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    """A claims page gets, under its title, the label / statement / prediction / measurement /
-    verdict of the last full run, read from its generated results page; a page that holds a
-    quick run gives a warning instead (a quick verdict is never shown as the full one)."""
-    match = _CLAIM_PAGE.match(page.file.src_uri)
-    if not match:
-        return markdown
-    lines = _last_run(Path(config["docs_dir"]), match["paper"], match["claim"])
+    """The home page gets its theorem → verdict table; a claims page gets, under its title, the
+    label / statement / prediction / measurement / verdict of the last full run, read from its
+    generated results page (a page that holds a quick run gives a warning instead: a quick
+    verdict is never shown as the full one); a claims or results page whose claim's code
+    changed after the run gets a warning; every page's stray ``*`` are escaped."""
+    docs = Path(config["docs_dir"])
+    uri = page.file.src_uri
+    if uri == "index.md" and VERDICTS_MARK in markdown:
+        markdown = markdown.replace(VERDICTS_MARK, verdict_table(docs))
+    result = _RESULTS_PAGE.match(uri)
+    if result and result["claim"] != "summary":
+        changed = _code_note(docs, result["paper"], result["claim"])
+        if changed:
+            head, _, rest = markdown.partition("\n")
+            markdown = "\n".join([head, "", *_code_box(changed), rest])
+    match = _CLAIM_PAGE.match(uri)
+    if match:
+        markdown = _claim_box(markdown, docs, match["paper"], match["claim"])
+    return escape_stray_stars(markdown)
+
+
+def _claim_box(markdown: str, docs: Path, paper: str, claim: str) -> str:
+    lines = _last_run(docs, paper, claim)
     if not lines:
         return markdown
     if any(_QUICK.search(line) for line in lines if line.startswith(("- **Verdict:**",
@@ -248,6 +374,9 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
                "is not shown here; `python -m theorylab check` writes the full run."]
     else:
         box = ['!!! abstract "Last full run (from the generated results page)"', ""]
-        box += ["    " + line for line in lines]
+        box += ["    " + line for line in lines if not line.startswith("- **Code:**")]
+        changed = _code_note(docs, paper, claim)
+        if changed:
+            box += ["", *["    " + b if b else "" for b in _code_box(changed)]]
     head, _, rest = markdown.partition("\n")
     return "\n".join([head, "", *box, "", rest])

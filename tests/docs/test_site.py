@@ -30,6 +30,76 @@ def test_strict_build_has_every_section(built_site):
     assert "][]" not in api
 
 
+def test_home_page_has_the_verdict_table_of_both_papers(built_site):
+    """The home page's theorem → verdict table is generated from every summary.csv: each claim
+    of each paper's summary is a row, linked to its claims page and its results page."""
+    import csv
+    import re
+
+    html = (built_site / "index.html").read_text()
+    assert "theorylab:verdicts" not in html
+    for summary in sorted((ROOT / "docs" / "results").glob("*/summary.csv")):
+        paper = summary.parent.name
+        with open(summary, newline="") as f:
+            claims = [row["claim"].split("/", 1)[-1] for row in csv.DictReader(f)]
+        assert claims, summary
+        for claim in claims:
+            assert re.search(rf'href="results/{paper}/{re.escape(claim)}/"', html), (paper, claim)
+            if (ROOT / "docs" / "claims" / paper / f"{claim}.md").exists():
+                assert f'href="claims/{paper}/{claim}/"' in html, (paper, claim)
+
+
+def test_formulas_render_locally_and_keep_their_stars(built_site):
+    """Math is KaTeX served by the site itself (no resource from the network), and a formula
+    written in text keeps its ``*``."""
+    import re
+
+    for asset in ("javascripts/katex/katex.min.js", "javascripts/katex/katex.min.css",
+                  "javascripts/katex/contrib/auto-render.min.js",
+                  "javascripts/katex/fonts/KaTeX_Main-Regular.woff2", "javascripts/katex/LICENSE"):
+        assert (built_site / asset).is_file(), asset
+    notes = (built_site / "papers" / "huang2024" / "index.html").read_text()
+    assert 'class="arithmatex"' in notes and "katex.min.js" in notes
+    remote = re.compile(r'<(?:script|link|img)[^>]+(?:src|href)="(?:https?:)?//', re.I)
+    for page in built_site.rglob("*.html"):
+        assert not remote.search(page.read_text()), page
+    predictions = (built_site / "predictions" / "index.html").read_text()
+    assert "a*_glob = E_z[e^{zφ*}/(e^{zφ*} + (1 − ρ)/ρ)]" in predictions
+
+
+def test_summary_tables_link_their_claims(tmp_path):
+    """A summary the kernel writes (one table per kind, claim ids linked to their pages) builds
+    strictly with the site's markdown and links each id."""
+    require_docs_extra()
+    import pandas as pd
+    import yaml
+
+    from theorylab.core.claims.runner import summary_markdown
+
+    cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    for key in ("hooks", "exclude_docs", "extra_javascript", "extra_css"):
+        cfg.pop(key, None)
+    cfg["plugins"] = ["search"]
+    cfg["docs_dir"] = str(tmp_path / "docs")
+    cfg["nav"] = [{"Summary": "p/summary.md"}, {"Claim": "p/thm1.md"}]
+    (tmp_path / "docs" / "p").mkdir(parents=True)
+    part = pd.DataFrame([{"kind": "theorem check", "claim": "p/thm1", "label": "FOUND",
+                          "verdict": "agrees", "robust?": "yes", "readings": "–",
+                          "can fail?": "yes", "runtime_s": 1.5,
+                          "headline": "T* exponent 0.36 and T* at P=64", "error": ""}])
+    made = {"run": "full", "commit": "abc1234", "date": "2026-01-02 03:04 UTC",
+            "version": "0.1.0"}
+    (tmp_path / "docs" / "p" / "summary.md").write_text(
+        summary_markdown(part, "A paper", "full", made))
+    (tmp_path / "docs" / "p" / "thm1.md").write_text("# thm1\n")
+    config = tmp_path / "mkdocs.yml"
+    config.write_text(yaml.safe_dump(cfg))
+    proc = mkdocs_build(config, tmp_path / "site")
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-2000:]
+    html = (tmp_path / "site" / "p" / "summary" / "index.html").read_text()
+    assert 'href="../thm1/"' in html and ">p/thm1</a>" in html
+
+
 #: fault → (markdown, what the build's log must name)
 FAULTS = {
     "broken link": ("See [the page](missing.md).", "missing.md"),

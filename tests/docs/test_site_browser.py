@@ -1,8 +1,10 @@
 """The built site in a real browser: Debian's headless Chromium (driven by chromedriver through
-selenium) opens the home page, a claims page and a figure gallery from a static server on
-127.0.0.1, checks the title and that every image loaded (natural width > 0), and writes a
-screenshot into the test's temporary folder. Skips without the docs extra, selenium, chromium or
-chromedriver (``.ci/run`` installs them)."""
+selenium) opens the home page, a claims page, the second paper's notes, the recipes and the
+figure galleries from a static server on 127.0.0.1, checks the title and that every image loaded
+(natural width > 0), and writes a screenshot into the test's temporary folder. Skips without the
+docs extra, selenium, chromium or chromedriver (``.ci/run`` installs them). The home page's
+theorem → verdict table is read as a reader sees it, and the notes' formulas must be typeset by
+the site's own KaTeX."""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 #: page → the text its <title> starts with (material: "<page title> - theorylab").
 PAGES = {
     "index.html": "theorylab",
+    "papers/huang2024/index.html": "Notes (huang2024) - theorylab",
+    "recipes/index.html": "Recipes - theorylab",
     "claims/jelassi2022/thm3.1/index.html": "Theorem 3.1",
     "gallery/jelassi2022/index.html": "Figure gallery (jelassi2022) - theorylab",
     "gallery/huang2024/index.html": "Figure gallery (huang2024) - theorylab",
@@ -83,7 +87,38 @@ def test_page_renders_with_its_images(page, served_site, browser, tmp_path):
     """)
     broken = [src for src, width in widths if not width > 0]
     assert not broken, broken
-    if page != "index.html":  # the claims page and the gallery show figures
+    if page.startswith(("claims/", "gallery/")):  # they show figures
         assert widths
     shot = tmp_path / (page.replace("/", "_") + ".png")
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 0
+
+
+def test_home_page_shows_both_papers_verdicts(served_site, browser):
+    """The home page's theorem → verdict table, as a reader sees it: one row per claim of both
+    papers, each verdict a link to its results page that opens."""
+    browser.get(served_site + "index.html")
+    rows = browser.execute_script("""
+        const table = document.querySelector("#claims-and-verdicts ~ div table, "
+                                             + "#claims-and-verdicts ~ table");
+        return Array.from(table.querySelectorAll("tbody tr")).map(tr => {
+            const cells = Array.from(tr.cells);
+            const link = cells[2].querySelector("a");
+            return [cells[0].innerText.trim(), cells[2].innerText.trim(),
+                    link ? link.getAttribute("href") : null];
+        });
+    """)
+    papers = {paper for paper, _, _ in rows}
+    assert {"jelassi2022", "huang2024"} <= papers, rows
+    linked = [href for _, _, href in rows if href]
+    assert linked and all(v for _, v, _ in rows)
+    browser.get(served_site + linked[-1])
+    assert "generated results" in browser.title
+
+
+def test_formulas_are_typeset(served_site, browser):
+    """KaTeX (served by the site) typesets the notes' formulas: no raw TeX is left."""
+    browser.get(served_site + "papers/huang2024/index.html")
+    found = browser.execute_script("""
+        return [document.querySelectorAll(".arithmatex .katex").length,
+                document.querySelectorAll(".arithmatex").length];""")
+    assert found[0] > 0 and found[0] >= found[1], found

@@ -340,3 +340,22 @@ def test_rates_leading_order_error_shrinks(quick):
                     a1 = 0.5 * p["C1"] / p["P"] if mk else p["C1"] / (p["P"] - 1)
                     order = 1 / p["P"] if k == "own" else 1 / (p["P"] * a1)
                     assert e <= 4 * order, (fam, mk, k, p["P"], e / order)
+
+
+def test_cl_captions_give_the_negatives_of_the_figure_and_of_the_check():
+    """A CL figure's caption states its own number of negatives and, where it is not the
+    Theorem 4.4 check's, the check's: no figure claims the check's setting it does not use."""
+    import re
+
+    from theorylab.huang2024.claims.thm44 import NEGATIVES
+    from theorylab.huang2024.figures import _cl, _diversity, _dynamics
+
+    texts = [v for m in (_cl, _dynamics, _diversity) for k, v in vars(m).items()
+             if not k.startswith("__") and isinstance(v, str) and "negatives" in v
+             and "InfoNCE" in v]
+    assert len(texts) >= 3
+    for text in texts:
+        said = {int(n) for n in re.findall(r"(\d+) negatives", text)}
+        assert _cl.CL_NEGATIVES in said, text[:200]
+        if _cl.CL_NEGATIVES != NEGATIVES:
+            assert f"check uses {NEGATIVES}" in text, text[:200]

@@ -2,15 +2,19 @@
 (``python -m theorylab plot``), or [`plot_run`][] and [`plot_sweep`][] in Python.
 
 - A **run folder** (``theorylab run``'s output, holding ``trajectory.csv``): one panel per
-  recorded quantity against ``step`` (``--columns`` picks them; default: every numeric column
-  that changes, at most 12). Quantities of either paper work: the panels are the table's columns.
+  recorded quantity against ``step`` (``--columns`` picks them; default: every quantity of the
+  paper's trajectory that changes, at most 12, columns constant to rounding or equal at every
+  step said in a note instead), the paper's phase readings of the run marked, a logarithmic
+  step axis for plateau-and-escape runs, the setting in the title.
 - A **sweep store** (``theorylab sweep``'s output, holding ``results.parquet`` and
   ``sweep.json``) or a sweep table (``.parquet`` or ``.csv``): the phase diagram of one value
   (``--value``; default ``error_fair``, ``error``, ``test_error`` or ``loss``, the first present)
   over two axes (``--x``, ``--y``; default the spec's first two axes) as a heat map, the mean
   over seeds and any further axis (and over the recorded rows when more than one per point was
   kept: a store with ``keep = "trajectory"`` is reduced to each point's last step). With one axis,
-  the value against it.
+  the value against it. A store that keeps whole trajectories (the README's Δ sweep) is drawn,
+  without ``--value``, as one panel per kept value against the step, one line per point, each
+  labelled with what sets it apart (C1 and the Δ it gives).
 
 The PNG goes to ``--out`` (default: ``<RUN>/trajectory.png`` or ``<SWEEP>/phase_diagram.png``);
 an existing PNG is replaced, any other existing file is refused. Bad input: one line
@@ -59,20 +63,77 @@ def _numeric(df: pd.DataFrame) -> list[str]:
             and not pd.api.types.is_bool_dtype(df[c])]
 
 
+def _run_setting(folder: Path):
+    """The paper and the resolved config of a run folder (its ``config.toml``), or
+    ``(None, None)`` when there is none or it cannot be read as a config of a known paper."""
+    path = folder / "config.toml"
+    if not path.is_file():
+        return None, None
+    from theorylab.core.config import paper_of, read_toml
+    from theorylab.papers import DEFAULT_PAPER, PAPERS
+
+    try:
+        tables = read_toml(path)
+        paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
+        return paper, paper.config_from_tables(tables)
+    except (ValueError, KeyError, TypeError):
+        return None, None
+
+
+def _run_columns(df: pd.DataFrame, paper) -> list[str]:
+    """The quantities of a trajectory: its numeric columns that measure something (in the
+    paper's trajectory schema when known), without standard errors and labels."""
+    schema = getattr(paper, "trajectory_schema", None) or {}
+    return [c for c in _numeric(df) if c not in _LABELS and not c.endswith("_se")
+            and (not schema or c in schema)]
+
+
+def _note_box(fig, notes: Sequence[str], width_in: float) -> None:
+    """The figure's notes under its panels (the layout leaves them room)."""
+    import textwrap
+
+    if not notes:
+        return
+    chars = max(40, int(width_in * 15))
+    text = "\n".join(textwrap.fill(f"Note: {n}", chars) for n in notes)
+    lines = text.count("\n") + 1
+    height = fig.get_figheight()
+    bottom = min(0.4, (0.12 + 0.14 * lines) / height)
+    fig.get_layout_engine().set(rect=(0, bottom, 1, 1 - bottom))
+    fig.text(0.01, 0.01, text, fontsize="x-small", va="bottom", ha="left", wrap=False)
+
+
+def _step_axis(ax, steps: pd.Series, logx: bool) -> None:
+    """The step axis: logarithmic (symlog, linear below 1 so that step 0 shows) or linear,
+    from the first recorded step to the last."""
+    if logx:
+        ax.set_xscale("symlog", linthresh=1.0)
+    ax.set_xlim(float(steps.min()), float(steps.max()))
+    ax.set_xlabel("step (log)" if logx else "step")
+
+
 def plot_run(run: str | Path, *, out: str | Path | None = None,
              columns: Sequence[str] | None = None) -> Path:
-    """Plot ``run``'s ``trajectory.csv`` (one panel per column against ``step``) as a PNG.
+    """Plot ``run``'s ``trajectory.csv`` (one panel per quantity against ``step``) as a PNG.
 
     **Arguments:**
 
     - `run`: a run folder, or the path of its ``trajectory.csv``.
     - `out`: the PNG (default ``<run>/trajectory.png``).
-    - `columns`: the quantities to plot (default: every numeric column that changes, at most
-      [`MAX_PANELS`][]).
+    - `columns`: the quantities to plot (default: every numeric column of the paper's
+      trajectory that changes, at most [`MAX_PANELS`][]; see below).
+
+    By default a column constant to rounding gets no panel and columns equal at every step
+    share one ([`theorylab.core.plotting.choose_panels`][]), both said in a note under the
+    panels; the step axis is logarithmic for plateau-and-escape runs
+    ([`theorylab.core.plotting.log_steps`][]); the paper's phase readings of the run
+    (``Paper.phase_readings``) are marked by vertical lines, and the title names the setting
+    (``Paper.describe`` of the folder's ``config.toml``).
 
     **Returns:** the path written. ``ValueError`` naming the field on bad input.
     """
     from theorylab.core.figures import figure_theme, new_figure
+    from theorylab.core.plotting import Panels, choose_panels, log_steps, phase_marks
 
     run = Path(run)
     path = run / "trajectory.csv" if run.is_dir() else run
@@ -85,40 +146,162 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
         raise ValueError(f"run: {path} is not a readable table ({e})") from None
     if "step" not in df.columns or len(df) == 0:
         raise ValueError(f"run: {path} has no recorded rows with a 'step' column")
+    paper, cfg = _run_setting(path.parent)
     numeric = [c for c in _numeric(df) if c not in _LABELS]
     if columns:
         bad = [c for c in columns if c not in numeric]
         if bad:
             raise ValueError(f"columns: not a numeric column of {path.name} (got {bad[0]!r}); "
                              f"known: {', '.join(numeric)}")
-        chosen = list(columns)
+        chosen = Panels(panels=[[c] for c in columns])
     else:
-        chosen = [c for c in numeric if df[c].nunique(dropna=True) > 1
-                  and not c.endswith("_se")][:MAX_PANELS]
-    if not chosen:
+        candidates = _run_columns(df, paper)
+        empty = [c for c in candidates if df[c].isna().all()]
+        chosen = choose_panels(df, [c for c in candidates if c not in empty], limit=MAX_PANELS)
+        if empty:
+            chosen.notes.append("not recorded by this engine (NaN): " + ", ".join(empty))
+    if not chosen.panels:
         raise ValueError(f"run: {path} has no quantity that changes over the steps")
-    cols = min(3, len(chosen))
-    rows = -(-len(chosen) // cols)
+    marks = {}
+    if paper is not None and paper.phase_readings is not None and "run" not in df.columns:
+        try:
+            marks = phase_marks(paper.phase_readings(df, cfg), df["step"])
+        except (KeyError, ValueError, TypeError, IndexError) as e:
+            chosen.notes.append(f"phase readings not available ({type(e).__name__}: {e})")
+    if marks:
+        chosen.notes.append("dotted lines: the paper's phase readings of this run ("
+                            + ", ".join(f"{k} = {v:g}" for k, v in marks.items()) + ")")
+    logx = log_steps(df, chosen.panels)
+    n = len(chosen.panels)
+    cols = min(3, n)
+    rows = -(-n // cols)
     out = Path(out) if out is not None else path.parent / "trajectory.png"
     with figure_theme():
-        fig = new_figure((3.2 * cols, 2.4 * rows))
+        fig = new_figure((3.4 * cols, 2.5 * rows + 0.5 + 0.2 * len(chosen.notes)))
         axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
         groups = [(None, df)] if "run" not in df.columns else list(df.groupby("run"))
-        for ax, col in zip(axes, chosen):
+        for ax, group in zip(axes, chosen.panels):
+            col = group[0]
             for name, part in groups:
+                part = part.sort_values("step")
                 ax.plot(part["step"], part[col], lw=1.2,
                         label=None if name is None else f"run {name}")
                 se = f"{col}_se"
                 if se in part.columns and part[se].notna().any():
                     ax.fill_between(part["step"], part[col] - 2 * part[se],
                                     part[col] + 2 * part[se], alpha=0.25, lw=0)
-            ax.set_title(col)
-            ax.set_xlabel("step")
-        for ax in axes[len(chosen):]:
+            for i, (label, t) in enumerate(marks.items()):
+                ax.axvline(t, color=f"C{(i + 3) % 10}", ls=":", lw=1.3, label=label)
+            ax.set_title(" = ".join(group), fontsize="medium" if len(group) == 1 else "small")
+            _step_axis(ax, df["step"], logx)
+        for ax in axes[n:]:
             ax.set_visible(False)
-        if len(groups) > 1:
+        if len(groups) > 1 or marks:
             axes[0].legend(fontsize="x-small")
-        fig.suptitle(f"{path.parent.name}: trajectory")
+        if paper is not None and cfg is not None and paper.describe is not None:
+            title = f"{paper.name}: {paper.describe(cfg)}"
+        else:
+            title = f"{path.parent.name}: trajectory"
+        fig.suptitle(title, fontsize="medium")
+        _note_box(fig, chosen.notes, fig.get_figwidth())
+        return _save(fig, out)
+
+
+def _manifest(source: Path) -> dict:
+    """A sweep store's ``sweep.json`` ({} for a bare table or a store without one)."""
+    manifest = source / "sweep.json"
+    if not (source.is_dir() and manifest.is_file()):
+        return {}
+    try:
+        found = json.loads(manifest.read_text(encoding="utf-8"))
+        if not isinstance(found, dict):
+            raise AttributeError
+        return found
+    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+        raise ValueError(f"sweep: {manifest} is not a sweep manifest") from None
+
+
+def _point_settings(manifest: dict, points: pd.DataFrame, axes: Sequence[str]) -> tuple[
+        str, dict]:
+    """The setting the points share (a title) and, per row of `points` (one per combination
+    of the `axes` values), what sets it apart (a legend label): the paper's ``describe`` of
+    each point's config, split at ", ", the common parts in the title, the others in the label
+    (a huang2024 sweep over C1 gets its Δ in each label). Falls back to ``axis = value``."""
+    def fallback(row) -> str:
+        return ", ".join(f"{a} = {_tick(row[a])}" for a in axes)
+
+    labels = {i: fallback(row) for i, row in points.iterrows()}
+    try:
+        from theorylab.papers import PAPERS
+
+        paper = PAPERS[manifest["paper"]]
+        base = manifest["base"]
+        if paper.describe is None or not isinstance(base, dict):
+            raise KeyError("describe")
+        parts = {}
+        for i, row in points.iterrows():
+            tables = json.loads(json.dumps(base))
+            for a in axes:
+                section, key = a.split(".", 1)
+                value = row[a]
+                tables.setdefault(section, {})[key] = value.item() if hasattr(
+                    value, "item") else value
+            parts[i] = paper.describe(paper.config_from_tables(tables)).split(", ")
+    except (KeyError, ValueError, TypeError, AttributeError):
+        return "", labels
+    common = [p for p in next(iter(parts.values()), []) if all(p in q for q in parts.values())]
+    for i, q in parts.items():
+        own = [p for p in q if p not in common]
+        labels[i] = ", ".join(own) or labels[i]
+    return f"{manifest['paper']}: " + ", ".join(common), labels
+
+
+def _tick(v) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+#: columns of a sweep table that are not measured values
+_SWEEP_META = {"point", "run_id", "status", "message", "runtime_s", "host", "device", "dtype",
+               "version", "git_rev"}
+
+
+def _plot_sweep_trajectories(df: pd.DataFrame, axes: list[str], manifest: dict,
+                             values: list[str], out: Path) -> Path:
+    """The kept values of a sweep that keeps whole trajectories: one panel per value against
+    the step, one line per point (mean over seeds), labelled by what sets the point apart."""
+    from theorylab.core.figures import figure_theme, new_figure
+    from theorylab.core.plotting import choose_panels, log_steps
+
+    chosen = choose_panels(df, values, limit=MAX_PANELS)
+    if not chosen.panels:
+        raise ValueError("value: no kept value of the sweep changes over the steps")
+    keys = axes or ["run_id"]
+    points = df[keys].drop_duplicates().reset_index(drop=True)
+    title, labels = _point_settings(manifest, points, axes)
+    averaged = ["seed"] if "seed" in df.columns or "train.seed" in df.columns else []
+    if averaged:
+        chosen.notes.append("lines: means over the seeds of each point")
+    logx = log_steps(df, chosen.panels)
+    n = len(chosen.panels)
+    cols = min(3, n)
+    rows = -(-n // cols)
+    with figure_theme():
+        fig = new_figure((3.6 * cols, 2.6 * rows + 0.9 + 0.2 * len(chosen.notes)))
+        axs = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+        for ax, group in zip(axs, chosen.panels):
+            for i, row in points.iterrows():
+                mask = np.logical_and.reduce([df[k] == row[k] for k in keys])
+                line = df[mask].groupby("step")[group[0]].mean()
+                ax.plot(line.index, line.to_numpy(), lw=1.2, label=labels[i])
+            ax.set_title(" = ".join(group), fontsize="medium" if len(group) == 1 else "small")
+            _step_axis(ax, df["step"], logx)
+        for ax in axs[n:]:
+            ax.set_visible(False)
+        handles, names = axs[0].get_legend_handles_labels()
+        fig.legend(handles, names, loc="outside right upper", fontsize="x-small")
+        fig.suptitle(title or f"sweep over {', '.join(axes) or 'its points'}",
+                     fontsize="medium")
+        _note_box(fig, chosen.notes, fig.get_figwidth())
         return _save(fig, out)
 
 
@@ -130,12 +313,7 @@ def _sweep_table(source: Path) -> tuple[pd.DataFrame, list[str], Path]:
         if not table_path.is_file():
             raise ValueError(f"sweep: no results.parquet in {str(source)!r} (a store written by "
                              "theorylab sweep)")
-        manifest = source / "sweep.json"
-        if manifest.is_file():
-            try:
-                axes = list(json.loads(manifest.read_text(encoding="utf-8")).get("axes") or {})
-            except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
-                raise ValueError(f"sweep: {manifest} is not a sweep manifest") from None
+        axes = list(_manifest(source).get("axes") or {})
         default = source / "phase_diagram.png"
     else:
         table_path = source
@@ -168,14 +346,19 @@ def phase_table(table: pd.DataFrame, keys: Sequence[str], value: str) -> pd.Seri
 def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | None = None,
                y: str | None = None, value: str | None = None) -> Path:
     """Plot a sweep's phase diagram: ``value`` over the axes ``x`` and ``y`` as a heat map (or
-    against ``x`` alone when the sweep has one axis), averaged over seeds and other axes.
+    against ``x`` alone when the sweep has one axis), averaged over seeds and other axes. A
+    sweep that keeps whole trajectories (``keep = [...]`` with a step column), given no
+    ``value`` and no ``y``, is drawn as trajectories instead: one panel per kept value against
+    the step, one line per point, labelled by what sets the point apart (its axis values and
+    what the paper's ``describe`` derives from them, e.g. Δ), the shared setting in the title.
 
     **Arguments:**
 
     - `sweep`: a sweep store folder, or a sweep table (``.parquet`` or ``.csv``).
     - `out`: the PNG (default ``<store>/phase_diagram.png``).
     - `x`, `y`: axis columns (``"data.q"``); default the spec's first two axes.
-    - `value`: the column shown; default the first of [`SWEEP_VALUES`][] present.
+    - `value`: the column shown; default the first of [`SWEEP_VALUES`][] present, else the
+      first kept value.
 
     **Returns:** the path written. ``ValueError`` naming the field on bad input.
     """
@@ -201,8 +384,22 @@ def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | Non
     if y == x:
         raise ValueError(f"y: must differ from x (got {y!r} for both)")
     numeric = _numeric(df)
+    manifest = _manifest(source)
+    kept = [c for c in (manifest.get("keep") or []) if c in numeric] if isinstance(
+        manifest.get("keep"), list) else []
+    measured = kept or [c for c in numeric if c not in _SWEEP_META and c not in axes
+                        and c != "step" and not str(c).startswith("train.seed")
+                        and c != "seed"]
+    trajectories = ("step" in df.columns and "run_id" in df.columns
+                    and df.groupby("run_id")["step"].nunique().max() > 1)
+    if value is None and y is None and trajectories and (x is None or x in axes):
+        out = Path(out) if out is not None else default
+        return _plot_sweep_trajectories(df, [x] + [a for a in axes if a != x] if x else axes,
+                                        manifest, measured, out)
     if value is None:
         value = next((c for c in SWEEP_VALUES if c in numeric), None)
+        if value is None:
+            value = next(iter(measured), None)
         if value is None:
             raise ValueError(f"value: none of {list(SWEEP_VALUES)} in the table; name a column "
                              f"with --value (numeric: {', '.join(numeric)})")

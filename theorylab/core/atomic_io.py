@@ -12,9 +12,12 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["atomic_write_bytes", "atomic_write_text", "write_csv", "write_npz", "write_json",
            "file_mode", "remove_stale_temporaries"]

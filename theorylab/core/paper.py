@@ -81,6 +81,13 @@ class Paper:
     - `bench`: → the paper's [`PaperBench`][theorylab.core.bench.PaperBench] (imported on
       first use): what ``theorylab bench --paper <name>`` and the GPU suite time; ``None``:
       no benchmarks.
+    - `phase_readings`: ``(trajectory, config) -> {name: step}``: the phase times of one run
+      of the paper's model (a step, NaN when not reached; other entries of the mapping are
+      ignored), read from its trajectory table and its config (``None`` when the config is
+      not known); ``theorylab plot`` marks them on a run's panels. ``None``: no readings.
+    - `describe`: ``config -> str``: one line naming a run's setting (the sizes and the
+      choices that change the dynamics), the title of ``theorylab plot``'s figures.
+      ``None``: the title names the paper only.
     """
 
     name: str
@@ -95,6 +102,8 @@ class Paper:
     trajectory_schema: Mapping[str, str] | None = None
     batched: BatchedRun | None = None
     bench: Callable[[], Any] | None = None
+    phase_readings: Callable[[Any, Any], Mapping[str, float]] | None = None
+    describe: Callable[[Any], str] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.lower():

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 import subprocess
 from pathlib import Path
 
 from theorylab.core import __version__
 
-__all__ = ["REPO_ROOT", "COMMITTED", "default_out", "git_commit", "provenance",
-           "provenance_line", "refuse_committed"]
+__all__ = ["REPO_ROOT", "CODE_LINE", "COMMITTED", "code_changed", "code_line", "default_out",
+           "git_commit", "provenance", "provenance_line", "refuse_committed", "source_digest",
+           "source_files"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 """The folder holding the ``theorylab`` package (the repository root in a checkout)."""
@@ -82,3 +84,81 @@ def refuse_committed(out: str | os.PathLike, kind: str, why: str) -> None:
     if target == committed or committed in target.parents:
         raise ValueError(f"--out: {out} holds the committed {kind} of full runs with default "
                          f"settings; a {why} run writes elsewhere (by default under runs/)")
+
+
+#: The page line that records the code of a result: ``- **Code:** `<digest>` (sha256 of a, b)``.
+CODE_LINE = re.compile(r"^- \*\*Code:\*\* `(?P<digest>[0-9a-f]+)` \(sha256 of (?P<files>[^)]*)\)")
+
+
+def source_files(functions, root: str | os.PathLike = REPO_ROOT) -> list[str]:
+    """The source files (relative to `root`, sorted) of the modules defining `functions` and of
+    the modules of the same package that those modules import directly (``from ..setups import
+    x``, ``from theorylab.<paper>.data import y``): the code a claim's result comes from.
+    Modules outside `root` (numpy, ...) and the kernel's own modules are left out."""
+    import ast
+    import importlib.util
+    import sys
+
+    root = Path(root).resolve()
+    files: set[Path] = set()
+    for fn in functions:
+        module = sys.modules.get(getattr(fn, "__module__", "") or "")
+        path = getattr(module, "__file__", None)
+        if not path:
+            continue
+        path = Path(path).resolve()
+        files.add(path)
+        package = module.__name__.split(".")
+        top = ".".join(package[:2])  # theorylab.<paper>
+        base = package if path.name == "__init__.py" else package[:-1]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                mod = ".".join(base[:len(base) - node.level + 1] + ([node.module] if
+                                                                     node.module else []))
+            else:
+                mod = node.module or ""
+            for name in (mod, *(f"{mod}.{a.name}" for a in node.names)):
+                if not (name == top or name.startswith(top + ".")) or name.startswith(
+                        "theorylab.core"):
+                    continue
+                try:
+                    spec = importlib.util.find_spec(name)
+                except (ImportError, ValueError):
+                    continue
+                if spec is not None and spec.origin and spec.origin.endswith(".py"):
+                    files.add(Path(spec.origin).resolve())
+    return sorted(p.relative_to(root).as_posix() for p in files if root in p.parents)
+
+
+def source_digest(files, root: str | os.PathLike = REPO_ROOT) -> str:
+    """The first 16 hex digits of the sha256 over `files` (paths relative to `root`; each
+    name, then its bytes); a missing file counts as the text ``missing``."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in sorted(files):
+        path = Path(root) / name
+        h.update(name.encode() + b"\0")
+        h.update(path.read_bytes() if path.is_file() else b"missing")
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def code_line(functions, root: str | os.PathLike = REPO_ROOT) -> str:
+    """The page line recording the code of a result ([`CODE_LINE`][]), from
+    [`source_files`][] of `functions`."""
+    files = source_files(functions, root)
+    return f"- **Code:** `{source_digest(files, root)}` (sha256 of {', '.join(files)})"
+
+
+def code_changed(line: str, root: str | os.PathLike = REPO_ROOT) -> list[str] | None:
+    """For a page line written by [`code_line`][]: the recorded files when their digest now
+    differs (the code changed after the run), ``[]`` when it is the same, None when `line` is
+    not such a line."""
+    m = CODE_LINE.match(line.strip())
+    if not m:
+        return None
+    files = [f.strip() for f in m["files"].split(",") if f.strip()]
+    return [] if source_digest(files, root) == m["digest"] else files

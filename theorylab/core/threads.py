@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.abc
+import importlib.util
 import os
+import sys
 from collections.abc import Iterator
 
 from .cli import nonnegative_int
@@ -71,17 +74,62 @@ def current_threads() -> dict[str, int | None]:
 
 
 _LIMITER = None  # the process-wide threadpoolctl limiter set by set_threads
+#: the torch thread count [`set_threads`][] asked for before torch was imported
+_PENDING: dict[str, int] = {}
+
+
+def _torch_threads(n: int) -> None:
+    """``torch.set_num_threads(n)`` now when torch is imported, else as soon as it is
+    (importing torch takes seconds: a command that refuses a bad config never needs it)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and hasattr(torch, "set_num_threads"):
+        torch.set_num_threads(n)
+        return
+    _PENDING["torch"] = n
+    if not any(isinstance(f, _TorchImportHook) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchImportHook())
+
+
+class _TorchImportHook(importlib.abc.MetaPathFinder):
+    """Sets torch's thread count pending from [`set_threads`][] once torch is imported (a
+    finder that wraps the loader of the ``torch`` package, then leaves ``sys.meta_path``)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        spec.loader = _ThreadsLoader(spec.loader)
+        return spec
+
+
+class _ThreadsLoader(importlib.abc.Loader):
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        n = _PENDING.pop("torch", None)
+        if n is not None:
+            module.set_num_threads(n)
+
+    def __getattr__(self, name):  # is_package, get_code, get_source, ... of the real loader
+        return getattr(self._loader, name)
 
 
 def set_threads(n: int) -> None:
     """Use ``n`` threads in torch and in the BLAS/OpenMP pools for the rest of the process
-    (``n = 0``: leave them as they are)."""
+    (``n = 0``: leave them as they are). torch is not imported for this: when it is not yet,
+    its count is set the moment it is."""
     global _LIMITER
     if _check(n) == 0:
         return
-    import torch
-
-    torch.set_num_threads(n)
+    _torch_threads(n)
     try:
         from threadpoolctl import threadpool_limits
 

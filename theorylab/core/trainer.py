@@ -28,13 +28,15 @@ import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from . import atomic_io
 from .engine import Engine
+
+if TYPE_CHECKING:  # pandas is imported where a table is made (a run needs it, a config check not)
+    import pandas as pd
 
 __all__ = [
     "CHECKPOINT_SECONDS",
@@ -119,10 +121,14 @@ def first_step(step: np.ndarray, mask: np.ndarray) -> float:
 
 def empty_table(schema: Mapping[str, str]) -> pd.DataFrame:
     """A table with no rows and the columns and dtypes of ``schema``."""
+    import pandas as pd
+
     return pd.DataFrame({k: pd.Series(dtype=v) for k, v in schema.items()})
 
 
 def _to_frame(rows: list[dict], schema: Mapping[str, str]) -> pd.DataFrame:
+    import pandas as pd
+
     if not rows:
         return empty_table(schema)
     return pd.DataFrame(rows, columns=list(schema)).astype(dict(schema))
@@ -215,6 +221,8 @@ class RunFolder:
         """The whole rows of ``trajectory.csv`` in order, up to the first torn or unreadable
         line (a killed append), which is dropped with everything after it."""
         import io
+
+        import pandas as pd
 
         try:
             lines = self.trajectory.read_text(encoding="utf-8").splitlines(keepends=True)

@@ -90,6 +90,31 @@ def _bench():
     return BENCH
 
 
+def _phase_readings(trajectory, cfg) -> dict[str, float]:
+    """The phase readings of one MAE run (the module ``phases`` of this paper, where present:
+    t_I, t_II, T*); none for a CL run or a table without the local queries' columns."""
+    import importlib
+
+    try:
+        phases = importlib.import_module(f"{__name__}.phases")
+    except ModuleNotFoundError:
+        return {}
+    need = {"phi_glob_lq", "phi_own_lq", "attn_own_lq"}
+    if (cfg is not None and cfg.model.objective != "mae") or not need <= set(trajectory.columns):
+        return {}
+    return phases.phase_readings(trajectory, cfg)
+
+
+def _describe(cfg: ExperimentConfig) -> str:
+    """``MAE, P = 256, C1 = 192, C = 4 (Δ = 0.65), K = 1, γ = 0.5, population-laplace,
+    η = 200``."""
+    d, m, t = cfg.data, cfg.model, cfg.train
+    what = "MAE" if m.objective == "mae" else "CL" + (f" (τ = {m.cl_temperature:g})" if
+                                                     m.cl_temperature is not None else "")
+    return (f"{what}, P = {d.P}, C1 = {d.global_size}, C = {d.local_size} (Δ = {cfg.delta:.2f}"
+            f"), K = {d.K}, γ = {m.gamma:g}, {t.engine}, η = {t.lr:g}")
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -104,4 +129,6 @@ PAPER = Paper(
     config_doc=config_doc,
     trajectory_schema=TRAJECTORY_SCHEMA,
     bench=_bench,
+    phase_readings=_phase_readings,
+    describe=_describe,
 )

@@ -90,6 +90,27 @@ def _bench():
     return BENCH
 
 
+def _phase_readings(trajectory, cfg) -> dict[str, float]:
+    """The measured phase times of one run (``phases``: t_I, t_II and, where the paper's
+    module reads them, t_PA and t_III); none without the config (the start's α⁰ is needed)."""
+    from . import phases
+
+    read = getattr(phases, "phase_readings", None)
+    if read is not None:
+        return read(trajectory, cfg)
+    if cfg is None or not {"alpha", "gamma", "rho"} <= set(trajectory.columns):
+        return {}
+    return phases.absolute_phase_times(cfg, trajectory)
+
+
+def _describe(cfg: ExperimentConfig) -> str:
+    """``D = 10, C = 2, d = 100, q = 0.46, cubic σ, population GD, η_v = 0.1``."""
+    d, m, t = cfg.data, cfg.model, cfg.train
+    act = m.activation if isinstance(m.activation, str) else "polynomial"
+    return (f"D = {d.D}, C = {d.C}, d = {d.d}, q = {d.q:.3g}, {act} σ, {t.engine} GD "
+            f"({t.method}), η_v = {t.lr_v:g}")
+
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -104,4 +125,6 @@ PAPER = Paper(
     trajectory_schema=TRAJECTORY_SCHEMA,
     bench=_bench,
     batched=BATCHED,
+    phase_readings=_phase_readings,
+    describe=_describe,
 )

@@ -69,7 +69,11 @@ class ClaimResult:
     - `reading`: plain-language lines: what the numbers say, and where they depart and why.
     - `extra`: further tables (name → DataFrame), written as ``<id>-<name>.csv``.
     - `figure`: ``fig -> None`` drawing into a matplotlib figure, or None.
-    - `runtime_s`: wall time of the check.
+    - `runtime_s`: wall time of the whole check (`Claim.check`: the measurement under every
+      reading run, the judging, the sensitivity, counterfactuals and resolution): the one
+      runtime the page, the summary and the command line report.
+    - `measure_s`: wall time of this result's measurement alone (`run`), the breakdown the
+      verdict-per-reading table gives for each reading.
     - `sensitivity`: one row per declared threshold (verdicts at ×0.5 and ×2, flip points;
       [`sensitivity`][theorylab.core.claims.robustness.sensitivity]), set by `Claim.check`.
     - `brief`: the one-line summary headline (at most [`BRIEF_MAX`][] characters; names the
@@ -93,6 +97,7 @@ class ClaimResult:
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
     figure: Callable | None = None
     runtime_s: float = math.nan
+    measure_s: float = math.nan
     quick: bool = False
     sensitivity: pd.DataFrame | None = None
     brief: str = ""
@@ -255,9 +260,11 @@ class Claim:
             raise ValueError(f"readings: unknown variant(s) {unknown} of {self.key}; declared: "
                              f"{[v.name for v in self.variants]}")
         chosen = {**self.main_readings(), **(readings or {})}
+        t0 = time.perf_counter()
         res = self._measure(quick, chosen, resolve=True)
         if variants and self.variants and not readings:
             res.readings = self._readings_table(quick, res)
+        res.runtime_s = time.perf_counter() - t0  # the whole check: one runtime everywhere
         return res
 
     def _measure(self, quick: bool, readings: dict[str, object], resolve: bool) -> ClaimResult:
@@ -265,7 +272,7 @@ class Claim:
         t0 = time.perf_counter()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             res = self.run(quick, readings) if self.variants else self.run(quick)
-            res.runtime_s = time.perf_counter() - t0
+            res.measure_s = time.perf_counter() - t0
             res.quick = quick
             values = self.values()
             if self.thresholds and resolve:
@@ -300,7 +307,7 @@ class Claim:
                 "can_fail": can_fail_cell(self.kind, res.verdict, res.counterfactuals),
                 "rejected": rejected_count(res.counterfactuals)[0],
                 "brief": res.short(), "reason": reason[:400],
-                "runtime_s": res.runtime_s}
+                "measure_s": res.measure_s}
 
 
 def point_rows(table: pd.DataFrame) -> pd.DataFrame:

@@ -6,8 +6,9 @@ import io
 from pathlib import Path
 
 from theorylab.core import atomic_io as _io
+from theorylab.core.markdown import escape_stray_stars
+from theorylab.core.provenance import code_line, provenance_line
 from theorylab.core.provenance import provenance as _provenance
-from theorylab.core.provenance import provenance_line
 
 from .claim import HEADLINE_MAX, KINDS, Claim, ClaimResult, markdown_table
 from .readings import can_fail_cell, reading_dependent, readings_cell, rejected_count
@@ -47,10 +48,12 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
         f"- **Measured:** {claim.measured}",
         f"- **Predicted:** {claim.predicted}",
         *([f"- **Not tested here:** {claim.untested}"] if claim.untested else []),
-        f"- **Verdict:** `{res.verdict}` ({mode} run, {res.runtime_s:.1f} s)",
+        f"- **Verdict:** `{res.verdict}` ({mode} run, {res.runtime_s:.1f} s for the whole "
+        "check)",
         f"- **Can it fail?** {can_fail_cell(claim.kind, res.verdict, res.counterfactuals)}",
         f"- **Readings:** {readings_cell(res.readings)}",
         f"- **Run:** {provenance_line(made)}",
+        code_line([claim.run, claim.judge]),
         "",
         *render_robustness(claim, res),
         *render_readings(claim, res),
@@ -76,7 +79,7 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
         lines += [f"### {name}", "", markdown_table(df, csv=f"{claim.id}-{name}.csv"), ""]
     if figure_name:
         lines += [f"![{claim.id}]({figure_name})", ""]
-    return "\n".join(lines)
+    return escape_stray_stars("\n".join(lines))
 
 
 def render_readings(claim: Claim, res: ClaimResult) -> list[str]:
@@ -99,7 +102,7 @@ def render_readings(claim: Claim, res: ClaimResult) -> list[str]:
                       if dep else f"The verdict is the same under all {len(res.readings)} "
                       "readings run.", "",
                       markdown_table(res.readings[["choice", "reading", "source", "verdict",
-                                                   "can_fail", "brief", "runtime_s"]],
+                                                   "can_fail", "brief", "measure_s"]],
                                      csv=f"{claim.id}-readings.csv"), ""]
             reasons = [f"- {r.choice} = {r.reading}: {r.reason}"
                        for r in res.readings.itertuples() if not r.main and r.reason]

@@ -52,8 +52,9 @@ FULL_VALIDATION_POINTS = 2000
 
 
 #: The papers' registry, handed to the kernel by the package's registry of papers (importing
-#: ``theorylab`` or ``theorylab.papers`` registers it): a callable → (name → Paper, default
-#: paper name). The kernel never imports a paper (docs/architecture.md).
+#: ``theorylab.papers`` registers it; the sweep imports it by name when nothing registered
+#: yet): a callable → (name → Paper, default paper name). The kernel never imports a paper
+#: statically (docs/architecture.md).
 _REGISTRY: dict[str, Callable[[], tuple[Mapping[str, Any], str]] | None] = {"load": None}
 
 def batched_axis(paper_name: str) -> str:
@@ -74,8 +75,12 @@ def register_papers(load: Callable[[], tuple[Mapping[str, Any], str]]) -> None:
 
 
 def _papers() -> tuple[Mapping[str, Any], str]:
+    if _REGISTRY["load"] is None:  # the package's registry registers itself when imported
+        import importlib
+
+        importlib.import_module("theorylab.papers")
     if _REGISTRY["load"] is None:
-        raise ValueError("paper: no papers registered (import theorylab first)")
+        raise ValueError("paper: no papers registered (import theorylab.papers first)")
     return _REGISTRY["load"]()
 
 

@@ -26,7 +26,8 @@ from ._common import draw_areas, expected_attention, grid_of
 
 __all__ = ["CL_NEGATIVES", "CL_STEPS", "cl_run", "pair_run", "cl_collapses", "fig1"]
 
-#: Negatives of the figures' CL runs (the middle of the Theorem 4.4 check's range).
+#: Negatives of the figures' CL runs (the Theorem 4.4 check uses 15: every other image of its
+#: batch of 16; the captions say so).
 CL_NEGATIVES = 7
 #: GD steps of the figures' CL runs (the Theorem 4.4 check's CL plateau is reached within
 #: ~20 steps; 150 leave a long plateau).
@@ -68,8 +69,9 @@ FIG1_CAPTION = (
     "(2025), Figure 1 (pretrained ImageNet ViT-B/16 models there). Top row, synthetic model "
     "(RECONSTRUCTED, docs/papers/huang2024.md §1–§3): the one-layer ViT trained by MAE "
     "(population-montecarlo) and by CL (cl-montecarlo, InfoNCE on two masked views, τ = 0.1, "
-    "7 negatives) from Q⁰ = 0 on the same data (K = 4 clusters, contiguous areas on the grid, "
-    "z ~ U[0.5, 1.5], Bernoulli(0.5) masks, the Theorem 4.4 check's setting); the map is the "
+    "7 negatives, where the Theorem 4.4 check uses 15) from Q⁰ = 0 on the same data (K = 4 "
+    "clusters, contiguous areas on the grid, z ~ U[0.5, 1.5], Bernoulli(0.5) masks, otherwise "
+    "the Theorem 4.4 check's setting); the map is the "
     "attention of the masked query patch (star) over the keys, averaged over Monte Carlo draws "
     "of coefficients and masks, cluster 0, with the areas outlined (thick: the global area). "
     "One query in a local area, one in the global area. Bottom row, real images: the last "
