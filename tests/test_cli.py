@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_help_lists_every_command(capsys):
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for name in ("run", "check", "figures", "sweep", "bench", "config", "plot"):
+    names = {"run", "check", "figures", "sweep", "bench", "config", "plot", "phases", "export"}
+    for name in names:
         assert f"\n  {name} " in out, name
-    assert set(COMMANDS) == {"run", "check", "figures", "sweep", "bench", "config", "plot"}
+    assert set(COMMANDS) == names
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

@@ -1,5 +1,8 @@
-"""The GD loop and the CLI: files, schema, resume, divergence, recording schedule."""
+"""The GD loop and the CLI: files, schema, resume, divergence, recording schedule; gradient
+flow beside gradient descent (``train.mode = "flow"``): its GD-to-flow gap of order η, its
+phase readings, and the refusal of a flow without a deterministic gradient."""
 
+import math
 import subprocess
 import sys
 
@@ -8,7 +11,10 @@ import pandas as pd
 import pytest
 
 from theorylab import TrainConfig, load_config, run_experiment
+from theorylab.analysis import flow_gap, gd_and_flow
 from theorylab.commands.run import main
+from theorylab.jelassi2022 import PAPER, config_from_dict
+from theorylab.jelassi2022.setups import reference_config
 from theorylab.jelassi2022.trainer import TRAJECTORY_SCHEMA, DivergenceError, record_steps
 
 from ._helpers import fig4_config, small_config
@@ -78,3 +84,45 @@ def test_initial_state_overrides_the_configured_start():
         run_experiment(base, initial={"A": np.zeros((3, 3))})
     with pytest.raises(ValueError, match="^initial:"):
         run_experiment(base, initial={"B": A0})
+
+
+#: |slope − 1| of ln gap against ln η that the order check accepts. Euler's global error is
+#: C·η + O(η²): on this ladder the local slopes measured 0.995–1.0; 0.05 rejects any other
+#: order (0: a flow that is not GD's limit, 2: a second-order scheme) while leaving the
+#: O(η) correction of the slope room.
+SLOPE_TOLERANCE = 0.05
+
+
+def test_gd_to_flow_gap_shrinks_at_order_eta():
+    # exact population GD (exchangeable engine), Figure 4 setting, to t = 100 (the end of
+    # the plateau: α has grown tenfold at t ≈ 130)
+    table, fit = flow_gap(reference_config(steps=1), [5, 10, 20, 40], horizon=100.0,
+                          columns=["alpha", "gamma", "rho"])
+    assert table.gap.is_monotonic_decreasing
+    assert abs(fit["slope"] - 1.0) < SLOPE_TOLERANCE, (fit, table)
+
+
+def test_flow_and_gd_share_columns_steps_and_phase_readings():
+    cfg = reference_config(steps=1600, record="log", n_records=60)
+    both = gd_and_flow(cfg)
+    gd, fl = both[both.dynamics == "gd"], both[both.dynamics == "flow"]
+    assert list(gd.step) == list(fl.step) and list(gd.time) == list(fl.time)
+    assert (fl.engine == "population-exchangeable").all()
+    readings = [PAPER.phase_readings(t.drop(columns=["dynamics", "time"]), cfg) for t in (gd, fl)]
+    for name in ("t_I", "t_PA"):  # both reached, a few steps apart (GD lags by O(η))
+        assert math.isfinite(readings[0][name]) and math.isfinite(readings[1][name])
+        assert abs(readings[0][name] - readings[1][name]) <= 0.02 * readings[1][name]
+
+
+def test_flow_needs_a_deterministic_gradient():
+    with pytest.raises(ValueError, match="train.mode: 'flow' needs a deterministic gradient"):
+        config_from_dict({"data": {"D": 4, "C": 2}, "train": {"method": "montecarlo",
+                                                              "mode": "flow"}})
+    cfg = config_from_dict({"data": {"D": 4, "C": 2, "d": 10},
+                            "train": {"init_v": "gaussian", "mode": "flow", "steps": 2}})
+    with pytest.raises(ValueError, match="method 'auto' chose Monte Carlo"):
+        run_experiment(cfg)
+    with pytest.raises(ValueError, match="train.mode: must be one of"):
+        config_from_dict({"data": {"D": 4, "C": 2}, "train": {"mode": "ode"}})
+    with pytest.raises(ValueError, match="train.flow_rtol"):
+        config_from_dict({"data": {"D": 4, "C": 2}, "train": {"flow_rtol": 0.5}})

@@ -11,6 +11,8 @@ sweep      run a sweep spec into a store              [`theorylab.commands.sweep
 plot       plot a run folder or a sweep store         [`theorylab.commands.plot`][]
 bench      time the engines; the GPU suite            [`theorylab.commands.bench`][]
 config     write the run-config reference page        [`theorylab.commands.config`][]
+phases     phase readings of a run or a sweep         [`theorylab.commands.phases`][]
+export     runs or a sweep as netCDF (xarray)         [`theorylab.commands.export`][]
 =========  =========================================  ===============================
 
 Each command takes the flags and gives the exit codes of its module (``theorylab <command>
@@ -40,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("theorylab.commands.bench",
               "time the engines (step speed, targets, sweeps; --gpu-suite)"),
     "config": ("theorylab.commands.config", "write (or --check) the run-config reference page"),
+    "phases": ("theorylab.commands.phases",
+               "the phase readings of a run folder or of every run of a sweep store"),
+    "export": ("theorylab.commands.export",
+               "run folders or a sweep store as an xarray dataset in a netCDF file"),
 }
 
 

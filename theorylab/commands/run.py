@@ -7,6 +7,11 @@ shows the papers). Writes ``DIR/trajectory.csv``, ``DIR/config.toml`` (resolved)
 2 invalid configuration or output folder (one line ``error: <field>: ...``), 3 the run diverged
 (the rows recorded so far are kept), 130 interrupted by SIGINT or SIGTERM (the rows so far and a
 checkpoint are kept; the message gives the command that resumes).
+
+Before a run predicted to take longer than a minute, an estimate (steps, seconds on this
+machine, memory; from a measured per-step cost, ``theorylab.core.cost``) is printed to stderr;
+``--dry-run`` prints it and runs nothing (no ``--out`` needed). ``--flow`` runs the gradient
+flow of the config instead of gradient descent (``train.mode = "flow"``).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import sys
 
 from theorylab.core.cli import ArgumentParser
 from theorylab.core.config import paper_of, read_toml
+from theorylab.core.cost import LONG_RUN_S, estimate
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import DivergenceError, Interrupted, check_out_folder
 from theorylab.papers import DEFAULT_PAPER, PAPERS
@@ -24,6 +30,18 @@ from theorylab.papers import DEFAULT_PAPER, PAPERS
 
 def _sigterm_as_interrupt(signum, frame):
     raise KeyboardInterrupt
+
+
+def _say_if_long(paper, cfg) -> None:
+    """Print the estimate of the run (stderr) when it is predicted longer than LONG_RUN_S. A
+    run that will be refused (it does not fit in memory, or its estimate cannot be made) gets
+    no estimate: the run itself reports what is wrong, in one line."""
+    try:
+        est = estimate(paper.cost(cfg), budget_s=0.3)
+    except (ValueError, MemoryError, OverflowError):
+        return
+    if est.seconds > LONG_RUN_S:
+        print(est, file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +59,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--steps", type=int, help="override train.steps")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument("--flow", action="store_true",
+                   help="run the gradient flow of the config (train.mode = 'flow')")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the estimate (steps, seconds on this machine, memory) and exit")
     add_threads_argument(p)
     args = p.parse_args(argv)
     set_threads_from_args(p, args)
@@ -51,16 +73,26 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.config:
         p.error("config: required (a TOML file, or --list)")
-    if args.out is None:
+    if args.out is None and not args.dry_run:
         p.error("out: required (--out DIR, the run folder)")
     previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
     try:
-        out = check_out_folder(args.out)
+        out = check_out_folder(args.out) if args.out is not None else None
         tables = read_toml(args.config)
         paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
         cfg = paper.config_from_tables(tables)
         cfg = paper.override(cfg, {"device": args.device, "dtype": args.dtype,
                                    "backend": args.backend, "steps": args.steps})
+        if args.flow:
+            cfg = cfg.replace(train={"mode": "flow"})
+        if paper.cost is not None and args.dry_run:
+            print(estimate(paper.cost(cfg), budget_s=1.0))
+            return 0
+        if paper.cost is not None and not args.resume:
+            _say_if_long(paper, cfg)
+        elif args.dry_run:
+            print(f"error: paper: {paper.name} has no cost model", file=sys.stderr)
+            return 2
         res = paper.run(cfg, out=out, resume=args.resume,
                         progress=False if args.no_progress else None)
     except ValueError as e:
@@ -75,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
                  "--resume", *(["--steps", str(args.steps)] if args.steps is not None else [])]
         print(f"interrupted at step {e.step}; the rows so far and a checkpoint are in "
               f"{args.out}. Resume with: {shlex.join(again)}", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # before the run started (its estimate)
+        print("interrupted before the run started; nothing was written", file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -49,9 +49,13 @@ class Engine:
     - ``params_to_arrays(params)`` / ``params_from_arrays(arrays)``: named float arrays for the
       checkpoint and back; the arrays are also checked to be finite at each recorded step.
     - ``final_arrays(params)``: what ``final_state.npz`` holds (default: the parameter arrays).
+    - ``time_step``: the time one gradient-descent step advances, η (an attribute): the clock
+      of the gradient flow ([`theorylab.core.flow`][]), which records step s at time η·s;
+      ``None``: the engine has no flow.
     """
 
     name: str = "engine"
+    time_step: float | None = None
 
     def initial_params(self):  # pragma: no cover - interface
         raise NotImplementedError

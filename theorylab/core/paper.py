@@ -81,13 +81,22 @@ class Paper:
     - `bench`: → the paper's [`PaperBench`][theorylab.core.bench.PaperBench] (imported on
       first use): what ``theorylab bench --paper <name>`` and the GPU suite time; ``None``:
       no benchmarks.
-    - `phase_readings`: ``(trajectory, config) -> {name: step}``: the phase times of one run
-      of the paper's model (a step, NaN when not reached; other entries of the mapping are
-      ignored), read from its trajectory table and its config (``None`` when the config is
-      not known); ``theorylab plot`` marks them on a run's panels. ``None``: no readings.
+    - `phase_readings`: ``(trajectory, config or None) -> {name: value}``: the paper's one
+      documented reading of the phase times and end values of one run (a table with the
+      columns of `trajectory_schema`, rows in step order; a time is a step, NaN when the run
+      did not reach it; an empty mapping where the table lacks the columns). ``theorylab
+      phases``, the sweep tables' reading columns and ``theorylab.analysis.phase_readings``
+      report it, ``theorylab plot`` marks its times (the entries named ``t_…``/``T_…``).
+      ``None``: the paper has none.
     - `describe`: ``config -> str``: one line naming a run's setting (the sizes and the
       choices that change the dynamics), the title of ``theorylab plot``'s figures.
       ``None``: the title names the paper only.
+    - `cost`: ``config -> CostModel`` ([`theorylab.core.cost.CostModel`][]): the work of one
+      step of the config's engine, its memory, how to build it, and a smaller config of the
+      same engine to time when this one is too large to time directly; what ``theorylab run``
+      and ``sweep`` estimate before they start (``--dry-run``). ``None``: no estimate.
+    - `time_step`: ``config -> η``: the time one gradient-descent step of the config advances
+      (the gradient flow's clock, t = η·step; the engines' ``time_step``); ``None``: unknown.
     """
 
     name: str
@@ -102,8 +111,10 @@ class Paper:
     trajectory_schema: Mapping[str, str] | None = None
     batched: BatchedRun | None = None
     bench: Callable[[], Any] | None = None
-    phase_readings: Callable[[Any, Any], Mapping[str, float]] | None = None
+    phase_readings: Callable[[Any, Any], Mapping[str, Any]] | None = None
     describe: Callable[[Any], str] | None = None
+    cost: Callable[[Any], Any] | None = None
+    time_step: Callable[[Any], float] | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.lower():

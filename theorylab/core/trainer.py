@@ -46,6 +46,7 @@ __all__ = [
     "RunFolder",
     "check_out_folder",
     "same_config_except_steps",
+    "start_run",
     "TrainOutcome",
     "empty_table",
     "first_step",
@@ -340,6 +341,27 @@ def same_config_except_steps(cfg, load_config: Callable[[Path], Any]) -> Callabl
     return check
 
 
+def start_run(engine: Engine, folder: RunFolder | None, *, steps: int, config_text: str,
+              resume: bool, same_run: Callable[[Path], None] | None, params: Any
+              ) -> tuple[int, Any, list[dict]]:
+    """``(start step, params, rows so far)`` of a run in `folder` (None: no folder): from the
+    folder's checkpoint when `resume` finds one, else from `params` or the engine's start. The
+    folder is made current: a fresh start removes an earlier run's files, a resumed run its
+    final state (written again at the end); the config and the rows so far are written."""
+    start, rows, loaded = 0, [], None
+    if resume and folder is not None:
+        loaded = folder.load(engine, same_run or (lambda path: None), steps)
+        if loaded is not None:
+            start, params, rows = loaded
+    if params is None:
+        params = engine.initial_params()
+    if folder is not None:
+        folder.clear(RUN_FILES if loaded is None else ("final_state.npz",))
+        folder.write_config(config_text)
+        folder.write_rows(rows)
+    return start, params, rows
+
+
 def train(
     engine: Engine,
     *,
@@ -375,20 +397,8 @@ def train(
 
     folder = RunFolder(out, schema) if out is not None else None
     schedule = set(int(s) for s in schedule)
-    start, rows = 0, []
-    loaded = None
-    if resume and folder is not None:
-        loaded = folder.load(engine, same_run or (lambda path: None), steps)
-        if loaded is not None:
-            start, params, rows = loaded
-    if params is None:
-        params = engine.initial_params()
-    if folder is not None:
-        # nothing of an earlier run may stay looking current: a fresh start removes its files,
-        # a resumed run its final state (it is written again at the end)
-        folder.clear(RUN_FILES if loaded is None else ("final_state.npz",))
-        folder.write_config(config_text)
-        folder.write_rows(rows)
+    start, params, rows = start_run(engine, folder, steps=steps, config_text=config_text,
+                                    resume=resume, same_run=same_run, params=params)
 
     show = sys.stderr.isatty() if progress is None else progress
     bar = tqdm(total=steps, initial=start, disable=not show, desc=engine.name, leave=False)

@@ -90,19 +90,26 @@ def _bench():
     return BENCH
 
 
-def _phase_readings(trajectory, cfg) -> dict[str, float]:
-    """The phase readings of one MAE run (the module ``phases`` of this paper, where present:
-    t_I, t_II, T*); none for a CL run or a table without the local queries' columns."""
-    import importlib
+def _phase_readings(trajectory, cfg=None) -> dict:
+    """The paper's phase readings of one MAE run ([`phases.phase_readings`][theorylab.huang2024.
+    phases.phase_readings]: t_I, t_II, T*, the end values; none for a CL run or a table without
+    the local queries' columns) and, with a config, the realised information gap ``Delta`` of
+    its sizes."""
+    need = {"step", "phi_glob_lq", "phi_own_lq", "attn_own_lq"}
+    out = {}
+    if (cfg is None or cfg.model.objective == "mae") and need <= set(trajectory.columns):
+        from .phases import phase_readings
 
-    try:
-        phases = importlib.import_module(f"{__name__}.phases")
-    except ModuleNotFoundError:
-        return {}
-    need = {"phi_glob_lq", "phi_own_lq", "attn_own_lq"}
-    if (cfg is not None and cfg.model.objective != "mae") or not need <= set(trajectory.columns):
-        return {}
-    return phases.phase_readings(trajectory, cfg)
+        out = dict(phase_readings(trajectory, cfg))
+    if cfg is not None:
+        out["Delta"] = float(cfg.delta)
+    return out
+
+
+def _cost(cfg):
+    from .cost import cost_model
+
+    return cost_model(cfg)
 
 
 def _describe(cfg: ExperimentConfig) -> str:
@@ -131,4 +138,6 @@ PAPER = Paper(
     bench=_bench,
     phase_readings=_phase_readings,
     describe=_describe,
+    cost=_cost,
+    time_step=lambda cfg: cfg.train.lr,
 )

@@ -32,6 +32,7 @@ from theorylab.core.config import check_choice as _choice
 from theorylab.core.config import check_float as _float
 from theorylab.core.config import check_int as _int
 from theorylab.core.config import frozen_set as _set
+from theorylab.core.flow import FLOW_METHODS
 
 from .data import AreaStructure, contiguous_labels, information_gap, random_labels
 
@@ -63,6 +64,9 @@ INITS = ("zero", "gaussian")
 RECORD = ("log", "linear", "all")
 BACKENDS = ("numpy", "torch")
 DTYPES = ("float64",)
+MODES = ("gd", "flow")
+#: Engines whose gradient changes from step to step (fresh draws): they have no gradient flow.
+STOCHASTIC_ENGINES = ("population-montecarlo", "cl-montecarlo")
 #: The engines that sum over the coefficient law (a uniform law needs ``train.z_nodes``).
 EXACT_ENGINES = ("population-brute", "population-exact", "population-laplace")
 #: The most Gauss–Legendre nodes of ``train.z_nodes`` (1.5 s to compute 256 on a shared CPU).
@@ -312,6 +316,14 @@ class TrainConfig:
       the first paper: every engine is written once against the kernel's array backend, with
       its gradient written out, so both run the same code; equal to rounding (≤ 1e-12).
     - `dtype`: float64 (the only one so far).
+    - `mode`: ``"gd"`` (gradient descent, Thm 4.1's dynamics) or ``"flow"``: the gradient flow
+      dθ/dt = −∇L(θ) of the same engine from the same start, integrated by an adaptive solver
+      to the time t = lr·steps and recorded at the times of the GD steps (row of step s at
+      t = lr·s); not with fresh Monte Carlo batches (``population-montecarlo``,
+      ``cl-montecarlo``) or fresh masks. ``theorylab run --flow`` sets it.
+    - `flow_method`: the flow's solver (scipy.integrate): ``DOP853`` (order 8), ``RK45``,
+      ``LSODA`` (stiff; finite-difference Jacobian, for small parameter vectors).
+    - `flow_rtol`, `flow_atol`: the solver's relative and absolute tolerance on each parameter.
     """
 
     engine: str = "population-montecarlo"
@@ -332,6 +344,10 @@ class TrainConfig:
     backend: str = "numpy"
     device: str = "cpu"
     dtype: str = "float64"
+    mode: str = "gd"
+    flow_method: str = "DOP853"
+    flow_rtol: float = 1e-9
+    flow_atol: float = 1e-12
 
     def __post_init__(self) -> None:
         _choice("train.engine", self.engine, ENGINES)
@@ -360,6 +376,15 @@ class TrainConfig:
         if self.backend == "numpy" and dev != "cpu":
             raise ValueError(f"train.device: backend 'numpy' runs on 'cpu' only (got {dev!r})")
         _choice("train.dtype", self.dtype, DTYPES)
+        _choice("train.mode", self.mode, MODES)
+        _choice("train.flow_method", self.flow_method, FLOW_METHODS)
+        _set(self, "flow_rtol", _float("train.flow_rtol", self.flow_rtol, lo=1e-14, hi=1e-2))
+        _set(self, "flow_atol", _float("train.flow_atol", self.flow_atol, lo=0.0, hi=1.0))
+        if self.mode == "flow" and (self.engine in STOCHASTIC_ENGINES or self.resample_masks):
+            why = "fresh masks per step" if self.resample_masks else "a fresh batch per step"
+            raise ValueError(f"train.mode: 'flow' needs a deterministic gradient; {self.engine} "
+                             f"with {why} has none (use population-exact, population-laplace, "
+                             "population-brute or empirical with fixed masks)")
 
 
 @dataclass(frozen=True)
@@ -479,6 +504,7 @@ def config_doc(level: int = 2) -> str:
                "model.mask": one_of(MASKS), "model.loss_norm": one_of(LOSS_NORMS),
                "train.engine": one_of(ENGINES), "train.init": one_of(INITS),
                "train.record": one_of(RECORD), "train.backend": one_of(BACKENDS),
-               "train.dtype": one_of(DTYPES)}
+               "train.dtype": one_of(DTYPES), "train.mode": one_of(MODES),
+               "train.flow_method": one_of(FLOW_METHODS)}
     return config_markdown({"data": DataConfig, "model": ModelConfig, "train": TrainConfig},
                            allowed=allowed, citation="Huang et al. (2025)", level=level)

@@ -548,8 +548,12 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = 0.05):
     permuted among themselves by the symmetries of the data law), so the engines' state is
     this reduced state; the only approximation is the mean-field rest of
     [`reduced_expectation`][]. Needs one cluster, Bernoulli masks, masked keys in the softmax
-    and loss_norm = 'P' (else ValueError); all local areas of size C."""
+    and loss_norm = 'P' (else ValueError); all local areas of size C. A run longer than a few
+    seconds says, two seconds in, how long it will take at most
+    ([`Progress`][theorylab.core.cost.Progress]; P = 4096 took minutes)."""
     import pandas as pd
+
+    from theorylab.core.cost import Progress
 
     from .engines import population_lstar
 
@@ -562,7 +566,9 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = 0.05):
     theta = {k: np.zeros(len(REDUCED_COORDS)) for k in qcs}
     target = own_attention_target(C, gamma)
     rows: list[dict] = []
+    progress = Progress("predictions.reduced_gd", max_steps + 1)
     for step in range(max_steps + 1):
+        progress.tick()
         ev = {k: reduced_gradient(theta[k], qc, gamma, zn, zp) for k, qc in qcs.items()}
         loss = (gamma / P) * (C1 * ev["global"][0] + (P - C1) * ev["local"][0])
         rows.append({"step": step, "loss": loss, "loss_star": lstar, "excess_loss": loss - lstar,
@@ -574,6 +580,7 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = 0.05):
             break
         for k in qcs:
             theta[k] = theta[k] - step_size * ev[k][2]
+    progress.close()
     tr = pd.DataFrame(rows)
     tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]
     return tr

@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from theorylab.core.flow import dynamics
 from theorylab.core.trainer import (
     DivergenceError,
     empty_table,
     record_schedule,
     same_config_except_steps,
-    train,
 )
 
 from .config import ExperimentConfig, config_to_toml, load_config
@@ -66,7 +66,8 @@ class RunResult:
     def summary(self) -> str:
         last = self.trajectory.iloc[-1]
         return (
-            f"engine={self.engine} steps={self.steps_done} Delta={self.config.delta:.4g} "
+            f"engine={self.engine}{' (gradient flow)' if self.config.train.mode == 'flow' else ''}"
+            f" steps={self.steps_done} Delta={self.config.delta:.4g} "
             f"loss={last['loss']:.6g} excess={excess_text(self.config, last['excess_loss'])} "
             f"phi_own_lq={last['phi_own_lq']:.4g} phi_glob_lq={last['phi_glob_lq']:.4g} "
             f"attn_own_lq={last['attn_own_lq']:.4g} attn_own_gq={last['attn_own_gq']:.4g}"
@@ -111,14 +112,15 @@ def run_experiment(cfg: ExperimentConfig, *, out: str | Path | None = None, resu
         return RunResult(outcome.trajectory, p.Phi, p.Ups, engine.structure, engine.name, cfg,
                          outcome.steps_done)
 
+    flow = ", gradient flow" if cfg.train.mode == "flow" else ""
     try:
-        outcome = train(
+        outcome = dynamics(cfg.train)(
             engine,
             steps=cfg.train.steps,
             schedule=record_schedule(cfg.train.steps, cfg.train.n_records, cfg.train.record),
             schema=TRAJECTORY_SCHEMA,
             config_text=config_to_toml(cfg, f"theorylab resolved configuration (engine: "
-                                            f"{engine.name}, Delta = {cfg.delta:.6g})"),
+                                            f"{engine.name}, Delta = {cfg.delta:.6g}{flow})"),
             out=out,
             resume=resume,
             same_run=same_config_except_steps(cfg, load_config),

@@ -90,17 +90,22 @@ def _bench():
     return BENCH
 
 
-def _phase_readings(trajectory, cfg) -> dict[str, float]:
-    """The measured phase times of one run (``phases``: t_I, t_II and, where the paper's
-    module reads them, t_PA and t_III); none without the config (the start's α⁰ is needed)."""
-    from . import phases
-
-    read = getattr(phases, "phase_readings", None)
-    if read is not None:
-        return read(trajectory, cfg)
-    if cfg is None or not {"alpha", "gamma", "rho"} <= set(trajectory.columns):
+def _phase_readings(trajectory, cfg=None) -> dict:
+    """The paper's phase readings ([`phases.phase_readings`][theorylab.jelassi2022.phases.
+    phase_readings]) with the phase-III target of [`phases.pa_target`][theorylab.jelassi2022.
+    phases.pa_target] (memoised; t_III NaN where it is too costly to compute); none for a
+    table without α, γ and ρ."""
+    if not {"step", "alpha", "gamma", "rho"} <= set(trajectory.columns):
         return {}
-    return phases.absolute_phase_times(cfg, trajectory)
+    from .phases import pa_target, phase_readings
+
+    return phase_readings(trajectory, cfg, target_error=pa_target(cfg))
+
+
+def _cost(cfg):
+    from .cost import cost_model
+
+    return cost_model(cfg)
 
 
 def _describe(cfg: ExperimentConfig) -> str:
@@ -127,4 +132,6 @@ PAPER = Paper(
     batched=BATCHED,
     phase_readings=_phase_readings,
     describe=_describe,
+    cost=_cost,
+    time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.resolved().train.lr_A,
 )

@@ -32,6 +32,7 @@ from theorylab.core.config import check_float as _float
 from theorylab.core.config import check_int as _int
 from theorylab.core.config import frozen_set as _set
 from theorylab.core.configdoc import config_markdown, one_of
+from theorylab.core.flow import FLOW_METHODS
 
 from .activation import NAMED_ACTIVATIONS, Activation
 from .partition import Partition, _as_sets
@@ -59,6 +60,7 @@ RECORD = ("log", "linear", "all")
 DEVICES = ("cpu", "cuda")
 DTYPES = ("float64", "float32")
 BACKENDS = ("numpy", "torch")
+MODES = ("gd", "flow")
 DIAG_NAMED = ("loglogd",)
 
 #: Bounds of the sizes and of A's initial entries: field → (lowest, highest, reason of the
@@ -313,6 +315,14 @@ class TrainConfig:
       the device inside each step (``True``), never (``False``), or when the data do not fit
       in the device's free memory (``"auto"``, default).
     - `max_configs`: largest number of enumerated configurations the exact engines accept.
+    - `mode`: ``"gd"`` (gradient descent, the paper's problems) or ``"flow"``: the gradient
+      flow dθ/dt = −∇L(θ) of the same engine from the same start, integrated by an adaptive
+      solver to the time t = lr_v·steps and recorded at the times of the GD steps (row of
+      step s at t = lr_v·s; ``lr_A``/``lr_v`` keep their ratio as a rate of A; not with fresh
+      Monte Carlo draws). ``theorylab run --flow`` sets it.
+    - `flow_method`: the flow's solver (scipy.integrate): ``DOP853`` (order 8), ``RK45``,
+      ``LSODA`` (stiff; finite-difference Jacobian, for small parameter vectors).
+    - `flow_rtol`, `flow_atol`: the solver's relative and absolute tolerance on each parameter.
     """
 
     engine: str = "population"
@@ -340,6 +350,10 @@ class TrainConfig:
     chunk_size: int | str = 0
     stream: bool | str = "auto"
     max_configs: int = 200_000_000
+    mode: str = "gd"
+    flow_method: str = "DOP853"
+    flow_rtol: float = 1e-9
+    flow_atol: float = 1e-12
 
     def __post_init__(self) -> None:
         _choice("train.engine", self.engine, ENGINES)
@@ -385,6 +399,14 @@ class TrainConfig:
                 "train.method: 'exchangeable' needs a partition-symmetric start: "
                 "init_v='aligned' and offdiag0_std=0 (use 'brute' or 'montecarlo'; got "
                 f"init_v={self.init_v!r}, offdiag0_std={self.offdiag0_std})")
+        _choice("train.mode", self.mode, MODES)
+        _choice("train.flow_method", self.flow_method, FLOW_METHODS)
+        _set(self, "flow_rtol", _float("train.flow_rtol", self.flow_rtol, lo=1e-14, hi=1e-2))
+        _set(self, "flow_atol", _float("train.flow_atol", self.flow_atol, lo=0.0, hi=1.0))
+        if self.mode == "flow" and self.method == "montecarlo" and self.mc_resample:
+            raise ValueError("train.mode: 'flow' needs a deterministic gradient; Monte Carlo "
+                             "with fresh draws per step (mc_resample = true) has none (set "
+                             "mc_resample = false, or use an exact method)")
         if self.engine == "empirical" and self.method not in ("auto",):
             raise ValueError(
                 f"train.method: only used by engine='population' (got {self.method!r} with "
@@ -517,6 +539,8 @@ def allowed_values() -> dict[str, str]:
         "train.dtype": one_of(DTYPES),
         "train.chunk_size": '`"auto"`, or an integer ≥ 0',
         "train.stream": one_of(("auto", True, False)),
+        "train.mode": one_of(MODES),
+        "train.flow_method": one_of(FLOW_METHODS),
     }
     for name in LIMITS:
         out[name] = "; ".join(x for x in (out.get(name, ""), _bound(name)) if x)

@@ -29,10 +29,12 @@ import pandas as pd
 
 from theorylab.core.trainer import first_step
 
-from .engines import ExchangeableEngine
+from .config import as_config, config_to_toml
+from .engines import ExchangeableEngine, count_patterns, n_histograms
 
-__all__ = ["MOVE_TOL", "ERR_TOL", "ALPHA_GROWTH", "GAP_II", "phase_times", "phase_three",
-           "absolute_phase_times", "first_step", "pa_limit_error", "exact_path"]
+__all__ = ["MOVE_TOL", "ERR_TOL", "ALPHA_GROWTH", "GAP_II", "PHASE_TIMES", "phase_times",
+           "phase_three", "absolute_phase_times", "phase_readings", "readings_by_run",
+           "first_step", "pa_limit_error", "pa_target", "exact_path"]
 
 #: A has left its start: 1e−3 in logits, far above one GD step's γ − ρ from a symmetric start.
 MOVE_TOL = 1e-3
@@ -44,6 +46,10 @@ ALPHA_GROWTH = 10.0
 #: t_II of the absolute readings: γ − ρ ≥ 1 in logits (the partner patch e ≈ 2.7 times as heavy
 #: as another set's).
 GAP_II = 1.0
+#: the names of the measured phase times of [`phase_readings`][], in order.
+PHASE_TIMES = ("t_I", "t_II", "t_PA", "t_III")
+#: the patch-association margin used when neither the table nor a config gives one.
+DEFAULT_PA_MARGIN = 1e-3
 
 
 def phase_times(traj: pd.DataFrame, target_error: float,
@@ -86,6 +92,91 @@ def absolute_phase_times(cfg, path: pd.DataFrame, target_error: float | None = N
     return out
 
 
+def _held_from(step: np.ndarray, ok: np.ndarray) -> float:
+    """The first step from which `ok` holds to the end (NaN when it fails at the last step)."""
+    off = np.flatnonzero(~ok)
+    last = off[-1] if off.size else -1
+    return float(step[last + 1]) if last + 1 < len(step) else math.nan
+
+
+def _pa_ok(tr: pd.DataFrame, cfg) -> np.ndarray | None:
+    """Patch association with a margin at every row: from ``pa_gap`` (logits A/τ, any A), else
+    ``patch_association``, else from γ, ρ and the config's diagonal and temperature."""
+    margin = cfg.train.pa_margin if cfg is not None else DEFAULT_PA_MARGIN
+    if "pa_gap" in tr and tr.pa_gap.notna().all():
+        return tr.pa_gap.to_numpy(dtype=float) >= margin
+    if "patch_association" in tr:
+        return tr.patch_association.astype(bool).to_numpy()
+    if cfg is None:
+        return None
+    r = cfg.resolved()
+    gap = (np.minimum(r.diag, tr.gamma.to_numpy()) - tr.rho.to_numpy()) / r.temperature
+    return gap >= margin
+
+
+def phase_readings(trajectory: pd.DataFrame, cfg=None, target_error: float | None = None
+                   ) -> dict[str, float]:
+    """The measured phase times of one trajectory, each the first recorded step at which an
+    absolute threshold is crossed (none depends on the run's length):
+
+    - ``t_I``, end of phase I: first step with α ≥ [`ALPHA_GROWTH`][]·‖v⁰‖ (for an aligned
+      start ‖v⁰‖ = α⁰);
+    - ``t_II``, end of phase II: first step with γ − ρ ≥ [`GAP_II`][] logits;
+    - ``t_PA``, patch association: first step from which patch association with the margin
+      ``train.pa_margin`` holds until the end of the trajectory;
+    - ``t_III``, end of phase III: first step ≥ t_II from which the error (fair coin on ties)
+      stays within [`ERR_TOL`][] of `target_error`.
+
+    **Arguments:**
+
+    - `trajectory`: one run, rows in step order, columns ``step``, ``alpha``, ``gamma``,
+      ``rho`` and, where present, ``beta`` (absent or NaN: 0), ``error_fair`` (else
+      ``error``), ``pa_gap`` or ``patch_association``. A ``trajectory.csv`` of
+      ``theorylab run`` has them all.
+    - `cfg`: the run's [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig]
+      (optional): its ``train.pa_margin`` for t_PA, and the error of hard patch association
+      for t_III.
+    - `target_error`: the error that ends phase III (default: [`pa_limit_error`][] of `cfg`;
+      neither: t_III is NaN).
+
+    **Returns:** ``{"t_I", "t_II", "t_PA", "t_III", "v0_norm", "steps_run", "final_gap"}``;
+    a time not reached is NaN.
+    """
+    tr = trajectory
+    if "run" in tr and tr["run"].nunique() > 1:
+        raise ValueError("trajectory: holds several runs (column run); use readings_by_run")
+    step = tr.step.to_numpy()
+    alpha = tr.alpha.to_numpy(dtype=float)
+    beta0 = float(tr.beta.iloc[0]) if "beta" in tr and np.isfinite(tr.beta.iloc[0]) else 0.0
+    norm0 = math.hypot(float(alpha[0]), beta0)
+    gap = (tr.gamma - tr.rho).to_numpy(dtype=float)
+    out = {"t_I": first_step(step, alpha >= ALPHA_GROWTH * norm0),
+           "t_II": first_step(step, gap >= GAP_II)}
+    ok = _pa_ok(tr, cfg)
+    out["t_PA"] = _held_from(step, ok) if ok is not None else math.nan
+    if target_error is None and cfg is not None:
+        target_error = pa_limit_error(cfg)
+    col = "error_fair" if "error_fair" in tr else "error" if "error" in tr else None
+    if target_error is None or col is None or not np.isfinite(out["t_II"]):
+        out["t_III"] = math.nan
+    else:
+        err = tr[col].to_numpy(dtype=float)
+        near = (np.abs(err - target_error) <= ERR_TOL) | (step < out["t_II"])
+        t3 = _held_from(step, near)
+        out["t_III"] = max(t3, out["t_II"]) if np.isfinite(t3) else math.nan
+    out.update({"v0_norm": norm0, "steps_run": float(step[-1]), "final_gap": float(gap[-1])})
+    return out
+
+
+def readings_by_run(table: pd.DataFrame, cfg=None, target_error: float | None = None,
+                    by: str = "run") -> pd.DataFrame:
+    """[`phase_readings`][] of every run of a table with a column `by` (one row each)."""
+    rows = []
+    for key, g in table.groupby(by, sort=True):
+        rows.append({by: key, **phase_readings(g.drop(columns=[by]), cfg, target_error)})
+    return pd.DataFrame(rows)
+
+
 def pa_limit_error(cfg, fair: bool = True) -> float:
     """Exact error of hard patch association with the same σ: γ = diag (own set uniform), ρ =
     diag − 60τ (no mass outside the own set); ties broken by a fair coin (``fair``) or counted
@@ -96,11 +187,38 @@ def pa_limit_error(cfg, fair: bool = True) -> float:
 
     cfg = cfg.resolved()
     part = cfg.data.make_partition()
+    cfg = cfg.replace(train={"engine": "population", "init_v": "aligned",
+                             "offdiag0_std": 0.0, "method": "exchangeable"})
     eng = ExchangeableEngine(cfg, get_backend("numpy", "float64", "cpu"), part,
                              make_wstar(cfg.data))
     p = {"alpha": 1.0, "gamma": cfg.diag, "rho": cfg.diag - 60.0 * cfg.temperature}
     ev = eng.evaluate(p, 0, need_grad=False, record=True)
     return ev.error - 0.5 * ev.tie_mass if fair else ev.error
+
+
+#: t_III of [`phase_readings`][] needs the error of hard patch association: one exact
+#: evaluation, read by [`pa_target`][] only where its table has at most this many histograms
+#: (~1 s).
+PA_TARGET_MAX_ROWS = 2_000_000
+
+#: setting (its TOML text) → the error of hard patch association
+_PA_TARGETS: dict[str, float] = {}
+
+
+def pa_target(cfg) -> float:
+    """The error of hard patch association of `cfg`'s setting (the target that ends phase
+    III), memoised per setting; NaN where its exact evaluation would need more than
+    [`PA_TARGET_MAX_ROWS`][] histograms (t_III is then not read)."""
+    if cfg is None:
+        return math.nan
+    cfg = as_config(cfg).resolved()
+    if n_histograms(cfg.data.L - 1, count_patterns(cfg.data.C).shape[0]) > PA_TARGET_MAX_ROWS:
+        return math.nan
+    setting = cfg.replace(train={"steps": 0, "seed": 0, "lr_v": 0.0, "lr_A": 0.0})
+    key = config_to_toml(setting)
+    if key not in _PA_TARGETS:
+        _PA_TARGETS[key] = pa_limit_error(setting)
+    return _PA_TARGETS[key]
 
 
 def exact_path(cfg, steps: int, stop_gap: float | None = None) -> pd.DataFrame:

@@ -276,7 +276,8 @@ def _exchangeable(cfg: ExperimentConfig):
                               make_wstar(cfg.data))
 
 
-def phase_ii(cfg: ExperimentConfig, engine=None) -> PhaseIIPrediction:
+def phase_ii(cfg: ExperimentConfig, engine=None, *, allow_long: bool = False
+             ) -> PhaseIIPrediction:
     """The GLM plateau value α* and the phase-II growth rate r_II of γ − ρ.
 
     **Arguments:**
@@ -285,6 +286,12 @@ def phase_ii(cfg: ExperimentConfig, engine=None) -> PhaseIIPrediction:
       [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig]
       (partition-symmetric start, as for [`phase_i`][]).
     - `engine`: an exchangeable engine for `cfg` to reuse (built when omitted).
+    - `allow_long`: run even when it is predicted to take longer than
+      [`DERIVED_LIMIT_S`][theorylab.jelassi2022.cost.DERIVED_LIMIT_S] (10 minutes). Without
+      an `engine`, the cost of its ~40 exact evaluations is measured first (about a second)
+      and said when over a few seconds ([`exchangeable_guard`][theorylab.jelassi2022.cost.
+      exchangeable_guard]; at D = 64, C = 4 one evaluation takes over a minute); a long
+      computation shows a progress bar.
 
     **Returns:** a [`PhaseIIPrediction`][]; α* is the root of the exact ∂L/∂α at γ = ρ = g⁰
     (bracketed from α = 0 up to the first sign change on a doubling ladder).
@@ -292,10 +299,15 @@ def phase_ii(cfg: ExperimentConfig, engine=None) -> PhaseIIPrediction:
     **Regime:** r_II is the growth rate of γ − ρ while γ − ρ is small, in the limit
     η_A/η_v → 0 (slow attention; relative error O(η_A/η_v)).
     """
+    from .cost import PHASE_II_EVALUATIONS, exchangeable_guard
+
+    tick = (exchangeable_guard(cfg, PHASE_II_EVALUATIONS, "predictions.phase_ii", allow_long)
+            if engine is None else (lambda: None))
     eng = engine if engine is not None else _exchangeable(cfg)
     g0 = cfg.train.offdiag0
 
     def grad(alpha):
+        tick()
         return eng.evaluate({"alpha": alpha, "gamma": g0, "rho": g0}, 0, need_grad=True,
                             record=False).grads["alpha"]
 

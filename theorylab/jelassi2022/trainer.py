@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from theorylab.core.flow import dynamics
 from theorylab.core.trainer import (
     DivergenceError,
     empty_table,
     record_schedule,
     same_config_except_steps,
-    train,
 )
 
 from .config import ExperimentConfig, TrainConfig, as_config, config_to_toml, load_config
@@ -84,7 +84,8 @@ class RunResult:
     def summary(self) -> str:
         last = self.trajectory.iloc[-1]
         return (
-            f"engine={self.engine} steps={self.steps_done} loss={last['loss']:.6g} "
+            f"engine={self.engine}{' (gradient flow)' if self.config.train.mode == 'flow' else ''}"
+            f" steps={self.steps_done} loss={last['loss']:.6g} "
             f"error={last['error']:.6g} alpha={last['alpha']:.6g} gamma={last['gamma']:.6g} "
             f"rho={last['rho']:.6g} patch_association={bool(last['patch_association'])}"
         )
@@ -166,8 +167,14 @@ def run_experiment(
                          outcome.steps_done)
 
     header = f"theorylab resolved configuration (engine: {engine.name})"
+    if cfg.train.mode == "flow":
+        header += ", gradient flow"
+        if getattr(engine, "name", "") == "population-montecarlo" and cfg.train.mc_resample:
+            raise ValueError("train.mode: 'flow' needs a deterministic gradient; method 'auto' "
+                             "chose Monte Carlo with fresh draws per step (set "
+                             "mc_resample = false, or start aligned for an exact method)")
     try:
-        outcome = train(
+        outcome = dynamics(cfg.train)(
             engine,
             steps=cfg.train.steps,
             schedule=record_steps(cfg.train),

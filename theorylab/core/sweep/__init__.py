@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..cost import LONG_RUN_S
+from .cost import SweepEstimate, estimate_points
 from .runner import (
     WORKER_TIMEOUT_S,
     SweepStoppedError,
@@ -45,9 +47,10 @@ from .spec import (
 from .store import PROVENANCE_COLUMNS, Store, load_sweep
 
 __all__ = ["PROVENANCE_COLUMNS", "RESULT_SCHEMA_VERSION", "WORKER_TIMEOUT_S", "Point", "Store",
-           "SweepSpec", "SweepStoppedError", "active_cache", "call_point", "compute_point",
-           "execute", "load_spec", "load_sweep", "open_client", "parse_shard", "run_point",
-           "run_points", "run_sweep_spec", "spec_from_dict", "usable_cores", "use_executor"]
+           "SweepEstimate", "SweepSpec", "SweepStoppedError", "active_cache", "call_point",
+           "compute_point", "estimate_points", "execute", "load_spec", "load_sweep",
+           "open_client", "parse_shard", "run_point", "run_points", "run_sweep_spec",
+           "spec_from_dict", "usable_cores", "use_executor"]
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -110,6 +113,9 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
         table["cached"] = table.run_id.isin(present)
         say(f"{len(chosen)} in this shard, {int(table.cached.sum())} with a point file "
             f"(checked when the sweep runs)")
+        todo = [p for p, hit in zip(chosen, table.cached) if not hit]
+        for line in estimate_points(todo).lines(_workers(workers, scheduler, slurm)):
+            say(line)
         return table
     with store.lock(say=say):
         return _run_locked(spec, store, points, chosen, new_store=new_store, client=client,
@@ -117,6 +123,15 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                            slurm_memory=slurm_memory, threads=threads, progress=progress,
                            oversubscribe=oversubscribe, worker_timeout=worker_timeout,
                            verbose=verbose, say=say)
+
+
+def _workers(workers: int | None, scheduler: str | None, slurm: int) -> int:
+    """The workers a sweep's estimate divides by (1 where unknown: a scheduler's)."""
+    if slurm:
+        return slurm
+    if scheduler is not None or workers == 0:
+        return 1
+    return workers if workers is not None else usable_cores()
 
 
 def _run_locked(spec, store, points, chosen, *, new_store, client, scheduler, workers, slurm,
@@ -132,6 +147,12 @@ def _run_locked(spec, store, points, chosen, *, new_store, client, scheduler, wo
                           "keep": spec.keep, "point": spec.point, "base": spec.base,
                           "labels": spec.axis_names(), "run_ids": run_ids,
                           "schema": RESULT_SCHEMA_VERSION})
+    todo = [p for p in chosen if not store.done(p)]
+    if todo:
+        est = estimate_points(todo)
+        if est.seconds > LONG_RUN_S:
+            for line in est.lines(_workers(workers, scheduler, slurm)):
+                say(line)
     t0 = time.perf_counter()
     if all(store.done(p) for p in chosen):
         client, scheduler, workers, slurm = None, None, 0, 0  # all cached: no cluster to start

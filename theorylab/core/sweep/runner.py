@@ -107,6 +107,32 @@ def _function(name: str) -> Callable:
     return getattr(importlib.import_module(module), attr)
 
 
+def with_readings(paper, cfg, trajectory: pd.DataFrame, kept: pd.DataFrame,
+                  by: Sequence[str] = ()) -> tuple[pd.DataFrame, str]:
+    """``kept`` with the paper's phase readings (``Paper.phase_readings``) of `trajectory` as
+    columns (of each run of `trajectory` given by the columns `by`, on that run's rows), and
+    "" or the error that stopped them (the rows are kept without readings then). A reading
+    whose name is already a column of ``kept`` is not added."""
+    hook = getattr(paper, "phase_readings", None)
+    if hook is None or len(trajectory) == 0 or len(kept) == 0:
+        return kept, ""
+    kept, own = kept.copy(), set(kept.columns)
+    try:
+        if not by:
+            for name, value in hook(trajectory, cfg).items():
+                if name not in own:
+                    kept[name] = value
+            return kept, ""
+        keys = list(by)
+        rows = [{**dict(zip(keys, key if isinstance(key, tuple) else (key,))), **hook(g, cfg)}
+                for key, g in trajectory.groupby(keys, sort=False)]
+    except Exception as e:  # recorded beside the rows, never stops the point
+        return kept, f"phase readings: {type(e).__name__}: {e}"
+    readings = pd.DataFrame(rows)
+    readings = readings[[c for c in readings.columns if c in keys or c not in own]]
+    return kept.merge(readings, on=keys, how="left"), ""
+
+
 def _run(point: Point) -> tuple[pd.DataFrame, str, str]:
     """The point's kept rows, its status and error text."""
     from theorylab.core.trainer import DivergenceError
@@ -123,14 +149,18 @@ def _run(point: Point) -> tuple[pd.DataFrame, str, str]:
         hook = paper.batched
         table = _function(pl["function"])(cfg, seeds=pl["seeds"],
                                           **{hook.field: pl[hook.field]}, progress=False)
-        return _keep(table, pl["keep"], by=hook.by), "ok", ""
+        kept, note = with_readings(paper, cfg, table, _keep(table, pl["keep"], by=hook.by),
+                                   by=hook.by)
+        return kept, "ok", note
     try:
         res = paper.run(cfg, progress=False)
     except DivergenceError as e:
         rows = getattr(e.result, "trajectory", None)
         rows = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame()
-        return _keep(rows, pl["keep"]), "diverged", str(e)
-    return _keep(res.trajectory, pl["keep"]), "ok", ""
+        kept, note = with_readings(paper, cfg, rows, _keep(rows, pl["keep"]))
+        return kept, "diverged", "; ".join(x for x in (str(e), note) if x)
+    kept, note = with_readings(paper, cfg, res.trajectory, _keep(res.trajectory, pl["keep"]))
+    return kept, "ok", note
 
 
 def compute_point(point: Point, threads: int = 1) -> pd.DataFrame:

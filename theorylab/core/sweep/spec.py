@@ -41,7 +41,7 @@ __all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MODES", "POINT_TYPES",
 
 #: Bumped whenever the stored result of a point changes meaning or columns; it is part of every
 #: ``run_id``, so results of an older schema are never taken for cache hits.
-RESULT_SCHEMA_VERSION = 1
+RESULT_SCHEMA_VERSION = 2  # 2: a run's phase readings (Paper.phase_readings) as columns
 MODES = ("product", "zip")
 KEEP_MODES = ("final", "trajectory")
 POINT_TYPES = ("run", "batched")

@@ -127,6 +127,8 @@ class MAEEngine(_kernel.Engine):
         self.xp = xp or get_backend(t.backend, t.dtype, t.device, section="train.")
         s = self.structure
         self.lr = t.lr
+        #: the gradient flow's clock: one GD step is a time η = train.lr
+        self.time_step = t.lr
         self.mask_keys, self.loss_norm = cfg.model.mask_keys, cfg.model.loss_norm
         self.lstar = population_lstar(cfg, s)
 
@@ -171,7 +173,7 @@ class MAEEngine(_kernel.Engine):
                "excess_loss": ev.loss - ev.loss_star}
         row.update(self.phi_summary(params))
         for name in RECORD_COLUMNS:
-            if name.startswith("attn_"):
+            if name.startswith(("attn_", "clean_")):
                 row[name] = ev.attn.get(name, math.nan)
         row["engine"] = self.name
         return row

@@ -11,7 +11,7 @@ import numpy as np
 from ..cl import CLBatch, CLEval, cl_loss_grad
 from ..config import ExperimentConfig
 from ..data import AreaStructure, sample_batch, sample_masks
-from ..observables import view_masses
+from ..observables import clean_batch, clean_masses, view_masses
 from ._base import Evaluation, MAEEngine, Params
 
 __all__ = ["CLMonteCarloEngine"]
@@ -23,7 +23,9 @@ class CLMonteCarloEngine(MAEEngine):
     standard error of the mean of the per-image losses (an approximation: images share
     negatives, so the per-image losses are not independent). It records the MAE engines'
     columns where they mean something: Φ own/global, and the attention masses of every query
-    patch of the views; ``loss_star`` and ``excess_loss`` are NaN (no infimum is known)."""
+    patch of the views; ``loss_star`` and ``excess_loss`` are NaN (no infimum is known). It
+    also records the attention on clean images (``clean_*``, [`clean_masses`][theorylab.
+    huang2024.observables.clean_masses])."""
 
     name = "cl-montecarlo"
 
@@ -34,6 +36,8 @@ class CLMonteCarloEngine(MAEEngine):
                              f"{cfg.model.objective!r})")
         super().__init__(cfg, structure, xp)
         self.lstar = math.nan
+        #: the clean read-out images (observables.clean_batch), the same at every step
+        self.clean = clean_batch(self.structure, cfg.data)
         m = cfg.model
         self.loss_kw = {"temperature": m.temperature, "negatives": cfg.cl_negatives,
                         "symmetric": m.cl_symmetric, "mask_keys": m.mask_keys,
@@ -68,5 +72,8 @@ class CLMonteCarloEngine(MAEEngine):
         x = ce.per_sample
         se = float(np.std(x, ddof=1) / math.sqrt(len(x)))
         grads = {"Phi": ce.grad_Phi, "Ups": ce.grad_Ups} if need_grad else None
-        attn = self.attn_from_views(batch, ce) if record else {}
+        attn = {}
+        if record:
+            attn = {**self.attn_from_views(batch, ce),
+                    **clean_masses(self.structure, params.Phi, params.Ups, *self.clean)}
         return Evaluation(ce.loss, loss_se=se, loss_star=math.nan, grads=grads, attn=attn)

@@ -94,6 +94,8 @@ class Engine(_kernel.Engine):
         self.diag = cfg.diag
         self.lr_v = cfg.train.lr_v
         self.lr_A = cfg.train.lr_A_value
+        #: the gradient flow's clock: one GD step is a time lr_v (lr_A when v is frozen)
+        self.time_step = self.lr_v if self.lr_v > 0 else self.lr_A
         self.tie_tol = cfg.train.tie_tol
         self.chunk = cfg.train.chunk_size
 

@@ -8,9 +8,12 @@ figure or small family; importing this package registers them:
 - ``_phases``, ``_phase_diagram``, ``_transfer``: jelassi2022-phases, -phase-diagram, -transfer
   (theorylab's figures on the dynamics; their former ids theorylab-phases, -phase-diagram,
   -transfer work until the next release);
+- ``_flow``: jelassi2022-flow (gradient descent at several step sizes beside the gradient
+  flow);
 - ``_common``: what the figures on the synthetic data share.
 """
 
-from . import _fig3, _fig4, _gaussian, _images, _phase_diagram, _phases, _transfer
+from . import _fig3, _fig4, _flow, _gaussian, _images, _phase_diagram, _phases, _transfer
 
-__all__ = ["_fig3", "_fig4", "_gaussian", "_images", "_phase_diagram", "_phases", "_transfer"]
+__all__ = ["_fig3", "_fig4", "_flow", "_gaussian", "_images", "_phase_diagram", "_phases",
+           "_transfer"]

@@ -1,0 +1,121 @@
+"""The kernel's cost estimate on an engine that is not a paper's: timing, the scaling from a
+smaller config, the printed lines, and the guard of long derived computations."""
+
+import numpy as np
+import pytest
+
+from theorylab.core.cost import (
+    CostModel,
+    Estimate,
+    announce,
+    estimate,
+    format_seconds,
+    time_engine,
+)
+from theorylab.core.engine import Engine
+
+
+class Sum(Engine):
+    """A step that sums n numbers: its cost grows with n."""
+
+    name = "toy-sum"
+
+    def __init__(self, n: int) -> None:
+        self.x = np.ones(n)
+        self.built = True
+
+    def initial_params(self):
+        return {"w": np.zeros(1)}
+
+    def evaluate(self, params, step, *, need_grad, record):
+        s = float(self.x.sum())
+        return type("Ev", (), {"loss": s, "grads": {"w": np.ones(1)} if need_grad else None})()
+
+    def apply(self, params, grads):
+        return {"w": params["w"] - grads["w"]}
+
+    def record(self, params, step, ev):
+        return {"loss": ev.loss}
+
+
+def _model(n: int, smaller=None, steps=100, flow=False) -> CostModel:
+    return CostModel(engine=f"sum of {n}", steps=steps, records=10, work=float(n),
+                     memory=8.0 * n, build=lambda: Sum(n), smaller=smaller, flow=flow)
+
+
+def test_time_engine_times_build_steps_and_records():
+    build, warm, step, record, n = time_engine(lambda: Sum(1000), budget_s=0.05)
+    assert build >= 0 and warm >= 0 and step > 0 and record >= 0 and 1 <= n <= 10
+
+
+def test_estimate_scales_a_smaller_config_by_the_work(monkeypatch):
+    import theorylab.core.cost as cost
+
+    timed = []
+
+    def fake_time_engine(build, budget_s):  # (build, warm, step, record, steps timed)
+        timed.append(build())
+        return 0.5, 2.0, 0.01, 0.001, 7
+
+    monkeypatch.setattr(cost, "time_engine", fake_time_engine)
+    small = _model(10_000)
+    direct = estimate(small)
+    assert (direct.setup_s, direct.step_s, direct.record_s) == (2.5, 0.01, 0.001)
+    assert direct.timed == "timed: 7 steps of this config"
+    big = estimate(_model(10_000_000, smaller=lambda: small))
+    assert len(timed[-1].x) == 10_000  # the smaller config was built and timed
+    assert "smaller config" in big.timed and "1e+03×" in big.timed
+    # build, step and record scale with the work; the first step's warm-up does not
+    assert big.setup_s == pytest.approx(0.5 * 1000 + 2.0)
+    assert (big.step_s, big.record_s) == pytest.approx((10.0, 1.0))
+    assert big.memory == 8e7 and big.steps == 100 and big.warm_s == 2.0
+    assert big.seconds == pytest.approx(big.setup_s + 100 * 10.0 + 10 * 1.0)
+
+
+def test_the_estimate_says_steps_seconds_memory_and_machine():
+    est = Estimate(engine="toy", steps=78_000, records=200, setup_s=2.0, step_s=0.1,
+                   record_s=0.01, memory=2.5e9, timed="timed: 5 steps of this config",
+                   machine="2 usable CPUs")
+    text = str(est)
+    assert "78000 steps" in text and "2 h 10 min" in text and "2.5 GB" in text
+    assert "2 usable CPUs" in text and "not known" not in text
+    flow = Estimate(**{**est.__dict__, "flow": True})
+    assert "not known before it runs" in str(flow)
+
+
+@pytest.mark.parametrize("seconds, text", [(3e-4, "300 µs"), (0.25, "250 ms"), (12.0, "12 s"),
+                                           (200.0, "3 min 20 s"), (7800.0, "2 h 10 min"),
+                                           (3e5, "3.47 days"), (float("nan"), "unknown")])
+def test_format_seconds(seconds, text):
+    assert format_seconds(seconds) == text
+
+
+def test_announce_says_long_work_and_refuses_beyond_its_limit():
+    said = []
+    announce("derived", 2.0, say=said.append)
+    assert said == []  # a few seconds: nothing to say
+    announce("derived", 90.0, limit_s=600, say=said.append)
+    assert said and said[0].startswith("derived: about 1 min 30 s on this machine")
+    with pytest.raises(ValueError, match=r"derived: would take about 2 h 0 min .*allow_long"):
+        announce("derived", 7200.0, limit_s=600, hint="pass allow_long=True", say=said.append)
+    announce("derived", 7200.0, limit_s=600, allow_long=True, say=said.append)
+    assert said[-1].startswith("derived: about 2 h 0 min")
+
+
+def test_progress_says_a_long_loop_once_and_a_short_one_never(monkeypatch):
+    import theorylab.core.cost as cost
+    from theorylab.core.cost import Progress
+
+    clock = iter(np.arange(0.0, 100.0, 1.0))  # one second per call of the clock
+    monkeypatch.setattr(cost.time, "perf_counter", lambda: next(clock))
+    said = []
+    p = Progress("loop", 1000, after_s=2.0, say_over_s=10.0, say=said.append)
+    for _ in range(5):
+        p.tick()
+    assert len(said) == 1 and said[0].startswith("loop: 2 of at most 1000 iterations in 2 s")
+    assert "at most 16 min 40 s in all" in said[0]
+    short = []
+    with Progress("quick", 3, after_s=2.0, say_over_s=10.0, say=short.append) as q:
+        for _ in range(3):
+            q.tick()
+    assert short == []

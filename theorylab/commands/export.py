@@ -1,0 +1,37 @@
+"""``theorylab export SOURCE [SOURCE ...] --out FILE.nc``: run folders (side by side, e.g.
+gradient descent and gradient flow of one config) or a sweep store as one xarray dataset in a
+netCDF file (``theorylab.analysis.export``; netCDF-3 through scipy).
+
+Dimensions ``run`` × ``step`` (one run: ``step``), a ``time`` coordinate t = η·step, the
+config (TOML text) and provenance (theorylab version, git revision, host, export time) as
+attributes, each run's mode, folder and phase readings as coordinates. A run still going is
+exported as far as it is written (its rows so far): run the command again for a fresher file.
+Read it with ``xarray.open_dataset(FILE)``. Exit codes: 0, 2 on bad input (one line
+``error: <field>: ...``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from theorylab.core.cli import ArgumentParser
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = ArgumentParser(prog="theorylab export", description=__doc__.split("\n")[0])
+    p.add_argument("source", nargs="+", help="run folders, or one sweep store")
+    p.add_argument("--out", required=True, help="the netCDF file to write (.nc)")
+    args = p.parse_args(argv)
+    from theorylab.analysis import export
+
+    try:
+        path = export(*args.source, out=args.out)
+    except (ValueError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

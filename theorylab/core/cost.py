@@ -1,0 +1,276 @@
+"""Cost before work: what a run will take (steps, seconds on this machine, memory), from a
+measured per-step cost, said before it starts.
+
+A paper describes the cost of one config in a [`CostModel`][] (its `Paper.cost` hook): the
+work of one step of its engine in the paper's own units (only ratios matter: a table's rows
+× patterns, samples × patches², ...), the memory the engine holds (the paper's up-front
+estimate, the one that refuses runs that do not fit), how to build the engine, and, when the
+config is too large to time in a second or two, a smaller config of the same engine.
+[`estimate`][] builds the engine (or the smaller one), times a few gradient steps and a
+recorded step on this machine, and scales the smaller config's times by the ratio of the work
+(linear in the work: an estimate, good to a small factor; the docs give measured checks).
+``theorylab run`` and ``theorylab sweep`` print the estimate before a run predicted longer
+than [`LONG_RUN_S`][]; ``--dry-run`` prints it and runs nothing.
+
+[`announce`][] is for derived computations (a prediction that evaluates an exact engine many
+times): it says what it will cost before it starts, and refuses above a limit unless asked.
+[`Progress`][] is for a derived computation whose iterations cannot be timed apart from it
+(a reduced dynamics stepped to its stopping rule): it says, a couple of seconds in, how long
+the whole loop will take at the pace so far, and draws a progress bar on a terminal.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .resources import format_bytes
+
+__all__ = ["LONG_RUN_S", "CostModel", "Estimate", "Progress", "announce", "estimate",
+           "format_seconds", "machine_load", "time_engine"]
+
+#: A run predicted to take longer than this (seconds) prints its estimate before it starts.
+LONG_RUN_S = 60.0
+#: Seconds [`time_engine`][] may spend on timed steps (at least one step is always timed).
+TIMING_BUDGET_S = 1.0
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """The cost of one config, as a paper describes it.
+
+    - `engine`: the engine's name (for the message).
+    - `steps`, `records`: the gradient steps and the recorded rows of the run.
+    - `work`: the work of one step in the paper's units (only ratios to `smaller`'s work
+      matter).
+    - `memory`: bytes the engine holds (the paper's up-front estimate).
+    - `build`: ``() -> Engine``: builds this config's engine (kernel interface).
+    - `smaller`: ``() -> CostModel`` of a smaller config of the same engine, to be timed in
+      place of this one when this one is too large to time in about a second; ``None``: time
+      this one.
+    - `flow`: the run is a gradient flow (its number of gradient evaluations is chosen by the
+      solver as it goes, so only the cost of one evaluation is known up front).
+    - `note`: what the paper adds (e.g. the work units).
+    - `check`: ``() -> None``: raises the ``ValueError`` with which the run would refuse this
+      config up front (memory, enumeration limits), before anything is built or timed.
+    """
+
+    engine: str
+    steps: int
+    records: int
+    work: float
+    memory: float
+    build: Callable[[], Any]
+    smaller: Callable[[], CostModel] | None = None
+    flow: bool = False
+    note: str = ""
+    check: Callable[[], None] = lambda: None
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run will take: `setup_s` (building the engine), `step_s` (one gradient step, or
+    one gradient evaluation of a flow), `record_s` (what a recorded step adds), `memory`
+    (bytes), for `steps` steps and `records` rows; `timed` says what was timed and how it was
+    scaled; `machine` where."""
+
+    engine: str
+    steps: int
+    records: int
+    setup_s: float
+    step_s: float
+    record_s: float
+    memory: float
+    timed: str
+    machine: str
+    flow: bool = False
+    notes: tuple[str, ...] = field(default=())
+    #: the part of `setup_s` paid once per process (the first step's caches, compilation)
+    warm_s: float = 0.0
+
+    @property
+    def seconds(self) -> float:
+        """Predicted wall time of the run (for a flow: of gradient descent with the same
+        steps, the scale the flow's own count of evaluations is compared with)."""
+        return self.setup_s + self.steps * self.step_s + self.records * self.record_s
+
+    def lines(self) -> list[str]:
+        """The estimate as the commands print it."""
+        what = "gradient evaluation" if self.flow else "step"
+        out = [f"estimate: {self.engine}, {self.steps} steps, {self.records} recorded rows, "
+               f"about {format_seconds(self.seconds)} and {format_bytes(self.memory)} of "
+               f"memory on this machine",
+               f"  {format_seconds(self.step_s)} per {what}, {format_seconds(self.setup_s)} to "
+               f"build the engine, {format_seconds(self.record_s)} more per recorded row "
+               f"({self.timed})",
+               f"  machine: {self.machine}"]
+        if self.flow:
+            out.append(f"  gradient flow: the solver chooses its number of gradient "
+                       f"evaluations as it goes (not known before it runs); the time above is "
+                       f"that of {self.steps} evaluations, gradient descent's count")
+        return out + [f"  {n}" for n in self.notes]
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines())
+
+
+def format_seconds(s: float) -> str:
+    """``0.31 ms``, ``2.4 s``, ``3 min 20 s``, ``2 h 10 min``, ``3.2 days``."""
+    if not math.isfinite(s):
+        return "unknown"
+    if s < 1e-3:
+        return f"{s * 1e6:.3g} µs"
+    if s < 1:
+        return f"{s * 1e3:.3g} ms"
+    if s < 60:
+        return f"{s:.3g} s"
+    if s < 3600:
+        return f"{int(s // 60)} min {int(round(s % 60))} s"
+    if s < 86400 * 2:
+        return f"{int(s // 3600)} h {int(round(s % 3600 / 60))} min"
+    return f"{s / 86400:.3g} days"
+
+
+def machine_load() -> str:
+    """This machine as an estimate names it: CPUs usable by this process and the load
+    average (a busy shared machine runs slower than the estimate says if the load drops)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    try:
+        load = ", load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+    except OSError:  # pragma: no cover
+        load = ""
+    return f"{cores} usable CPUs{load}"
+
+
+def time_engine(build: Callable[[], Any], budget_s: float = TIMING_BUDGET_S
+                ) -> tuple[float, float, float, float, int]:
+    """``(build_s, warm_s, step_s, record_s, steps_timed)`` of the engine ``build()`` makes:
+    the time to build it, what its first step takes beyond the others (caches, compilation:
+    paid once per process whatever the size), the median of gradient steps (``evaluate``
+    with gradients, always at the start, so nothing diverges; the step's ``apply`` is an
+    update of the parameters, negligible beside it, and is not called) after that first one,
+    timed until `budget_s` is used (at least one, at most ten), and what a recorded step adds
+    (``evaluate`` with ``record`` and ``record``)."""
+    t0 = time.perf_counter()
+    engine = build()
+    params = engine.initial_params()
+    setup = time.perf_counter() - t0
+
+    def step(record: bool = False) -> float:
+        t = time.perf_counter()
+        ev = engine.evaluate(params, 0, need_grad=True, record=record)
+        if record:
+            engine.record(params, 0, ev)
+        return time.perf_counter() - t
+
+    with np.errstate(all="ignore"):
+        first = step()
+        times: list[float] = []
+        while len(times) < 10 and (not times or sum(times) < budget_s):
+            times.append(step())
+        recorded = step(record=True)
+    median = statistics.median(times)
+    return setup, max(0.0, first - median), median, max(0.0, recorded - median), len(times)
+
+
+def estimate(model: CostModel, budget_s: float = TIMING_BUDGET_S) -> Estimate:
+    """Time `model`'s engine (or its `smaller` config, its build and step times scaled by the
+    ratio of the work; the first step's warm-up is not scaled) on this machine and return the
+    [`Estimate`][] of the whole run. Costs about `budget_s` plus building the (smaller)
+    engine. A config the run would refuse raises its ``ValueError`` first (`model.check`)."""
+    model.check()
+    timed_model = model.smaller() if model.smaller is not None else model
+    build, warm, step, record, n = time_engine(timed_model.build, budget_s)
+    if timed_model is model:
+        timed = f"timed: {n} steps of this config"
+        scale = 1.0
+    else:
+        scale = model.work / max(timed_model.work, 1e-300)
+        timed = (f"timed: {n} steps of a smaller config of the same engine, "
+                 f"{_ratio(scale)} less work per step, scaled linearly")
+    notes = (model.note,) if model.note else ()
+    return Estimate(engine=model.engine, steps=model.steps, records=model.records,
+                    setup_s=build * scale + warm, step_s=step * scale, record_s=record * scale,
+                    memory=model.memory, timed=timed, machine=machine_load(), flow=model.flow,
+                    notes=notes, warm_s=warm)
+
+
+def _ratio(x: float) -> str:
+    return f"{x:.3g}×" if x < 1e4 else f"10^{math.log10(x):.1f}×"
+
+
+def announce(what: str, seconds: float, *, limit_s: float | None = None,
+             allow_long: bool = False, hint: str = "", say: Callable[[str], None] | None = None
+             ) -> None:
+    """Say before a derived computation starts that it will take about `seconds` (when that
+    is more than a few seconds), on stderr; refuse with ``ValueError`` when it is over
+    `limit_s` and not `allow_long` (the message gives the estimate and `hint`)."""
+    say = say or (lambda text: print(text, file=sys.stderr))
+    if limit_s is not None and seconds > limit_s and not allow_long:
+        raise ValueError(f"{what}: would take about {format_seconds(seconds)} on this machine "
+                         f"(over the limit of {format_seconds(limit_s)}); {hint}".rstrip("; "))
+    if seconds > 5.0:
+        say(f"{what}: about {format_seconds(seconds)} on this machine ({machine_load()})")
+
+
+class Progress:
+    """The progress of a long loop of at most `total` iterations: call ``tick()`` after each.
+
+    Once `after_s` seconds have passed, it says once on stderr (``say``) how long the whole
+    loop will take at the pace so far when that is more than `say_over_s` ("at most": a loop
+    may stop early); on a terminal it also draws a tqdm bar from then on. ``close()`` (or the
+    ``with`` block's end) removes the bar."""
+
+    def __init__(self, what: str, total: int, *, after_s: float = 2.0,
+                 say_over_s: float = 10.0, say: Callable[[str], None] | None = None) -> None:
+        self.what, self.total = what, int(total)
+        self.after_s, self.say_over_s = after_s, say_over_s
+        self.say = say or (lambda text: print(text, file=sys.stderr))
+        self.t0 = time.perf_counter()
+        self.done = 0
+        self.said = False
+        self.bar = None
+
+    def tick(self, n: int = 1) -> None:
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
+            return
+        if self.said:
+            return
+        spent = time.perf_counter() - self.t0
+        if spent < self.after_s:
+            return
+        self.said = True
+        whole = spent / self.done * self.total
+        if whole <= self.say_over_s:
+            return
+        self.say(f"{self.what}: {self.done} of at most {self.total} iterations in "
+                 f"{format_seconds(spent)}; at this pace at most {format_seconds(whole)} in all "
+                 f"({machine_load()})")
+        if sys.stderr.isatty():
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=self.total, initial=self.done, desc=self.what, leave=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def __enter__(self) -> Progress:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
