@@ -108,7 +108,8 @@ SYNTHETIC = ("synthetic: one-layer MAE (population-laplace) and CL (cl-montecarl
     "huang2024-fig3",
     paper=PAPER_NAME,
     paper_figure="Figure 3 (offline analogue: synthetic MAE and CL, real ViTs)",
-    title="Attention diversity of MAE vs CL across Δ and on real ViTs (NMI, distance, sharpness)",
+    title="Attention diversity of MAE vs CL across Δ, and per layer and head of real ViTs "
+    "trained from the same local start",
     caption=FIG3_CAPTION,
     data_source=f"{SYNTHETIC}; real: Fashion-MNIST (Debian package dataset-fashion-mnist)",
 )
