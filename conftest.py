@@ -50,11 +50,11 @@ def no_fashion_mnist(tmp_path_factory, monkeypatch):
     """A machine without the Fashion-MNIST files: ``$THEORYLAB_FASHION_MNIST_DIR`` points at an
     empty folder, and the caches of data and runs made from the files are emptied (before and
     after, so no other test sees the stand-in data either)."""
-    from theorylab.huang2024.realvit import cached_realvit
+    from theorylab.huang2024.realvit import clear_memo
     from theorylab.jelassi2022.figures import _images
 
     def clear():
-        cached_realvit.cache_clear()
+        clear_memo()
         _images._fashion_mnist.cache_clear()
         _images._RUNS.clear()
 

@@ -163,7 +163,7 @@ def fmnist_copy(name) -> Path:
 
 def realvit_key(cache: Path, fm_dir: Path, stand_in=False) -> Path:
     code = ("import sys; from theorylab.huang2024 import realvit as rv; "
-            f"print(rv.run_key(rv.QUICK, {stand_in}))")
+            f"print(rv.run_key(rv.QUICK, 'mae', {stand_in}))")
     r = run([PY, "-c", code], env={"THEORYLAB_FASHION_MNIST_DIR": str(fm_dir)})
     return cache / "realvit" / f"{r.last}.npz"
 

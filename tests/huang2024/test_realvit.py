@@ -1,269 +1,319 @@
 """The real-image experiment (theorylab.huang2024.realvit) and its claim's verdict: config
-validation, the per-layer table schema, the command line, and the verdict on hand-made
-agreeing, disagreeing, degenerate and premise-failed tables. (The placement of the items and
-the self-supervised objectives are tests/vision/test_ssl.py.)"""
+validation, the tables of one reading (schemas, references, arms shared between readings), the
+command line, and the verdict on hand-made agreeing, disagreeing, no-difference, degenerate and
+premise-failed tables, with its counterfactuals and resolution."""
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 from theorylab.huang2024 import realvit as rv
 from theorylab.huang2024.claims import realvit as claim
-from theorylab.vision.nets import MaskedEncoder, ViT
 
 NAN = math.nan
+UNI = 3.6094654417755114  # mean attention distance of uniform attention on the 7 × 7 grid
 
 
 # -- config ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("field,value", [
-    ("n_train", 1), ("epochs", 0), ("patch_size", 5), ("heads", 3), ("mask_ratio", 0.0),
+    ("n_train", 1), ("steps", 0), ("patch_size", 5), ("heads", 3), ("mask_ratio", 0.0),
     ("mask_ratio", 1.0), ("temperature", 0.0), ("lr", NAN), ("noise", -1.0), ("seeds", ()),
     ("seeds", (0, 0)), ("seeds", [0]), ("threads", -1), ("depth", True), ("item_pool", 3),
-    ("item_pool", 0), ("mae_epochs", -1)])
+    ("item_pool", 1), ("init", "mimetic"), ("sigma", 0.0), ("n_traj", 10_000),
+    ("warmup", 1.0)])
 def test_config_rejects_bad_values_naming_the_field(field, value):
     with pytest.raises(ValueError, match=f"realvit.{field}"):
         replace(rv.QUICK, **{field: value})
 
 
-def test_config_patches_steps_and_dict():
-    assert rv.FULL.patches == 49 and rv.QUICK.as_dict()["seeds"] == [0, 1]
-    assert rv.FULL.steps == 16 * (4096 // 128)
-    assert rv.FULL.epochs_of("mae") == 32 and rv.FULL.epochs_of("cl") == 16
-    assert rv.QUICK.steps == 4 * (64 // 32) and rv.QUICK.epochs_of("mae") == 4
+def test_config_checkpoints_and_settings():
+    assert rv.FULL.patches == 49
+    assert rv.FULL.checkpoints == (0, 50, 100, 200, 400, 600, 800)
+    assert rv.QUICK.checkpoints[0] == 0 and rv.QUICK.checkpoints[-1] == rv.QUICK.steps
+    assert set(rv.SETTINGS) == {"quick", "full", "gpu"}
+    assert len(rv.GPU.seeds) == 8 and rv.GPU.patches == 49
+    assert rv.uniform_distance(rv.FULL) == pytest.approx(UNI, rel=1e-12)
 
 
-# -- measurement -----------------------------------------------------------------------------------
-def _enc(seed=0):
-    torch.manual_seed(seed)
-    return MaskedEncoder(ViT(28, 7, 1, dim=16, depth=2, heads=2))
+def test_arm_keys_share_what_an_arm_does_not_read():
+    a = rv.FULL
+    b = replace(a, mask_ratio=0.75)
+    assert rv.arm_key(a, "cl") == rv.arm_key(b, "cl")  # CL reads no mask ratio
+    assert rv.arm_key(a, "mae") != rv.arm_key(b, "mae")
+    assert rv.arm_key(a, "reference") == rv.arm_key(replace(a, steps=5), "reference")
+    assert rv.arm_key(a, "cl") != rv.arm_key(replace(a, init="scratch"), "cl")
+    with pytest.raises(ValueError, match="arm"):
+        rv.arm_key(a, "dino")
 
 
-def test_layer_attention_rows_are_distributions_and_last_is_the_last_layer():
-    x = np.random.default_rng(0).normal(size=(5, 1, 28, 28)).astype(np.float32)
-    A = rv.layer_attention(_enc(), x, chunk=2)
-    assert A.shape == (2, 5, 2, 16, 16)  # (layers, images, heads, P, P)
-    # float32 softmax rows: sum to 1 within a few float32 ulps
-    assert np.max(np.abs(A.sum(-1) - 1)) < 1e-5
-    assert np.array_equal(rv.last_layer_attention(_enc(), x), A[-1])
-    # the two layers differ (the first block changes the tokens the second attends with)
-    assert np.max(np.abs(A[0] - A[1])) > 1e-4
-
-
-def test_metrics_table_schema_and_reference_maps():
-    P = 16
-    uniform = np.full((2, 1, P, P), 1 / P)
-    ident = np.broadcast_to(np.eye(P), (2, 1, P, P))
-    t = rv.metrics_table(np.concatenate([uniform, ident], axis=1), seed=0, model="mae",
-                         patch_size=7, layer=2)
-    assert dict(t.dtypes.astype(str)) == {k: ("object" if v == "object" else v)
-                                          for k, v in rv.TABLE_SCHEMA.items()}
-    assert t["head"].tolist() == [0, 1, -1] and set(t.layer) == {2}
-    # closed forms (diversity.py): uniform NMI 0, identity NMI 1 and distance 0; 1e-12 is
-    # float64 rounding of sums of 256 terms
-    assert abs(t.nmi[0]) < 1e-12 and abs(t.nmi[1] - 1) < 1e-12
-    assert abs(t.distance_patches[1]) < 1e-12
-    assert abs(t.distance_pixels[0] - 7 * t.distance_patches[0]) < 1e-12
-    assert abs(t.nmi[2] - 0.5) < 1e-12  # head average
-    with pytest.raises(ValueError, match="maps"):
-        rv.metrics_table(uniform[0], seed=0, model="mae", patch_size=7)
+# -- one reading on real data ----------------------------------------------------------------------
+TINY = replace(rv.QUICK, n_train=64, n_eval=8, n_traj=4, n_show=2, steps=4, batch_size=16)
 
 
 @pytest.mark.fashion_mnist
-def test_same_initialisation_and_deterministic(monkeypatch):
-    """MAE and CL start from the same encoder weights: the init rows are those of an encoder
-    built by the same seed, and two runs give identical tables."""
-    cfg = replace(rv.QUICK, n_train=64, n_eval=8, batch_size=32, seeds=(0,))
-    snapshots = []
-    real = copy.deepcopy
-
-    def spy(m):
-        out = real(m)
-        snapshots.append({k: v.clone() for k, v in out.state_dict().items()})
-        return out
-
-    monkeypatch.setattr(rv.copy, "deepcopy", spy)
-    a = rv.run_realvit(cfg)
-    assert len(snapshots) == 2  # one copy of the initial encoder per objective
-    for k, v in snapshots[0].items():
-        assert torch.equal(v, snapshots[1][k]), k
-    monkeypatch.setattr(rv.copy, "deepcopy", real)
-    b = rv.run_realvit(cfg)
-    pd.testing.assert_frame_equal(a.table.drop(columns="train_seconds"),
-                                  b.table.drop(columns="train_seconds"))
-    pd.testing.assert_frame_equal(a.curves, b.curves)
-    assert set(a.table.model) == set(rv.MODELS)
-    # every model: (heads + head average) rows per layer
-    assert (a.table.groupby("model").size() == cfg.depth * (cfg.heads + 1)).all()
-    assert list(a.curves.columns) == list(rv.CURVE_SCHEMA)
-    assert len(a.curves) == 2 * cfg.epochs and a.curves.step.max() == cfg.steps
-    # the uniform reference: NMI, focus and diverse 0 exactly (1/P rows), per layer
+def test_one_reading_tables_references_and_shared_arms():
+    rv.clear_memo()
+    a = rv.run_realvit(TINY)
+    S, L, H = len(TINY.seeds), TINY.depth, TINY.heads
+    assert list(a.table.columns) == list(rv.TABLE_SCHEMA)
+    assert a.table.groupby("model").size().to_dict() == {m: S * L * (H + 1)
+                                                         for m in rv.MODELS}
+    # head = -1 is the mean of the per-head values
+    for _, g in a.table.groupby(["seed", "model", "layer"]):
+        mean = g[g["head"] >= 0][list(rv.METRICS)].mean()
+        assert np.allclose(g[g["head"] == -1][list(rv.METRICS)].to_numpy()[0], mean,
+                           rtol=1e-12)
+    # references: the start has moved 0 from itself; uniform attention has NMI and focus 0
+    init = a.table[a.table.model == "initial"]
+    assert init.js_start.abs().max() < 1e-6  # float32 maps of the same model, twice
     uni = a.table[a.table.model == "uniform"]
-    assert uni[["nmi", "total", "diverse"]].abs().max().max() < 1e-12
-    assert a.maps[(0, "mae")].shape[:2] == (cfg.depth, 4)
+    assert uni[["nmi", "total", "shared", "diverse", "head_js"]].abs().max().max() < 1e-12
+    assert np.allclose(uni.distance_patches, UNI, rtol=1e-12)
+    assert (uni.js_start > 0).all()  # the local start is far from uniform
+    # the start is local: focus well above uniform's, distance well below
+    last = rv.head_average(a.table, layer=-1).set_index("model")
+    assert (last.loc["initial"].total > 0.3).all()
+    assert (last.loc["initial"].distance_patches < 0.35 * UNI).all()
+    assert list(a.curves.columns) == list(rv.CURVE_SCHEMA)
+    assert set(a.curves.model) == {"mae", "cl"} and a.curves.step.max() == TINY.steps
+    assert list(a.levels.columns) == list(rv.LEVEL_SCHEMA)
+    assert np.allclose(a.levels.cl_chance, math.log(TINY.batch_size))
+    assert set(a.trajectory.step) == set(TINY.checkpoints)
+    assert a.maps[(0, "mae")].shape == (L, TINY.n_show, H, 49, 49)
+    assert set(a.seconds) == {"reference", "mae", "cl"}
+    # another mask ratio retrains MAE only: CL (and the references) come from the memo
+    b = rv.run_realvit(replace(TINY, mask_ratio=0.75))
+    assert b.seconds["cl"] == 0.0 and b.seconds["reference"] == 0.0 and b.seconds["mae"] > 0
+    pd.testing.assert_frame_equal(a.table[a.table.model == "cl"].reset_index(drop=True),
+                                  b.table[b.table.model == "cl"].reset_index(drop=True))
+    # deterministic: a fresh process state gives the same tables
+    rv.clear_memo()
+    c = rv.run_realvit(TINY)
+    pd.testing.assert_frame_equal(a.table, c.table)
+    pd.testing.assert_frame_equal(a.curves, c.curves)
 
 
-def test_command_line_refuses_bad_device_and_seeds(capsys, tmp_path):
-    assert rv.main(["--setting", "quick", "--out", str(tmp_path), "--device", "tpu"]) == 2
+def test_command_line_refuses_bad_device_seeds_and_steps(capsys, tmp_path):
+    assert claim.main(["--setting", "quick", "--out", str(tmp_path), "--device", "tpu"]) == 2
     assert capsys.readouterr().err.startswith("error: --device:")
-    assert rv.main(["--setting", "quick", "--out", str(tmp_path), "--seeds", "1", "1"]) == 2
+    assert claim.main(["--setting", "quick", "--out", str(tmp_path), "--seeds", "1", "1"]) == 2
     assert capsys.readouterr().err.startswith("error: --seeds:")
+    assert claim.main(["--setting", "quick", "--out", str(tmp_path), "--steps", "0"]) == 2
+    assert capsys.readouterr().err.startswith("error: --steps:")
+
+
+@pytest.mark.fashion_mnist
+def test_command_line_runs_every_reading_at_a_tiny_size(capsys, tmp_path):
+    """The GPU command's path on the CPU at a tiny size: every reading's tables and verdict."""
+    rv.clear_memo()
+    assert claim.main(["--setting", "quick", "--out", str(tmp_path), "--steps", "2",
+                       "--seeds", "0", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    names = ["main", "init=scratch", "init=local-wide", "mask_ratio=0.75", "mask_ratio=0.4"]
+    assert [line.split(":")[0] for line in out[:-1]] == names
+    for name in names:
+        tables = {t: pd.read_csv(tmp_path / name / f"{t}.csv")
+                  for t in ("table", "trajectory", "loss", "levels")}
+        assert claim.judge(tables).verdict in ("agrees", "disagrees", "partial",
+                                               "inconclusive")
+
+
+@pytest.mark.slow
+@pytest.mark.fashion_mnist
+def test_gpu_setting_runs_on_the_cpu_for_one_step(capsys, tmp_path):
+    """The GPU command (``--setting gpu``), run on the CPU for one step and two seeds: the
+    larger model, batch and data set go through the whole path."""
+    rv.clear_memo()
+    assert claim.main(["--setting", "gpu", "--out", str(tmp_path), "--steps", "1",
+                       "--seeds", "0", "1", "--main-only", "--device", "cpu"]) == 0
+    t = pd.read_csv(tmp_path / "main" / "table.csv")
+    assert t.layer.max() == rv.GPU.depth - 1 and t["head"].max() == rv.GPU.heads - 1
+    assert capsys.readouterr().out.startswith("main: ")
+    rv.clear_memo()
 
 
 # -- verdict ---------------------------------------------------------------------------------------
-def _curves(n_seeds, late=0.02):
-    """Loss curves of 8 epochs per seed and objective whose last quarter brings `late` of the
-    total decrease (1.0 → 0.5)."""
+def _tables(mae_dist, cl_dist, mae_nmi=None, cl_nmi=None, mae_js=None, cl_js=None, *,
+            start_focus=0.37, mae_loss=0.2, cl_loss=3.0, layers=2):
+    """Hand-made tables: per seed, the last layer's head means of MAE and CL (distance in
+    patches, NMI, JS from the start), the start (focus `start_focus`), untrained and uniform
+    rows; the first layer carries the opposite values (not judged); loss curves falling from
+    1.0 (MAE) and 4.2 (CL) to `mae_loss` and `cl_loss` against levels 0.45 and log 64."""
+    n = len(mae_dist)
+    mae_nmi = [0.40] * n if mae_nmi is None else mae_nmi
+    cl_nmi = [0.28] * n if cl_nmi is None else cl_nmi
+    mae_js = [0.03] * n if mae_js is None else mae_js
+    cl_js = [0.20] * n if cl_js is None else cl_js
     rows = []
-    for s in range(n_seeds):
-        for model in ("mae", "cl"):
-            # epochs 1..6 fall linearly to 0.5 + late·0.5, then 7..8 reach 0.5
-            head = np.linspace(1.0, 0.5 + late * 0.5, 6)
-            loss = np.concatenate([head, [0.5 + late * 0.25, 0.5]])
-            rows += [{"seed": s, "model": model, "epoch": e + 1, "step": 10 * (e + 1),
-                      "loss": v} for e, v in enumerate(loss)]
-    return pd.DataFrame(rows)
-
-
-def _table(mae_nmi, cl_nmi, mae_div=None, cl_div=None, focus=(0.4, 0.41, 0.42), late=0.02,
-           layers=2):
-    """Head-averaged rows per seed and layer (the last layer carries the given values, the
-    first the opposite direction); `focus` is the ``total`` of every trained encoder per seed
-    (0.4: far from uniform attention, whose focus is 0); `late`: the loss curves' last-quarter
-    share of the decrease."""
-    rows = []
-    mae_div = mae_nmi if mae_div is None else mae_div
-    cl_div = cl_nmi if cl_div is None else cl_div
     for layer in range(layers):
         last = layer == layers - 1
-        for s, (a, b, c, d) in enumerate(zip(mae_nmi, cl_nmi, mae_div, cl_div)):
-            f = focus[s % len(focus)] if last else 0.0
+        for s in range(n):
+            vals = {"mae": (mae_dist[s], mae_nmi[s], mae_js[s], 0.4),
+                    "cl": (cl_dist[s], cl_nmi[s], cl_js[s], 0.5),
+                    "initial": (1.09, 0.37, 0.0, start_focus),
+                    "untrained": (3.6, 0.004, 0.6, 0.005),
+                    "uniform": (UNI, 0.0, 0.65, 0.0)}
             if not last:
-                a, b, c, d = b, a, d, c
-            for model, n, dv, tot in (("init", 0.01, 0.01, 0.01), ("mae", a, c, f),
-                                      ("cl", b, d, f), ("uniform", 0.0, 0.0, 0.0)):
-                rows.append({"seed": s, "model": model, "layer": layer, "head": -1, "nmi": n,
-                             "diverse": dv, "total": tot})
-                rows.append({"seed": s, "model": model, "layer": layer, "head": 0,
-                             "nmi": 0.0, "diverse": 0.0, "total": 0.0})
-    return {"table": pd.DataFrame(rows), "loss": _curves(len(mae_nmi), late)}
+                vals["mae"], vals["cl"] = vals["cl"], vals["mae"]
+            for model, (d, nmi, js, tot) in vals.items():
+                for head in (0, -1):
+                    rows.append({"seed": s, "model": model, "layer": layer, "head": head,
+                                 "distance_patches": d, "nmi": nmi, "js_start": js,
+                                 "total": tot})
+    loss = []
+    for s in range(n):
+        for arm, a, b in (("mae", 1.0, mae_loss), ("cl", 4.2, cl_loss)):
+            loss += [{"seed": s, "model": arm, "step": t, "loss": v}
+                     for t, v in zip(range(0, 101, 10), np.linspace(a, b, 11))]
+    levels = pd.DataFrame({"seed": range(n), "mae_mean_predictor": 0.45,
+                           "cl_chance": math.log(64)})
+    return {"table": pd.DataFrame(rows), "loss": pd.DataFrame(loss), "levels": levels}
 
 
-def test_verdict_agrees_and_disagrees_on_the_last_layer():
-    t = _table([0.10, 0.11, 0.12], [0.05, 0.04, 0.06])
+AGREE = dict(mae_dist=[1.05, 1.03, 1.06], cl_dist=[2.2, 1.9, 1.7])
+
+
+def test_verdict_agrees_and_rejects_both_counterfactuals():
+    t = _tables(**AGREE)
     v = claim.judge(t)
-    assert v.verdict == "agrees"
-    # the first layer points the other way and is reported, not judged
-    assert any(r.startswith("layer 0 (not judged): nmi cl>mae") for r in v.reasons)
-    assert claim.judge(_table([0.05, 0.04, 0.06], [0.10, 0.11, 0.12])).verdict == "disagrees"
+    assert v.verdict == "agrees", v.reasons
+    assert all(r.endswith(": agrees") for r in v.reasons)
+    values = claim.CLAIM.values()
+    for cf in claim.COUNTERFACTUALS:
+        assert claim.judge(t, {**values, **cf.values}).verdict == "disagrees", cf.name
 
 
-def test_verdict_premise_attention_near_uniform():
-    """Both encoders near uniform attention (focus 0.01–0.02): inconclusive, whatever the
-    metrics say."""
-    near = _table([0.05, 0.04, 0.06], [0.10, 0.11, 0.12], focus=(0.010, 0.015, 0.020))
-    v = claim.judge(near)
-    assert v.verdict == "inconclusive" and v.reasons[0].startswith("premise failed: attention")
-    # the premise's flip: a threshold below the focus interval lets the metrics decide
-    assert claim.judge(near, {"MIN_FOCUS": 0.001}).verdict == "disagrees"
-    assert claim.MIN_FOCUS == pytest.approx(math.log(2) / math.log(49), rel=1e-15)
+def test_verdict_disagrees_when_mae_de_localises_more():
+    t = _tables(mae_dist=[2.2, 1.9, 1.7], cl_dist=[1.05, 1.03, 1.06], mae_nmi=[0.28] * 3,
+                cl_nmi=[0.40] * 3, mae_js=[0.2] * 3, cl_js=[0.03] * 3)
+    assert claim.judge(t).verdict == "disagrees"
+    # the 'opposite order' statement then holds
+    assert claim.judge(t, {"ORDER": -1.0}).verdict == "agrees"
 
 
-def test_verdict_premise_loss_not_plateaued():
-    """A loss still falling (the last quarter brings 30 % of the decrease): inconclusive."""
-    falling = _table([0.10, 0.11, 0.12], [0.05, 0.04, 0.06], late=0.3)
-    v = claim.judge(falling)
+def test_verdict_no_difference_disagrees_and_the_null_statement_agrees():
+    same = _tables(mae_dist=[1.05, 1.06, 1.07], cl_dist=[1.05, 1.06, 1.07],
+                   mae_nmi=[0.4, 0.41, 0.42], cl_nmi=[0.4, 0.41, 0.42],
+                   mae_js=[0.03, 0.04, 0.05], cl_js=[0.03, 0.04, 0.05])
+    assert claim.judge(same).verdict == "disagrees"
+    assert claim.judge(same, {"ORDER": 0.0}).verdict == "agrees"
+
+
+def test_verdict_partial_and_undecided():
+    # more global at the end, but moved alike: partial
+    t = _tables(**AGREE, mae_js=[0.1, 0.1, 0.1], cl_js=[0.1, 0.1, 0.1])
+    assert claim.judge(t).verdict == "partial"
+    # seeds disagree in sign on every metric: nothing decided
+    noisy = _tables(mae_dist=[1.0, 2.0, 1.0], cl_dist=[2.0, 1.0, 1.5], mae_nmi=[0.3, 0.4, 0.3],
+                    cl_nmi=[0.4, 0.3, 0.35], mae_js=[0.1, 0.2, 0.1], cl_js=[0.2, 0.1, 0.15])
+    v = claim.judge(noisy)
+    assert v.verdict == "inconclusive" and v.reasons[0] == "no judged metric decided"
+
+
+def test_verdict_premise_the_start_is_not_local():
+    t = _tables(**AGREE, start_focus=0.01)
+    v = claim.judge(t)
     assert v.verdict == "inconclusive"
-    assert v.reasons[0].startswith("premise failed: the losses plateaued")
-    assert claim.judge(falling, {"MAX_LATE_DROP": 0.5}).verdict == "agrees"
-    # no loss table, or curves too short to test: the premise fails
-    no_loss = dict(falling, loss=falling["loss"].iloc[:0])
-    assert claim.judge(no_loss, {"MAX_LATE_DROP": 0.5}).verdict == "inconclusive"
-    short = falling["loss"][falling["loss"].epoch <= 3]
-    assert claim.judge(dict(falling, loss=short), {"MAX_LATE_DROP": 0.5}).verdict == \
-        "inconclusive"
+    assert v.reasons[0].startswith("premise failed: the start is local")
+    assert any(r.startswith("distance") for r in v.reasons)  # the metrics still reported
+    assert claim.judge(t, {"MIN_FOCUS": 0.001}).verdict == "agrees"
 
 
-def test_late_drop_share():
-    # 1.0 → 0.5 over 8 epochs, epoch 6 (75 %) at 0.6: (0.6 − 0.5) / (1.0 − 0.5) = 0.2
-    assert claim.late_drop([1.0, 0.9, 0.8, 0.7, 0.65, 0.6, 0.55, 0.5]) == pytest.approx(0.2)
-    assert math.isnan(claim.late_drop([1.0, 0.5, 0.4]))  # fewer than 4 epochs
-    assert math.isnan(claim.late_drop([0.5, 0.6, 0.7, 0.8]))  # no decrease
-    assert claim.late_drop([1.0, 0.4, 0.45, 0.5]) < 0  # rose at the end: plateaued
+def test_verdict_premise_a_loss_stayed_on_its_plateau():
+    t = _tables(**AGREE, mae_loss=0.44)  # 0.98 of the mean predictor's 0.45
+    v = claim.judge(t)
+    assert v.verdict == "inconclusive"
+    assert v.reasons[0].startswith("premise failed: the losses left their plateau")
+    assert "mae seed 0" in v.reasons[0]
+    assert claim.judge(t, {"MAX_LOSS_RATIO": 1.0}).verdict == "agrees"
+    t = _tables(**AGREE, cl_loss=4.0)  # 0.96 log 64
+    assert claim.judge(t).verdict == "inconclusive"
+    no_loss = dict(_tables(**AGREE), loss=pd.DataFrame(columns=["seed", "model", "step",
+                                                                "loss"]))
+    assert claim.judge(no_loss).verdict == "inconclusive"
 
 
 def test_verdict_degenerate_tables():
-    # seeds disagree in sign
-    assert claim.judge(_table([0.10, 0.02, 0.12], [0.05, 0.06, 0.06])).verdict == "inconclusive"
-    # every seed agrees in sign, but the paired difference 0.005 is below MIN_DIFF = 0.01
-    assert claim.judge(_table([0.10, 0.30, 0.50], [0.095, 0.295, 0.495])).verdict == \
-        "inconclusive"
-    assert claim.judge(_table([0.100, 0.101, 0.102], [0.098, 0.099, 0.1])).verdict == \
-        "inconclusive"
-    # NaN
-    assert claim.judge(_table([NAN, 0.1], [0.05, 0.05])).verdict == "inconclusive"
-    # the two metrics contradict each other
-    assert claim.judge(_table([0.10, 0.11, 0.12], [0.05, 0.05, 0.05], [0.05, 0.05, 0.05],
-                              [0.10, 0.11, 0.12])).verdict == "inconclusive"
-    # one decided, the other not: partial
-    assert claim.judge(_table([0.10, 0.11, 0.12], [0.05, 0.05, 0.05], [0.10, 0.02, 0.2],
-                              [0.05, 0.05, 0.05])).verdict == "partial"
+    # one seed: no interval
+    assert claim.judge(_tables(mae_dist=[1.0], cl_dist=[2.0], mae_nmi=[0.4], cl_nmi=[0.3],
+                               mae_js=[0.0], cl_js=[0.2])).verdict == "inconclusive"
+    # a NaN
+    t = _tables(mae_dist=[1.0, NAN, 1.0], cl_dist=[2.0, 2.0, 2.0])
+    assert claim.judge(t).verdict == "inconclusive"
     # no CL rows
-    t = _table([0.1], [0.05])
-    assert claim.judge(dict(t, table=t["table"][t["table"].model != "cl"])).verdict == \
-        "inconclusive"
-    # one seed: no interval, no verdict
-    assert claim.judge(_table([0.10], [0.05])).verdict == "inconclusive"
+    t = _tables(**AGREE)
+    t["table"] = t["table"][t["table"].model != "cl"]
+    assert claim.judge(t).verdict == "inconclusive"
 
 
-# -- the store of trained runs ---------------------------------------------------------------------
-def _fake_result(cfg):
-    t = pd.DataFrame({"seed": [0]})
-    return rv.RealViTResult(t, t, {}, {}, cfg, "fake", 0.0)
+def test_paired_differences_are_oriented_and_scaled():
+    t = _tables(**AGREE)["table"]
+    d = claim.paired_differences(t, "distance")
+    assert np.allclose(d, (np.array(AGREE["cl_dist"]) - AGREE["mae_dist"]) / UNI)
+    assert np.allclose(claim.paired_differences(t, "nmi"), 0.40 - 0.28)
+    assert np.allclose(claim.paired_differences(t, "moved"), 0.20 - 0.03)
 
 
-def test_stored_realvit_computes_once_per_key(tmp_path, monkeypatch):
-    calls = []
-
-    def fake(cfg, **kw):
-        calls.append(cfg)
-        return _fake_result(cfg)
-
-    monkeypatch.setattr(rv, "run_realvit", fake)
-    a = rv.stored_realvit(rv.QUICK, tmp_path)
-    b = rv.stored_realvit(rv.QUICK, tmp_path)  # read back: no second computation
-    assert len(calls) == 1 and b.description == "fake" and b.config == a.config
-    assert len(list((tmp_path / "realvit").glob("*.npz"))) == 1
-    rv.stored_realvit(replace(rv.QUICK, epochs=3), tmp_path)  # another setting: computed
-    rv.stored_realvit(rv.QUICK, None)  # no folder: always computed
-    assert len(calls) == 3
+def test_classify_reads_order_and_effect():
+    d = np.array([0.10, 0.12, 0.11])
+    assert claim.classify(d, 1.0, 0.0, 0.01)[0] == "agrees"
+    assert claim.classify(d, 1.0, 0.2, 0.01)[0] == "disagrees"  # effect of 0.2 excluded
+    assert claim.classify(d, -1.0, 0.0, 0.01)[0] == "disagrees"
+    assert claim.classify(d, 0.0, 0.0, 0.01)[0] == "disagrees"
+    assert claim.classify(np.array([0.001, -0.002, 0.0]), 0.0, 0.0, 0.01)[0] == "agrees"
+    assert claim.classify(np.array([0.1]), 1.0, 0.0, 0.01)[0] == "nan"
 
 
-def test_run_key_follows_config_stand_in_and_source(tmp_path, monkeypatch):
-    base = rv.run_key(rv.QUICK)
-    assert base == rv.run_key(rv.QUICK)
-    assert rv.run_key(replace(rv.QUICK, lr=3e-3)) != base
-    assert rv.run_key(rv.QUICK, stand_in=True) != base
-    # a changed line in a module that computes the run changes the key
-    mod = tmp_path / "h24_key_probe.py"
-    mod.write_text("X = 1\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(rv, "_SOURCE_MODULES", (*rv._SOURCE_MODULES, "h24_key_probe"))
-    k1 = rv.run_key(rv.QUICK)
-    mod.write_text("X = 2\n")
-    assert rv.run_key(rv.QUICK) != k1 != base
+def test_resolution_of_effect_is_the_smallest_excluded_size():
+    from theorylab.core.claims.readings import resolution
+
+    t = _tables(**AGREE)
+    res = resolution(claim.judge, t, claim.CLAIM.values(), claim.PREDICTIONS)
+    row = res.set_index("prediction").loc["EFFECT"]
+    # as EFFECT rises, metric i stops agreeing above lo_i − MIN_DIFF and disagrees above
+    # hi_i − MIN_DIFF; the verdict turns `disagrees` once none agrees and one disagrees
+    ivs = [claim.classify(claim.paired_differences(t["table"], n), 1, 0, 0.01)[1]
+           for n in claim.JUDGED]
+    flip = max(max(iv[1] for iv in ivs), min(iv[2] for iv in ivs)) - 0.01
+    assert row.value_up == pytest.approx(flip, rel=1e-4)
+    assert row.change_down == "none within ±100"
 
 
-def test_seed_summary_interval_over_seeds_of_the_last_layer():
-    rows = [{"seed": s, "model": "mae", "layer": layer, "head": -1, "nmi": v + layer}
-            for s, v in enumerate([0.1, 0.2, 0.3]) for layer in (0, 1)]
-    out = rv.seed_summary(pd.DataFrame(rows), layer=-1, metrics=("nmi",)).iloc[0]
-    # mean of 1.1, 1.2, 1.3; half-width t_{0.975, 2} · 0.1 / √3 = 4.3027 · 0.057735
-    assert out["mean"] == pytest.approx(1.2, abs=1e-12) and out.n_seeds == 3
-    assert out.hi - out["mean"] == pytest.approx(4.302653 * 0.1 / math.sqrt(3), rel=1e-6)
+def test_claim_declarations():
+    c = claim.CLAIM
+    assert c.kind == "theorem check" and len(c.counterfactuals) >= 1
+    assert [v.name for v in c.variants] == ["init", "mask_ratio"]
+    for v in c.variants:
+        for r in v.readings:
+            cfg = replace(rv.FULL, **claim.reading_config({**c.main_readings(), v.name:
+                                                           r.value}))
+            assert cfg.patches == 49
+
+
+@pytest.mark.slow
+@pytest.mark.fashion_mnist
+def test_smaller_full_check_every_reading(monkeypatch):
+    """The full check's path at a smaller size (1,024 items, 150 steps, 3 seeds): every
+    reading is run and judged, the CL arm is shared by the mask-ratio readings, and the
+    counterfactuals are judged on the main reading's tables."""
+    small = replace(rv.FULL, n_train=1024, n_eval=64, n_traj=16, steps=150)
+    monkeypatch.setattr(rv, "FULL", small)
+    rv.clear_memo()
+    res = claim.CLAIM.check(quick=False)
+    assert res.verdict in ("agrees", "disagrees", "partial", "inconclusive")
+    assert claim.judge(res.tables).verdict == res.verdict
+    r = res.readings
+    assert list(r.choice) == ["main", "init", "init", "mask_ratio", "mask_ratio"]
+    assert len(res.counterfactuals) == 2
+    for (choice, _), vres in res.variant_results.items():
+        assert set(vres.table.model) == set(rv.MODELS)
+        if choice == "mask_ratio":
+            pd.testing.assert_frame_equal(
+                vres.table[vres.table.model == "cl"].reset_index(drop=True),
+                res.table[res.table.model == "cl"].reset_index(drop=True))
+    rv.clear_memo()

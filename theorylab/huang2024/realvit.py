@@ -1,83 +1,82 @@
-"""Real images: a small ViT trained on uncentred Fashion-MNIST items by MAE and by contrastive
-learning (CL) from the same initialisation, and the diversity of its attention in every layer.
+"""Real images: which self-supervised objective de-localises a ViT's attention? MAE and CL
+trained from the same **local** start on uncentred Fashion-MNIST items, every layer and head
+measured against the start, an untrained encoder and uniform attention.
 
-Huang, Wen, Chi & Liang (2025), Figures 1 and 3, compare the attention of pretrained ImageNet
-ViT-B/16 models (MAE against a contrastive model): MAE's attention is local and differs between
-query patches, CL's concentrates on the same global region for every query. Those models cannot
-be downloaded here; this module is the offline analogue, beyond the paper's synthetic model.
+Huang, Wen, Chi & Liang (2025), Figures 1 and 3, compare pretrained ImageNet ViT-B/16 models:
+MAE's attention is local and differs between query patches, a contrastive model's concentrates
+on one global region for every query; their Theorem 4.4 says CL "collapses to a single global
+pattern" while MAE keeps local feature–position correlations. Those models cannot be
+downloaded here, and growing locality from scratch is beyond a CPU budget (every published
+MAE-against-contrastive attention comparison pre-trains for hundreds of ImageNet epochs). The
+direction of the claim is cheap to test instead: start both objectives from the same local
+attention and ask which one moves it away ([`theorylab.vision.nets.SeedViT`][] for the
+model and its initialisations, [`theorylab.vision.nets.train_seeds`][] for the objectives).
 
-**Setting (ours, not the paper's).** The small ViT of [`theorylab.vision.nets.ViT`][] (vanilla
-attention, learned positional encodings, pre-norm blocks) on class-balanced Fashion-MNIST
-subsets. Each item is average-pooled by ``item_pool`` (2: 14×14) and placed at a uniformly
-random offset on a 28×28 canvas of background (a new offset every time a training image is
-used; one fixed seeded offset per held-out image), so that the object sits anywhere on the
-7×7 patch grid and a patch's neighbours, not a fixed position, say where the object is: the
-locality that centred Fashion-MNIST lacks. ``item_pool = 1`` is the centred full-size data
-set. One seed fixes the encoder's initial weights; the MAE and CL encoders both start from
-exactly those weights (a copy), and the untrained encoder is measured as the reference.
+**Setting (ours, not the paper's).** Class-balanced Fashion-MNIST subsets, each item
+average-pooled to 14×14 and pasted at a random offset on a 28×28 canvas of background (a
+new offset, flip and jitter at every use: the same augmentations for both objectives), 4×4
+patches (a 7 × 7 grid, P = 49). A ViT without CLS token (``depth`` blocks, width ``dim``,
+``heads`` heads) whose attention logits carry a learned relative-position bias per head;
+``init = "local"`` starts every head of every layer on the Gaussian window −|δ|²/(2σ²)
+(σ in patches), ``"scratch"`` on a zero bias (today's from-scratch control). All seeds train
+in one process as one seed-batched model. The MAE and CL encoders of a seed start from the
+same weights and see the same items in the same order; both take ``steps`` optimiser steps.
 
-- **MAE** (SimMIM-style, as the paper's model: masked patches are replaced by a mask token, so
-  a masked patch's query carries only its position): a random fraction ``mask_ratio`` of the
-  patches of each image is replaced by a learned mask token before the positional encodings
-  are added; a light decoder (LayerNorm + one linear layer per token) predicts the patch's
-  pixels; the loss is the mean squared error on the masked patches only.
-- **CL** (SimCLR-style InfoNCE): two augmented views of each image (each its own random
-  placement on the canvas, then random translations by up to ``shift`` pixels with
-  [`translate_images`][theorylab.vision.nets.translate_images], random horizontal flips,
-  random contrast and brightness, Gaussian pixel noise), mean-pooled encoder output, a
-  two-layer projection head, cosine similarities over temperature ``τ``;
-  for each image the other view of the same image is the positive and the other images of the
-  batch are the negatives (cross-entropy in both directions).
-- Both: AdamW with the parameter groups of [`theorylab.vision.nets.param_groups`][], linear
-  warm-up and cosine decay, gradient clipping at 1, the same batch order (one generator seeded
-  by the seed). The mean training loss of every epoch is recorded (the loss curves,
-  [`CURVE_SCHEMA`][]).
+**Measurement.** On ``n_eval`` held-out images (placed once, no mask, no augmentation: the
+MAE encoder is read on unmasked inputs), the attention of every head of every layer, and per
+layer and head, averaged over images: the geometric NMI of Park et al. (ICLR 2023), the mean
+attention distance (patches and pixels), theorylab's focus decomposition total = shared +
+diverse ([`theorylab.huang2024.diversity`][]), the Jensen–Shannon divergence from the same
+seed's start (``js_start``) and the mean divergence from the layer's other heads
+(``head_js``, between-head diversity; [`theorylab.vision.attention_metrics`][]). Rows with
+``head = −1`` are the means of the per-head values over the heads (the metric of each head,
+then averaged; never the metric of a head-averaged map). Five models per seed (``MODELS``):
+``untrained`` (the same weights with a zero bias: a ViT before training from scratch),
+``initial`` (the start of both objectives), ``mae``, ``cl`` and ``uniform`` (every weight
+1/P). The same metrics at checkpoints of training on ``n_traj`` images form the trajectory;
+the loss of every step is recorded (window means), with the two plateau levels a loss must
+leave: the mean-predictor MSE (MAE) and log B (CL).
 
-**Measurement.** On ``n_eval`` held-out test images (placed once, no mask, no augmentation),
-the attention maps of every head of every block, ``(images, heads, P, P)`` with P = (28/p)²
-patches (no CLS token, so no renormalisation is needed). Per layer and head, averaged over
-the images: the geometric NMI of Park et al. (ICLR 2023), the mean attention distance (in
-patches and in pixels), and theorylab's sharpness decomposition total = shared + diverse
-([`theorylab.huang2024.diversity`][]); ``head = -1`` rows are the averages over heads. Four
-models per seed: ``init`` (the untrained encoder), ``mae``, ``cl`` and ``uniform`` (exactly
-uniform attention 1/P, the reference every metric is read against).
-
-**Command line.** ``python -m theorylab.huang2024.realvit --setting full --out DIR
-[--device cuda]`` trains one setting ([`SETTINGS`][]) and writes ``realvit.csv`` and
-``realvit-loss.csv`` into ``DIR``; see ``--help``.
+[`run_realvit`][] runs one reading; the arms it trains are memoised in the process (and, with
+``--cache DIR``, stored: [`ArmStore`][]), keyed by the settings each arm depends on, so
+readings that change only MAE's mask ratio reuse the CL arm. A stored arm is a
+[`theorylab.core.safecache`][] entry: arrays and tables read without pickle, so no file in a
+shared or copied cache can run code, and its key (the arm's settings, the identity of the
+data, the library versions, the source of the code) is checked before it is used.
 """
 
 from __future__ import annotations
 
-import argparse
-import copy
 import hashlib
+import json
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
-from functools import lru_cache
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
-from torch import nn
 
-from theorylab.core.atomic_io import write_csv
 from theorylab.core.claims import t_interval
 from theorylab.core.safecache import library_versions, read_entry, write_entry
-from theorylab.core.sweep import active_cache
 from theorylab.core.threads import limit_threads
+from theorylab.vision.attention_metrics import head_divergence, js_divergence
 from theorylab.vision.imagedata import image_data_identity, images_28
 from theorylab.vision.nets import (
-    MaskedEncoder,
-    SSLConfig,
-    ViT,
+    INITS,
+    Augment,
+    SeedStreams,
+    SeedViT,
+    SSLSchedule,
+    cl_projector,
+    mae_decoder,
+    mean_predictor_mse,
     place_items,
-    random_offsets,
     resolve_device,
-    train_ssl,
+    train_seeds,
 )
 
 from .diversity import (
@@ -86,69 +85,84 @@ from .diversity import (
     sharpness_decomposition,
 )
 
-__all__ = ["RealViTConfig", "MODELS", "METRICS", "TABLE_SCHEMA", "CURVE_SCHEMA", "QUICK",
-           "FULL", "LARGE", "SETTINGS", "RealViTResult", "run_realvit", "cached_realvit",
-           "stored_realvit", "run_key", "store_key", "seed_summary",
-           "layer_attention", "last_layer_attention", "metrics_table", "head_average", "main"]
+__all__ = ["RealViTConfig", "ARMS", "MODELS", "METRICS", "TABLE_SCHEMA", "TRAJECTORY_SCHEMA",
+           "CURVE_SCHEMA", "LEVEL_SCHEMA", "QUICK", "FULL", "GPU", "SETTINGS",
+           "RealViTData", "ArmRun", "RealViTResult", "load_data", "arm_key", "train_arm",
+           "reference_run", "run_realvit", "cached_realvit", "clear_memo", "ArmStore",
+           "store_key", "run_key", "stored_realvit", "metrics_rows",
+           "head_average", "seed_summary", "uniform_distance", "ORIENTED",
+           "oriented_differences", "t_interval"]
 
-#: The encoders measured, in table order, and the reference of exactly uniform attention.
-MODELS = ("init", "mae", "cl", "uniform")
-#: Metric columns of the table.
-METRICS = ("nmi", "distance_patches", "distance_pixels", "total", "shared", "diverse")
-#: Columns and dtypes of [`metrics_table`][] and of ``RealViTResult.table`` (``layer``: block
-#: index from 0, the input side; ``head = -1``: the average over heads).
+#: The two objectives trained from the same start.
+ARMS = ("mae", "cl")
+#: The models measured per seed, in table order.
+MODELS = ("untrained", "initial", "mae", "cl", "uniform")
+#: Metric columns (module docstring).
+METRICS = ("nmi", "distance_patches", "distance_pixels", "total", "shared", "diverse",
+           "js_start", "head_js")
+#: Columns and dtypes of the metrics table (``layer`` from 0, the input side; ``head = −1``:
+#: the mean over heads of the per-head values).
 TABLE_SCHEMA = {"seed": "int64", "model": "object", "layer": "int64", "head": "int64",
-                "n_images": "int64", **{m: "float64" for m in METRICS},
-                "final_loss": "float64", "train_seconds": "float64"}
-#: Columns and dtypes of ``RealViTResult.curves``: the mean training loss of every epoch.
-CURVE_SCHEMA = {"seed": "int64", "model": "object", "epoch": "int64", "step": "int64",
-                "loss": "float64"}
+                "n_images": "int64", **{m: "float64" for m in METRICS}}
+#: The trajectory: the metrics of the trained arms at checkpoints (``step``).
+TRAJECTORY_SCHEMA = {"seed": "int64", "model": "object", "step": "int64", "layer": "int64",
+                     "head": "int64", "n_images": "int64", **{m: "float64" for m in METRICS}}
+#: The loss curves: ``step`` 0 is the untrained model's loss on the first batch; a later row is
+#: the mean loss of the steps of its window, labelled by the window's last step.
+CURVE_SCHEMA = {"seed": "int64", "model": "object", "step": "int64", "loss": "float64"}
+#: The plateau levels per seed: the MAE loss of the mean predictor (every masked pixel
+#: predicted by its mean over views) and log B (InfoNCE of indistinguishable embeddings).
+LEVEL_SCHEMA = {"seed": "int64", "mae_mean_predictor": "float64", "cl_chance": "float64"}
 
 
 @dataclass(frozen=True)
 class RealViTConfig:
     """Settings of the real-image experiment (validated; frozen).
 
-    - ``n_train``: training images (class-balanced Fashion-MNIST subset); ``n_eval``: held-out
-      test images the attention is measured on.
-    - ``epochs``, ``batch_size``, ``lr``, ``weight_decay``: optimisation (AdamW, 5 % warm-up,
-      cosine decay), the same for MAE and CL but for ``mae_epochs``: MAE's epochs (0: the same
-      as ``epochs``; an MAE step costs about a third of a CL step, which encodes two views).
+    - ``n_train``: training items per seed (class-balanced Fashion-MNIST subset); ``n_eval``:
+      held-out images the final attention is measured on; ``n_traj``: the first ``n_traj``
+      of them are measured at the checkpoints; ``n_show``: attention maps kept for figures.
+    - ``steps``, ``batch_size``, ``lr``, ``weight_decay``, ``warmup``: AdamW, linear warm-up
+      over a fraction ``warmup`` of the steps, cosine decay; the same for both objectives.
     - ``patch_size`` (divides 28), ``depth``, ``dim``, ``heads``, ``mlp_ratio``: the ViT.
-    - ``mask_ratio``: fraction of patches masked per image for MAE, in (0, 1).
-    - ``temperature``: InfoNCE temperature τ > 0; ``shift``: largest translation of a CL view in
-      pixels; ``noise``: standard deviation of the Gaussian pixel noise of a CL view.
-    - ``item_pool``: the 28×28 item is average-pooled by this factor (divides 28) and placed
-      at a random offset on the 28×28 canvas; 1: the centred full-size images.
-    - ``seeds``: one run per seed (initialisation, data subset, batch order, placements,
-      masks, views).
-    - ``threads``: torch/BLAS threads while training (0: leave unchanged).
+    - ``init``: ``"local"`` or ``"scratch"`` ([`theorylab.vision.nets.INITS`][]);
+      ``sigma``: width of the local window in patches.
+    - ``mask_ratio``: fraction of the patches masked per view for MAE, in (0, 1).
+    - ``temperature``: InfoNCE temperature τ > 0 (CL); ``noise``: pixel noise of a view.
+    - ``item_pool``: the 28×28 item is average-pooled by this factor (2: 14×14) and placed at
+      random offsets on the 28×28 canvas; must be ≥ 2 (a full-size item has no room to move).
+    - ``seeds``: the models of the seed batch (initialisation, data subset, batch order,
+      placements, masks, views).
+    - ``threads``: torch/BLAS threads while training (0: leave the entry point's setting).
     """
 
     n_train: int = 4096
     n_eval: int = 256
-    epochs: int = 16
-    mae_epochs: int = 32
-    batch_size: int = 128
+    n_traj: int = 64
+    n_show: int = 4
+    steps: int = 800
+    batch_size: int = 64
     lr: float = 2e-3
     weight_decay: float = 0.05
+    warmup: float = 0.05
     patch_size: int = 4
     depth: int = 3
     dim: int = 48
     heads: int = 4
     mlp_ratio: float = 2.0
+    init: str = "local"
+    sigma: float = 1.0
     mask_ratio: float = 0.6
     temperature: float = 0.2
-    shift: int = 4
     noise: float = 0.1
     item_pool: int = 2
     seeds: tuple[int, ...] = (0, 1, 2)
-    threads: int = 1
+    threads: int = 0
 
     def __post_init__(self) -> None:
-        ints = {"n_train": 2, "n_eval": 1, "epochs": 1, "batch_size": 2, "patch_size": 1,
-                "depth": 1, "dim": 1, "heads": 1, "shift": 0, "threads": 0, "item_pool": 1,
-                "mae_epochs": 0}
+        ints = {"n_train": 2, "n_eval": 1, "n_traj": 1, "n_show": 1, "steps": 1,
+                "batch_size": 2, "patch_size": 1, "depth": 1, "dim": 1, "heads": 1,
+                "threads": 0, "item_pool": 2}
         for name, lo in ints.items():
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
@@ -159,20 +173,29 @@ class RealViTConfig:
             raise ValueError(f"realvit.item_pool: must divide 28 (got {self.item_pool})")
         if self.dim % self.heads:
             raise ValueError(f"realvit.heads: must divide dim={self.dim} (got {self.heads})")
-        for name in ("lr", "temperature", "mlp_ratio"):
+        if self.n_traj > self.n_eval or self.n_show > self.n_eval:
+            raise ValueError(f"realvit.n_traj: n_traj and n_show must be at most n_eval="
+                             f"{self.n_eval} (got {self.n_traj}, {self.n_show})")
+        if self.init not in INITS:
+            raise ValueError(f"realvit.init: must be one of {list(INITS)} (got {self.init!r})")
+        for name in ("lr", "temperature", "mlp_ratio", "sigma"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
+                                           and v > 0):
                 raise ValueError(f"realvit.{name}: must be a finite number > 0 (got {v!r})")
         for name in ("weight_decay", "noise"):
             v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+            if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
+                                           and v >= 0):
                 raise ValueError(f"realvit.{name}: must be a finite number >= 0 (got {v!r})")
+        if not (isinstance(self.warmup, (int, float)) and 0 <= self.warmup < 1):
+            raise ValueError(f"realvit.warmup: must be in [0, 1) (got {self.warmup!r})")
         if not (isinstance(self.mask_ratio, (int, float)) and 0 < self.mask_ratio < 1):
             raise ValueError(f"realvit.mask_ratio: must be in (0, 1) (got {self.mask_ratio!r})")
-        m = round(self.mask_ratio * (28 // self.patch_size) ** 2)
-        if not 1 <= m < (28 // self.patch_size) ** 2:
-            raise ValueError(f"realvit.mask_ratio: masks {m} patches; need at least 1 masked "
-                             "and 1 visible")
+        m = round(self.mask_ratio * self.patches)
+        if not 1 <= m < self.patches:
+            raise ValueError(f"realvit.mask_ratio: masks {m} of {self.patches} patches; need "
+                             "at least 1 masked and 1 visible")
         if (not isinstance(self.seeds, tuple) or not self.seeds
                 or any(isinstance(s, bool) or not isinstance(s, int) or s < 0
                        for s in self.seeds) or len(set(self.seeds)) != len(self.seeds)):
@@ -185,18 +208,24 @@ class RealViTConfig:
         return (28 // self.patch_size) ** 2
 
     @property
-    def steps(self) -> int:
-        """Optimiser steps of CL per seed: epochs × ⌊n_train / batch_size⌋."""
-        return self.epochs_of("cl") * self.steps_per_epoch
+    def checkpoints(self) -> tuple[int, ...]:
+        """The steps at which the trajectory is measured: 0, 1/16, 1/8, 1/4, 1/2, 3/4 and all
+        of the steps (rounded, distinct)."""
+        fr = (0, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 1)
+        return tuple(sorted({int(round(f * self.steps)) for f in fr}))
 
     @property
-    def steps_per_epoch(self) -> int:
-        """⌊n_train / batch_size⌋ (at least 1)."""
-        return max(1, self.n_train // min(self.batch_size, self.n_train))
+    def curve_window(self) -> int:
+        """Steps per point of the loss curves (about 40 points)."""
+        return max(1, self.steps // 40)
 
-    def epochs_of(self, objective: str) -> int:
-        """Epochs of ``"mae"`` (``mae_epochs``, or ``epochs`` when 0) or ``"cl"``."""
-        return self.mae_epochs if objective == "mae" and self.mae_epochs else self.epochs
+    def augment(self) -> Augment:
+        """The views of both objectives."""
+        return Augment(canvas=28, noise=self.noise)
+
+    def schedule(self) -> SSLSchedule:
+        return SSLSchedule(steps=self.steps, batch_size=self.batch_size, lr=self.lr,
+                           weight_decay=self.weight_decay, warmup=self.warmup)
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -204,188 +233,306 @@ class RealViTConfig:
         return d
 
 
-#: The --quick setting: 64 images, four epochs, two seeds, a tiny ViT (seconds); it runs the
-#: whole path (placement, both objectives, every layer, loss curves, references).
-QUICK = RealViTConfig(n_train=64, n_eval=32, epochs=4, mae_epochs=0, batch_size=32, depth=2,
-                      dim=32, heads=2, seeds=(0, 1))
-#: The full setting of ``check`` (3 seeds × 512 steps per objective; see docs/reproducing.md
-#: for its measured runtime on one core).
+#: The quick setting: 256 items, 30 steps, two seeds, a tiny ViT (seconds): the whole path
+#: (placement, both objectives, every layer and head, references, trajectory, curves).
+QUICK = RealViTConfig(n_train=256, n_eval=32, n_traj=16, steps=30, batch_size=32, depth=2,
+                      dim=16, heads=2, seeds=(0, 1))
+#: The full setting of ``check`` (3 seeds × 800 steps per objective; docs/reproducing.md
+#: gives its measured runtime).
 FULL = RealViTConfig()
-#: A larger setting for a GPU or a long CPU run (``--setting large``): 4× the steps, a wider
-#: ViT, the same data and objectives.
-LARGE = replace(FULL, n_train=16384, epochs=32, mae_epochs=64, dim=64, seeds=(0, 1, 2, 3, 4))
+#: A larger setting for one GPU (``--setting gpu``): 8 seeds, 4× the items, a wider and deeper
+#: ViT, 2.5× the steps on 4× the batch (docs/claims/huang2024/realvit-diversity.md gives the
+#: command and its budget).
+GPU = replace(FULL, n_train=16384, n_eval=256, n_traj=32, steps=2000, batch_size=256,
+              dim=96, depth=4, heads=4, seeds=tuple(range(8)))
 #: The named settings of the command line.
-SETTINGS = {"quick": QUICK, "full": FULL, "large": LARGE}
+SETTINGS = {"quick": QUICK, "full": FULL, "gpu": GPU}
 
 
-# -- training (the self-supervised loops are theorylab.vision.nets.train_ssl) ---------------------
-def _placer(cfg: RealViTConfig, fill: float):
-    """Each use of an item: a fresh uniform placement of the pooled item on the canvas."""
-    largest = 28 - 28 // cfg.item_pool
+# -- data ------------------------------------------------------------------------------------------
+@dataclass
+class RealViTData:
+    """The items of every seed on the device: ``items`` (S, n_train, 1, s, s), ``fill`` (S,)
+    the background of each seed's standardised items, ``x_eval`` (S, n_eval, 1, 28, 28) the
+    held-out images placed once, the data description and name."""
 
-    def place(items: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
-        return place_items(items, random_offsets(len(items), largest, gen), fill)
-    return place
+    items: torch.Tensor
+    fill: torch.Tensor
+    x_eval: torch.Tensor
+    description: str
+    name: str
 
 
-def _train(objective: str, enc: MaskedEncoder, head: nn.Module, items: torch.Tensor,
-           cfg: RealViTConfig, seed: int, fill: float) -> list[float]:
-    """Train ``enc`` (and ``head``: the decoder or the projection head) in place on the pooled
-    ``items``, placed at fresh random offsets for every use; returns the mean loss of every
-    epoch ([`train_ssl`][theorylab.vision.nets.train_ssl] with this experiment's settings)."""
-    ssl = SSLConfig(epochs=cfg.epochs_of(objective), batch_size=cfg.batch_size, lr=cfg.lr,
-                    weight_decay=cfg.weight_decay, mask_ratio=cfg.mask_ratio,
-                    temperature=cfg.temperature, shift=cfg.shift, noise=cfg.noise)
-    return train_ssl(objective, enc, head, items, ssl, seed, fill, _placer(cfg, fill))
+_DATA_MEMO: dict = {}
+
+
+def load_data(cfg: RealViTConfig, *, stand_in: bool = False, device="cpu") -> RealViTData:
+    """The items and held-out images of every seed of `cfg` (memoised per process). Without
+    the Fashion-MNIST files this raises
+    [`FashionMNISTMissingError`][theorylab.vision.imagedata.FashionMNISTMissingError], unless
+    `stand_in`: then the digits upsampled to 28×28 are used (``name`` says so)."""
+    dev = resolve_device(device)
+    key = (cfg.n_train, cfg.n_eval, cfg.item_pool, cfg.seeds, stand_in, str(dev))
+    if key in _DATA_MEMO:
+        return _DATA_MEMO[key]
+    sets = [images_28(cfg.n_train, cfg.n_eval, s, quick=stand_in, pool=cfg.item_pool)
+            for s in cfg.seeds]
+    items = torch.stack([torch.as_tensor(d.x_train, dtype=torch.float32) for d in sets])
+    fill = torch.tensor([float(d.x_train.min()) for d in sets])
+    side = 28 // cfg.item_pool
+    offsets = torch.stack([torch.randint(0, 28 - side + 1, (cfg.n_eval, 2),
+                                         generator=torch.Generator().manual_seed(s + 1))
+                           for s in cfg.seeds])
+    x_test = torch.stack([torch.as_tensor(d.x_test, dtype=torch.float32) for d in sets])
+    x_eval = place_items(x_test, offsets, fill[:, None], 28)
+    data = RealViTData(items.to(dev), fill.to(dev), x_eval.to(dev), sets[0].description,
+                       sets[0].name)
+    _DATA_MEMO.clear()  # one data set at a time: a full and a quick set are not both kept
+    _DATA_MEMO[key] = data
+    return data
 
 
 # -- measurement -----------------------------------------------------------------------------------
-def layer_attention(enc: MaskedEncoder, images: np.ndarray | torch.Tensor, chunk: int = 128
-                    ) -> np.ndarray:
-    """(layers, n, heads, P, P) float64 attention maps of every block on clean ``images``."""
-    dev = enc.vit.pos.device
-    x = torch.as_tensor(images, dtype=torch.float32)
-    out = [enc.attentions(x[i:i + chunk].to(dev)).double().cpu().numpy()
-           for i in range(0, len(x), chunk)]
-    return np.concatenate(out, axis=1)
+def uniform_distance(cfg: RealViTConfig) -> float:
+    """Mean attention distance of uniform attention on the grid (patches)."""
+    P = cfg.patches
+    return float(mean_attention_distance(np.full((P, P), 1.0 / P)))
 
 
-def last_layer_attention(enc: MaskedEncoder, images: np.ndarray, chunk: int = 128
-                         ) -> np.ndarray:
-    """(n, heads, P, P) float64 attention maps of the last block on clean ``images``."""
-    return layer_attention(enc, images, chunk)[-1]
+@torch.no_grad()
+def _attention(model: SeedViT, x: torch.Tensor, chunk: int = 64) -> np.ndarray:
+    """(layers, S, n, heads, P, P) float32 attention of every block on clean images x
+    (S, n, 1, 28, 28)."""
+    out = [model.attentions(x[:, i:i + chunk]).float().cpu().numpy()
+           for i in range(0, x.shape[1], chunk)]
+    return np.concatenate(out, axis=2)
 
 
-def metrics_table(maps: np.ndarray, *, seed: int, model: str, patch_size: int, layer: int = 0,
-                  final_loss: float = math.nan, train_seconds: float = 0.0) -> pd.DataFrame:
-    """Per-head metrics (means over the images) and their head average (``head = -1``) of
-    attention maps ``(n, heads, P, P)`` of one layer; rows follow [`TABLE_SCHEMA`][]."""
-    if maps.ndim != 4:
-        raise ValueError(f"maps: must have shape (n, heads, P, P) (got {maps.shape})")
-    sh = sharpness_decomposition(maps)
-    dist = mean_attention_distance(maps)
-    per = {"nmi": normalized_mutual_information(maps), "distance_patches": dist,
-           "distance_pixels": dist * patch_size, "total": sh.total, "shared": sh.shared,
-           "diverse": sh.diverse}
-    common = {"seed": seed, "model": model, "layer": layer, "n_images": maps.shape[0],
-              "final_loss": final_loss, "train_seconds": train_seconds}
-    rows = [{**common, "head": h, **{k: float(v[:, h].mean()) for k, v in per.items()}}
-            for h in range(maps.shape[1])]
-    rows.append({**common, "head": -1, **{k: float(v.mean()) for k, v in per.items()}})
-    return pd.DataFrame(rows).astype(TABLE_SCHEMA)[list(TABLE_SCHEMA)]
-
-
-def head_average(table: pd.DataFrame, layer: int | None = None) -> pd.DataFrame:
-    """The ``head = -1`` rows (averages over heads), one per (seed, model, layer); with
-    `layer`, only that layer's (−1: the last layer of the table)."""
-    out = table[table["head"] == -1]
-    if layer is not None and "layer" in out:
-        out = out[out["layer"] == (int(out["layer"].max()) if layer == -1 else layer)]
-    return out.reset_index(drop=True)
-
-
-def seed_summary(table: pd.DataFrame, layer: int = -1,
-                 metrics: tuple[str, ...] = METRICS) -> pd.DataFrame:
-    """Mean and 95 % t-interval over the seeds of the head-averaged `metrics` of one `layer`
-    (−1: the last): one row per (model, metric), columns ``model``, ``metric``, ``mean``,
-    ``lo``, ``hi``, ``n_seeds`` (``lo``/``hi`` NaN with one seed)."""
-    avg = head_average(table, layer=layer)
+def metrics_rows(maps: np.ndarray, start: np.ndarray | None, *, seeds: tuple[int, ...],
+                 model: str, patch_size: int, step: int | None = None) -> pd.DataFrame:
+    """Per (seed, layer, head) metrics of attention maps ``(layers, S, n, heads, P, P)``
+    against the start's maps `start` (same shape, or broadcastable; None: ``js_start`` NaN),
+    means over the images, and their head means (``head = −1``); rows follow
+    [`TABLE_SCHEMA`][] (with ``step`` first when given: [`TRAJECTORY_SCHEMA`][])."""
+    L, S, n, H = maps.shape[:4]
     rows = []
-    for model in avg.model.unique():
-        sub = avg[avg.model == model]
-        for m in metrics:
-            mean, lo, hi = t_interval(sub[m].to_numpy(float))
-            rows.append({"model": model, "metric": m, "mean": mean, "lo": lo, "hi": hi,
-                         "n_seeds": len(sub)})
-    return pd.DataFrame(rows)
+    for layer in range(L):
+        for s in range(S):
+            A = maps[layer, s].astype(np.float64)
+            sh = sharpness_decomposition(A)
+            dist = mean_attention_distance(A)
+            per = {"nmi": normalized_mutual_information(A), "distance_patches": dist,
+                   "distance_pixels": dist * patch_size, "total": sh.total,
+                   "shared": sh.shared, "diverse": sh.diverse,
+                   "js_start": (js_divergence(A, start[layer, s]) if start is not None
+                                else np.full(A.shape[:2], np.nan)),
+                   "head_js": head_divergence(A)}
+            common = {"seed": seeds[s], "model": model, "layer": layer, "n_images": n}
+            if step is not None:
+                common = {**common, "step": step}
+            vals = {k: v.mean(axis=0) for k, v in per.items()}  # (heads,)
+            rows += [{**common, "head": h, **{k: float(v[h]) for k, v in vals.items()}}
+                     for h in range(H)]
+            rows.append({**common, "head": -1, **{k: float(v.mean()) for k, v in vals.items()}})
+    schema = TRAJECTORY_SCHEMA if step is not None else TABLE_SCHEMA
+    return pd.DataFrame(rows).astype(schema)[list(schema)]
+
+
+# -- the arms --------------------------------------------------------------------------------------
+_ARM_FIELDS = {
+    "mae": ("mask_ratio",),
+    "cl": ("temperature",),
+    "reference": (),
+}
+_SHARED_FIELDS = ("n_train", "n_eval", "n_traj", "n_show", "steps", "batch_size", "lr",
+                  "weight_decay", "warmup", "patch_size", "depth", "dim", "heads", "mlp_ratio",
+                  "init", "sigma", "noise", "item_pool", "seeds")
+
+
+def arm_key(cfg: RealViTConfig, arm: str, *, stand_in: bool = False, device="cpu") -> dict:
+    """The settings an arm's result depends on (``"mae"``, ``"cl"`` or ``"reference"``: the
+    untrained, initial and uniform models, which no objective trains): the config's shared
+    fields and the arm's own (MAE's mask ratio, CL's temperature), the stand-in flag and the
+    device kind. Two readings with equal keys share the arm."""
+    if arm not in _ARM_FIELDS:
+        raise ValueError(f"arm: must be one of {list(_ARM_FIELDS)} (got {arm!r})")
+    d = cfg.as_dict()
+    fields = _SHARED_FIELDS + _ARM_FIELDS[arm]
+    if arm == "reference":
+        fields = tuple(f for f in fields if f not in ("steps", "batch_size", "lr",
+                                                      "weight_decay", "warmup", "noise"))
+    return {"arm": arm, **{f: d[f] for f in fields}, "stand_in": stand_in,
+            "device": resolve_device(device).type}
 
 
 @dataclass
-class RealViTResult:
-    """What [`run_realvit`][] returns: the tidy ``table`` ([`TABLE_SCHEMA`][]), the loss
-    ``curves`` ([`CURVE_SCHEMA`][]), the attention maps of a few held-out images per
-    (seed, model), every layer (``maps[(seed, model)]``, shape
-    ``(layers, n_show, heads, P, P)``), those images (``images[seed]``, placed on the canvas),
-    the config, the data description, the wall time and the data set's name
-    (``"fashion-mnist"``, or ``"digits-28"`` for the stand-in of a quick figure)."""
+class ArmRun:
+    """What one arm gives: its metrics rows (``table``), trajectory, loss curve and levels
+    (empty for the reference), the attention maps of the first ``n_show`` held-out images
+    per (seed, model) (``(layers, n_show, heads, P, P)``), and its wall time."""
 
     table: pd.DataFrame
+    trajectory: pd.DataFrame
     curves: pd.DataFrame
+    levels: pd.DataFrame
+    maps: dict
+    seconds: float
+
+
+def _model(cfg: RealViTConfig, init: str | None = None) -> SeedViT:
+    return SeedViT(cfg.seeds, image_size=28, patch_size=cfg.patch_size, dim=cfg.dim,
+                   depth=cfg.depth, heads=cfg.heads, mlp_ratio=cfg.mlp_ratio,
+                   init=init or cfg.init, sigma=cfg.sigma)
+
+
+def _maps_of(A: np.ndarray, cfg: RealViTConfig, model: str) -> dict:
+    return {(seed, model): A[:, s, :cfg.n_show].astype(np.float64)
+            for s, seed in enumerate(cfg.seeds)}
+
+
+def reference_run(cfg: RealViTConfig, data: RealViTData) -> ArmRun:
+    """The untrained, initial and uniform models of every seed on the held-out images."""
+    t0 = time.perf_counter()
+    dev = data.items.device
+    start = _attention(_model(cfg).to(dev), data.x_eval)
+    rows = [metrics_rows(start, start, seeds=cfg.seeds, model="initial",
+                         patch_size=cfg.patch_size)]
+    maps = _maps_of(start, cfg, "initial")
+    A = _attention(_model(cfg, "scratch").to(dev), data.x_eval)
+    rows.append(metrics_rows(A, start, seeds=cfg.seeds, model="untrained",
+                             patch_size=cfg.patch_size))
+    maps.update(_maps_of(A, cfg, "untrained"))
+    P = cfg.patches
+    U = np.full((cfg.depth, len(cfg.seeds), 1, cfg.heads, P, P), 1.0 / P)
+    uni = metrics_rows(U, None, seeds=cfg.seeds, model="uniform", patch_size=cfg.patch_size)
+    for layer in range(cfg.depth):  # uniform's divergence from the start, over every image
+        for s, seed in enumerate(cfg.seeds):
+            js = js_divergence(np.broadcast_to(U[layer, s, 0], start[layer, s].shape),
+                               start[layer, s]).mean(axis=0)
+            sel = (uni.seed == seed) & (uni.layer == layer)
+            uni.loc[sel & (uni["head"] >= 0), "js_start"] = js
+            uni.loc[sel & (uni["head"] == -1), "js_start"] = float(js.mean())
+    rows.append(uni)
+    empty = {"trajectory": pd.DataFrame(columns=list(TRAJECTORY_SCHEMA)).astype(
+        TRAJECTORY_SCHEMA), "curves": pd.DataFrame(columns=list(CURVE_SCHEMA)).astype(
+        CURVE_SCHEMA), "levels": pd.DataFrame(columns=list(LEVEL_SCHEMA)).astype(LEVEL_SCHEMA)}
+    return ArmRun(pd.concat(rows, ignore_index=True), maps=maps,
+                  seconds=time.perf_counter() - t0, **empty)
+
+
+def _curve_rows(losses: torch.Tensor, cfg: RealViTConfig, arm: str) -> pd.DataFrame:
+    """Window means of the (steps + 1, S) losses; step 0 on its own."""
+    L = losses.double().numpy()
+    w = cfg.curve_window
+    rows = []
+    for s, seed in enumerate(cfg.seeds):
+        rows.append({"seed": seed, "model": arm, "step": 0, "loss": float(L[0, s])})
+        for end in range(w, cfg.steps + 1, w):
+            rows.append({"seed": seed, "model": arm, "step": end,
+                         "loss": float(L[end - w + 1:end + 1, s].mean())})
+        if cfg.steps % w:
+            rows.append({"seed": seed, "model": arm, "step": cfg.steps,
+                         "loss": float(L[cfg.steps - cfg.steps % w + 1:, s].mean())})
+    return pd.DataFrame(rows).astype(CURVE_SCHEMA)
+
+
+def train_arm(cfg: RealViTConfig, arm: str, data: RealViTData,
+              progress: Callable[[int], None] | None = None) -> ArmRun:
+    """Train one objective (``"mae"`` or ``"cl"``) for every seed of `cfg` from the start of
+    `cfg` (``init``, ``sigma``) and measure it (module docstring)."""
+    t0 = time.perf_counter()
+    dev = data.items.device
+    model = _model(cfg).to(dev)
+    head = (mae_decoder(cfg.seeds, cfg.dim, cfg.patch_size ** 2) if arm == "mae"
+            else cl_projector(cfg.seeds, cfg.dim)).to(dev)
+    x_traj = data.x_eval[:, :cfg.n_traj]
+    start = _attention(model, x_traj)
+    traj = []
+
+    def at_checkpoint(t: int) -> None:
+        traj.append(metrics_rows(_attention(model, x_traj), start, seeds=cfg.seeds, model=arm,
+                                 patch_size=cfg.patch_size, step=t))
+
+    losses = train_seeds(arm, model, head, data.items, data.fill, cfg.schedule(), cfg.augment(),
+                         mask_ratio=cfg.mask_ratio, temperature=cfg.temperature,
+                         streams=SeedStreams(cfg.seeds, dev), checkpoints=cfg.checkpoints,
+                         on_checkpoint=at_checkpoint, progress=progress)
+    seconds = time.perf_counter() - t0
+    A = _attention(model, data.x_eval)
+    start_full = _attention(_model(cfg).to(dev), data.x_eval)
+    table = metrics_rows(A, start_full, seeds=cfg.seeds, model=arm, patch_size=cfg.patch_size)
+    # the plateau levels from their own streams (the training draws are not shifted)
+    mp = mean_predictor_mse(data.items, SeedStreams(tuple(s + 31337 for s in cfg.seeds), dev),
+                            data.fill, cfg.augment())
+    levels = pd.DataFrame({"seed": list(cfg.seeds),
+                           "mae_mean_predictor": mp.double().cpu().numpy(),
+                           "cl_chance": math.log(min(cfg.batch_size, cfg.n_train))}
+                          ).astype(LEVEL_SCHEMA)
+    return ArmRun(table, pd.concat(traj, ignore_index=True), _curve_rows(losses, cfg, arm),
+                  levels, _maps_of(A, cfg, arm), seconds)
+
+
+# -- one reading -----------------------------------------------------------------------------------
+@dataclass
+class RealViTResult:
+    """What [`run_realvit`][] returns: the metrics ``table`` ([`TABLE_SCHEMA`][], every model
+    of every seed), the ``trajectory`` of both arms, the loss ``curves``, the plateau
+    ``levels``, the attention maps of ``n_show`` held-out images per (seed, model)
+    (``maps[(seed, model)]``: ``(layers, n_show, heads, P, P)``), those images
+    (``images[seed]``), the config, the data description and name (``"fashion-mnist"``, or
+    ``"digits-28"`` for the stand-in of a quick figure), the wall time of each arm
+    (``seconds``: arm → seconds of training and measurement, 0 for an arm reused from the
+    memo) and the total."""
+
+    table: pd.DataFrame
+    trajectory: pd.DataFrame
+    curves: pd.DataFrame
+    levels: pd.DataFrame
     maps: dict
     images: dict
     config: RealViTConfig
     description: str
-    seconds: float
-    data: str = "fashion-mnist"
+    data: str
+    seconds: dict = field(default_factory=dict)
+
+    @property
+    def total_seconds(self) -> float:
+        return float(sum(self.seconds.values()))
 
 
-def run_realvit(cfg: RealViTConfig, *, n_show: int = 4, progress=None,
-                stand_in: bool = False, device: str = "cpu") -> RealViTResult:
-    """Train MAE and CL from the same initialisation for every seed and measure the attention
-    of every layer of the untrained, MAE and CL encoders on held-out images, beside exactly
-    uniform attention. Without the Fashion-MNIST files this raises
-    [`FashionMNISTMissingError`][theorylab.vision.imagedata.FashionMNISTMissingError], unless
-    `stand_in`: then the digits upsampled to 28×28 are used (the result's ``data`` says so).
-    `device`: ``"cpu"`` or ``"cuda"`` (the random draws stay on the CPU generators)."""
-    dev = resolve_device(device)
-    t0 = time.perf_counter()
-    tables, curves, maps, images = [], [], {}, {}
-    desc, data_name = "", "fashion-mnist"
-    seeds = progress(cfg.seeds) if progress is not None else cfg.seeds
-    with limit_threads(cfg.threads):
-        for seed in seeds:
-            data = images_28(cfg.n_train, cfg.n_eval, seed, quick=stand_in, pool=cfg.item_pool)
-            desc, data_name = data.description, data.name
-            fill = float(data.x_train.min())  # the background of the standardised items
-            items = torch.as_tensor(data.x_train, dtype=torch.float32).to(dev)
-            test_gen = torch.Generator().manual_seed(seed + 1)
-            x_test = place_items(torch.as_tensor(data.x_test, dtype=torch.float32),
-                                 random_offsets(cfg.n_eval, 28 - 28 // cfg.item_pool, test_gen),
-                                 fill)
-            torch.manual_seed(seed)
-            init = MaskedEncoder(ViT(28, cfg.patch_size, 1, dim=cfg.dim, depth=cfg.depth,
-                                heads=cfg.heads, mlp_ratio=cfg.mlp_ratio))
-            heads_gen = torch.Generator().manual_seed(seed + 104729)
-            with torch.random.fork_rng():
-                torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=heads_gen)))
-                decoder = nn.Sequential(nn.LayerNorm(cfg.dim),
-                                        nn.Linear(cfg.dim, cfg.patch_size ** 2))
-                proj = nn.Sequential(nn.Linear(cfg.dim, 2 * cfg.dim), nn.GELU(),
-                                     nn.Linear(2 * cfg.dim, cfg.dim))
-            init.to(dev)
-            encs = {"init": (init, math.nan, 0.0)}
-            for obj, head in (("mae", decoder), ("cl", proj)):
-                enc = copy.deepcopy(init)  # the same initial encoder weights for both
-                t1 = time.perf_counter()
-                curve = _train(obj, enc, head.to(dev), items, cfg, seed, fill)
-                encs[obj] = (enc, curve[-1], time.perf_counter() - t1)
-                curves += [{"seed": seed, "model": obj, "epoch": e + 1,
-                            "step": (e + 1) * cfg.steps_per_epoch, "loss": v}
-                           for e, v in enumerate(curve)]
-            images[seed] = x_test[:n_show].numpy()
-            for name in MODELS:
-                if name == "uniform":
-                    P = cfg.patches
-                    A = np.full((cfg.depth, 1, cfg.heads, P, P), 1.0 / P)
-                    loss, secs = math.nan, 0.0
-                else:
-                    enc, loss, secs = encs[name]
-                    enc.eval()
-                    A = layer_attention(enc, x_test)
-                    maps[(seed, name)] = A[:, :n_show]
-                for layer in range(cfg.depth):
-                    tables.append(metrics_table(A[layer], seed=seed, model=name, layer=layer,
-                                                patch_size=cfg.patch_size, final_loss=loss,
-                                                train_seconds=secs))
-    table = pd.concat(tables, ignore_index=True).astype(TABLE_SCHEMA)
-    curve_df = pd.DataFrame(curves, columns=list(CURVE_SCHEMA)).astype(CURVE_SCHEMA)
-    return RealViTResult(table, curve_df, maps, images, cfg, desc, time.perf_counter() - t0,
-                         data_name)
+_ARM_MEMO: dict[str, ArmRun] = {}
 
 
-#: The modules whose source a stored run depends on (their text enters the store key).
+def clear_memo() -> None:
+    """Forget the arms and data kept in this process."""
+    _ARM_MEMO.clear()
+    _DATA_MEMO.clear()
+
+
+def _arm(cfg: RealViTConfig, arm: str, data: RealViTData, stand_in: bool, device,
+         store: ArmStore | None = None, progress=None) -> tuple[ArmRun, bool]:
+    """(the arm's run, whether it was computed now): from the process memo, else from
+    `store` ([`ArmStore`][]), else computed (and put into `store`)."""
+    key = json.dumps(arm_key(cfg, arm, stand_in=stand_in, device=device), sort_keys=True)
+    if key in _ARM_MEMO:
+        return _ARM_MEMO[key], False
+    run = store.get(cfg, arm, stand_in, device) if store is not None else None
+    fresh = run is None
+    if fresh:
+        run = (reference_run(cfg, data) if arm == "reference"
+               else train_arm(cfg, arm, data, progress))
+        if store is not None:
+            store.put(cfg, arm, stand_in, device, run, data.name)
+    _ARM_MEMO[key] = run
+    return run, fresh
+
+
+# -- the store of trained arms (``--cache DIR``) ---------------------------------------------------
+#: The modules whose source a stored arm depends on (their text enters the store key; a
+#: package counts with every module of its folder).
 _SOURCE_MODULES = ("theorylab.huang2024.realvit", "theorylab.huang2024.diversity",
-                   "theorylab.vision.imagedata", "theorylab.vision.nets")
+                   "theorylab.vision.imagedata", "theorylab.vision.attention_metrics",
+                   "theorylab.vision.nets")
 
 
 def _source_hash() -> str:
@@ -400,139 +547,183 @@ def _source_hash() -> str:
     return h.hexdigest()[:32]
 
 
-def store_key(cfg: RealViTConfig, stand_in: bool = False) -> dict:
-    """What a stored run was computed from: the config, the stand-in flag, the identity of the
-    data ([`image_data_identity`][theorylab.vision.imagedata.image_data_identity]: a digest of
-    each Fashion-MNIST file, or the digits stand-in), the library versions and a hash of the
-    source of every module that computes the run (``_SOURCE_MODULES``)."""
-    return {"what": "huang2024 realvit", "config": cfg.as_dict(), "stand_in": stand_in,
+def store_key(cfg: RealViTConfig, arm: str, stand_in: bool = False, device="cpu") -> dict:
+    """What a stored arm was computed from: its [`arm_key`][], the identity of the data
+    ([`image_data_identity`][theorylab.vision.imagedata.image_data_identity]: a digest of each
+    Fashion-MNIST file, or the digits stand-in), the library versions and a hash of the source
+    of every module that computes it (``_SOURCE_MODULES``)."""
+    return {"what": "huang2024 realvit arm",
+            **arm_key(cfg, arm, stand_in=stand_in, device=device),
             "data": image_data_identity(stand_in), "versions": library_versions(),
             "code": _source_hash()}
 
 
-def run_key(cfg: RealViTConfig, stand_in: bool = False) -> str:
-    """The store file name of a run: a SHA-256 of its [`store_key`][], so that a changed
-    setting, data file, library or line of code never reads a stale run (and the key inside
-    the file is checked again when it is read)."""
-    import json
-
-    text = json.dumps(store_key(cfg, stand_in), sort_keys=True, default=str)
+def run_key(cfg: RealViTConfig, arm: str, stand_in: bool = False, device="cpu") -> str:
+    """The store file name of an arm: a SHA-256 of its [`store_key`][], so that a changed
+    setting, data file, library or line of code never reads a stale arm (the key inside the
+    file is checked again when it is read)."""
+    text = json.dumps(store_key(cfg, arm, stand_in, device), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _entry_parts(res: RealViTResult) -> dict:
-    arrays = {f"maps/{seed}/{model}": np.asarray(a) for (seed, model), a in res.maps.items()}
-    arrays.update({f"images/{seed}": np.asarray(a) for seed, a in res.images.items()})
-    meta = {"description": res.description, "seconds": res.seconds, "data": res.data}
-    return {"arrays": arrays, "tables": {"table": res.table, "curves": res.curves},
-            "meta": meta}
+_ARM_TABLES = ("table", "trajectory", "curves", "levels")
 
 
-def _from_entry(entry, cfg: RealViTConfig) -> RealViTResult:
-    maps, images = {}, {}
+class ArmStore:
+    """Trained arms kept as ``FOLDER/realvit/<run_key>.npz`` ([`theorylab.core.safecache`][]
+    entries). [`get`][theorylab.huang2024.realvit.ArmStore.get] returns an arm only when the
+    file is an entry of this arm's [`store_key`][] computed on the data asked for; a file that
+    is not (damaged, foreign, a stand-in result renamed to the real key, a pickle) is reported
+    in one ``cache:`` line and the arm recomputed. A write that fails (a full disk, a folder in
+    the way) is reported in one line and the computed arm used all the same."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+
+    def path(self, cfg: RealViTConfig, arm: str, stand_in: bool = False, device="cpu") -> Path:
+        return self.folder / "realvit" / f"{run_key(cfg, arm, stand_in, device)}.npz"
+
+    def get(self, cfg: RealViTConfig, arm: str, stand_in: bool, device) -> ArmRun | None:
+        path = self.path(cfg, arm, stand_in, device)
+        entry, why = read_entry(path, store_key(cfg, arm, stand_in, device))
+        if entry is not None:
+            try:
+                run = _arm_from_entry(entry)
+                made_on = str(entry.meta.get("data", ""))
+                if not stand_in and made_on != "fashion-mnist":
+                    raise ValueError(f"holds an arm trained on {made_on!r}, not Fashion-MNIST")
+                return run
+            except (KeyError, ValueError, TypeError) as e:
+                why = f"{path} is not a usable entry ({e})"
+        if why:
+            print(f"cache: {why}; recomputed", file=sys.stderr)
+        return None
+
+    def put(self, cfg: RealViTConfig, arm: str, stand_in: bool, device, run: ArmRun,
+            data_name: str) -> None:
+        path = self.path(cfg, arm, stand_in, device)
+        arrays = {f"maps/{seed}/{model}": np.asarray(a) for (seed, model), a in run.maps.items()}
+        tables = {name: getattr(run, name) for name in _ARM_TABLES}
+        try:
+            write_entry(path, store_key(cfg, arm, stand_in, device), arrays=arrays,
+                        tables=tables, meta={"seconds": run.seconds, "data": data_name})
+        except (OSError, ValueError) as e:
+            what = getattr(e, "strerror", None) or str(e)
+            if isinstance(e, FileExistsError) or not path.parent.is_dir():
+                what = f"{path.parent} is not a folder"
+            print(f"cache: cannot write {path} ({what}); the result is used but not kept",
+                  file=sys.stderr)
+
+
+def _arm_from_entry(entry) -> ArmRun:
+    maps = {}
     for name, a in entry.arrays.items():
         parts = name.split("/")
-        if parts[0] == "maps" and len(parts) == 3:
-            maps[(int(parts[1]), parts[2])] = a
-        elif parts[0] == "images" and len(parts) == 2:
-            images[int(parts[1])] = a
-    meta = entry.meta
-    return RealViTResult(entry.tables["table"], entry.tables["curves"], maps, images, cfg,
-                         str(meta.get("description", "")), float(meta.get("seconds", 0.0)),
-                         str(meta.get("data", "")))
+        if parts[0] != "maps" or len(parts) != 3:
+            raise ValueError(f"unexpected array {name!r}")
+        maps[(int(parts[1]), parts[2])] = a
+    return ArmRun(*(entry.tables[name] for name in _ARM_TABLES), maps,
+                  float(entry.meta.get("seconds", 0.0)))
 
 
 def stored_realvit(cfg: RealViTConfig, folder: str | Path | None, *, stand_in: bool = False,
                    **kw) -> RealViTResult:
-    """[`run_realvit`][] of `cfg`, read from ``folder/realvit/<run_key>.npz`` when that file is
-    an entry of this run's [`store_key`][], else computed and written there; `folder` None:
-    always computed. The file is a [`theorylab.core.safecache`][] entry (arrays and tables
-    read without pickle: no file in a shared or copied cache can run code). A file that is not
-    this run's entry (damaged, foreign, a stand-in under the real key) is reported in one line
-    and the run recomputed; a write that fails (a full disk) is reported and the computed
-    result used all the same."""
-    if folder is None:
-        return run_realvit(cfg, stand_in=stand_in, **kw)
-    key = store_key(cfg, stand_in)
-    path = Path(folder) / "realvit" / f"{run_key(cfg, stand_in)}.npz"
-    entry, why = read_entry(path, key)
-    if entry is not None:
-        try:
-            res = _from_entry(entry, cfg)
-            if not stand_in and res.data != "fashion-mnist":
-                raise ValueError(f"holds a run on {res.data!r}, not Fashion-MNIST")
-            return res
-        except (KeyError, ValueError, TypeError) as e:
-            why = f"{path} is not a usable entry ({e})"
-    if why:
-        print(f"cache: {why}; recomputed", file=sys.stderr)
-    res = run_realvit(cfg, stand_in=stand_in, **kw)
-    try:
-        write_entry(path, key, **_entry_parts(res))
-    except (OSError, ValueError) as e:
-        what = getattr(e, "strerror", None) or str(e)
-        if isinstance(e, FileExistsError) or not path.parent.is_dir():
-            what = f"{path.parent} is not a folder"
-        print(f"cache: cannot write {path} ({what}); the result is used but not kept",
-              file=sys.stderr)
-    return res
+    """[`run_realvit`][] of `cfg` with its arms kept in `folder` ([`ArmStore`][]; None: no
+    store)."""
+    return run_realvit(cfg, stand_in=stand_in,
+                       store=ArmStore(folder) if folder is not None else None, **kw)
 
 
-@lru_cache(maxsize=4)
-def _cached(quick: bool, stand_in: bool, folder: Path | None) -> RealViTResult:
-    return stored_realvit(QUICK if quick else FULL, folder, stand_in=stand_in)
+def run_realvit(cfg: RealViTConfig, *, stand_in: bool = False, device="cpu", store=None,
+                progress=None) -> RealViTResult:
+    """One reading: the reference models and both arms of every seed of `cfg`, each taken
+    from the process memo when an equal arm was run before ([`arm_key`][]), else from
+    `store`, else trained. `device`: ``"cpu"`` or ``"cuda"``. Without the Fashion-MNIST files
+    this raises [`FashionMNISTMissingError`][theorylab.vision.imagedata.FashionMNISTMissingError]
+    unless `stand_in` (see [`load_data`][])."""
+    with limit_threads(cfg.threads):
+        data = load_data(cfg, stand_in=stand_in, device=device)
+        runs, seconds = {}, {}
+        for arm in ("reference", *ARMS):
+            runs[arm], fresh = _arm(cfg, arm, data, stand_in, device, store,
+                                    progress(arm) if progress is not None else None)
+            seconds[arm] = runs[arm].seconds if fresh else 0.0
+    order = {m: i for i, m in enumerate(MODELS)}
+    table = pd.concat([r.table for r in runs.values()], ignore_index=True)
+    table = table.sort_values(["seed", "model", "layer", "head"],
+                              key=lambda c: c.map(order) if c.name == "model" else c,
+                              kind="stable").reset_index(drop=True).astype(TABLE_SCHEMA)
+    traj = pd.concat([runs[a].trajectory for a in ARMS], ignore_index=True)
+    curves = pd.concat([runs[a].curves for a in ARMS], ignore_index=True)
+    levels = runs["mae"].levels
+    maps = {k: v for r in runs.values() for k, v in r.maps.items()}
+    x = data.x_eval[:, :cfg.n_show].cpu().numpy()
+    images = {seed: x[s] for s, seed in enumerate(cfg.seeds)}
+    return RealViTResult(table, traj, curves, levels, maps, images, cfg, data.description,
+                         data.name, seconds)
 
 
-def cached_realvit(quick: bool, stand_in: bool = False) -> RealViTResult:
-    """[`run_realvit`][] of [`QUICK`][] or [`FULL`][], computed once per process (the claim
-    ``realvit-diversity`` and the figures fig1 and fig3 read the same runs) and, inside a
-    ``--cache DIR`` block of the checks and figures, once per store
-    ([`stored_realvit`][]: keyed by the setting and the source of the code, never stale).
-    `stand_in`: see [`run_realvit`][] (the quick figures set it; the claim never does)."""
-    return _cached(quick, stand_in, active_cache())
+def cached_realvit(quick: bool, stand_in: bool = False, readings: dict | None = None,
+                   store: ArmStore | None = None) -> RealViTResult:
+    """[`run_realvit`][] of [`QUICK`][] or [`FULL`][] with the config overrides `readings`
+    (field → value, e.g. ``{"mask_ratio": 0.75}``); arms already run in this process are
+    reused (the claim's readings and the figures fig1 and fig3 share them), and inside a
+    ``--cache DIR`` block of the checks and figures (or with `store`) kept in its
+    [`ArmStore`][]. `stand_in`: see [`load_data`][] (the quick figures set it; the claim
+    never does)."""
+    from theorylab.core.sweep import active_cache
+
+    if store is None and (folder := active_cache()) is not None:
+        store = ArmStore(folder)
+    cfg = replace(QUICK if quick else FULL, **(readings or {}))
+    return run_realvit(cfg, stand_in=stand_in, store=store)
 
 
-cached_realvit.cache_clear = _cached.cache_clear  # type: ignore[attr-defined]
+# -- summaries -------------------------------------------------------------------------------------
+#: The last layer's oriented differences that decide the claim: name → (column, orientation,
+#: scale); the per-seed difference is orientation × (CL − MAE) / scale, positive when CL's
+#: attention is the more global one ("uniform": divided by uniform attention's value).
+ORIENTED = {"distance": ("distance_patches", +1, "uniform"),
+            "nmi": ("nmi", -1, None),
+            "moved": ("js_start", +1, None)}
 
 
-# -- command line ----------------------------------------------------------------------------------
-def main(argv: list[str] | None = None) -> int:
-    """``python -m theorylab.huang2024.realvit --setting {quick,full,large} --out DIR
-    [--device cpu|cuda] [--seeds 0 1 2]``: train one setting and write ``realvit.csv`` (the
-    metrics table) and ``realvit-loss.csv`` (the loss curves) into ``DIR``."""
-    ap = argparse.ArgumentParser(prog="python -m theorylab.huang2024.realvit",
-                                 description="Train the real-image MAE and CL ViTs of one "
-                                 "setting and write their attention metrics and loss curves.")
-    ap.add_argument("--setting", choices=sorted(SETTINGS), default="full")
-    ap.add_argument("--out", required=True, help="output folder (created)")
-    ap.add_argument("--device", default="cpu", help="torch device: cpu (default) or cuda")
-    ap.add_argument("--seeds", type=int, nargs="+", help="replace the setting's seeds")
-    args = ap.parse_args(argv)
-    if args.device not in ("cpu", "cuda"):
-        print(f"error: --device: must be cpu or cuda (got {args.device!r})", file=sys.stderr)
-        return 2
-    if args.device == "cuda" and not torch.cuda.is_available():
-        print("error: --device: cuda requested but torch.cuda.is_available() is False",
-              file=sys.stderr)
-        return 2
-    cfg = SETTINGS[args.setting]
-    if args.seeds:
-        try:
-            cfg = replace(cfg, seeds=tuple(args.seeds))
-        except ValueError as exc:
-            print(f"error: --seeds: {exc}", file=sys.stderr)
-            return 2
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    res = run_realvit(cfg, device=args.device)
-    write_csv(out / "realvit.csv", res.table)
-    write_csv(out / "realvit-loss.csv", res.curves)
-    print(f"{args.setting}: {len(cfg.seeds)} seed(s) × {cfg.epochs_of('mae')} MAE / "
-          f"{cfg.epochs} CL epochs of {cfg.steps_per_epoch} steps in "
-          f"{res.seconds:.0f} s on {args.device}; wrote {out / 'realvit.csv'} and "
-          f"{out / 'realvit-loss.csv'}")
-    return 0
+def oriented_differences(table: pd.DataFrame, name: str) -> np.ndarray:
+    """Per seed (in seed order), the oriented difference `name` of [`ORIENTED`][] on the last
+    layer's head means; a single NaN when the MAE or CL rows are missing."""
+    col, sign, scale = ORIENTED[name]
+    last = head_average(table, layer=-1)
+    piv = last.pivot_table(index="seed", columns="model", values=col, aggfunc="mean")
+    if not {"mae", "cl"} <= set(piv.columns):
+        return np.array([np.nan])
+    d = sign * (piv["cl"] - piv["mae"]).to_numpy(float)
+    if scale == "uniform":
+        u = piv["uniform"].to_numpy(float) if "uniform" in piv else np.full(d.shape, np.nan)
+        d = d / u
+    return d
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def head_average(table: pd.DataFrame, layer: int | None = None) -> pd.DataFrame:
+    """The ``head = −1`` rows (means over heads), one per (seed, model, layer); with `layer`,
+    only that layer's (−1: the last layer of the table)."""
+    out = table[table["head"] == -1]
+    if layer is not None and "layer" in out:
+        out = out[out["layer"] == (int(out["layer"].max()) if layer == -1 else layer)]
+    return out.reset_index(drop=True)
+
+
+def seed_summary(table: pd.DataFrame, layer: int = -1,
+                 metrics: tuple[str, ...] = METRICS, head: int = -1) -> pd.DataFrame:
+    """Mean and 95 % t-interval over the seeds of `metrics` of one `layer` (−1: the last) and
+    `head` (−1: the head means): one row per (model, metric), columns ``model``, ``metric``,
+    ``mean``, ``lo``, ``hi``, ``n_seeds`` (``lo``/``hi`` NaN with one seed)."""
+    last = int(table["layer"].max()) if layer == -1 else layer
+    sub = table[(table["layer"] == last) & (table["head"] == head)]
+    rows = []
+    for model in sub.model.unique():
+        g = sub[sub.model == model]
+        for m in metrics:
+            mean, lo, hi = t_interval(g[m].to_numpy(float))
+            rows.append({"model": model, "metric": m, "mean": mean, "lo": lo, "hi": hi,
+                         "n_seeds": len(g)})
+    return pd.DataFrame(rows)

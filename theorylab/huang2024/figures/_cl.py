@@ -76,7 +76,7 @@ FIG1_CAPTION = (
     "of coefficients and masks, cluster 0, with the areas outlined (thick: the global area). "
     "One query in a local area, one in the global area. Bottom row, real images: the last "
     "block of the small ViT of theorylab.huang2024.realvit trained by MAE and by CL from the "
-    "same initialisation (seed 0) on uncentred Fashion-MNIST items (14×14 at random offsets "
+    "same local start (seed 0) on uncentred Fashion-MNIST items (14×14 at random offsets "
     "on a 28×28 canvas), head-averaged attention of two query patches (star: one near the "
     "centre, one near a corner) on one held-out image. Each row has one colour scale, from 0 "
     "to the row's largest weight; the red mark on its colour bar is the uniform weight 1/P, "

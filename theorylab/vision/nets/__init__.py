@@ -1,20 +1,40 @@
 """Plain-torch networks for the image figures: patchify, a small ViT (vanilla or positional
 attention), small VGG-like and ResNet-like CNNs, a short seeded training loop (optionally with
-random translations by whole patches), and self-supervised training of the ViT by masked
-reconstruction (MAE) and contrastive learning (CL)."""
+random translations by whole patches), and a seed-batched ViT ([`SeedViT`][]: several seeds'
+models in one set of weights, with a learned relative-position bias and a local or
+from-scratch start) trained by masked reconstruction (MAE) and contrastive learning (CL),
+every seed in one optimiser step ([`train_seeds`][])."""
 
-from theorylab.vision.nets._augment import augment_view, random_patch_shifts, translate_images
+from theorylab.vision.nets._augment import random_patch_shifts, translate_images
 from theorylab.vision.nets._cnn import SmallResNet, SmallVGG
 from theorylab.vision.nets._patch import patchify, unpatchify
+from theorylab.vision.nets._seedvit import (
+    INITS,
+    SeedBlock,
+    SeedLayerNorm,
+    SeedLinear,
+    SeedMLP,
+    SeedViT,
+    clip_grad_norm_per_seed_,
+    decay_groups,
+    local_bias,
+    patchify_seeds,
+    relative_offsets,
+)
 from theorylab.vision.nets._ssl import (
-    MaskedEncoder,
-    SSLConfig,
+    OBJECTIVES,
+    Augment,
+    SeedStreams,
+    SSLSchedule,
+    augment,
+    cl_projector,
     info_nce,
+    mae_decoder,
     mae_loss,
+    mean_predictor_mse,
     place_items,
-    random_offsets,
-    random_patch_mask,
-    train_ssl,
+    random_masks,
+    train_seeds,
 )
 from theorylab.vision.nets._train import (
     TrainConfig,
@@ -28,30 +48,45 @@ from theorylab.vision.nets._train import (
 from theorylab.vision.nets._vit import Attention, Block, ViT, cosine_similarity_matrix
 
 __all__ = [
+    "INITS",
+    "OBJECTIVES",
     "Attention",
+    "Augment",
     "Block",
-    "MaskedEncoder",
-    "SSLConfig",
+    "SSLSchedule",
+    "SeedBlock",
+    "SeedLayerNorm",
+    "SeedLinear",
+    "SeedMLP",
+    "SeedStreams",
+    "SeedViT",
     "SmallResNet",
     "SmallVGG",
     "TrainConfig",
     "TrainResult",
     "ViT",
-    "augment_view",
+    "augment",
+    "cl_projector",
+    "clip_grad_norm_per_seed_",
     "cosine_similarity_matrix",
     "cpu_threads",
+    "decay_groups",
     "evaluate",
     "info_nce",
+    "local_bias",
+    "mae_decoder",
     "mae_loss",
+    "mean_predictor_mse",
     "param_groups",
     "patchify",
+    "patchify_seeds",
     "place_items",
-    "random_offsets",
-    "random_patch_mask",
+    "random_masks",
     "random_patch_shifts",
+    "relative_offsets",
     "resolve_device",
     "train_classifier",
-    "train_ssl",
+    "train_seeds",
     "translate_images",
     "unpatchify",
 ]

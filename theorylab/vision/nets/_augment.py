@@ -1,5 +1,4 @@
-"""Data augmentation for the image figures and the self-supervised training: random
-translations by whole patches, and the contrastive views of [`augment_view`][].
+"""Data augmentation for the image figures: random translations by whole patches.
 
 A ViT sees its image as a grid of patches; translating the image by a whole number of patches
 moves every patch to a neighbouring grid cell without cutting it. Trained on such translated
@@ -12,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["augment_view", "random_patch_shifts", "translate_images"]
+__all__ = ["random_patch_shifts", "translate_images"]
 
 
 def translate_images(images: torch.Tensor, shifts: torch.Tensor, fill: float = 0.0
@@ -58,20 +57,3 @@ def random_patch_shifts(n: int, max_patches: int, patch_size: int,
                          f"{patch_size}")
     k = torch.randint(-max_patches, max_patches + 1, (n, 2), generator=generator)
     return k * patch_size
-
-
-def augment_view(images: torch.Tensor, gen: torch.Generator, fill: float, *, shift: int,
-                 noise: float) -> torch.Tensor:
-    """One contrastive view: translation by up to ``shift`` pixels per axis, horizontal flip
-    with probability ½, contrast × U[0.6, 1.4] and brightness + U[−0.4, 0.4] (standardised
-    units), Gaussian noise of standard deviation ``noise``. The random numbers are drawn on
-    the CPU (one generator, the same on every device)."""
-    n = images.shape[0]
-    shifts = torch.randint(-shift, shift + 1, (n, 2), generator=gen)
-    x = translate_images(images, shifts, fill)
-    dev = images.device
-    flip = (torch.rand(n, generator=gen) < 0.5).to(dev)
-    x = torch.where(flip[:, None, None, None], x.flip(-1), x)
-    c = (0.6 + 0.8 * torch.rand(n, 1, 1, 1, generator=gen)).to(dev)
-    b = (0.8 * torch.rand(n, 1, 1, 1, generator=gen) - 0.4).to(dev)
-    return x * c + b + noise * torch.randn(x.shape, generator=gen).to(dev)

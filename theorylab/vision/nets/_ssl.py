@@ -1,20 +1,28 @@
-"""Self-supervised training of a [`ViT`][theorylab.vision.nets.ViT] on images: masked
-reconstruction (MAE, SimMIM-style) and contrastive learning (CL, SimCLR-style InfoNCE).
+"""Self-supervised training of a seed-batched ViT ([`SeedViT`][theorylab.vision.nets.SeedViT]):
+masked reconstruction (MAE) and contrastive learning (CL), with one augmentation pipeline for
+both, every seed of the batch trained in one optimiser step.
 
-- [`MaskedEncoder`][]: the ViT's blocks on patch tokens, with a learned mask token that
-  replaces the embeddings of masked patches before the positional encodings are added (so a
-  masked patch's query carries only its position), and the attention maps of every block.
-- [`mae_loss`][]: the mean squared error of a light decoder's pixels on the masked patches
-  only; [`random_patch_mask`][]: exactly round(ratio·P) masked patches per image.
-- [`info_nce`][]: symmetric InfoNCE on cosine similarities over a temperature, the other
-  images of the batch as negatives; the views come from
-  [`augment_view`][theorylab.vision.nets.augment_view].
-- [`place_items`][], [`random_offsets`][]: items pasted on a canvas at given or random
-  offsets (an object anywhere on the patch grid).
-- [`train_ssl`][]: AdamW with [`param_groups`][theorylab.vision.nets.param_groups], linear
-  warm-up (5 % of the steps) and cosine decay, gradient clipping at 1, one seeded batch order
-  per seed (the same for both objectives) and one seeded generator for placements, masks and
-  views; returns the mean loss of every epoch.
+- **Views** ([`augment`][]): an item (smaller than the canvas) is flipped horizontally with
+  probability ½, pasted at a uniformly random offset on a canvas of background (a translation
+  over the whole canvas: what a patch sees depends on where the object sits, so locality
+  matters), then its contrast is scaled by U[0.6, 1.4], its brightness shifted by U[−0.4, 0.4]
+  (standardised units) and Gaussian pixel noise added. MAE sees one view per image, CL two.
+  No CutMix or crops that paste pieces of other images.
+- **MAE** ([`mae_loss`][]): a random fraction of the patches of each view (exactly
+  ``round(ratio·P)``) is replaced by the mask token; a per-token decoder (LayerNorm + linear)
+  predicts the pixels; the loss is the squared error per pixel averaged over the masked patches.
+- **CL** ([`info_nce`][]): the encoder's output tokens are averaged (global average pooling, no
+  CLS token), a two-layer projection head maps them, and the symmetric InfoNCE loss with
+  cosine similarities over a temperature τ takes the other view of the same image as the
+  positive and the other images of the batch as negatives.
+- **Optimisation** ([`train_seeds`][]): AdamW (weight decay on weight matrices only, see
+  [`decay_groups`][theorylab.vision.nets.decay_groups]), linear warm-up then cosine decay,
+  gradient clipping at 1 per seed; the loss summed over seeds, so each seed's gradient is its
+  own. Every random draw of seed s (batch order, flips, offsets, jitter, noise, masks) comes
+  from seed s's own generators.
+
+The random numbers are drawn on the device of the data (CPU generators on the CPU, CUDA
+generators on a GPU), so a run is reproducible on one device and differs between devices.
 """
 
 from __future__ import annotations
@@ -25,166 +33,274 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.nn import functional
 
-from theorylab.vision.nets._augment import augment_view, translate_images
-from theorylab.vision.nets._patch import patchify
-from theorylab.vision.nets._train import TrainConfig, param_groups
-from theorylab.vision.nets._vit import ViT
+from theorylab.vision.nets._seedvit import (
+    SeedLayerNorm,
+    SeedLinear,
+    SeedMLP,
+    SeedViT,
+    clip_grad_norm_per_seed_,
+    decay_groups,
+    patchify_seeds,
+)
 
-__all__ = ["OBJECTIVES", "MaskedEncoder", "SSLConfig", "info_nce", "mae_loss", "place_items",
-           "random_offsets", "random_patch_mask", "train_ssl"]
+__all__ = ["OBJECTIVES", "Augment", "SSLSchedule", "place_items", "augment", "random_masks",
+           "mae_decoder", "cl_projector", "mae_loss", "info_nce", "mean_predictor_mse",
+           "SeedStreams", "train_seeds"]
 
-#: The self-supervised objectives of [`train_ssl`][].
+#: The objectives of [`train_seeds`][].
 OBJECTIVES = ("mae", "cl")
 
 
-class MaskedEncoder(nn.Module):
-    """The blocks of a [`ViT`][theorylab.vision.nets.ViT] run on patch tokens, with an optional
-    learned mask token replacing the embeddings of masked patches (before the positional
-    encodings are added)."""
-
-    def __init__(self, vit: ViT) -> None:
-        super().__init__()
-        self.vit = vit
-        self.mask_token = nn.Parameter(torch.zeros(vit.pos.shape[1]))
-
-    def tokens(self, images: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        x = self.vit.embed(patchify(images, self.vit.patch_size))
-        if mask is not None:
-            x = torch.where(mask[..., None], self.mask_token.to(x.dtype), x)
-        return x + self.vit.pos
-
-    def forward(self, images: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        x = self.tokens(images, mask)
-        for blk in self.vit.blocks:
-            x = blk(x)
-        return self.vit.norm(x)
-
-    @torch.no_grad()
-    def attentions(self, images: torch.Tensor) -> torch.Tensor:
-        """(layers, B, heads, P, P) attention of every block on clean images."""
-        x = self.tokens(images)
-        out = []
-        for blk in self.vit.blocks:
-            out.append(blk.attn.attention(blk.norm1(x)))
-            x = blk(x)
-        return torch.stack(out)
-
-    def last_attention(self, images: torch.Tensor) -> torch.Tensor:
-        """(B, heads, P, P) attention of the last block on clean images."""
-        return self.attentions(images)[-1]
-
-
-def place_items(items: torch.Tensor, offsets: torch.Tensor, fill: float,
-                canvas: int = 28) -> torch.Tensor:
-    """Items ``(B, C, s, s)`` pasted on ``canvas × canvas`` backgrounds of value `fill`, item b
-    with its top-left pixel at ``offsets[b] = (row, column)``, ``0 ≤ offset ≤ canvas − s``."""
-    s = items.shape[-1]
-    off = torch.as_tensor(offsets, dtype=torch.int64).reshape(-1, 2)
-    if int(off.min()) < 0 or int(off.max()) > canvas - s:
-        raise ValueError(f"offsets: must lie in [0, {canvas - s}] (got {off.min()}..{off.max()})")
-    pad = nn.functional.pad(items, (0, canvas - s, 0, canvas - s), value=fill)
-    return translate_images(pad, off, fill)
-
-
-def random_offsets(n: int, largest: int, gen: torch.Generator) -> torch.Tensor:
-    """(n, 2) uniform top-left offsets in 0 … ``largest`` (both axes)."""
-    return torch.randint(0, largest + 1, (n, 2), generator=gen)
-
-
-def random_patch_mask(n: int, P: int, ratio: float, gen: torch.Generator) -> torch.Tensor:
-    """(n, P) bool: exactly round(ratio·P) masked patches per image, uniformly at random."""
-    m = int(round(ratio * P))
-    order = torch.rand(n, P, generator=gen).argsort(dim=1)
-    return order < m
-
-
-def mae_loss(enc: MaskedEncoder, decoder: nn.Module, images: torch.Tensor, mask: torch.Tensor
-             ) -> torch.Tensor:
-    """Mean squared error of the decoded pixels on the masked patches only."""
-    pred = decoder(enc(images, mask))
-    target = patchify(images, enc.vit.patch_size)
-    err = ((pred - target) ** 2).mean(dim=-1)
-    return (err * mask).sum() / mask.sum().clamp_min(1)
-
-
-def info_nce(z1: torch.Tensor, z2: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Symmetric InfoNCE: row i of view 1 against every row of view 2 (positive: i; negatives:
-    the other images of the batch), cosine similarity over τ, and the same from view 2."""
-    z1 = nn.functional.normalize(z1, dim=-1)
-    z2 = nn.functional.normalize(z2, dim=-1)
-    logits = z1 @ z2.T / temperature
-    target = torch.arange(z1.shape[0], device=z1.device)
-    return 0.5 * (nn.functional.cross_entropy(logits, target)
-                  + nn.functional.cross_entropy(logits.T, target))
-
-
 @dataclass(frozen=True)
-class SSLConfig:
-    """Optimisation of [`train_ssl`][] and the objectives' settings: ``epochs``,
-    ``batch_size``, ``lr``, ``weight_decay`` (AdamW); ``mask_ratio`` (MAE: the masked fraction
-    of patches); ``temperature`` (CL: τ), ``shift`` and ``noise`` (CL views: the largest
-    translation in pixels and the pixel noise of [`augment_view`][theorylab.vision.nets
-    .augment_view])."""
+class Augment:
+    """The view of an item: canvas side (pixels), flip probability, contrast range
+    [1 − contrast, 1 + contrast], brightness range [−brightness, brightness], noise standard
+    deviation (module docstring)."""
 
-    epochs: int
-    batch_size: int
-    lr: float
-    weight_decay: float
-    mask_ratio: float = 0.6
-    temperature: float = 0.2
-    shift: int = 4
+    canvas: int = 28
+    flip: float = 0.5
+    contrast: float = 0.4
+    brightness: float = 0.4
     noise: float = 0.1
 
 
-def train_ssl(objective: str, enc: MaskedEncoder, head: nn.Module, items: torch.Tensor,
-              cfg: SSLConfig, seed: int, fill: float,
-              place: Callable[[torch.Tensor, torch.Generator], torch.Tensor]) -> list[float]:
-    """Train ``enc`` (and ``head``: the decoder or the projection head) in place on ``items``
-    by ``objective`` ("mae" or "cl"), each image made from its item by ``place(items,
-    generator)`` at every use; returns the mean loss of every epoch. The batch order is drawn
-    from a generator seeded by ``seed`` (the same for both objectives); placements, masks and
-    views from one seeded by ``seed + 7919``, on the CPU (the same numbers on every device)."""
-    if objective not in OBJECTIVES:
-        raise ValueError(f"objective: must be one of {OBJECTIVES} (got {objective!r})")
+def place_items(items: torch.Tensor, offsets: torch.Tensor, fill, canvas: int, *,
+                check: bool = True) -> torch.Tensor:
+    """Items ``(..., C, s, s)`` pasted on ``canvas × canvas`` backgrounds: item i with its
+    top-left pixel at ``offsets[i] = (row, column)`` (``(..., 2)`` integers in
+    [0, canvas − s]), every other pixel `fill` (a number, or a tensor broadcasting against the
+    leading axes ``(...)``). One gather, no loop over offsets. `check`: validate the offsets'
+    range (a device synchronisation; [`augment`][] draws them in range and skips it)."""
+    *lead, C, s, s2 = items.shape
+    if s != s2 or s > canvas:
+        raise ValueError(f"items: must be square and at most {canvas} pixels (got {s}×{s2})")
+    off = offsets.to(device=items.device, dtype=torch.int64)
+    if off.shape != (*lead, 2):
+        raise ValueError(f"offsets: must have shape {(*lead, 2)} (got {tuple(off.shape)})")
+    if check and off.numel() and (int(off.min()) < 0 or int(off.max()) > canvas - s):
+        raise ValueError(f"offsets: must lie in [0, {canvas - s}] (got {int(off.min())}.."
+                         f"{int(off.max())})")
+    ar = torch.arange(canvas, device=items.device)
+    rows = ar - off[..., 0:1]  # (..., canvas): the item row shown at each canvas row
+    cols = ar - off[..., 1:2]
+    vr = (rows >= 0) & (rows < s)
+    vc = (cols >= 0) & (cols < s)
+    ri = rows.clamp(0, s - 1)[..., None, :, None].expand(*lead, C, canvas, s)
+    x = torch.gather(items, -2, ri)
+    ci = cols.clamp(0, s - 1)[..., None, None, :].expand(*lead, C, canvas, canvas)
+    x = torch.gather(x, -1, ci)
+    valid = (vr[..., :, None] & vc[..., None, :])[..., None, :, :]
+    fill_t = torch.as_tensor(fill, dtype=items.dtype, device=items.device)
+    if fill_t.ndim:
+        fill_t = fill_t.reshape(*fill_t.shape, 1, 1, 1)
+    return torch.where(valid, x, fill_t)
+
+
+class SeedStreams:
+    """One generator per seed and per purpose (batch order, augmentations) on `device`, each
+    seeded from the seed alone, so a seed's draws do not depend on the other seeds."""
+
+    ORDER, AUGMENT = 0, 7919
+
+    def __init__(self, seeds: tuple[int, ...], device: torch.device | str = "cpu") -> None:
+        dev = torch.device(device)
+        self.device = dev
+        self.order = [torch.Generator(device=dev).manual_seed(s + self.ORDER) for s in seeds]
+        self.aug = [torch.Generator(device=dev).manual_seed(s + self.AUGMENT) for s in seeds]
+
+    def stack(self, draw: Callable[[torch.Generator], torch.Tensor],
+              gens: list[torch.Generator] | None = None) -> torch.Tensor:
+        """``stack([draw(g) for g in gens])`` (default: the augmentation generators)."""
+        return torch.stack([draw(g) for g in (self.aug if gens is None else gens)])
+
+
+def augment(items: torch.Tensor, streams: SeedStreams, fill: torch.Tensor,
+            aug: Augment) -> torch.Tensor:
+    """One view of each item ``(S, B, C, s, s)`` → ``(S, B, C, canvas, canvas)``; `fill`:
+    ``(S,)`` background per seed (module docstring)."""
+    S, B, C, s, _ = items.shape
     dev = items.device
-    model = nn.ModuleDict({"enc": enc, "head": head})
-    tc = TrainConfig(epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr,
-                     weight_decay=cfg.weight_decay)
-    opt = torch.optim.AdamW(param_groups(model, tc), lr=cfg.lr)
-    n = items.shape[0]
-    bs = min(cfg.batch_size, n)
-    per_epoch = max(1, n // bs)
-    total = per_epoch * cfg.epochs
-    warm = max(1, int(0.05 * total))
-    order_gen = torch.Generator().manual_seed(seed)  # the same batch order for MAE and CL
-    aug_gen = torch.Generator().manual_seed(seed + 7919)
-    step, curve = 0, []
+    hi = aug.canvas - s + 1
+    flip = streams.stack(lambda g: torch.rand(B, generator=g, device=dev) < aug.flip)
+    x = torch.where(flip[..., None, None, None], items.flip(-1), items)
+    off = streams.stack(lambda g: torch.randint(0, hi, (B, 2), generator=g, device=dev))
+    x = place_items(x, off, fill[:, None], aug.canvas, check=False)
+    c = streams.stack(lambda g: 1 + aug.contrast * (2 * torch.rand(B, generator=g, device=dev)
+                                                    - 1))
+    b = streams.stack(lambda g: aug.brightness * (2 * torch.rand(B, generator=g, device=dev)
+                                                  - 1))
+    x = x * c[..., None, None, None] + b[..., None, None, None]
+    if aug.noise:
+        x = x + aug.noise * streams.stack(
+            lambda g: torch.randn(x.shape[1:], generator=g, device=dev))
+    return x
+
+
+def random_masks(streams: SeedStreams, B: int, P: int, ratio: float) -> torch.Tensor:
+    """(S, B, P) bool: exactly ``round(ratio·P)`` masked patches per view, uniformly."""
+    m = int(round(ratio * P))
+    dev = streams.device
+    order = streams.stack(lambda g: torch.rand(B, P, generator=g, device=dev)).argsort(-1)
+    return order < m
+
+
+def mae_decoder(seeds: tuple[int, ...], dim: int, pixels: int) -> nn.Module:
+    """The per-token pixel decoder (LayerNorm + linear), seed s's weights from generator
+    ``s + 104729``."""
+    gens = [torch.Generator().manual_seed(s + 104729) for s in seeds]
+    return nn.Sequential(SeedLayerNorm(len(seeds), dim), SeedLinear(gens, dim, pixels))
+
+
+def cl_projector(seeds: tuple[int, ...], dim: int) -> nn.Module:
+    """The projection head (dim → 2·dim → dim, GELU), seed s's weights from generator
+    ``s + 104729``."""
+    gens = [torch.Generator().manual_seed(s + 104729) for s in seeds]
+    return SeedMLP(gens, dim, 2 * dim, dim)
+
+
+def mae_loss(model: SeedViT, decoder: nn.Module, images: torch.Tensor,
+             mask: torch.Tensor) -> torch.Tensor:
+    """(S,) mean squared error per pixel of the decoded masked patches of `images`
+    (S, B, C, H, W); `mask` (S, B, P)."""
+    pred = decoder(model(images, mask))
+    err = ((pred - patchify_seeds(images, model.patch_size)) ** 2).mean(-1)
+    m = mask.to(err.dtype)
+    return (err * m).sum((1, 2)) / m.sum((1, 2)).clamp_min(1)
+
+
+def info_nce(z1: torch.Tensor, z2: torch.Tensor, temperature: float) -> torch.Tensor:
+    """(S,) symmetric InfoNCE of the embeddings (S, B, k) of two views: row i of view 1 against
+    every row of view 2 (positive i, negatives the other B − 1), cosine similarity over τ, and
+    the same from view 2. Equal embeddings for every image give log B."""
+    S, B, _ = z1.shape
+    z1 = functional.normalize(z1, dim=-1)
+    z2 = functional.normalize(z2, dim=-1)
+    logits = z1 @ z2.transpose(1, 2) / temperature
+    target = torch.arange(B, device=z1.device).expand(S, B)
+    a = functional.cross_entropy(logits.transpose(1, 2), target, reduction="none").mean(1)
+    b = functional.cross_entropy(logits, target, reduction="none").mean(1)
+    return 0.5 * (a + b)
+
+
+@torch.no_grad()
+def mean_predictor_mse(items: torch.Tensor, streams: SeedStreams, fill: torch.Tensor,
+                       aug: Augment, n: int = 2048) -> torch.Tensor:
+    """(S,) the MAE loss of the best predictor that ignores the visible patches: every masked
+    pixel predicted by its mean over views (it knows the pixel's position), i.e. the mean over
+    pixels of the per-pixel variance of `n` views of the items (S, N, C, s, s)."""
+    S, N = items.shape[:2]
+    idx = streams.stack(lambda g: torch.randint(0, N, (n,), generator=g, device=items.device))
+    x = augment(items[torch.arange(S, device=items.device)[:, None], idx], streams, fill, aug)
+    return x.var(dim=1, unbiased=True).mean(dim=(1, 2, 3))
+
+
+@dataclass(frozen=True)
+class SSLSchedule:
+    """Optimisation of [`train_seeds`][]: ``steps`` optimiser steps on batches of
+    ``batch_size`` items per seed (a fresh permutation of the items whenever one is used up),
+    peak learning rate ``lr`` after ``warmup`` of the steps (a fraction), cosine decay to 0,
+    AdamW ``weight_decay``, per-seed gradient clipping at ``clip``."""
+
+    steps: int
+    batch_size: int
+    lr: float
+    weight_decay: float = 0.05
+    warmup: float = 0.05
+    clip: float = 1.0
+
+    def lr_at(self, step: int) -> float:
+        """The learning rate of optimiser step `step` (0-based)."""
+        warm = max(1, int(self.warmup * self.steps))
+        if step < warm:
+            return self.lr * (step + 1) / warm
+        t = (step - warm) / max(1, self.steps - warm)
+        return self.lr * 0.5 * (1 + math.cos(math.pi * t))
+
+
+def _batches(N: int, B: int, streams: SeedStreams, device) -> Callable[[], torch.Tensor]:
+    """A function returning the next (S, B) item indices: per seed, consecutive slices of a
+    permutation of the N items, a new permutation when fewer than B remain."""
+    state = {"perm": None, "pos": N}
+
+    def nxt() -> torch.Tensor:
+        if state["pos"] + B > N:
+            state["perm"] = streams.stack(
+                lambda g: torch.randperm(N, generator=g, device=device), streams.order)
+            state["pos"] = 0
+        i = state["pos"]
+        state["pos"] += B
+        return state["perm"][:, i:i + B]
+
+    return nxt
+
+
+def train_seeds(objective: str, model: SeedViT, head: nn.Module, items: torch.Tensor,
+                fill: torch.Tensor, schedule: SSLSchedule, aug: Augment, *,
+                mask_ratio: float = 0.6, temperature: float = 0.2,
+                streams: SeedStreams | None = None,
+                checkpoints: tuple[int, ...] = (),
+                on_checkpoint: Callable[[int], None] | None = None,
+                progress: Callable[[int], None] | None = None) -> torch.Tensor:
+    """Train `model` and `head` (the [`mae_decoder`][] or the [`cl_projector`][]) in place by
+    `objective` (``"mae"`` or ``"cl"``) on the items (S, N, C, s, s) of every seed; `fill`
+    (S,) the background. Returns the (steps + 1, S) losses: row 0 the loss of the untrained
+    model on the first batch (no step taken), row t the loss of step t's batch before its
+    update. ``on_checkpoint(t)`` is called (in eval mode, no gradients) after t steps for each t
+    in `checkpoints` (0: before training); ``progress(t)`` after every step."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective: must be one of {list(OBJECTIVES)} (got {objective!r})")
+    dev = items.device
+    S, N = items.shape[:2]
+    streams = streams or SeedStreams(model.seeds, dev)
+    B = min(schedule.batch_size, N)
+    nxt = _batches(N, B, streams, dev)
+    params = list(model.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(decay_groups(nn.ModuleList([model, head]), schedule.weight_decay),
+                            lr=schedule.lr)
+    seed_axis = torch.arange(S, device=dev)[:, None]
+    losses = torch.zeros(schedule.steps + 1, S, device=dev)
+    marks = set(checkpoints)
+
+    def loss_of(idx: torch.Tensor) -> torch.Tensor:
+        batch = items[seed_axis, idx]
+        if objective == "mae":
+            x = augment(batch, streams, fill, aug)
+            mask = random_masks(streams, B, model.num_patches, mask_ratio)
+            return mae_loss(model, head, x, mask)
+        v1 = augment(batch, streams, fill, aug)
+        v2 = augment(batch, streams, fill, aug)
+        return info_nce(head(model(v1).mean(2)), head(model(v2).mean(2)), temperature)
+
+    def checkpoint(t: int) -> None:
+        if t in marks and on_checkpoint is not None:
+            model.eval()
+            head.eval()
+            on_checkpoint(t)
+            model.train()
+            head.train()
+
     model.train()
-    for _ in range(cfg.epochs):
-        order = torch.randperm(n, generator=order_gen)
-        losses = []
-        for b in range(per_epoch):
-            ib = items[order[b * bs:(b + 1) * bs].to(dev)]
-            lr = (cfg.lr * (step + 1) / warm if step < warm else
-                  cfg.lr * 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm))))
-            for g in opt.param_groups:
-                g["lr"] = lr
-            if objective == "mae":
-                xb = place(ib, aug_gen)
-                mask = random_patch_mask(xb.shape[0], enc.vit.num_patches, cfg.mask_ratio,
-                                         aug_gen).to(dev)
-                loss = mae_loss(enc, head, xb, mask)
-            else:
-                v1, v2 = (augment_view(place(ib, aug_gen), aug_gen, fill, shift=cfg.shift,
-                                       noise=cfg.noise) for _ in range(2))
-                loss = info_nce(head(enc(v1).mean(1)), head(enc(v2).mean(1)), cfg.temperature)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            losses.append(loss.detach())
-            step += 1
-        curve.append(float(torch.stack(losses).mean()))
+    head.train()
+    idx0 = nxt()
+    with torch.no_grad():
+        losses[0] = loss_of(idx0)
+    checkpoint(0)
+    idx = idx0
+    for t in range(schedule.steps):
+        for g in opt.param_groups:
+            g["lr"] = schedule.lr_at(t)
+        loss = loss_of(idx)
+        opt.zero_grad(set_to_none=True)
+        loss.sum().backward()
+        clip_grad_norm_per_seed_(params, schedule.clip)
+        opt.step()
+        losses[t + 1] = loss.detach()
+        checkpoint(t + 1)
+        if progress is not None:
+            progress(t + 1)
+        idx = nxt()
     model.eval()
-    return curve
+    head.eval()
+    return losses.cpu()
