@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from theorylab.huang2024 import load_config, run_experiment
-from theorylab.huang2024.claims.thm44 import run_one
+from theorylab.huang2024.setups import cl_run_one
 from theorylab.huang2024.observables import CLEAN_COLUMNS
 
 
@@ -14,7 +14,7 @@ def test_cl_runs_record_the_clean_attention_of_the_claims():
     cfg = load_config("examples/huang2024_cl.toml").replace(
         data={"P": 24, "C1": 10, "C": 2}, train={"steps": 4, "record": "all"}).resolved()
     tr = run_experiment(cfg, progress=False).trajectory
-    ref = run_one(cfg, 1)
+    ref = cl_run_one(cfg, 1)
     for col, claim in zip(CLEAN_COLUMNS, ("attn_glob_lq", "attn_own_lq", "attn_glob_gq")):
         np.testing.assert_allclose(tr[col], ref[claim], rtol=0, atol=1e-15)
     s = cfg.data
