@@ -130,6 +130,19 @@ def test_export_one_run_and_gd_beside_flow(runs, tmp_path):
     ds.close()
 
 
+def test_export_replaces_only_its_own_file(runs, tmp_path, capsys):
+    mine = tmp_path / "mine.nc"
+    mine.write_text("a user's file")
+    assert main(["export", str(runs / "gd"), "--out", str(mine)]) == 2
+    assert mine.read_text() == "a user's file"  # never overwritten unasked
+    assert "refusing to overwrite" in capsys.readouterr().err
+    ours = tmp_path / "ours.nc"
+    assert main(["export", str(runs / "gd"), "--out", str(ours)]) == 0
+    assert main(["export", str(runs / "flow"), "--out", str(ours)]) == 0  # its own: replaced
+    assert main(["export", str(runs / "gd"), "--out", str(mine), "--force"]) == 0
+    assert mine.read_bytes().startswith(b"CDF")
+
+
 def test_export_and_phases_refuse_bad_input_in_one_line(runs, tmp_path, capsys):
     assert main(["export", str(runs / "gd"), "--out", str(tmp_path / "x.csv")]) == 2
     assert main(["phases", str(tmp_path / "nothing")]) == 2

@@ -232,7 +232,7 @@ def test_the_printed_resume_command_is_accepted(tmp_path):
         config, out, steps, device, dtype, backend, threads = (
             str(_cfg(tmp_path, steps=50)), str(tmp_path / "r"), None, "cpu", None, "numpy",
             None)
-        no_progress = True
+        no_progress, flow = True, False
 
     assert _run(Args.config, "--out", Args.out, "--device", "cpu", "--backend", "numpy") == 0
     argv = _resume_command(Args).split()[4:]  # after "python -m theorylab run"

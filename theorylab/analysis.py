@@ -449,9 +449,10 @@ def _sweep_dataset(sweep: SweepFiles):
     return runs_dataset(tables, attrs=attrs, labels=labels)
 
 
-def export(*sources, out: str | Path) -> Path:
+def export(*sources, out: str | Path, force: bool = False) -> Path:
     """[`to_dataset`][] of `sources` written to `out` (a ``.nc`` file, netCDF-3 through
-    scipy, atomically). Returns the path."""
+    scipy, atomically; an existing file that theorylab did not write only with `force`).
+    Returns the path."""
     from theorylab.core.export import write_netcdf
 
-    return write_netcdf(to_dataset(*sources), out)
+    return write_netcdf(to_dataset(*sources), out, force=force)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from theorylab.huang2024 import load_config, run_experiment
-from theorylab.huang2024.setups import cl_run_one
 from theorylab.huang2024.observables import CLEAN_COLUMNS
+from theorylab.huang2024.setups import cl_run_one
 
 
 def test_cl_runs_record_the_clean_attention_of_the_claims():

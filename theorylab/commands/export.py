@@ -6,8 +6,9 @@ Dimensions ``run`` × ``step`` (one run: ``step``), a ``time`` coordinate t = η
 config (TOML text) and provenance (theorylab version, git revision, host, export time) as
 attributes, each run's mode, folder and phase readings as coordinates. A run still going is
 exported as far as it is written (its rows so far): run the command again for a fresher file.
-Read it with ``xarray.open_dataset(FILE)``. Exit codes: 0, 2 on bad input (one line
-``error: <field>: ...``).
+Read it with ``xarray.open_dataset(FILE)``. An existing FILE is replaced only when theorylab
+wrote it (else ``--force``); the committed folders are refused. Exit codes: 0, 2 on bad input
+(one line ``error: <field>: ...``).
 """
 
 from __future__ import annotations
@@ -15,17 +16,21 @@ from __future__ import annotations
 import sys
 
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.faults import command
 
 
+@command("export")
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="theorylab export", description=__doc__.split("\n")[0])
     p.add_argument("source", nargs="+", help="run folders, or one sweep store")
     p.add_argument("--out", required=True, help="the netCDF file to write (.nc)")
+    p.add_argument("--force", action="store_true",
+                   help="replace --out even when it is not a file theorylab wrote")
     args = p.parse_args(argv)
     from theorylab.analysis import export
 
     try:
-        path = export(*args.source, out=args.out)
+        path = export(*args.source, out=args.out, force=args.force)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

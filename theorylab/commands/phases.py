@@ -18,8 +18,10 @@ import sys
 import pandas as pd
 
 from theorylab.core.cli import ArgumentParser
+from theorylab.core.faults import command
 
 
+@command("phases")
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="theorylab phases", description=__doc__.split("\n")[0])
     p.add_argument("source", help="a run folder (trajectory.csv, config.toml) or a sweep "

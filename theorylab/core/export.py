@@ -151,9 +151,30 @@ def runs_dataset(tables: Mapping[Any, pd.DataFrame], *, attrs: Mapping[str, Any]
     return ds
 
 
-def write_netcdf(ds, path: str | Path) -> Path:
+#: The global attribute that marks a netCDF file this module wrote (an existing file without
+#: it is never replaced without ``force``).
+WRITTEN_BY = ("written_by", "theorylab export")
+
+
+def written_by_export(path: str | Path) -> bool:
+    """Whether `path` is a netCDF-3 file that [`write_netcdf`][] wrote (its header holds the
+    [`WRITTEN_BY`][] attribute)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return False
+    return head.startswith(b"CDF") and WRITTEN_BY[1].encode() in head
+
+
+def write_netcdf(ds, path: str | Path, *, force: bool = False) -> Path:
     """Write `ds` to `path` as netCDF-3 (scipy engine), atomically (a reader never sees a
-    half-written file). Returns the path."""
+    half-written file). An existing file is replaced only when this function wrote it
+    ([`written_by_export`][]) or with `force`; the committed folders (figures/,
+    docs/results/, docs/performance/) are refused by any spelling. Returns the path."""
+    from .folders import check_new_file
+    from .provenance import refuse_foreign_committed
+
     path = Path(path)
     if path.suffix != ".nc":
         raise ValueError(f"out: must be a .nc file (got {str(path)!r})")
@@ -161,6 +182,10 @@ def write_netcdf(ds, path: str | Path) -> Path:
         raise ValueError(f"out: is a folder, not a .nc file (got {str(path)!r})")
     if not path.parent.is_dir():
         raise ValueError(f"out: no such folder {str(path.parent)!r}")
+    refuse_foreign_committed(path, None, what="theorylab export", field="out")
+    check_new_file(path, ours=written_by_export, force=force, field="out", what=".nc file")
+    ds = ds.copy()
+    ds.attrs = {WRITTEN_BY[0]: WRITTEN_BY[1], **ds.attrs}
     data = ds.to_netcdf(None, engine="scipy")
     atomic_write_bytes(path, bytes(data))
     return path
