@@ -169,6 +169,27 @@ def test_plot_the_readmes_delta_sweep_without_flags(delta_sweep, capsys):
     assert main(["plot", str(delta_sweep), "--value", "phi_own_lq"]) == 0  # final values
 
 
+def test_plot_a_zipped_ladder_draws_trajectories(tmp_path, monkeypatch):
+    """Zipped axes (P with its step size) are one line of points: the default plot draws their
+    kept trajectories, never a heat map over the two axes (a diagonal of cells)."""
+    import theorylab.commands.plot as plot
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[base_config.experiment]\npaper = "huang2024"\n'
+                    '[base_config.data]\nP = 16\nK = 1\nDelta = 0.5\nkappa_c = 0.25\n'
+                    '[base_config.train]\nengine = "population-reduced"\nz_nodes = 4\n'
+                    'lr = 32.0\nsteps = 6\n'
+                    '[sweep]\naxes = {"data.P" = [16, 64], "train.lr" = [32.0, 128.0]}\n'
+                    'mode = "zip"\nkeep = ["phi_glob_lq", "phi_own_lq"]\n')
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "s"), "--workers", "0",
+                 "--no-progress"]) == 0
+    drawn = []
+    monkeypatch.setattr(plot, "_plot_sweep_trajectories",
+                        lambda df, axes, *a, **k: drawn.append(axes) or tmp_path / "x.png")
+    plot.plot_sweep(tmp_path / "s")
+    assert drawn == [["data.P", "train.lr"]]
+
+
 def test_plot_a_run_draws_its_phase_readings(tiny_run):
     """The paper's hooks: the setting in the title, the phase readings of the run (none for
     this 12-step run, which never leaves its plateau, but the hook runs)."""

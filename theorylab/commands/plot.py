@@ -484,12 +484,13 @@ def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | Non
     x = x or (axes[0] if axes else None)
     if x is None:
         raise ValueError("x: the sweep has no axis; name a column with --x")
-    rest = [a for a in axes if a != x]
+    manifest = _manifest(source)
+    # zipped axes move together (one line of points): by default they are drawn against x alone
+    rest = [a for a in axes if a != x] if manifest.get("mode") != "zip" else []
     y = y if y is not None else (rest[0] if rest else None)
     if y == x:
         raise ValueError(f"y: must differ from x (got {y!r} for both)")
     numeric = _numeric(df)
-    manifest = _manifest(source)
     kept = [c for c in (manifest.get("keep") or []) if c in numeric] if isinstance(
         manifest.get("keep"), list) else []
     measured = kept or [c for c in numeric if c not in _SWEEP_META and c not in axes
