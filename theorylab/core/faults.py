@@ -32,8 +32,8 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["DISK_FULL", "NOT_ALLOWED", "command", "deferred_signals", "is_disk_full", "keeping",
-           "kept_line",
+__all__ = ["DISK_FULL", "NOT_ALLOWED", "check_stop", "command", "deferred_signals",
+           "is_disk_full", "keeping", "kept_line",
            "stop_code", "stop_name", "stop_signals", "written_since"]
 
 #: errno values of a full disk or an exhausted quota.
@@ -41,7 +41,7 @@ DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 #: errno values of a path the user may not write (or read).
 NOT_ALLOWED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
-_STATE: dict = {"signum": None}
+_STATE: dict = {"signum": None, "pending": False}
 _KEPT: list[Callable[[], str | None]] = []
 #: What the describers said as a fault passed through their blocks (innermost first).
 _SAID: list[str] = []
@@ -49,13 +49,24 @@ _SAID: list[str] = []
 
 def _on_signal(signum, frame) -> None:
     _STATE["signum"] = signum
+    _STATE["pending"] = True
     raise KeyboardInterrupt
+
+
+def check_stop() -> None:
+    """Raise ``KeyboardInterrupt`` again when a stop signal arrived and its interrupt was
+    swallowed on the way (Python only prints an exception raised in a finalizer or a callback
+    and goes on): the loops of long work (training steps, claims, figures, sweep points) call
+    it, so a Ctrl-C always stops the command."""
+    if _STATE["pending"]:
+        raise KeyboardInterrupt
 
 
 def stop_code() -> int:
     """The exit status of a command stopped by the last signal: 128 + its number (130 for
     SIGINT, which is also assumed when no signal was seen: a ``KeyboardInterrupt`` raised by
-    hand)."""
+    hand). Calling it marks the interrupt as handled."""
+    _STATE["pending"] = False
     return 128 + (_STATE["signum"] or signal.SIGINT)
 
 
@@ -72,7 +83,7 @@ def stop_signals() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    _STATE["signum"] = None
+    _STATE["signum"], _STATE["pending"] = None, False
     before = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
@@ -225,7 +236,10 @@ def command(name: str) -> Callable:
 
 def _ended(name: str, main: Callable[..., int], args, kwargs) -> int:
     try:
-        return main(*args, **kwargs)
+        code = main(*args, **kwargs)
+        if not _STATE["pending"]:
+            return code
+        raise KeyboardInterrupt  # a signal whose interrupt was swallowed on the way
     except KeyboardInterrupt:
         _say(f"{name}: interrupted by {stop_name()}; {kept_line()}")
         return stop_code()

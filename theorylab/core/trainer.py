@@ -552,6 +552,7 @@ def _train(engine: Engine, folder: RunFolder | None, *, steps, schedule, schema,
     try:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             for step in range(start, steps + 1):
+                faults.check_stop()
                 params = state[1]
                 record = step in schedule and step not in recorded
                 ev = engine.evaluate(params, step, need_grad=step < steps, record=record)

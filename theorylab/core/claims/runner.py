@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from theorylab.core import atomic_io as _io
-from theorylab.core.faults import is_disk_full
+from theorylab.core.faults import check_stop, is_disk_full
 from theorylab.core.missing import DataFileError, MissingDataError
 from theorylab.core.provenance import provenance, provenance_line, refuse_committed
 
@@ -64,6 +64,7 @@ def run_checks(claims: Mapping[str, Claim], keys: Sequence[str] | None = None, *
     made = provenance(quick)
     rows = []
     for key in tqdm(keys, desc="claims", disable=not show):
+        check_stop()
         claim = claims[key]
         t0 = time.perf_counter()
         base = {"paper": claim.paper, "kind": claim.kind, "claim": key, "label": claim.label}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from theorylab.core.atomic_io import atomic_write_text
+from theorylab.core.faults import check_stop
 from theorylab.core.figures.registry import (
     FigureContext,
     FigureResult,
@@ -155,6 +156,7 @@ def run_figures(
     skipped: dict[str, str] = {}
     bar = tqdm(specs, desc="figures", unit="fig", disable=not progress)
     for spec in bar:
+        check_stop()
         bar.set_postfix_str(spec.id)
         t0 = time.perf_counter()
         with figure_theme():

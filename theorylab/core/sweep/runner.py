@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from theorylab.core.faults import check_stop
 from theorylab.core.threads import usable_cores
 
 from .spec import Point, get_paper
@@ -355,6 +356,7 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
     try:
         if client is None:
             for p in todo:
+                check_stop()
                 finish(p, compute_point(p, threads))
         elif todo:
             from dask.distributed import as_completed
