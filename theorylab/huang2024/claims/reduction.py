@@ -2,7 +2,7 @@
 reduction of the reconstructed model against the same model's exact population GD; evidence
 for the engine that thm4.1, thm4.1-eps and thm4.2 run on, not for the paper).
 
-The ``population-reduced`` engine ([`theorylab.huang2024.engines._reduced`][]) is exact at
+The ``population-reduced`` engine (`theorylab.huang2024.engines._reduced`) is exact at
 Q⁰ = 0 and while the other areas' correlation φ_rest is 0; otherwise it neglects the rest's
 fluctuation, of relative size √v (recorded as ``neglect``). Checked here:
 

@@ -3,7 +3,7 @@ reaches L_MAE(Q^{(T*)}) − L* ≤ ε, with T* = O(P^{1−κ_c}·polylog(P)/η) 
 the theorem's T* was not read) for Δ ∈ [−0.5, −Ω(1)] ∪ [Ω(1), 1].
 
 Measured on the runs of thm4.2 (``population-reduced`` over P = n⁴ from 81 to 65536, both size
-families at fixed Δ; [`claims._mae`][theorylab.huang2024.claims._mae]): T* is the first step
+families at fixed Δ; `claims._mae`): T* is the first step
 with L − L* ≤ ε_rel (L⁰ − L*) ([`phase_readings`][theorylab.huang2024.phases.phase_readings]).
 Judged: every rung converges; T* increases with P; and T*'s exponent against x = (P/C)/η on
 the top of three sub-ladders is 1 within what a polylog(P) factor adds there plus the drift of

@@ -2,7 +2,7 @@
 prediction that the exact engines' phase readings are compared with in the derivation checks.
 
 The dynamics are those of the ``population-reduced`` engine
-([`theorylab.huang2024.engines._reduced`][]: seven numbers per query class, the rest areas in
+(`theorylab.huang2024.engines._reduced`: seven numbers per query class, the rest areas in
 mean field, neglected order √v recorded as ``neglect``), with every count summed exactly
 (``train.count_nodes = 0``), the config's step size and the ladders' stopping rule
 ([`stop_reached`][theorylab.huang2024.setups.stop_reached]). Derivation: docs/papers/
