@@ -228,12 +228,14 @@ def test_quick_fig1a_trains_with_translations_and_reports_locality(tmp_path):
 
 
 def test_fig1a_settings_are_its_own_and_captions_carry_the_labels():
+    from theorylab.jelassi2022.figures import _fig1a, _fig7
     from theorylab.jelassi2022.figures import _images as im
 
-    assert im.FIG1A_FULL["translate_patches"] == 1 and im.FIG1A_QUICK["translate_patches"] == 1
+    assert _fig1a.FIG1A_FULL["translate_patches"] == 1
+    assert _fig1a.FIG1A_QUICK["translate_patches"] == 1
     # Figures 6 and 7 train without translations (their settings lack the key: default 0)
-    for s in (im.VIT_FM_FULL, im.VIT_FM_QUICK, im.FIG7_FULL["fashion_mnist"],
-              im.FIG7_FULL["digits"]):
+    for s in (im.VIT_FM_FULL, im.VIT_FM_QUICK, _fig7.FIG7_FULL["fashion_mnist"],
+              _fig7.FIG7_FULL["digits"]):
         assert s.get("translate_patches", 0) == 0
     cap1a = figures.get_figure("jelassi2022-fig1a").caption
     assert "translations" in cap1a and "centred" in cap1a and "exchangeable" in cap1a
@@ -363,7 +365,7 @@ def test_positional_vit_uses_positions_only_through_attention():
 def test_vit_is_patch_permutation_equivariant_when_P_is_permuted():
     """A block permutation with g = patch size is a patch permutation: a ViT whose P rows are
     permuted the same way gives the same outputs (why Figure 5's ViT curve is flat)."""
-    from theorylab.jelassi2022.figures._images import _patch_permutation
+    from theorylab.jelassi2022.figures._fig5 import _patch_permutation
 
     torch.manual_seed(0)
     size, p = 8, 2
@@ -555,7 +557,7 @@ def test_locality_scores_on_constructed_similarities():
 
 @pytest.mark.parametrize(("size", "patch", "g"), [(16, 2, 2), (16, 2, 4), (16, 2, 8), (8, 2, 4)])
 def test_patch_permutation_induced_by_a_block_permutation(size, patch, g):
-    from theorylab.jelassi2022.figures._images import _patch_permutation
+    from theorylab.jelassi2022.figures._fig5 import _patch_permutation
 
     grid, k = size // patch, g // patch
     perm = block_permutation(size, g, seed=7)
@@ -576,7 +578,7 @@ def test_patch_permutation_induced_by_a_block_permutation(size, patch, g):
 
 
 def test_patch_permutation_rejects_blocks_smaller_than_patches():
-    from theorylab.jelassi2022.figures._images import _patch_permutation
+    from theorylab.jelassi2022.figures._fig5 import _patch_permutation
 
     with pytest.raises(ValueError, match="whole patches"):
         _patch_permutation(block_permutation(8, 1, seed=0), 8, 2)

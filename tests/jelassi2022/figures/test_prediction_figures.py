@@ -17,7 +17,7 @@ from theorylab.jelassi2022.figures._common import (  # noqa: E402
     measured_against_predicted,
     predicted_curves,
 )
-from theorylab.jelassi2022.figures._images import fig5_reading  # noqa: E402
+from theorylab.jelassi2022.figures._fig5 import fig5_reading  # noqa: E402
 from theorylab.jelassi2022.predictions import phase_i, phase_ii  # noqa: E402
 from theorylab.jelassi2022.setups import reference_config  # noqa: E402
 
