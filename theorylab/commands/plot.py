@@ -38,8 +38,7 @@ import pandas as pd
 from theorylab.core.atomic_io import atomic_write_bytes
 from theorylab.core.cli import ArgumentParser
 from theorylab.core.faults import NOT_ALLOWED, command
-from theorylab.core.folders import check_new_file, folder_kind
-from theorylab.core.provenance import refuse_foreign_committed
+from theorylab.core.folders import check_output_file, folder_kind
 
 __all__ = ["main", "phase_table", "plot_run", "plot_sweep"]
 
@@ -82,18 +81,11 @@ def written_by_plot(path: Path) -> bool:
 
 def _check_out(out: Path, *, default: bool, force: bool) -> Path:
     """``out`` as a PNG this command may write (``ValueError("out: ...")`` otherwise)."""
-    if out.suffix.lower() != ".png":
-        raise ValueError(f"out: must be a .png file (got {str(out)!r})")
-    if out.is_dir():
-        raise ValueError(f"out: is a folder, not a .png file (got {str(out)!r})")
-    if not out.parent.is_dir():
-        raise ValueError(f"out: no such folder {str(out.parent)!r}")
-    refuse_foreign_committed(out, None, what="theorylab plot", field="out")
 
     def ours(p: Path) -> bool:  # our PNG, or the default plot of a folder theorylab wrote
         return written_by_plot(p) or (default and folder_kind(p.parent) is not None)
 
-    return check_new_file(out, ours=ours, force=force, field="out", what=".png file")
+    return check_output_file(out, ".png", command="theorylab plot", ours=ours, force=force)
 
 
 def _save(fig, out: Path, *, default: bool = False, force: bool = False) -> Path:

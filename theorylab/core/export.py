@@ -172,18 +172,10 @@ def write_netcdf(ds, path: str | Path, *, force: bool = False) -> Path:
     half-written file). An existing file is replaced only when this function wrote it
     ([`written_by_export`][]) or with `force`; the committed folders (figures/,
     docs/results/, docs/performance/) are refused by any spelling. Returns the path."""
-    from .folders import check_new_file
-    from .provenance import refuse_foreign_committed
+    from .folders import check_output_file
 
-    path = Path(path)
-    if path.suffix != ".nc":
-        raise ValueError(f"out: must be a .nc file (got {str(path)!r})")
-    if path.is_dir():
-        raise ValueError(f"out: is a folder, not a .nc file (got {str(path)!r})")
-    if not path.parent.is_dir():
-        raise ValueError(f"out: no such folder {str(path.parent)!r}")
-    refuse_foreign_committed(path, None, what="theorylab export", field="out")
-    check_new_file(path, ours=written_by_export, force=force, field="out", what=".nc file")
+    path = check_output_file(path, ".nc", command="theorylab export", ours=written_by_export,
+                             force=force)
     ds = ds.copy()
     ds.attrs = {WRITTEN_BY[0]: WRITTEN_BY[1], **ds.attrs}
     data = ds.to_netcdf(None, engine="scipy")

@@ -27,8 +27,8 @@ import tomllib
 
 from . import atomic_io
 
-__all__ = ["KINDS", "MARKER", "FolderKind", "check_new_file", "claim_folder", "folder_kind",
-           "write_marker"]
+__all__ = ["KINDS", "MARKER", "FolderKind", "check_new_file", "check_output_file", "claim_folder",
+           "folder_kind", "write_marker"]
 
 #: The marker file of a folder written by theorylab.
 MARKER = ".theorylab.json"
@@ -154,6 +154,26 @@ def claim_folder(folder: str | os.PathLike, kind: str, *, paper: str | None = No
 def _article(kind: str) -> str:
     what = _WHAT.get(kind, kind)
     return f"a {what}"
+
+
+def check_output_file(path: str | os.PathLike, suffix: str, *, command: str,
+                      ours: Callable[[Path], bool], force: bool = False,
+                      field: str = "out") -> Path:
+    """``path`` as the single output file of `command` (``"theorylab plot"``): it must end in
+    `suffix` (``".png"``), not be a folder, sit in an existing folder and lie outside the
+    committed folders (any spelling), and an existing file is replaced only when ``ours(path)``
+    or with `force` ([`check_new_file`][]); otherwise ``ValueError("<field>: ...")``."""
+    from .provenance import refuse_foreign_committed
+
+    p = Path(path)
+    if p.suffix.lower() != suffix:
+        raise ValueError(f"{field}: must be a {suffix} file (got {str(p)!r})")
+    if p.is_dir():
+        raise ValueError(f"{field}: is a folder, not a {suffix} file (got {str(p)!r})")
+    if not p.parent.is_dir():
+        raise ValueError(f"{field}: no such folder {str(p.parent)!r}")
+    refuse_foreign_committed(p, None, what=command, field=field)
+    return check_new_file(p, ours=ours, force=force, field=field, what=f"{suffix} file")
 
 
 def check_new_file(path: str | os.PathLike, *, ours: Callable[[Path], bool],

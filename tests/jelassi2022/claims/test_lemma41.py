@@ -44,3 +44,17 @@ def test_lemma_reduction_rate_band_and_identity():
     rejects_all(lemma41_reduction.CLAIM, {"table": ok, "identity": ident})
 
 
+
+
+def test_lemma_reduction_undecided_tables():
+    ident = pd.DataFrame({"step": [0], "loss_diff": [1e-16], "grad_alpha_diff": [0.0],
+                          "grad_gamma_diff": [0.0], "grad_rho_diff": [0.0]})
+    ok = _align([-0.0102, -0.0098, -0.0101, -0.0099, -0.01])
+    # no identity measurement; two seeds (no interval); an interval wider than the band
+    assert lemma41_reduction.judge({"table": ok, "identity": ident.iloc[:0]}).verdict == \
+        "inconclusive"
+    two = _align([-0.0102, -0.0098])
+    assert lemma41_reduction.judge({"table": two, "identity": ident}).verdict == "inconclusive"
+    wide = _align([-0.002, -0.010, -0.018])  # ratios 0.2, 1.0, 1.8: interval ≈ [−1.0, 3.0]
+    v = lemma41_reduction.judge({"table": wide, "identity": ident})
+    assert v.verdict == "inconclusive" and "crosses the band" in v.reasons[0]

@@ -39,3 +39,11 @@ def test_thm31_proof_judge():
     rejects_all(thm31_proof.CLAIM, {"table": t})
     with pytest.raises(KeyError):
         thm31_proof.judge({})
+
+
+def test_thm31_proof_undecided_tables():
+    t = thm31_proof.family(quick=True)
+    assert thm31_proof.judge({"table": t.iloc[:0]}).verdict == "inconclusive"  # no errors
+    outside = t[~thm31_proof._inside(t)]  # no point in the proved region: premise failed
+    v = thm31_proof.judge({"table": outside})
+    assert v.verdict == "inconclusive" and "premise failed" in v.reasons[0]
