@@ -162,3 +162,33 @@ def test_import_theorylab_sweep_keeps_the_function(monkeypatch):
         assert sys.modules["theorylab.sweep"] is run_sweep_spec
     finally:  # runpy cannot run a module that sys.modules holds as a function
         sys.modules.pop("theorylab.sweep", None)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"(": 1, ")": -1, "[": 1, "]": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0 and text.count("`") % 2 == 0 and text.count('"') % 2 == 0
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_each_help_text_is_whole_sentences(command, monkeypatch, capsys):
+    """``theorylab CMD --help``: the description and the epilog are whole sentences (a capital
+    first, a full stop last, no bracket or quote left open: the first line of a docstring cut
+    mid-sentence fails), and no flag's help is cut inside a bracket."""
+    from theorylab.core.cli import ArgumentParser
+
+    shown = []
+    print_help = ArgumentParser.print_help
+    monkeypatch.setattr(ArgumentParser, "print_help",
+                        lambda self, *a: shown.append(self) or print_help(self, *a))
+    assert main([command, "--help"]) == 0
+    capsys.readouterr()
+    (parser,) = shown
+    for text in (parser.description, parser.epilog or "An epilog is optional."):
+        text = " ".join(str(text).split())
+        assert text[0].isupper() and text.endswith(".") and _balanced(text), (command, text)
+    for action in parser._actions:
+        assert action.help is None or _balanced(action.help), (command, action.help)

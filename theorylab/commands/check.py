@@ -125,7 +125,13 @@ def console_summary(summary: pd.DataFrame, width: int = CONSOLE_WIDTH) -> str:
 @command("check")
 def main(argv=None) -> int:
     p = ArgumentParser(prog="theorylab check",
-                                description=__doc__.split("\n")[0])
+                                description=(
+        "Run the claim checks of every paper (or of those --only names: a paper, or "
+        "PAPER/ID for one claim), print one row per claim with its verdict, and write each "
+        "claim's page, tables and plot and a summary per paper into --out (default: "
+        "docs/results for a full run, runs/quick/results for --quick). Exit codes: 0 (a "
+        "disagrees verdict is a finding; --strict makes it exit 1), 1 when a check raised, 2 "
+        "on bad input or an unknown id."))
     p.add_argument("--list", action="store_true", help="list the papers and claim ids and exit")
     p.add_argument("--quick", action="store_true", help="reduced grids (< 3 min on 2 cores)")
     p.add_argument("--only", nargs="+", action="extend", metavar="ID",

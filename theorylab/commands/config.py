@@ -72,7 +72,10 @@ def _read(path: Path) -> str:
 @command("config")
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="theorylab config",
-                       description=__doc__.split("\n")[0])
+                       description=(
+        "Print the run-config reference: every key of a run config of every paper, with "
+        "its type, default, allowed values and paper reference (docs/config.md). --out FILE "
+        "writes it; --check compares a page with it (exit 1 when they differ)."))
     p.add_argument("--out", metavar="FILE", help="write the page to FILE instead of printing it")
     p.add_argument("--force", action="store_true",
                    help="with --out: replace FILE even if this command did not write it")

@@ -23,7 +23,11 @@ from theorylab.core.faults import command
 
 @command("phases")
 def main(argv: list[str] | None = None) -> int:
-    p = ArgumentParser(prog="theorylab phases", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="theorylab phases", description=(
+        "Print the paper's phase readings (the phase times and the values at their ends) of "
+        "a run folder, or of every run of a sweep store, one row per run (definitions: "
+        "docs/reproducing.md, \"Phase readings\"). A run still going is read as far as it is "
+        "written. Exit codes: 0, 2 on bad input (one line error: <field>: ...)."))
     p.add_argument("source", help="a run folder (trajectory.csv, config.toml) or a sweep "
                                   "store (results.parquet)")
     p.add_argument("--csv", metavar="FILE", help="also write the table to FILE (CSV)")
