@@ -148,26 +148,34 @@ def boundary_grid(quick: bool) -> tuple[tuple[int, ...], tuple[float, ...]]:
 
 def mae_config(P: int, C1: int | None = None, C: int | None = None, *,
                Delta: float | None = None, kappa_c: float | None = None,
-               mask_keys: bool = True, z_law: str = "uniform", steps: int = 0,
+               mask_keys: bool = True, z_law: str = "uniform", steps: int | None = None,
                engine: str = "population-laplace", gamma: float = GAMMA,
                areas: str = "random") -> ExperimentConfig:
-    """The notes' §9 setting at (P, C1, C), or at (P, Δ, κ_c), with η = ETA_Q·P (resolved)."""
+    """The notes' §9 setting at (P, C1, C), or at (P, Δ, κ_c), with η = ETA_Q·P (resolved).
+
+    `steps`: the GD steps of a run of it; default [`max_steps`][] at (P, C), enough to reach
+    T* with a margin (the ladder runs reach it within a third of that). ``steps=0`` gives the
+    setting alone (for an engine stepped by hand, or rates at Q⁰ = 0): a run of it is refused
+    (``train.steps``)."""
     data = {"P": P, "areas": areas, **Z_LAWS[z_law]}
     if Delta is not None:
         data.update(Delta=Delta, kappa_c=kappa_c) if C is None else data.update(Delta=Delta, C=C)
     else:
         data.update(C1=C1, C=C)
-    train = {"engine": engine, "z_nodes": Z_NODES, "lr": ETA_Q * P, "steps": steps,
-             "record": "all"}
+    train = {"engine": engine, "z_nodes": Z_NODES, "lr": ETA_Q * P,
+             "steps": 0 if steps is None else steps, "record": "all"}
     if engine == "population-laplace":
         train["laplace_step"] = LAPLACE_STEP
     if engine == "population-reduced":
         train["count_nodes"] = COUNT_NODES
-    return config_from_dict({
+    cfg = config_from_dict({
         "data": data,
         "model": {"mask": "bernoulli", "gamma": gamma, "mask_keys": mask_keys, "loss_norm": "P"},
         "train": train,
     }).resolved()
+    if steps is None:
+        cfg = cfg.replace(train={"steps": max_steps(P, int(cfg.data.C))}).resolved()
+    return cfg
 
 
 def family_config(fam: str, P: int, **kw) -> ExperimentConfig:
@@ -610,9 +618,9 @@ def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- the figures' MAE config --------------------------------------------------------------------
-def figure_config(P: int, C1: int, C: int, *, gamma: float = 0.5, steps: int = 0,
+def figure_config(P: int, C1: int, C: int, *, gamma: float = 0.5, steps: int | None = None,
                   areas: str = "contiguous", K: int = 1) -> ExperimentConfig:
     """The notes' §9 setting at (P, C1, C) with masking probability γ, η = η_q·P, every step
-    recorded, exact population GD (``population-laplace``)."""
+    recorded, exact population GD (``population-laplace``); `steps` as in [`mae_config`][]."""
     cfg = mae_config(P, C1, C, steps=steps, gamma=gamma)
     return cfg.replace(data={"areas": areas, "K": K})
