@@ -9,7 +9,10 @@ and ``theorylab run --dry-run`` / ``--flow`` are these functions on the command 
 - [`phase_readings`][]: the paper's one reading of the phase times and end values
   (``Paper.phase_readings``: jelassi2022 ``t_I``, ``t_II``, ``t_PA``, ``t_III``; huang2024
   ``t_I``, ``phi_glob_end_I``, ``t_II``, ``T_star`` and the values at T*; docs/reproducing.md)
-  of a run folder, a trajectory table or every run of a sweep.
+  of a run folder, a trajectory table or every run of a sweep, one row per run and reading
+  with its recording resolution, a censored flag and why a missing one is missing: the same
+  call and table as ``theorylab.jelassi2022.phases.phase_readings`` and
+  ``theorylab.huang2024.phases.phase_readings``.
 - [`scan`][]: a config run along an axis (or several, zipped) and seeds, as a sweep, one row
   per run with its phase readings; [`power_law`][] fits a reading against an axis on log-log
   axes, [`log_law`][] against the logarithm of an axis ("how does Φ_glob(t_I) scale with
@@ -24,9 +27,7 @@ and ``theorylab run --dry-run`` / ``--flow`` are these functions on the command 
 
 from __future__ import annotations
 
-import io
 import json
-import math
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ import pandas as pd
 
 from theorylab.core.config import paper_of, read_toml
 from theorylab.core.paper import Paper
+from theorylab.core.readings import read_trajectory_csv
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
 __all__ = ["RunFiles", "SweepFiles", "estimate", "export", "flow_gap", "gd_and_flow",
@@ -77,27 +79,6 @@ def paper_of_config(cfg) -> Paper:
                      f"{type(cfg).__name__} of {type(cfg).__module__})")
 
 
-def _read_trajectory(path: Path, schema: Mapping[str, str] | None) -> pd.DataFrame:
-    """The whole rows of a trajectory CSV (a torn last line of a run still writing is
-    dropped), with the paper's dtypes where they apply."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"run: cannot read {path} ({e})") from None
-    if text and not text.endswith("\n"):
-        text = text[:text.rfind("\n") + 1]
-    if not text.strip():
-        raise ValueError(f"run: {path} is empty (no header yet)")
-    table = pd.read_csv(io.StringIO(text))
-    for col, dtype in (schema or {}).items():
-        if col in table.columns and dtype != "string":
-            try:
-                table[col] = table[col].astype(dtype)
-            except (TypeError, ValueError):
-                pass
-    return table
-
-
 def open_run(path: str | Path) -> RunFiles:
     """A run folder (or its ``trajectory.csv``): the paper named by its ``config.toml``, the
     config and the rows written so far. ``ValueError`` naming the field otherwise."""
@@ -112,7 +93,7 @@ def open_run(path: str | Path) -> RunFiles:
     tables = read_toml(toml)
     paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
     cfg = paper.config_from_tables(tables)
-    return RunFiles(paper, cfg, _read_trajectory(csv, paper.trajectory_schema), folder,
+    return RunFiles(paper, cfg, read_trajectory_csv(csv, paper.trajectory_schema), folder,
                     toml.read_text(encoding="utf-8"))
 
 
@@ -151,79 +132,59 @@ def _readings_hook(paper: Paper):
     return paper.phase_readings
 
 
-def _point_config(paper: Paper, manifest: Mapping, labels: Mapping[str, Any]):
-    from theorylab.core.sweep.spec import set_dotted
-
-    tables = json.loads(json.dumps(manifest.get("base", {})))
-    for key, value in labels.items():
-        if "." in key and value is not None and not (isinstance(value, float)
-                                                     and math.isnan(value)):
-            set_dotted(tables, key, value.item() if hasattr(value, "item") else value)
-    return paper.config_from_tables(tables)
-
-
-def _sweep_readings(sweep: SweepFiles) -> pd.DataFrame:
-    """One row per run of a sweep: its labels and its phase readings (the stored columns;
-    computed from the kept trajectories where a store has none)."""
-    from theorylab.core.sweep.store import META_COLUMNS
-
-    table, paper = sweep.table, sweep.paper
-    labels = [c for c in sweep.manifest.get("labels", []) if c in table.columns]
-    by = list(paper.batched.by) if paper.batched is not None and sweep.manifest.get(
-        "point") == "batched" else []
-    by = [c for c in by if c in table.columns]
-    keys = ["point", "run_id", *by]
-    schema = set(paper.trajectory_schema or ())
-    known = set(keys) | set(labels) | set(META_COLUMNS) | schema
-    reading_cols = [c for c in table.columns if c not in known]
-    ok = table[table.status.isin(["ok", "diverged"])] if "status" in table else table
-    if reading_cols:
-        out = ok.groupby(keys, sort=False).tail(1)[[*keys, *labels, *reading_cols, "status"]]
-        return out.reset_index(drop=True)
-    hook = _readings_hook(paper)
-    rows = []
-    for key, g in ok.groupby(keys, sort=False):
-        head = g.iloc[0]
-        cfg = _point_config(paper, sweep.manifest, {c: head[c] for c in labels})
-        rows.append({**dict(zip(keys, key)), **{c: head[c] for c in labels},
-                     **hook(g.drop(columns=[c for c in g.columns if c not in schema]), cfg)})
-    return pd.DataFrame(rows)
+def _paper_of_path(path: Path) -> Paper:
+    """The paper of a run folder (its ``config.toml``) or of a sweep store (``sweep.json``)."""
+    folder = path.parent if path.name == "trajectory.csv" else path
+    if (folder / "results.parquet").is_file():
+        manifest = folder / "sweep.json"
+        name = json.loads(manifest.read_text()).get("paper", DEFAULT_PAPER) if \
+            manifest.is_file() else DEFAULT_PAPER
+        if name not in PAPERS:
+            raise ValueError(f"sweep: the store's paper {name!r} is not registered "
+                             f"(known: {list(PAPERS)})")
+        return PAPERS[name]
+    if folder.is_dir() and not (folder / "trajectory.csv").is_file():
+        raise ValueError(f"source: {str(path)!r} is neither a run folder (trajectory.csv) nor "
+                         "a sweep store (results.parquet)")
+    if not (folder / "config.toml").is_file():
+        return PAPERS[DEFAULT_PAPER]  # the kernel's reading names what is missing
+    return PAPERS[paper_of(read_toml(folder / "config.toml"), tuple(PAPERS), DEFAULT_PAPER)]
 
 
-def phase_readings(source, *, paper: Paper | str | None = None, config=None) -> pd.DataFrame:
+def phase_readings(source, cfg=None, *, paper: Paper | str | None = None) -> pd.DataFrame:
     """The paper's phase readings (one name and one definition each, those of the claims and
-    figures) of a run, a trajectory table or every run of a sweep.
+    figures) of a run, a trajectory table or every run of a sweep, for either paper: the same
+    call and the same table as ``theorylab.<paper>.phases.phase_readings``, the paper found
+    from the source (its ``config.toml``, the store's ``sweep.json``, the config's class).
 
     **Arguments:**
 
     - `source`: a run folder (or its ``trajectory.csv``), a sweep store, a trajectory table
-      (``pd.DataFrame``, one run), or the result of ``theorylab.run_experiment`` (with a
+      (one run, or several with a column ``run``), or the result of a run (with a
       ``trajectory`` and a ``config``).
-    - `paper`: the paper (or its name) of a table (default: from the config or the folder).
-    - `config`: the run's config, for a table (some readings need it: jelassi2022's t_PA
-      margin and t_III target, huang2024's C and γ for t_II and Δ).
+    - `cfg`: the run's config, for a table (some readings need it: jelassi2022's t_PA margin
+      and t_III target, huang2024's C and γ for t_II and Δ).
+    - `paper`: the paper (or its name) of a table without `cfg` (default jelassi2022).
 
-    **Returns:** a table, one row per run: for a run its readings (and ``source``), for a
-    sweep ``point``, ``run_id``, the axes and the readings. A reading the run did not reach is
-    NaN; see docs/reproducing.md for the definitions.
+    **Returns:** one row per run and reading ([`theorylab.core.readings`][]): ``run`` (the
+    folder, the ``run`` key or the sweep point's ``run_id``) and a sweep's axes, ``reading``,
+    ``value``, ``step`` (the recorded step it is taken at), ``resolution`` (the steps since
+    the record before: the reading is exact to it), ``censored`` (at the run's last recorded
+    step, or not reached by it) and ``reason`` (why a missing reading is missing: not reached,
+    a phase the run does not have, a config it needs). One value per run and reading:
+    ``table.pivot(index="run", columns="reading", values="value")``; definitions:
+    docs/reproducing.md, "Phase readings".
     """
+    from theorylab.core.readings import phase_table
+
     if isinstance(paper, str):
         paper = PAPERS[paper]
     if isinstance(source, (str, Path)):
-        opened = open_source(source)
-        if isinstance(opened, SweepFiles):
-            return _sweep_readings(opened)
-        values = _readings_hook(opened.paper)(opened.trajectory, opened.config)
-        return pd.DataFrame([{"source": str(opened.path), **values}])
-    if hasattr(source, "trajectory") and hasattr(source, "config"):
-        config = source.config if config is None else config
-        source = source.trajectory
-    if not isinstance(source, pd.DataFrame):
-        raise ValueError(f"source: a run folder, a sweep store or a table (got "
-                         f"{type(source).__name__})")
-    if paper is None:
+        paper = _paper_of_path(Path(source))
+    elif paper is None:
+        config = getattr(source, "config", None) if cfg is None else cfg
         paper = paper_of_config(config) if config is not None else PAPERS[DEFAULT_PAPER]
-    return pd.DataFrame([_readings_hook(paper)(source, config)])
+    return phase_table(paper, source, cfg)
 
 
 def scan(config, axes: Mapping[str, Sequence], *, seeds: Sequence[int] | None = None,

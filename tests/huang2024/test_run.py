@@ -60,12 +60,12 @@ def test_exact_run_records_excess_loss():
 def test_mae_config_runs_to_T_star_by_default():
     """``setups.mae_config`` without ``steps`` takes ``max_steps``: the notes' §9 setting at
     P = 64 reaches T* (and t_I, t_II) well within it; ``steps=0`` is the setting alone."""
-    from theorylab.huang2024.phases import phase_readings
+    from theorylab.huang2024.phases import read_phases
     from theorylab.huang2024.setups import mae_config, max_steps
 
     cfg = mae_config(64, 52, 3, engine="population-reduced")
     assert cfg.train.steps == max_steps(64, 3) > 0
-    r = phase_readings(run_experiment(cfg, progress=False).trajectory, cfg)
+    r = read_phases(run_experiment(cfg, progress=False).trajectory, cfg)
     assert 0 < r["t_I"] < r["t_II"] <= r["T_star"] < cfg.train.steps / 3, r
     assert mae_config(64, 52, 3, steps=0).train.steps == 0
     by_delta = mae_config(64, Delta=0.5, kappa_c=0.25)

@@ -45,6 +45,7 @@ from .config import (
 from .data import AreaStructure, Batch, information_gap
 from .engines import make_engine
 from .model import FullQModel, mae_loss_grad
+from .phases import READ_AT
 from .trainer import TRAJECTORY_SCHEMA, RunResult, run_experiment
 
 __all__ = [
@@ -102,12 +103,18 @@ def _phase_readings(trajectory, cfg=None) -> dict:
     need = {"step", "phi_glob_lq", "phi_own_lq", "attn_own_lq"}
     out = {}
     if (cfg is None or cfg.model.objective == "mae") and need <= set(trajectory.columns):
-        from .phases import phase_readings
+        from .phases import read_phases
 
-        out = dict(phase_readings(trajectory, cfg))
+        out = dict(read_phases(trajectory, cfg))
     if cfg is not None:
         out["Delta"] = float(cfg.delta)
     return out
+
+
+def _missing_readings(values, cfg=None) -> dict:
+    from .phases import missing_readings
+
+    return missing_readings(values, cfg)
 
 
 def _cost(cfg):
@@ -141,6 +148,8 @@ PAPER = Paper(
     trajectory_schema=TRAJECTORY_SCHEMA,
     bench=_bench,
     phase_readings=_phase_readings,
+    reading_times=READ_AT,
+    missing_readings=_missing_readings,
     describe=_describe,
     cost=_cost,
     time_step=lambda cfg: cfg.train.lr,

@@ -34,7 +34,7 @@ import pandas as pd
 
 from .config import ExperimentConfig, config_from_dict
 from .engines import make_engine
-from .phases import EPS_REL, own_attention_target, phase_readings
+from .phases import EPS_REL, own_attention_target, read_phases
 
 __all__ = [
     "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES", "POLYLOG_POWER",
@@ -265,7 +265,7 @@ def rung_summary(fam: str, P: int, C1: int, C: int, *, engine: str = "population
            "C1": C1, "C": C, "delta": cfg.delta,
            "delta_target": f.Delta if f is not None else math.nan,
            "x_phase": _x_phase(P, C), "eta_q": ETA_Q,
-           **phase_readings(tr, cfg, eps_rel=eps_rel),
+           **read_phases(tr, cfg, eps_rel=eps_rel),
            "neglect": float(np.nanmax(tr.neglect)) if tr.neglect.notna().any() else math.nan,
            "loss_monotone": bool(np.all(np.diff(tr.loss.to_numpy()) <= 0)),
            "seconds": secs}
@@ -297,7 +297,7 @@ def eps_table(fam: str, P: int, *, mask_keys: bool = True, z_law: str = "uniform
     cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine="population-reduced")
     rows = []
     for e in eps:
-        r = phase_readings(tr, cfg, eps_rel=e)
+        r = read_phases(tr, cfg, eps_rel=e)
         rows.append({"family": fam, "P": P, "C1": C1, "C": C, "delta": cfg.delta,
                      "eps_rel": e, **r})
     return pd.DataFrame(rows)
@@ -318,7 +318,7 @@ def first_step(P: int, C1: int, C: int, *, mask_keys: bool = True,
         rows.append({"step": step, **eng.record(params, step, ev)})
         if step == 0:
             params = eng.apply(params, ev.grads)
-    r = phase_readings(pd.DataFrame(rows), cfg)
+    r = read_phases(pd.DataFrame(rows), cfg)
     return {"P": P, "C1": C1, "C": C, "delta": cfg.delta, "phase_I": r["phase_I"],
             "dphi_glob_1": r["dphi_glob_1"], "dphi_own_1": r["dphi_own_1"],
             "ratio": -r["dphi_glob_1"] / r["dphi_own_1"]}
