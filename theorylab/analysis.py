@@ -1,7 +1,8 @@
 """Questions asked of runs and sweeps of either paper, answered from their files or from a
 config: the phase readings, gradient flow beside gradient descent, the cost of a run before it
 starts, and export to xarray / netCDF. The commands ``theorylab phases``, ``theorylab export``
-and ``theorylab run --dry-run`` / ``--flow`` are these functions on the command line.
+and ``theorylab run --dry-run`` / ``--flow``, ``theorylab check --rejudge`` are these
+functions on the command line.
 
 - [`open_run`][], [`open_sweep`][]: a run folder (``theorylab run``'s output: ``config.toml``
   and ``trajectory.csv``, read as far as it is written, so a run still going can be read) or a
@@ -23,6 +24,9 @@ and ``theorylab run --dry-run`` / ``--flow`` are these functions on the command 
 - [`estimate`][]: steps, seconds on this machine and memory of a run before it starts.
 - [`to_dataset`][], [`export`][]: runs (several side by side, e.g. GD and flow) or a sweep as
   an xarray dataset / a netCDF file, with the config and provenance as attributes.
+- [`load_claim`][]: a claim's stored tables (what ``theorylab check`` wrote) with the claim,
+  to judge them again with other thresholds, another stored reading or a counterfactual,
+  without rerunning (``theorylab check --rejudge``).
 """
 
 from __future__ import annotations
@@ -42,8 +46,9 @@ from theorylab.core.paper import Paper
 from theorylab.core.readings import read_trajectory_csv
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
-__all__ = ["RunFiles", "SweepFiles", "estimate", "export", "flow_gap", "gd_and_flow",
-           "log_law", "open_run", "open_source", "open_sweep", "paper_of_config",
+__all__ = ["DERIVED_TABLES", "RunFiles", "StoredClaim", "SweepFiles", "estimate", "export",
+           "flow_gap", "gd_and_flow", "load_claim", "log_law", "open_run", "open_source",
+           "open_sweep", "paper_of_config",
            "phase_readings", "power_law", "scan", "to_dataset"]
 
 
@@ -417,3 +422,145 @@ def export(*sources, out: str | Path, force: bool = False) -> Path:
     from theorylab.core.export import write_netcdf
 
     return write_netcdf(to_dataset(*sources), out, force=force)
+
+
+# -- stored claim results ---------------------------------------------------------------------
+#: The tables a check writes beside its measurement that are made from the verdict (not read
+#: by the judge): ``<id>-<name>.csv`` with these names are not loaded as its tables.
+DERIVED_TABLES = ("sensitivity", "counterfactuals", "resolution", "readings")
+
+
+@dataclass
+class StoredClaim:
+    """A claim's result as a check wrote it, ready to be re-judged without rerunning.
+
+    - `claim`: the claim (its declared thresholds, predictions, counterfactuals, variants).
+    - `tables`: ``{"table": <id>.csv, "<name>": <id>-<name>.csv, ...}``: what its judge reads.
+    - `folder`: where they were read (``<results>/<paper>``, or the folder of an alternative
+      reading).
+    - `readings`: the readings of its RECONSTRUCTED choices the tables were measured under.
+    - `stored_verdict`: the verdict the check wrote for them ("" when it is not recorded).
+    """
+
+    claim: Any
+    tables: dict[str, pd.DataFrame]
+    folder: Path
+    readings: dict[str, Any]
+    stored_verdict: str = ""
+
+    def judge(self, **values: float):
+        """The verdict (a ``Verdict``: ``.verdict`` and ``.reasons``) of the stored tables with
+        some declared thresholds or predictions replaced (``judge(REGIME_CUT=1.5)``; none: the
+        declared values); an undeclared name is a ``ValueError`` listing the declared ones."""
+        return self.claim.judged(self.tables, **values)
+
+    def counterfactual(self, name: str):
+        """The verdict under the declared counterfactual `name` (a wrong statement the check
+        must reject: ``disagrees`` or ``partial`` means it is rejected)."""
+        found = [c for c in self.claim.counterfactuals if c.name == name]
+        if not found:
+            raise ValueError(f"counterfactual: unknown (got {name!r}); declared: "
+                             f"{[c.name for c in self.claim.counterfactuals]}")
+        return self.judge(**found[0].values)
+
+
+def _claim_of(paper_id: str):
+    from theorylab.papers import paper_claims
+
+    paper, _, cid = str(paper_id).partition("/")
+    if paper not in PAPERS or not cid:
+        raise ValueError(f"claim: must be PAPER/ID with PAPER one of {list(PAPERS)} (got "
+                         f"{paper_id!r}; theorylab check --list lists them)")
+    claims = paper_claims(PAPERS[paper])
+    if cid not in claims:
+        raise ValueError(f"claim: unknown claim {paper_id!r}; {paper} has {list(claims)}")
+    return claims[cid], [c for c in claims if c.startswith(f"{cid}-")]
+
+
+def _stored_verdict(path: Path, key: str, column: str, match: Mapping[str, str]) -> str:
+    if not path.is_file():
+        return ""
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    rows = table
+    for col, value in match.items():
+        if col not in rows:
+            return ""
+        rows = rows[rows[col] == value]
+    return str(rows[column].iloc[0]) if len(rows) and column in rows else ""
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    """A stored table (a table with no columns was written as an empty file)."""
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
+def load_claim(paper_id: str, results: str | Path | None = None, *,
+               readings: Mapping[str, Any] | None = None) -> StoredClaim:
+    """The stored tables of claim `paper_id` (``"jelassi2022/thm4.1"``) and the claim, to
+    re-judge them without rerunning (``theorylab check --rejudge`` on the command line).
+
+    **Arguments:**
+
+    - `paper_id`: ``PAPER/ID`` as ``theorylab check --list`` prints it.
+    - `results`: the folder a check wrote (``theorylab check --out``; default the committed
+      ``docs/results`` of this checkout); the tables are ``<results>/<paper>/<id>.csv`` and
+      ``<id>-<name>.csv``.
+    - `readings`: ``{choice: value}`` of one RECONSTRUCTED choice read another way: the tables
+      a full check wrote for that alternative (``<id>-readings/<choice>=<value>/``). Other
+      combinations were never run: ``ValueError`` saying that they need a rerun.
+
+    ``ValueError`` naming the field for an unknown claim, a folder without its tables or a
+    reading that needs a rerun. Example: ``load_claim("huang2024/thm4.1").judge()``."""
+    from theorylab.core.claims.report import reading_folder
+    from theorylab.core.provenance import COMMITTED, REPO_ROOT
+
+    claim, longer = _claim_of(paper_id)  # longer: ids whose files start like this one's
+    base = Path(results) if results is not None else REPO_ROOT / COMMITTED["results"]
+    folder = base / claim.paper
+    rerun = f"theorylab check --only {claim.key}"
+    if not (folder / f"{claim.id}.csv").is_file():
+        raise ValueError(f"results: no stored tables of {claim.key} in {str(folder)!r} "
+                         f"({claim.id}.csv); run {rerun} first")
+    chosen = dict(claim.main_readings())
+    where, stored = folder, _stored_verdict(folder / "summary.csv", claim.key, "verdict",
+                                            {"claim": claim.key})
+    away = {}
+    for name, value in (readings or {}).items():
+        variant = next((v for v in claim.variants if v.name == name), None)
+        if variant is None:
+            raise ValueError(f"reading: {claim.key} has no RECONSTRUCTED choice {name!r}; "
+                             f"its choices: {[v.name for v in claim.variants]}")
+        slug = reading_folder("", "", name, value).name
+        known = {reading_folder("", "", name, r.value).name: r
+                 for r in (variant.main, *variant.alternatives)}
+        if slug not in known:
+            raise ValueError(f"reading: {name} has no reading {value!r}; declared: "
+                             f"{[r.value for r in (variant.main, *variant.alternatives)]}")
+        chosen[name] = known[slug].value
+        if known[slug] is not variant.main:
+            away[name] = known[slug]
+    if len(away) > 1:
+        raise ValueError(f"reading: {sorted(away)} together were never run (a check runs one "
+                         f"choice at a time around the main readings); that needs a rerun "
+                         f"with those readings (in Python: claim.check(readings={{...}}))")
+    if away:
+        (name, alt), = away.items()
+        where = reading_folder(folder, claim.id, name, alt.value)
+        if not (where / "table.csv").is_file():
+            raise ValueError(f"reading: {name}={alt.value!r} has no stored tables in "
+                             f"{str(where)!r} (a quick check runs only the first alternative);"
+                             f" it needs a rerun: {rerun}")
+        tables = {p.stem: _read_table(p) for p in sorted(where.glob("*.csv"))}
+        stored = _stored_verdict(folder / f"{claim.id}-readings.csv", claim.key, "verdict",
+                                 {"choice": name, "value": str(alt.value)})
+    else:
+        tables = {"table": _read_table(folder / f"{claim.id}.csv")}
+        for p in sorted(folder.glob(f"{claim.id}-*.csv")):
+            name = p.stem[len(claim.id) + 1:]
+            theirs = any(p.stem == o or p.stem.startswith(f"{o}-") for o in longer)
+            if name not in DERIVED_TABLES and not theirs:
+                tables[name] = _read_table(p)
+    return StoredClaim(claim, tables, where, chosen, stored)
