@@ -45,7 +45,7 @@ from .config import (
 from .data import AreaStructure, Batch, information_gap
 from .engines import make_engine
 from .model import FullQModel, mae_loss_grad
-from .phases import READ_AT
+from .phases import READ_AT, missing_readings
 from .trainer import TRAJECTORY_SCHEMA, RunResult, run_experiment
 
 __all__ = [
@@ -111,12 +111,6 @@ def _phase_readings(trajectory, cfg=None) -> dict:
     return out
 
 
-def _missing_readings(values, cfg=None) -> dict:
-    from .phases import missing_readings
-
-    return missing_readings(values, cfg)
-
-
 def _cost(cfg):
     from .cost import cost_model
 
@@ -149,7 +143,7 @@ PAPER = Paper(
     bench=_bench,
     phase_readings=_phase_readings,
     reading_times=READ_AT,
-    missing_readings=_missing_readings,
+    missing_readings=missing_readings,
     describe=_describe,
     cost=_cost,
     time_step=lambda cfg: cfg.train.lr,

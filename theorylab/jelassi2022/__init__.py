@@ -36,7 +36,7 @@ from .data import bayes_error, fstar, fstar_error, make_wstar, sample
 from .engines import make_engine
 from .model import PositionalAttentionModel, model_output
 from .partition import Partition
-from .phases import READ_AT
+from .phases import READ_AT, missing_readings
 from .sweep import BATCHED, run_sweep
 from .trainer import TRAJECTORY_SCHEMA, RunResult, run_experiment
 
@@ -103,12 +103,6 @@ def _phase_readings(trajectory, cfg=None) -> dict:
     return read_phases(trajectory, cfg, target_error=pa_target(cfg))
 
 
-def _missing_readings(values, cfg=None) -> dict:
-    from .phases import missing_readings
-
-    return missing_readings(values, cfg)
-
-
 def _cost(cfg):
     from .cost import cost_model
 
@@ -139,7 +133,7 @@ PAPER = Paper(
     batched=BATCHED,
     phase_readings=_phase_readings,
     reading_times=READ_AT,
-    missing_readings=_missing_readings,
+    missing_readings=missing_readings,
     describe=_describe,
     cost=_cost,
     time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.resolved().train.lr_A,
