@@ -83,6 +83,8 @@ def test_a_run_of_zero_steps_is_refused_in_one_line(example, tmp_path, capsys):
     assert main([str(path), "--out", str(out), "--steps", "0", "--no-progress"]) == 2
     assert capsys.readouterr().err == "error: train.steps: a run takes at least 1 step (got 0)\n"
     assert not out.exists()
+    assert main([str(path), "--steps", "0", "--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith("error: train.steps: ")
     tables = read_toml(path)
     paper = PAPERS[tables.get("experiment", {}).get("paper", DEFAULT_PAPER)]
     cfg = paper.config_from_tables(tables).replace(train={"steps": 0})

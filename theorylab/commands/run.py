@@ -22,7 +22,7 @@ import shlex
 import sys
 
 from theorylab.core.cli import ArgumentParser
-from theorylab.core.config import paper_of, read_toml
+from theorylab.core.config import check_run_steps, paper_of, read_toml
 from theorylab.core.cost import LONG_RUN_S, estimate
 from theorylab.core.faults import command, keeping, stop_code
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                                    "backend": args.backend, "steps": args.steps})
         if args.flow:
             cfg = cfg.replace(train={"mode": "flow"})
+        check_run_steps(cfg.train.steps)  # before an estimate of nothing, too
         if paper.cost is not None and args.dry_run:
             print(estimate(paper.cost(cfg), budget_s=1.0))
             return 0
