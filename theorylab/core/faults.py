@@ -11,6 +11,8 @@
 - **A full disk** (``ENOSPC``, ``EDQUOT``) ends with one line ``error: disk full: ...; kept:
   ...`` and exit status 1; a file or folder that may not be written or read (``EACCES``,
   ``EPERM``, ``EROFS``) with one line naming it and exit status 2.
+- **A closed output pipe** (``theorylab figures --list | head``): the command stops quietly
+  with exit status 141 (128 + SIGPIPE), as a shell tool does.
 - **What was kept** is said by the describers that the command's code registered with
   [`keeping`][] (a run folder: its rows; a sweep store: its finished points; an output
   folder: the files written there since the command started, [`written_since`][]). Atomic
@@ -250,7 +252,27 @@ def _ended(name: str, main: Callable[..., int], args, kwargs) -> int:
         if err.errno in NOT_ALLOWED:
             _say(f"error: out: {err.strerror}{_where(err)}; {kept_line()}")
             return 2
+        if err.errno == errno.EPIPE and _stdout_closed():
+            return 128 + signal.SIGPIPE
         raise
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout is a pipe whose reader has gone (``theorylab ... | head``: its write end
+    polls as an error); if so it is pointed at the null device, so that the interpreter's last
+    flush says nothing either."""
+    import select
+
+    try:
+        fd = sys.stdout.fileno()
+        poll = select.poll()
+        poll.register(fd, select.POLLOUT)
+        closed = any(events & select.POLLERR for _, events in poll.poll(0))
+        if closed:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+        return closed
+    except (OSError, ValueError, AttributeError):  # no file descriptor, or no poll here
+        return False
 
 
 def _say(line: str) -> None:
