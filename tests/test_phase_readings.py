@@ -130,3 +130,27 @@ def test_the_command_prints_resolution_censoring_and_reasons(tmp_path, capsys):
                                      "censored"]
     with pytest.raises(ValueError, match=r"^run: .* is a run of huang2024 .*jelassi2022"):
         j22.phase_readings(tmp_path / "r")
+
+
+def test_the_command_prints_a_sweep_one_row_per_run(tmp_path, capsys):
+    """A batched sweep (runs told apart by their point and seed, no axis labels) and a sweep
+    with an axis: one row per run with its values, the same as the table's."""
+    from theorylab.core.sweep import run_sweep_spec
+
+    base = {"data": {"D": 4, "C": 2, "d": 8, "partition": "random"},
+            "train": {"engine": "empirical", "n_train": 50, "n_test": 50, "steps": 30,
+                      "n_records": 5}}
+    for name, sweep in (("batched", {"axes": {"train.lr_v": [0.05, 0.5]}, "seeds": [0, 1],
+                                     "point": "batched"}),
+                        ("axis", {"axes": {"train.lr_v": [0.05, 0.5]}})):
+        run_sweep_spec({"base_config": base, "sweep": sweep}, tmp_path / name, workers=0,
+                       progress=False, say=lambda text: None)
+        table = j22.phase_readings(tmp_path / name)
+        assert main(["phases", str(tmp_path / name)]) == 0
+        rows = capsys.readouterr().out.splitlines()
+        t_I = table[table.reading == "t_I"]
+        assert len(rows) == 1 + len(t_I) + 1 and rows[0].split()[0] == "run"
+        col = rows[0].split().index("t_I")
+        shown = [float(r.split()[col]) for r in rows[1:-1]]
+        np.testing.assert_array_equal(shown, t_I.value.to_numpy())
+        assert np.isfinite(shown).any()

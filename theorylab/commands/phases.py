@@ -81,7 +81,8 @@ def _wide(table: pd.DataFrame) -> str:
     """Several runs: one row per run (its axes and values), and a line counting the censored
     and missing readings."""
     front = [c for c in table.columns if c not in READING_COLUMNS]
-    runs = pd.MultiIndex.from_frame(table[front].drop_duplicates())
+    runs = table[front].drop_duplicates()
+    runs = pd.MultiIndex.from_frame(runs) if len(front) > 1 else pd.Index(runs[front[0]])
     wide = table.set_index([*front, "reading"])["value"].unstack("reading")
     wide = wide.reindex(runs)[list(dict.fromkeys(table.reading))].reset_index()
     wide.columns.name = None
