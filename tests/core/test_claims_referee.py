@@ -288,3 +288,16 @@ def test_bootstrap_interval_keeps_its_draws():
     assert (lo, hi) == (float(np.quantile(loop, 0.025)), float(np.quantile(loop, 0.975)))
     med = bootstrap_interval(x, stat=lambda v: float(np.median(v)), n_boot=50)  # no axis
     assert med[0] == 4.0 and med[1] <= med[2]
+
+
+def test_the_summary_names_the_sentence_or_the_source():
+    from theorylab.core.claims.report import QUOTE_MAX, sources_cell
+
+    assert sources_cell(toy()) == f"paper: “{QUOTE}”"
+    long = Prediction("A", 1.0, "shift", "m", "paper", quote="word " * 30, section=SECTION)
+    two = toy(predictions=(long, SLOPE), counterfactuals=())
+    assert sources_cell(two) == "paper: “" + ("word " * 30)[:QUOTE_MAX - 1].rstrip() + "…” (+1)"
+    assert sources_cell(toy(predictions=(Prediction("A", 1.0, "shift", "m", "heuristic"),
+                                         Prediction("B", 1.0, "shift", "m", "our derivation")),
+                            counterfactuals=())) == "heuristic, derived"
+    assert sources_cell(toy(predictions=(), counterfactuals=())) == "–"

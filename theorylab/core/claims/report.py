@@ -16,7 +16,7 @@ from .readings import can_fail_cell, reading_dependent, readings_cell, rejected_
 __all__ = ["KIND_MEANING", "fragile_thresholds", "headline_cell", "marks",
            "prediction_line", "reading_folder", "render_markdown", "render_readings",
            "render_robustness", "render_separation", "render_sources", "robust_cell",
-           "write_result"]
+           "sources_cell", "write_result"]
 
 #: One line per kind, as the pages say it.
 KIND_MEANING = {
@@ -110,6 +110,23 @@ def prediction_line(claim: Claim, p) -> str:
               f"({p.settlement.derivation})" if p.settlement else "")
     weak = f"; **WEAK**: {p.weak}" if p.weak else ""
     return f"  - `{p.name}` = {p.value:g} ({p.meaning}): {src}; {band}{settle}{weak}"
+
+
+#: The longest quote a summary's ``source`` cell shows.
+QUOTE_MAX = 70
+
+
+def sources_cell(claim: Claim) -> str:
+    """The summary's ``source`` cell: the paper's sentence a claim judges (its first ``paper``
+    prediction's quote, cut to [`QUOTE_MAX`][] characters, ``(+k)`` for k more), else the
+    sources of its predictions (``derived``, ``heuristic``), ``–`` without predictions."""
+    quotes = [p.quote for p in claim.predictions if p.source == "paper" and p.quote]
+    if quotes:
+        q = " ".join(quotes[0].split())
+        q = q if len(q) <= QUOTE_MAX else q[:QUOTE_MAX - 1].rstrip() + "…"
+        return f"paper: “{q}”" + (f" (+{len(quotes) - 1})" if len(quotes) > 1 else "")
+    kinds = list(dict.fromkeys(p.source for p in claim.predictions))
+    return ", ".join(kinds) if kinds else "–"
 
 
 def render_sources(claim: Claim, res: ClaimResult) -> list[str]:
