@@ -279,6 +279,24 @@ def test_intervals_with_few_seeds_are_calibrated_on_a_null_table():
         "percentile bootstrap (95%) over 4 seeds")
 
 
+def test_a_bootstrap_is_calibrated_on_a_null_table_or_refused():
+    from theorylab.core.claims.robustness import calibrated_level
+
+    def boot(level):
+        return lambda x: bootstrap_interval(x, level=level, n_boot=400)
+
+    # 4 seeds: the percentile bootstrap never covers 95 % (at most 1 − 2/2⁴ = 87.5 %)
+    assert math.isnan(calibrated_level(boot, _normal, 1.0, 4, reps=300, seed=3))
+    # 8 seeds: a nominal level near 99.5 % covers 95 %, on fresh null tables too (the Wilson
+    # interval of 1000 repetitions, ±1.4 %, holds 0.95)
+    level = calibrated_level(boot, _normal, 1.0, 8, reps=1000, seed=3)
+    assert 0.98 < level < 0.9999
+    _, lo, hi = interval_coverage(boot(level), _normal, 1.0, 8, reps=1000, seed=11)
+    assert lo <= 0.95 <= hi
+    _, _, hi_95 = interval_coverage(boot(0.95), _normal, 1.0, 8, reps=1000, seed=11)
+    assert hi_95 < 0.95  # uncalibrated, the nominal 95 % covers less
+
+
 def test_bootstrap_interval_keeps_its_draws():
     # the vectorised resampling draws the same indices as one resample at a time
     x = np.array([1.0, 4.0, 2.0, 8.0, 5.0])
