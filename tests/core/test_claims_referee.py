@@ -226,7 +226,7 @@ def test_combine_counts_reported_parts():
 
 
 VARIANT = Variant("temperature", Reading(1.0, "τ = 1", "project choice"),
-                  (Reading(2.0, "τ = 2", "printed in the paper"),
+                  (Reading(2.0, "τ = 2", "printed in the paper", setting="q = 0.30"),
                    Reading(3.0, "τ = 3", "paper notes")), "the temperature is reconstructed")
 
 
@@ -256,6 +256,8 @@ def test_a_reading_that_drops_a_part_is_not_counted_as_the_same_verdict():
                                            "only under τ = 2)")
     page = render_markdown(dropped, res, made=MADE)
     assert "| τ = 2 | printed in the paper | agrees | – | slope | end-to-end |" in page
+    # the admissible setting a reading runs at is declared on the page
+    assert "alternatives τ = 2 (printed in the paper; run at q = 0.30); τ = 3" in page
 
 
 def _normal(rng, n):

@@ -76,11 +76,16 @@ class Reading:
       ``"sqrt(d)"``, ``"random"``.
     - `label`: how the page names it, e.g. ``"τ = √d (eq. (T))"``.
     - `source`: one of [`READING_SOURCES`][].
+    - `setting`: the admissible setting this reading runs at, when the main reading's setting
+      would make the experiment uninformative under it (e.g. ``"q = 0.30, below q*(D) of this
+      reading"``): declared, so that the reading is judged in full rather than accepted as
+      ``inconclusive``; the run receives the reading's value and chooses the setting from it.
     """
 
     value: object
     label: str
     source: str
+    setting: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.value, _VALUE_TYPES):

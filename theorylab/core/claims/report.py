@@ -181,7 +181,9 @@ def render_readings(claim: Claim, res: ClaimResult) -> list[str]:
                   "Each RECONSTRUCTED choice that can change the verdict, run one at a time "
                   "around the main reading:", ""]
         for v in claim.variants:
-            alts = "; ".join(f"{r.label} ({r.source})" for r in v.alternatives)
+            alts = "; ".join(f"{r.label} ({r.source}"
+                             + (f"; run at {r.setting}" if r.setting else "") + ")"
+                             for r in v.alternatives)
             lines.append(f"- **{v.name}**: main {v.main.label} ({v.main.source}); "
                          f"alternatives {alts}. {v.reason}")
         lines.append("")
