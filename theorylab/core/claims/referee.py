@@ -276,6 +276,6 @@ def _result_problems(claim, res) -> list[str]:
             elif r.weak and not p.weak:
                 out.append(f"{key} {p.name}: {r.status} (not declared WEAK on its page)")
             if r.weak and p.headline:
-                out.append(f"{key} {p.name}: a headline part is WEAK ({r.status})")
+                out.append(f"{key} {p.name}: a headline part is WEAK")
     out += [f"{key}: {m}" for m in settings_mismatches(claim.settings, res.settings)]
-    return out
+    return list(dict.fromkeys(out))
