@@ -226,7 +226,7 @@ class Claim:
     predictions: tuple[Prediction, ...] = ()
     counterfactuals: tuple[Counterfactual, ...] = ()
     variants: tuple[Variant, ...] = ()
-    settings: dict[str, object] = field(default_factory=dict)
+    settings: dict[str, object] = field(default_factory=dict, hash=False)
     interval: IntervalMethod | None = None
 
     @property
