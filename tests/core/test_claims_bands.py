@@ -161,6 +161,11 @@ def test_judge_settled_reads_the_values():
     # re-judged under a counterfactual (the value replaced): the declared −1 is its neighbour
     assert judge_settled(PRED, P, DRIFTING, {**values, "SLOPE": -2.0}, CFS).verdict == "agrees"
     assert judge_settled(PRED, P, STEADY, {**values, "SLOPE": -0.5}, CFS).verdict == "disagrees"
+    # whether the slopes settled is the declaration's (a third of the declared value's distance
+    # to its nearest counterfactual, 1/2), not the judged value's: a resolution step of 0.05
+    # is judged on the same settled limit
+    v = judge_settled(PRED, P[:3], DRIFTING[:3], {**values, "SLOPE": -1.05}, CFS)
+    assert v.verdict == "disagrees" and v.reasons[0].startswith("settled (slopes")
     # a plain band from the same declaration
     assert judge_band(PRED, (-0.97, -0.99, -0.95), values, CFS).verdict == "agrees"
     v = judge_band(PRED, (-0.8, -1.1, -0.5), values, CFS)

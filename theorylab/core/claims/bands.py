@@ -28,7 +28,8 @@ import numpy as np
 from .verdict import Verdict
 
 __all__ = ["CORRECTIONS", "Settlement", "Settled", "band", "band_verdict", "settle",
-           "settled_verdict", "candidates", "judge_band", "judge_settled", "NEAR_TOLERANCES"]
+           "settled_verdict", "candidates", "nearest_distance", "judge_band", "judge_settled",
+           "NEAR_TOLERANCES"]
 
 #: A counterfactual is *near* a prediction when it lies within this many tolerances of it.
 NEAR_TOLERANCES = 3.0
@@ -234,19 +235,15 @@ def _settle_at(x_last: float, ratio: float, a: float, b: float, g: Callable,
 def settled_verdict(x, local, value: float, tol: float, form: str, *,
                     alternatives: Mapping[str, float] | None = None, scale: str = "shift",
                     sides: str = "two", variable: str = "x",
-                    what: str = "extrapolated limit") -> Verdict:
+                    what: str = "extrapolated limit", nearest: float | None = None) -> Verdict:
     """The verdict on an asymptotic prediction `value` from local estimates `local` at ladder
-    positions `x` (one per sub-ladder): [`settle`][] with the nearest other candidate of
-    `alternatives` (with none: the tolerance stands for it), then [`band_verdict`][] on the
+    positions `x` (one per sub-ladder): [`settle`][] against `nearest` (the distance from the
+    declared prediction to its nearest counterfactual; None: from `value` to the nearest of
+    `alternatives`, or the tolerance when there is none), then [`band_verdict`][] on the
     extrapolated limit and its interval when settled, else ``inconclusive: not settled
     (slopes …)`` with the ladder size the extrapolation says would settle it."""
-    others = [float(a) for a in (alternatives or {}).values() if float(a) != float(value)]
-    if scale == "factor":
-        nearest = min((abs(math.log(abs(a / value))) for a in others if a / value > 0),
-                      default=math.log1p(tol))
-        nearest = math.expm1(nearest) * abs(value)  # in units of the value, like the drift
-    else:
-        nearest = min((abs(a - value) for a in others), default=tol)
+    if nearest is None:
+        nearest = nearest_distance(value, (alternatives or {}).values(), tol, scale)
     st = settle(x, local, form, nearest)
     seq = ", ".join(f"{v:.3g}" for v in st.local) or "none"
     if not math.isfinite(st.limit):
@@ -265,6 +262,17 @@ def settled_verdict(x, local, value: float, tol: float, form: str, *,
                      alternatives=alternatives, what=f"{what} ({form})")
     return Verdict(v.verdict, (f"settled (slopes {seq} at {where}; drift {st.drift:.3g} < "
                                f"{st.allowed:.3g})",) + v.reasons)
+
+
+def nearest_distance(value: float, others, tol: float, scale: str = "shift") -> float:
+    """The distance from `value` to the nearest of `others` (other values than itself), in the
+    units of the value (for scale ``factor``: |value|·(ratio − 1) of the nearest ratio); the
+    tolerance `tol` when there is none."""
+    rest = [float(a) for a in others if float(a) != float(value)]
+    if scale == "factor":
+        logs = [abs(math.log(a / value)) for a in rest if a / value > 0]
+        return math.expm1(min(logs)) * abs(value) if logs else tol * abs(value)
+    return min((abs(a - value) for a in rest), default=tol)
 
 
 def candidates(name: str, declared: float, counterfactuals: Sequence) -> dict[str, float]:
@@ -294,13 +302,19 @@ def judge_band(prediction, estimate, values: Mapping[str, float],
 def judge_settled(prediction, x, local, values: Mapping[str, float],
                   counterfactuals: Sequence = (), what: str = "extrapolated limit") -> Verdict:
     """[`settled_verdict`][] of a declared asymptotic prediction (its
-    [`Settlement`][] gives the form and the ladder's variable)."""
+    [`Settlement`][] gives the form and the ladder's variable); whether the slopes have
+    settled is read against the declared value's nearest counterfactual, so that a
+    counterfactual or a resolution step is judged on the same settlement."""
     p = prediction
     if p.settlement is None:
         raise ValueError(f"settlement: prediction {p.name} declares no correction form")
     if not p.tolerance:
         raise ValueError(f"tolerance: prediction {p.name} declares no band tolerance")
-    return settled_verdict(x, local, float(values[p.name]), float(values[p.tolerance]),
-                           p.settlement.form, scale=p.scale, sides=p.sides,
-                           alternatives=candidates(p.name, p.value, counterfactuals),
-                           variable=p.settlement.variable, what=what)
+    alts = candidates(p.name, p.value, counterfactuals)
+    tol = float(values[p.tolerance])
+    # the settlement rule is the declaration's: the drift against a third of the distance from
+    # the declared value to its nearest counterfactual, whichever value is judged
+    return settled_verdict(x, local, float(values[p.name]), tol, p.settlement.form,
+                           scale=p.scale, sides=p.sides, alternatives=alts,
+                           variable=p.settlement.variable, what=what,
+                           nearest=nearest_distance(p.value, alts.values(), tol, p.scale))
