@@ -182,6 +182,13 @@ def test_resolution_against_the_nearest_counterfactual_marks_weak_sides():
     assert any("a headline part is WEAK" in x for x in probs)
 
 
+def test_a_claim_on_seeds_declares_its_interval_method():
+    assert referee_problems(toy(seeds="4 seeds, t-interval"), NOTES) == []
+    assert referee_problems(toy(seeds="4 seeds", interval=None), NOTES) == [
+        "toypaper/toy: rests on seeds (4 seeds) without a declared interval method "
+        "(IntervalMethod)"]
+
+
 def test_a_declared_weak_part_may_not_be_a_headline():
     weak = Prediction("SLOPE", 1.0, "shift", "m", "paper", quote=QUOTE, section=SECTION,
                       tolerance="TOL", weak="the interval spans both neighbours")

@@ -11,7 +11,8 @@ runs over every claim.
   within [`NEAR_TOLERANCES`][theorylab.core.claims.bands.NEAR_TOLERANCES] tolerances of it, and
   the check's resolution is tighter than the distance to it, or the prediction is declared
   WEAK (its page says so; a headline part may not be WEAK).
-- Intervals: a bootstrap on fewer than 10 seeds is shown calibrated
+- Intervals: a claim that rests on seeds declares its interval method; a bootstrap on fewer
+  than 10 seeds is shown calibrated
   ([`IntervalMethod`][theorylab.core.claims.robustness.IntervalMethod] refuses it otherwise).
 - Settings: the settings a run used are the ones the claim declares
   ([`settings_mismatches`][]).
@@ -221,6 +222,9 @@ def referee_problems(claim, notes: str | None = None, res=None) -> list[str]:
                                                  for p in claim.predictions):
         out.append(f"{key}: a theorem check that judges no paper sentence (declare its paper "
                    "prediction, or make it a derivation check)")
+    if claim.seeds and claim.interval is None:
+        out.append(f"{key}: rests on seeds ({claim.seeds[:60]}) without a declared interval "
+                   "method (IntervalMethod)")
     for p in claim.predictions:
         who = f"{key} {p.name}"
         if p.legacy_source:
