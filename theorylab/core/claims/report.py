@@ -120,12 +120,13 @@ def sources_cell(claim: Claim) -> str:
     """The summary's ``source`` cell: the paper's sentence a claim judges (its first ``paper``
     prediction's quote, cut to [`QUOTE_MAX`][] characters, ``(+k)`` for k more), else the
     sources of its predictions (``derived``, ``heuristic``), ``–`` without predictions."""
-    quotes = [p.quote for p in claim.predictions if p.source == "paper" and p.quote]
+    preds = getattr(claim, "predictions", ())  # a claim-like object may declare none
+    quotes = [p.quote for p in preds if p.source == "paper" and p.quote]
     if quotes:
         q = " ".join(quotes[0].split())
         q = q if len(q) <= QUOTE_MAX else q[:QUOTE_MAX - 1].rstrip() + "…"
         return f"paper: “{q}”" + (f" (+{len(quotes) - 1})" if len(quotes) > 1 else "")
-    kinds = list(dict.fromkeys(p.source for p in claim.predictions))
+    kinds = list(dict.fromkeys(p.source for p in preds))
     return ", ".join(kinds) if kinds else "–"
 
 
