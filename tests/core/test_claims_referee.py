@@ -219,6 +219,18 @@ def test_settings_on_the_page_come_from_the_run():
         c2, res2, made=MADE)
 
 
+def test_a_hand_written_page_states_the_codes_settings():
+    from theorylab.core.claims.referee import stated_settings_mismatches
+
+    page = ("Phase I from a random v⁰ with ‖v⁰‖ = 0.01, q = 0.30 (below q*), D = 8, and "
+            "later ‖v⁰‖ = 0.1; τ = √d.")
+    assert stated_settings_mismatches(page, {"‖v⁰‖": 0.1, "q": 0.3, "D": 8, "τ": "√d"}) == [
+        "‖v⁰‖: the page states 0.01, the code uses 0.1"]
+    assert stated_settings_mismatches(page, {"τ": "√D"}) == [
+        "τ: the page states √d, the code uses √D"]
+    assert stated_settings_mismatches("no setting here", {"q": 0.3}) == []
+
+
 def test_combine_counts_reported_parts():
     v = combine([Verdict("agrees", ("phases in order",), judged=("phases",)),
                  Reported("end-to-end", "reference run anti-associates: reported only")])

@@ -15,7 +15,8 @@ runs over every claim.
   than 10 seeds is shown calibrated
   ([`IntervalMethod`][theorylab.core.claims.robustness.IntervalMethod] refuses it otherwise).
 - Settings: the settings a run used are the ones the claim declares
-  ([`settings_mismatches`][]).
+  ([`settings_mismatches`][]), and a hand-written page states no other value
+  ([`stated_settings_mismatches`][]).
 
 [`referee_problems`][] returns one line per broken rule (empty: the claim passes).
 """
@@ -32,7 +33,8 @@ from .bands import NEAR_TOLERANCES
 from .readings import Counterfactual, Prediction
 
 __all__ = ["SEPARATION_COLUMNS", "near_counterfactuals", "separation", "weak_lines",
-           "quote_problem", "settings_mismatches", "referee_problems"]
+           "quote_problem", "settings_mismatches", "stated_settings_mismatches",
+           "referee_problems"]
 
 #: The columns of the [`separation`][] table.
 SEPARATION_COLUMNS = ["prediction", "side", "counterfactual", "cf_value", "distance", "near",
@@ -207,6 +209,30 @@ def settings_mismatches(declared: dict, used: dict) -> list[str]:
         if k in used and str(used[k]) != str(declared[k]):
             out.append(f"{k}: page says {declared[k]}, the run used {used[k]}")
     return out
+
+
+def _same(a: str, b) -> bool:
+    """Whether a value stated on a page (`a`, text) is the setting `b` (numbers compared as
+    numbers, to 1e-9 relative; anything else as text)."""
+    try:
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=0.0)
+    except (TypeError, ValueError):
+        return a.strip() == str(b).strip()
+
+
+def stated_settings_mismatches(text: str, settings: dict) -> list[str]:
+    """The settings a hand-written page states with values other than the code's: for each
+    setting ``name`` (e.g. ``"‖v⁰‖"``), every ``name = value`` in `text` (a value ends at a
+    space, comma, semicolon or bracket) whose value differs; one line each, ``"name: the page
+    states X, the code uses Y"``."""
+    out = []
+    for name, value in settings.items():
+        pat = re.compile(re.escape(str(name)) + r"\s*=\s*([^\s,;()\[\]]+)")
+        for m in pat.finditer(text):
+            stated = m.group(1).rstrip(".:")
+            if not _same(stated, value):
+                out.append(f"{name}: the page states {stated}, the code uses {value}")
+    return list(dict.fromkeys(out))
 
 
 def referee_problems(claim, notes: str | None = None, res=None) -> list[str]:
