@@ -22,7 +22,7 @@ naming the package to install), which is not an error.
 thresholds or predictions replaced (``--threshold NAME=VALUE``), the stored tables of another
 reading of a RECONSTRUCTED choice (``--reading CHOICE=VALUE``; a reading never stored needs a
 rerun, and is refused saying so) and under declared counterfactuals (``--counterfactual
-NAME``); docs/index.md, "Re-judging a stored verdict".
+NAME``); docs/reading-a-verdict.md, "Re-judging a stored verdict".
 
 A full run writes the committed ``docs/results``; a ``--quick`` run writes
 ``runs/quick/results`` unless ``--out`` is given, and is refused an ``--out`` inside
