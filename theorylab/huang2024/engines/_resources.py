@@ -129,7 +129,7 @@ WORKING_ARRAYS = 30
 
 def exact_sum_bytes(cfg: ExperimentConfig, structure: AreaStructure) -> float:
     """Bytes the sum of ``population-exact`` holds on its device: the count and coefficient
-    tables of every (cluster, atom) and one chunk's working arrays ([`WORKING_ARRAYS`][] of the
+    tables of every (cluster, atom) and one chunk's working arrays (``WORKING_ARRAYS`` of the
     largest: ``chunk_elements`` of the sum, or one query's (count rows × coefficient vectors ×
     atoms) when that is larger)."""
     chunk = chunk_elements(cfg.train.device)
