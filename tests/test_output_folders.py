@@ -97,7 +97,11 @@ def test_files_the_user_wrote_are_kept(tmp_path, capsys):
     (user / "notes.txt").write_text("mine")
     (user / ".draft.tmp").write_text("mine")
     (user / ".config.toml.swp.tmp").write_text("mine")
-    assert _run(_cfg(tmp_path), "--out", user) == 0
+    before = _tree(user)
+    assert _run(_cfg(tmp_path), "--out", user) == 2  # not empty, not ours: only with --force
+    assert "is a folder that theorylab did not write and that is not empty" in _err(capsys)
+    assert _tree(user) == before
+    assert _run(_cfg(tmp_path), "--out", user, "--force") == 0
     assert {p.name for p in user.iterdir()} >= {"notes.txt", ".draft.tmp",
                                                 ".config.toml.swp.tmp"}
     # a folder holding a file named like a run's that theorylab did not write: refused

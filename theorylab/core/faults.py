@@ -10,7 +10,10 @@
   and returns [`stop_code`][].
 - **A full disk** (``ENOSPC``, ``EDQUOT``) ends with one line ``error: disk full: ...; kept:
   ...`` and exit status 1; a file or folder that may not be written or read (``EACCES``,
-  ``EPERM``, ``EROFS``) with one line naming it and exit status 2.
+  ``EPERM``, ``EROFS``) with one line naming it and exit status 1. The path named is the
+  user's (the atomic writes name their target, never their temporary file). A folder that is
+  known not to be writable before anything is written is refused as bad input (exit 2) by the
+  output gate, [`theorylab.core.folders`][].
 - **What was kept** is said by the describers that the command's code registered with
   [`keeping`][] (a run folder: its rows; a sweep store: its finished points; an output
   folder: the files written there since the command started, [`written_since`][]). Atomic
@@ -176,7 +179,8 @@ def written_since(folder: str | os.PathLike, since: float, *, listed: int = 4
         for dirpath, _dirs, files in os.walk(root):
             for f in files:
                 p = Path(dirpath, f)
-                if f.endswith(".tmp") or f.startswith(".theorylab"):
+                if (f.endswith(".tmp") or f.startswith(".theorylab")
+                        or f.endswith(".theorylab.json")):
                     continue
                 with contextlib.suppress(OSError):
                     if p.stat().st_mtime >= since:
@@ -249,7 +253,7 @@ def _ended(name: str, main: Callable[..., int], args, kwargs) -> int:
             return 1
         if err.errno in NOT_ALLOWED:
             _say(f"error: out: {err.strerror}{_where(err)}; {kept_line()}")
-            return 2
+            return 1
         raise
 
 

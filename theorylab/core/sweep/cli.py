@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from ..cli import nonnegative_int
+from ..cli import nonnegative_int, output_argument
 from ..folders import claim_folder
 from .runner import use_executor
 from .store import Store
@@ -25,7 +25,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--workers", type=nonnegative_int, default=0, metavar="N",
                    help="run the sweep grids on a local Dask cluster of N single-threaded "
                         "workers (default 0: in this process)")
-    parser.add_argument("--cache", metavar="DIR",
+    output_argument(parser, "--cache", writes="folder", metavar="DIR",
                         help="store of sweep points shared between checks and figures: cached "
                              "points are read, new ones written")
 
