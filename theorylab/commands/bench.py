@@ -187,7 +187,11 @@ def main(argv=None) -> int:
     if args.suite_part:
         return _run_part(args)
     if args.gpu_suite:
-        return _run_suite(args)
+        try:
+            return _run_suite(args)
+        except ValueError as e:  # the folder, claimed as the suite starts
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     return PAPERS[args.paper].bench().run(args)
 
 

@@ -34,6 +34,7 @@ The committed folders (``figures/``, ``docs/results/``, ``docs/performance/``) a
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -46,8 +47,8 @@ import tomllib
 
 from . import atomic_io
 
-__all__ = ["KINDS", "MARKER", "OWN_FILES", "FolderKind", "check_new_file", "check_output_file",
-           "claim_folder", "folder_kind", "is_empty_folder", "marked_by", "sidecar_path",
+__all__ = ["KINDS", "MARKER", "OWN_FILES", "FolderKind", "check_new_file", "check_out_folder",
+           "check_output_file", "claim_folder", "folder_kind", "is_empty_folder", "marked_by", "sidecar_path",
            "write_marker", "write_output"]
 
 #: The marker file of a folder written by theorylab.
@@ -193,7 +194,41 @@ def write_marker(folder: str | os.PathLike, kind: str, paper: str | None = None)
             return
     except (OSError, UnicodeDecodeError):
         pass
-    atomic_io.atomic_write_text(path, text)
+    try:
+        atomic_io.atomic_write_text(path, text)
+    except OSError as e:  # a full disk: the folder, not its marker, is the user's path
+        raise OSError(e.errno, e.strerror, str(folder)) from None
+
+
+def check_out_folder(out: str | Path, create: bool = False, field: str = "out") -> Path:
+    """``out`` as a usable output folder, or ``ValueError("<field>: ...")`` naming what is
+    wrong: an empty name, an existing file, a path below a file, or a folder that cannot be
+    written. Nothing is created unless ``create`` (so a command refused later leaves no empty
+    folder)."""
+    if out is not None and not isinstance(out, (str, os.PathLike)):
+        raise ValueError(f"{field}: must be a path (got {type(out).__name__} {out!r:.60})")
+    if out is None or str(out).strip() == "":
+        raise ValueError(f"{field}: must name a folder (got an empty path)")
+    if "\0" in str(out):
+        raise ValueError(f"{field}: a path cannot hold a NUL character (got {str(out)!r})")
+    path = Path(out)
+    try:
+        for parent in [path, *path.parents]:
+            if parent.exists() and not parent.is_dir():
+                what = "is a file" if parent == path else f"is below the file {parent}"
+                raise ValueError(f"{field}: {path} {what}, not a folder")
+        existing = next(p for p in [path, *path.parents, Path(".")] if p.exists())
+    except OSError as e:  # a name too long, a loop of symbolic links, ...
+        raise ValueError(f"{field}: cannot use the folder {path} ({e.strerror})") from None
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "" if existing == path else f" (its parent {existing} is not writable)"
+        raise ValueError(f"{field}: the folder {path} is not writable{where}")
+    if create:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ValueError(f"{field}: cannot create the folder {path} ({e.strerror})") from None
+    return path
 
 
 def claim_folder(folder: str | os.PathLike, kind: str, *, paper: str | None = None,
@@ -206,7 +241,7 @@ def claim_folder(folder: str | os.PathLike, kind: str, *, paper: str | None = No
     was before (None: new, or not a theorylab folder)."""
     from .provenance import COMMITTED, refuse_foreign_committed
 
-    root = Path(folder)
+    root = check_out_folder(folder, field=field)
     refuse_foreign_committed(root, kind if kind in COMMITTED else None,
                              what=f"theorylab ({_article(kind)})", field=field)
     found = folder_kind(root)
@@ -227,6 +262,8 @@ def claim_folder(folder: str | os.PathLike, kind: str, *, paper: str | None = No
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as e:
+            if e.errno in (errno.ENOSPC, errno.EDQUOT):  # a full disk ends as one (exit 1)
+                raise OSError(e.errno, e.strerror, str(root)) from None
             raise ValueError(f"{field}: cannot create the folder {root} ({e.strerror})"
                              ) from None
         keep = found.kind if found is not None and found.kind != kind else kind

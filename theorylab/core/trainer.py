@@ -47,7 +47,7 @@ import tomllib
 
 from . import atomic_io, faults
 from .engine import Engine
-from .folders import claim_folder, folder_kind
+from .folders import check_out_folder, claim_folder, folder_kind
 from .locks import folder_lock
 
 if TYPE_CHECKING:  # pandas is imported where a table is made (a run needs it, a config check not)
@@ -193,36 +193,6 @@ def _grad_items(grads) -> dict:
     if isinstance(grads, Mapping):
         return {f"gradient of {k}": v for k, v in grads.items()}
     return {"gradient": grads}
-
-
-def check_out_folder(out: str | Path, create: bool = False) -> Path:
-    """``out`` as a usable run folder, or ``ValueError("out: ...")`` naming what is wrong: an
-    empty name, an existing file, a path below a file, or a folder that cannot be written.
-    Nothing is created unless ``create`` (so a run refused later leaves no empty folder)."""
-    if out is not None and not isinstance(out, (str, os.PathLike)):
-        raise ValueError(f"out: must be a path (got {type(out).__name__} {out!r:.60})")
-    if out is None or str(out).strip() == "":
-        raise ValueError("out: must name a folder (got an empty path)")
-    if "\0" in str(out):
-        raise ValueError(f"out: a path cannot hold a NUL character (got {str(out)!r})")
-    path = Path(out)
-    try:
-        for parent in [path, *path.parents]:
-            if parent.exists() and not parent.is_dir():
-                what = "is a file" if parent == path else f"is below the file {parent}"
-                raise ValueError(f"out: {path} {what}, not a folder")
-        existing = next(p for p in [path, *path.parents, Path(".")] if p.exists())
-    except OSError as e:  # a name too long, a loop of symbolic links, ...
-        raise ValueError(f"out: cannot use the folder {path} ({e.strerror})") from None
-    if not os.access(existing, os.W_OK | os.X_OK):
-        where = "" if existing == path else f" (its parent {existing} is not writable)"
-        raise ValueError(f"out: the folder {path} is not writable{where}")
-    if create:
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise ValueError(f"out: cannot create the folder {path} ({e.strerror})") from None
-    return path
 
 
 class RunFolder:

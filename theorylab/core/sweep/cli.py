@@ -36,7 +36,7 @@ def executor_from_args(args: argparse.Namespace) -> contextlib.AbstractContextMa
     if args.cache is not None:
         try:
             Store(args.cache)
-            claim_folder(args.cache, "cache", create=False)
+            claim_folder(args.cache, "cache")  # claimed now: refused before any work
         except ValueError as e:
             raise ValueError(f"--cache: {str(e).removeprefix('out: ')}") from None
     return use_executor(cache=args.cache, scheduler=args.scheduler, workers=args.workers)
