@@ -42,7 +42,7 @@ READS = {("config", "--check")}
 OUTPUT_NAMES = {"out", "csv", "cache", "save", "output", "write"}
 
 
-class _Parsed(Exception):
+class _ParsedError(Exception):
     def __init__(self, parser):
         self.parser = parser
 
@@ -53,12 +53,12 @@ def _parser(name: str) -> argparse.ArgumentParser:
     real = cli.ArgumentParser.parse_args
 
     def catch(self, *a, **k):
-        raise _Parsed(self)
+        raise _ParsedError(self)
 
     cli.ArgumentParser.parse_args = catch
     try:
         module.main([])
-    except _Parsed as got:
+    except _ParsedError as got:
         return got.parser
     finally:
         cli.ArgumentParser.parse_args = real

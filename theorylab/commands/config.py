@@ -4,11 +4,11 @@ config``): the run-config reference, every key of a run config of every paper.
 The page is generated from the config dataclasses of every paper in
 ``theorylab.papers.PAPERS`` ([`Paper.config_doc`][theorylab.core.paper.Paper]) and the
 ``[experiment] paper`` key, and printed; ``--out FILE.md`` writes it (a new file, or a page this
-command wrote; anything else only with ``--force``; never into a committed folder). Nothing is ever written into the installed
-package. ``--check [FILE]`` compares FILE (default: ``docs/config.md`` of the source checkout)
-with the reference of the package's own papers, exit 1 when it differs; ``tests/core/
-test_configdoc.py`` fails when the committed page differs. A paper whose reference raises is
-reported in one line and left out.
+command wrote; anything else only with ``--force``; never into a committed folder). Nothing is
+ever written into the installed package. ``--check [FILE]`` compares FILE (default:
+``docs/config.md`` of the source checkout) with the reference of the package's own papers, exit
+1 when it differs; ``tests/core/test_configdoc.py`` fails when the committed page differs. A
+paper whose reference raises is reported in one line and left out.
 """
 
 from __future__ import annotations

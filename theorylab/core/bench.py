@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-
 __all__ = [
     "GPU_PEAK_GBS",
     "BenchCase",

@@ -14,6 +14,8 @@
   user's (the atomic writes name their target, never their temporary file). A folder that is
   known not to be writable before anything is written is refused as bad input (exit 2) by the
   output gate, [`theorylab.core.folders`][].
+- **A closed output pipe** (``theorylab phases STORE | head -1``) ends quietly, with exit
+  status 141 (128 + SIGPIPE), as a program killed by SIGPIPE does.
 - **What was kept** is said by the describers that the command's code registered with
   [`keeping`][] (a run folder: its rows; a sweep store: its finished points; an output
   folder: the files written there since the command started, [`written_since`][]). Atomic
@@ -241,9 +243,12 @@ def command(name: str) -> Callable:
 def _ended(name: str, main: Callable[..., int], args, kwargs) -> int:
     try:
         code = main(*args, **kwargs)
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
         if not _STATE["pending"]:
             return code
         raise KeyboardInterrupt  # a signal whose interrupt was swallowed on the way
+    except BrokenPipeError:
+        return _quiet_pipe()
     except KeyboardInterrupt:
         _say(f"{name}: interrupted by {stop_name()}; {kept_line()}")
         return stop_code()
@@ -255,6 +260,20 @@ def _ended(name: str, main: Callable[..., int], args, kwargs) -> int:
             _say(f"error: out: {err.strerror}{_where(err)}; {kept_line()}")
             return 1
         raise
+
+
+#: The exit status of a command whose output pipe was closed (``| head``): 128 + SIGPIPE.
+PIPE_CLOSED = 128 + 13
+
+
+def _quiet_pipe() -> int:
+    """The reader of stdout went away (``theorylab phases STORE | head -1``): end quietly, as
+    a program killed by SIGPIPE does, with nothing more written to that pipe."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the exit's own flush then writes nowhere
+        os.close(devnull)
+    return PIPE_CLOSED
 
 
 def _say(line: str) -> None:

@@ -43,13 +43,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import tomllib
-
 from . import atomic_io
 
 __all__ = ["KINDS", "MARKER", "OWN_FILES", "FolderKind", "check_new_file", "check_out_folder",
-           "check_output_file", "claim_folder", "folder_kind", "is_empty_folder", "marked_by", "sidecar_path",
-           "write_marker", "write_output"]
+           "check_output_file", "claim_folder", "folder_kind", "is_empty_folder", "marked_by",
+           "sidecar_path", "write_marker", "write_output"]
 
 #: The marker file of a folder written by theorylab.
 MARKER = ".theorylab.json"
@@ -104,9 +102,11 @@ def _first_line(path: Path) -> str:
 
 
 def _run_paper(config: Path) -> str | None:
+    from .config import loads_toml
+
     try:
-        tables = tomllib.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        tables = loads_toml(config.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
     exp = tables.get("experiment")
     paper = exp.get("paper") if isinstance(exp, dict) else None

@@ -33,7 +33,6 @@ import csv
 import hashlib
 import json
 import math
-import os
 import sys
 import time
 import zipfile
@@ -43,9 +42,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import tomllib
 
 from . import atomic_io, faults
+from .config import loads_toml
 from .engine import Engine
 from .folders import check_out_folder, claim_folder, folder_kind
 from .locks import folder_lock
@@ -92,20 +91,20 @@ def run_identity(config_text: str) -> str:
     ``train.steps`` (the one key a resume may change), in canonical form; a text that is not
     TOML counts as it is."""
     try:
-        tables = tomllib.loads(config_text)
+        tables = loads_toml(config_text)
         train_t = tables.get("train")
         if isinstance(train_t, dict):
             train_t.pop("steps", None)
         canon = json.dumps(tables, sort_keys=True, default=str)
-    except (tomllib.TOMLDecodeError, TypeError, ValueError):
+    except (TypeError, ValueError):
         canon = config_text
     return hashlib.sha256(canon.encode()).hexdigest()[:32]
 
 
 def _paper_of(config_text: str) -> str | None:
     try:
-        exp = tomllib.loads(config_text).get("experiment")
-    except (tomllib.TOMLDecodeError, TypeError, ValueError):
+        exp = loads_toml(config_text).get("experiment")
+    except (TypeError, ValueError):
         return None
     paper = exp.get("paper") if isinstance(exp, dict) else None
     return paper if isinstance(paper, str) else None

@@ -85,10 +85,11 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
     many are cached, compute nothing (returns the table of the points with ``cached``);
     `new_store`: discard a store made by another spec (refused otherwise; a spec with the same
     base that only adds points extends it; only its own point files are removed); `force`:
-    write into a folder theorylab did not write (refused otherwise unless it is empty); `threads`: torch/BLAS threads per point; `slurm`:
-    run on that many SLURM jobs through dask-jobqueue (the optional extra ``cluster``), each
-    with `slurm_memory`; `worker_timeout`: seconds to wait for a Dask worker (see
-    [`open_client`][]); `verbose`: Dask's own log lines too.
+    write into a folder theorylab did not write (refused otherwise unless it is empty);
+    `threads`: torch/BLAS threads per point; `slurm`: run on that many SLURM jobs through
+    dask-jobqueue (the optional extra ``cluster``), each with `slurm_memory`;
+    `worker_timeout`: seconds to wait for a Dask worker (see [`open_client`][]); `verbose`:
+    Dask's own log lines too.
 
     One sweep writes a store at a time (``sweep.lock``, a kernel lock); [`SweepInterrupted`][]
     when interrupted, [`SweepStoppedError`][] when every worker is gone (the finished points are
