@@ -244,6 +244,25 @@ def test_the_printed_resume_command_is_accepted(tmp_path):
     assert main(["run", *argv]) == 0  # the same flags: the configuration matches
 
 
+def test_the_resume_command_of_names_that_look_like_flags_is_accepted(tmp_path, monkeypatch):
+    import shlex
+
+    from theorylab.commands.run import _resume_command
+
+    monkeypatch.chdir(tmp_path)
+    _cfg(tmp_path, steps=20, name="-c.toml")
+
+    class Args:
+        config, out, steps, device, dtype, backend, threads = (
+            "-c.toml", "-x", None, None, None, None, None)
+        no_progress, flow = True, False
+
+    assert main(["run", "--out=-x", "--no-progress", "--", "-c.toml"]) == 0
+    argv = shlex.split(_resume_command(Args))[4:]  # after "python -m theorylab run"
+    assert argv[:2] == ["--out=-x", "--resume"] and argv[-2:] == ["--", "-c.toml"], argv
+    assert main(["run", *argv]) == 0
+
+
 def test_an_unknown_kind_is_a_programming_error(tmp_path):
     with pytest.raises(ValueError, match="kind: must be one of"):
         claim_folder(tmp_path / "x", "photos")

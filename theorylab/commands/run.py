@@ -34,7 +34,9 @@ from theorylab.papers import DEFAULT_PAPER, PAPERS
 def _resume_command(args) -> str:
     """The command that continues this run: the same config, folder and flags, with
     ``--resume``."""
-    again = [sys.executable, "-m", "theorylab", "run", args.config, "--out", args.out,
+    dashed = args.config.startswith("-")  # a name argparse would take for a flag: after "--"
+    out = [f"--out={args.out}"] if args.out.startswith("-") else ["--out", args.out]
+    again = [sys.executable, "-m", "theorylab", "run", *([] if dashed else [args.config]), *out,
              "--resume"]
     for flag in ("steps", "device", "dtype", "backend", "threads"):
         value = getattr(args, flag, None)
@@ -44,7 +46,7 @@ def _resume_command(args) -> str:
         again.append("--no-progress")
     if args.flow:
         again.append("--flow")
-    return shlex.join(again)
+    return shlex.join(again + (["--", args.config] if dashed else []))
 
 
 def _say_if_long(paper, cfg) -> None:

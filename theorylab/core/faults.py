@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 __all__ = ["DISK_FULL", "NOT_ALLOWED", "check_stop", "command", "deferred_signals",
-           "is_disk_full", "keeping", "kept_line",
+           "interrupt_by_hand", "is_disk_full", "keeping", "kept_line",
            "stop_code", "stop_name", "stop_signals", "written_since"]
 
 #: errno values of a full disk or an exhausted quota.
@@ -65,6 +65,16 @@ def check_stop() -> None:
     it, so a Ctrl-C always stops the command."""
     if _STATE["pending"]:
         raise KeyboardInterrupt
+
+
+def interrupt_by_hand() -> bool:
+    """Whether a ``KeyboardInterrupt`` being handled now was raised by code (a plug-in's
+    import), not by a signal: within [`deferred_signals`][] signals are only noted, and
+    under [`stop_signals`][] a signal is recorded before its interrupt is raised."""
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(handler, "theorylab_deferring", False):
+        return True
+    return handler is _on_signal and not _STATE["pending"]
 
 
 def stop_code() -> int:
@@ -111,6 +121,8 @@ def deferred_signals() -> Iterator[None]:
 
     def note(signum, frame) -> None:
         noted.append(signum)
+
+    note.theorylab_deferring = True  # a KeyboardInterrupt in the block is no signal's
 
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     for s, handler in before.items():
