@@ -39,6 +39,9 @@ from .trainer import (
     Interrupted,
     TrainOutcome,
     _check_finite,
+    _check_row,
+    _evaluate,
+    _number_columns,
     _to_frame,
     run_folder,
     run_identity,
@@ -172,6 +175,7 @@ def flow(
             return rhs(t, y)
 
         recorded = {int(r["step"]) for r in rows}
+        finite = set().union(*map(_number_columns, rows))  # a NaN there is a divergence
         pending = [s for s in marks if s >= start and s not in recorded]
         show = sys.stderr.isatty() if progress is None else progress
         bar = tqdm(total=steps, initial=start, disable=not show, desc=f"{engine.name} (flow)",
@@ -182,11 +186,12 @@ def flow(
         def record(s: int, ys: np.ndarray) -> None:
             nonlocal last_ckpt, state
             p = unpack(ys)
-            ev = engine.evaluate(p, s, need_grad=False, record=True)
+            ev = _evaluate(engine, p, s, need_grad=False, record=True)
             _check_finite(s, engine.watched(ev))
             arrays = engine.params_to_arrays(p)
             _check_finite(s, arrays)
             row = {"step": s, **engine.record(p, s, ev)}
+            _check_row(s, row, finite)
             rows.append(row)
             state = (s, ys)
             if folder is not None:

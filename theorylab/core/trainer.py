@@ -188,6 +188,34 @@ def _check_finite(step: int, named: Mapping[str, object]) -> None:
             raise DivergenceError(step, name)
 
 
+def _evaluate(engine: Engine, params, step: int, **kw):
+    """``engine.evaluate``, an ``OverflowError`` of its numbers (parameters beyond any float's
+    range) turned into the divergence it is."""
+    try:
+        return engine.evaluate(params, step, **kw)
+    except OverflowError as e:
+        raise DivergenceError(step, f"the evaluation ({e})") from None
+
+
+def _check_row(step: int, row: Mapping[str, object], finite: set[str]) -> None:
+    """A recorded row's numbers: an infinite value, or a NaN in a column that was a number in
+    an earlier row of the run (``finite``: those columns, updated here), is a divergence. A
+    column that is NaN from the start is one the engine does not compute (an SE of an exact
+    engine), not a divergence."""
+    for name, value in row.items():
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, np.floating)):
+            continue
+        if math.isinf(value) or (math.isnan(value) and name in finite):
+            raise DivergenceError(step, f"the recorded {name}")
+    finite.update(_number_columns(row))
+
+
+def _number_columns(row: Mapping[str, object]) -> set[str]:
+    """The columns of ``row`` that hold finite floats."""
+    return {k for k, v in row.items() if isinstance(v, (float, np.floating))
+            and not isinstance(v, (bool, np.bool_)) and math.isfinite(v)}
+
+
 def _grad_items(grads) -> dict:
     if isinstance(grads, Mapping):
         return {f"gradient of {k}": v for k, v in grads.items()}
@@ -492,7 +520,8 @@ def train(
     - `progress`: show a tqdm bar; default: only when stderr is a terminal.
 
     Raises [`DivergenceError`][] (after writing the rows so far) when a watched value, a recorded
-    parameter array or a gradient stops being finite.
+    parameter array, a gradient or a recorded number stops being finite (an infinite value, or
+    a NaN in a column that held numbers before; the rows before it are kept).
     """
     with run_folder(out, schema, config_text) as folder:
         return _train(engine, folder, steps=steps, schedule=schedule, schema=schema,
@@ -516,6 +545,7 @@ def _train(engine: Engine, folder: RunFolder | None, *, steps, schedule, schema,
     show = sys.stderr.isatty() if progress is None else progress
     bar = tqdm(total=steps, initial=start, disable=not show, desc=engine.name, leave=False)
     recorded = {int(r["step"]) for r in rows}
+    finite = set().union(*map(_number_columns, rows))  # a NaN there is a divergence
     state = (start, params)  # one object: an interrupt never sees a step and a mismatched params
     last_ckpt = -math.inf
     try:
@@ -524,12 +554,13 @@ def _train(engine: Engine, folder: RunFolder | None, *, steps, schedule, schema,
                 faults.check_stop()
                 params = state[1]
                 record = step in schedule and step not in recorded
-                ev = engine.evaluate(params, step, need_grad=step < steps, record=record)
+                ev = _evaluate(engine, params, step, need_grad=step < steps, record=record)
                 _check_finite(step, engine.watched(ev))
                 if record:
                     arrays = engine.params_to_arrays(params)
                     _check_finite(step, arrays)
                     row = {"step": step, **engine.record(params, step, ev)}
+                    _check_row(step, row, finite)
                     rows.append(row)
                     recorded.add(step)
                     if folder is not None:
