@@ -38,6 +38,7 @@ import pandas as pd
 from theorylab.core.cli import ArgumentParser, output_argument
 from theorylab.core.faults import command
 from theorylab.core.folders import check_output_file, folder_kind, write_output
+from theorylab.core.trajectory import read_trajectory
 
 __all__ = ["main", "phase_table", "plot_run", "plot_sweep"]
 
@@ -95,25 +96,8 @@ def _save(fig, out: Path, *, default: bool = False, force: bool = False) -> Path
 
 
 def _read_trajectory(path: Path) -> pd.DataFrame:
-    """``trajectory.csv`` without a torn last line (the append of a live or killed run)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"run: {path} is not UTF-8 text ({e.reason} at offset {e.start})"
-                         ) from None
-    except OSError as e:
-        raise ValueError(f"run: cannot read {path} ({e.strerror})") from None
-    if text and not text.endswith("\n"):
-        text = text[:text.rfind("\n") + 1]  # a torn last line: dropped, as a resume does
-    try:
-        df = pd.read_csv(io.StringIO(text))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
-        raise ValueError(f"run: {path} is not a readable table ({' '.join(str(e).split())})"
-                         ) from None
-    if "step" in df.columns and len(df) and not pd.api.types.is_numeric_dtype(df["step"]):
-        raise ValueError(f"run: the step column of {path} is not numeric (got "
-                         f"{str(df['step'].iloc[0])!r})")
-    return df
+    """``trajectory.csv``'s whole rows ([`theorylab.core.trajectory.read_trajectory`][])."""
+    return read_trajectory(path)
 
 
 def _huge_values():
