@@ -266,3 +266,29 @@ def test_the_resume_command_of_names_that_look_like_flags_is_accepted(tmp_path, 
 def test_an_unknown_kind_is_a_programming_error(tmp_path):
     with pytest.raises(ValueError, match="kind: must be one of"):
         claim_folder(tmp_path / "x", "photos")
+
+
+@pytest.mark.parametrize("files, kind", [
+    ({"points/" + "a" * 20 + ".parquet": "x"}, "cache"),
+    ({"points/mine.parquet": "x"}, None),  # a user's Parquet file: not a point file
+    ({"arms/" + "b" * 32 + ".npz": "x"}, "cache"),  # an older cache of trained results
+    ({"arms/" + "b" * 32 + ".npz": "x", "notes.txt": "mine"}, None),
+    ({"sweep.json": '{"fingerprint": "f"}'}, "sweep"),
+    ({"sweep.json": "{}"}, None),
+    ({"manifest.json": '{"figures": {}}'}, "figures"),
+    ({"manifest.json": "not json"}, None),
+    ({"summary.md": "# GPU suite\n", "suite.csv": "part\n"}, "suite"),
+    ({"summary.md": "mine\n"}, None),
+])
+def test_an_older_folder_is_recognised_by_the_structure_of_its_files(tmp_path, files, kind):
+    """A folder written before markers existed is known by its own files read as what they
+    are (JSON with its key, point files named by their run id); a user's folder that merely
+    holds files of those names is not theorylab's, and is not claimed without --force."""
+    for rel, text in files.items():
+        (tmp_path / "f" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "f" / rel).write_text(text)
+    found = folder_kind(tmp_path / "f")
+    assert (found.kind if found else None) == kind
+    if kind is None:
+        with pytest.raises(ValueError, match="theorylab did not write and that is not empty"):
+            claim_folder(tmp_path / "f", "cache")

@@ -75,6 +75,8 @@ OWN_FILES = {
 }
 #: The name of a point file of a store (its run id, 20 hex digits).
 _POINT_FILE = re.compile(r"^[0-9a-f]{20}\.parquet$")
+#: The name of an entry of a cache's subfolder (a hex key, theorylab.core.safecache's .npz).
+_CACHE_ENTRY = re.compile(r"^[0-9a-f]{16,64}\.npz$")
 #: The suffix of an output file's sidecar (``.<name>.theorylab.json``).
 SIDECAR = ".theorylab.json"
 
@@ -133,7 +135,7 @@ def folder_kind(folder: str | os.PathLike) -> FolderKind | None:
         return FolderKind("run", _run_paper(config), marked=False)
     if _json_with(root / "sweep.json", "fingerprint"):
         return FolderKind("sweep", marked=False)
-    if _point_folder(root / "points"):
+    if _point_folder(root / "points") or _entry_folders(root):
         return FolderKind("cache", marked=False)
     if _json_with(root / "manifest.json", "figures"):
         return FolderKind("figures", marked=False)
@@ -160,16 +162,30 @@ def _json_with(path: Path, key: str) -> bool:
     return isinstance(info, dict) and key in info
 
 
-def _point_folder(points: Path) -> bool:
+def _point_folder(points: Path, pattern: re.Pattern = _POINT_FILE) -> bool:
     """Whether ``points`` is an older point cache's folder: a folder holding point files
-    (named by their run id) and nothing else but the temporaries of their writes."""
+    (named by their run id; ``pattern``) and nothing else but the temporaries of their
+    writes."""
     try:
         with os.scandir(points) as entries:
             names = [e.name for e in entries]
     except OSError:
         return False
     files = [n for n in names if not (n.startswith(".") and n.endswith(".tmp"))]
-    return bool(files) and all(_POINT_FILE.match(n) for n in files)
+    return bool(files) and all(pattern.match(n) for n in files)
+
+
+def _entry_folders(root: Path) -> bool:
+    """Whether ``root`` is an older cache of trained results: nothing but subfolders of
+    cache entries (hex-named ``.npz`` files) and a point folder."""
+    try:
+        with os.scandir(root) as entries:
+            subs = [e for e in entries if not e.name.startswith(".theorylab.")]
+    except OSError:
+        return False
+    return bool(subs) and all(
+        e.is_dir() and (_point_folder(Path(e.path)) if e.name == "points"
+                        else _point_folder(Path(e.path), _CACHE_ENTRY)) for e in subs)
 
 
 def is_empty_folder(folder: str | os.PathLike) -> bool:
