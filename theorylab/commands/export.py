@@ -8,8 +8,8 @@ attributes, each run's mode, folder and phase readings as coordinates. A run sti
 exported as far as it is written (its rows so far): run the command again for a fresher file.
 Read it with ``xarray.open_dataset(FILE)``. An existing FILE is replaced only when theorylab
 wrote it (its ``written_by`` attribute; else ``--force``); the committed folders and the own
-files of a run or a store are refused. Exit codes: 0, 1 a full disk or a folder it may not
-write (one line naming FILE), 2 on bad input (one line ``error: <field>: ...``).
+files of a run or a store are refused. Exit codes: 0, 1 a full disk (one line naming FILE), 2
+on bad input or a folder it may not write (one line ``error: <field>: ...``).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ that of hard patch association); huang2024 ``t_I`` (end of Phase I), ``phi_glob_
 are GD steps (a gradient-flow run's rows are at t = η·step: the same steps). A run still
 going is read as far as it is written. ``--csv FILE`` writes the table as CSV: a new file,
 or one this command wrote (else ``--force``); never a file of a run or a store, nor a committed
-folder. Exit codes: 0, 1 a full disk or a folder it may not write (one line naming FILE), 2 on
-bad input (one line ``error: <field>: ...``).
+folder. Exit codes: 0, 1 a full disk (one line naming FILE), 2 on bad input or a folder it may
+not write (one line ``error: <field>: ...``).
 """
 
 from __future__ import annotations
