@@ -292,3 +292,23 @@ def test_an_older_folder_is_recognised_by_the_structure_of_its_files(tmp_path, f
     if kind is None:
         with pytest.raises(ValueError, match="theorylab did not write and that is not empty"):
             claim_folder(tmp_path / "f", "cache")
+
+
+def test_a_file_system_whose_flock_accepts_everyone_is_warned_about(tmp_path, capsys,
+                                                                     monkeypatch):
+    import fcntl
+
+    from theorylab.core import locks
+
+    with folder_lock(tmp_path / "a.lock", what="sweep"):  # a working flock: no word
+        assert locks.flock_works(tmp_path / "a.lock")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(fcntl, "flock", lambda fd, op: None)  # every lock granted
+    monkeypatch.setattr(locks, "_WARNED", set())
+    for _ in range(2):  # said once per folder
+        with folder_lock(tmp_path / "b.lock", what="sweep"):
+            pass
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"warning: out: the file system of {tmp_path} does not keep a second locker "
+                   "out (flock accepted two at once): two sweeps writing there at once are not "
+                   "kept apart; run one at a time"], err
