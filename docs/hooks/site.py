@@ -42,8 +42,8 @@ FIGURES = ROOT / "figures"
 #: the packages whose public modules get an API page.
 API_PACKAGES = ("core", "jelassi2022", "huang2024", "vision", "commands")
 #: guides first in this order; any other top-level page follows (e.g. a new guide).
-GUIDE_ORDER = ("reproducing.md", "recipes.md", "config.md", "engines.md", "sweeps.md",
-               "performance.md", "properties.md", "architecture.md")
+GUIDE_ORDER = ("reproducing.md", "reading-a-verdict.md", "recipes.md", "config.md",
+               "engines.md", "sweeps.md", "performance.md", "properties.md", "architecture.md")
 
 
 def _title(path: Path) -> str:

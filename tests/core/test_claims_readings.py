@@ -154,7 +154,7 @@ def test_same_verdict_under_every_reading():
         return ClaimResult("toy", t, judge({"table": t}), {}, [])
 
     res = toy(run=flat).check()
-    assert readings_cell(res.readings) == "same under all 3 readings"
+    assert readings_cell(res.readings) == "same verdict under all 3 readings"
     assert reading_dependent(res.readings) == []
 
 

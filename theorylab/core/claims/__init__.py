@@ -5,9 +5,22 @@ A paper lists its claims (``theorylab.<paper>.claims.CLAIMS``); ``python -m theo
 runs them (the kernel's [`run_checks`][theorylab.core.claims.runner.run_checks]) and writes
 ``docs/results/<paper>/<id>.md``/``.csv``/``.png``. Besides its thresholds, a claim declares
 what it could detect (predictions and the counterfactuals it must reject) and which reading of
-the paper it holds for (variants): [`theorylab.core.claims.readings`][].
+the paper it holds for (variants): [`theorylab.core.claims.readings`][]. Each prediction names
+its source (the paper's sentence, our derivation or a heuristic), its two-sided band and, for a
+limit read off a ladder, its correction form ([`theorylab.core.claims.bands`][]);
+[`theorylab.core.claims.referee`][] lists the rules a claim still breaks.
 """
 
+from .bands import (
+    CORRECTIONS,
+    NEAR_TOLERANCES,
+    Settlement,
+    band_verdict,
+    judge_band,
+    judge_settled,
+    settle,
+    settled_verdict,
+)
 from .claim import (
     BRIEF_MAX,
     HEADLINE_MAX,
@@ -20,25 +33,33 @@ from .claim import (
     point_rows,
 )
 from .readings import (
+    LEGACY_SOURCES,
     PREDICTION_SOURCES,
     READING_SOURCES,
     SCALES,
+    SIDES,
     Counterfactual,
     Prediction,
     Reading,
     Variant,
     can_fail_cell,
     counterfactual_table,
+    dropped_parts,
     readings_cell,
     resolution,
 )
+from .referee import near_counterfactuals, quote_problem, referee_problems, separation
 from .report import render_markdown, write_result
 from .robustness import (
+    INTERVAL_METHODS,
     SOURCES,
+    IntervalMethod,
     Premise,
     Threshold,
     bootstrap_interval,
+    calibrated_level,
     format_interval,
+    interval_coverage,
     is_robust,
     log_t_interval,
     premises_verdict,
@@ -49,6 +70,7 @@ from .robustness import (
 )
 from .verdict import (
     MIN_FIT_POINTS,
+    Reported,
     Verdict,
     combine,
     ladder_threshold,
@@ -57,6 +79,26 @@ from .verdict import (
 )
 
 __all__ = [
+    "CORRECTIONS",
+    "NEAR_TOLERANCES",
+    "Settlement",
+    "band_verdict",
+    "judge_band",
+    "judge_settled",
+    "settle",
+    "settled_verdict",
+    "LEGACY_SOURCES",
+    "SIDES",
+    "dropped_parts",
+    "near_counterfactuals",
+    "quote_problem",
+    "referee_problems",
+    "separation",
+    "INTERVAL_METHODS",
+    "IntervalMethod",
+    "interval_coverage",
+    "calibrated_level",
+    "Reported",
     "BRIEF_MAX",
     "HEADLINE_MAX",
     "PREDICTION_SOURCES",

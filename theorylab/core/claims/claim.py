@@ -26,7 +26,7 @@ from .readings import (
     rejected_count,
     resolution,
 )
-from .robustness import Threshold, is_robust, sensitivity, threshold_values
+from .robustness import IntervalMethod, Threshold, is_robust, sensitivity, threshold_values
 from .verdict import VERDICTS, Verdict
 
 __all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "lookup_claim", "markdown_table",
@@ -87,6 +87,13 @@ class ClaimResult:
     - `readings`: the verdict per reading of each declared variant (one row per reading, the
       main one first), set by `Claim.check`; `variant_results` holds the results behind it,
       keyed ``(choice, value)``.
+    - `judged_parts`, `reported_parts`: the parts of the claim this result judged and those it
+      only reported (taken from the [`Verdict`][theorylab.core.claims.verdict.Verdict] when
+      one is given); the readings table counts them per reading.
+    - `settings`: the settings the run used (name → value: the start of a parameter and its
+      norm, q, τ, the horizons...); the page prints them, and
+      [`settings_mismatches`][theorylab.core.claims.referee.settings_mismatches] compares them
+      with the claim's declared `settings`.
     """
 
     claim_id: str
@@ -105,6 +112,9 @@ class ClaimResult:
     resolution: pd.DataFrame | None = None
     readings: pd.DataFrame | None = None
     variant_results: dict = field(default_factory=dict)
+    judged_parts: tuple[str, ...] = ()
+    reported_parts: tuple[str, ...] = ()
+    settings: dict[str, object] = field(default_factory=dict)
 
     @property
     def tables(self) -> dict[str, pd.DataFrame]:
@@ -122,6 +132,8 @@ class ClaimResult:
             self.reading = [f"Verdict `{self.verdict.verdict}`: " + "; ".join(
                 self.verdict.reasons) + "." if self.verdict.reasons else
                 f"Verdict `{self.verdict.verdict}`."] + list(self.reading)
+            self.judged_parts = self.judged_parts or self.verdict.judged
+            self.reported_parts = self.reported_parts or self.verdict.reported
             self.verdict = self.verdict.verdict
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict: must be one of {list(VERDICTS)} (got {self.verdict!r})")
@@ -187,6 +199,11 @@ class Claim:
     - `paper`: the paper's name (``"mypaper"``); [`key`][theorylab.core.claims.Claim.key]
       is ``"<paper>/<id>"``, the id the command line uses.
     - `figsize`: the size in inches of the result figure ``<id>.png``.
+    - `settings`: the settings the code uses (name → value: the start of a parameter and its
+      norm, q, τ, D, the horizons...), printed in the page's header; a result's own
+      `settings` (what the run used) is compared with them.
+    - `interval`: how the claim's intervals over seeds are made
+      ([`IntervalMethod`][theorylab.core.claims.robustness.IntervalMethod]).
     """
 
     id: str
@@ -209,6 +226,8 @@ class Claim:
     predictions: tuple[Prediction, ...] = ()
     counterfactuals: tuple[Counterfactual, ...] = ()
     variants: tuple[Variant, ...] = ()
+    settings: dict[str, object] = field(default_factory=dict, hash=False)
+    interval: IntervalMethod | None = None
 
     @property
     def key(self) -> str:
@@ -229,6 +248,11 @@ class Claim:
             if unknown:
                 raise ValueError(f"counterfactuals: {cf.name!r} overrides undeclared values "
                                  f"{unknown}; declared: {names}")
+        declared = {t.name for t in self.thresholds}
+        for p in self.predictions:
+            if p.tolerance and p.tolerance not in declared:
+                raise ValueError(f"predictions: {p.name}'s tolerance {p.tolerance!r} is not a "
+                                 f"declared threshold; declared: {sorted(declared)}")
         choices = [v.name for v in self.variants]
         if len(set(choices)) != len(choices):
             raise ValueError(f"variants: names must be distinct (got {choices})")
@@ -307,6 +331,8 @@ class Claim:
                 "can_fail": can_fail_cell(self.kind, res.verdict, res.counterfactuals),
                 "rejected": rejected_count(res.counterfactuals)[0],
                 "brief": res.short(), "reason": reason[:400],
+                "judged": "; ".join(res.judged_parts),
+                "reported": "; ".join(res.reported_parts),
                 "measure_s": res.measure_s}
 
 

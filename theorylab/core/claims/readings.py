@@ -24,20 +24,39 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from .bands import Settlement
 from .verdict import Verdict
 
-__all__ = ["READING_SOURCES", "PREDICTION_SOURCES", "SCALES", "Reading", "Variant",
+__all__ = ["READING_SOURCES", "PREDICTION_SOURCES", "LEGACY_SOURCES", "SIDES", "SCALES",
+           "Reading", "Variant",
            "Prediction", "Counterfactual", "counterfactual_table", "resolution",
-           "can_fail_cell", "rejected_count", "readings_cell", "reading_dependent"]
+           "can_fail_cell", "rejected_count", "readings_cell", "reading_dependent",
+           "dropped_parts"]
 
 #: Where a reading of a RECONSTRUCTED choice comes from.
 READING_SOURCES = ("printed in the paper", "paper notes", "project choice")
 
-#: Where a predicted value comes from: a statement of the paper read in it (``paper
-#: statement``), a statement whose form is known and whose details are reconstructed (``paper
-#: statement (reconstructed)``), or our own derivation in the simulated model (``our
-#: derivation``: comparing with it is a derivation check, not evidence for the paper).
-PREDICTION_SOURCES = ("paper statement", "paper statement (reconstructed)", "our derivation")
+#: Where a predicted value comes from: ``paper`` (a sentence of the paper that its notes,
+#: ``docs/papers/<paper>.md``, quote verbatim under a FOUND tag; the prediction names the quote
+#: and the notes' section), ``derived`` (our algebra in the simulated model; the prediction names
+#: the ``proofs_checks/`` file or the test that checks it against the exact engine) or
+#: ``heuristic`` (our guess, said so). Only ``paper`` predictions are evidence for the paper: a
+#: theorem check judges nothing else, and the laws we derived are judged in derivation checks.
+PREDICTION_SOURCES = ("paper", "derived", "heuristic")
+
+#: The older names of the sources, still accepted and mapped onto [`PREDICTION_SOURCES`][]:
+#: ``paper statement`` → ``paper`` (its quote and section still to be declared),
+#: ``paper statement (reconstructed)`` → ``heuristic`` (a statement whose details we
+#: reconstructed is our reading, never the paper's sentence), ``our derivation`` →
+#: ``derived`` (its check still to be named). [`theorylab.core.claims.referee`][] lists every
+#: prediction that still uses one.
+LEGACY_SOURCES = {"paper statement": "paper", "paper statement (reconstructed)": "heuristic",
+                  "our derivation": "derived"}
+
+#: How a band judges a prediction: ``two`` (both sides: |measured − predicted| within the
+#: tolerance; the default), ``upper`` (the prediction is an upper bound: measured ≤ predicted +
+#: tolerance) or ``lower`` (a lower bound). One-sided only where the paper's sentence is.
+SIDES = ("two", "upper", "lower")
 
 #: How a prediction changes: ``factor`` (multiplicatively: a constant, a multiplier of a derived
 #: column; its resolution is a factor) or ``shift`` (additively: an exponent, a slope, an
@@ -57,11 +76,16 @@ class Reading:
       ``"sqrt(d)"``, ``"random"``.
     - `label`: how the page names it, e.g. ``"τ = √d (eq. (T))"``.
     - `source`: one of [`READING_SOURCES`][].
+    - `setting`: the admissible setting this reading runs at, when the main reading's setting
+      would make the experiment uninformative under it (e.g. ``"q = 0.30, below q*(D) of this
+      reading"``): declared, so that the reading is judged in full rather than accepted as
+      ``inconclusive``; the run receives the reading's value and chooses the setting from it.
     """
 
     value: object
     label: str
     source: str
+    setting: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.value, _VALUE_TYPES):
@@ -122,7 +146,26 @@ class Prediction:
       multiplier of a derived column); finite, and non-zero for scale ``factor``.
     - `scale`: one of [`SCALES`][].
     - `meaning`: what it is, e.g. ``"exponent of T* in (P/C)/η"``.
-    - `source`: one of [`PREDICTION_SOURCES`][].
+    - `source`: one of [`PREDICTION_SOURCES`][] (or an older name of
+      [`LEGACY_SOURCES`][], mapped onto it; `legacy_source` keeps the name given).
+    - `quote`: for ``paper``: the paper's sentence, verbatim as the notes quote it.
+    - `section`: for ``paper``: the heading of the notes' section that quotes it (under a
+      FOUND tag).
+    - `check`: for ``derived``: the ``proofs_checks/`` file or the test (``tests/...py::name``)
+      that checks the derivation against the exact engine.
+    - `tolerance`: the name of the declared [`Threshold`][theorylab.core.claims.Threshold]
+      that is the half-width of the band the prediction is judged with (a shift for scale
+      ``shift``; for scale ``factor`` the band is ×/÷(1 + tolerance)).
+    - `sides`: one of [`SIDES`][] (``two`` by default; one-sided only for a ``paper``
+      prediction whose sentence is one-sided, and then the page lists the declared alternatives
+      on the open side: the check cannot tell them apart).
+    - `settlement`: for an asymptotic prediction (a limit slope, exponent or constant read off a
+      ladder): the derived correction form it is extrapolated with
+      ([`Settlement`][theorylab.core.claims.bands.Settlement]).
+    - `weak`: non-empty when the page declares the check WEAK for this prediction (its
+      resolution is wider than the distance to a near counterfactual): the sentence saying so.
+    - `headline`: whether the prediction is a headline part of the verdict (a headline part may
+      not be WEAK).
     """
 
     name: str
@@ -130,11 +173,23 @@ class Prediction:
     scale: str
     meaning: str
     source: str
+    quote: str = ""
+    section: str = ""
+    check: str = ""
+    tolerance: str = ""
+    sides: str = "two"
+    settlement: Settlement | None = None
+    weak: str = ""
+    headline: bool = True
+    legacy_source: str = field(default="", init=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
             raise ValueError(f"scale: must be one of {list(SCALES)} (got {self.scale!r})")
-        if self.source not in PREDICTION_SOURCES:
+        if self.source in LEGACY_SOURCES:  # older declarations: mapped, flagged by the referee
+            object.__setattr__(self, "legacy_source", self.source)
+            object.__setattr__(self, "source", LEGACY_SOURCES[self.source])
+        elif self.source not in PREDICTION_SOURCES:
             raise ValueError(f"source: must be one of {list(PREDICTION_SOURCES)} "
                              f"(got {self.source!r})")
         if not math.isfinite(self.value) or (self.scale == "factor" and self.value == 0):
@@ -143,6 +198,28 @@ class Prediction:
                              + f" (got {self.value!r})")
         if not self.meaning:
             raise ValueError(f"meaning: prediction {self.name} needs a meaning")
+        if self.sides not in SIDES:
+            raise ValueError(f"sides: must be one of {list(SIDES)} (got {self.sides!r})")
+        if self.legacy_source:
+            return
+        if self.source == "paper" and not (self.quote.strip() and self.section.strip()):
+            raise ValueError(f"quote: paper prediction {self.name} needs the sentence quoted "
+                             "verbatim (quote) and the notes' section that quotes it (section)")
+        if self.source == "derived" and not self.check.strip():
+            raise ValueError(f"check: derived prediction {self.name} needs the proofs_checks/ "
+                             "file or test that checks it (check)")
+        if self.source != "paper" and (self.quote or self.section):
+            raise ValueError(f"quote: only a paper prediction quotes the paper ({self.name} is "
+                             f"{self.source})")
+        if self.sides != "two" and self.source != "paper":
+            raise ValueError(f"sides: prediction {self.name} is one-sided ({self.sides}), which "
+                             f"only a one-sided sentence of the paper allows (source "
+                             f"{self.source})")
+
+    @property
+    def one_sided(self) -> bool:
+        """Whether the band is one-sided (``upper`` or ``lower``)."""
+        return self.sides != "two"
 
 
 @dataclass(frozen=True)
@@ -299,15 +376,35 @@ def reading_dependent(table: pd.DataFrame | None) -> list[str]:
     return list(dict.fromkeys(alt[alt.verdict != base].choice))
 
 
+def dropped_parts(table: pd.DataFrame | None) -> dict[str, list[str]]:
+    """``{part: [readings under which it was only reported]}`` from a readings table's
+    ``reported`` column (parts joined by ``"; "``); the main reading is named ``main``."""
+    if table is None or len(table) == 0 or "reported" not in table:
+        return {}
+    out: dict[str, list[str]] = {}
+    for r in table.itertuples():
+        text = "" if not isinstance(r.reported, str) else r.reported
+        for part in filter(None, (x.strip() for x in text.split(";"))):
+            out.setdefault(part, []).append("main" if bool(r.main) else str(r.reading))
+    return out
+
+
 def readings_cell(table: pd.DataFrame | None) -> str:
-    """The summary's ``readings`` cell: ``–`` (no variant), ``same under all N readings``, or
-    per changing choice the verdict per reading (``temperature: agrees (τ = 1) · disagrees
-    (τ = √d)``)."""
+    """The summary's ``readings`` cell: ``–`` (no variant); ``same verdict under all N
+    readings`` when every reading judged every part; ``<verdict> under N readings (part P
+    reported only under R)`` when the verdict is the same but some part was dropped under some
+    reading; or per changing choice the verdict per reading (``temperature: agrees (τ = 1) ·
+    disagrees (τ = √d)``), followed by the dropped parts."""
     if table is None or len(table) == 0:
         return "–"
     dep = reading_dependent(table)
+    dropped = dropped_parts(table)
+    note = "; ".join(f"part {part} reported only under {', '.join(where)}"
+                     for part, where in dropped.items())
     if not dep:
-        return f"same under all {len(table)} readings"
+        if not dropped:
+            return f"same verdict under all {len(table)} readings"
+        return f"{table.verdict.iloc[0]} under {len(table)} readings ({note})"
     main = table[table.main.astype(bool)].iloc[0]
     parts = []
     for choice in dep:
@@ -315,7 +412,7 @@ def readings_cell(table: pd.DataFrame | None) -> str:
         items = [f"{main.verdict} ({_reading_of(main, choice)})"]
         items += [f"{r.verdict} ({r.reading})" for r in alt.itertuples()]
         parts.append(f"{choice}: " + " · ".join(items))
-    return "; ".join(parts)
+    return "; ".join(parts) + (f" ({note})" if note else "")
 
 
 def _reading_of(main_row, choice: str) -> str:

@@ -14,8 +14,9 @@ from .claim import HEADLINE_MAX, KINDS, Claim, ClaimResult, markdown_table
 from .readings import can_fail_cell, reading_dependent, readings_cell, rejected_count
 
 __all__ = ["KIND_MEANING", "fragile_thresholds", "headline_cell", "marks",
-           "reading_folder", "render_markdown", "render_readings", "render_robustness",
-           "robust_cell", "write_result"]
+           "prediction_line", "reading_folder", "render_markdown", "render_readings",
+           "render_robustness", "render_separation", "render_sources", "robust_cell",
+           "sources_cell", "write_result"]
 
 #: One line per kind, as the pages say it.
 KIND_MEANING = {
@@ -48,6 +49,7 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
         f"- **Measured:** {claim.measured}",
         f"- **Predicted:** {claim.predicted}",
         *([f"- **Not tested here:** {claim.untested}"] if claim.untested else []),
+        *render_sources(claim, res),
         f"- **Verdict:** `{res.verdict}` ({mode} run, {res.runtime_s:.1f} s for the whole "
         "check)",
         f"- **Can it fail?** {can_fail_cell(claim.kind, res.verdict, res.counterfactuals)}",
@@ -82,6 +84,94 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
     return escape_stray_stars("\n".join(lines))
 
 
+_SIDE_TEXT = {"two": "two-sided", "upper": "one-sided: an upper bound",
+              "lower": "one-sided: a lower bound"}
+
+
+def prediction_line(claim: Claim, p) -> str:
+    """One header line on a prediction, generated from its declaration: its source (the
+    paper's sentence and the notes' section, the check of a derivation, or a heuristic), its
+    band and, for an asymptotic one, its correction form."""
+    if p.source == "paper":
+        src = (f"paper: \"{p.quote}\" (notes, {p.section})" if p.quote else
+               "paper (quote not declared)")
+    elif p.source == "derived":
+        src = f"derived, checked by `{p.check}`" if p.check else "derived (check not named)"
+    else:
+        src = "heuristic: our guess, not the paper's"
+    if p.legacy_source:
+        src += f" [declared as {p.legacy_source!r}]"
+    tol = next((t for t in claim.thresholds if t.name == p.tolerance), None)
+    band = (f"band ± {tol.value:g} ({tol.name}), {_SIDE_TEXT[p.sides]}" if tol and
+            p.scale == "shift" else
+            f"band ×/÷ {1 + tol.value:g} ({tol.name}), {_SIDE_TEXT[p.sides]}" if tol else
+            "no band declared")
+    settle = (f"; extrapolated as {p.settlement.form} in {p.settlement.variable} "
+              f"({p.settlement.derivation})" if p.settlement else "")
+    weak = f"; **WEAK**: {p.weak}" if p.weak else ""
+    return f"  - `{p.name}` = {p.value:g} ({p.meaning}): {src}; {band}{settle}{weak}"
+
+
+#: The longest quote a summary's ``source`` cell shows.
+QUOTE_MAX = 70
+
+
+def sources_cell(claim: Claim) -> str:
+    """The summary's ``source`` cell: the paper's sentence a claim judges (its first ``paper``
+    prediction's quote, cut to [`QUOTE_MAX`][] characters, ``(+k)`` for k more), else the
+    sources of its predictions (``derived``, ``heuristic``), ``–`` without predictions."""
+    preds = getattr(claim, "predictions", ())  # a claim-like object may declare none
+    quotes = [p.quote for p in preds if p.source == "paper" and p.quote]
+    if quotes:
+        q = " ".join(quotes[0].split())
+        q = q if len(q) <= QUOTE_MAX else q[:QUOTE_MAX - 1].rstrip() + "…"
+        return f"paper: “{q}”" + (f" (+{len(quotes) - 1})" if len(quotes) > 1 else "")
+    kinds = list(dict.fromkeys(p.source for p in preds))
+    return ", ".join(kinds) if kinds else "–"
+
+
+def render_sources(claim: Claim, res: ClaimResult) -> list[str]:
+    """The header's lines generated from the claim's declarations and the run: each
+    prediction's source, band and settlement ([`prediction_line`][]), the settings the code
+    used (those of the run when it reports them, with any that differ from the declared ones),
+    and the interval method."""
+    lines = []
+    if claim.predictions:
+        lines += ["- **Predictions:**", *[prediction_line(claim, p) for p in claim.predictions]]
+    settings = {**claim.settings, **res.settings}
+    if settings:
+        lines.append("- **Settings (from the code):** " + "; ".join(
+            f"{k} = {v}" for k, v in settings.items()))
+        from .referee import settings_mismatches
+
+        bad = settings_mismatches(claim.settings, res.settings)
+        if bad:
+            lines.append("- **Settings that differ from the declared ones:** " + "; ".join(bad))
+    if claim.interval is not None:
+        lines.append(f"- **Intervals:** {claim.interval.text()}")
+    return lines
+
+
+def render_separation(claim: Claim, res: ClaimResult) -> list[str]:
+    """The page's section on each prediction's resolution against its nearest counterfactual
+    on each side ([`separation`][theorylab.core.claims.referee.separation]), with one line per
+    WEAK side."""
+    from .referee import separation, weak_lines
+
+    if not claim.predictions or res.resolution is None:
+        return []
+    table = separation(claim.predictions, claim.counterfactuals, claim.values(),
+                       res.resolution)
+    weak = weak_lines(claim.predictions, table)
+    return ["## Separation from the nearest counterfactuals", "",
+            "Each prediction's resolution (the change that turns the verdict) against the "
+            "distance to its nearest declared counterfactual on each side: a side is WEAK when "
+            "the check cannot tell the prediction from it.", "",
+            markdown_table(table[["prediction", "side", "counterfactual", "distance",
+                                  "resolution", "status"]]), "",
+            *[f"- {w}" for w in weak], *([""] if weak else [])]
+
+
 def render_readings(claim: Claim, res: ClaimResult) -> list[str]:
     """The page's sections on what the check could detect and which reading it holds for:
     the verdict per reading of each variant, the counterfactuals it must reject, and each
@@ -92,18 +182,20 @@ def render_readings(claim: Claim, res: ClaimResult) -> list[str]:
                   "Each RECONSTRUCTED choice that can change the verdict, run one at a time "
                   "around the main reading:", ""]
         for v in claim.variants:
-            alts = "; ".join(f"{r.label} ({r.source})" for r in v.alternatives)
+            alts = "; ".join(f"{r.label} ({r.source}"
+                             + (f"; run at {r.setting}" if r.setting else "") + ")"
+                             for r in v.alternatives)
             lines.append(f"- **{v.name}**: main {v.main.label} ({v.main.source}); "
                          f"alternatives {alts}. {v.reason}")
         lines.append("")
         if res.readings is not None and len(res.readings):
             dep = reading_dependent(res.readings)
+            cols = ["choice", "reading", "source", "verdict", "can_fail",
+                    *(c for c in ("judged", "reported") if c in res.readings), "brief",
+                    "measure_s"]
             lines += [("**The verdict depends on the reading of " + ", ".join(dep) + ".**")
-                      if dep else f"The verdict is the same under all {len(res.readings)} "
-                      "readings run.", "",
-                      markdown_table(res.readings[["choice", "reading", "source", "verdict",
-                                                   "can_fail", "brief", "measure_s"]],
-                                     csv=f"{claim.id}-readings.csv"), ""]
+                      if dep else f"Readings: {readings_cell(res.readings)}.", "",
+                      markdown_table(res.readings[cols], csv=f"{claim.id}-readings.csv"), ""]
             reasons = [f"- {r.choice} = {r.reading}: {r.reason}"
                        for r in res.readings.itertuples() if not r.main and r.reason]
             lines += [*reasons, ""] if reasons else []
@@ -128,6 +220,7 @@ def render_readings(claim: Claim, res: ClaimResult) -> list[str]:
                   markdown_table(res.resolution[["prediction", "value", "meaning", "source",
                                                  "target", "change_down", "change_up"]],
                                  csv=f"{claim.id}-resolution.csv"), ""]
+        lines += render_separation(claim, res)
     return lines
 
 

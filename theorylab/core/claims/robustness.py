@@ -26,8 +26,8 @@ from .verdict import Verdict
 
 __all__ = ["SOURCES", "Threshold", "threshold_values", "Premise", "premises_verdict",
            "sensitivity", "is_robust", "t_interval", "log_t_interval", "bootstrap_interval",
-           "wilson_interval",
-           "format_interval", "SENSITIVITY_FACTORS"]
+           "wilson_interval", "format_interval", "SENSITIVITY_FACTORS", "INTERVAL_METHODS",
+           "FEW_SEEDS", "IntervalMethod", "interval_coverage", "calibrated_level"]
 
 #: Where a threshold comes from. ``derived bound``: a bound on what the measurement neglects
 #: (rounding, a sampling error, dropped terms of a derivation). ``paper convention``: the paper
@@ -216,7 +216,11 @@ def bootstrap_interval(x, stat: Callable = np.mean, level: float = 0.95, n_boot:
     if v.size < 2:
         return s, math.nan, math.nan
     rng = np.random.default_rng(seed)
-    boots = np.array([stat(v[rng.integers(0, v.size, v.size)]) for _ in range(n_boot)])
+    idx = rng.integers(0, v.size, (n_boot, v.size))  # the same draws as one resample at a time
+    try:
+        boots = np.asarray(stat(v[idx], axis=1), dtype=np.float64)
+    except TypeError:  # a statistic without an axis argument
+        boots = np.array([stat(v[i]) for i in idx])
     a = (1 - level) / 2
     return s, float(np.quantile(boots, a)), float(np.quantile(boots, 1 - a))
 
@@ -239,6 +243,103 @@ def wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float, 
     lo = 0.0 if k == 0 else max(0.0, mid - half)  # exact ends (mid − half is 0 only to rounding)
     hi = 1.0 if k == n else min(1.0, mid + half)
     return p, lo, hi
+
+
+#: How a claim's intervals over seeds are made: ``t`` ([`t_interval`][]), ``log-t``
+#: ([`log_t_interval`][]), ``bootstrap`` ([`bootstrap_interval`][]), ``wilson``
+#: ([`wilson_interval`][]), ``exact`` (deterministic: no seeds), ``extrapolation`` (a settled
+#: limit and the change of its extrapolation: [`theorylab.core.claims.bands.settle`][]).
+INTERVAL_METHODS = ("t", "log-t", "bootstrap", "wilson", "exact", "extrapolation")
+
+#: Below this many seeds an interval is a t-interval or a bootstrap shown calibrated on a null
+#: table (a percentile bootstrap covers well under its level with a handful of seeds).
+FEW_SEEDS = 10
+
+
+@dataclass(frozen=True)
+class IntervalMethod:
+    """How a claim's intervals over seeds are made, declared once per claim.
+
+    **Arguments:**
+
+    - `method`: one of [`INTERVAL_METHODS`][].
+    - `seeds`: how many seeds one interval rests on (0 for ``exact``).
+    - `level`: the nominal level (0.95 by default).
+    - `paired`: whether the ladder's rungs share their random draws (the same seeds at every
+      rung: differences between rungs carry no seed noise of their own).
+    - `calibration`: where the interval is shown to cover its level on a null table (a test,
+      ``tests/...py::name``; [`interval_coverage`][]); required for a bootstrap on fewer than
+      [`FEW_SEEDS`][] seeds.
+    """
+
+    method: str
+    seeds: int = 0
+    level: float = 0.95
+    paired: bool = False
+    calibration: str = ""
+
+    def __post_init__(self) -> None:
+        if self.method not in INTERVAL_METHODS:
+            raise ValueError(f"method: must be one of {list(INTERVAL_METHODS)} "
+                             f"(got {self.method!r})")
+        if not 0 < self.level < 1:
+            raise ValueError(f"level: must lie in (0, 1) (got {self.level!r})")
+        if self.seeds < 0 or (self.method not in ("exact", "extrapolation")
+                              and self.seeds < 2):
+            raise ValueError(f"seeds: an interval over seeds needs at least 2 (got "
+                             f"{self.seeds})")
+        if self.method == "bootstrap" and self.seeds < FEW_SEEDS and not self.calibration:
+            raise ValueError(f"calibration: a bootstrap on {self.seeds} < {FEW_SEEDS} seeds "
+                             "must name where it is shown calibrated on a null table")
+
+    def text(self) -> str:
+        """One line for the page, e.g. ``t-interval (95 %) over 8 seeds, paired``."""
+        if self.method == "exact":
+            return "exact: deterministic, no interval over seeds"
+        if self.method == "extrapolation":
+            return "the change of the extrapolated limit between the last sub-ladders"
+        name = {"t": "t-interval", "log-t": "t-interval of the log", "bootstrap":
+                "percentile bootstrap", "wilson": "Wilson interval"}[self.method]
+        out = f"{name} ({self.level:.0%}) over {self.seeds} seeds"
+        out += ", paired across the ladder" if self.paired else ""
+        return out + (f", calibrated in {self.calibration}" if self.calibration else "")
+
+
+def interval_coverage(interval: Callable, sample: Callable, truth: float, n: int, *,
+                      reps: int = 400, seed: int = 0) -> tuple[float, float, float]:
+    """How often `interval` (``interval(x) -> (estimate, lower, upper)``) covers `truth` on
+    `reps` null tables of `n` draws each (``sample(rng, n) -> array``, draws whose statistic
+    is `truth`): (coverage, Wilson lower, Wilson upper) at 95 %. An interval is calibrated at
+    level L when L lies inside the Wilson interval of its coverage (or below it)."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(reps):
+        _, lo, hi = interval(sample(rng, n))
+        hits += bool(lo <= truth <= hi)
+    return wilson_interval(hits, reps)
+
+
+def calibrated_level(interval_at: Callable[[float], Callable], sample: Callable, truth: float,
+                     n: int, *, target: float = 0.95, reps: int = 400, seed: int = 0,
+                     iters: int = 8, highest: float = 0.9999) -> float:
+    """The nominal level at which the interval ``interval_at(level)`` covers `truth` with
+    frequency `target` on null tables of `n` draws ([`interval_coverage`][], the same tables at
+    every level), by bisection between `target` and `highest`; NaN when even `highest` covers
+    less (a percentile bootstrap never leaves the range of its draws: with 4 seeds of a
+    symmetric law it covers the mean at most 1 − 2/2⁴ = 87.5 % of the time, whatever its
+    level)."""
+    def cover(level: float) -> float:
+        return interval_coverage(interval_at(level), sample, truth, n, reps=reps, seed=seed)[0]
+
+    lo, hi = target, highest
+    if cover(lo) >= target:
+        return lo
+    if cover(hi) < target:
+        return math.nan
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if cover(mid) >= target else (mid, hi)
+    return hi
 
 
 def format_interval(m: float, lo: float, hi: float, n: int, fmt: str = ".3g") -> str:

@@ -22,13 +22,13 @@ from theorylab.core.provenance import provenance, provenance_line, refuse_commit
 
 from .claim import KINDS, Claim, markdown_table
 from .readings import can_fail_cell, readings_cell
-from .report import headline_cell, robust_cell, write_result
+from .report import headline_cell, robust_cell, sources_cell, write_result
 
 __all__ = ["SUMMARY_COLUMNS", "run_checks", "summary_markdown"]
 
 #: The columns of ``summary.csv`` (one row per claim).
-SUMMARY_COLUMNS = ["paper", "kind", "claim", "label", "verdict", "robust?", "readings",
-                   "can fail?", "runtime_s", "headline", "error"]
+SUMMARY_COLUMNS = ["paper", "kind", "claim", "label", "source", "verdict", "robust?",
+                   "readings", "can fail?", "runtime_s", "headline", "error"]
 
 
 def run_checks(claims: Mapping[str, Claim], keys: Sequence[str] | None = None, *,
@@ -67,7 +67,8 @@ def run_checks(claims: Mapping[str, Claim], keys: Sequence[str] | None = None, *
         check_stop()
         claim = claims[key]
         t0 = time.perf_counter()
-        base = {"paper": claim.paper, "kind": claim.kind, "claim": key, "label": claim.label}
+        base = {"paper": claim.paper, "kind": claim.kind, "claim": key, "label": claim.label,
+                "source": sources_cell(claim)}
         try:
             res = claim.check(quick=quick, variants=variants)
             if out is not None:
@@ -127,10 +128,11 @@ def summary_markdown(part: pd.DataFrame, title: str, mode: str, made: Mapping[st
             "time); each claim's page records its own run.\n\n" if kept else "")
     text = (f"# Claim checks of {title}: summary ({mode} run, {part.runtime_s.sum():.0f} s)\n\n"
             f"Run: {provenance_line(made)}\n\n" + note
-            + "Columns: `robust?` (the verdict survives ×0.5 and ×2 of every declared "
-            "threshold), `readings` (the verdict under each reading of the RECONSTRUCTED "
-            "choices), `can fail?` (the declared wrong statements the check rejects on its "
-            "data).\n")
+            + "Columns: `source` (the paper's sentence the check judges, or the source of its "
+            "predictions: derived, heuristic), `robust?` (the verdict survives ×0.5 and ×2 of "
+            "every declared threshold), `readings` (the verdict under each reading of the "
+            "RECONSTRUCTED choices), `can fail?` (the declared wrong statements the check "
+            "rejects on its data).\n")
     for kind in [*KINDS, *sorted(set(part.kind) - set(KINDS))]:
         rows = part[part.kind == kind]
         if rows.empty:
@@ -159,7 +161,7 @@ def _merge_summary(folder: Path, part: pd.DataFrame, mode: str,
     if old.empty:
         return part, []
     old = old.reindex(columns=part.columns)
-    text = [c for c in ("readings", "can fail?", "robust?") if c in old]
+    text = [c for c in ("source", "readings", "can fail?", "robust?") if c in old]
     old[text] = old[text].fillna("–")  # a summary written before these columns existed
     merged = pd.concat([part, old], ignore_index=True)
     merged = _by_kind(merged.assign(paper=""), order).drop(columns=["paper"])

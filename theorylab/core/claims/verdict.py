@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["VERDICTS", "Verdict", "MIN_FIT_POINTS", "strictly_increasing", "loglog_fit",
+__all__ = ["VERDICTS", "Verdict", "Reported", "MIN_FIT_POINTS", "strictly_increasing", "loglog_fit",
            "ladder_threshold", "combine"]
 
 #: ``agrees``: the measurement matches the prediction on the whole grid. ``agrees-in-regime``: it
@@ -35,14 +35,33 @@ MIN_FIT_POINTS = 4
 
 @dataclass(frozen=True)
 class Verdict:
-    """A verdict and the reasons that decided it (generated from the numbers)."""
+    """A verdict and the reasons that decided it (generated from the numbers).
+
+    `judged` names the parts of the claim this verdict judged and `reported` those it only
+    reported (a part dropped under some reading: its numbers are on the page, not in the
+    verdict); [`combine`][] gathers both, and the readings table counts them per reading."""
 
     verdict: str
     reasons: tuple[str, ...] = ()
+    judged: tuple[str, ...] = ()
+    reported: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict: must be one of {list(VERDICTS)} (got {self.verdict!r})")
+        both = set(self.judged) & set(self.reported)
+        if both:
+            raise ValueError(f"reported: parts {sorted(both)} are both judged and reported only")
+
+
+@dataclass(frozen=True)
+class Reported:
+    """A part of a claim that is reported, not judged (under this reading): its `part` name and
+    the `reason` (generated from the numbers). [`combine`][] adds the reason and counts the
+    part as reported only; it does not change the verdict."""
+
+    part: str
+    reason: str
 
 
 def strictly_increasing(values) -> bool:
@@ -94,7 +113,7 @@ def ladder_threshold(N, ok, floor: float | None = None) -> tuple[float, str]:
     return float(N[first]), ("censored-below" if first == 0 and not at_floor else "ok")
 
 
-def combine(parts: list[Verdict]) -> Verdict:
+def combine(parts: list[Verdict | Reported]) -> Verdict:
     """Verdict of a claim made of several parts, in this order of precedence:
 
     - ``disagrees`` if any part disagrees (a contradiction is a finding whatever the rest);
@@ -104,12 +123,19 @@ def combine(parts: list[Verdict]) -> Verdict:
       whole claim then holds inside the regime: nothing fails, so it is not ``partial``);
     - ``agrees`` if every part agrees; ``inconclusive`` for no part.
 
-    Reasons are concatenated in the order of the parts."""
-    reasons = tuple(r for p in parts for r in p.reasons)
-    kinds = [p.verdict for p in parts]
+    Reasons are concatenated in the order of the parts; a [`Reported`][] part adds its reason
+    and is counted as reported only (unless another part judged a part of that name)."""
+    reasons = tuple(r for p in parts
+                    for r in ((p.reason,) if isinstance(p, Reported) else p.reasons))
+    verdicts = [p for p in parts if isinstance(p, Verdict)]
+    judged = tuple(dict.fromkeys(n for p in verdicts for n in p.judged))
+    reported = tuple(dict.fromkeys(
+        n for p in parts for n in ((p.part,) if isinstance(p, Reported) else p.reported)
+        if n not in judged))
+    kinds = [p.verdict for p in verdicts]
     if not kinds:
-        return Verdict("inconclusive", reasons or ("no part was judged",))
+        return Verdict("inconclusive", reasons or ("no part was judged",), judged, reported)
     for v in ("disagrees", "inconclusive", "partial", "agrees-in-regime"):
         if v in kinds:
-            return Verdict(v, reasons)
-    return Verdict("agrees", reasons)
+            return Verdict(v, reasons, judged, reported)
+    return Verdict("agrees", reasons, judged, reported)

@@ -187,7 +187,7 @@ def _suite() -> list[BenchCase]:
                   "C = 4 (T3), Monte Carlo at D = 1024 with 10⁶ samples (T4)", _targets,
                   budget_s=240.0, summary=_target_lines),
         BenchCase("float32", "float32 against float64: the empirical and exchangeable "
-                  "engines' loss and gradient", _precision, budget_s=60.0,
+                  "engines' loss and gradient", _precision, budget_s=120.0,
                   summary=_precision_lines),
     ]
 
