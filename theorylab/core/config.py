@@ -21,6 +21,9 @@ import tomllib
 
 __all__ = [
     "EXPERIMENT",
+    "MAX_TOML_BYTES",
+    "MAX_TOML_DEPTH",
+    "MAX_TOML_TEXT",
     "check_bool",
     "check_choice",
     "check_float",
@@ -33,6 +36,7 @@ __all__ = [
     "sections_to_dict",
     "read_toml",
     "loads_toml",
+    "toml_depth",
     "section_from_dict",
     "tables_to_toml",
     "toml_value",

@@ -36,7 +36,7 @@ from typing import Any
 
 from theorylab.core.config import paper_of, read_toml
 
-__all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MODES", "POINT_TYPES",
+__all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MAX_POINTS", "MODES", "POINT_TYPES",
            "RESULT_SCHEMA_VERSION", "Point", "SweepSpec", "get_paper", "load_spec",
            "register_papers", "spec_from_dict"]
 
