@@ -71,3 +71,12 @@ def test_a_sweep_table_without_its_columns_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"error: sweep: {store / 'results.parquet'} is not a sweep table (no column "
                    "'point')"], err
+
+
+def test_a_run_given_twice_to_export_is_named(runs, tmp_path, capsys):
+    h = runs / "h"
+    assert main(["export", str(h), f"{runs}/./h", "--out", str(tmp_path / "x.nc")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: source: {runs}/./h is given twice (as {h} too); give each run "
+                   "folder once"], err
+    assert not (tmp_path / "x.nc").exists()
