@@ -24,7 +24,6 @@ and ``theorylab run --dry-run`` / ``--flow`` are these functions on the command 
 
 from __future__ import annotations
 
-import io
 import json
 import math
 import tempfile
@@ -38,6 +37,7 @@ import pandas as pd
 
 from theorylab.core.config import paper_of, read_toml
 from theorylab.core.paper import Paper
+from theorylab.core.trajectory import read_trajectory
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
 __all__ = ["RunFiles", "SweepFiles", "estimate", "export", "flow_gap", "gd_and_flow",
@@ -77,27 +77,6 @@ def paper_of_config(cfg) -> Paper:
                      f"{type(cfg).__name__} of {type(cfg).__module__})")
 
 
-def _read_trajectory(path: Path, schema: Mapping[str, str] | None) -> pd.DataFrame:
-    """The whole rows of a trajectory CSV (a torn last line of a run still writing is
-    dropped), with the paper's dtypes where they apply."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"run: cannot read {path} ({e})") from None
-    if text and not text.endswith("\n"):
-        text = text[:text.rfind("\n") + 1]
-    if not text.strip():
-        raise ValueError(f"run: {path} is empty (no header yet)")
-    table = pd.read_csv(io.StringIO(text))
-    for col, dtype in (schema or {}).items():
-        if col in table.columns and dtype != "string":
-            try:
-                table[col] = table[col].astype(dtype)
-            except (TypeError, ValueError):
-                pass
-    return table
-
-
 def open_run(path: str | Path) -> RunFiles:
     """A run folder (or its ``trajectory.csv``): the paper named by its ``config.toml``, the
     config and the rows written so far. ``ValueError`` naming the field otherwise."""
@@ -112,8 +91,24 @@ def open_run(path: str | Path) -> RunFiles:
     tables = read_toml(toml)
     paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
     cfg = paper.config_from_tables(tables)
-    return RunFiles(paper, cfg, _read_trajectory(csv, paper.trajectory_schema), folder,
+    trajectory = read_trajectory(csv, paper.trajectory_schema)
+    _same_paper(csv, trajectory, paper)
+    return RunFiles(paper, cfg, trajectory, folder,
                     toml.read_text(encoding="utf-8"))
+
+
+def _same_paper(csv: Path, trajectory: pd.DataFrame, paper: Paper) -> None:
+    """Refuse rows of another paper's run under this config (their columns match another
+    paper's trajectory better than the config's paper's)."""
+    cols = set(trajectory.columns)
+
+    def shared(p: Paper) -> int:
+        return len(cols & set(p.trajectory_schema or ()))
+
+    best = max(PAPERS.values(), key=shared)
+    if best is not paper and shared(best) > shared(paper):
+        raise ValueError(f"run: the rows of {csv} are a {best.name} trajectory, but its "
+                         f"config.toml is a {paper.name} config; not one run")
 
 
 def open_sweep(path: str | Path) -> SweepFiles:
@@ -124,6 +119,10 @@ def open_sweep(path: str | Path) -> SweepFiles:
     manifest = json.loads((path / "sweep.json").read_text()) if (path / "sweep.json"
                                                                   ).is_file() else {}
     table = load_sweep(path)
+    missing = [c for c in ("point", "run_id", "status") if c not in table.columns]
+    if missing:
+        raise ValueError(f"sweep: {path / 'results.parquet'} is not a sweep table (no column "
+                         f"{', '.join(map(repr, missing))})")
     name = manifest.get("paper", DEFAULT_PAPER)
     if name not in PAPERS:
         raise ValueError(f"sweep: the store's paper {name!r} is not registered "
