@@ -49,7 +49,11 @@ def _bench_papers() -> list[str]:
 
 def _parser() -> ArgumentParser:
     p = ArgumentParser(prog="theorylab bench",
-                       description="Step-speed benchmarks of the engines, and the GPU suite")
+                       description=(
+        "Time a paper's engines (step speed against a baseline in the same run, with the "
+        "machine named), or with --gpu-suite run every GPU check in one call into --out. "
+        "Exit codes: 0, 1 when a part of the GPU suite did not pass, 2 on a bad flag (one line "
+        "error: <flag>: ...)."))
     p.add_argument("--paper", default=DEFAULT_PAPER, choices=_bench_papers(),
                    help=f"whose engines to time (default {DEFAULT_PAPER})")
     p.add_argument("--device", default=None,

@@ -74,7 +74,10 @@ def _read(path: Path) -> str:
 @command("config")
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(prog="theorylab config",
-                       description=__doc__.split("\n")[0])
+                       description=(
+        "Print the run-config reference: every key of a run config of every paper, with "
+        "its type, default, allowed values and paper reference (docs/config.md). --out FILE "
+        "writes it; --check compares a page with it (exit 1 when they differ)."))
     output_argument(p, "--out", writes=".md", metavar="FILE",
                     help="write the page to FILE (.md) instead of printing it")
     p.add_argument("--force", action="store_true",

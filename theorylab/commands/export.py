@@ -22,7 +22,12 @@ from theorylab.core.faults import DISK_FULL, NOT_ALLOWED, command
 
 @command("export")
 def main(argv: list[str] | None = None) -> int:
-    p = ArgumentParser(prog="theorylab export", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="theorylab export", description=(
+        "Write run folders (side by side, e.g. gradient descent and the gradient flow of "
+        "one config) or a sweep store as one xarray dataset into the netCDF file --out, with "
+        "the config and provenance as attributes; read it with xarray.open_dataset. A run "
+        "still going is exported as far as it is written. Exit codes: 0, 2 on bad input (one "
+        "line error: <field>: ...)."))
     p.add_argument("source", nargs="+", help="run folders, or one sweep store")
     output_argument(p, "--out", writes=".nc", required=True, metavar="FILE",
                     help="the netCDF file to write (.nc)")

@@ -529,7 +529,12 @@ def _kind(path: Path) -> str:
 
 @command("plot")
 def main(argv: list[str] | None = None) -> int:
-    p = ArgumentParser(prog="theorylab plot", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="theorylab plot", description=(
+        "Plot a run folder (its trajectory, one panel per recorded quantity, the phase "
+        "readings marked) or a sweep store (the phase diagram of --value over the axes --x and "
+        "--y, or the kept trajectories) into a PNG (default: RUN/trajectory.png or "
+        "SWEEP/phase_diagram.png). Exit codes: 0, 2 on bad input (one line error: <field>: "
+        "...)."))
     p.add_argument("input", help="a run folder (trajectory.csv), a sweep store "
                                  "(results.parquet) or a sweep table (.parquet, .csv)")
     output_argument(p, "--out", writes=".png", metavar="FILE",

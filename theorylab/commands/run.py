@@ -22,7 +22,7 @@ import shlex
 import sys
 
 from theorylab.core.cli import ArgumentParser, folder_arguments
-from theorylab.core.config import paper_of, read_toml
+from theorylab.core.config import check_run_steps, paper_of, read_toml
 from theorylab.core.cost import LONG_RUN_S, estimate
 from theorylab.core.faults import command, keeping, stop_code
 from theorylab.core.folders import claim_folder
@@ -64,9 +64,16 @@ def _say_if_long(paper, cfg) -> None:
 @command("run")
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(
-        prog="theorylab run", description=__doc__.split("\n")[0],
+        prog="theorylab run", description=(
+            "Train one run config (a TOML file; its [experiment] paper says whose engines run "
+            "it, default jelassi2022) into the folder --out: trajectory.csv, the resolved "
+            "config.toml, final_state.npz and a checkpoint. --dry-run prints the run's "
+            "estimate (steps, seconds on this machine, memory) and runs nothing; --flow runs "
+            "the config's gradient flow instead of gradient descent. Exit codes: 0 done, 1 "
+            "disk full, 2 bad input (one line error: <field>: ...), 3 the run diverged (its "
+            "rows are kept), 130 or 143 interrupted (the rows and a checkpoint are kept)."),
         epilog="Every config key (type, default, allowed values, meaning, paper reference): "
-               "docs/config.md (theorylab config prints it)")
+               "docs/config.md (theorylab config prints it).")
     p.add_argument("config", nargs="?",
                    help="TOML file ([experiment] paper, then the paper's sections)")
     p.add_argument("--list", action="store_true", help="list the papers and exit")
@@ -103,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
                                    "backend": args.backend, "steps": args.steps})
         if args.flow:
             cfg = cfg.replace(train={"mode": "flow"})
+        check_run_steps(cfg.train.steps)  # before an estimate of nothing, too
         if paper.cost is not None and args.dry_run:
             print(estimate(paper.cost(cfg), budget_s=1.0))
             return 0

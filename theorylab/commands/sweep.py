@@ -68,7 +68,15 @@ def _points_kept(out: str, argv: list[str]):
 @command("sweep")
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    p = ArgumentParser(prog="theorylab sweep", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="theorylab sweep", description=(
+        "Run every point of a sweep spec (TOML) that the store --out does not hold yet and "
+        "write DIR/results.parquet (points already there are skipped, failed ones retried). "
+        "By default on a local Dask cluster, one worker per core; --workers 0 runs in this "
+        "process, --scheduler ADDRESS on a running Dask scheduler, --slurm JOBS on SLURM. "
+        "--dry-run lists the points and runs nothing. Exit codes: 0 every point ok or "
+        "diverged, 1 some failed or the workers were lost (the command that resumes is "
+        "printed), 2 bad input (one line error: <field>: ...), 130 or 143 interrupted (the "
+        "finished points are kept)."))
     p.add_argument("spec", help="sweep spec (TOML: base config, [sweep] axes, seeds, mode, keep)")
     folder_arguments(p, required=True, what="a store's",
                      help="store folder (points/, results.parquet): new, empty, or a store or "

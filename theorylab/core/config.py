@@ -29,6 +29,7 @@ __all__ = [
     "check_float",
     "check_int",
     "check_keys",
+    "check_run_steps",
     "frozen_set",
     "paper_of",
     "replace_sections",
@@ -107,6 +108,14 @@ def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{name}: must be true or false (got {value!r})")
     return value
+
+
+def check_run_steps(steps: int) -> None:
+    """Refuse a run of fewer than one step, ``ValueError`` naming ``train.steps``: a config may
+    hold ``steps = 0`` as a setting for its engine alone (stepped by hand, or read at the
+    start), but a run of it would record one row and no dynamics."""
+    if steps < 1:
+        raise ValueError(f"train.steps: a run takes at least 1 step (got {steps})")
 
 
 def frozen_set(obj, name, value):

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .config import check_run_steps
 from .engine import Engine
 from .trainer import (
     CHECKPOINT_SECONDS,
@@ -60,7 +61,10 @@ FLOW_METHODS = ("DOP853", "RK45", "LSODA")
 def dynamics(train_config) -> Callable[..., TrainOutcome]:
     """The loop that a ``[train]`` section asks for: [`train`][theorylab.core.trainer.train]
     (gradient descent), or with ``mode = "flow"`` [`flow`][] with its ``flow_method``,
-    ``flow_rtol`` and ``flow_atol``; both take the same arguments."""
+    ``flow_rtol`` and ``flow_atol``; both take the same arguments. A section of fewer than one
+    step (a setting made for its engine alone) is refused: ``ValueError`` naming
+    ``train.steps``."""
+    check_run_steps(getattr(train_config, "steps", 1))  # read like mode (duck-typed)
     if getattr(train_config, "mode", "gd") != "flow":
         from .trainer import train
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theorylab.core.config import paper_of, read_toml
+from theorylab.core.config import check_run_steps, paper_of, read_toml
 
 __all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MAX_POINTS", "MODES", "POINT_TYPES",
            "RESULT_SCHEMA_VERSION", "Point", "SweepSpec", "get_paper", "load_spec",
@@ -185,8 +185,9 @@ def run_point(paper, tables: Mapping[str, Any], keep, labels: Mapping[str, Any])
     naming the field)."""
     if isinstance(paper, str):
         paper = get_paper(paper)
-    return Point.make("run", {"paper": paper.name, "config": resolved_tables(paper, tables),
-                              "keep": keep}, labels)
+    config = resolved_tables(paper, tables)
+    check_run_steps(config.get("train", {}).get("steps", 1))
+    return Point.make("run", {"paper": paper.name, "config": config, "keep": keep}, labels)
 
 
 @dataclass(frozen=True)
