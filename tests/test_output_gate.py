@@ -37,7 +37,8 @@ H24 = ('[experiment]\npaper = "huang2024"\n[data]\nP = 16\nC1 = 8\nC = 2\n'
 SPEC = ("[base_config.data]\nD = 4\nC = 2\nd = 20\n[base_config.train]\nsteps = 5\n"
         "[sweep]\naxes = {\"data.q\" = [0.1]}\n")
 #: Flags whose value is read, not written (their metavar looks like an output's).
-READS = {("config", "--check")}
+#: (``check --results DIR`` is the folder a re-judgement reads its stored tables from.)
+READS = {("config", "--check"), ("check", "--results")}
 #: Names of options that would be outputs: such a flag must be tagged.
 OUTPUT_NAMES = {"out", "csv", "cache", "save", "output", "write"}
 

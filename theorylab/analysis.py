@@ -205,7 +205,12 @@ def phase_readings(source, cfg=None, *, paper: Paper | str | None = None) -> pd.
     if isinstance(paper, str):
         paper = PAPERS[paper]
     if isinstance(source, (str, Path)):
-        paper = _paper_of_path(Path(source))
+        path = Path(source)
+        paper = _paper_of_path(path)
+        if (path / "results.parquet").is_file():
+            open_sweep(path)  # refuses a table that is not a sweep's
+        elif (path.parent if path.name == "trajectory.csv" else path / "config.toml").exists():
+            open_run(path)  # refuses rows that are not one run's of the config's paper
     elif paper is None:
         config = getattr(source, "config", None) if cfg is None else cfg
         paper = paper_of_config(config) if config is not None else PAPERS[DEFAULT_PAPER]
