@@ -43,7 +43,7 @@ import pandas as pd
 
 from theorylab.core.config import paper_of, read_toml
 from theorylab.core.paper import Paper
-from theorylab.core.readings import read_trajectory_csv
+from theorylab.core.trajectory import read_trajectory
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
 __all__ = ["DERIVED_TABLES", "RunFiles", "StoredClaim", "SweepFiles", "estimate", "export",
@@ -98,8 +98,24 @@ def open_run(path: str | Path) -> RunFiles:
     tables = read_toml(toml)
     paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
     cfg = paper.config_from_tables(tables)
-    return RunFiles(paper, cfg, read_trajectory_csv(csv, paper.trajectory_schema), folder,
+    trajectory = read_trajectory(csv, paper.trajectory_schema)
+    _same_paper(csv, trajectory, paper)
+    return RunFiles(paper, cfg, trajectory, folder,
                     toml.read_text(encoding="utf-8"))
+
+
+def _same_paper(csv: Path, trajectory: pd.DataFrame, paper: Paper) -> None:
+    """Refuse rows of another paper's run under this config (their columns match another
+    paper's trajectory better than the config's paper's)."""
+    cols = set(trajectory.columns)
+
+    def shared(p: Paper) -> int:
+        return len(cols & set(p.trajectory_schema or ()))
+
+    best = max(PAPERS.values(), key=shared)
+    if best is not paper and shared(best) > shared(paper):
+        raise ValueError(f"run: the rows of {csv} are a {best.name} trajectory, but its "
+                         f"config.toml is a {paper.name} config; not one run")
 
 
 def open_sweep(path: str | Path) -> SweepFiles:
@@ -110,6 +126,10 @@ def open_sweep(path: str | Path) -> SweepFiles:
     manifest = json.loads((path / "sweep.json").read_text()) if (path / "sweep.json"
                                                                   ).is_file() else {}
     table = load_sweep(path)
+    missing = [c for c in ("point", "run_id", "status") if c not in table.columns]
+    if missing:
+        raise ValueError(f"sweep: {path / 'results.parquet'} is not a sweep table (no column "
+                         f"{', '.join(map(repr, missing))})")
     name = manifest.get("paper", DEFAULT_PAPER)
     if name not in PAPERS:
         raise ValueError(f"sweep: the store's paper {name!r} is not registered "
@@ -185,7 +205,12 @@ def phase_readings(source, cfg=None, *, paper: Paper | str | None = None) -> pd.
     if isinstance(paper, str):
         paper = PAPERS[paper]
     if isinstance(source, (str, Path)):
-        paper = _paper_of_path(Path(source))
+        path = Path(source)
+        paper = _paper_of_path(path)
+        if (path / "results.parquet").is_file():
+            open_sweep(path)  # refuses a table that is not a sweep's
+        elif (path.parent if path.name == "trajectory.csv" else path / "config.toml").exists():
+            open_run(path)  # refuses rows that are not one run's of the config's paper
     elif paper is None:
         config = getattr(source, "config", None) if cfg is None else cfg
         paper = paper_of_config(config) if config is not None else PAPERS[DEFAULT_PAPER]

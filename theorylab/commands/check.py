@@ -41,7 +41,7 @@ import pandas as pd
 
 from theorylab.core.claims import Claim
 from theorylab.core.claims.runner import run_checks as _run_checks
-from theorylab.core.cli import ArgumentParser
+from theorylab.core.cli import ArgumentParser, folder_arguments
 from theorylab.core.faults import command, keeping, written_since
 from theorylab.core.folders import claim_folder
 from theorylab.core.provenance import default_out, refuse_committed, refuse_foreign_committed
@@ -201,9 +201,10 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="reduced grids (< 3 min on 2 cores)")
     p.add_argument("--only", nargs="+", action="extend", metavar="ID",
                    help="run only these papers or claims (paper name, paper/id, or id)")
-    p.add_argument("--out", default=None,
-                   help="output folder, one subfolder per paper (default docs/results for a "
-                   "full run, runs/quick/results for --quick)")
+    folder_arguments(p, default=None, what="the pages",
+                     help="output folder, one subfolder per paper (default docs/results for a "
+                     "full run, runs/quick/results for --quick): new, empty or a results "
+                     "folder theorylab wrote")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--strict", action="store_true", help="exit 1 on a 'disagrees' verdict too")
     p.add_argument("--main-reading-only", action="store_true",
@@ -247,14 +248,14 @@ def main(argv=None) -> int:
             refuse_committed(a.out, "results", "--quick")
         refuse_foreign_committed(a.out, "results", what="theorylab check")
         check_out_folder(a.out)
-        claim_folder(a.out, "results", field="--out", create=False)
+        claim_folder(a.out, "results", field="--out", create=False, force=a.force)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     t0 = time.perf_counter()
     try:
         with keeping(written_since(a.out, time.time())), executor_from_args(a):
-            claim_folder(a.out, "results", field="--out")
+            claim_folder(a.out, "results", field="--out", force=a.force)
             summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures,
                                  variants=not a.main_reading_only)
     except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache

@@ -14,7 +14,10 @@ there (the steps since the record before: the threshold was crossed in between),
 and why a missing reading is missing (a phase the run does not have, a config it needs). A
 sweep prints one row per run, its axes and the values; ``--json`` and ``--csv`` give the
 whole table, one row per run and reading. A run still going is read as far as it is
-written. Exit codes: 0, 2 on bad input (one line ``error: <field>: ...``).
+written. ``--csv FILE`` writes the table as CSV: a new file, or one this command wrote
+(else ``--force``); never a file of a run or a store, nor a committed folder. Exit codes: 0,
+1 a full disk (one line naming FILE), 2 on bad input or a folder it may not write (one line
+``error: <field>: ...``).
 """
 
 from __future__ import annotations
@@ -23,9 +26,13 @@ import sys
 
 import pandas as pd
 
-from theorylab.core.cli import ArgumentParser
+from theorylab.core.cli import ArgumentParser, output_argument
 from theorylab.core.faults import command
+from theorylab.core.folders import check_output_file, write_output
 from theorylab.core.readings import READING_COLUMNS
+
+#: The writer named in the sidecar of a phase table (how the command knows its own CSV).
+WRITER = "theorylab phases"
 
 
 @command("phases")
@@ -37,20 +44,23 @@ def main(argv: list[str] | None = None) -> int:
         "written. Exit codes: 0, 2 on bad input (one line error: <field>: ...)."))
     p.add_argument("source", help="a run folder (trajectory.csv, config.toml) or a sweep "
                                   "store (results.parquet)")
-    p.add_argument("--csv", metavar="FILE", help="also write the table to FILE (CSV)")
+    output_argument(p, "--csv", writes=".csv", metavar="FILE",
+                    help="also write the table to FILE (CSV)")
+    p.add_argument("--force", action="store_true",
+                   help="with --csv: replace FILE even when this command did not write it")
     p.add_argument("--json", action="store_true", help="print JSON records instead of a table")
     args = p.parse_args(argv)
     from theorylab.analysis import phase_readings
 
     try:
+        csv = None if args.csv is None else check_output_file(
+            args.csv, ".csv", command=WRITER, force=args.force, field="--csv")
         table = phase_readings(args.source)
-        if args.csv:
-            from theorylab.core.atomic_io import write_csv
-
-            write_csv(args.csv, table)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if csv is not None:
+        write_output(csv, table.to_csv(index=False, float_format="%.17g"), command=WRITER)
     if args.json:
         print(table.to_json(orient="records", indent=1))
     elif table["run"].nunique() <= 1:

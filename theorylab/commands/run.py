@@ -21,10 +21,11 @@ from __future__ import annotations
 import shlex
 import sys
 
-from theorylab.core.cli import ArgumentParser
+from theorylab.core.cli import ArgumentParser, folder_arguments
 from theorylab.core.config import check_run_steps, paper_of, read_toml
 from theorylab.core.cost import LONG_RUN_S, estimate
 from theorylab.core.faults import command, keeping, stop_code
+from theorylab.core.folders import claim_folder
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import DivergenceError, Interrupted, check_out_folder
 from theorylab.papers import DEFAULT_PAPER, PAPERS
@@ -33,7 +34,9 @@ from theorylab.papers import DEFAULT_PAPER, PAPERS
 def _resume_command(args) -> str:
     """The command that continues this run: the same config, folder and flags, with
     ``--resume``."""
-    again = [sys.executable, "-m", "theorylab", "run", args.config, "--out", args.out,
+    dashed = args.config.startswith("-")  # a name argparse would take for a flag: after "--"
+    out = [f"--out={args.out}"] if args.out.startswith("-") else ["--out", args.out]
+    again = [sys.executable, "-m", "theorylab", "run", *([] if dashed else [args.config]), *out,
              "--resume"]
     for flag in ("steps", "device", "dtype", "backend", "threads"):
         value = getattr(args, flag, None)
@@ -43,7 +46,7 @@ def _resume_command(args) -> str:
         again.append("--no-progress")
     if args.flow:
         again.append("--flow")
-    return shlex.join(again)
+    return shlex.join(again + (["--", args.config] if dashed else []))
 
 
 def _say_if_long(paper, cfg) -> None:
@@ -74,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("config", nargs="?",
                    help="TOML file ([experiment] paper, then the paper's sections)")
     p.add_argument("--list", action="store_true", help="list the papers and exit")
-    p.add_argument("--out", help="output folder (required with a config)")
+    folder_arguments(p, what="a run's", help="output folder (required with a config): new, "
+                     "empty, or a run folder of the same paper")
     p.add_argument("--device", choices=["cpu", "cuda"], help="override train.device")
     p.add_argument("--dtype", choices=["float64", "float32"], help="override train.dtype")
     p.add_argument("--backend", choices=["numpy", "torch"], help="override train.backend")
@@ -115,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.dry_run:
             print(f"error: paper: {paper.name} has no cost model", file=sys.stderr)
             return 2
+        if args.force:  # the run's own claim refuses a folder theorylab did not write
+            claim_folder(out, "run", paper=paper.name, force=True)
         with keeping(lambda: f"resume with: {_resume_command(args)}"):
             res = paper.run(cfg, out=out, resume=args.resume,
                             progress=False if args.no_progress else None)

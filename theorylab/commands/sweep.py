@@ -21,7 +21,7 @@ import logging
 import shlex
 import sys
 
-from theorylab.core.cli import ArgumentParser
+from theorylab.core.cli import ArgumentParser, folder_arguments
 from theorylab.core.faults import command, keeping, stop_code
 from theorylab.core.sweep import (
     WORKER_TIMEOUT_S,
@@ -78,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
         "printed), 2 bad input (one line error: <field>: ...), 130 or 143 interrupted (the "
         "finished points are kept)."))
     p.add_argument("spec", help="sweep spec (TOML: base config, [sweep] axes, seeds, mode, keep)")
-    p.add_argument("--out", required=True, help="store folder (points/, results.parquet)")
+    folder_arguments(p, required=True, what="a store's",
+                     help="store folder (points/, results.parquet): new, empty, or a store or "
+                          "point cache theorylab wrote")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler")
     where.add_argument("--workers", type=int, metavar="N",
@@ -120,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         with keeping(_points_kept(a.out, argv)):
             table = run_sweep_spec(a.spec, a.out, scheduler=a.scheduler, workers=a.workers,
                                    shard=a.shard, dry_run=a.dry_run, new_store=a.new_store,
+                                   force=a.force,
                                    threads=threads_from_args(a), slurm=a.slurm or 0,
                                    slurm_memory=a.slurm_memory, oversubscribe=a.oversubscribe,
                                    worker_timeout=a.worker_timeout, verbose=a.verbose,

@@ -21,6 +21,9 @@ import tomllib
 
 __all__ = [
     "EXPERIMENT",
+    "MAX_TOML_BYTES",
+    "MAX_TOML_DEPTH",
+    "MAX_TOML_TEXT",
     "check_bool",
     "check_choice",
     "check_float",
@@ -33,6 +36,8 @@ __all__ = [
     "sections_from_tables",
     "sections_to_dict",
     "read_toml",
+    "loads_toml",
+    "toml_depth",
     "section_from_dict",
     "tables_to_toml",
     "toml_value",
@@ -201,10 +206,96 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             f"offset {e.start})"
         ) from None
     text = text.removeprefix("\ufeff")  # a byte-order mark (Windows editors) is not TOML
+    return loads_toml(text, what=f"config: {path}")
+
+
+#: The largest TOML text read (bytes): a run config or a sweep spec is a few kB.
+MAX_TOML_BYTES = 1 << 20
+#: The deepest nesting of arrays and inline tables read (a config nests two or three deep).
+MAX_TOML_DEPTH = 32
+#: The longest text value read (characters): a name, a choice or a path.
+MAX_TOML_TEXT = 1024
+
+
+def toml_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in a TOML text, outside strings and comments (a
+    scan, no parse: it bounds the text before the recursive parser sees it)."""
+    depth = deepest = i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c in "\"'":
+            triple = text.startswith(c * 3, i)
+            end = c * 3 if triple else c
+            i += len(end)
+            while i < n:
+                if c == '"' and text[i] == "\\":
+                    i += 2
+                    continue
+                if text.startswith(end, i):
+                    i += len(end)
+                    if triple:  # a closing run of up to two more quotes belongs to the text
+                        while i < n and text[i] == c:
+                            i += 1
+                    break
+                if not triple and text[i] == "\n":
+                    break
+                i += 1
+            continue
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    return deepest
+
+
+def loads_toml(text: str, *, what: str = "config") -> dict[str, Any]:
+    """The tables of a TOML text, bounded before it is parsed: at most [`MAX_TOML_BYTES`][],
+    nested at most [`MAX_TOML_DEPTH`][] deep, no text value longer than [`MAX_TOML_TEXT`][];
+    anything else (and invalid TOML) is ``ValueError("<what> ...")``; ``what`` names the
+    file (``"config: run.toml"``)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_TOML_BYTES:
+        raise ValueError(f"{what} is {size} bytes; a config or spec is at most "
+                         f"{MAX_TOML_BYTES} bytes")
+    depth = toml_depth(text)
+    if depth > MAX_TOML_DEPTH:
+        raise ValueError(f"{what} nests arrays or tables {depth} deep (at most "
+                         f"{MAX_TOML_DEPTH})")
     try:
-        return tomllib.loads(text)
+        tables = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"config: {path} is not valid TOML: {e}") from None
+        raise ValueError(f"{what} is not valid TOML: {e}") from None
+    except RecursionError:  # a nesting the scan did not see (it counts every bracket)
+        raise ValueError(f"{what} nests too deep to read") from None
+    long = _long_text(tables, "")
+    if long is not None:
+        key, value = long
+        raise ValueError(f"{key}: a text of {len(value)} characters (at most {MAX_TOML_TEXT}; "
+                         f"got {value[:40]!r}...)")
+    return tables
+
+
+def _long_text(value: Any, key: str) -> tuple[str, str] | None:
+    """The first text value longer than [`MAX_TOML_TEXT`][] and its dotted key, or None."""
+    if isinstance(value, str):
+        return (key or "value", value) if len(value) > MAX_TOML_TEXT else None
+    if isinstance(value, dict):
+        items = [(f"{key}.{k}" if key else str(k), v) for k, v in value.items()]
+    elif isinstance(value, list):
+        items = [(key, v) for v in value]
+    else:
+        return None
+    for k, v in items:
+        found = _long_text(v, k)
+        if found is not None:
+            return found
+    return None
 
 
 def paper_of(tables: Mapping[str, Any], known: tuple[str, ...], default: str) -> str:

@@ -30,7 +30,6 @@ config (several runs when it has a column ``run``), or a run's result (``traject
 from __future__ import annotations
 
 import importlib
-import io
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -42,34 +41,13 @@ import pandas as pd
 
 from .config import EXPERIMENT, read_toml
 from .trainer import record_schedule
+from .trajectory import read_trajectory
 
 __all__ = ["READING_COLUMNS", "paper_phase_readings", "phase_table", "point_config",
-           "read_trajectory_csv", "reading_rows"]
+           "reading_rows"]
 
 #: The columns of one run's part of [`phase_table`][], after ``run`` and a sweep's axes.
 READING_COLUMNS = ("reading", "value", "step", "resolution", "censored", "reason")
-
-
-def read_trajectory_csv(path: str | Path, schema: Mapping[str, str] | None) -> pd.DataFrame:
-    """The whole rows of a trajectory CSV (a torn last line of a run still writing is
-    dropped), with the dtypes of `schema` where they apply."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"run: cannot read {path} ({e})") from None
-    if text and not text.endswith("\n"):
-        text = text[:text.rfind("\n") + 1]
-    if not text.strip():
-        raise ValueError(f"run: {path} is empty (no header yet)")
-    table = pd.read_csv(io.StringIO(text))
-    for col, dtype in (schema or {}).items():
-        if col in table.columns and dtype != "string":
-            try:
-                table[col] = table[col].astype(dtype)
-            except (TypeError, ValueError):
-                pass
-    return table
 
 
 def point_config(paper, manifest: Mapping, labels: Mapping[str, Any]):
@@ -184,7 +162,7 @@ def _open_run(paper, path: Path) -> tuple[pd.DataFrame, Any, str]:
         raise ValueError(f"run: {str(folder)!r} is a run of {named} ([experiment] paper), not "
                          f"of {paper.name}; read it with theorylab.{named}.phases.phase_readings")
     cfg = paper.config_from_tables(tables)
-    return read_trajectory_csv(csv, paper.trajectory_schema), cfg, str(folder)
+    return read_trajectory(csv, paper.trajectory_schema), cfg, str(folder)
 
 
 def _sweep_table(paper, folder: Path) -> pd.DataFrame:

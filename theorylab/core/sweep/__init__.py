@@ -70,7 +70,8 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                    scheduler: str | None = None, workers: int | None = None, client=None,
                    shard: str | tuple[int, int] | None = None, dry_run: bool = False,
-                   new_store: bool = False, threads: int = 1, progress: bool | None = None,
+                   new_store: bool = False, force: bool = False, threads: int = 1,
+                   progress: bool | None = None,
                    slurm: int = 0, slurm_memory: str = "4GB", oversubscribe: bool = False,
                    worker_timeout: float | None = None, verbose: bool = False,
                    say: Callable[[str], None] = print) -> pd.DataFrame:
@@ -83,10 +84,12 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
     ``"i/n"``: only the points with index ≡ i − 1 (mod n); `dry_run`: list the points and how
     many are cached, compute nothing (returns the table of the points with ``cached``);
     `new_store`: discard a store made by another spec (refused otherwise; a spec with the same
-    base that only adds points extends it); `threads`: torch/BLAS threads per point; `slurm`:
-    run on that many SLURM jobs through dask-jobqueue (the optional extra ``cluster``), each
-    with `slurm_memory`; `worker_timeout`: seconds to wait for a Dask worker (see
-    [`open_client`][]); `verbose`: Dask's own log lines too.
+    base that only adds points extends it; only its own point files are removed); `force`:
+    write into a folder theorylab did not write (refused otherwise unless it is empty);
+    `threads`: torch/BLAS threads per point; `slurm`: run on that many SLURM jobs through
+    dask-jobqueue (the optional extra ``cluster``), each with `slurm_memory`;
+    `worker_timeout`: seconds to wait for a Dask worker (see [`open_client`][]); `verbose`:
+    Dask's own log lines too.
 
     One sweep writes a store at a time (``sweep.lock``, a kernel lock); [`SweepInterrupted`][]
     when interrupted, [`SweepStoppedError`][] when every worker is gone (the finished points are
@@ -119,7 +122,7 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
         for line in estimate_points(todo).lines(_workers(workers, scheduler, slurm)):
             say(line)
         return table
-    with store.lock(say=say):
+    with store.lock(say=say, force=force):
         return _run_locked(spec, store, points, chosen, new_store=new_store, client=client,
                            scheduler=scheduler, workers=workers, slurm=slurm,
                            slurm_memory=slurm_memory, threads=threads, progress=progress,
