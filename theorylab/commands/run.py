@@ -22,7 +22,7 @@ import shlex
 import sys
 
 from theorylab.core.cli import ArgumentParser, folder_arguments
-from theorylab.core.config import check_run_steps, paper_of, read_toml
+from theorylab.core.config import apply_sets, check_run_steps, paper_of, read_toml
 from theorylab.core.cost import LONG_RUN_S, estimate
 from theorylab.core.faults import command, keeping, stop_code
 from theorylab.core.folders import claim_folder
@@ -42,6 +42,8 @@ def _resume_command(args) -> str:
         value = getattr(args, flag, None)
         if value is not None:
             again += [f"--{flag}", str(value)]
+    for item in args.sets or ():
+        again += ["--set", item]
     if args.no_progress:
         again.append("--no-progress")
     if args.flow:
@@ -83,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dtype", choices=["float64", "float32"], help="override train.dtype")
     p.add_argument("--backend", choices=["numpy", "torch"], help="override train.backend")
     p.add_argument("--steps", type=int, help="override train.steps")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
+                   help="set a config key (SECTION.KEY=VALUE, a TOML value; repeatable), "
+                        "validated as in the file, e.g. --set train.lr=0.05")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--flow", action="store_true",
@@ -103,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("out: required (--out DIR, the run folder)")
     try:
         out = check_out_folder(args.out) if args.out is not None else None
-        tables = read_toml(args.config)
+        tables = apply_sets(read_toml(args.config), args.sets)
         paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
         cfg = paper.config_from_tables(tables)
         cfg = paper.override(cfg, {"device": args.device, "dtype": args.dtype,

@@ -98,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                         f"{WORKER_TIMEOUT_S:g}; with --slurm {SLURM_WORKER_TIMEOUT_S:g}; "
                         f"0: forever)")
     p.add_argument("--shard", metavar="i/n", help="run only every n-th point, starting at i")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
+                   help="set a key of the base config (SECTION.KEY=VALUE, a TOML value; "
+                        "repeatable), validated as in the spec, e.g. --set train.lr=0.05")
     p.add_argument("--dry-run", action="store_true", help="list the points and the cached ones")
     p.add_argument("--new-store", action="store_true",
                    help="discard a store made by another spec instead of refusing")
@@ -126,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                                    threads=threads_from_args(a), slurm=a.slurm or 0,
                                    slurm_memory=a.slurm_memory, oversubscribe=a.oversubscribe,
                                    worker_timeout=a.worker_timeout, verbose=a.verbose,
-                                   progress=False if a.no_progress else None)
+                                   sets=a.sets, progress=False if a.no_progress else None)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -30,6 +30,7 @@ __all__ = [
     "check_int",
     "check_keys",
     "check_run_steps",
+    "apply_sets",
     "frozen_set",
     "paper_of",
     "replace_sections",
@@ -279,6 +280,38 @@ def loads_toml(text: str, *, what: str = "config") -> dict[str, Any]:
         raise ValueError(f"{key}: a text of {len(value)} characters (at most {MAX_TOML_TEXT}; "
                          f"got {value[:40]!r}...)")
     return tables
+
+
+def apply_sets(tables: Mapping[str, Any], items: list[str] | tuple[str, ...] | None,
+               *, flag: str = "--set") -> dict[str, Any]:
+    """``tables`` with each ``SECTION.KEY=VALUE`` of ``items`` set (the command line's
+    ``--set``), a copy: VALUE is read as a TOML value (``0.05``, ``true``, ``[[0, 1], [2, 3]]``,
+    ``"text"``), and a bare word that is not one (``population``) as text. Only a key of a
+    section (one dot) can be set, never ``[experiment] paper``; whether the key exists and its
+    value is allowed is the config's own validation, as for a file. A malformed item is
+    ``ValueError("--set: ...")``."""
+    import copy
+
+    out = copy.deepcopy(dict(tables))
+    for item in items or ():
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        section, dot, name = key.partition(".")
+        if not eq or not dot or not section or not name or "." in name:
+            raise ValueError(f"{flag}: {item!r} is not SECTION.KEY=VALUE (e.g. train.lr=0.05)")
+        if section == EXPERIMENT:
+            raise ValueError(f"{flag}: {key} is not a config key to set (the paper is the "
+                             "config file's)")
+        try:
+            value = loads_toml(f"v = {text.strip()}", what=f"{flag} {key}")["v"]
+        except ValueError:
+            if not text.strip() or any(c in text for c in "[]{}\"\n="):
+                raise ValueError(f"{flag}: {key}: {text!r} is not a TOML value") from None
+            value = text.strip()  # a bare word: text
+        if not isinstance(out.get(section, {}), dict):
+            raise ValueError(f"{flag}: {section} is not a section of the config")
+        out.setdefault(section, {})[name] = value
+    return out
 
 
 def _long_text(value: Any, key: str) -> tuple[str, str] | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -74,10 +74,12 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                    progress: bool | None = None,
                    slurm: int = 0, slurm_memory: str = "4GB", oversubscribe: bool = False,
                    worker_timeout: float | None = None, verbose: bool = False,
+                   sets: Sequence[str] | None = None,
                    say: Callable[[str], None] = print) -> pd.DataFrame:
     """Run a sweep into the store ``out`` and return its consolidated table.
 
-    **Arguments:** `spec` (a [`SweepSpec`][], a spec file or its tables); `out` the store
+    **Arguments:** `spec` (a [`SweepSpec`][], a spec file or its tables; `sets`:
+    ``SECTION.KEY=VALUE`` items set in a file's or tables' base config); `out` the store
     folder; where to run: `client` (a ``dask.distributed.Client``), else `scheduler` (an
     address), else `workers` (``None``: a ``LocalCluster`` with one single-threaded worker per
     usable core, and no more unless `oversubscribe`; ``0``: this process, no Dask); `shard`
@@ -96,9 +98,11 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
     stored and in ``results.parquet``).
     """
     if isinstance(spec, (str, Path)):
-        spec = load_spec(spec)
+        spec = load_spec(spec, sets)
     elif isinstance(spec, dict):
-        spec = spec_from_dict(spec)
+        spec = spec_from_dict(spec, sets=sets)
+    elif sets:
+        raise ValueError("--set: a spec given as a SweepSpec is set in its base config already")
     shard = parse_shard(shard) if isinstance(shard, (str, type(None))) else shard
     store = Store(out, readonly=dry_run)
     head = (f"{spec.n_points()} points ({spec.mode} of "

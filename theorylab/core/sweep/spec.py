@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theorylab.core.config import check_run_steps, paper_of, read_toml
+from theorylab.core.config import apply_sets, check_run_steps, paper_of, read_toml
 
 __all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MAX_POINTS", "MODES", "POINT_TYPES",
            "RESULT_SCHEMA_VERSION", "Point", "SweepSpec", "get_paper", "load_spec",
@@ -395,9 +395,12 @@ def _check_list(name: str, values) -> list:
     return list(values)
 
 
-def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "") -> SweepSpec:
+def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "",
+                   sets: Sequence[str] | None = None) -> SweepSpec:
     """A validated [`SweepSpec`][] from the tables of a spec file (``root``: the folder that
-    a relative ``base`` path is read from). Bad input: ``ValueError`` naming the field."""
+    a relative ``base`` path is read from; ``sets``: ``SECTION.KEY=VALUE`` items set in the
+    base config, [`apply_sets`][theorylab.core.config.apply_sets]). Bad input: ``ValueError``
+    naming the field."""
     PAPERS, DEFAULT_PAPER = _papers()
     if not isinstance(d, Mapping):
         raise ValueError(f"spec: must be a table (got {d!r})")
@@ -420,6 +423,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
         if not isinstance(table, Mapping):
             raise ValueError(f"base_config.{section}: must be a table (got {table!r})")
         base.setdefault(section, {}).update(table)
+    base = apply_sets(base, sets)
     paper = paper_of(base, tuple(PAPERS), DEFAULT_PAPER)
     sweep = d.get("sweep")
     if not isinstance(sweep, Mapping):
@@ -556,9 +560,10 @@ def _trajectory_schema(paper: str):
     return dict(schema) if schema is not None else None
 
 
-def load_spec(path: str | Path) -> SweepSpec:
-    """Read and validate a spec file (``ValueError`` naming the field)."""
+def load_spec(path: str | Path, sets: Sequence[str] | None = None) -> SweepSpec:
+    """Read and validate a spec file (``ValueError`` naming the field), with ``sets`` set in
+    its base config."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"spec: no such file {path}")
-    return spec_from_dict(read_toml(path), root=path.parent, source=str(path))
+    return spec_from_dict(read_toml(path), root=path.parent, source=str(path), sets=sets)
