@@ -34,7 +34,7 @@ from pathlib import Path
 
 from mkdocs.structure.files import File, Files
 
-from theorylab.core.markdown import escape_stray_stars
+from theorylab.core.markdown import escape_stray_stars, plain_formulas, typeset_formulas
 from theorylab.core.provenance import code_changed
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ GUIDE_ORDER = ("reproducing.md", "reading-a-verdict.md", "recipes.md", "config.m
 def _title(path: Path) -> str:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.startswith("# "):
-            return line[2:].strip()
+            return plain_formulas(line[2:].strip())
     return path.stem
 
 
@@ -360,7 +360,40 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     match = _CLAIM_PAGE.match(uri)
     if match:
         markdown = _claim_box(markdown, docs, match["paper"], match["claim"])
-    return escape_stray_stars(markdown)
+    return escape_stray_stars(typeset_formulas(display_blocks(markdown)))
+
+
+#: a line that opens a displayed formula (``$$…``, indented in a list item or not)
+_DISPLAY_OPEN = re.compile(r"^([ \t]*)\$\$")
+
+
+def display_blocks(markdown: str) -> str:
+    """`markdown` with a blank line before and after each displayed formula (``$$…$$`` on lines
+    of their own), which markdown otherwise reads as part of the paragraph around it, leaving its
+    ``$`` on the page; a formula inside a list item keeps the item's indentation."""
+    lines, out, i = markdown.split("\n"), [], 0
+    fence = False
+    while i < len(lines):
+        line = lines[i]
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        m = None if fence else _DISPLAY_OPEN.match(line)
+        if not m:
+            out.append(line)
+            i += 1
+            continue
+        j = i
+        while not (lines[j].rstrip().endswith("$$") and (j > i or len(lines[j].strip()) > 2)):
+            if j + 1 >= len(lines):
+                break
+            j += 1
+        if out and out[-1].strip():
+            out.append("")
+        out += lines[i:j + 1]
+        if j + 1 < len(lines) and lines[j + 1].strip():
+            out.append("")
+        i = j + 1
+    return "\n".join(out)
 
 
 def _claim_box(markdown: str, docs: Path, paper: str, claim: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escape_stray_stars", "stray_stars"]
+__all__ = ["escape_stray_stars", "plain_formulas", "stray_stars", "typeset_formulas"]
 
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
 #: kept as they are: code spans, display and inline math, HTML comments, escaped characters
@@ -87,3 +87,124 @@ def escape_stray_stars(text: str) -> str:
         pos = i + 1
     parts.append(text[pos:])
     return "".join(parts)
+
+
+# --- formulas written in text -------------------------------------------------------------------
+#
+# Generated and hand-written pages write formulas in text the way a plain-text reader can read
+# them: ``P^{1−κ_c}/η``, ``L_MAE``, ``Φ_{p→v}``, ``a*_glob = E_z[e^{zφ*}/(e^{zφ*} + (1 − ρ)/ρ)]``.
+# [`typeset_formulas`][] wraps each in ``$…$`` (TeX the site's KaTeX renders), so the page shows
+# the formula and never its markup.
+
+#: not text: fenced code, code spans, math, comments, HTML tags, link targets, bare addresses
+_NOT_TEXT = re.compile(r"(`+)(?:(?!\1).)+?\1|\$\$.+?\$\$|(?<![\\$\w])\$[^$\n]+?\$(?![\w$])"
+                       r"|<!--.*?-->|<[A-Za-z/][^>\n]*>|\]\([^)\s]*\)|https?://\S+", re.S)
+_LETTER = r"A-Za-zͰ-Ͽ"
+#: a formula: a run of text with a power ``^``, a braced index ``_{``, or an index ``_x`` on a
+#: one-letter name (``t_I``, ``L_MAE``, ``a*_glob``; not ``phase_readings``)
+_FORMULA_MARK = re.compile(rf"\^|_\{{|(?:^|[^{_LETTER}\d_\\])[{_LETTER}](?:\\?\*)?_[{_LETTER}\d]")
+_TOKEN = re.compile(r"[^\s|]+")
+_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+_FUNCTIONS = {"log", "ln", "exp", "sin", "cos", "max", "min", "sup", "inf", "lim", "det"}
+_OPEN, _CLOSE = "([{", ")]}"
+
+
+def _depth(text: str) -> int:
+    return sum((ch in _OPEN) - (ch in _CLOSE) for ch in text)
+
+
+def _tex(formula: str) -> str:
+    """A formula written in text as TeX: ``*`` of a name a superscript (``T*`` → ``T^*``), an
+    index or power of several characters braced, a word upright (``\\mathrm{polylog}``, ``\\log``)."""
+    out = formula.replace("\\*", "*")
+    out = re.sub(rf"(?<=[{_LETTER}\d}}')])\*", "^*", out)
+    out = re.sub(r"\^\*_", "^*_", out)
+
+    def braced(m):
+        body = m.group(2)
+        return f"{m.group(1)}{{{body}}}"
+
+    # a power or index written without braces: ``^1.3``, ``^−1.02``, ``_MAE``, ``^power``
+    out = re.sub(r"([\^_])([-−]?\d+(?:\.\d+)?|[A-Za-z][A-Za-z0-9]+(?:_[A-Za-z0-9]+)*)", braced, out)
+
+    def word(m):
+        w = m.group(0)
+        return f"\\{w}" if w in _FUNCTIONS else "\\mathrm{" + w + "}"
+
+    out = _WORD.sub(word, out)
+    out = re.sub(r"√(\w|\([^()]*\))", r"\\sqrt{\1}", out).replace("√", "\\surd ")
+    return out.replace("%", "\\%")
+
+
+def plain_formulas(text: str) -> str:
+    """A title for places that show plain text (navigation, the browser's title): ``$`` and the
+    markdown escape of ``*`` dropped, ``^{…}`` written ``^(…)`` and ``_{…}`` as ``_…``."""
+    out = text.replace("\\*", "*").replace("$", "")
+    out = re.sub(r"\^\{([^{}]*)\}", lambda m: "^" + (m[1] if len(m[1]) == 1 else f"({m[1]})"), out)
+    return re.sub(r"_\{([^{}]*)\}", r"_\1", out)
+
+
+def _extend(line: str, start: int, end: int) -> tuple[int, int]:
+    """Grow ``line[start:end]`` to its matching brackets (``(ln P)^k``, ``E_z[… + …]``) within
+    the line, and trim the punctuation around it."""
+    token = line[start:end]
+    stars = len(token) - len(token.lstrip("*"))     # emphasis around it: ``**d^{1/4}**,``
+    token, start = token[stars:], start + stars
+    while token and (token[-1] in ".,;:!?\"'\\" or (token[-1] in _CLOSE and _depth(token) < 0)
+                     or (token[-1] == "*" and stars and token.endswith("*" * stars))):
+        if token[-1] == "*":
+            token, end, stars = token[:-stars], end - stars, 0
+            continue
+        token, end = token[:-1], end - 1
+    while token and (token[0] in "\"'" or (token[0] in _OPEN and _depth(token) > 0)):
+        token, start = token[1:], start + 1
+    depth = _depth(token)
+    if depth < 0:      # an opening bracket before the token: ``(ln P)^k``
+        i, d = start, depth
+        while i > 0 and d < 0 and start - i < 40:
+            i -= 1
+            d += (line[i] in _OPEN) - (line[i] in _CLOSE)
+        if d == 0 and "`" not in line[i:start] and "$" not in line[i:start]:
+            start = i
+    elif depth > 0:    # a closing bracket after it: ``E_z[e^{zφ*}/(… + (1 − ρ)/ρ)]``
+        j, d = end, depth
+        while j < len(line) and d > 0 and j - end < 60:
+            d += (line[j] in _OPEN) - (line[j] in _CLOSE)
+            j += 1
+        if d == 0 and "`" not in line[end:j] and "$" not in line[end:j] and "|" not in line[end:j]:
+            end = j
+    return start, end
+
+
+def typeset_formulas(text: str) -> str:
+    """`text` (markdown) with each formula written in text (see the module) as ``$…$`` TeX;
+    code, math, HTML, link targets and addresses are left alone, and so is text already in
+    ``$…$``. A title line (``# …``) is changed like any other."""
+    out, pos = [], 0
+    kept = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
+    kept += [(m.start(), m.end()) for m in _NOT_TEXT.finditer(text)]
+    kept.sort()
+    blocked = bytearray(len(text))
+    for a, b in kept:
+        blocked[a:b] = b"\x01" * (b - a)
+    spans = []
+    for m in _TOKEN.finditer(text):
+        a, b = m.start(), m.end()
+        if any(blocked[a:b]) or not _FORMULA_MARK.search(text[a:b]) or "://" in text[a:b]:
+            continue
+        line_start = text.rfind("\n", 0, a) + 1
+        line_end = text.find("\n", b)
+        line_end = len(text) if line_end < 0 else line_end
+        line = text[line_start:line_end]
+        s, e = _extend(line, a - line_start, b - line_start)
+        s, e = s + line_start, e + line_start
+        if e <= s or any(blocked[s:e]) or (spans and s < spans[-1][1]):
+            continue
+        if not _FORMULA_MARK.search(text[s:e]):
+            continue
+        spans.append((s, e))
+    for s, e in spans:
+        out += [text[pos:s], "$", _tex(text[s:e]), "$"]
+        pos = e
+    out.append(text[pos:])
+    return "".join(out)

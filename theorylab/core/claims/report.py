@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 
 from theorylab.core import atomic_io as _io
-from theorylab.core.markdown import escape_stray_stars
+from theorylab.core.markdown import escape_stray_stars, typeset_formulas
 from theorylab.core.provenance import code_line, provenance_line
 from theorylab.core.provenance import provenance as _provenance
 
@@ -81,7 +81,7 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
         lines += [f"### {name}", "", markdown_table(df, csv=f"{claim.id}-{name}.csv"), ""]
     if figure_name:
         lines += [f"![{claim.id}]({figure_name})", ""]
-    return escape_stray_stars("\n".join(lines))
+    return escape_stray_stars(typeset_formulas("\n".join(lines)))
 
 
 _SIDE_TEXT = {"two": "two-sided", "upper": "one-sided: an upper bound",
