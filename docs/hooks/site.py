@@ -370,7 +370,7 @@ _DISPLAY_OPEN = re.compile(r"^([ \t]*)\$\$")
 def display_blocks(markdown: str) -> str:
     """`markdown` with a blank line before and after each displayed formula (``$$…$$`` on lines
     of their own), which markdown otherwise reads as part of the paragraph around it, leaving its
-    ``$`` on the page; a formula inside a list item keeps the item's indentation."""
+    ``$`` on the page; an indentation of 1 to 3 spaces is dropped (4 nest it in a list item)."""
     lines, out, i = markdown.split("\n"), [], 0
     fence = False
     while i < len(lines):
@@ -389,7 +389,10 @@ def display_blocks(markdown: str) -> str:
             j += 1
         if out and out[-1].strip():
             out.append("")
-        out += lines[i:j + 1]
+        # Python-Markdown nests a block by 4 spaces: an indentation of 1–3 is dropped, or the
+        # formula is read as text between two ``$``
+        cut = len(m.group(1).expandtabs(4)) % 4
+        out += [x[cut:] if x[:cut].isspace() else x for x in lines[i:j + 1]]
         if j + 1 < len(lines) and lines[j + 1].strip():
             out.append("")
         i = j + 1

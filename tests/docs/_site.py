@@ -30,3 +30,18 @@ def mkdocs_build(config: Path, site_dir: Path) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config),
          "-d", str(site_dir)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+def site_config() -> dict:
+    """The repository's ``mkdocs.yml`` as a dict, its griffe extensions' file paths made
+    absolute (so that a copy of the configuration in a temporary folder still finds them)."""
+    import yaml  # a dependency of mkdocs
+
+    cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    for plugin in cfg.get("plugins", []):
+        if isinstance(plugin, dict) and "mkdocstrings" in plugin:
+            options = plugin["mkdocstrings"]["handlers"]["python"].get("options", {})
+            options["extensions"] = [
+                str(ROOT / e) if isinstance(e, str) and ".py" in e else e
+                for e in options.get("extensions", [])]
+    return cfg

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.docs._site import ROOT, mkdocs_build, require_docs_extra
+from tests.docs._site import ROOT, mkdocs_build, require_docs_extra, site_config
 
 
 def test_strict_build_has_every_section(built_site):
@@ -65,7 +65,9 @@ def test_formulas_render_locally_and_keep_their_stars(built_site):
     for page in built_site.rglob("*.html"):
         assert not remote.search(page.read_text()), page
     predictions = (built_site / "predictions" / "index.html").read_text()
-    assert "a*_glob = E_z[e^{zφ*}/(e^{zφ*} + (1 − ρ)/ρ)]" in predictions
+    # typeset: the stars of a*_glob and φ* are superscripts of the formula, not emphasis
+    assert ('<span class="arithmatex">\\(a^*_{\\mathrm{glob}}\\)</span> = <span class="arithmatex">'
+            '\\(E_z[e^{zφ^*}/(e^{zφ^*} + (1 − ρ)/ρ)]\\)</span>') in predictions
 
 
 def test_summary_tables_link_their_claims(tmp_path):
@@ -77,7 +79,7 @@ def test_summary_tables_link_their_claims(tmp_path):
 
     from theorylab.core.claims.runner import summary_markdown
 
-    cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    cfg = site_config()
     for key in ("hooks", "exclude_docs", "extra_javascript", "extra_css"):
         cfg.pop(key, None)
     cfg["plugins"] = ["search"]
@@ -118,7 +120,7 @@ def test_strict_build_fails_on(fault, tmp_path):
     require_docs_extra()
     import yaml  # a dependency of mkdocs
 
-    cfg = yaml.safe_load((ROOT / "mkdocs.yml").read_text())
+    cfg = site_config()
     cfg.pop("hooks")
     cfg.pop("exclude_docs")
     cfg["docs_dir"] = str(tmp_path / "docs")

@@ -103,7 +103,12 @@ _LETTER = r"A-Za-zͰ-Ͽ"
 #: a formula: a run of text with a power ``^``, a braced index ``_{``, or an index ``_x`` on a
 #: one-letter name (``t_I``, ``L_MAE``, ``a*_glob``; not ``phase_readings``)
 _FORMULA_MARK = re.compile(rf"\^|_\{{|(?:^|[^{_LETTER}\d_\\])[{_LETTER}](?:\\?\*)?_[{_LETTER}\d]")
-_TOKEN = re.compile(r"[^\s|]+")
+_TOKEN = re.compile(r"(?:[^\s|]|(?<=[^\s\\|])\|(?=[^\s|]))+")
+#: a name of three or more parts (``B_D_SHIFT``, ``n_phase_I``): a name, not an index
+_NAME = re.compile(r"(?<![\\\w])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}")
+_SYMBOLS = {"‖": "\\|", "½": "\\tfrac12 ", "–": "\\text{–}"}
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*$", re.M)
+_SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _FUNCTIONS = {"log", "ln", "exp", "sin", "cos", "max", "min", "sup", "inf", "lim", "det"}
 _OPEN, _CLOSE = "([{", ")]}"
@@ -117,11 +122,23 @@ def _tex(formula: str) -> str:
     """A formula written in text as TeX: ``*`` of a name a superscript (``T*`` → ``T^*``), an
     index or power of several characters braced, a word upright (``\\mathrm{polylog}``, ``\\log``)."""
     out = formula.replace("\\*", "*")
+    names = []
+
+    def name(m):        # a name of several parts (``B_D_SHIFT``): upright, as one symbol
+        names.append("\\text{" + m.group(0).replace("_", "\\_") + "}")
+        return f"\x00{len(names) - 1}\x00"
+
+    out = _NAME.sub(name, out)
+    for char, tex in _SYMBOLS.items():
+        out = out.replace(char, tex)
+    out = re.sub(f"([{_SUPERSCRIPTS}])(?=\\^)", r"\1{}", out)
     out = re.sub(rf"(?<=[{_LETTER}\d}}')])\*", "^*", out)
     out = re.sub(r"\^\*_", "^*_", out)
 
-    def braced(m):
+    def braced(m):      # an index of one or two letters (``A_ij``) stays italic
         body = m.group(2)
+        if body.isalpha() and len(body) == 2:
+            body = " ".join(body)
         return f"{m.group(1)}{{{body}}}"
 
     # a power or index written without braces: ``^1.3``, ``^−1.02``, ``_MAE``, ``^power``
@@ -132,7 +149,9 @@ def _tex(formula: str) -> str:
         return f"\\{w}" if w in _FUNCTIONS else "\\mathrm{" + w + "}"
 
     out = _WORD.sub(word, out)
+    out = re.sub(r"(\\mathrm\{\w+\})\s+(?=[\\\w])", r"\1\\ ", out)   # words keep their spaces
     out = re.sub(r"√(\w|\([^()]*\))", r"\\sqrt{\1}", out).replace("√", "\\surd ")
+    out = re.sub("\x00(\\d+)\x00", lambda m: names[int(m[1])], out)
     return out.replace("%", "\\%")
 
 
@@ -144,35 +163,68 @@ def plain_formulas(text: str) -> str:
     return re.sub(r"_\{([^{}]*)\}", r"_\1", out)
 
 
+def _unmatched(token: str) -> tuple[int, int]:
+    """How many closing brackets of `token` were opened before it, and how many it leaves
+    open."""
+    depth = lowest = 0
+    for ch in token:
+        depth += (ch in _OPEN) - (ch in _CLOSE)
+        lowest = min(lowest, depth)
+    return -lowest, depth - lowest
+
+
+#: prose in brackets (``(t_I grows like …)``) is not joined to a formula
+_PROSE = re.compile(r"(?<![\\\w])[a-z]{3,}\b|`|\$|\||\v")
+
+
+def _formula_text(text: str) -> bool:
+    """Whether `text`, between a formula's brackets, reads as part of the formula."""
+    return not any(m.group(0) not in _FUNCTIONS for m in _PROSE.finditer(text))
+
+
+def _unbalanced_close(token: str) -> bool:
+    """Whether the last character of `token` closes a bracket that the token never opened."""
+    close = token[-1]
+    if close not in _CLOSE:
+        return False
+    opener = _OPEN[_CLOSE.index(close)]
+    return token.count(close) > token.count(opener)
+
+
 def _extend(line: str, start: int, end: int) -> tuple[int, int]:
     """Grow ``line[start:end]`` to its matching brackets (``(ln P)^k``, ``E_z[… + …]``) within
-    the line, and trim the punctuation around it."""
+    the line, and trim the punctuation and emphasis around it."""
     token = line[start:end]
     stars = len(token) - len(token.lstrip("*"))     # emphasis around it: ``**d^{1/4}**,``
     token, start = token[stars:], start + stars
-    while token and (token[-1] in ".,;:!?\"'\\" or (token[-1] in _CLOSE and _depth(token) < 0)
-                     or (token[-1] == "*" and stars and token.endswith("*" * stars))):
-        if token[-1] == "*":
-            token, end, stars = token[:-stars], end - stars, 0
-            continue
-        token, end = token[:-1], end - 1
-    while token and (token[0] in "\"'" or (token[0] in _OPEN and _depth(token) > 0)):
+    while token:
+        if token[-1] in ".,;:!?\"'\\" or _unbalanced_close(token):
+            token, end = token[:-1], end - 1
+        elif token.endswith("**") or (token[-1] == "*" and (stars or token[-2:-1] in ("}", ")"))):
+            n = len(token) - len(token.rstrip("*"))
+            token, end = token[:-n], end - n
+        else:
+            break
+    while token and token[0] in "\"'":
         token, start = token[1:], start + 1
-    depth = _depth(token)
-    if depth < 0:      # an opening bracket before the token: ``(ln P)^k``
-        i, d = start, depth
+    closers, openers = _unmatched(token)
+    if closers:        # an opening bracket before the token: ``(ln P)^k``
+        i, d = start, -closers
         while i > 0 and d < 0 and start - i < 40:
             i -= 1
             d += (line[i] in _OPEN) - (line[i] in _CLOSE)
-        if d == 0 and "`" not in line[i:start] and "$" not in line[i:start]:
+        if d == 0 and _formula_text(line[i:start]):
             start = i
-    elif depth > 0:    # a closing bracket after it: ``E_z[e^{zφ*}/(… + (1 − ρ)/ρ)]``
-        j, d = end, depth
+    if openers:        # a closing bracket after it: ``E_z[e^{zφ*}/(… + (1 − ρ)/ρ)]``
+        j, d = end, openers
         while j < len(line) and d > 0 and j - end < 60:
             d += (line[j] in _OPEN) - (line[j] in _CLOSE)
             j += 1
-        if d == 0 and "`" not in line[end:j] and "$" not in line[end:j] and "|" not in line[end:j]:
-            end = j
+        if d == 0 and (_formula_text(line[end:j]) or ("{" in token and "\v" not in line[end:j])):
+            end = j    # words inside an index or a power belong to it: ``v_{k, own area}``
+        else:          # no closing bracket: the opening one is not the formula's
+            while start < end and line[start] in _OPEN and _unmatched(line[start:end])[1]:
+                start += 1
     return start, end
 
 
@@ -187,20 +239,32 @@ def typeset_formulas(text: str) -> str:
     blocked = bytearray(len(text))
     for a, b in kept:
         blocked[a:b] = b"\x01" * (b - a)
+    # a table row's cells end at an unescaped ``|``: no formula runs across one
+    # (nor an escaped one ``\|``, a bar the cell shows, which TeX would read as ``‖``)
+    scan = _TABLE_ROW.sub(lambda m: re.sub(r"\\?\|", lambda b: "\v" * len(b[0]), m[0]), text)
     spans = []
-    for m in _TOKEN.finditer(text):
+    for m in _TOKEN.finditer(scan):
         a, b = m.start(), m.end()
-        if any(blocked[a:b]) or not _FORMULA_MARK.search(text[a:b]) or "://" in text[a:b]:
+        if (any(blocked[a:b]) or "://" in scan[a:b]
+                or not _FORMULA_MARK.search(_NAME.sub(" ", scan[a:b]))):
             continue
-        line_start = text.rfind("\n", 0, a) + 1
-        line_end = text.find("\n", b)
-        line_end = len(text) if line_end < 0 else line_end
-        line = text[line_start:line_end]
+        line_start = scan.rfind("\n", 0, a) + 1
+        line_end = scan.find("\n", b)
+        line_end = len(scan) if line_end < 0 else line_end
+        line = scan[line_start:line_end]
         s, e = _extend(line, a - line_start, b - line_start)
+        for _ in range(3):     # a formula that goes on after its brackets: ``(d − 1)^{…}/N^{…}``
+            if e >= len(line) or line[e].isspace() or line[e] in ".,;:!?*\"'\\|":
+                break
+            stop = next((k for k in range(e, len(line)) if line[k].isspace()), len(line))
+            s2, e2 = _extend(line, s, stop)
+            if e2 <= e:
+                break
+            s, e = min(s, s2), e2
         s, e = s + line_start, e + line_start
         if e <= s or any(blocked[s:e]) or (spans and s < spans[-1][1]):
             continue
-        if not _FORMULA_MARK.search(text[s:e]):
+        if not _FORMULA_MARK.search(_NAME.sub(" ", scan[s:e])):
             continue
         spans.append((s, e))
     for s, e in spans:

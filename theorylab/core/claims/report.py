@@ -303,8 +303,8 @@ def render_robustness(claim: Claim, res: ClaimResult) -> list[str]:
         else:
             cells = [f"`{row.verdict_half}`", f"`{row.verdict_double}`",
                      _flip_text(row.flip_below), _flip_text(row.flip_above)]
-        lines.append(f"| {t.name} | {_short(t.value)} | {t.source} | {t.reason} | "
-                     f"{t.role or '–'} | " + " | ".join(cells) + " |")
+        free = [str(x).replace("|", "\\|") for x in (t.source, t.reason, t.role or "–")]
+        lines.append(f"| {t.name} | {_short(t.value)} | " + " | ".join(free + cells) + " |")
     return lines + [""]
 
 
