@@ -111,7 +111,7 @@ _TABLE_ROW = re.compile(r"^[ \t]*\|.*$", re.M)
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
 _WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
 _FUNCTIONS = {"log", "ln", "exp", "sin", "cos", "max", "min", "sup", "inf", "lim", "det"}
-_OPEN, _CLOSE = "([{", ")]}"
+_OPEN, _CLOSE = "([{⟨", ")]}⟩"
 
 
 def _depth(text: str) -> int:
