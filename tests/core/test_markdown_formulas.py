@@ -19,7 +19,7 @@ from theorylab.core.markdown import escape_stray_stars, plain_formulas, typeset_
     ("(t_II grows like D^2 there)", "($t_{I I}$ grows like $D^{2}$ there)"),
     ("| a | \\|t_I\\| | P^Δ |", "| a | \\|$t_I$\\| | $P^Δ$ |"),
     ("r²/(c(d − 1)^{1 + B_SHIFT}/N^{1 + B_SHIFT}) within",
-     "r²/(c$(d − 1)^{1 + B_{\\mathrm{SHIFT}}}/N^{1 + B_{\\mathrm{SHIFT}}}$) within"),
+     "r²/($c(d − 1)^{1 + B_{\\mathrm{SHIFT}}}/N^{1 + B_{\\mathrm{SHIFT}}}$) within"),
 ])
 def test_formulas_become_tex(text, typeset):
     assert typeset_formulas(text) == typeset

@@ -261,6 +261,11 @@ def typeset_formulas(text: str) -> str:
             if e2 <= e:
                 break
             s, e = min(s, s2), e2
+        # a formula touches no word outside its ``$`` (``c(d − 1)^k``: the ``c`` is its own)
+        while s > 0 and (line[s - 1].isalnum() or line[s - 1] in _SUPERSCRIPTS + "²³¹"):
+            s -= 1
+        while e < len(line) and line[e].isalnum():
+            e += 1
         s, e = s + line_start, e + line_start
         if e <= s or any(blocked[s:e]) or (spans and s < spans[-1][1]):
             continue
