@@ -6,7 +6,7 @@ figure is added):
 - every ``figures/*.png`` of the repository joins the site under ``figures/`` (the files stay
   where ``python -m theorylab figures`` writes them; nothing is duplicated in git);
 - one figure gallery per paper, ``gallery/<paper>.md``, with the titles and captions of
-  ``figures/manifest.json``;
+  ``figures/manifest.json``; each figure is a link to its full-size image;
 - one API page per public module of the kernel and of each paper (``api/<module>.md``, a
   mkdocstrings ``::: module`` block);
 - the navigation: one section per paper (notes ``docs/papers/<paper>.md``, claims pages
@@ -179,8 +179,11 @@ def _gallery(paper: str, figures: dict) -> str:
     for fid, fig in sorted(figures.items()):
         if fig.get("paper") != paper or not (FIGURES / f"{fid}.png").exists():
             continue
+        # the figure links to itself: a six-panel figure is read at full size
         lines += [f"## {fid}", "", f"**{fig.get('title', fid)}**", "",
-                  f"![{fid}](../figures/{fid}.png)", ""]
+                  f'[![{fid}](../figures/{fid}.png)](../figures/{fid}.png '
+                  f'"open the full-size image")', "",
+                  f"[Open the full-size image](../figures/{fid}.png)", ""]
         for paragraph in _caption_paragraphs(fig.get("caption", "")):
             lines += [paragraph, ""]
         if fig.get("headline"):

@@ -192,3 +192,19 @@ def test_no_raw_tex_outside_math(built_site):
     assert not found, f"{len(found)} raw TeX outside math:\n" + "\n".join(found[:400])
     results = (built_site / "results" / "huang2024" / "thm4.1" / "index.html").read_text()
     assert 'class="arithmatex"' in results
+
+
+def test_gallery_figures_open_full_size_and_wide_tables_scroll(built_site):
+    """Each gallery figure is a link to its full-size image, and the site's stylesheet lets a
+    table wider than the page scroll sideways (a results page's thresholds table)."""
+    manifest = json.loads((ROOT / "figures" / "manifest.json").read_text())["figures"]
+    shown = [(fid, fig["paper"]) for fid, fig in manifest.items()
+             if (ROOT / "figures" / f"{fid}.png").exists()]
+    for fid, paper in shown:
+        gallery = (built_site / "gallery" / paper / "index.html").read_text()
+        assert re.search(rf'<a href="\.\./\.\./figures/{re.escape(fid)}\.png"[^>]*><img '
+                         rf'[^>]*src="\.\./\.\./figures/{re.escape(fid)}\.png"', gallery), fid
+    css = (built_site / "stylesheets" / "site.css").read_text()
+    assert re.search(r"table:not\(\[class\]\)\s*\{[^}]*overflow-x:\s*auto", css)
+    assert 'href="../../../stylesheets/site.css"' in (
+        built_site / "results" / "huang2024" / "phases-reduction" / "index.html").read_text()
