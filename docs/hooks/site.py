@@ -19,10 +19,14 @@ figure is added):
 - a results page, and the claims page it feeds, whose claim's code changed after the run (the
   ``- **Code:**`` line of the page records a sha256 of the claim's source files; recomputed
   here) gets a warning, and the home table marks it;
-- every page's stray ``*`` of a formula written in text (``w*``, ``a*_glob``) is escaped, so
-  that markdown does not read two of them as emphasis and eat them
-  ([`theorylab.core.markdown.escape_stray_stars`][]); ``$…$`` and ``$$…$$`` are formulas,
-  rendered by the vendored KaTeX (``docs/javascripts/katex/``).
+- every page's formulas written in text (``P^{1−κ_c}/η``, ``L_MAE``, ``Φ_{p→v}``) become
+  ``$…$`` TeX ([`theorylab.core.markdown.typeset_formulas`][]; docstrings of the API pages
+  through ``docs/hooks/griffe_formulas.py``), a displayed ``$$…$$`` gets the blank lines
+  markdown needs, and the remaining stray ``*`` (``w*``) are escaped, so that markdown does not
+  read two of them as emphasis and eat them
+  ([`theorylab.core.markdown.escape_stray_stars`][]); ``$…$`` and ``$$…$$`` are rendered by the
+  vendored KaTeX (``docs/javascripts/katex/``); titles in the navigation are plain text
+  ([`theorylab.core.markdown.plain_formulas`][]).
 """
 
 from __future__ import annotations

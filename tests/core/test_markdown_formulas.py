@@ -31,6 +31,7 @@ def test_formulas_become_tex(text, typeset):
     "```\nx = P^{1-k}\n```",
     "[a link](docs/a_b.md) and https://example.org/x^y_z, <img src=\"a_b.png\">",
     "already $x^2$ and $$y_{1}$$",
+    "- **Code:** `50f2` (sha256 of theorylab/p/claims/a_b.py, docs/x_y.md)",
 ])
 def test_code_names_links_and_math_stay(text):
     assert typeset_formulas(text) == text

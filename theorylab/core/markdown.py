@@ -1,9 +1,10 @@
 """Markdown that keeps its formulas: a ``*`` of a formula written in text (``w*``, ``T*``,
 ``a*_glob = E_z[e^{zφ*} …]``) is emphasis to markdown, which pairs two of them and eats both,
 so the formula shown is wrong. [`escape_stray_stars`][] escapes every such ``*`` (``\\*``) and
-leaves emphasis (``*word*``, ``**bold**``), code spans, fenced code and ``$…$`` math alone. The
-claims' generated pages pass their free text through it, and the documentation site's hook
-passes every page through it.
+leaves emphasis (``*word*``, ``**bold**``), code spans, fenced code and ``$…$`` math alone.
+[`typeset_formulas`][] goes first: it turns the formulas written in text (``P^{1−κ_c}/η``,
+``L_MAE``, ``Φ_{p→v}``) into ``$…$`` TeX, so that a page shows them typeset. The claims'
+generated pages pass through both, and so does every page of the documentation site.
 """
 
 from __future__ import annotations
@@ -96,9 +97,11 @@ def escape_stray_stars(text: str) -> str:
 # [`typeset_formulas`][] wraps each in ``$…$`` (TeX the site's KaTeX renders), so the page shows
 # the formula and never its markup.
 
-#: not text: fenced code, code spans, math, comments, HTML tags, link targets, bare addresses
+#: not text: fenced code, code spans, math, comments, HTML tags, link targets, bare addresses,
+#: file names
 _NOT_TEXT = re.compile(r"(`+)(?:(?!\1).)+?\1|\$\$.+?\$\$|(?<![\\$\w])\$[^$\n]+?\$(?![\w$])"
-                       r"|<!--.*?-->|<[A-Za-z/][^>\n]*>|\]\([^)\s]*\)|https?://\S+", re.S)
+                       r"|<!--.*?-->|<[A-Za-z/][^>\n]*>|\]\([^)\s]*\)|https?://\S+"
+                       r"|[\w./-]*\w\.(?:py|md|csv|png|toml|json|ya?ml|txt|nc|html|css|js)\b", re.S)
 _LETTER = r"A-Za-zͰ-Ͽ"
 #: a formula: a run of text with a power ``^``, a braced index ``_{``, or an index ``_x`` on a
 #: one-letter name (``t_I``, ``L_MAE``, ``a*_glob``; not ``phase_readings``)
