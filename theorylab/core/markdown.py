@@ -112,7 +112,7 @@ _NAME = re.compile(r"(?<![\\\w])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+){2,}")
 _SYMBOLS = {"‖": "\\|", "½": "\\tfrac12 ", "–": "\\text{–}"}
 _TABLE_ROW = re.compile(r"^[ \t]*\|.*$", re.M)
 _SUPERSCRIPTS = "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"
-_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}")
+_WORD = re.compile(r"(?<![\\A-Za-z])[A-Za-z]{2,}(?![A-Za-z])")
 _FUNCTIONS = {"log", "ln", "exp", "sin", "cos", "max", "min", "sup", "inf", "lim", "det"}
 _OPEN, _CLOSE = "([{⟨", ")]}⟩"
 
@@ -136,10 +136,14 @@ def _tex(formula: str) -> str:
         out = out.replace(char, tex)
     out = re.sub(f"([{_SUPERSCRIPTS}])(?=\\^)", r"\1{}", out)
     out = re.sub(rf"(?<=[{_LETTER}\d}}')])\*", "^*", out)
-    out = re.sub(r"\^\*_", "^*_", out)
+    out = re.sub(r"([\^_])\(([^()]*)\)", r"\1{(\2)}", out)             # ``3^(D−C)``
+    out = re.sub(rf"\^([Ͱ-Ͽ])_([A-Za-z0-9])(?![A-Za-z0-9])", r"^{\1_\2}", out)   # ``P^κ_c``
 
     def braced(m):      # an index of one or two letters (``A_ij``) stays italic
         body = m.group(2)
+        if "_" in body:     # a name of two parts (``^POLYLOG_POWER``): one symbol
+            names.append("\\text{" + body.replace("_", "\\_") + "}")
+            return f"{m.group(1)}{{\x00{len(names) - 1}\x00}}"
         if body.isalpha() and len(body) == 2:
             body = " ".join(body)
         return f"{m.group(1)}{{{body}}}"
@@ -147,9 +151,13 @@ def _tex(formula: str) -> str:
     # a power or index written without braces: ``^1.3``, ``^−1.02``, ``_MAE``, ``^power``
     out = re.sub(r"([\^_])([-−]?\d+(?:\.\d+)?|[A-Za-z][A-Za-z0-9]+(?:_[A-Za-z0-9]+)*)", braced, out)
 
-    def word(m):
+    def word(m):        # ``log`` → ``\log``; a word (``polylog``, ``MAE``) upright; ``dt`` as is
         w = m.group(0)
-        return f"\\{w}" if w in _FUNCTIONS else "\\mathrm{" + w + "}"
+        if w in _FUNCTIONS:
+            return f"\\{w}"
+        upright = (w.islower() and len(w) >= 3) or (w[0].isupper() and (w[1:].islower()
+                                                                         or w.isupper()))
+        return "\\mathrm{" + w + "}" if upright else w
 
     out = _WORD.sub(word, out)
     out = re.sub(r"(\\mathrm\{\w+\})\s+(?=[\\\w])", r"\1\\ ", out)   # words keep their spaces
