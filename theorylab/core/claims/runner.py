@@ -17,6 +17,7 @@ import pandas as pd
 
 from theorylab.core import atomic_io as _io
 from theorylab.core.faults import check_stop, is_disk_full
+from theorylab.core.markdown import typeset_formulas
 from theorylab.core.missing import DataFileError, MissingDataError
 from theorylab.core.provenance import provenance, provenance_line, refuse_committed
 
@@ -123,7 +124,8 @@ def _by_kind(summary: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:
 
 def summary_markdown(part: pd.DataFrame, title: str, mode: str, made: Mapping[str, str],
                      kept: Sequence[str] = ()) -> str:
-    """The ``summary.md`` of one paper: one table per kind, claim ids linked to their pages."""
+    """The ``summary.md`` of one paper: one table per kind, claim ids linked to their pages,
+    formulas typeset ([`theorylab.core.markdown.typeset_formulas`][])."""
     note = (f"Rows of {', '.join(kept)} are kept from an earlier {mode} run (not rerun this "
             "time); each claim's page records its own run.\n\n" if kept else "")
     text = (f"# Claim checks of {title}: summary ({mode} run, {part.runtime_s.sum():.0f} s)\n\n"
@@ -140,7 +142,7 @@ def summary_markdown(part: pd.DataFrame, title: str, mode: str, made: Mapping[st
         shown = rows.drop(columns=["kind", "error"]).copy()
         shown["claim"] = [f"[{k}]({k.split('/', 1)[-1]}.md)" for k in shown.claim]
         text += f"\n## {kind}s\n\n" + markdown_table(shown, max_rows=len(shown)) + "\n"
-    return text
+    return typeset_formulas(text)
 
 
 def _merge_summary(folder: Path, part: pd.DataFrame, mode: str,
