@@ -40,7 +40,8 @@ __all__ = [
     "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES", "POLYLOG_POWER",
     "Z_LAWS", "ETA_READINGS", "Family", "FAMILIES", "ladder", "engine_ladder", "EPS_LADDER",
     "eps_ladder", "eps_ladder_P", "boundary_grid", "BOUNDARY_DELTAS", "first_step", "boundary_rung",
-    "boundary_table", "mae_config", "family_config", "max_steps", "mae_run",
+    "boundary_table", "CROSSING_EXTENSION", "crossing_rung", "crossing_table",
+    "mae_config", "family_config", "max_steps", "mae_run",
     "rung_summary", "ladder_table", "eps_table", "stop_reached", "family_sizes",
     "ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "NEGATIVES", "CL_DELTA", "pair_config",
     "cl_ladder", "CL_SEEDS", "CL_END_FRACTION", "CL_N_CLEAN", "CL_MAE_STEPS", "cl_settings",
@@ -369,6 +370,58 @@ def boundary_table(quick: bool, *, mask_keys: bool = True, z_law: str = "uniform
 
     pts = [call_point(f"{__name__}:boundary_rung", P=P, mask_keys=mask_keys, z_law=z_law)
            for P in boundary_grid(quick)[0]]
+    return pd.concat([point_rows(t) for t in run_points(pts)], ignore_index=True)
+
+
+#: The rungs n of P = n⁴ beyond the ladder on which only the end of Phase I is run (Δ > 0
+#: family): P = 1.6·10⁵, 3.3·10⁵, 6.1·10⁵ and 1.05·10⁶, so that the crossing's local slope is
+#: read on five sub-ladders up to P ≈ 10⁶ (a run to t_I costs 4 s at P = 1.6·10⁵ and 22 s at
+#: 1.05·10⁶ on one core; a run to T* would take ten times longer).
+CROSSING_EXTENSION = (20, 24, 28, 32)
+
+
+@lru_cache(maxsize=64)
+def crossing_rung(fam: str, P: int, *, mask_keys: bool = True,
+                  z_law: str = "uniform") -> pd.DataFrame:
+    """One row: reduced population GD from Q⁰ = 0 of family `fam` at P run to the end of
+    Phase I only (the first step at which the own-area Φ of local queries grows at least as fast
+    as their global Φ falls, the t_I of the phase readings), with t_I, Φ_glob(t_I) and the
+    global attention at t_I. A sweep point; cached in this process."""
+    C1, C = family_sizes(fam, P)
+    cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine="population-reduced")
+    eng = make_engine(cfg)
+    params = eng.initial_params()
+    cap = max_steps(P, C)
+    prev = None
+    t_I, row = math.nan, None
+    for step in range(cap + 1):
+        ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
+        row = eng.record(params, step, ev)
+        if prev is not None and (row["phi_own_lq"] - prev["phi_own_lq"]
+                                 >= -(row["phi_glob_lq"] - prev["phi_glob_lq"])):
+            t_I = float(step)
+            break
+        prev = row
+        params = eng.apply(params, ev.grads)
+    done = math.isfinite(t_I)
+    return pd.DataFrame([{
+        "family": fam, "P": P, "C1": C1, "C": C, "delta": cfg.delta, "mask_keys": mask_keys,
+        "z_law": z_law, "t_I": t_I,
+        "phi_glob_end_I": float(row["phi_glob_lq"]) if done else math.nan,
+        "attn_glob_end_I": float(row["attn_glob_lq"]) if done else math.nan}])
+
+
+def crossing_table(quick: bool, *, mask_keys: bool = True, z_law: str = "uniform"):
+    """[`crossing_rung`][] of the Δ > 0 family at every P = n⁴ of [`CROSSING_EXTENSION`][]
+    (sweep points; none in quick mode)."""
+    from theorylab.core.claims import point_rows
+    from theorylab.core.sweep import call_point, run_points
+
+    if quick:
+        return pd.DataFrame(columns=["family", "P", "C1", "C", "delta", "mask_keys", "z_law",
+                                     "t_I", "phi_glob_end_I", "attn_glob_end_I"])
+    pts = [call_point(f"{__name__}:crossing_rung", fam="pos", P=n ** 4, mask_keys=mask_keys,
+                      z_law=z_law) for n in CROSSING_EXTENSION]
     return pd.concat([point_rows(t) for t in run_points(pts)], ignore_index=True)
 
 
