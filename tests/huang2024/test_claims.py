@@ -39,10 +39,10 @@ def test_claims_in_the_papers_order_and_registered():
     assert PAPER.load_claims() is CLAIMS
     assert all(c.paper == "huang2024" for c in CLAIMS.values())
     assert all(c.label == "RECONSTRUCTED" for k, c in CLAIMS.items()
-               if k not in ("realvit-diversity", "thm4.2"))
+               if k not in ("realvit-diversity", "thm4.1", "thm4.2"))
     kinds = {k: c.kind for k, c in CLAIMS.items()}
     assert {k for k, v in kinds.items() if v == "derivation check"} == {
-        "thm4.2-laws", "phases-reduction", "lemma5.1-rates", "thm4.4-plateau"}
+        "thm4.1-eps", "thm4.2-laws", "phases-reduction", "lemma5.1-rates", "thm4.4-plateau"}
     for c in CLAIMS.values():
         if c.kind == "theorem check" and c.id != "realvit-diversity":
             assert c.counterfactuals and c.predictions
@@ -77,17 +77,20 @@ def _ladder(*, cross=1.0, t_exp=1.0, neg_phase=False, nan_T=False, ns=NS, phi_ow
     return pd.DataFrame(rows)
 
 
-def _eps(gap_exp=0.5, tail="log"):
+def _eps(gap_exp=0.5, tail="inverse", end=1e-4):
+    from theorylab.huang2024.setups import EPS_LADDER
+
     rows = []
     for fam in ("pos", "neg"):
-        for e in (0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 5e-4, 2e-4, 1e-4):
-            # the phases' 500 steps, then a tail in log(1/ε) or in 1/ε
-            T = 500 + 50 * math.log(0.2 / e) if tail == "log" else 500 + 2 / e
+        for e in EPS_LADDER:
+            # the phases' 500 steps, then a tail in 1/ε (derived), in log(1/ε), or in ε^{-k}
+            k = {"inverse": 1.0, "log": 0.0, "steep": 1.5}[tail]
+            T = 500 + (50 * math.log(0.2 / e) if k == 0 else 2 / e ** k)
             rows.append({"family": fam, "P": 4096.0, "C1": 2704, "C": 8, "delta": 0.65,
                          "eps_rel": e, "T_star": T, "t_II": 80.0, "phi_own_T": 6.0,
                          "attn_own_T": 0.99 - 3 * e ** gap_exp, "attn_own_max": 0.99,
-                         "attn_gap_T": 3 * e ** gap_exp, "coefficient_law": "uniform",
-                         "masked_keys": True})
+                         "attn_gap_T": 3 * e ** gap_exp, "final_rel_excess": end,
+                         "coefficient_law": "uniform", "masked_keys": True})
     return pd.DataFrame(rows)
 
 
@@ -173,40 +176,54 @@ def test_thm42_laws_crossing_is_settled_before_it_is_judged():
 
 
 def test_thm41_agrees_disagrees_and_premises():
-    t = {"table": _ladder()}
-    assert thm41.judge(t).verdict == "agrees"
+    t = {"table": _ladder(), "eps": _eps()}
+    v = thm41.judge(t)
+    assert v.verdict == "agrees", v.reasons
+    assert all(p.source == "paper" for p in thm41.PREDICTIONS)
     cf = counterfactual_table(thm41.judge, t, CLAIMS["thm4.1"].values(), thm41.COUNTERFACTUALS)
-    assert cf.rejected.all()
-    assert thm41.judge({"table": _ladder(t_exp=1.4)}).verdict == "disagrees"
-    assert thm41.judge({"table": _ladder(nan_T=True)}).verdict == "inconclusive"
-    assert thm41.judge({"table": _ladder(ns=range(3, 7))}).verdict == "inconclusive"
-    # the other step-size reading: x = (P/C)/η with η ∝ P shrinks with P while T* grows
-    assert thm41.judge({"table": _ladder(eta="loss")}).verdict == "disagrees"
+    assert cf.rejected.all(), cf
+    # T*'s growth is reported, not judged: a T* ∝ x^1.4 leaves the verdict
+    assert thm41.judge({"table": _ladder(t_exp=1.4), "eps": _eps()}).verdict == "agrees"
+    # disagreeing: GD stalls at 1 % of the initial excess; the loss crosses the computed L*
+    assert thm41.judge({"table": _ladder(), "eps": _eps(end=0.01)}).verdict == "disagrees"
+    assert thm41.judge({"table": _ladder(), "eps": _eps(end=-0.01)}).verdict == "disagrees"
+    # premises and degenerate tables
+    assert thm41.judge({"table": _ladder(nan_T=True), "eps": _eps()}).verdict == "inconclusive"
+    assert thm41.judge({"table": _ladder(ns=range(3, 7)), "eps": _eps()}).verdict == \
+        "inconclusive"
+    e = _eps()
+    e.loc[5, "T_star"] = NAN
+    assert thm41.judge({"table": _ladder(), "eps": e}).verdict == "inconclusive"
+    assert thm41.judge({"table": _ladder(), "eps": e.iloc[:0]}).verdict == "inconclusive"
     stuck = _ladder(nan_T=True)
     stuck.loc[stuck.T_star.isna(), "final_rel_excess"] = 1.0
     assert thm41.verdict_convergence(stuck).verdict == "disagrees"
 
 
 def test_thm41_eps():
-    assert thm41eps.judge({"table": _eps(tail="log")}).verdict == "agrees"
-    t = {"table": _eps(tail="inverse")}
-    assert thm41eps.judge(t).verdict == "disagrees"  # T* ∝ 1/ε
+    v = thm41eps.judge({"table": _eps()})
+    assert v.verdict == "agrees", v.reasons  # T* ∝ 1/ε, the derived tail
+    # a log(1/ε) tail: its local exponent keeps falling like 1/ln(1/ε), never settled here
+    log = thm41eps.judge({"table": _eps(tail="log")})
+    assert log.verdict == "inconclusive" and "not settled" in log.reasons[0]
+    assert thm41eps.judge({"table": _eps(tail="steep")}).verdict == "disagrees"
     cf = counterfactual_table(thm41eps.judge, {"table": _eps()}, CLAIMS["thm4.1-eps"].values(),
                               thm41eps.COUNTERFACTUALS)
-    assert cf.rejected.all()
+    assert cf.rejected.all(), cf
     e = _eps()
     e.loc[3, "T_star"] = NAN
     assert thm41eps.judge({"table": e}).verdict == "inconclusive"
     e = _eps()
     assert thm41eps.judge({"table": e[e.eps_rel != 0.05]}).verdict == "inconclusive"  # no ε₀
+    assert thm41eps.judge({"table": e.iloc[:0]}).verdict == "inconclusive"
 
 
-def test_a_slope_that_has_not_settled_is_a_failed_premise():
+def test_a_slope_that_has_not_settled_is_not_judged():
     """T* ∝ x^(1 + 0.15 ln x): its local exponent keeps rising along the ladder."""
-    t = _ladder()
-    x = t.P / t.C / 2
-    t["T_star"] = x ** (1 + 0.15 * np.log(x))
-    v = thm41.judge({"table": t})
+    t = _t42()
+    x = t["table"].P / t["table"].C / 2
+    t["table"]["T_star"] = x ** (1 + 0.15 * np.log(x))
+    v = thm42_laws.judge(t)
     assert v.verdict == "inconclusive" and "not settled" in " ".join(v.reasons)
 
 

@@ -121,8 +121,10 @@ def engine_ladder(quick: bool, mask_keys: bool = True, family: str = "pos") -> t
 
 #: ε of the ε ladder (relative to L⁰ − L*), run at one P per family: three decades of ε, down
 #: to where the steps after the phases dominate T* (at P = 4096 the phases take ≈ 500 steps
-#: and the tail passes them near ε = 0.002).
-EPS_LADDER = (0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 5e-4, 2e-4, 1e-4)
+#: and the tail passes them near ε = 0.002). Three values per decade below ε₀ = 0.05, so that
+#: the tail is read on three sub-ladders of at least three rungs (read off the same run).
+EPS_LADDER = (0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001, 5e-4, 3e-4, 2e-4,
+              1e-4)
 
 
 def eps_ladder(quick: bool) -> tuple[float, ...]:

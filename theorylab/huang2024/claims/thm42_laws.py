@@ -9,10 +9,11 @@ in the theorem check ``thm4.2``).
   slope of Φ_glob(t_I)·z_min/(Δ/2) against ln P tends to −1 as −1 + b/ln P;
 - in attention terms attn_glob(t_I)² ≈ C/P: exponent −(1 − κ_c)/2 = −3/8 of P, up to
   polylog factors (a + b/ln P);
-- the phase lengths t_I (Δ > 0) and t_II ∝ (P/C)/η up to polylog factors (exponent 1, a + b/ln P);
+- the phase lengths t_I (Δ > 0), t_II and T* ∝ (P/C)/η up to polylog factors (exponent 1,
+  a + b/ln P), under each reading of η;
 - Φ_own(T*) = Θ(ln P) (exponent 1 of ln P, a + b/ln P: an additive constant in Φ_own);
 - the own-area attention's gap to its ceiling 1 − γ^{C−1} at T*(ε): the excess loss is
-  quadratic in the gap, so the gap falls like ε^{1/2} (a + b/ln(1/ε)).
+  quadratic in the gap, so the gap falls like ε^{1/2} (a + b·ε^{1/2}).
 
 Each limit is extrapolated with its correction form and judged only once the local estimates
 have settled (the kernel's settlement rule), in a two-sided band with near counterfactuals on
@@ -94,7 +95,7 @@ PREDICTIONS = (
                settlement=Settlement(_LN, "attn_glob(t_I)² = (C/P)·polylog(P): a (ln P)^k "
                                      "factor adds k/ln P to the local slope", "P")),
     Prediction("PHASE_EXP", 1.0, "shift",
-               "limit of the exponent of t_I (Δ > 0) and t_II against x = (P/C)/η (phase "
+               "limit of the exponent of t_I (Δ > 0), t_II and T* against x = (P/C)/η (phase "
                "lengths ∝ P^{1−κ_c}/η up to polylog factors)", "derived", check=_CHECK,
                tolerance="PHASE_TOL",
                settlement=Settlement(_LN, "t ∝ x·(ln P)^k: k/ln x in the local slope", "P")),
@@ -109,8 +110,9 @@ PREDICTIONS = (
                check="docs/papers/huang2024.md §4.2 (DERIVED: the excess is quadratic in the "
                "gap), judged against the engine by this claim's ε ladder",
                tolerance="GAP_TOL",
-               settlement=Settlement(_LN, "gap² ∝ excess ∝ ε up to a factor polynomial in "
-                                     "ln(1/ε) (Φ_own ∝ ln t): k/ln(1/ε) in the local slope",
+               settlement=Settlement("a + b/√x", "excess = c·gap²·(1 + O(gap)) near the "
+                                     "optimum, so gap = (ε/c)^{1/2}·(1 + O(ε^{1/2})): the local "
+                                     "slope is 1/2 + O(ε^{1/2}) = 1/2 + O(1/√x), x = 1/ε",
                                      "1/ε")),
 )
 
@@ -124,8 +126,10 @@ COUNTERFACTUALS = (
                    {"CROSSING_ATTN_EXP": -0.25}),
     Counterfactual("attention exponent −1/2", "attn_glob(t_I) ∝ P^{−1/2} (attn² ≈ 1/P)",
                    {"CROSSING_ATTN_EXP": -0.5}),
-    Counterfactual("phase exponent 3/4", "the phase lengths grow as x^{3/4}", {"PHASE_EXP": 0.75}),
-    Counterfactual("phase exponent 5/4", "the phase lengths grow as x^{5/4}", {"PHASE_EXP": 1.25}),
+    Counterfactual("phase exponent 3/4", "the phase lengths and T* grow as x^{3/4}",
+                   {"PHASE_EXP": 0.75}),
+    Counterfactual("phase exponent 5/4", "the phase lengths and T* grow as x^{5/4}",
+                   {"PHASE_EXP": 1.25}),
     Counterfactual("Φ_own ∝ (ln P)^{1/2}", "the own FP correlation at T* grows like √ln P",
                    {"PHI_OWN_EXP": 0.5}),
     Counterfactual("Φ_own ∝ (ln P)^{3/2}", "the own FP correlation at T* grows like (ln P)^{3/2}",
@@ -185,6 +189,7 @@ def estimates(tables: dict[str, pd.DataFrame]) -> list[dict]:
     for fam, g in lad.groupby("family", sort=False):
         g = g.sort_values("P")
         add("PHASE_EXP", "t_II", fam, g.P, x_axis(g), g.t_II, N_SUB)
+        add("PHASE_EXP", "T*", fam, g.P, x_axis(g), g.T_star, N_SUB)
         add("PHI_OWN_EXP", "Φ_own(T*)", fam, g.P, np.log(g.P), g.phi_own_T, N_SUB)
     for fam, g in eps.groupby("family", sort=False):
         g = g.sort_values("eps_rel", ascending=False)
