@@ -39,7 +39,7 @@ def test_claims_in_the_papers_order_and_registered():
     assert PAPER.load_claims() is CLAIMS
     assert all(c.paper == "huang2024" for c in CLAIMS.values())
     assert all(c.label == "RECONSTRUCTED" for k, c in CLAIMS.items()
-               if k not in ("realvit-diversity", "thm4.1", "thm4.2"))
+               if k not in ("realvit-diversity", "thm4.1", "thm4.2", "thm4.4"))
     kinds = {k: c.kind for k, c in CLAIMS.items()}
     assert {k for k, v in kinds.items() if v == "derivation check"} == {
         "thm4.1-eps", "thm4.2-laws", "phases-reduction", "lemma5.1-rates", "thm4.4-plateau"}
@@ -335,7 +335,7 @@ def test_lemma51_rates_match_the_engine_and_not_the_notes_signs():
 # -- Theorem 4.4 -------------------------------------------------------------------------------
 def _t44(glob=(0.64, 0.63, 0.62), pred=(0.64, 0.63, 0.60), exists=True, tau=0.1, seeds=(0, 1, 2),
          drift=0.0, jitter=0.01, phi_l=0.05, Ps=(32, 64, 128), mae_own=0.7, mae_moved=0.01,
-         cl_own=0.03):
+         cl_own=0.03, mild=None, mild_seeds=(0, 1, 2)):
     rows = []
     for k in seeds:
         e = (k - 1) * jitter
@@ -343,47 +343,66 @@ def _t44(glob=(0.64, 0.63, 0.62), pred=(0.64, 0.63, 0.60), exists=True, tau=0.1,
             rows.append({"objective": "cl", "tau": tau, "negatives": 15.0, "seed": k, "P": P,
                          "delta": 0.25, "rho": 0.35, "init_glob_lq": 0.35, "init_own_lq": 0.05,
                          "end_glob_lq": g + e, "drift_glob_lq": drift + (k - 1) * 0.01,
-                         "end_own_lq": cl_own, "end_phi_own_lq": phi_l,
+                         "end_own_lq": cl_own, "end_glob_gq": g + e, "end_phi_own_lq": phi_l,
                          "own_change_last_fifth": 0.0, "pred_exists": exists,
                          "pred_glob": p if exists else 1.0, "tau_c": 0.25})
         for P in Ps:
             rows.append({"objective": "mae", "tau": NAN, "negatives": NAN, "seed": k, "P": P,
                          "delta": 0.25, "rho": 0.35, "init_glob_lq": 0.35, "init_own_lq": 0.05,
                          "end_glob_lq": 0.2, "drift_glob_lq": 0.0, "end_own_lq": mae_own,
-                         "end_phi_own_lq": 3.0, "own_change_last_fifth": mae_moved,
+                         "end_glob_gq": 0.9, "end_phi_own_lq": 3.0,
+                         "own_change_last_fifth": mae_moved,
                          "pred_exists": NAN, "pred_glob": NAN, "tau_c": NAN})
+    for k in mild_seeds:  # the mild-imbalance ladder (its own global attention)
+        for P, g in zip(Ps, mild or glob):
+            rows.append({"objective": "cl-mild", "tau": tau, "negatives": 15.0, "seed": k,
+                         "P": P, "delta": 0.1, "rho": 0.25, "init_glob_lq": 0.25,
+                         "init_own_lq": 0.05, "end_glob_lq": g + (k - 1) * jitter,
+                         "drift_glob_lq": 0.0, "end_own_lq": cl_own,
+                         "end_glob_gq": g + (k - 1) * jitter, "end_phi_own_lq": phi_l,
+                         "own_change_last_fifth": 0.0})
     return {"table": pd.DataFrame(rows)}
 
 
-def test_thm44_per_temperature():
-    low = thm44.judge(_t44())  # τ < τ_c: a plateau below 1
-    assert low.verdict == "disagrees" and "τ_c" in " ".join(low.reasons)
-    high = _t44(glob=(0.95, 0.97, 0.98), exists=False, tau=0.5, drift=0.02)
-    assert thm44.judge(high).verdict == "agrees"
-    cf = counterfactual_table(thm44.judge, high, CLAIMS["thm4.4"].values(),
-                              thm44.COUNTERFACTUALS)
-    assert cf.rejected.all()
-    # still rising, not near 1: no verdict on the limit
-    assert thm44.judge(_t44(glob=(0.6, 0.7, 0.8), drift=0.2)).verdict == "inconclusive"
-    # rising with P by more than ATTN_TOL (interval over the paired seeds), not near 1 yet
-    assert thm44.judge(_t44(glob=(0.6, 0.7, 0.8))).verdict == "inconclusive"
-    # a rise with P below ATTN_TOL: a plateau
-    assert thm44.judge(_t44(glob=(0.63, 0.64, 0.645))).verdict == "disagrees"
-    # no contrast: CL learns the local areas as MAE does
-    assert thm44.judge(_t44(glob=(0.95, 0.97, 0.98), exists=False, cl_own=0.7)).verdict == \
-        "disagrees"
+def test_thm44_judges_the_papers_sentences_at_every_temperature():
+    for t in (_t44(), _t44(glob=(0.95, 0.97, 0.98), exists=False, tau=0.5, drift=0.02)):
+        v = thm44.judge(t)
+        assert v.verdict == "agrees", v.reasons  # a plateau below 1 or none: both global
+        cf = counterfactual_table(thm44.judge, t, CLAIMS["thm4.4"].values(),
+                                  thm44.COUNTERFACTUALS)
+        assert cf.rejected.all(), cf
+    assert all(p.source == "paper" for p in thm44.PREDICTIONS)
+    # disagreeing: balanced attention (s ≈ 0) on the main or the mild ladder
+    assert thm44.judge(_t44(cl_own=0.6)).verdict == "disagrees"
+    mild = thm44.judge(_t44(mild=(0.2, 0.2, 0.2), cl_own=0.15))
+    assert mild.verdict == "disagrees"
+    # no selection: the global attention stays at its start share
+    assert thm44.judge(_t44(glob=(0.35, 0.35, 0.35))).verdict == "disagrees"
+    # no contrast: MAE favours the global area too
+    assert thm44.judge(_t44(mae_own=0.05)).verdict == "disagrees"
 
 
 def test_thm44_premises():
     one = thm44.judge(_t44(seeds=(0, 1)))
     assert one.verdict == "inconclusive" and one.reasons[0].startswith("premise failed")
-    mae = thm44.judge(_t44(glob=(0.95, 0.97, 0.98), exists=False, mae_moved=0.1))
+    mild = thm44.judge(_t44(mild_seeds=()))
+    assert mild.verdict == "inconclusive" and "mild imbalance" in mild.reasons[0]
+    mae = thm44.judge(_t44(mae_moved=0.1))
     assert mae.verdict == "inconclusive" and "not converged" in " ".join(mae.reasons)
+    t = _t44()
+    t["table"].loc[0, "end_glob_lq"] = NAN
+    assert thm44.judge(t).verdict == "inconclusive"
 
 
 def test_thm44_plateau_derivation_check():
-    assert thm44_plateau.judge(_t44()).verdict == "agrees"
+    t = _t44()
+    assert thm44_plateau.judge(t).verdict == "agrees"
+    cf = counterfactual_table(thm44_plateau.judge, t, CLAIMS["thm4.4-plateau"].values(),
+                              thm44_plateau.COUNTERFACTUALS)
+    assert cf.rejected.all(), cf
     assert thm44_plateau.judge(_t44(glob=(0.45, 0.44, 0.43))).verdict == "disagrees"
+    # a plateau a fifth above the derived one (two-sided: above as well as below)
+    assert thm44_plateau.judge(_t44(glob=(0.77, 0.76, 0.72))).verdict == "disagrees"
     # outside the derivation's premise only the plateau's existence is compared
     out = thm44_plateau.judge(_t44(phi_l=0.6))
     assert out.verdict == "agrees" and "not compared" in out.reasons[0]

@@ -44,6 +44,7 @@ __all__ = [
     "mae_config", "family_config", "max_steps", "mae_run",
     "rung_summary", "ladder_table", "eps_table", "stop_reached", "family_sizes",
     "ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "NEGATIVES", "CL_DELTA", "pair_config",
+    "CL_MILD_DELTA", "CL_MILD_SEEDS", "cl_mild_measure",
     "cl_ladder", "CL_SEEDS", "CL_END_FRACTION", "CL_N_CLEAN", "CL_MAE_STEPS", "cl_settings",
     "cl_run_one", "cl_seed_run", "cl_mae_run", "cl_rung_prediction", "cl_measure",
     "cl_rung_rows", "figure_config",
@@ -446,6 +447,9 @@ TAUS = (0.1, 0.2, 0.3, 0.5, 1.0)
 NEGATIVES = 15
 #: The information gap of the CL ladder (inside Thm 4.1's range), with κ_c = 1/4.
 CL_DELTA = 0.25
+#: The mild imbalance of the paper's "even under mild imbalance": the target Δ of a second CL
+#: ladder (realised on the size lattice of P ∈ {32, 64, 128}: Δ = 0.129, 0.069, 0.117).
+CL_MILD_DELTA = 0.1
 
 
 def pair_config(P: int, C1: int, C: int, steps: int, negatives: int | None, *,
@@ -470,12 +474,12 @@ def pair_config(P: int, C1: int, C: int, steps: int, negatives: int | None, *,
     }).resolved()
 
 
-def cl_ladder(quick: bool) -> tuple[tuple[int, int, int], ...]:
-    """(P, C1, C) of the CL ladder at Δ = CL_DELTA, κ_c = 1/4 (sizes from ``data.Delta``):
-    P ∈ {32, 64, 128} (quick: {24, 48})."""
+def cl_ladder(quick: bool, delta: float = CL_DELTA) -> tuple[tuple[int, int, int], ...]:
+    """(P, C1, C) of the CL ladder at Δ = `delta` (CL_DELTA by default), κ_c = 1/4 (sizes from
+    ``data.Delta``): P ∈ {32, 64, 128} (quick: {24, 48})."""
     out = []
     for P in ((24, 48) if quick else (32, 64, 128)):
-        d = config_from_dict({"data": {"P": P, "kappa_c": 0.25, "Delta": CL_DELTA}}).data
+        d = config_from_dict({"data": {"P": P, "kappa_c": 0.25, "Delta": delta}}).data
         out.append((P, int(d.global_size), int(d.local_size)))
     return tuple(out)
 
@@ -630,6 +634,35 @@ def cl_measure(quick: bool, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(table, trajectories) of one temperature: one row per (objective, P, seed)."""
     t, tr = _cl_measure(bool(quick), float(tau))
     return t.copy(), tr.copy()
+
+
+#: Seeds of the mild-imbalance CL ladder (no MAE arm beside it).
+CL_MILD_SEEDS = CL_SEEDS[:3]
+
+
+@lru_cache(maxsize=32)
+def _cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
+    from theorylab.core.claims import point_rows
+    from theorylab.core.sweep import call_point, run_points
+
+    st = cl_settings(quick)
+    cells = [(r, sd) for r in cl_ladder(quick, CL_MILD_DELTA) for sd in CL_MILD_SEEDS]
+    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=st["steps"],
+                                 tau=float(tau), every=st["every"], seed=sd)
+                      for (P, C1, C), sd in cells])
+    rows = []
+    for ((P, C1, C), sd), tr in zip(cells, trs):
+        cfg = pair_config(P, C1, C, st["steps"], NEGATIVES, tau=tau)
+        rows.append({"objective": "cl-mild", "tau": float(tau), "seed": sd, "P": P, "C1": C1,
+                     "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
+                     **_cl_summary(point_rows(tr))})
+    return pd.DataFrame(rows)
+
+
+def cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
+    """CL at the mild imbalance CL_MILD_DELTA at one temperature (the ladder and steps of
+    [`cl_settings`][], CL_MILD_SEEDS): one row per (P, seed), objective ``cl-mild``."""
+    return _cl_mild_measure(bool(quick), float(tau)).copy()
 
 
 def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:
