@@ -245,7 +245,16 @@ def _red(gap=0.0, step=0.0, quad=1e-15):
 
 
 def test_reduction_judge():
-    assert reduction.judge(_red(gap=5e-4)).verdict == "agrees"
+    t = _red(gap=5e-4)
+    assert reduction.judge(t).verdict == "agrees"
+    cf = counterfactual_table(reduction.judge, t, CLAIMS["phases-reduction"].values(),
+                              reduction.COUNTERFACTUALS)
+    assert cf.rejected.all(), cf
+    # a reduced Φ_glob(t_I) 2 % off on a rung with a loose derived bound: the scale band
+    loose = _red(gap=0.02)
+    loose["table"]["neglect"] = 0.05
+    v = reduction.judge(loose)
+    assert v.verdict == "disagrees" and v.reasons[0].startswith("scale:")
     assert reduction.judge(_red(gap=5e-3)).verdict == "disagrees"  # beyond |Φ|·√v = 1e-3
     assert reduction.judge(_red(step=2.0)).verdict == "disagrees"
     assert reduction.judge(_red(quad=1e-6)).verdict == "disagrees"
