@@ -43,9 +43,10 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "verdict_convergence", "report_growth"]
 
 THRESHOLDS = (
-    Threshold("EXCESS_TOL", 0.005, "project choice",
-              "half a percent of the initial excess: half the distance to a GD that stalls at "
-              "1 % of it, and ten times the smallest ε the ladder reaches (10⁻⁴)",
+    Threshold("EXCESS_TOL", 0.002, "project choice",
+              "a fifth of a percent of the initial excess: twenty times the smallest ε the "
+              "ladder reaches (10⁻⁴), and below half the distance to a GD that stalls at half "
+              "a percent of it",
               role="half-width of the band of the relative excess the runs end at"),
     Threshold("MIN_DECADES", 2.5, "project choice",
               "the convergence statement is read on a ladder of at least 2.5 decades of P",
@@ -64,10 +65,10 @@ PREDICTIONS = (
 )
 
 COUNTERFACTUALS = (
-    Counterfactual("stalls at 1 %", "GD stalls with the excess at 1 % of its start (a "
-                   "near-optimal but not optimal plateau)", {"EXCESS_LIMIT": 0.01}),
-    Counterfactual("below the infimum", "the loss falls 1 % of the initial excess below the "
-                   "computed L* (the infimum is wrong)", {"EXCESS_LIMIT": -0.01}),
+    Counterfactual("stalls at 0.5 %", "GD stalls with the excess at half a percent of its "
+                   "start (a near-optimal but not optimal plateau)", {"EXCESS_LIMIT": 0.005}),
+    Counterfactual("below the infimum", "the loss falls half a percent of the initial excess "
+                   "below the computed L* (the infimum is wrong)", {"EXCESS_LIMIT": -0.005}),
 )
 
 
@@ -192,7 +193,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     head.update({f"relative excess at the end of the ε ladder ({f})": float(x)
                  for f, x in ends.items()})
     brief = (f"{v.verdict}: all {len(t)} rungs reach ε = {EPS_REL:g}, the ε ladder down to "
-             f"{eps.eps_rel.min():g} (excess {ends.abs().max():.2g}, pred 0 ± 0.005); T* ∝ "
+             f"{eps.eps_rel.min():g} (excess {ends.abs().max():.2g}, pred 0 ± 0.002); T* ∝ "
              f"x^{head.get('T* exponent vs x, top (pos)', math.nan):.2f} reported; no seeds")
 
     def figure(fig):

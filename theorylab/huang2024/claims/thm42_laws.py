@@ -52,8 +52,9 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "es
 #: The crossing statements are read on this many sub-ladders of the extended ladder.
 N_CROSS = 5
 KAPPA_C = FAMILIES["pos"].kappa_c
-_CHECK = "theorylab/huang2024/predictions/asymptotics.py (derivation), judged against the " \
-    "engine by tests/huang2024/test_claims.py::test_thm42_laws_on_the_committed_tables"
+_CHECK = ("theorylab/huang2024/predictions/asymptotics.py (the derivation); checked against "
+          "the engine by this claim's ladder (population-reduced, itself checked against the "
+          "exact engine by phases-reduction)")
 _LN = "a + b/ln x"
 
 THRESHOLDS = (
