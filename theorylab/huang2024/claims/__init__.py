@@ -4,9 +4,9 @@
 ``claim.check(quick)`` returns a [`ClaimResult`][theorylab.core.claims.ClaimResult].
 ``python -m theorylab check --only huang2024`` runs them. Notes: docs/papers/huang2024.md.
 
-Theorem checks compare with a statement of the paper (its form known, its details
-reconstructed): ``thm4.1``, ``thm4.1-eps``, ``thm4.2``, ``lemma5.1``, ``thm4.4``,
-``realvit-diversity``. Derivation checks compare our own reductions with the engines:
+Theorem checks compare with a statement of the paper: ``thm4.1``, ``thm4.2``, ``thm4.4`` (the
+paper's sentences, each through a declared metric), ``lemma5.1``, ``realvit-diversity``.
+Derivation checks compare our own laws and reductions with the engines: ``thm4.1-eps``,
 ``thm4.2-laws``, ``phases-reduction``, ``lemma5.1-rates``, ``thm4.4-plateau``.
 """
 

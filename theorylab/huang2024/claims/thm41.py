@@ -127,7 +127,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     in its two-sided band, from the ``table`` (ladder rungs) and ``eps`` tables, with the
     declared thresholds and prediction (or `values`); T*'s growth is reported."""
     v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
-    t, eps = tables["table"], tables["eps"]
+    t, eps = tables["table"], tables["convergence"]
     short = [f"{f}: {ladder_decades(g.P):.2f}" for f, g in t.groupby("family")
              if ladder_decades(g.P) < v["MIN_DECADES"]]
     if short or not len(t):
@@ -165,7 +165,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     m = measure(quick, readings)
     t = m["ladder"][COLUMNS]
     eps = m["eps"][EPS_COLUMNS]
-    v = judge({"table": t, "eps": eps})
+    v = judge({"table": t, "convergence": eps})
     rows, head = [], {}
     for fam, g in t.groupby("family", sort=False):
         g = g.sort_values("P")
@@ -212,7 +212,8 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         ax.legend(fontsize=7)
 
     return ClaimResult("thm4.1", t, v, head, reading, brief=brief,
-                       extra={"fits": fits, "eps": eps}, figure=figure, settings=_settings())
+                       extra={"fits": fits, "convergence": eps}, figure=figure,
+                       settings=_settings())
 
 
 CLAIM = Claim(
