@@ -42,7 +42,8 @@ def test_claims_in_the_papers_order_and_registered():
                if k not in ("realvit-diversity", "thm4.1", "thm4.2", "thm4.4"))
     kinds = {k: c.kind for k, c in CLAIMS.items()}
     assert {k for k, v in kinds.items() if v == "derivation check"} == {
-        "thm4.1-eps", "thm4.2-laws", "phases-reduction", "lemma5.1-rates", "thm4.4-plateau"}
+        "thm4.1-eps", "thm4.2-laws", "phases-reduction", "lemma5.1", "lemma5.1-rates",
+        "thm4.4-plateau"}
     for c in CLAIMS.values():
         if c.kind == "theorem check" and c.id != "realvit-diversity":
             assert c.counterfactuals and c.predictions
@@ -281,15 +282,19 @@ def _l51(factor=1.0, glob_sign=-1.0, ns=(3, 4, 6, 8, 12, 16, 25, 40, 64, 100)):
     return {"table": pd.DataFrame(rows)}
 
 
-def test_lemma51_theorem_check():
+def test_lemma51_derivation_check():
     t = _l51()
-    assert lemma51.judge(t).verdict == "agrees"
+    v = lemma51.judge(t)
+    assert v.verdict == "agrees", v.reasons
+    assert all(p.source == "derived" for p in lemma51.PREDICTIONS)
     cf = counterfactual_table(lemma51.judge, t, CLAIMS["lemma5.1"].values(),
                               lemma51.COUNTERFACTUALS)
-    assert cf.rejected.all()
-    assert lemma51.judge(_l51(factor=0.5)).verdict == "disagrees"
+    assert cf.rejected.all(), cf
+    assert lemma51.judge(_l51(factor=0.75)).verdict == "disagrees"  # P^{3Δ/4}
+    assert lemma51.judge(_l51(factor=1.25)).verdict == "disagrees"  # P^{5Δ/4}
     assert lemma51.judge(_l51(glob_sign=1.0)).verdict == "disagrees"
     assert lemma51.judge(_l51(ns=(3, 4, 5, 6))).verdict == "inconclusive"
+    assert lemma51.judge({"table": t["table"].iloc[:0]}).verdict == "inconclusive"
 
 
 _L51_SIGNS = {"pos256": {"own_lq": 1, "glob_lq": -1, "other_lq": 1, "own_gq": 1, "other_gq": -1},

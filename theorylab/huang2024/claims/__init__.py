@@ -5,9 +5,9 @@
 ``python -m theorylab check --only huang2024`` runs them. Notes: docs/papers/huang2024.md.
 
 Theorem checks compare with a statement of the paper: ``thm4.1``, ``thm4.2``, ``thm4.4`` (the
-paper's sentences, each through a declared metric), ``lemma5.1``, ``realvit-diversity``.
-Derivation checks compare our own laws and reductions with the engines: ``thm4.1-eps``,
-``thm4.2-laws``, ``phases-reduction``, ``lemma5.1-rates``, ``thm4.4-plateau``.
+paper's sentences, each through a declared metric), ``realvit-diversity``. Derivation checks
+compare our own laws and reductions with the engines: ``thm4.1-eps``, ``thm4.2-laws``,
+``phases-reduction``, ``lemma5.1``, ``lemma5.1-rates``, ``thm4.4-plateau``.
 """
 
 from theorylab.core.claims import Claim, lookup_claim
