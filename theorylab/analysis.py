@@ -137,6 +137,16 @@ def open_sweep(path: str | Path) -> SweepFiles:
     return SweepFiles(PAPERS[name], manifest, table, path)
 
 
+def sweep_progress(sweep: SweepFiles) -> tuple[int, int]:
+    """``(finished, total)`` points of a sweep store: a store whose sweep is still running or
+    was stopped has points not run yet (status ``pending``), which readers leave out."""
+    table = sweep.table
+    heads = table.drop_duplicates("point") if "point" in table else table
+    total = len(heads)
+    pending = int((heads["status"] == "pending").sum()) if "status" in heads else 0
+    return total - pending, total
+
+
 def open_source(path: str | Path) -> RunFiles | SweepFiles:
     """[`open_run`][] or [`open_sweep`][], whichever `path` is."""
     path = Path(path)
@@ -463,7 +473,10 @@ def _sweep_dataset(sweep: SweepFiles):
         key = key if isinstance(key, tuple) else (key,)
         name = "/".join(str(k) for k in key)
         tables[name] = g.drop(columns=["run_id", *by])
+    done, total = sweep_progress(sweep)
     attrs = {"paper": sweep.paper.name, "store": str(sweep.path),
+             "partial": "no" if done == total else
+             f"yes: {done} of {total} points finished (the others are left out)",
              "spec": {k: sweep.manifest.get(k) for k in ("base", "axes", "seeds", "mode",
                                                          "keep", "point")},
              **_provenance()}
