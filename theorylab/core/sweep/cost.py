@@ -32,7 +32,7 @@ ESTIMATE_BUDGET_S = 6.0
 @dataclass(frozen=True)
 class SweepEstimate:
     """The estimate of the points a sweep will compute: `seconds` of CPU time in one process
-    (the points' estimates, [`Estimate.seconds`][theorylab.core.cost.Estimate.seconds];
+    (the points' estimates, ``Estimate.seconds``;
     divide by the workers for a cluster), the largest `memory` of one point, the number of `points`,
     of distinct configs `timed`, `guessed` and `refused` (by their paper's up-front checks),
     and of `call` points without an estimate."""
