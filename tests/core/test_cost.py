@@ -2,6 +2,7 @@
 smaller config, the printed lines, and the guard of long derived computations."""
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -147,3 +148,40 @@ def test_the_cpu_estimate_of_a_run_holds_on_a_busy_machine():
     paper.run(cfg, out=None, resume=False, progress=False)
     measured = time.process_time() - c0
     assert 1 / 1.5 <= measured / est.seconds <= 1.5, (measured, str(est))
+
+
+_PEAK_PROBE = """
+import json, sys
+from pathlib import Path
+from theorylab.core.config import read_toml
+from theorylab.core.cost import estimate
+from theorylab.papers import PAPERS
+tables = read_toml(Path(sys.argv[1]))
+tables["train"]["steps"] = 5
+paper = PAPERS["huang2024"]
+cfg = paper.config_from_tables(tables)
+est = estimate(paper.cost(cfg))
+paper.run(cfg, out=None, resume=False, progress=False)
+with open("/proc/self/status") as fh:
+    peak = next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:"))
+print(json.dumps({"estimate": est.total_memory, "peak": peak}))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+def test_the_memory_estimate_covers_the_process():
+    """The printed memory is the whole process's (what it holds already and the engine's
+    estimate): within ×2 of the peak resident memory of a fresh process that estimates and
+    runs a Monte Carlo MAE run (×2: the engines' estimates are upper estimates of their
+    arrays, and the interpreter's transient peaks while importing come on top)."""
+    import json
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", _PEAK_PROBE,
+                           str(root / "examples" / "huang2024_mae_delta_pos.toml")],
+                          capture_output=True, text=True, timeout=300, cwd=root)
+    assert done.returncode == 0, done.stderr
+    r = json.loads(done.stdout.strip().splitlines()[-1])
+    assert 1 / 2 <= r["estimate"] / r["peak"] <= 2, r

@@ -101,6 +101,14 @@ class Estimate:
     parallel: float = 1.0
     #: how much slower than alone the run goes at the machine's current load (≥ 1)
     load: float = 1.0
+    #: bytes this process holds already (interpreter, libraries) beside the engine's `memory`
+    process_memory: float = 0.0
+
+    @property
+    def total_memory(self) -> float:
+        """The process's resident memory during the run: what it holds already and the
+        engine's estimate."""
+        return self.memory + self.process_memory
 
     @property
     def wall_range(self) -> tuple[float, float]:
@@ -130,7 +138,9 @@ class Estimate:
         else:
             when = f"about {format_seconds(self.seconds)}"
         out = [f"estimate: {self.engine}, {self.steps} steps, {self.records} recorded rows, "
-               f"{when} and {format_bytes(self.memory)} of memory on this machine",
+               f"{when} and {format_bytes(self.total_memory)} of memory on this machine"
+               + (f" (the engine {format_bytes(self.memory)}, this process "
+                  f"{format_bytes(self.process_memory)} already)" if self.process_memory else ""),
                f"  {format_seconds(self.step_s)} per {what}, {format_seconds(self.setup_s)} to "
                f"build the engine, {format_seconds(self.record_s)} more per recorded row "
                f"({self.timed})",
@@ -160,6 +170,18 @@ def format_seconds(s: float) -> str:
     if s < 86400 * 2:
         return f"{int(s // 3600)} h {int(round(s % 3600 / 60))} min"
     return f"{s / 86400:.3g} days"
+
+
+def _resident_bytes() -> float:
+    """This process's resident memory now (Linux: ``VmRSS``), 0 where it cannot be read."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return 0.0
 
 
 def _load_factor() -> float:
@@ -279,7 +301,7 @@ def estimate(model: CostModel, budget_s: float = TIMING_BUDGET_S) -> Estimate:
                     setup_s=build * scale + warm, step_s=step * scale, record_s=record * scale,
                     memory=model.memory, timed=timed, machine=machine_load(), flow=model.flow,
                     notes=notes, warm_s=warm, clock=t.clock, parallel=t.parallel,
-                    load=_load_factor())
+                    load=_load_factor(), process_memory=_resident_bytes())
 
 
 def _ratio(x: float) -> str:

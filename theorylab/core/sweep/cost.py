@@ -105,7 +105,7 @@ def estimate_points(points: Sequence[Point], budget_s: float = ESTIMATE_BUDGET_S
             refused.add(key)
             continue
         seconds_of[key] = est.seconds - est.warm_s
-        memory, warm = max(memory, est.memory), max(warm, est.warm_s)
+        memory, warm = max(memory, est.total_memory), max(warm, est.warm_s)
     mean = sum(seconds_of.values()) / len(seconds_of) if seconds_of else math.nan
     total = warm + sum(runs_of[k] * seconds_of.get(k, mean) for k in runs_of
                        if k not in refused)
