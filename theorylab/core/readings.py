@@ -29,6 +29,7 @@ config (several runs when it has a column ``run``), or a run's result (``traject
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -244,11 +245,10 @@ def phase_table(paper, source, cfg=None) -> pd.DataFrame:
     return _table([{"run": run, **r} for r in _one_run(paper, table, cfg)], ["run"])
 
 
-def paper_phase_readings(get_paper: Callable[[], Any], module: str
-                         ) -> Callable[..., pd.DataFrame]:
-    """The function ``phase_readings(source, cfg=None)`` of a paper: `get_paper()` gives its
-    `Paper` (called on the first use, since the paper's package imports the module that makes
-    this function), `module` the name it is shown under. One call, the same in every paper."""
+def paper_phase_readings(package: str) -> Callable[..., pd.DataFrame]:
+    """The function ``phase_readings(source, cfg=None)`` of the paper whose package is
+    `package` (``theorylab.<paper>``, its ``PAPER`` imported on the first call): one call, the
+    same in every paper."""
 
     def phase_readings(source, cfg=None) -> pd.DataFrame:
         """The phase readings of a run folder, a sweep store, a trajectory table (with its
@@ -257,7 +257,7 @@ def paper_phase_readings(get_paper: Callable[[], Any], module: str
         ([`phase_table`][theorylab.core.readings.phase_table]; the readings' definitions:
         the docstring of the paper's ``phases`` module). Example:
         ``phase_readings("runs/fig4").set_index("reading").value["t_I"]``."""
-        return phase_table(get_paper(), source, cfg)
+        return phase_table(importlib.import_module(package).PAPER, source, cfg)
 
-    phase_readings.__module__ = module
+    phase_readings.__module__ = f"{package}.phases"
     return phase_readings

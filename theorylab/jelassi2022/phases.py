@@ -111,13 +111,7 @@ def missing_readings(values, cfg=None) -> dict[str, str]:
 #: ``phase_readings(source, cfg=None)``: the phase readings of a run folder, a sweep store, a
 #: trajectory table (with its config) or a run's result, one row per run and reading (module
 #: docstring; [`phase_table`][theorylab.core.readings.phase_table]).
-phase_readings = paper_phase_readings(lambda: _paper(), __name__)
-
-
-def _paper():
-    from . import PAPER  # the package's Paper (it imports this module first)
-
-    return PAPER
+phase_readings = paper_phase_readings(__package__)
 
 
 def read_phases(trajectory: pd.DataFrame, cfg=None, target_error: float | None = None
