@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from theorylab.core.bench import device_name, machine_line
+from theorylab.core.bench import device_name, interleaved_times, machine_line
 from theorylab.huang2024.bench import AutogradExactLoss, bench_config
 from theorylab.huang2024.engines import ExactEngine
 
@@ -122,14 +122,7 @@ def measure(P: int, device: str, k: int, repeats: int) -> dict:
             fns["graph"] = run_graph
     else:
         row["kernels_note"] = "CUDA graphs need CUDA: eager steps only"
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for f in fns.values():
-        f()
-    for _ in range(repeats):
-        for name, f in fns.items():
-            t0 = time.perf_counter()
-            f()
-            times[name].append(time.perf_counter() - t0)
+    times = interleaved_times(fns, sync, repeats=repeats)
     row["eager_s_per_step"] = statistics.median(times["eager"]) / k
     if "graph" in times:
         row["graph_s_per_step"] = statistics.median(times["graph"]) / k

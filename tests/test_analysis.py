@@ -49,13 +49,19 @@ def runs(tmp_path_factory):
     return root
 
 
+def _one(table: pd.DataFrame) -> pd.Series:
+    """One run's phase readings, reading → value."""
+    assert table.run.nunique() == 1
+    return table.set_index("reading").value
+
+
 def test_phase_readings_of_run_folders_of_both_papers(runs, capsys):
-    gd = phase_readings(runs / "gd").iloc[0]
-    fl = phase_readings(runs / "flow" / "trajectory.csv").iloc[0]
+    gd = _one(phase_readings(runs / "gd"))
+    fl = _one(phase_readings(runs / "flow" / "trajectory.csv"))
     for name in ("t_I", "t_PA"):  # the flow's reading is GD's to O(η)
         assert math.isfinite(gd[name]) and abs(gd[name] - fl[name]) <= 0.02 * fl[name]
     assert open_run(runs / "flow").config.train.mode == "flow"
-    h24 = phase_readings(runs / "h24").iloc[0]
+    h24 = _one(phase_readings(runs / "h24"))
     assert h24.Delta == pytest.approx(h24_config(H24_RUN).delta)
     assert {"t_I", "phase_I", "phi_glob_end_I", "t_II", "T_star", "phi_own_T"} <= set(h24.index)
     assert main(["phases", str(runs / "h24")]) == 0
@@ -65,8 +71,8 @@ def test_phase_readings_of_run_folders_of_both_papers(runs, capsys):
 
 def test_phase_readings_of_a_table_and_of_a_run_still_being_written(runs, tmp_path):
     run = open_run(runs / "gd")
-    whole = phase_readings(run.trajectory, config=run.config).iloc[0]
-    assert whole.t_PA == phase_readings(runs / "gd").iloc[0].t_PA
+    whole = _one(phase_readings(run.trajectory, run.config))
+    assert whole.t_PA == _one(phase_readings(runs / "gd")).t_PA
     live = tmp_path / "live"
     live.mkdir()
     (live / "config.toml").write_text(run.config_text)
@@ -74,7 +80,7 @@ def test_phase_readings_of_a_table_and_of_a_run_still_being_written(runs, tmp_pa
     (live / "trajectory.csv").write_text("".join(text[:20]) + text[20][:7])  # a torn append
     partial = open_run(live)
     assert len(partial.trajectory) == 19
-    assert phase_readings(live).iloc[0].steps_run == partial.trajectory.step.iloc[-1]
+    assert _one(phase_readings(live)).steps_run == partial.trajectory.step.iloc[-1]
 
 
 def test_a_sweep_table_carries_the_phase_readings(tmp_path, capsys):
@@ -89,8 +95,9 @@ def test_a_sweep_table_carries_the_phase_readings(tmp_path, capsys):
     table = pd.read_parquet(tmp_path / "s" / "results.parquet")
     assert {"t_I", "t_II", "t_PA", "t_III"} <= set(table.columns) and len(table) == 2
     readings = phase_readings(tmp_path / "s")
-    assert list(readings["data.q"]) == [0.3, 0.6]
-    np.testing.assert_array_equal(readings.t_I, table.t_I)
+    t_I = readings[readings.reading == "t_I"]
+    assert list(t_I["data.q"]) == [0.3, 0.6] and list(t_I.run) == list(table.run_id)
+    np.testing.assert_array_equal(t_I.value, table.t_I)
     ds = to_dataset(tmp_path / "s")
     assert ds.sizes["run"] == 2 and "data.q" in ds.coords and "t_PA" in ds.coords
 

@@ -201,6 +201,26 @@ def test_a_plugin_that_exits_at_import_is_left_out(tmp_path, monkeypatch, capsys
     sys.modules.pop("exits_at_import", None)
 
 
+def test_a_plugin_that_raises_keyboardinterrupt_at_import_is_left_out(tmp_path, capsys):
+    """The command imports the papers with signals deferred: a KeyboardInterrupt raised then is
+    the plug-in's own, not a Ctrl-C (which is noted, and raised after the import)."""
+    import os
+    import subprocess
+
+    (tmp_path / "ki_at_import.py").write_text("raise KeyboardInterrupt\n")
+    meta = tmp_path / "ki_at_import-0.1.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: ki-at-import\nVersion: 0.1\n")
+    (meta / "entry_points.txt").write_text("[theorylab.papers]\nki = ki_at_import:PAPER\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run([sys.executable, "-m", "theorylab", "run", "--list"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == ("theorylab.papers: entry point 'ki' (ki_at_import:PAPER) not "
+                                   "loaded (KeyboardInterrupt: ); left out")
+    assert "huang2024" in done.stdout
+
+
 # -- theorylab config ------------------------------------------------------------------------------
 def test_config_prints_and_writes_only_where_asked(tmp_path, capsys, monkeypatch):
     import theorylab.commands.config as configdoc

@@ -208,7 +208,7 @@ def test_plot_a_run_draws_its_phase_readings(tiny_run):
     (["{sweep}", "--value", "nope"], "error: value: not a numeric column"),
     (["{sweep}", "--x", "data.q", "--y", "data.q"], "error: y: must differ from x"),
     (["{sweep}", "--columns", "loss"], "error: --columns: for a run"),
-    (["{run}", "--out", "{tmp}/mine.txt"], "error: out: refusing to overwrite"),
+    (["{run}", "--out", "{tmp}/mine.txt"], "error: out: must be a .png file"),
     (["{run}", "--out", "{tmp}/new.pdf"], "error: out: must be a .png file"),
     (["{run}", "--out", "{tmp}/no/such/dir/p.png"], "error: out: no such folder"),
 ])

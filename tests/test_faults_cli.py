@@ -260,3 +260,16 @@ print(tracemalloc.get_traced_memory()[1], memory_estimate(cfg, part, "brute")[0]
                          check=True).stdout.split()
     peak, estimate = float(out[0]), float(out[1])
     assert peak <= estimate <= 2 * peak, (peak, estimate)
+
+
+@pytest.mark.parametrize("argv", [["config"], ["figures", "--list"]])
+def test_a_closed_output_pipe_ends_quietly(argv):
+    """``theorylab ... | head``: the reader of stdout gone before the command writes, the
+    command stops with no traceback and the status of a tool stopped by SIGPIPE (141)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.Popen([sys.executable, "-m", "theorylab", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    proc.stdout.close()  # before the interpreter has started: its first write breaks
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 128 + signal.SIGPIPE and err == "", err

@@ -172,9 +172,8 @@ def test_a_full_disk_during_a_sweep_keeps_the_finished_points(tmp_path, capsys, 
 
 @pytest.mark.parametrize("command", ["check", "figures", "plot", "config"])
 def test_a_full_disk_in_the_other_commands_is_one_line(tmp_path, capsys, monkeypatch, command):
-    import theorylab.commands.config as configdoc
     import theorylab.commands.figures as figures_main
-    import theorylab.commands.plot as plot
+    import theorylab.core.atomic_io as atomic_io
 
     if command == "check":
         monkeypatch.setattr(check_mod, "all_claims", lambda: {"probe/a": _FakeClaim(_disk_full)})
@@ -186,10 +185,10 @@ def test_a_full_disk_in_the_other_commands_is_one_line(tmp_path, capsys, monkeyp
     elif command == "plot":
         (tmp_path / "r").mkdir()
         (tmp_path / "r" / "trajectory.csv").write_text("step,loss\n0,1\n1,0.5\n")
-        monkeypatch.setattr(plot, "atomic_write_bytes", _disk_full)
+        monkeypatch.setattr(atomic_io, "atomic_write_bytes", _disk_full)
         argv = ["plot", str(tmp_path / "r")]
     else:
-        monkeypatch.setattr(configdoc, "atomic_write_text", _disk_full)
+        monkeypatch.setattr(atomic_io, "atomic_write_bytes", _disk_full)
         argv = ["config", "--out", str(tmp_path / "c.md")]
     assert main(argv) == 1
     assert _one_line(capsys).startswith("error: disk full: No space left on device")

@@ -97,7 +97,11 @@ def test_files_the_user_wrote_are_kept(tmp_path, capsys):
     (user / "notes.txt").write_text("mine")
     (user / ".draft.tmp").write_text("mine")
     (user / ".config.toml.swp.tmp").write_text("mine")
-    assert _run(_cfg(tmp_path), "--out", user) == 0
+    before = _tree(user)
+    assert _run(_cfg(tmp_path), "--out", user) == 2  # not empty, not ours: only with --force
+    assert "is a folder that theorylab did not write and that is not empty" in _err(capsys)
+    assert _tree(user) == before
+    assert _run(_cfg(tmp_path), "--out", user, "--force") == 0
     assert {p.name for p in user.iterdir()} >= {"notes.txt", ".draft.tmp",
                                                 ".config.toml.swp.tmp"}
     # a folder holding a file named like a run's that theorylab did not write: refused
@@ -240,6 +244,71 @@ def test_the_printed_resume_command_is_accepted(tmp_path):
     assert main(["run", *argv]) == 0  # the same flags: the configuration matches
 
 
+def test_the_resume_command_of_names_that_look_like_flags_is_accepted(tmp_path, monkeypatch):
+    import shlex
+
+    from theorylab.commands.run import _resume_command
+
+    monkeypatch.chdir(tmp_path)
+    _cfg(tmp_path, steps=20, name="-c.toml")
+
+    class Args:
+        config, out, steps, device, dtype, backend, threads = (
+            "-c.toml", "-x", None, None, None, None, None)
+        no_progress, flow = True, False
+
+    assert main(["run", "--out=-x", "--no-progress", "--", "-c.toml"]) == 0
+    argv = shlex.split(_resume_command(Args))[4:]  # after "python -m theorylab run"
+    assert argv[:2] == ["--out=-x", "--resume"] and argv[-2:] == ["--", "-c.toml"], argv
+    assert main(["run", *argv]) == 0
+
+
 def test_an_unknown_kind_is_a_programming_error(tmp_path):
     with pytest.raises(ValueError, match="kind: must be one of"):
         claim_folder(tmp_path / "x", "photos")
+
+
+@pytest.mark.parametrize("files, kind", [
+    ({"points/" + "a" * 20 + ".parquet": "x"}, "cache"),
+    ({"points/mine.parquet": "x"}, None),  # a user's Parquet file: not a point file
+    ({"arms/" + "b" * 32 + ".npz": "x"}, "cache"),  # an older cache of trained results
+    ({"arms/" + "b" * 32 + ".npz": "x", "notes.txt": "mine"}, None),
+    ({"sweep.json": '{"fingerprint": "f"}'}, "sweep"),
+    ({"sweep.json": "{}"}, None),
+    ({"manifest.json": '{"figures": {}}'}, "figures"),
+    ({"manifest.json": "not json"}, None),
+    ({"summary.md": "# GPU suite\n", "suite.csv": "part\n"}, "suite"),
+    ({"summary.md": "mine\n"}, None),
+])
+def test_an_older_folder_is_recognised_by_the_structure_of_its_files(tmp_path, files, kind):
+    """A folder written before markers existed is known by its own files read as what they
+    are (JSON with its key, point files named by their run id); a user's folder that merely
+    holds files of those names is not theorylab's, and is not claimed without --force."""
+    for rel, text in files.items():
+        (tmp_path / "f" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "f" / rel).write_text(text)
+    found = folder_kind(tmp_path / "f")
+    assert (found.kind if found else None) == kind
+    if kind is None:
+        with pytest.raises(ValueError, match="theorylab did not write and that is not empty"):
+            claim_folder(tmp_path / "f", "cache")
+
+
+def test_a_file_system_whose_flock_accepts_everyone_is_warned_about(tmp_path, capsys,
+                                                                     monkeypatch):
+    import fcntl
+
+    from theorylab.core import locks
+
+    with folder_lock(tmp_path / "a.lock", what="sweep"):  # a working flock: no word
+        assert locks.flock_works(tmp_path / "a.lock")
+    assert capsys.readouterr().err == ""
+    monkeypatch.setattr(fcntl, "flock", lambda fd, op: None)  # every lock granted
+    monkeypatch.setattr(locks, "_WARNED", set())
+    for _ in range(2):  # said once per folder
+        with folder_lock(tmp_path / "b.lock", what="sweep"):
+            pass
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"warning: out: the file system of {tmp_path} does not keep a second locker "
+                   "out (flock accepted two at once): two sweeps writing there at once are not "
+                   "kept apart; run one at a time"], err

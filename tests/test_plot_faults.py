@@ -107,15 +107,17 @@ def test_a_damaged_parquet_names_the_field_and_file(tmp_path, capsys, content):
 
 
 def test_a_folder_it_may_not_write_is_one_line(tmp_path, capsys, monkeypatch):
-    import theorylab.commands.plot as plot
+    import theorylab.core.atomic_io as atomic_io
 
-    def denied(path, data):
-        raise PermissionError(errno.EACCES, "Permission denied", str(path))
+    def denied(path, data):  # as a write into a folder taken away after the checks
+        raise PermissionError(errno.EACCES, "Permission denied", f"{path}.ab12cd34.tmp")
 
-    monkeypatch.setattr(plot, "atomic_write_bytes", denied)
+    monkeypatch.setattr(atomic_io, "atomic_write_bytes", denied)
     run = _run(tmp_path / "r")
-    assert main(["plot", str(run)]) == 2
-    assert _one_error(capsys).startswith("error: out: cannot write ")
+    assert main(["plot", str(run)]) == 1
+    line = _one_error(capsys)
+    assert line.startswith(f"error: out: Permission denied ('{run / 'trajectory.png'}')"), line
+    assert ".tmp" not in line
 
 
 def test_a_name_in_another_encoding(tmp_path, capsys):

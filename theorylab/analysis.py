@@ -1,7 +1,8 @@
 """Questions asked of runs and sweeps of either paper, answered from their files or from a
 config: the phase readings, gradient flow beside gradient descent, the cost of a run before it
 starts, and export to xarray / netCDF. The commands ``theorylab phases``, ``theorylab export``
-and ``theorylab run --dry-run`` / ``--flow`` are these functions on the command line.
+and ``theorylab run --dry-run`` / ``--flow``, ``theorylab check --rejudge`` are these
+functions on the command line.
 
 - [`open_run`][], [`open_sweep`][]: a run folder (``theorylab run``'s output: ``config.toml``
   and ``trajectory.csv``, read as far as it is written, so a run still going can be read) or a
@@ -9,7 +10,10 @@ and ``theorylab run --dry-run`` / ``--flow`` are these functions on the command 
 - [`phase_readings`][]: the paper's one reading of the phase times and end values
   (``Paper.phase_readings``: jelassi2022 ``t_I``, ``t_II``, ``t_PA``, ``t_III``; huang2024
   ``t_I``, ``phi_glob_end_I``, ``t_II``, ``T_star`` and the values at T*; docs/reproducing.md)
-  of a run folder, a trajectory table or every run of a sweep.
+  of a run folder, a trajectory table or every run of a sweep, one row per run and reading
+  with its recording resolution, a censored flag and why a missing one is missing: the same
+  call and table as ``theorylab.jelassi2022.phases.phase_readings`` and
+  ``theorylab.huang2024.phases.phase_readings``.
 - [`scan`][]: a config run along an axis (or several, zipped) and seeds, as a sweep, one row
   per run with its phase readings; [`power_law`][] fits a reading against an axis on log-log
   axes, [`log_law`][] against the logarithm of an axis ("how does Φ_glob(t_I) scale with
@@ -20,13 +24,14 @@ and ``theorylab run --dry-run`` / ``--flow`` are these functions on the command 
 - [`estimate`][]: steps, seconds on this machine and memory of a run before it starts.
 - [`to_dataset`][], [`export`][]: runs (several side by side, e.g. GD and flow) or a sweep as
   an xarray dataset / a netCDF file, with the config and provenance as attributes.
+- [`load_claim`][]: a claim's stored tables (what ``theorylab check`` wrote) with the claim,
+  to judge them again with other thresholds, another stored reading or a counterfactual,
+  without rerunning (``theorylab check --rejudge``).
 """
 
 from __future__ import annotations
 
-import io
 import json
-import math
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,10 +43,12 @@ import pandas as pd
 
 from theorylab.core.config import paper_of, read_toml
 from theorylab.core.paper import Paper
+from theorylab.core.trajectory import read_trajectory
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
-__all__ = ["RunFiles", "SweepFiles", "estimate", "export", "flow_gap", "gd_and_flow",
-           "log_law", "open_run", "open_source", "open_sweep", "paper_of_config",
+__all__ = ["DERIVED_TABLES", "RunFiles", "StoredClaim", "SweepFiles", "estimate", "export",
+           "flow_gap", "gd_and_flow", "load_claim", "log_law", "open_run", "open_source",
+           "open_sweep", "paper_of_config",
            "phase_readings", "power_law", "scan", "to_dataset"]
 
 
@@ -77,27 +84,6 @@ def paper_of_config(cfg) -> Paper:
                      f"{type(cfg).__name__} of {type(cfg).__module__})")
 
 
-def _read_trajectory(path: Path, schema: Mapping[str, str] | None) -> pd.DataFrame:
-    """The whole rows of a trajectory CSV (a torn last line of a run still writing is
-    dropped), with the paper's dtypes where they apply."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ValueError(f"run: cannot read {path} ({e})") from None
-    if text and not text.endswith("\n"):
-        text = text[:text.rfind("\n") + 1]
-    if not text.strip():
-        raise ValueError(f"run: {path} is empty (no header yet)")
-    table = pd.read_csv(io.StringIO(text))
-    for col, dtype in (schema or {}).items():
-        if col in table.columns and dtype != "string":
-            try:
-                table[col] = table[col].astype(dtype)
-            except (TypeError, ValueError):
-                pass
-    return table
-
-
 def open_run(path: str | Path) -> RunFiles:
     """A run folder (or its ``trajectory.csv``): the paper named by its ``config.toml``, the
     config and the rows written so far. ``ValueError`` naming the field otherwise."""
@@ -112,8 +98,24 @@ def open_run(path: str | Path) -> RunFiles:
     tables = read_toml(toml)
     paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
     cfg = paper.config_from_tables(tables)
-    return RunFiles(paper, cfg, _read_trajectory(csv, paper.trajectory_schema), folder,
+    trajectory = read_trajectory(csv, paper.trajectory_schema)
+    _same_paper(csv, trajectory, paper)
+    return RunFiles(paper, cfg, trajectory, folder,
                     toml.read_text(encoding="utf-8"))
+
+
+def _same_paper(csv: Path, trajectory: pd.DataFrame, paper: Paper) -> None:
+    """Refuse rows of another paper's run under this config (their columns match another
+    paper's trajectory better than the config's paper's)."""
+    cols = set(trajectory.columns)
+
+    def shared(p: Paper) -> int:
+        return len(cols & set(p.trajectory_schema or ()))
+
+    best = max(PAPERS.values(), key=shared)
+    if best is not paper and shared(best) > shared(paper):
+        raise ValueError(f"run: the rows of {csv} are a {best.name} trajectory, but its "
+                         f"config.toml is a {paper.name} config; not one run")
 
 
 def open_sweep(path: str | Path) -> SweepFiles:
@@ -124,11 +126,25 @@ def open_sweep(path: str | Path) -> SweepFiles:
     manifest = json.loads((path / "sweep.json").read_text()) if (path / "sweep.json"
                                                                   ).is_file() else {}
     table = load_sweep(path)
+    missing = [c for c in ("point", "run_id", "status") if c not in table.columns]
+    if missing:
+        raise ValueError(f"sweep: {path / 'results.parquet'} is not a sweep table (no column "
+                         f"{', '.join(map(repr, missing))})")
     name = manifest.get("paper", DEFAULT_PAPER)
     if name not in PAPERS:
         raise ValueError(f"sweep: the store's paper {name!r} is not registered "
                          f"(known: {list(PAPERS)})")
     return SweepFiles(PAPERS[name], manifest, table, path)
+
+
+def sweep_progress(sweep: SweepFiles) -> tuple[int, int]:
+    """``(finished, total)`` points of a sweep store: a store whose sweep is still running or
+    was stopped has points not run yet (status ``pending``), which readers leave out."""
+    table = sweep.table
+    heads = table.drop_duplicates("point") if "point" in table else table
+    total = len(heads)
+    pending = int((heads["status"] == "pending").sum()) if "status" in heads else 0
+    return total - pending, total
 
 
 def open_source(path: str | Path) -> RunFiles | SweepFiles:
@@ -151,79 +167,64 @@ def _readings_hook(paper: Paper):
     return paper.phase_readings
 
 
-def _point_config(paper: Paper, manifest: Mapping, labels: Mapping[str, Any]):
-    from theorylab.core.sweep.spec import set_dotted
-
-    tables = json.loads(json.dumps(manifest.get("base", {})))
-    for key, value in labels.items():
-        if "." in key and value is not None and not (isinstance(value, float)
-                                                     and math.isnan(value)):
-            set_dotted(tables, key, value.item() if hasattr(value, "item") else value)
-    return paper.config_from_tables(tables)
-
-
-def _sweep_readings(sweep: SweepFiles) -> pd.DataFrame:
-    """One row per run of a sweep: its labels and its phase readings (the stored columns;
-    computed from the kept trajectories where a store has none)."""
-    from theorylab.core.sweep.store import META_COLUMNS
-
-    table, paper = sweep.table, sweep.paper
-    labels = [c for c in sweep.manifest.get("labels", []) if c in table.columns]
-    by = list(paper.batched.by) if paper.batched is not None and sweep.manifest.get(
-        "point") == "batched" else []
-    by = [c for c in by if c in table.columns]
-    keys = ["point", "run_id", *by]
-    schema = set(paper.trajectory_schema or ())
-    known = set(keys) | set(labels) | set(META_COLUMNS) | schema
-    reading_cols = [c for c in table.columns if c not in known]
-    ok = table[table.status.isin(["ok", "diverged"])] if "status" in table else table
-    if reading_cols:
-        out = ok.groupby(keys, sort=False).tail(1)[[*keys, *labels, *reading_cols, "status"]]
-        return out.reset_index(drop=True)
-    hook = _readings_hook(paper)
-    rows = []
-    for key, g in ok.groupby(keys, sort=False):
-        head = g.iloc[0]
-        cfg = _point_config(paper, sweep.manifest, {c: head[c] for c in labels})
-        rows.append({**dict(zip(keys, key)), **{c: head[c] for c in labels},
-                     **hook(g.drop(columns=[c for c in g.columns if c not in schema]), cfg)})
-    return pd.DataFrame(rows)
+def _paper_of_path(path: Path) -> Paper:
+    """The paper of a run folder (its ``config.toml``) or of a sweep store (``sweep.json``)."""
+    folder = path.parent if path.name == "trajectory.csv" else path
+    if (folder / "results.parquet").is_file():
+        manifest = folder / "sweep.json"
+        name = json.loads(manifest.read_text()).get("paper", DEFAULT_PAPER) if \
+            manifest.is_file() else DEFAULT_PAPER
+        if name not in PAPERS:
+            raise ValueError(f"sweep: the store's paper {name!r} is not registered "
+                             f"(known: {list(PAPERS)})")
+        return PAPERS[name]
+    if folder.is_dir() and not (folder / "trajectory.csv").is_file():
+        raise ValueError(f"source: {str(path)!r} is neither a run folder (trajectory.csv) nor "
+                         "a sweep store (results.parquet)")
+    if not (folder / "config.toml").is_file():
+        return PAPERS[DEFAULT_PAPER]  # the kernel's reading names what is missing
+    return PAPERS[paper_of(read_toml(folder / "config.toml"), tuple(PAPERS), DEFAULT_PAPER)]
 
 
-def phase_readings(source, *, paper: Paper | str | None = None, config=None) -> pd.DataFrame:
+def phase_readings(source, cfg=None, *, paper: Paper | str | None = None) -> pd.DataFrame:
     """The paper's phase readings (one name and one definition each, those of the claims and
-    figures) of a run, a trajectory table or every run of a sweep.
+    figures) of a run, a trajectory table or every run of a sweep, for either paper: the same
+    call and the same table as ``theorylab.<paper>.phases.phase_readings``, the paper found
+    from the source (its ``config.toml``, the store's ``sweep.json``, the config's class).
 
     **Arguments:**
 
     - `source`: a run folder (or its ``trajectory.csv``), a sweep store, a trajectory table
-      (``pd.DataFrame``, one run), or the result of ``theorylab.run_experiment`` (with a
+      (one run, or several with a column ``run``), or the result of a run (with a
       ``trajectory`` and a ``config``).
-    - `paper`: the paper (or its name) of a table (default: from the config or the folder).
-    - `config`: the run's config, for a table (some readings need it: jelassi2022's t_PA
-      margin and t_III target, huang2024's C and γ for t_II and Δ).
+    - `cfg`: the run's config, for a table (some readings need it: jelassi2022's t_PA margin
+      and t_III target, huang2024's C and γ for t_II and Δ).
+    - `paper`: the paper (or its name) of a table without `cfg` (default jelassi2022).
 
-    **Returns:** a table, one row per run: for a run its readings (and ``source``), for a
-    sweep ``point``, ``run_id``, the axes and the readings. A reading the run did not reach is
-    NaN; see docs/reproducing.md for the definitions.
+    **Returns:** one row per run and reading ([`theorylab.core.readings`][]): ``run`` (the
+    folder, the ``run`` key or the sweep point's ``run_id``) and a sweep's axes, ``reading``,
+    ``value``, ``step`` (the recorded step it is taken at), ``resolution`` (the steps since
+    the record before: the reading is exact to it), ``censored`` (at the run's last recorded
+    step, or not reached by it) and ``reason`` (why a missing reading is missing: not reached,
+    a phase the run does not have, a config it needs). One value per run and reading:
+    ``table.pivot(index="run", columns="reading", values="value")``; definitions:
+    docs/reproducing.md, "Phase readings".
     """
+    from theorylab.core.readings import phase_table
+
     if isinstance(paper, str):
         paper = PAPERS[paper]
     if isinstance(source, (str, Path)):
-        opened = open_source(source)
-        if isinstance(opened, SweepFiles):
-            return _sweep_readings(opened)
-        values = _readings_hook(opened.paper)(opened.trajectory, opened.config)
-        return pd.DataFrame([{"source": str(opened.path), **values}])
-    if hasattr(source, "trajectory") and hasattr(source, "config"):
-        config = source.config if config is None else config
-        source = source.trajectory
-    if not isinstance(source, pd.DataFrame):
-        raise ValueError(f"source: a run folder, a sweep store or a table (got "
-                         f"{type(source).__name__})")
-    if paper is None:
+        path = Path(source)
+        paper = _paper_of_path(path)
+        if (path / "results.parquet").is_file():
+            open_sweep(path)  # refuses a table that is not a sweep's
+        elif (path.parent if path.name == "trajectory.csv" else path / "config.toml").exists():
+            open_run(path)  # refuses rows that are not one run's of the config's paper
+    elif paper is None:
+        config = getattr(source, "config", None) if cfg is None else cfg
         paper = paper_of_config(config) if config is not None else PAPERS[DEFAULT_PAPER]
-    return pd.DataFrame([_readings_hook(paper)(source, config)])
+    return phase_table(paper, source, cfg)
 
 
 def scan(config, axes: Mapping[str, Sequence], *, seeds: Sequence[int] | None = None,
@@ -404,6 +405,7 @@ def to_dataset(*sources):
             if run.paper.phase_readings is not None and len(run.trajectory) else {}
         run_attrs[name] = {"folder": str(run.path),
                            "dynamics": str(getattr(run.config.train, "mode", "gd")),
+                           **_run_record(run),
                            **{k: v for k, v in readings.items()
                               if isinstance(v, (bool, int, float, np.number))}}
         if run.paper.time_step is not None:
@@ -416,6 +418,35 @@ def to_dataset(*sources):
     else:
         tables = {n: o.trajectory for n, o in zip(names, opened)}
     return runs_dataset(tables, attrs=attrs, clocks=clocks, run_attrs=run_attrs)
+
+
+def _run_record(run: RunFiles) -> dict[str, str]:
+    """A run's own provenance (``provenance.json``, written when it started: ``run_started``,
+    ``run_commit``, ``run_version``, ``run_host``) and whether it is finished: ``partial`` is
+    ``"no"``, or ``"yes: last recorded step S of N"`` for a run still going or stopped
+    (no ``final_state.npz``)."""
+    out: dict[str, str] = {}
+    path = run.path / "provenance.json"
+    if path.is_file():
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            record = {}
+        if isinstance(record, dict):
+            out = {f"run_{k}": str(record[k]) for k in ("started", "commit", "version", "host")
+                   if k in record}
+            if record.get("resumed"):
+                out["run_resumed"] = str(len(record["resumed"]))
+    else:
+        out["run_started"] = "unknown (no provenance.json: a run made before runs recorded it)"
+    if (run.path / "final_state.npz").is_file():
+        out["partial"] = "no"
+    else:
+        steps = run.trajectory["step"] if "step" in run.trajectory else []
+        last = int(steps.iloc[-1]) if len(steps) else 0
+        out["partial"] = (f"yes: last recorded step {last} of "
+                          f"{getattr(run.config.train, 'steps', '?')}")
+    return out
 
 
 def _run_names(runs: Sequence[RunFiles]) -> list[str]:
@@ -442,7 +473,10 @@ def _sweep_dataset(sweep: SweepFiles):
         key = key if isinstance(key, tuple) else (key,)
         name = "/".join(str(k) for k in key)
         tables[name] = g.drop(columns=["run_id", *by])
+    done, total = sweep_progress(sweep)
     attrs = {"paper": sweep.paper.name, "store": str(sweep.path),
+             "partial": "no" if done == total else
+             f"yes: {done} of {total} points finished (the others are left out)",
              "spec": {k: sweep.manifest.get(k) for k in ("base", "axes", "seeds", "mode",
                                                          "keep", "point")},
              **_provenance()}
@@ -456,3 +490,145 @@ def export(*sources, out: str | Path, force: bool = False) -> Path:
     from theorylab.core.export import write_netcdf
 
     return write_netcdf(to_dataset(*sources), out, force=force)
+
+
+# -- stored claim results ---------------------------------------------------------------------
+#: The tables a check writes beside its measurement that are made from the verdict (not read
+#: by the judge): ``<id>-<name>.csv`` with these names are not loaded as its tables.
+DERIVED_TABLES = ("sensitivity", "counterfactuals", "resolution", "readings")
+
+
+@dataclass
+class StoredClaim:
+    """A claim's result as a check wrote it, ready to be re-judged without rerunning.
+
+    - `claim`: the claim (its declared thresholds, predictions, counterfactuals, variants).
+    - `tables`: ``{"table": <id>.csv, "<name>": <id>-<name>.csv, ...}``: what its judge reads.
+    - `folder`: where they were read (``<results>/<paper>``, or the folder of an alternative
+      reading).
+    - `readings`: the readings of its RECONSTRUCTED choices the tables were measured under.
+    - `stored_verdict`: the verdict the check wrote for them ("" when it is not recorded).
+    """
+
+    claim: Any
+    tables: dict[str, pd.DataFrame]
+    folder: Path
+    readings: dict[str, Any]
+    stored_verdict: str = ""
+
+    def judge(self, **values: float):
+        """The verdict (a ``Verdict``: ``.verdict`` and ``.reasons``) of the stored tables with
+        some declared thresholds or predictions replaced (``judge(REGIME_CUT=1.5)``; none: the
+        declared values); an undeclared name is a ``ValueError`` listing the declared ones."""
+        return self.claim.judged(self.tables, **values)
+
+    def counterfactual(self, name: str):
+        """The verdict under the declared counterfactual `name` (a wrong statement the check
+        must reject: ``disagrees`` or ``partial`` means it is rejected)."""
+        found = [c for c in self.claim.counterfactuals if c.name == name]
+        if not found:
+            raise ValueError(f"counterfactual: unknown (got {name!r}); declared: "
+                             f"{[c.name for c in self.claim.counterfactuals]}")
+        return self.judge(**found[0].values)
+
+
+def _claim_of(paper_id: str):
+    from theorylab.papers import paper_claims
+
+    paper, _, cid = str(paper_id).partition("/")
+    if paper not in PAPERS or not cid:
+        raise ValueError(f"claim: must be PAPER/ID with PAPER one of {list(PAPERS)} (got "
+                         f"{paper_id!r}; theorylab check --list lists them)")
+    claims = paper_claims(PAPERS[paper])
+    if cid not in claims:
+        raise ValueError(f"claim: unknown claim {paper_id!r}; {paper} has {list(claims)}")
+    return claims[cid], [c for c in claims if c.startswith(f"{cid}-")]
+
+
+def _stored_verdict(path: Path, key: str, column: str, match: Mapping[str, str]) -> str:
+    if not path.is_file():
+        return ""
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    rows = table
+    for col, value in match.items():
+        if col not in rows:
+            return ""
+        rows = rows[rows[col] == value]
+    return str(rows[column].iloc[0]) if len(rows) and column in rows else ""
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    """A stored table (a table with no columns was written as an empty file)."""
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
+def load_claim(paper_id: str, results: str | Path | None = None, *,
+               readings: Mapping[str, Any] | None = None) -> StoredClaim:
+    """The stored tables of claim `paper_id` (``"jelassi2022/thm4.1"``) and the claim, to
+    re-judge them without rerunning (``theorylab check --rejudge`` on the command line).
+
+    **Arguments:**
+
+    - `paper_id`: ``PAPER/ID`` as ``theorylab check --list`` prints it.
+    - `results`: the folder a check wrote (``theorylab check --out``; default the committed
+      ``docs/results`` of this checkout); the tables are ``<results>/<paper>/<id>.csv`` and
+      ``<id>-<name>.csv``.
+    - `readings`: ``{choice: value}`` of one RECONSTRUCTED choice read another way: the tables
+      a full check wrote for that alternative (``<id>-readings/<choice>=<value>/``). Other
+      combinations were never run: ``ValueError`` saying that they need a rerun.
+
+    ``ValueError`` naming the field for an unknown claim, a folder without its tables or a
+    reading that needs a rerun. Example: ``load_claim("huang2024/thm4.1").judge()``."""
+    from theorylab.core.claims.report import reading_folder
+    from theorylab.core.provenance import COMMITTED, REPO_ROOT
+
+    claim, longer = _claim_of(paper_id)  # longer: ids whose files start like this one's
+    base = Path(results) if results is not None else REPO_ROOT / COMMITTED["results"]
+    folder = base / claim.paper
+    rerun = f"theorylab check --only {claim.key}"
+    if not (folder / f"{claim.id}.csv").is_file():
+        raise ValueError(f"results: no stored tables of {claim.key} in {str(folder)!r} "
+                         f"({claim.id}.csv); run {rerun} first")
+    chosen = dict(claim.main_readings())
+    where, stored = folder, _stored_verdict(folder / "summary.csv", claim.key, "verdict",
+                                            {"claim": claim.key})
+    away = {}
+    for name, value in (readings or {}).items():
+        variant = next((v for v in claim.variants if v.name == name), None)
+        if variant is None:
+            raise ValueError(f"reading: {claim.key} has no RECONSTRUCTED choice {name!r}; "
+                             f"its choices: {[v.name for v in claim.variants]}")
+        slug = reading_folder("", "", name, value).name
+        known = {reading_folder("", "", name, r.value).name: r
+                 for r in (variant.main, *variant.alternatives)}
+        if slug not in known:
+            raise ValueError(f"reading: {name} has no reading {value!r}; declared: "
+                             f"{[r.value for r in (variant.main, *variant.alternatives)]}")
+        chosen[name] = known[slug].value
+        if known[slug] is not variant.main:
+            away[name] = known[slug]
+    if len(away) > 1:
+        raise ValueError(f"reading: {sorted(away)} together were never run (a check runs one "
+                         f"choice at a time around the main readings); that needs a rerun "
+                         f"with those readings (in Python: claim.check(readings={{...}}))")
+    if away:
+        (name, alt), = away.items()
+        where = reading_folder(folder, claim.id, name, alt.value)
+        if not (where / "table.csv").is_file():
+            raise ValueError(f"reading: {name}={alt.value!r} has no stored tables in "
+                             f"{str(where)!r} (a quick check runs only the first alternative);"
+                             f" it needs a rerun: {rerun}")
+        tables = {p.stem: _read_table(p) for p in sorted(where.glob("*.csv"))}
+        stored = _stored_verdict(folder / f"{claim.id}-readings.csv", claim.key, "verdict",
+                                 {"choice": name, "value": str(alt.value)})
+    else:
+        tables = {"table": _read_table(folder / f"{claim.id}.csv")}
+        for p in sorted(folder.glob(f"{claim.id}-*.csv")):
+            name = p.stem[len(claim.id) + 1:]
+            theirs = any(p.stem == o or p.stem.startswith(f"{o}-") for o in longer)
+            if name not in DERIVED_TABLES and not theirs:
+                tables[name] = _read_table(p)
+    return StoredClaim(claim, tables, where, chosen, stored)

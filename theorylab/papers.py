@@ -22,7 +22,7 @@ from __future__ import annotations
 import sys
 from importlib.metadata import entry_points
 
-from theorylab.core.faults import deferred_signals
+from theorylab.core.faults import deferred_signals, interrupt_by_hand
 from theorylab.core.paper import Paper
 from theorylab.core.sweep.spec import register_papers
 from theorylab.huang2024 import PAPER as _HUANG2024
@@ -160,7 +160,10 @@ def load_entry_points() -> list[str]:
             paper = ep.load()
             if PAPERS.get(getattr(paper, "name", None)) is not paper:
                 register(paper)
-        except (Exception, SystemExit) as err:  # a broken plug-in must not stop the package
+        except (Exception, SystemExit, KeyboardInterrupt) as err:  # a broken plug-in must
+            # not stop the package; a Ctrl-C (a signal, not the plug-in's own raise) does
+            if isinstance(err, KeyboardInterrupt) and not interrupt_by_hand():
+                raise
             text = " ".join(str(err).split())[:200]
             print(f"{ENTRY_POINT_GROUP}: entry point {ep.name!r} ({ep.value}) not loaded "
                   f"({type(err).__name__}: {text}); left out", file=sys.stderr)

@@ -233,7 +233,7 @@ def test_out_refuses_a_file_that_is_not_a_benchmark_csv(tmp_path, capsys, monkey
     mine = tmp_path / "config.csv"
     mine.write_text("name,value\nq,0.2\n")
     assert bench_cli.main(["--out", str(mine)]) == 2
-    assert "not a benchmark CSV" in capsys.readouterr().err
+    assert "was not written by theorylab; refusing" in capsys.readouterr().err
     assert mine.read_text() == "name,value\nq,0.2\n" and not ran
     # a previous benchmark table (its header has the device column) is replaced
     old = tmp_path / "grid.csv"

@@ -51,22 +51,32 @@ def test_runner_skips_parts_once_the_total_is_spent(tmp_path):
 
 
 def test_suite_folder_takes_a_new_empty_or_previous_suite_folder(tmp_path):
+    from theorylab.core.folders import MARKER, folder_kind
+
     assert check_suite_out(tmp_path / "new").is_dir()
-    prev = tmp_path / "prev"
+    assert folder_kind(tmp_path / "new").kind == "suite"  # marked
+    assert check_suite_out(tmp_path / "new") == tmp_path / "new"
+    prev = tmp_path / "prev"  # a suite's folder written before markers existed
     prev.mkdir()
     (prev / "summary.md").write_text("# GPU suite\n")
+    (prev / "suite.csv").write_text("part,status\n")
     (prev / "jelassi2022-targets.csv").write_text("device\ncpu\n")
-    assert check_suite_out(prev) == prev
-    mine = tmp_path / "mine"
+    assert check_suite_out(prev) == prev and (prev / MARKER).is_file()
+    mine = tmp_path / "mine"  # a user's folder, even one holding a summary.md
     mine.mkdir()
-    (mine / "notes.txt").write_text("mine")
-    with pytest.raises(ValueError, match="^--out: .* holds other files"):
+    (mine / "summary.md").write_text("mine")
+    with pytest.raises(ValueError, match="^--out: .* theorylab did not write and that is not "
+                                         "empty"):
         check_suite_out(mine)
-    (prev / "notes.txt").write_text("mine")
-    with pytest.raises(ValueError, match="^--out: .* holds 'notes.txt'"):
-        check_suite_out(prev)
+    assert (mine / "summary.md").read_text() == "mine" and not (mine / MARKER).exists()
+    assert check_suite_out(mine, force=True) == mine
     with pytest.raises(ValueError, match="^--out: the GPU suite writes a folder"):
-        check_suite_out(mine / "notes.txt")
+        check_suite_out(mine / "summary.md")
+    with pytest.raises(ValueError, match="^--out: .* is a huang2024 run folder"):
+        run = tmp_path / "run"
+        run.mkdir()
+        (run / MARKER).write_text('{"kind": "run", "paper": "huang2024"}')
+        check_suite_out(run)
 
 
 @pytest.mark.parametrize("argv, start", [

@@ -187,7 +187,9 @@ time.sleep(60)
 def test_a_store_in_use_is_refused_naming_the_writer(tmp_path, capsys):
     spec = _toml(tmp_path / "s.toml", [0.1])
     out = tmp_path / "store"
-    out.mkdir()
+    from theorylab.core.folders import claim_folder
+
+    claim_folder(out, "sweep")  # as the other sweep did before it took the lock
     other = subprocess.Popen([sys.executable, "-c", _HOLDER, str(out / "sweep.lock"),
                               socket.gethostname()], stdout=subprocess.PIPE, text=True)
     try:
@@ -212,7 +214,9 @@ def test_a_store_in_use_is_refused_naming_the_writer(tmp_path, capsys):
 
 def test_an_empty_lock_file_left_by_a_full_disk_blocks_nothing(tmp_path):
     out = tmp_path / "store"
-    out.mkdir()
+    from theorylab.core.folders import claim_folder
+
+    claim_folder(out, "sweep")  # the sweep claimed its store, then took the lock
     (out / "sweep.lock").write_text("")  # the holder's text could not be written
     run_sweep_spec(_spec((0.3,)), out, workers=0, progress=False, say=_quiet)
     assert len(load_sweep(out)) > 0

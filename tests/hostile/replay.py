@@ -1,6 +1,6 @@
 """Replay the rows of a hostile-input table and say how each ends now.
 
-    python tests/hostile/replay.py OUT.md [--only ID ...] [--scratch DIR]
+    python tests/hostile/replay.py OUT.md [--table 2026-11-26|2026-11-27] [--only ID ...]
 
 Each row (a bad input or a fault: a damaged file, a signal at a moment, a full disk, another
 user, a plug-in that fails, a concurrent writer or reader) is rebuilt in a scratch folder and
@@ -155,10 +155,35 @@ def sweep_store(name, axes, base=None) -> Path:
 
 
 def fmnist_copy(name) -> Path:
+    """A copy of the Fashion-MNIST files, or a stand-in of their format (random images and
+    labels, 2000 training and 500 test images) where the data set is not installed."""
     out = SCRATCH / name
     if not out.exists():
-        shutil.copytree(FMNIST, out)
+        if FMNIST.is_dir():
+            shutil.copytree(FMNIST, out)
+        else:
+            fake_fmnist(out)
     return out
+
+
+def fake_fmnist(out: Path) -> None:
+    """Idx files named and shaped as Fashion-MNIST's: enough for the quick real-image rows."""
+    import gzip
+
+    import numpy as np
+
+    from theorylab.vision.imagedata import _FASHION_MNIST_FILES
+
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(0)
+    for img, lab in _FASHION_MNIST_FILES.values():
+        n = 2000 if img.startswith("train") else 500
+        x = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+        y = rng.integers(0, 10, size=n, dtype=np.uint8)
+        with gzip.open(out / img, "wb") as f:
+            f.write(b"\x00\x00\x08\x03" + np.array([n, 28, 28], ">i4").tobytes() + x.tobytes())
+        with gzip.open(out / lab, "wb") as f:
+            f.write(b"\x00\x00\x08\x01" + np.array([n], ">i4").tobytes() + y.tobytes())
 
 
 def realvit_key(cache: Path, fm_dir: Path, stand_in=False) -> Path:
@@ -510,8 +535,7 @@ def _():
 
 
 def _fm_damaged(name, damage) -> Result:
-    fm = SCRATCH / name
-    shutil.copytree(FMNIST, fm)
+    fm = fmnist_copy(name)
     damage(fm)
     return realvit_check(None, fm, SCRATCH / "out" / name)
 
@@ -971,14 +995,397 @@ def _():
     return run(["theorylab", "run", c, "--out", SCRATCH / "out" / "clt", "--no-progress"])
 
 
+# -- the 2026-11-27 table -----------------------------------------------------------------------
+#: The row ids of the 2026-11-27 table, in its order (``--table 2026-11-27``).
+TABLE_27: list[str] = []
+
+
+def row27(rid):
+    def deco(fn):
+        ROWS[rid] = fn
+        TABLE_27.append(rid)
+        return fn
+    return deco
+
+
+def h_run() -> Path:
+    """A finished small huang2024 run folder (``h27/RUN``)."""
+    if "h_run" not in _DONE:
+        out = SCRATCH / "h27" / "RUN"
+        r = run(["theorylab", "run", h_cfg("h27.toml", 40), "--out", out, "--no-progress"])
+        assert r.rc == 0, r.out
+        _DONE["h_run"] = out
+    return _DONE["h_run"]
+
+
+def small_spec(name="s27", axes='{"data.q" = [0.1, 0.2]}', extra="") -> Path:
+    spec = SCRATCH / "spec" / f"{name}.toml"
+    spec.parent.mkdir(parents=True, exist_ok=True)
+    spec.write_text("[base_config.data]\nD = 4\nC = 2\nd = 20\n[base_config.train]\n"
+                    f"steps = 10\n[sweep]\naxes = {axes}\n{extra}")
+    return spec
+
+
+def h_store() -> Path:
+    if "h_store" not in _DONE:
+        out = SCRATCH / "h27" / "STORE"
+        r = run(["theorylab", "sweep", small_spec(), "--out", out, "--workers", "0",
+                 "--no-progress"])
+        assert r.rc == 0, r.out
+        _DONE["h_store"] = out
+    return _DONE["h_store"]
+
+
+def kept(result: Result, *paths: Path, before: dict | None = None) -> Result:
+    """``result`` with a note on whether ``paths`` kept their bytes (``before``: md5s) and
+    what git status says of the committed folders."""
+    notes = []
+    for p in paths:
+        if before is not None and str(p) in before:
+            same = p.is_file() and md5(p) == before[str(p)]
+            notes.append(f"{p.name} {'unchanged' if same else 'CHANGED'}")
+    status = subprocess.run(["git", "-C", str(ROOT), "status", "--short", "--", "figures",
+                             "docs/results", "docs/performance"], capture_output=True,
+                            text=True).stdout.strip()
+    notes.append("committed folders clean" if not status else
+                 f"committed folders: {status.replace(chr(10), '; ')}")
+    result.note = "; ".join(notes)
+    return result
+
+
+def md5s(*paths: Path) -> dict:
+    return {str(p): md5(p) for p in paths if p.is_file()}
+
+
+def user_folder(name: str, files: dict) -> Path:
+    out = SCRATCH / "u27" / name
+    for rel, text in files.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(text)
+    return out
+
+
+def _guarded(argv, *targets) -> Result:
+    before = md5s(*targets)
+    return kept(run(argv), *targets, before=before)
+
+
+def _user_tree(folder: Path) -> dict:
+    return {str(p): md5(p) for p in folder.rglob("*") if p.is_file()}
+
+
+def _folder_row(argv_of, files: dict, name: str) -> Result:
+    u = user_folder(name, files)
+    before = _user_tree(u)
+    r = kept(run(argv_of(u)))
+    after = _user_tree(u)
+    same = all(after.get(k) == v for k, v in before.items())
+    r.note = ("the user's files unchanged; " if same else "a user's file CHANGED; ") + r.note
+    return r
+
+
+@row27("S26")
+def _():
+    mine = user_folder("s26", {"notes.csv": "mine\n"}) / "notes.csv"
+    return _guarded(["theorylab", "phases", h_run(), "--csv", mine], mine)
+
+
+@row27("S27")
+def _():
+    return kept(run(["theorylab", "phases", h_run(), "--csv",
+                     ROOT / "docs/results/huang2024/phases.csv"]))
+
+
+@row27("S28")
+def _():
+    page = ROOT / "docs/results/huang2024/summary.md"
+    return _guarded(["theorylab", "phases", h_run(), "--csv", page], page)
+
+
+@row27("E02")
+def _():
+    return _folder_row(lambda u: ["theorylab", "figures", "--only", "huang2024-fig2", "--quick",
+                                  "--out", u], {"huang2024-fig2.png": "my picture"}, "e02")
+
+
+@row27("E03")
+def _():
+    return _folder_row(lambda u: ["theorylab", "check", "--only", "huang2024/thm4.2", "--quick",
+                                  "--out", u], {"huang2024/summary.md": "mine"}, "e03")
+
+
+@row27("E04")
+def _():
+    return _folder_row(lambda u: ["theorylab", "sweep", small_spec(), "--out", u, "--workers",
+                                  "0"], {"results.parquet": "mine"}, "e04")
+
+
+@row27("E07")
+def _():
+    src = SCRATCH / "h27" / "e07"
+    shutil.copytree(h_run(), src)
+    return _guarded(["theorylab", "phases", src, "--csv", src / "trajectory.csv"],
+                    src / "trajectory.csv")
+
+
+@row27("E08")
+def _():
+    t = h_store() / "results.parquet"
+    return _guarded(["theorylab", "phases", h_store(), "--csv", t], t)
+
+
+@row27("E09")
+def _():
+    src = SCRATCH / "h27" / "e09"
+    shutil.copytree(h_run(), src)
+    return _guarded(["theorylab", "phases", src, "--csv", src / "config.toml"],
+                    src / "config.toml")
+
+
+@row27("E15")
+def _():
+    return _folder_row(lambda u: ["theorylab", "sweep", small_spec(), "--out", u, "--new-store",
+                                  "--workers", "0"], {"points/mine.parquet": "mine"}, "e15")
+
+
+@row27("E18")
+def _():
+    return _folder_row(lambda u: ["theorylab", "bench", "--gpu-suite", "--out", u],
+                       {"summary.md": "mine"}, "e18")
+
+
+@row27("X96")
+def _():
+    return kept(run(["theorylab", "phases", h_run(), "--csv", ROOT / "docs/performance/x.csv"]))
+
+
+@row27("HELD")
+def _():
+    return run([PY, "-m", "theorylab.run", h_cfg("held.toml", 5), "--out",
+                SCRATCH / "out" / "held", "--no-progress"])
+
+
+@row27("M6")
+def _():
+    return run(["theorylab", "check", "--only", "huang2024/thm4.2", "--quick", "--workers", "2",
+                "--out", SCRATCH / "out" / "m6_27"], signal_after=12, timeout=180)
+
+
+@row27("S05")
+def _():
+    import pandas as pd
+
+    store = SCRATCH / "h27" / "foreign"
+    store.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"run_id": ["a"], "status": ["ok"], "loss": [1.0]}).to_parquet(
+        store / "results.parquet")
+    return run(["theorylab", "phases", store])
+
+
+def _bomb_run(name, bomb) -> Result:
+    c = cfg(f"{name}.toml", H_BASE.format(steps=5, data="", model=f"bomb = {bomb}\n", train=""))
+    return run(["theorylab", "run", c, "--out", SCRATCH / "out" / name])
+
+
+ROWS["S14"] = lambda: _bomb_run("s14", "[" * 100_000 + "]" * 100_000)
+ROWS["S15"] = lambda: _bomb_run("s15", "{a=" * 100_000 + "1" + "}" * 100_000)
+TABLE_27 += ["S14", "S15"]
+
+
+@row27("S17")
+def _():
+    spec = SCRATCH / "spec" / "s17.toml"
+    spec.write_text("bomb = " + "[" * 300_000 + "]" * 300_000
+                    + "\n[sweep]\naxes = {\"data.q\" = [0.1]}\n")
+    return run(["theorylab", "sweep", spec, "--out", SCRATCH / "out" / "s17"])
+
+
+@row27("S21")
+def _():
+    plug = SCRATCH / "plug27"
+    plug.mkdir(exist_ok=True)
+    (plug / "ki_at_import.py").write_text("raise KeyboardInterrupt\n")
+    meta = plug / "ki_at_import-0.1.dist-info"
+    meta.mkdir(exist_ok=True)
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: ki-at-import\nVersion: 0.1\n")
+    (meta / "entry_points.txt").write_text("[theorylab.papers]\nki = ki_at_import:PAPER\n")
+    r = run(["theorylab", "run", h_cfg("s21.toml", 5), "--out", SCRATCH / "out" / "s21",
+             "--no-progress"], env={"PYTHONPATH": str(plug)})
+    said = [ln for ln in r.out.splitlines() if ln.startswith("theorylab.papers:")]
+    r.note = said[0] if said else "no line about the plug-in"
+    return r
+
+
+@row27("S25")
+def _():
+    c = h_cfg("s25.toml", 10 ** 7)
+    first = run(["theorylab", "run", c, "--out=-x", "--no-progress"], signal_after=8,
+                cwd=SCRATCH)
+    again = first.out.split("Resume with: ")[-1].strip().splitlines()[0]
+    second = run(["bash", "-c", again], signal_after=5, cwd=SCRATCH)
+    second.note = f"first: exit {first.rc}; the printed resume command then ran"
+    return second
+
+
+@row27("X06")
+def _():
+    src = SCRATCH / "h27" / "x06"
+    shutil.copytree(h_run(), src)
+    shutil.copy(run_ok() / "config.toml", src / "config.toml")
+    return run(["theorylab", "phases", src])
+
+
+def _rows_variant(name, edit) -> Path:
+    src = SCRATCH / "h27" / name
+    shutil.copytree(h_run(), src)
+    lines = (src / "trajectory.csv").read_text().splitlines(keepends=True)
+    (src / "trajectory.csv").write_text("".join(edit(lines)))
+    return src
+
+
+ROWS["X08"] = lambda: run(["theorylab", "phases", _rows_variant("x08", lambda ln: ln[:1])])
+ROWS["X10"] = lambda: run(["theorylab", "phases", h_run(), "--csv", SCRATCH])
+ROWS["X12"] = lambda: run(["theorylab", "phases", h_run(), "--csv", SCRATCH / "x.txt"])
+ROWS["X18"] = lambda: run(["theorylab", "phases", h_run(), "--csv", ""])
+ROWS["X25"] = lambda: run(["theorylab", "export", h_run(), h_run(), "--out",
+                           SCRATCH / "x25.nc"])
+TABLE_27 += ["X08", "X10", "X12", "X18", "X25"]
+
+
+@row27("X37")
+def _():
+    import numpy as np
+    import xarray as xr
+
+    mine = SCRATCH / "x37.nc"
+    xr.Dataset({"a": ("x", np.arange(3.0))},
+               attrs={"note": "not written by theorylab export"}).to_netcdf(mine, engine="scipy")
+    return _guarded(["theorylab", "export", h_run(), "--out", mine], mine)
+
+
+@row27("X51")
+def _():
+    c = cfg("x51.toml", '[data]\nD = 16\nC = 2\nd = 20\npartition = "random"\n[train]\n'
+                        'steps = 20\nflow_method = "LSODA"\n')
+    return run(["theorylab", "run", c, "--out", SCRATCH / "out" / "x51", "--flow",
+                "--no-progress"])
+
+
+@row27("N08")
+def _():
+    import numpy as np
+
+    src = SCRATCH / "h27" / "n08"
+    shutil.copytree(h_run(), src)
+    ckpt = dict(np.load(src / "checkpoint.npz"))
+    ckpt["Phi"] = np.full_like(ckpt["Phi"], 1e308)
+    np.savez(src / "checkpoint.npz", **ckpt)
+    r = run(["theorylab", "run", h_cfg("h27.toml", 40), "--out", src, "--resume", "--steps",
+             "80", "--no-progress"])
+    r.note = f"{len((src / 'trajectory.csv').read_text().splitlines()) - 1} rows in the folder"
+    return r
+
+
+@row27("X83")
+def _():
+    spec = SCRATCH / "spec" / "x83.toml"
+    spec.write_text('[base_config.experiment]\npaper = "huang2024"\n[base_config.data]\nP = 64\n'
+                    'C = 4\n[base_config.train]\nsteps = 2\n'
+                    '[sweep]\naxes = {"data.Delta" = [0.1, 0.2]}\n')
+    return run(["theorylab", "sweep", spec, "--out", SCRATCH / "out" / "x83", "--dry-run"])
+
+
+def _grid(n) -> Path:
+    return small_spec(f"grid{n}", '{"data.q" = [' + ", ".join(
+        f"{0.01 + i * 1e-6:.7f}" for i in range(n)) + '], "data.d" = [' + ", ".join(
+        str(10 + i) for i in range(n)) + "]}")
+
+
+ROWS["R01"] = lambda: run(["theorylab", "sweep", _grid(1000), "--out", SCRATCH / "out" / "r01",
+                           "--dry-run"], timeout=120)
+ROWS["R02"] = lambda: run(["theorylab", "sweep", _grid(1000), "--out", SCRATCH / "out" / "r02",
+                           "--workers", "0"], timeout=120)
+ROWS["N25"] = lambda: run(["theorylab", "phases", _rows_variant(
+    "n25", lambda ln: ln[:5] + ln[4:5] * 5 + ln[5:])])
+ROWS["R03"] = lambda: run(["theorylab", "sweep", _grid(10_000), "--out",
+                           SCRATCH / "out" / "r03", "--dry-run"], timeout=180)
+ROWS["N26"] = lambda: run(["theorylab", "export", _rows_variant(
+    "n26", lambda ln: ln[:1] + ln[:0:-1]), "--out", SCRATCH / "n26.nc"])
+TABLE_27 += ["R01", "R02", "N25", "R03", "N26"]
+
+
+@row27("N34")
+def _():
+    c = h_cfg("n34.toml", 10, train='engine = "population-laplace"\nz_nodes = 8\nlr = 1e300\n')
+    out = SCRATCH / "out" / "n34"
+    r = run(["theorylab", "run", c, "--out", out, "--no-progress"])
+    rows = (out / "trajectory.csv").read_text().splitlines() if (out / "trajectory.csv"
+                                                                 ).is_file() else []
+    r.note = f"{max(len(rows) - 1, 0)} rows kept"
+    return r
+
+
+ROWS["R10"] = lambda: run(["theorylab", "export", h_run(), "--out",
+                           SCRATCH / ("z" * 300 + ".nc")])
+ROWS["R14"] = lambda: run(["theorylab", "run", h_cfg(
+    "r14.toml", 5, data='areas = "' + "q" * 10_000 + '"\n'), "--out", SCRATCH / "out" / "r14"])
+TABLE_27 += ["R10", "R14"]
+
+
+def _head(argv) -> Result:
+    line = " ".join(f"'{a}'" for a in [PY, "-m", *map(str, argv)])
+    return run(["bash", "-c", f"{line} | head -1; exit ${{PIPESTATUS[0]}}"])
+
+
+ROWS["R18"] = lambda: _head(["theorylab", "phases", h_store()])
+ROWS["R19"] = lambda: _head(["theorylab", "sweep", small_spec(), "--out", SCRATCH / "r19",
+                             "--dry-run"])
+TABLE_27 += ["R18", "R19"]
+
+
+def _full(argv_of) -> Result | None:
+    if not IS_ROOT:
+        return None
+    with tmpfs("256k") as mnt:
+        fill(mnt)
+        r = run(argv_of(mnt))
+        r.note = f"left on the disk: {sorted(p.name for p in mnt.iterdir())}"
+        return r
+
+
+def _root_owned() -> Path:
+    ro = SCRATCH / "root_owned"
+    ro.mkdir(exist_ok=True)
+    os.chmod(ro, 0o755)
+    src = h_run()
+    for p in (src.parent, src, *src.iterdir()):
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    return ro
+
+
+ROWS["R27"] = lambda: _full(lambda m: ["theorylab", "phases", h_store(), "--csv", m / "p.csv"])
+ROWS["R29"] = lambda: as_nobody(["theorylab", "export", h_run(), "--out",
+                                 _root_owned() / "x.nc"])
+ROWS["R30"] = lambda: as_nobody(["theorylab", "phases", h_run(), "--csv",
+                                 _root_owned() / "p.csv"])
+ROWS["R26b"] = lambda: _full(lambda m: ["theorylab", "export", h_run(), "--out", m / "x.nc"])
+ROWS["X93"] = lambda: kept(run(["theorylab", "bench", "--paper", "huang2024", "--sizes", "16",
+                                "--repeats", "1", "--max-seconds", "1", "--out",
+                                ROOT / "docs/performance/x.csv"]))
+TABLE_27 += ["R27", "R29", "R30", "R26b", "X93"]
+
+
 # -- main -----------------------------------------------------------------------------------------
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out", help="the markdown table to write")
     ap.add_argument("--only", nargs="+", help="these row ids only")
+    ap.add_argument("--table", choices=("2026-11-26", "2026-11-27"), default="2026-11-26",
+                    help="the table whose rows to replay (default: the first)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = ap.parse_args(argv)
-    ids = args.only or list(ROWS)
+    ids = args.only or ([r for r in ROWS if r not in TABLE_27] if args.table == "2026-11-26"
+                        else TABLE_27)
     lines = ["| # | exit | last line | traceback | checked beside it |", "|---|---|---|---|---|"]
     t0 = time.time()
     for rid in ids:

@@ -21,7 +21,7 @@ from theorylab.huang2024.engines._reduced import (
     count_rule,
     query_classes,
 )
-from theorylab.huang2024.phases import phase_readings
+from theorylab.huang2024.phases import read_phases
 from theorylab.huang2024.predictions import phase_one_prediction
 from theorylab.huang2024.setups import family_sizes, mae_config, mae_run
 
@@ -117,7 +117,7 @@ def test_phase_readings_match_the_exact_engine_on_small_rungs():
         red = mae_run(81, C1, C, count_nodes=0)
         ex = mae_run(81, C1, C, engine="population-laplace", steps=int(red.step.iloc[-1]))
         cfg = mae_config(81, C1, C)
-        a, b = phase_readings(ex, cfg), phase_readings(red, cfg)
+        a, b = read_phases(ex, cfg), read_phases(red, cfg)
         for k in ("t_I", "t_II", "T_star", "phase_I"):
             assert a[k] == b[k], (fam, k)
         if a["phase_I"]:

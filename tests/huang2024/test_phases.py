@@ -12,7 +12,7 @@ import pytest
 
 from theorylab.huang2024 import config_from_dict, load_config, run_experiment
 from theorylab.huang2024.data import information_gap, sizes_for_gap
-from theorylab.huang2024.phases import READINGS, phase_readings
+from theorylab.huang2024.phases import READINGS, read_phases
 from theorylab.huang2024.setups import FAMILIES, family_sizes, ladder
 
 
@@ -30,7 +30,7 @@ def test_each_reading_on_a_hand_made_run():
     own = np.cumsum([0, 0.05, 0.1, 0.15, 0.3, 0.5, 0.7, 0.9])
     attn = np.array([0.1, 0.1, 0.15, 0.2, 0.3, 0.5, 0.7, 0.8])
     ex = np.array([1.0, 0.8, 0.6, 0.4, 0.2, 0.1, 0.04, 0.02])
-    r = phase_readings(_traj(s, glob, own, attn, ex), C=4, gamma=0.5)
+    r = read_phases(_traj(s, glob, own, attn, ex), C=4, gamma=0.5)
     assert set(r) == set(READINGS)
     assert r["t_I"] == 3 and r["phase_I"] and r["phi_glob_end_I"] == pytest.approx(glob[3])
     assert r["attn_glob_end_I"] == pytest.approx(0.3)
@@ -40,10 +40,10 @@ def test_each_reading_on_a_hand_made_run():
     assert r["attn_own_max"] == 0.875 and r["attn_gap_T"] == pytest.approx(0.175)
     assert r["len_I"] == 3 and r["len_II"] == 2 and r["resolution"] == 1
     # no Phase I: the first step already raises Φ_own by more than Φ_glob falls
-    r2 = phase_readings(_traj(s, glob * 0.1, own, attn, ex), C=4, gamma=0.5)
+    r2 = read_phases(_traj(s, glob * 0.1, own, attn, ex), C=4, gamma=0.5)
     assert not r2["phase_I"] and r2["t_I"] == 1 and r2["len_I"] == 0
     # not reached: NaN (censored)
-    r3 = phase_readings(_traj(s, glob, own, attn * 0.1, np.linspace(1, 0.5, 8)), C=4, gamma=0.5)
+    r3 = read_phases(_traj(s, glob, own, attn * 0.1, np.linspace(1, 0.5, 8)), C=4, gamma=0.5)
     assert math.isnan(r3["t_II"]) and math.isnan(r3["T_star"])
 
 
@@ -51,7 +51,7 @@ def test_recorded_steps_need_not_be_consecutive_and_cfg_is_optional():
     s = np.array([0, 1, 2, 4, 8, 16])
     glob = np.array([0, -0.3, -0.5, -0.7, -0.8, -0.8])
     own = np.array([0, 0.05, 0.1, 0.3, 1.0, 2.0])
-    r = phase_readings(_traj(s, glob, own, np.linspace(0, 0.9, 6), np.geomspace(1, 0.01, 6)))
+    r = read_phases(_traj(s, glob, own, np.linspace(0, 0.9, 6), np.geomspace(1, 0.01, 6)))
     # per-step increments: (0.2, 0.1)/2 at step 4 → 0.1 ≥ 0.1
     assert r["t_I"] == 4 and r["phase_I"] and r["T_star"] == 8 and r["resolution"] == 4
     assert math.isnan(r["t_II"]) and math.isnan(r["attn_own_max"])  # no C, γ
@@ -63,7 +63,7 @@ def test_reads_the_output_of_theorylab_run(tmp_path):
                                       "lr": 32.0, "steps": 60, "record": "all"}})
     run_experiment(cfg, out=tmp_path, progress=False)
     tr = pd.read_csv(tmp_path / "trajectory.csv")
-    r = phase_readings(tr, load_config(tmp_path / "config.toml"))
+    r = read_phases(tr, load_config(tmp_path / "config.toml"))
     assert r["phase_I"] and math.isfinite(r["t_I"]) and math.isfinite(r["t_II"])
     assert r["attn_own_max"] == pytest.approx(0.5)
 

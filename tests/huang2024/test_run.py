@@ -55,3 +55,41 @@ def test_exact_run_records_excess_loss():
     tr = run_experiment(cfg).trajectory
     assert (tr.excess_loss > 0).all() and tr.loss.is_monotonic_decreasing
     assert tr.excess_loss.iloc[-1] < 0.5 * tr.excess_loss.iloc[0]
+
+
+def test_mae_config_runs_to_T_star_by_default():
+    """``setups.mae_config`` without ``steps`` takes ``max_steps``: the notes' §9 setting at
+    P = 64 reaches T* (and t_I, t_II) well within it; ``steps=0`` is the setting alone."""
+    from theorylab.huang2024.phases import read_phases
+    from theorylab.huang2024.setups import mae_config, max_steps
+
+    cfg = mae_config(64, 52, 3, engine="population-reduced")
+    assert cfg.train.steps == max_steps(64, 3) > 0
+    r = read_phases(run_experiment(cfg, progress=False).trajectory, cfg)
+    assert 0 < r["t_I"] < r["t_II"] <= r["T_star"] < cfg.train.steps / 3, r
+    assert mae_config(64, 52, 3, steps=0).train.steps == 0
+    by_delta = mae_config(64, Delta=0.5, kappa_c=0.25)
+    assert by_delta.train.steps == max_steps(64, by_delta.data.C)
+
+
+@pytest.mark.parametrize("example", ["fig4_population.toml", EXAMPLE.name])
+def test_a_run_of_zero_steps_is_refused_in_one_line(example, tmp_path, capsys):
+    """A config of 0 steps is a setting, not a run: ``theorylab run`` refuses it (one line
+    naming train.steps, exit 2, nothing written), as do the paper's run and a sweep of it."""
+    from theorylab.core.sweep.spec import spec_from_dict
+
+    path = EXAMPLE.parent / example
+    out = tmp_path / "run"
+    assert main([str(path), "--out", str(out), "--steps", "0", "--no-progress"]) == 2
+    assert capsys.readouterr().err == "error: train.steps: a run takes at least 1 step (got 0)\n"
+    assert not out.exists()
+    assert main([str(path), "--steps", "0", "--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith("error: train.steps: ")
+    tables = read_toml(path)
+    paper = PAPERS[tables.get("experiment", {}).get("paper", DEFAULT_PAPER)]
+    cfg = paper.config_from_tables(tables).replace(train={"steps": 0})
+    with pytest.raises(ValueError, match=r"^train\.steps: a run takes at least 1 step"):
+        paper.run(cfg, out=None, resume=False, progress=False)
+    with pytest.raises(ValueError, match=r"train\.steps: a run takes at least 1 step"):
+        spec_from_dict({"base": str(path), "base_config": {"train": {"steps": 0}},
+                        "sweep": {"axes": {"train.seed": [0, 1]}}}).points()

@@ -13,7 +13,7 @@ from theorylab.jelassi2022.phases import (
     ALPHA_GROWTH,
     exact_path,
     pa_limit_error,
-    phase_readings,
+    read_phases,
     readings_by_run,
 )
 from theorylab.jelassi2022.predictions.phase_one import phase_i
@@ -77,7 +77,7 @@ def test_slow_flow_predicts_t_II_on_the_exact_engine():
     for D in (8, 12):
         cfg = line_config(D, 2, 100, 0.3, lr_v=0.25).resolved()
         pred = phase_i(cfg).t_blowup + slow_flow(cfg).t_slow
-        t2 = phase_readings(exact_path(cfg, int(2 * pred), stop_gap=1.0), cfg)["t_II"]
+        t2 = read_phases(exact_path(cfg, int(2 * pred), stop_gap=1.0), cfg)["t_II"]
         assert t2 / pred == pytest.approx(1.0, abs=0.015)
         lin = phase_i(cfg).t_blowup + 1.0 / plateau(cfg).rate
         assert abs(t2 / lin - 1) > 0.05
@@ -97,12 +97,12 @@ def test_phase_readings_of_a_run_table_and_by_run():
     config; the absolute times do not depend on the horizon."""
     cfg = reference_config(steps=6000, n_records=400).resolved()
     tr = run_experiment(cfg, progress=False).trajectory
-    rd = phase_readings(tr, cfg)
+    rd = read_phases(tr, cfg)
     assert set(rd) >= {"t_I", "t_II", "t_PA", "t_III"}
     assert rd["t_I"] < rd["t_II"] <= rd["t_III"] and rd["v0_norm"] == pytest.approx(0.01)
     path = exact_path(cfg, 6000)
-    full = phase_readings(path, cfg)
-    shorter = phase_readings(path[path.step <= 5000], cfg)
+    full = read_phases(path, cfg)
+    shorter = read_phases(path[path.step <= 5000], cfg)
     assert full["t_I"] == shorter["t_I"] and full["t_II"] == shorter["t_II"]
     assert abs(rd["t_I"] - full["t_I"]) <= 0.05 * full["t_I"]  # log-recorded steps
     assert pa_limit_error(cfg) == pytest.approx(0.090607, abs=1e-6)
@@ -110,4 +110,4 @@ def test_phase_readings_of_a_run_table_and_by_run():
     by = readings_by_run(two, cfg)
     assert len(by) == 2 and (by.t_II == full["t_II"]).all()
     with pytest.raises(ValueError, match="several runs"):
-        phase_readings(two, cfg)
+        read_phases(two, cfg)

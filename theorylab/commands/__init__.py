@@ -17,8 +17,10 @@ export     runs or a sweep as netCDF (xarray)         [`theorylab.commands.expor
 
 Each command takes the flags and gives the exit codes of its module (``theorylab <command>
 --help``); ``theorylab --help`` lists the commands. Installed as a console script
-(``[project.scripts]`` in ``pyproject.toml``); ``python -m theorylab`` is the same command, and
-``python -m theorylab.commands.<module>`` runs one module directly.
+(``[project.scripts]`` in ``pyproject.toml``); ``python -m theorylab`` is the same command, and so
+are ``python -m theorylab.<command>`` (``python -m theorylab.figures``, ``python -m
+theorylab.check``, ...: the thin modules ``theorylab/<command>.py``, [`run_as_module`][]) and
+``python -m theorylab.commands.<command>``.
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from theorylab.core.cli import command_name
 from theorylab.core.faults import command, deferred_signals
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "main", "run_as_module"]
 
 #: command → (module whose ``main(argv)`` runs it, one-line description)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -93,6 +96,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if code is None:
         return 0
     return code if isinstance(code, int) else 1
+
+
+def run_as_module(name: str) -> NoReturn:
+    """``python -m theorylab.<name> ARGS``: exit with ``theorylab <name> ARGS``'s exit code,
+    ``ARGS`` being this process's arguments (the body of the thin modules
+    ``theorylab/<name>.py``)."""
+    sys.exit(main([name, *sys.argv[1:]]))
 
 
 if __name__ == "__main__":

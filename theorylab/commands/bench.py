@@ -16,8 +16,9 @@ own sizes; on a CPU (``--device cpu``, the default without CUDA) the same parts 
 sizes, and the suite says in one line that the GPU parts need CUDA.
 
 Every flag is checked before anything is measured, including that ``--out`` can be written and
-is not a file other than a benchmark CSV (or, for the suite, a folder other than a suite's): a
-bad value ends with one line ``error: <flag>: ...`` and exit code 2.
+is not a file other than a benchmark CSV (or, for the suite, a folder other than a suite's; a
+user's file or folder only with ``--force``), and that a reduced run does not write the committed
+docs/performance/: a bad value ends with one line ``error: <flag>: ...`` and exit code 2.
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ import sys
 from pathlib import Path
 
 from theorylab.core.bench import SuiteContext, check_csv_out, check_device, device_name
-from theorylab.core.cli import ArgumentParser
+from theorylab.core.cli import ArgumentParser, output_argument
 from theorylab.core.faults import command
-from theorylab.core.provenance import refuse_foreign_committed
+from theorylab.core.provenance import refuse_committed
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
@@ -48,7 +49,11 @@ def _bench_papers() -> list[str]:
 
 def _parser() -> ArgumentParser:
     p = ArgumentParser(prog="theorylab bench",
-                       description="Step-speed benchmarks of the engines, and the GPU suite")
+                       description=(
+        "Time a paper's engines (step speed against a baseline in the same run, with the "
+        "machine named), or with --gpu-suite run every GPU check in one call into --out. "
+        "Exit codes: 0, 1 when a part of the GPU suite did not pass, 2 on a bad flag (one line "
+        "error: <flag>: ...)."))
     p.add_argument("--paper", default=DEFAULT_PAPER, choices=_bench_papers(),
                    help=f"whose engines to time (default {DEFAULT_PAPER})")
     p.add_argument("--device", default=None,
@@ -90,8 +95,14 @@ def _parser() -> ArgumentParser:
                    help=f"with --gpu-suite: the total time (default {SUITE_SECONDS:.0f})")
     p.add_argument("--suite-part", default=None, help=argparse_suppress())
     p.add_argument("--cpu-sizes", action="store_true", help=argparse_suppress())
-    p.add_argument("--out", help="the table as CSV (a new file, or a benchmark CSV to replace); "
-                                 "with --gpu-suite a folder")
+    output_argument(p, "--out", writes=(".csv", "folder"),
+                    help="the table as CSV (a new file, or a benchmark CSV to replace); with "
+                         "--gpu-suite a folder (new, empty, or a previous suite's); a reduced run "
+                         "(--quick, --sizes, --repeats, --max-seconds, --max-bytes) never writes "
+                         "the committed docs/performance/")
+    p.add_argument("--force", action="store_true",
+                   help="replace an --out CSV that theorylab did not write, or (--gpu-suite) "
+                        "write into a folder that it did not write")
     return p
 
 
@@ -121,8 +132,20 @@ def _check(args) -> None:
     PAPERS[args.paper].bench().check(args)  # sees which of --backend, --dtypes were given
     _defaults(args)
     if args.out is not None:
-        check_csv_out(args.out)
-        refuse_foreign_committed(args.out, "performance", what="theorylab bench")
+        reduced = _reduced(args)
+        if reduced:
+            refuse_committed(args.out, "performance", " ".join(reduced), field="--out")
+        check_csv_out(args.out, force=args.force, committed="performance")
+
+
+def _reduced(args) -> list[str]:
+    """The flags that make this a reduced run (its table is not the committed one)."""
+    p = _parser()
+    return [flag for flag, on in (
+        ("--quick", args.quick), ("--sizes", args.sizes is not None),
+        ("--repeats", args.repeats != p.get_default("repeats")),
+        ("--max-seconds", args.max_seconds != p.get_default("max_seconds")),
+        ("--max-bytes", args.max_bytes is not None)) if on]
 
 
 def _defaults(args) -> None:
@@ -150,7 +173,9 @@ def _check_suite(args) -> None:
     if args.gpu_suite:
         from theorylab.core.benchsuite import check_suite_out
 
-        check_suite_out(args.out)
+        check_suite_out(args.out, force=args.force, create=False)
+    elif args.out is not None:  # a part of the suite: a CSV in the suite's folder
+        check_csv_out(args.out, force=args.force)
 
 
 @command("bench")
@@ -166,7 +191,11 @@ def main(argv=None) -> int:
     if args.suite_part:
         return _run_part(args)
     if args.gpu_suite:
-        return _run_suite(args)
+        try:
+            return _run_suite(args)
+        except ValueError as e:  # the folder, claimed as the suite starts
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     return PAPERS[args.paper].bench().run(args)
 
 
@@ -185,7 +214,7 @@ def _run_part(args) -> int:
     ``device`` column naming the device, to ``--out``."""
     import pandas as pd
 
-    from theorylab.core.atomic_io import write_csv
+    from theorylab.core.bench import write_table
 
     cases = _cases()
     if args.suite_part not in cases:
@@ -201,7 +230,7 @@ def _run_part(args) -> int:
         table["device"] = table["device"].map(lambda d: f"{d} ({name})")
     else:
         table.insert(0, "device", f"{args.device} ({name})")
-    write_csv(args.out, table)
+    write_table(args.out, table)
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     return 0
 
@@ -244,7 +273,7 @@ def _run_suite(args) -> int:
     from theorylab.core.bench import machine_line
     from theorylab.core.benchsuite import SuitePart, check_suite_out, run_suite
 
-    out = check_suite_out(args.out)
+    out = check_suite_out(args.out, force=args.force)
     cpu = not args.device.startswith("cuda")
     parts = []
     tests = _tests_part(args, out)

@@ -17,6 +17,13 @@ none); its page gives the verdict per reading, the declared wrong statements the
 kind. A claim whose data are not on this machine is ``skipped`` (the summary gives the reason,
 naming the package to install), which is not an error.
 
+``--rejudge PAPER/ID`` runs nothing: it reads the tables a check wrote (``docs/results``, or
+``--results DIR``) and judges them again (``theorylab.analysis.load_claim``), with declared
+thresholds or predictions replaced (``--threshold NAME=VALUE``), the stored tables of another
+reading of a RECONSTRUCTED choice (``--reading CHOICE=VALUE``; a reading never stored needs a
+rerun, and is refused saying so) and under declared counterfactuals (``--counterfactual
+NAME``); docs/reading-a-verdict.md, "Re-judging a stored verdict".
+
 A full run writes the committed ``docs/results``; a ``--quick`` run writes
 ``runs/quick/results`` unless ``--out`` is given, and is refused an ``--out`` inside
 ``docs/results``. Every page and summary records how it was made (full or quick, git commit,
@@ -34,7 +41,7 @@ import pandas as pd
 
 from theorylab.core.claims import Claim
 from theorylab.core.claims.runner import run_checks as _run_checks
-from theorylab.core.cli import ArgumentParser
+from theorylab.core.cli import ArgumentParser, folder_arguments
 from theorylab.core.faults import command, keeping, written_since
 from theorylab.core.folders import claim_folder
 from theorylab.core.provenance import default_out, refuse_committed, refuse_foreign_committed
@@ -122,26 +129,146 @@ def console_summary(summary: pd.DataFrame, width: int = CONSOLE_WIDTH) -> str:
     return "\n".join(lines)
 
 
+def _pairs(flag: str, items: Sequence[str], number: bool) -> dict:
+    out = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name or not value:
+            raise ValueError(f"{flag}: must be NAME=VALUE (got {item!r})")
+        if number:
+            try:
+                value = float(value)
+            except ValueError:
+                raise ValueError(f"{flag}: {name} must be a number (got {value!r})") from None
+        out[name] = value
+    return out
+
+
+def _rejudge(a) -> int:
+    """``--rejudge PAPER/ID``: the stored tables judged again, with the given thresholds, the
+    stored tables of another reading and the given counterfactuals; prints the stored and the
+    new verdict with its reasons. Exit 0, or 2 on bad input (one line)."""
+    from theorylab.analysis import load_claim
+
+    if a.only or a.quick:
+        print("error: --rejudge: runs nothing; not with --only or --quick", file=sys.stderr)
+        return 2
+    try:
+        values = _pairs("--threshold", a.threshold, number=True)
+        stored = load_claim(a.rejudge, a.results,
+                            readings=_pairs("--reading", a.reading, number=False))
+        declared = list(stored.claim.values())
+        unknown = [k for k in values if k not in declared]
+        if unknown:
+            raise ValueError(f"--threshold: {stored.claim.key} declares no {unknown[0]!r}; "
+                             f"declared: {declared}")
+        verdict = stored.judge(**values)
+        against = [(name, stored.counterfactual(name)) for name in a.counterfactual]
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    claim = stored.claim
+    away = {k: v for k, v in stored.readings.items() if v != claim.main_readings()[k]}
+    print(f"{claim.key}: re-judged from {stored.folder} (tables: {', '.join(stored.tables)}); "
+          "nothing rerun")
+    if away:
+        print("reading: " + ", ".join(f"{k}={v}" for k, v in away.items()))
+    print(f"stored verdict: {stored.stored_verdict or 'not recorded'}")
+    changed = ", ".join(f"{k}={v:g}" for k, v in values.items()) or "the declared values"
+    print(f"verdict with {changed}: {verdict.verdict}")
+    for reason in verdict.reasons:
+        print(f"  {reason}")
+    for name, v in against:
+        rejected = v.verdict in ("disagrees", "partial")
+        print(f"counterfactual {name!r}: {v.verdict} "
+              f"({'rejected' if rejected else 'NOT rejected'})")
+    return 0
+
+
 @command("check")
+def recorded_seconds(ids: Sequence[str]) -> tuple[float, int]:
+    """``(seconds, claims)``: the wall time the claims `ids` (``"<paper>/<id>"``) took in the
+    last full run whose summary is committed (``docs/results/<paper>/summary.csv``, column
+    ``runtime_s``), and how many of them it holds."""
+    from theorylab.core.provenance import COMMITTED, REPO_ROOT
+
+    total, found = 0.0, 0
+    for paper in sorted({i.split("/", 1)[0] for i in ids}):
+        path = REPO_ROOT / COMMITTED["results"] / paper / "summary.csv"
+        try:
+            table = pd.read_csv(path)
+        except (OSError, ValueError):
+            continue
+        if not {"claim", "runtime_s"} <= set(table.columns):
+            continue
+        rows = table[table.claim.isin(ids)]
+        seconds = pd.to_numeric(rows.runtime_s, errors="coerce").dropna()
+        total, found = total + float(seconds.sum()), found + len(seconds)
+    return total, found
+
+
+def _say_recorded_time(ids: Sequence[str]) -> None:
+    """Before a full run of more than a minute: what its claims took last time."""
+    from theorylab.core.cost import LONG_RUN_S, format_seconds, machine_load
+
+    seconds, found = recorded_seconds(ids)
+    if seconds > LONG_RUN_S:
+        print(f"estimate: about {format_seconds(seconds)} of wall time for the {found} of "
+              f"{len(ids)} claims with a recorded runtime (their last full run, "
+              f"docs/results/<paper>/summary.csv; cached sweep points make it shorter, a busy "
+              f"machine longer; this machine: {machine_load()})", flush=True)
+
+
 def main(argv=None) -> int:
     p = ArgumentParser(prog="theorylab check",
-                                description=__doc__.split("\n")[0])
+                                description=(
+        "Run the claim checks of every paper (or of those --only names: a paper, or "
+        "PAPER/ID for one claim), print one row per claim with its verdict, and write each "
+        "claim's page, tables and plot and a summary per paper into --out (default: "
+        "docs/results for a full run, runs/quick/results for --quick). With --rejudge "
+        "PAPER/ID it runs nothing: it judges the tables a check stored again, with other "
+        "thresholds, another stored reading or a counterfactual. Exit codes: 0 (a disagrees "
+        "verdict is a finding; --strict makes it exit 1), 1 when a check raised, 2 on bad "
+        "input or an unknown id."))
     p.add_argument("--list", action="store_true", help="list the papers and claim ids and exit")
     p.add_argument("--quick", action="store_true", help="reduced grids (< 3 min on 2 cores)")
     p.add_argument("--only", nargs="+", action="extend", metavar="ID",
                    help="run only these papers or claims (paper name, paper/id, or id)")
-    p.add_argument("--out", default=None,
-                   help="output folder, one subfolder per paper (default docs/results for a "
-                   "full run, runs/quick/results for --quick)")
+    folder_arguments(p, default=None, what="the pages",
+                     help="output folder, one subfolder per paper (default docs/results for a "
+                     "full run, runs/quick/results for --quick): new, empty or a results "
+                     "folder theorylab wrote")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--strict", action="store_true", help="exit 1 on a 'disagrees' verdict too")
     p.add_argument("--main-reading-only", action="store_true",
                    help="run each claim under its main reading only (skip the alternative "
                    "readings of its RECONSTRUCTED choices)")
+    g = p.add_argument_group("re-judging stored tables (no rerun)")
+    g.add_argument("--rejudge", metavar="PAPER/ID",
+                   help="re-judge the tables a check wrote for this claim and exit; nothing "
+                   "runs and nothing is written")
+    g.add_argument("--results", metavar="DIR",
+                   help="with --rejudge: the folder the check wrote (default docs/results)")
+    g.add_argument("--threshold", action="append", default=[], metavar="NAME=VALUE",
+                   help="with --rejudge: replace a declared threshold or prediction "
+                   "(repeatable)")
+    g.add_argument("--reading", action="append", default=[], metavar="CHOICE=VALUE",
+                   help="with --rejudge: the tables of another reading of a RECONSTRUCTED "
+                   "choice, where a full check stored them (else refused: it needs a rerun)")
+    g.add_argument("--counterfactual", action="append", default=[], metavar="NAME",
+                   help="with --rejudge: also the verdict under this declared wrong "
+                   "statement (repeatable)")
     add_threads_argument(p)
     add_executor_arguments(p)
     a = p.parse_args(argv)
     set_threads_from_args(p, a)
+    if a.rejudge is not None:
+        return _rejudge(a)
+    stray = [f for f, v in (("--results", a.results), ("--threshold", a.threshold),
+                            ("--reading", a.reading), ("--counterfactual", a.counterfactual))
+             if v]
+    if stray:
+        p.error(f"{stray[0]}: only with --rejudge PAPER/ID")
     if a.list:
         for key, claim in all_claims().items():
             print(f"{key:<28} {claim.label:<14} {claim.kind:<16} {claim.title}")
@@ -154,14 +281,16 @@ def main(argv=None) -> int:
             refuse_committed(a.out, "results", "--quick")
         refuse_foreign_committed(a.out, "results", what="theorylab check")
         check_out_folder(a.out)
-        claim_folder(a.out, "results", field="--out", create=False)
+        claim_folder(a.out, "results", field="--out", create=False, force=a.force)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if not a.quick:
+        _say_recorded_time(resolve_claims(a.only))
     t0 = time.perf_counter()
     try:
         with keeping(written_since(a.out, time.time())), executor_from_args(a):
-            claim_folder(a.out, "results", field="--out")
+            claim_folder(a.out, "results", field="--out", force=a.force)
             summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures,
                                  variants=not a.main_reading_only)
     except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache

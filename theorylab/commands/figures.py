@@ -18,7 +18,7 @@ import sys
 import textwrap
 import time
 
-from theorylab.core.cli import ArgumentParser
+from theorylab.core.cli import ArgumentParser, folder_arguments
 from theorylab.core.faults import command, keeping, written_since
 from theorylab.core.figures import list_figures, read_manifest, renamed_ids, run_figures
 from theorylab.core.folders import claim_folder
@@ -42,10 +42,10 @@ def _parser() -> ArgumentParser:
                    help="tiny settings: exercise every code path in seconds")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                    help="torch device for figures that train models (default: cpu)")
-    p.add_argument("--out", default=None,
-                   help="output folder (default: figures/ for a full run with default settings, "
-                   "runs/quick/figures for --quick, runs/custom/figures for another --seed or "
-                   "--device)")
+    folder_arguments(p, default=None, what="the figures",
+                     help="output folder (default: figures/ for a full run with default "
+                     "settings, runs/quick/figures for --quick, runs/custom/figures for another "
+                     "--seed or --device): new, empty or a figures folder theorylab wrote")
     p.add_argument("--seed", type=int, default=0, help="base seed (default: 0)")
     add_threads_argument(p)  # the image figures train with 1 thread regardless (tiny models)
     add_executor_arguments(p)
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
             refuse_committed(args.out, "figures", " ".join(custom))
         refuse_foreign_committed(args.out, "figures", what="theorylab figures")
         check_out_folder(args.out)
-        claim_folder(args.out, "figures", field="--out", create=False)
+        claim_folder(args.out, "figures", field="--out", create=False, force=args.force)
         read_manifest(args.out)
     except ValueError as err:
         return _error(str(err))
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     try:
         with keeping(written_since(args.out, time.time())), executor_from_args(args):
-            claim_folder(args.out, "figures", field="--out")
+            claim_folder(args.out, "figures", field="--out", force=args.force)
             manifest = run_figures(args.only, out=args.out, quick=args.quick,
                                    device=args.device, seed=args.seed)
     except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache

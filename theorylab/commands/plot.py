@@ -35,10 +35,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from theorylab.core.atomic_io import atomic_write_bytes
-from theorylab.core.cli import ArgumentParser
-from theorylab.core.faults import NOT_ALLOWED, command
-from theorylab.core.folders import check_output_file, folder_kind
+from theorylab.core.cli import ArgumentParser, output_argument
+from theorylab.core.faults import command
+from theorylab.core.folders import check_output_file, folder_kind, write_output
+from theorylab.core.trajectory import read_trajectory
 
 __all__ = ["main", "phase_table", "plot_run", "plot_sweep"]
 
@@ -92,35 +92,12 @@ def _save(fig, out: Path, *, default: bool = False, force: bool = False) -> Path
     out = _check_out(out, default=default, force=force)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=120, metadata={"Software": SOFTWARE})
-    try:
-        atomic_write_bytes(out, buf.getvalue())
-    except OSError as e:
-        if e.errno in NOT_ALLOWED:
-            raise ValueError(f"out: cannot write {str(out)!r} ({e.strerror})") from None
-        raise
-    return out
+    return write_output(out, buf.getvalue(), command=SOFTWARE, mark=False)  # its text chunk
 
 
 def _read_trajectory(path: Path) -> pd.DataFrame:
-    """``trajectory.csv`` without a torn last line (the append of a live or killed run)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"run: {path} is not UTF-8 text ({e.reason} at offset {e.start})"
-                         ) from None
-    except OSError as e:
-        raise ValueError(f"run: cannot read {path} ({e.strerror})") from None
-    if text and not text.endswith("\n"):
-        text = text[:text.rfind("\n") + 1]  # a torn last line: dropped, as a resume does
-    try:
-        df = pd.read_csv(io.StringIO(text))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as e:
-        raise ValueError(f"run: {path} is not a readable table ({' '.join(str(e).split())})"
-                         ) from None
-    if "step" in df.columns and len(df) and not pd.api.types.is_numeric_dtype(df["step"]):
-        raise ValueError(f"run: the step column of {path} is not numeric (got "
-                         f"{str(df['step'].iloc[0])!r})")
-    return df
+    """``trajectory.csv``'s whole rows ([`theorylab.core.trajectory.read_trajectory`][])."""
+    return read_trajectory(path)
 
 
 def _huge_values():
@@ -552,11 +529,17 @@ def _kind(path: Path) -> str:
 
 @command("plot")
 def main(argv: list[str] | None = None) -> int:
-    p = ArgumentParser(prog="theorylab plot", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="theorylab plot", description=(
+        "Plot a run folder (its trajectory, one panel per recorded quantity, the phase "
+        "readings marked) or a sweep store (the phase diagram of --value over the axes --x and "
+        "--y, or the kept trajectories) into a PNG (default: RUN/trajectory.png or "
+        "SWEEP/phase_diagram.png). Exit codes: 0, 2 on bad input (one line error: <field>: "
+        "...)."))
     p.add_argument("input", help="a run folder (trajectory.csv), a sweep store "
                                  "(results.parquet) or a sweep table (.parquet, .csv)")
-    p.add_argument("--out", help="the PNG to write (default: trajectory.png or "
-                                 "phase_diagram.png next to the input)")
+    output_argument(p, "--out", writes=".png", metavar="FILE",
+                    help="the PNG to write (default: trajectory.png or phase_diagram.png next "
+                         "to the input)")
     p.add_argument("--columns", nargs="+", metavar="COL",
                    help="run: the quantities to plot (default: every one that changes)")
     p.add_argument("--x", help="sweep: the axis across (default: the spec's first axis)")
@@ -568,8 +551,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     path = Path(a.input)
     try:
-        if a.out is not None and Path(a.out).exists() and Path(a.out).suffix.lower() != ".png":
-            raise ValueError(f"out: refusing to overwrite {a.out!r}, which is not a PNG")
+        if a.out is not None:  # the output gate, before anything is read or drawn
+            _check_out(Path(a.out), default=False, force=a.force)
         kind = _kind(path)
         if kind == "run":
             if a.x or a.y or a.value:

@@ -21,10 +21,11 @@ from __future__ import annotations
 import shlex
 import sys
 
-from theorylab.core.cli import ArgumentParser
-from theorylab.core.config import paper_of, read_toml
+from theorylab.core.cli import ArgumentParser, folder_arguments
+from theorylab.core.config import apply_sets, check_run_steps, paper_of, read_toml
 from theorylab.core.cost import LONG_RUN_S, estimate
 from theorylab.core.faults import command, keeping, stop_code
+from theorylab.core.folders import claim_folder
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import DivergenceError, Interrupted, check_out_folder
 from theorylab.papers import DEFAULT_PAPER, PAPERS
@@ -33,17 +34,21 @@ from theorylab.papers import DEFAULT_PAPER, PAPERS
 def _resume_command(args) -> str:
     """The command that continues this run: the same config, folder and flags, with
     ``--resume``."""
-    again = [sys.executable, "-m", "theorylab", "run", args.config, "--out", args.out,
+    dashed = args.config.startswith("-")  # a name argparse would take for a flag: after "--"
+    out = [f"--out={args.out}"] if args.out.startswith("-") else ["--out", args.out]
+    again = [sys.executable, "-m", "theorylab", "run", *([] if dashed else [args.config]), *out,
              "--resume"]
     for flag in ("steps", "device", "dtype", "backend", "threads"):
         value = getattr(args, flag, None)
         if value is not None:
             again += [f"--{flag}", str(value)]
+    for item in getattr(args, "sets", None) or ():
+        again += ["--set", item]
     if args.no_progress:
         again.append("--no-progress")
     if args.flow:
         again.append("--flow")
-    return shlex.join(again)
+    return shlex.join(again + (["--", args.config] if dashed else []))
 
 
 def _say_if_long(paper, cfg) -> None:
@@ -61,17 +66,28 @@ def _say_if_long(paper, cfg) -> None:
 @command("run")
 def main(argv: list[str] | None = None) -> int:
     p = ArgumentParser(
-        prog="theorylab run", description=__doc__.split("\n")[0],
+        prog="theorylab run", description=(
+            "Train one run config (a TOML file; its [experiment] paper says whose engines run "
+            "it, default jelassi2022) into the folder --out: trajectory.csv, the resolved "
+            "config.toml, final_state.npz and a checkpoint. --dry-run prints the run's "
+            "estimate (steps, seconds on this machine, memory) and runs nothing; --flow runs "
+            "the config's gradient flow instead of gradient descent. Exit codes: 0 done, 1 "
+            "disk full, 2 bad input (one line error: <field>: ...), 3 the run diverged (its "
+            "rows are kept), 130 or 143 interrupted (the rows and a checkpoint are kept)."),
         epilog="Every config key (type, default, allowed values, meaning, paper reference): "
-               "docs/config.md (theorylab config prints it)")
+               "docs/config.md (theorylab config prints it).")
     p.add_argument("config", nargs="?",
                    help="TOML file ([experiment] paper, then the paper's sections)")
     p.add_argument("--list", action="store_true", help="list the papers and exit")
-    p.add_argument("--out", help="output folder (required with a config)")
+    folder_arguments(p, what="a run's", help="output folder (required with a config): new, "
+                     "empty, or a run folder of the same paper")
     p.add_argument("--device", choices=["cpu", "cuda"], help="override train.device")
     p.add_argument("--dtype", choices=["float64", "float32"], help="override train.dtype")
     p.add_argument("--backend", choices=["numpy", "torch"], help="override train.backend")
     p.add_argument("--steps", type=int, help="override train.steps")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
+                   help="set a config key (SECTION.KEY=VALUE, a TOML value; repeatable), "
+                        "validated as in the file, e.g. --set train.lr=0.05")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.npz")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--flow", action="store_true",
@@ -92,13 +108,14 @@ def main(argv: list[str] | None = None) -> int:
         p.error("out: required (--out DIR, the run folder)")
     try:
         out = check_out_folder(args.out) if args.out is not None else None
-        tables = read_toml(args.config)
+        tables = apply_sets(read_toml(args.config), args.sets)
         paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
         cfg = paper.config_from_tables(tables)
         cfg = paper.override(cfg, {"device": args.device, "dtype": args.dtype,
                                    "backend": args.backend, "steps": args.steps})
         if args.flow:
             cfg = cfg.replace(train={"mode": "flow"})
+        check_run_steps(cfg.train.steps)  # before an estimate of nothing, too
         if paper.cost is not None and args.dry_run:
             print(estimate(paper.cost(cfg), budget_s=1.0))
             return 0
@@ -107,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.dry_run:
             print(f"error: paper: {paper.name} has no cost model", file=sys.stderr)
             return 2
+        if args.force:  # the run's own claim refuses a folder theorylab did not write
+            claim_folder(out, "run", paper=paper.name, force=True)
         with keeping(lambda: f"resume with: {_resume_command(args)}"):
             res = paper.run(cfg, out=out, resume=args.resume,
                             progress=False if args.no_progress else None)

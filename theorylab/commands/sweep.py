@@ -21,7 +21,7 @@ import logging
 import shlex
 import sys
 
-from theorylab.core.cli import ArgumentParser
+from theorylab.core.cli import ArgumentParser, folder_arguments
 from theorylab.core.faults import command, keeping, stop_code
 from theorylab.core.sweep import (
     WORKER_TIMEOUT_S,
@@ -68,9 +68,19 @@ def _points_kept(out: str, argv: list[str]):
 @command("sweep")
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    p = ArgumentParser(prog="theorylab sweep", description=__doc__.split("\n")[0])
+    p = ArgumentParser(prog="theorylab sweep", description=(
+        "Run every point of a sweep spec (TOML) that the store --out does not hold yet and "
+        "write DIR/results.parquet (points already there are skipped, failed ones retried). "
+        "By default on a local Dask cluster, one worker per core; --workers 0 runs in this "
+        "process, --scheduler ADDRESS on a running Dask scheduler, --slurm JOBS on SLURM. "
+        "--dry-run lists the points and runs nothing. Exit codes: 0 every point ok or "
+        "diverged, 1 some failed or the workers were lost (the command that resumes is "
+        "printed), 2 bad input (one line error: <field>: ...), 130 or 143 interrupted (the "
+        "finished points are kept)."))
     p.add_argument("spec", help="sweep spec (TOML: base config, [sweep] axes, seeds, mode, keep)")
-    p.add_argument("--out", required=True, help="store folder (points/, results.parquet)")
+    folder_arguments(p, required=True, what="a store's",
+                     help="store folder (points/, results.parquet): new, empty, or a store or "
+                          "point cache theorylab wrote")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler")
     where.add_argument("--workers", type=int, metavar="N",
@@ -88,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
                         f"{WORKER_TIMEOUT_S:g}; with --slurm {SLURM_WORKER_TIMEOUT_S:g}; "
                         f"0: forever)")
     p.add_argument("--shard", metavar="i/n", help="run only every n-th point, starting at i")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
+                   help="set a key of the base config (SECTION.KEY=VALUE, a TOML value; "
+                        "repeatable), validated as in the spec, e.g. --set train.lr=0.05")
     p.add_argument("--dry-run", action="store_true", help="list the points and the cached ones")
     p.add_argument("--new-store", action="store_true",
                    help="discard a store made by another spec instead of refusing")
@@ -112,10 +125,11 @@ def main(argv: list[str] | None = None) -> int:
         with keeping(_points_kept(a.out, argv)):
             table = run_sweep_spec(a.spec, a.out, scheduler=a.scheduler, workers=a.workers,
                                    shard=a.shard, dry_run=a.dry_run, new_store=a.new_store,
+                                   force=a.force,
                                    threads=threads_from_args(a), slurm=a.slurm or 0,
                                    slurm_memory=a.slurm_memory, oversubscribe=a.oversubscribe,
                                    worker_timeout=a.worker_timeout, verbose=a.verbose,
-                                   progress=False if a.no_progress else None)
+                                   sets=a.sets, progress=False if a.no_progress else None)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -109,8 +109,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     import fcntl
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as f:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX)  # "a write under way": see the module
@@ -120,9 +123,12 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             os.fsync(f.fileno())
             os.replace(tmp, path)  # before the close: the lock covers the whole write
         fsync_folder(path.parent)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError) and e.errno is not None and e.filename != str(path):
+            # the user's path, never the temporary file's name
+            raise OSError(e.errno, e.strerror, str(path)) from None
         raise
 
 

@@ -27,7 +27,6 @@ import re
 import resource
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,8 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from theorylab.core.atomic_io import write_csv
 
 __all__ = [
     "GPU_PEAK_GBS",
@@ -263,7 +260,14 @@ def print_and_save(rows, out: str | None) -> None:
     print()
     print(df.to_string(index=False, float_format=lambda x: f"{x:.4g}"))
     if out:
-        write_csv(out, df)
+        write_table(out, df)
+
+
+def write_table(out: str | os.PathLike, df) -> None:
+    """A benchmark table to ``out`` (checked by [`check_csv_out`][]) through the output gate."""
+    from theorylab.core.folders import write_output
+
+    write_output(out, df.to_csv(index=False, float_format="%.17g"), command=WRITER)
 
 
 def fmt_row(row: dict, keys: Sequence[str]) -> str:
@@ -291,6 +295,8 @@ def machine_line(device: str = "cpu", extra: Mapping[str, str] | None = None) ->
 
 #: the column every benchmark CSV has; an existing file without it is not overwritten
 CSV_MARK = "device"
+#: The command named in the sidecar of a benchmark CSV.
+WRITER = "theorylab bench"
 
 
 def check_device(device: str) -> str:
@@ -311,30 +317,23 @@ def check_device(device: str) -> str:
     return device
 
 
-def check_csv_out(path: str | os.PathLike) -> Path:
-    """Refuse an output CSV before anything is measured (``ValueError("--out: ...")``): it must
-    end in ``.csv``; an existing file must be a benchmark CSV (its header has the column
-    [`CSV_MARK`][]), never a file the user wrote; its folder is created if needed and must take
-    a new file (a temporary file is written and removed)."""
-    out = Path(path)
-    if out.suffix.lower() != ".csv":
-        raise ValueError(f"--out: must be a .csv file (got {str(out)!r})")
-    if out.is_dir():
-        raise ValueError(f"--out: is a folder (got {str(out)!r})")
-    if out.exists():
+def check_csv_out(path: str | os.PathLike, *, force: bool = False,
+                  committed: str | None = None) -> Path:
+    """Refuse an output CSV before anything is measured (``ValueError("--out: ...")``), through
+    the output gate ([`theorylab.core.folders.check_output_file`][]): it must end in ``.csv``;
+    an existing file must be a benchmark CSV (its header has the column [`CSV_MARK`][], or its
+    sidecar names this command), never a file the user wrote (unless `force`); its folder is
+    created if needed and must be writable; `committed` (``"performance"``): a full run may
+    write the committed docs/performance/."""
+    from theorylab.core.folders import check_output_file
+
+    def ours(out: Path) -> bool:
         try:
             with out.open(encoding="utf-8") as f:
                 header = f.readline().strip().split(",")
         except (OSError, UnicodeDecodeError):
             header = []
-        if CSV_MARK not in header:
-            raise ValueError(f"--out: {str(out)!r} exists and is not a benchmark CSV (no "
-                             f"{CSV_MARK!r} column); refusing to overwrite it")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out.parent, prefix=".bench-", suffix=".tmp"):
-            pass
-    except OSError as e:
-        raise ValueError(f"--out: cannot write in {str(out.parent)!r} ({e.strerror or e})") \
-            from None
-    return out
+        return CSV_MARK in header
+
+    return check_output_file(path, ".csv", command=WRITER, ours=ours, force=force,
+                             field="--out", committed=committed, create_parent=True)

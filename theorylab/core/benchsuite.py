@@ -48,24 +48,19 @@ class SuitePart:
     summary: Callable[[object], list[str]] | None = None
 
 
-def check_suite_out(out: str | os.PathLike) -> Path:
-    """The suite's folder: new, empty, or a previous suite's folder (its ``summary.md`` and
-    CSVs are replaced); anything else is refused with ``ValueError("--out: ...")`` (nothing a
-    user wrote is overwritten)."""
+def check_suite_out(out: str | os.PathLike, *, force: bool = False,
+                    create: bool = True) -> Path:
+    """The suite's folder, claimed through the output gate
+    ([`theorylab.core.folders.claim_folder`][], kind ``suite``): new, empty, or a previous
+    suite's folder (its ``summary.md`` and CSVs are replaced); a folder theorylab did not write
+    only with `force`, a committed folder or a folder of another kind never
+    (``ValueError("--out: ...")``). With `create`, the folder is created and marked."""
+    from theorylab.core.folders import claim_folder
+
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise ValueError(f"--out: the GPU suite writes a folder; {str(path)!r} is a file")
-    if path.is_dir():
-        names = [p.name for p in path.iterdir()]
-        if names and "summary.md" not in names:
-            raise ValueError(f"--out: {str(path)!r} is a folder that holds other files (a new "
-                             "or empty folder, or a previous suite's folder)")
-        strange = [n for n in names if n not in SUITE_FILES and n != "logs"
-                   and not n.endswith(".csv")]
-        if strange:
-            raise ValueError(f"--out: {str(path)!r} holds {strange[0]!r}, which the suite did "
-                             "not write")
-    path.mkdir(parents=True, exist_ok=True)
+    claim_folder(path, "suite", field="--out", force=force, create=create)
     return path
 
 

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn
 
-__all__ = ["ArgumentParser", "command_name", "nonnegative_int", "one_line"]
+__all__ = ["ArgumentParser", "command_name", "folder_arguments", "nonnegative_int", "one_line",
+           "output_argument"]
 
 #: The program name the next entry-point parser takes (set by [`command_name`][]).
 _PROG: dict[str, str | None] = {"name": None}
@@ -85,3 +86,26 @@ def nonnegative_int(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"must be an integer >= 0 (got {n})")
     return n
+
+
+def output_argument(parser: argparse.ArgumentParser | Any, *flags: str,
+                    writes: str | tuple[str, ...], **kwargs: Any) -> argparse.Action:
+    """Add a flag that names what a command writes, and tag it: ``writes`` is ``"folder"``,
+    the suffix of the file (``".csv"``), or a tuple of these (a flag whose meaning depends on
+    the command's mode). The command checks the value through the output
+    gate ([`theorylab.core.folders`][]); the tag lets a test find every such flag of every
+    command (``tests/test_output_gate.py``)."""
+    action = parser.add_argument(*flags, **kwargs)
+    action.writes = writes
+    return action
+
+
+def folder_arguments(parser: argparse.ArgumentParser, *, help: str, what: str,
+                     **kwargs: Any) -> None:
+    """``--out DIR`` (an output folder, tagged as in [`output_argument`][]) and ``--force``
+    (write into a folder that theorylab did not write; its files named like ``what`` are
+    replaced)."""
+    output_argument(parser, "--out", writes="folder", help=help, **kwargs)
+    parser.add_argument("--force", action="store_true",
+                        help=f"write into an --out folder that theorylab did not write (its "
+                             f"files named like {what} are replaced)")

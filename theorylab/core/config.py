@@ -21,17 +21,24 @@ import tomllib
 
 __all__ = [
     "EXPERIMENT",
+    "MAX_TOML_BYTES",
+    "MAX_TOML_DEPTH",
+    "MAX_TOML_TEXT",
     "check_bool",
     "check_choice",
     "check_float",
     "check_int",
     "check_keys",
+    "check_run_steps",
+    "apply_sets",
     "frozen_set",
     "paper_of",
     "replace_sections",
     "sections_from_tables",
     "sections_to_dict",
     "read_toml",
+    "loads_toml",
+    "toml_depth",
     "section_from_dict",
     "tables_to_toml",
     "toml_value",
@@ -102,6 +109,14 @@ def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{name}: must be true or false (got {value!r})")
     return value
+
+
+def check_run_steps(steps: int) -> None:
+    """Refuse a run of fewer than one step, ``ValueError`` naming ``train.steps``: a config may
+    hold ``steps = 0`` as a setting for its engine alone (stepped by hand, or read at the
+    start), but a run of it would record one row and no dynamics."""
+    if steps < 1:
+        raise ValueError(f"train.steps: a run takes at least 1 step (got {steps})")
 
 
 def frozen_set(obj, name, value):
@@ -192,10 +207,128 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             f"offset {e.start})"
         ) from None
     text = text.removeprefix("\ufeff")  # a byte-order mark (Windows editors) is not TOML
+    return loads_toml(text, what=f"config: {path}")
+
+
+#: The largest TOML text read (bytes): a run config or a sweep spec is a few kB.
+MAX_TOML_BYTES = 1 << 20
+#: The deepest nesting of arrays and inline tables read (a config nests two or three deep).
+MAX_TOML_DEPTH = 32
+#: The longest text value read (characters): a name, a choice or a path.
+MAX_TOML_TEXT = 1024
+
+
+def toml_depth(text: str) -> int:
+    """The deepest nesting of ``[``/``{`` in a TOML text, outside strings and comments (a
+    scan, no parse: it bounds the text before the recursive parser sees it)."""
+    depth = deepest = i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c in "\"'":
+            triple = text.startswith(c * 3, i)
+            end = c * 3 if triple else c
+            i += len(end)
+            while i < n:
+                if c == '"' and text[i] == "\\":
+                    i += 2
+                    continue
+                if text.startswith(end, i):
+                    i += len(end)
+                    if triple:  # a closing run of up to two more quotes belongs to the text
+                        while i < n and text[i] == c:
+                            i += 1
+                    break
+                if not triple and text[i] == "\n":
+                    break
+                i += 1
+            continue
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    return deepest
+
+
+def loads_toml(text: str, *, what: str = "config") -> dict[str, Any]:
+    """The tables of a TOML text, bounded before it is parsed: at most [`MAX_TOML_BYTES`][],
+    nested at most [`MAX_TOML_DEPTH`][] deep, no text value longer than [`MAX_TOML_TEXT`][];
+    anything else (and invalid TOML) is ``ValueError("<what> ...")``; ``what`` names the
+    file (``"config: run.toml"``)."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_TOML_BYTES:
+        raise ValueError(f"{what} is {size} bytes; a config or spec is at most "
+                         f"{MAX_TOML_BYTES} bytes")
+    depth = toml_depth(text)
+    if depth > MAX_TOML_DEPTH:
+        raise ValueError(f"{what} nests arrays or tables {depth} deep (at most "
+                         f"{MAX_TOML_DEPTH})")
     try:
-        return tomllib.loads(text)
+        tables = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
-        raise ValueError(f"config: {path} is not valid TOML: {e}") from None
+        raise ValueError(f"{what} is not valid TOML: {e}") from None
+    except RecursionError:  # a nesting the scan did not see (it counts every bracket)
+        raise ValueError(f"{what} nests too deep to read") from None
+    long = _long_text(tables, "")
+    if long is not None:
+        key, value = long
+        raise ValueError(f"{key}: a text of {len(value)} characters (at most {MAX_TOML_TEXT}; "
+                         f"got {value[:40]!r}...)")
+    return tables
+
+
+def apply_sets(tables: Mapping[str, Any], items: list[str] | tuple[str, ...] | None,
+               *, flag: str = "--set") -> dict[str, Any]:
+    """``tables`` with each ``SECTION.KEY=VALUE`` of ``items`` set (the command line's
+    ``--set``), a copy: VALUE is read as a TOML value (``0.05``, ``true``, ``[[0, 1], [2, 3]]``,
+    ``"text"``), and a bare word that is not one (``population``) as text. Only a key of a
+    section (one dot) can be set, never ``[experiment] paper``; whether the key exists and its
+    value is allowed is the config's own validation, as for a file. A malformed item is
+    ``ValueError("--set: ...")``."""
+    import copy
+
+    out = copy.deepcopy(dict(tables))
+    for item in items or ():
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        section, dot, name = key.partition(".")
+        if not eq or not dot or not section or not name or "." in name:
+            raise ValueError(f"{flag}: {item!r} is not SECTION.KEY=VALUE (e.g. train.lr=0.05)")
+        if section == EXPERIMENT:
+            raise ValueError(f"{flag}: {key} is not a config key to set (the paper is the "
+                             "config file's)")
+        try:
+            value = loads_toml(f"v = {text.strip()}", what=f"{flag} {key}")["v"]
+        except ValueError:
+            if not text.strip() or any(c in text for c in "[]{}\"\n="):
+                raise ValueError(f"{flag}: {key}: {text!r} is not a TOML value") from None
+            value = text.strip()  # a bare word: text
+        if not isinstance(out.get(section, {}), dict):
+            raise ValueError(f"{flag}: {section} is not a section of the config")
+        out.setdefault(section, {})[name] = value
+    return out
+
+
+def _long_text(value: Any, key: str) -> tuple[str, str] | None:
+    """The first text value longer than [`MAX_TOML_TEXT`][] and its dotted key, or None."""
+    if isinstance(value, str):
+        return (key or "value", value) if len(value) > MAX_TOML_TEXT else None
+    if isinstance(value, dict):
+        items = [(f"{key}.{k}" if key else str(k), v) for k, v in value.items()]
+    elif isinstance(value, list):
+        items = [(key, v) for v in value]
+    else:
+        return None
+    for k, v in items:
+        found = _long_text(v, k)
+        if found is not None:
+            return found
+    return None
 
 
 def paper_of(tables: Mapping[str, Any], known: tuple[str, ...], default: str) -> str:

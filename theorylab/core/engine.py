@@ -49,6 +49,10 @@ class Engine:
     - ``params_to_arrays(params)`` / ``params_from_arrays(arrays)``: named float arrays for the
       checkpoint and back; the arrays are also checked to be finite at each recorded step.
     - ``final_arrays(params)``: what ``final_state.npz`` holds (default: the parameter arrays).
+    - ``flow_arrays(params)`` / ``flow_params(arrays)``: the coordinates the gradient flow
+      integrates (default: the checkpoint's arrays). An engine whose parameters are a structured
+      form of its arrays (a matrix fixed by a few numbers) gives those numbers: an adaptive
+      solver keeps a structure only to its tolerance.
     - ``time_step``: the time one gradient-descent step advances, η (an attribute): the clock
       of the gradient flow ([`theorylab.core.flow`][]), which records step s at time η·s;
       ``None``: the engine has no flow.
@@ -80,6 +84,12 @@ class Engine:
 
     def final_arrays(self, params) -> dict[str, np.ndarray]:
         return self.params_to_arrays(params)
+
+    def flow_arrays(self, params) -> dict[str, np.ndarray]:
+        return self.params_to_arrays(params)
+
+    def flow_params(self, arrays: dict[str, np.ndarray]):
+        return self.params_from_arrays(arrays)
 
 
 def iter_chunks(n: int, size: int):

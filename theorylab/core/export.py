@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .atomic_io import atomic_write_bytes
+from .folders import write_output
 
 __all__ = ["RESERVED", "netcdf_attrs", "runs_dataset", "write_netcdf"]
 
@@ -154,17 +154,72 @@ def runs_dataset(tables: Mapping[Any, pd.DataFrame], *, attrs: Mapping[str, Any]
 #: The global attribute that marks a netCDF file this module wrote (an existing file without
 #: it is never replaced without ``force``).
 WRITTEN_BY = ("written_by", "theorylab export")
+#: The command named as the writer of a netCDF file.
+WRITER = "theorylab export"
 
 
 def written_by_export(path: str | Path) -> bool:
-    """Whether `path` is a netCDF-3 file that [`write_netcdf`][] wrote (its header holds the
-    [`WRITTEN_BY`][] attribute)."""
+    """Whether `path` is a netCDF-3 file that [`write_netcdf`][] wrote: its header's global
+    attribute ``written_by`` is exactly [`WRITTEN_BY`][] (the header is parsed; a file that
+    merely mentions the text elsewhere is not ours)."""
     try:
         with open(path, "rb") as f:
-            head = f.read(1 << 16)
+            head = f.read(1 << 20)
     except OSError:
         return False
-    return head.startswith(b"CDF") and WRITTEN_BY[1].encode() in head
+    try:
+        return _global_attrs(head).get(WRITTEN_BY[0]) == WRITTEN_BY[1]
+    except (ValueError, IndexError, UnicodeDecodeError):
+        return False
+
+
+#: netCDF-3 header tags and the sizes of its value types (the classic format's spec).
+_NC_DIMENSION, _NC_ATTRIBUTE, _NC_CHAR = 0x0A, 0x0C, 2
+_NC_SIZES = {1: 1, 2: 1, 3: 2, 4: 4, 5: 4, 6: 8}
+
+
+def _global_attrs(head: bytes) -> dict[str, object]:
+    """The text global attributes of a netCDF-3 header (``ValueError`` for anything else)."""
+    if head[:3] != b"CDF" or head[3:4] not in (b"\x01", b"\x02"):
+        raise ValueError("not netCDF-3")
+    pos = 8  # magic, numrecs
+
+    def u32() -> int:
+        nonlocal pos
+        if pos + 4 > len(head):
+            raise ValueError("header beyond the bytes read")
+        value = int.from_bytes(head[pos:pos + 4], "big")
+        pos += 4
+        return value
+
+    def name() -> bytes:
+        nonlocal pos
+        n = u32()
+        text = head[pos:pos + n]
+        pos += (n + 3) // 4 * 4
+        return text
+
+    tag, count = u32(), u32()
+    if tag not in (0, _NC_DIMENSION) or count > 10_000:
+        raise ValueError("bad dimension list")
+    for _ in range(count):
+        name()
+        u32()
+    tag, count = u32(), u32()
+    if tag not in (0, _NC_ATTRIBUTE) or count > 10_000:
+        raise ValueError("bad attribute list")
+    out: dict[str, object] = {}
+    for _ in range(count):
+        key = name().decode("utf-8")
+        kind, n = u32(), u32()
+        if kind not in _NC_SIZES:
+            raise ValueError("bad attribute type")
+        size = n * _NC_SIZES[kind]
+        value = head[pos:pos + size]
+        pos += (size + 3) // 4 * 4
+        if kind == _NC_CHAR:
+            out[key] = value.decode("utf-8")
+    return out
 
 
 def write_netcdf(ds, path: str | Path, *, force: bool = False) -> Path:
@@ -172,12 +227,18 @@ def write_netcdf(ds, path: str | Path, *, force: bool = False) -> Path:
     half-written file). An existing file is replaced only when this function wrote it
     ([`written_by_export`][]) or with `force`; the committed folders (figures/,
     docs/results/, docs/performance/) are refused by any spelling. Returns the path."""
-    from .folders import check_output_file
-
-    path = check_output_file(path, ".nc", command="theorylab export", ours=written_by_export,
-                             force=force)
+    path = check_netcdf_out(path, force=force)
     ds = ds.copy()
     ds.attrs = {WRITTEN_BY[0]: WRITTEN_BY[1], **ds.attrs}
     data = ds.to_netcdf(None, engine="scipy")
-    atomic_write_bytes(path, bytes(data))
+    write_output(path, bytes(data), command=WRITER, mark=False)  # marked by its attribute
     return path
+
+
+def check_netcdf_out(path: str | Path, *, force: bool = False, field: str = "out") -> Path:
+    """`path` as a netCDF file [`write_netcdf`][] may write (the output gate,
+    [`theorylab.core.folders.check_output_file`][]); ``ValueError("<field>: ...")``."""
+    from .folders import check_output_file
+
+    return check_output_file(path, ".nc", command=WRITER, ours=written_by_export, force=force,
+                             field=field)

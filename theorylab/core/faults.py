@@ -10,7 +10,12 @@
   and returns [`stop_code`][].
 - **A full disk** (``ENOSPC``, ``EDQUOT``) ends with one line ``error: disk full: ...; kept:
   ...`` and exit status 1; a file or folder that may not be written or read (``EACCES``,
-  ``EPERM``, ``EROFS``) with one line naming it and exit status 2.
+  ``EPERM``, ``EROFS``) with one line naming it and exit status 1. The path named is the
+  user's (the atomic writes name their target, never their temporary file). A folder that is
+  known not to be writable before anything is written is refused as bad input (exit 2) by the
+  output gate, [`theorylab.core.folders`][].
+- **A closed output pipe** (``theorylab phases STORE | head -1``) ends quietly, with exit
+  status 141 (128 + SIGPIPE), as a program killed by SIGPIPE does.
 - **What was kept** is said by the describers that the command's code registered with
   [`keeping`][] (a run folder: its rows; a sweep store: its finished points; an output
   folder: the files written there since the command started, [`written_since`][]). Atomic
@@ -33,7 +38,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 __all__ = ["DISK_FULL", "NOT_ALLOWED", "check_stop", "command", "deferred_signals",
-           "is_disk_full", "keeping", "kept_line",
+           "interrupt_by_hand", "is_disk_full", "keeping", "kept_line",
            "stop_code", "stop_name", "stop_signals", "written_since"]
 
 #: errno values of a full disk or an exhausted quota.
@@ -60,6 +65,16 @@ def check_stop() -> None:
     it, so a Ctrl-C always stops the command."""
     if _STATE["pending"]:
         raise KeyboardInterrupt
+
+
+def interrupt_by_hand() -> bool:
+    """Whether a ``KeyboardInterrupt`` being handled now was raised by code (a plug-in's
+    import), not by a signal: within [`deferred_signals`][] signals are only noted, and
+    under [`stop_signals`][] a signal is recorded before its interrupt is raised."""
+    handler = signal.getsignal(signal.SIGINT)
+    if getattr(handler, "theorylab_deferring", False):
+        return True
+    return handler is _on_signal and not _STATE["pending"]
 
 
 def stop_code() -> int:
@@ -106,6 +121,8 @@ def deferred_signals() -> Iterator[None]:
 
     def note(signum, frame) -> None:
         noted.append(signum)
+
+    note.theorylab_deferring = True  # a KeyboardInterrupt in the block is no signal's
 
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     for s, handler in before.items():
@@ -176,7 +193,8 @@ def written_since(folder: str | os.PathLike, since: float, *, listed: int = 4
         for dirpath, _dirs, files in os.walk(root):
             for f in files:
                 p = Path(dirpath, f)
-                if f.endswith(".tmp") or f.startswith(".theorylab"):
+                if (f.endswith(".tmp") or f.startswith(".theorylab")
+                        or f.endswith(".theorylab.json")):
                     continue
                 with contextlib.suppress(OSError):
                     if p.stat().st_mtime >= since:
@@ -237,9 +255,12 @@ def command(name: str) -> Callable:
 def _ended(name: str, main: Callable[..., int], args, kwargs) -> int:
     try:
         code = main(*args, **kwargs)
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
         if not _STATE["pending"]:
             return code
         raise KeyboardInterrupt  # a signal whose interrupt was swallowed on the way
+    except BrokenPipeError:
+        return _quiet_pipe()
     except KeyboardInterrupt:
         _say(f"{name}: interrupted by {stop_name()}; {kept_line()}")
         return stop_code()
@@ -249,8 +270,22 @@ def _ended(name: str, main: Callable[..., int], args, kwargs) -> int:
             return 1
         if err.errno in NOT_ALLOWED:
             _say(f"error: out: {err.strerror}{_where(err)}; {kept_line()}")
-            return 2
+            return 1
         raise
+
+
+#: The exit status of a command whose output pipe was closed (``| head``): 128 + SIGPIPE.
+PIPE_CLOSED = 128 + 13
+
+
+def _quiet_pipe() -> int:
+    """The reader of stdout went away (``theorylab phases STORE | head -1``): end quietly, as
+    a program killed by SIGPIPE does, with nothing more written to that pipe."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the exit's own flush then writes nowhere
+        os.close(devnull)
+    return PIPE_CLOSED
 
 
 def _say(line: str) -> None:

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .config import check_run_steps
 from .engine import Engine
 from .trainer import (
     CHECKPOINT_SECONDS,
@@ -39,6 +40,9 @@ from .trainer import (
     Interrupted,
     TrainOutcome,
     _check_finite,
+    _check_row,
+    _evaluate,
+    _number_columns,
     _to_frame,
     run_folder,
     run_identity,
@@ -57,7 +61,10 @@ FLOW_METHODS = ("DOP853", "RK45", "LSODA")
 def dynamics(train_config) -> Callable[..., TrainOutcome]:
     """The loop that a ``[train]`` section asks for: [`train`][theorylab.core.trainer.train]
     (gradient descent), or with ``mode = "flow"`` [`flow`][] with its ``flow_method``,
-    ``flow_rtol`` and ``flow_atol``; both take the same arguments."""
+    ``flow_rtol`` and ``flow_atol``; both take the same arguments. A section of fewer than one
+    step (a setting made for its engine alone) is refused: ``ValueError`` naming
+    ``train.steps``."""
+    check_run_steps(getattr(train_config, "steps", 1))  # read like mode (duck-typed)
     if getattr(train_config, "mode", "gd") != "flow":
         from .trainer import train
 
@@ -76,10 +83,13 @@ class FlowOutcome(TrainOutcome):
 
 
 class _Layout:
-    """The engine's parameters as one flat float64 vector and back."""
+    """The engine's parameters as one flat float64 vector and back (its ``flow_arrays`` and
+    ``flow_params`` where it has them, else its checkpoint arrays)."""
 
     def __init__(self, engine: Engine, params) -> None:
-        arrays = engine.params_to_arrays(params)
+        self.to_arrays = getattr(engine, "flow_arrays", engine.params_to_arrays)
+        self.from_arrays = getattr(engine, "flow_params", engine.params_from_arrays)
+        arrays = self.to_arrays(params)
         self.engine = engine
         self.keys = list(arrays)
         self.shapes = [np.shape(arrays[k]) for k in self.keys]
@@ -87,14 +97,14 @@ class _Layout:
         self.bounds = np.r_[0, np.cumsum(sizes)].astype(int)
 
     def pack(self, params) -> np.ndarray:
-        arrays = self.engine.params_to_arrays(params)
+        arrays = self.to_arrays(params)
         return np.concatenate([np.asarray(arrays[k], dtype=np.float64).ravel()
                                for k in self.keys])
 
     def unpack(self, y: np.ndarray):
         arrays = {k: y[a:b].reshape(s) for k, s, a, b in
                   zip(self.keys, self.shapes, self.bounds[:-1], self.bounds[1:])}
-        return self.engine.params_from_arrays(arrays)
+        return self.from_arrays(arrays)
 
 
 def flow_field(engine: Engine, params) -> tuple[Callable[[float, np.ndarray], np.ndarray],
@@ -172,6 +182,7 @@ def flow(
             return rhs(t, y)
 
         recorded = {int(r["step"]) for r in rows}
+        finite = set().union(*map(_number_columns, rows))  # a NaN there is a divergence
         pending = [s for s in marks if s >= start and s not in recorded]
         show = sys.stderr.isatty() if progress is None else progress
         bar = tqdm(total=steps, initial=start, disable=not show, desc=f"{engine.name} (flow)",
@@ -182,11 +193,12 @@ def flow(
         def record(s: int, ys: np.ndarray) -> None:
             nonlocal last_ckpt, state
             p = unpack(ys)
-            ev = engine.evaluate(p, s, need_grad=False, record=True)
+            ev = _evaluate(engine, p, s, need_grad=False, record=True)
             _check_finite(s, engine.watched(ev))
             arrays = engine.params_to_arrays(p)
             _check_finite(s, arrays)
             row = {"step": s, **engine.record(p, s, ev)}
+            _check_row(s, row, finite)
             rows.append(row)
             state = (s, ys)
             if folder is not None:

@@ -5,7 +5,10 @@ it ends (killed, out of memory, a full disk): there is no stale lock to detect, 
 remove, and no race between two processes that find one. The lock file itself stays (a file
 without a holder is no lock); while held it says who holds it (pid, host, start time, command)
 so that a refused writer can name the holder. On NFS, Linux emulates ``flock`` with the
-server's byte-range locks, which also span hosts.
+server's byte-range locks, which also span hosts. A file system whose ``flock`` does not keep
+a second locker out (some network or FUSE file systems accept every lock) is found when the lock
+is taken: a second open of the lock file must be refused; where it is not, one line warns that
+two writers of that folder are not kept apart there ([`flock_works`][]).
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["folder_lock", "holder", "lock_held"]
+__all__ = ["flock_works", "folder_lock", "holder", "lock_held"]
+
+#: The folders already warned about (one line per folder and process).
+_WARNED: set[str] = set()
 
 
 def _info() -> dict:
@@ -61,6 +67,13 @@ def lock_held(lock_path: str | os.PathLike) -> bool:
     return False
 
 
+def flock_works(lock_path: str | os.PathLike) -> bool:
+    """Whether the exclusive lock this process holds on ``lock_path`` keeps a second locker
+    out: a second open of the file must be refused a shared lock (checked while the lock is
+    held; the probe takes nothing when it works)."""
+    return lock_held(lock_path)
+
+
 @contextlib.contextmanager
 def folder_lock(lock_path: str | os.PathLike, *, what: str, field: str = "out"
                 ) -> Iterator[None]:
@@ -87,6 +100,11 @@ def folder_lock(lock_path: str | os.PathLike, *, what: str, field: str = "out"
             text = json.dumps(_info()).encode()
             os.ftruncate(fd, 0)
             os.pwrite(fd, text, 0)
+        if not flock_works(path) and str(path.parent) not in _WARNED:
+            _WARNED.add(str(path.parent))
+            print(f"warning: {field}: the file system of {path.parent} does not keep a second "
+                  f"locker out (flock accepted two at once): two {what}s writing there at "
+                  "once are not kept apart; run one at a time", file=sys.stderr)
         try:
             yield
         finally:

@@ -88,6 +88,11 @@ class Paper:
       phases``, the sweep tables' reading columns and ``theorylab.analysis.phase_readings``
       report it, ``theorylab plot`` marks its times (the entries named ``t_…``/``T_…``).
       ``None``: the paper has none.
+    - `reading_times`: reading → the time reading it is taken at (a time: itself; an end
+      value: its time; absent: a constant of the run), for the step, resolution and
+      censoring of each reading in the tidy table ([`theorylab.core.readings`][]).
+    - `missing_readings`: ``(readings, config or None) -> {reading: reason}``: the readings
+      that did not happen in that run (a phase it does not have) or cannot be taken, and why.
     - `describe`: ``config -> str``: one line naming a run's setting (the sizes and the
       choices that change the dynamics), the title of ``theorylab plot``'s figures.
       ``None``: the title names the paper only.
@@ -112,6 +117,8 @@ class Paper:
     batched: BatchedRun | None = None
     bench: Callable[[], Any] | None = None
     phase_readings: Callable[[Any, Any], Mapping[str, Any]] | None = None
+    reading_times: Mapping[str, str] | None = None
+    missing_readings: Callable[[Mapping[str, Any], Any], Mapping[str, str]] | None = None
     describe: Callable[[Any], str] | None = None
     cost: Callable[[Any], Any] | None = None
     time_step: Callable[[Any], float] | None = None

@@ -6,7 +6,8 @@ writes the run folder atomically after every recorded step, resumes from it, and
 [`DivergenceError`][] when a watched value stops being finite. The paper supplies the engine,
 the row schema and its configuration's TOML text; nothing here knows what a paper computes.
 
-A run folder holds ``config.toml`` (the resolved configuration), ``trajectory.csv`` (one row per
+A run folder holds ``config.toml`` (the resolved configuration), ``provenance.json`` (commit,
+version, host, libraries and start time, taken when the run starts), ``trajectory.csv`` (one row per
 recorded step, appended as it is recorded: crash-safe at the row level, linear in the number of
 rows), ``checkpoint.npz`` (the parameters at a recorded step, written at most every
 [`CHECKPOINT_SECONDS`][] and at the end; resume recomputes the rows after it) and, once the run
@@ -33,7 +34,6 @@ import csv
 import hashlib
 import json
 import math
-import os
 import sys
 import time
 import zipfile
@@ -43,11 +43,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import tomllib
 
 from . import atomic_io, faults
+from .config import loads_toml
 from .engine import Engine
-from .folders import claim_folder, folder_kind
+from .folders import check_out_folder, claim_folder, folder_kind
 from .locks import folder_lock
 
 if TYPE_CHECKING:  # pandas is imported where a table is made (a run needs it, a config check not)
@@ -79,7 +79,8 @@ RECORD_MODES = ("log", "linear", "all")
 CHECKPOINT_SECONDS = 2.0
 
 #: The files of a run folder; a new run removes those of an earlier run first.
-RUN_FILES = ("config.toml", "trajectory.csv", "checkpoint.npz", "final_state.npz")
+RUN_FILES = ("config.toml", "trajectory.csv", "checkpoint.npz", "final_state.npz",
+             "provenance.json")
 #: The run folder's kernel lock, held while a run writes the folder.
 LOCK_FILE = ".theorylab.lock"
 #: Arrays of a checkpoint that are not the engine's parameters: the step, the run's identity
@@ -92,20 +93,20 @@ def run_identity(config_text: str) -> str:
     ``train.steps`` (the one key a resume may change), in canonical form; a text that is not
     TOML counts as it is."""
     try:
-        tables = tomllib.loads(config_text)
+        tables = loads_toml(config_text)
         train_t = tables.get("train")
         if isinstance(train_t, dict):
             train_t.pop("steps", None)
         canon = json.dumps(tables, sort_keys=True, default=str)
-    except (tomllib.TOMLDecodeError, TypeError, ValueError):
+    except (TypeError, ValueError):
         canon = config_text
     return hashlib.sha256(canon.encode()).hexdigest()[:32]
 
 
 def _paper_of(config_text: str) -> str | None:
     try:
-        exp = tomllib.loads(config_text).get("experiment")
-    except (tomllib.TOMLDecodeError, TypeError, ValueError):
+        exp = loads_toml(config_text).get("experiment")
+    except (TypeError, ValueError):
         return None
     paper = exp.get("paper") if isinstance(exp, dict) else None
     return paper if isinstance(paper, str) else None
@@ -189,40 +190,38 @@ def _check_finite(step: int, named: Mapping[str, object]) -> None:
             raise DivergenceError(step, name)
 
 
+def _evaluate(engine: Engine, params, step: int, **kw):
+    """``engine.evaluate``, an ``OverflowError`` of its numbers (parameters beyond any float's
+    range) turned into the divergence it is."""
+    try:
+        return engine.evaluate(params, step, **kw)
+    except OverflowError as e:
+        raise DivergenceError(step, f"the evaluation ({e})") from None
+
+
+def _check_row(step: int, row: Mapping[str, object], finite: set[str]) -> None:
+    """A recorded row's numbers: an infinite value, or a NaN in a column that was a number in
+    an earlier row of the run (``finite``: those columns, updated here), is a divergence. A
+    column that is NaN from the start is one the engine does not compute (an SE of an exact
+    engine), not a divergence."""
+    for name, value in row.items():
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, np.floating)):
+            continue
+        if math.isinf(value) or (math.isnan(value) and name in finite):
+            raise DivergenceError(step, f"the recorded {name}")
+    finite.update(_number_columns(row))
+
+
+def _number_columns(row: Mapping[str, object]) -> set[str]:
+    """The columns of ``row`` that hold finite floats."""
+    return {k for k, v in row.items() if isinstance(v, (float, np.floating))
+            and not isinstance(v, (bool, np.bool_)) and math.isfinite(v)}
+
+
 def _grad_items(grads) -> dict:
     if isinstance(grads, Mapping):
         return {f"gradient of {k}": v for k, v in grads.items()}
     return {"gradient": grads}
-
-
-def check_out_folder(out: str | Path, create: bool = False) -> Path:
-    """``out`` as a usable run folder, or ``ValueError("out: ...")`` naming what is wrong: an
-    empty name, an existing file, a path below a file, or a folder that cannot be written.
-    Nothing is created unless ``create`` (so a run refused later leaves no empty folder)."""
-    if out is not None and not isinstance(out, (str, os.PathLike)):
-        raise ValueError(f"out: must be a path (got {type(out).__name__} {out!r:.60})")
-    if out is None or str(out).strip() == "":
-        raise ValueError("out: must name a folder (got an empty path)")
-    if "\0" in str(out):
-        raise ValueError(f"out: a path cannot hold a NUL character (got {str(out)!r})")
-    path = Path(out)
-    try:
-        for parent in [path, *path.parents]:
-            if parent.exists() and not parent.is_dir():
-                what = "is a file" if parent == path else f"is below the file {parent}"
-                raise ValueError(f"out: {path} {what}, not a folder")
-        existing = next(p for p in [path, *path.parents, Path(".")] if p.exists())
-    except OSError as e:  # a name too long, a loop of symbolic links, ...
-        raise ValueError(f"out: cannot use the folder {path} ({e.strerror})") from None
-    if not os.access(existing, os.W_OK | os.X_OK):
-        where = "" if existing == path else f" (its parent {existing} is not writable)"
-        raise ValueError(f"out: the folder {path} is not writable{where}")
-    if create:
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise ValueError(f"out: cannot create the folder {path} ({e.strerror})") from None
-    return path
 
 
 class RunFolder:
@@ -283,6 +282,27 @@ class RunFolder:
 
     def write_config(self, text: str) -> None:
         atomic_io.atomic_write_text(self.out / "config.toml", text)
+
+    def write_provenance(self, resumed_at: int | None = None) -> None:
+        """``provenance.json``: how the run was made, taken when it starts
+        ([`run_provenance`][theorylab.core.provenance.run_provenance]); a resume keeps the
+        start's and adds its own, with the step it continues from, under ``resumed``."""
+        import json
+
+        from .provenance import run_provenance
+
+        path = self.out / "provenance.json"
+        now = run_provenance()
+        record = now
+        if resumed_at is not None and path.is_file():
+            try:
+                record = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):  # unreadable: this start is all that is known
+                record = {**now, "note": "the start's record was unreadable at a resume"}
+            if not isinstance(record, dict):
+                record = dict(now)
+            record.setdefault("resumed", []).append({**now, "from_step": int(resumed_at)})
+        atomic_io.atomic_write_text(path, json.dumps(record, indent=1) + "\n")
 
     def write_rows(self, rows: list[dict]) -> None:
         """The whole trajectory, atomically (at the start, on resume and at the end)."""
@@ -490,6 +510,7 @@ def start_run(engine: Engine, folder: RunFolder | None, *, steps: int, config_te
     if folder is not None:
         folder.clear(RUN_FILES if loaded is None else ("final_state.npz",))
         folder.write_config(config_text)
+        folder.write_provenance(None if loaded is None else start)
         folder.write_rows(rows)
     return start, params, rows
 
@@ -523,7 +544,8 @@ def train(
     - `progress`: show a tqdm bar; default: only when stderr is a terminal.
 
     Raises [`DivergenceError`][] (after writing the rows so far) when a watched value, a recorded
-    parameter array or a gradient stops being finite.
+    parameter array, a gradient or a recorded number stops being finite (an infinite value, or
+    a NaN in a column that held numbers before; the rows before it are kept).
     """
     with run_folder(out, schema, config_text) as folder:
         return _train(engine, folder, steps=steps, schedule=schedule, schema=schema,
@@ -547,6 +569,7 @@ def _train(engine: Engine, folder: RunFolder | None, *, steps, schedule, schema,
     show = sys.stderr.isatty() if progress is None else progress
     bar = tqdm(total=steps, initial=start, disable=not show, desc=engine.name, leave=False)
     recorded = {int(r["step"]) for r in rows}
+    finite = set().union(*map(_number_columns, rows))  # a NaN there is a divergence
     state = (start, params)  # one object: an interrupt never sees a step and a mismatched params
     last_ckpt = -math.inf
     try:
@@ -555,12 +578,13 @@ def _train(engine: Engine, folder: RunFolder | None, *, steps, schedule, schema,
                 faults.check_stop()
                 params = state[1]
                 record = step in schedule and step not in recorded
-                ev = engine.evaluate(params, step, need_grad=step < steps, record=record)
+                ev = _evaluate(engine, params, step, need_grad=step < steps, record=record)
                 _check_finite(step, engine.watched(ev))
                 if record:
                     arrays = engine.params_to_arrays(params)
                     _check_finite(step, arrays)
                     row = {"step": step, **engine.record(params, step, ev)}
+                    _check_row(step, row, finite)
                     rows.append(row)
                     recorded.add(step)
                     if folder is not None:

@@ -45,6 +45,7 @@ from .config import (
 from .data import AreaStructure, Batch, information_gap
 from .engines import make_engine
 from .model import FullQModel, mae_loss_grad
+from .phases import READ_AT, missing_readings
 from .trainer import TRAJECTORY_SCHEMA, RunResult, run_experiment
 
 __all__ = [
@@ -102,9 +103,9 @@ def _phase_readings(trajectory, cfg=None) -> dict:
     need = {"step", "phi_glob_lq", "phi_own_lq", "attn_own_lq"}
     out = {}
     if (cfg is None or cfg.model.objective == "mae") and need <= set(trajectory.columns):
-        from .phases import phase_readings
+        from .phases import read_phases
 
-        out = dict(phase_readings(trajectory, cfg))
+        out = dict(read_phases(trajectory, cfg))
     if cfg is not None:
         out["Delta"] = float(cfg.delta)
     return out
@@ -141,6 +142,8 @@ PAPER = Paper(
     trajectory_schema=TRAJECTORY_SCHEMA,
     bench=_bench,
     phase_readings=_phase_readings,
+    reading_times=READ_AT,
+    missing_readings=missing_readings,
     describe=_describe,
     cost=_cost,
     time_step=lambda cfg: cfg.train.lr,

@@ -31,6 +31,14 @@ and on the population loss (``loss``, ``loss_star``):
 A reading the run did not reach is NaN (censored by its horizon). ``resolution`` is the
 largest gap between recorded steps up to the last reading (1 when every step is recorded):
 each step reading is exact to it.
+
+Two calls: [`phase_readings`][] (a run folder, a sweep store, a trajectory table with its
+config, or a run's result → one tidy table, one row per run and reading, with the step each
+reading is taken at, its recording resolution, a ``censored`` flag and the reason a missing
+one is missing; the same call and table as ``theorylab.jelassi2022.phases.phase_readings``),
+and [`read_phases`][] (one trajectory → ``{reading: value}``, what the claims and figures
+use). In the table, a run without Phase I has no ``t_I``, ``phi_glob_end_I`` or
+``attn_glob_end_I`` (missing, with the reason) where ``read_phases`` gives the first step.
 """
 
 from __future__ import annotations
@@ -40,20 +48,27 @@ import math
 import numpy as np
 import pandas as pd
 
+from theorylab.core.readings import paper_phase_readings
 from theorylab.core.trainer import first_step
 
-__all__ = ["EPS_REL", "READINGS", "own_attention_target", "own_attention_ceiling",
-           "relative_excess", "phase_readings"]
+__all__ = ["EPS_REL", "READINGS", "READ_AT", "missing_readings", "own_attention_target",
+           "own_attention_ceiling", "relative_excess", "phase_readings", "read_phases"]
 
 #: ε of T*, relative to the initial excess: L − L* ≤ EPS_REL·(L⁰ − L*). With the 1/P
 #: normalisation L⁰ − L* is Θ(1) (0.12–0.25 on the ladders), so 5 % is an absolute ε of about
 #: 0.01 (a project choice; the ε ladders of thm4.1/thm4.2 vary it).
 EPS_REL = 0.05
 
-#: The keys of [`phase_readings`][], in order.
+#: The keys of [`read_phases`][], in order.
 READINGS = ("t_I", "phase_I", "phi_glob_end_I", "attn_glob_end_I", "t_II", "T_star", "len_I",
             "len_II", "phi_own_T", "phi_glob_T", "attn_own_T", "attn_own_max", "attn_gap_T",
             "dphi_glob_1", "dphi_own_1", "steps_run", "final_rel_excess", "resolution")
+
+#: reading → the time reading it is taken at (``Paper.reading_times``; the others are
+#: constants of the run or of its config).
+READ_AT = {"t_I": "t_I", "phi_glob_end_I": "t_I", "attn_glob_end_I": "t_I", "len_I": "t_I",
+           "t_II": "t_II", "len_II": "t_II", "T_star": "T_star", "phi_own_T": "T_star",
+           "phi_glob_T": "T_star", "attn_own_T": "T_star", "attn_gap_T": "T_star"}
 
 
 def own_attention_ceiling(C: int, gamma: float) -> float:
@@ -83,7 +98,29 @@ def _at(step: np.ndarray, values: np.ndarray, t: float) -> float:
     return float(values[np.flatnonzero(step == t)[0]])
 
 
-def phase_readings(trajectory: pd.DataFrame, cfg=None, *, eps_rel: float = EPS_REL,
+def missing_readings(values, cfg=None) -> dict[str, str]:
+    """The readings that did not happen in a run with these [`read_phases`][] `values`, and
+    why (``Paper.missing_readings``): the end of Phase I and the values there when the run
+    has no Phase I; t_II and the attention ceiling without C and γ."""
+    out = {}
+    if values.get("phase_I") is False or values.get("phase_I") == 0:
+        if math.isfinite(values.get("dphi_glob_1", math.nan)):
+            why = ("no Phase I in this run: its first step does not decouple the global FP "
+                   "correlation (−dΦ_glob ≤ dΦ_own there; the paper's case Δ < 0)")
+            out.update(dict.fromkeys(("t_I", "phi_glob_end_I", "attn_glob_end_I"), why))
+    if "t_II" in values and cfg is None and not math.isfinite(values["t_II"]):
+        why = "needs the run's config (the local area size C and the masking probability γ)"
+        out.update(dict.fromkeys(("t_II", "len_II", "attn_own_max", "attn_gap_T"), why))
+    return out
+
+
+#: ``phase_readings(source, cfg=None)``: the phase readings of a run folder, a sweep store, a
+#: trajectory table (with its config) or a run's result, one row per run and reading (module
+#: docstring; [`phase_table`][theorylab.core.readings.phase_table]).
+phase_readings = paper_phase_readings(__package__)
+
+
+def read_phases(trajectory: pd.DataFrame, cfg=None, *, eps_rel: float = EPS_REL,
                    C: int | None = None, gamma: float | None = None) -> dict:
     """The phase readings of one run (module docstring), from a trajectory table with
     ``step``, ``phi_glob_lq``, ``phi_own_lq``, ``attn_own_lq`` and ``loss``/``loss_star`` (or

@@ -34,7 +34,7 @@ import pandas as pd
 
 from .config import ExperimentConfig, config_from_dict
 from .engines import make_engine
-from .phases import EPS_REL, own_attention_target, phase_readings
+from .phases import EPS_REL, own_attention_target, read_phases
 
 __all__ = [
     "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES", "POLYLOG_POWER",
@@ -152,26 +152,34 @@ def boundary_grid(quick: bool) -> tuple[tuple[int, ...], tuple[float, ...]]:
 
 def mae_config(P: int, C1: int | None = None, C: int | None = None, *,
                Delta: float | None = None, kappa_c: float | None = None,
-               mask_keys: bool = True, z_law: str = "uniform", steps: int = 0,
+               mask_keys: bool = True, z_law: str = "uniform", steps: int | None = None,
                engine: str = "population-laplace", gamma: float = GAMMA,
                areas: str = "random") -> ExperimentConfig:
-    """The notes' §9 setting at (P, C1, C), or at (P, Δ, κ_c), with η = ETA_Q·P (resolved)."""
+    """The notes' §9 setting at (P, C1, C), or at (P, Δ, κ_c), with η = ETA_Q·P (resolved).
+
+    `steps`: the GD steps of a run of it; default [`max_steps`][] at (P, C), enough to reach
+    T* with a margin (the ladder runs reach it within a third of that). ``steps=0`` gives the
+    setting alone (for an engine stepped by hand, or rates at Q⁰ = 0): a run of it is refused
+    (``train.steps``)."""
     data = {"P": P, "areas": areas, **Z_LAWS[z_law]}
     if Delta is not None:
         data.update(Delta=Delta, kappa_c=kappa_c) if C is None else data.update(Delta=Delta, C=C)
     else:
         data.update(C1=C1, C=C)
-    train = {"engine": engine, "z_nodes": Z_NODES, "lr": ETA_Q * P, "steps": steps,
-             "record": "all"}
+    train = {"engine": engine, "z_nodes": Z_NODES, "lr": ETA_Q * P,
+             "steps": 0 if steps is None else steps, "record": "all"}
     if engine == "population-laplace":
         train["laplace_step"] = LAPLACE_STEP
     if engine == "population-reduced":
         train["count_nodes"] = COUNT_NODES
-    return config_from_dict({
+    cfg = config_from_dict({
         "data": data,
         "model": {"mask": "bernoulli", "gamma": gamma, "mask_keys": mask_keys, "loss_norm": "P"},
         "train": train,
     }).resolved()
+    if steps is None:
+        cfg = cfg.replace(train={"steps": max_steps(P, int(cfg.data.C))}).resolved()
+    return cfg
 
 
 def family_config(fam: str, P: int, **kw) -> ExperimentConfig:
@@ -261,7 +269,7 @@ def rung_summary(fam: str, P: int, C1: int, C: int, *, engine: str = "population
            "C1": C1, "C": C, "delta": cfg.delta,
            "delta_target": f.Delta if f is not None else math.nan,
            "x_phase": _x_phase(P, C), "eta_q": ETA_Q,
-           **phase_readings(tr, cfg, eps_rel=eps_rel),
+           **read_phases(tr, cfg, eps_rel=eps_rel),
            "neglect": float(np.nanmax(tr.neglect)) if tr.neglect.notna().any() else math.nan,
            "loss_monotone": bool(np.all(np.diff(tr.loss.to_numpy()) <= 0)),
            "seconds": secs}
@@ -293,7 +301,7 @@ def eps_table(fam: str, P: int, *, mask_keys: bool = True, z_law: str = "uniform
     cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine="population-reduced")
     rows = []
     for e in eps:
-        r = phase_readings(tr, cfg, eps_rel=e)
+        r = read_phases(tr, cfg, eps_rel=e)
         rows.append({"family": fam, "P": P, "C1": C1, "C": C, "delta": cfg.delta,
                      "eps_rel": e, **r})
     return pd.DataFrame(rows)
@@ -314,7 +322,7 @@ def first_step(P: int, C1: int, C: int, *, mask_keys: bool = True,
         rows.append({"step": step, **eng.record(params, step, ev)})
         if step == 0:
             params = eng.apply(params, ev.grads)
-    r = phase_readings(pd.DataFrame(rows), cfg)
+    r = read_phases(pd.DataFrame(rows), cfg)
     return {"P": P, "C1": C1, "C": C, "delta": cfg.delta, "phase_I": r["phase_I"],
             "dphi_glob_1": r["dphi_glob_1"], "dphi_own_1": r["dphi_own_1"],
             "ratio": -r["dphi_glob_1"] / r["dphi_own_1"]}
@@ -698,9 +706,9 @@ def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 # -- the figures' MAE config --------------------------------------------------------------------
-def figure_config(P: int, C1: int, C: int, *, gamma: float = 0.5, steps: int = 0,
+def figure_config(P: int, C1: int, C: int, *, gamma: float = 0.5, steps: int | None = None,
                   areas: str = "contiguous", K: int = 1) -> ExperimentConfig:
     """The notes' §9 setting at (P, C1, C) with masking probability γ, η = η_q·P, every step
-    recorded, exact population GD (``population-laplace``)."""
+    recorded, exact population GD (``population-laplace``); `steps` as in [`mae_config`][]."""
     cfg = mae_config(P, C1, C, steps=steps, gamma=gamma)
     return cfg.replace(data={"areas": areas, "K": K})

@@ -36,6 +36,7 @@ from .data import bayes_error, fstar, fstar_error, make_wstar, sample
 from .engines import make_engine
 from .model import PositionalAttentionModel, model_output
 from .partition import Partition
+from .phases import READ_AT, missing_readings
 from .sweep import BATCHED, run_sweep
 from .trainer import TRAJECTORY_SCHEMA, RunResult, run_experiment
 
@@ -97,9 +98,9 @@ def _phase_readings(trajectory, cfg=None) -> dict:
     table without α, γ and ρ."""
     if not {"step", "alpha", "gamma", "rho"} <= set(trajectory.columns):
         return {}
-    from .phases import pa_target, phase_readings
+    from .phases import pa_target, read_phases
 
-    return phase_readings(trajectory, cfg, target_error=pa_target(cfg))
+    return read_phases(trajectory, cfg, target_error=pa_target(cfg))
 
 
 def _cost(cfg):
@@ -131,6 +132,8 @@ PAPER = Paper(
     bench=_bench,
     batched=BATCHED,
     phase_readings=_phase_readings,
+    reading_times=READ_AT,
+    missing_readings=missing_readings,
     describe=_describe,
     cost=_cost,
     time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.resolved().train.lr_A,

@@ -1,7 +1,7 @@
 """The phase times of a trajectory of the first paper's model: one name and one definition each,
 shared by the claim checks, the figures and the docs.
 
-Measured (threshold) times, read by [`phase_readings`][] from any trajectory table (a run of
+Measured (threshold) times, read by [`read_phases`][] from any trajectory table (a run of
 ``theorylab run``, a sweep, an [`exact_path`][] or a reduced-engine path), each the first
 recorded step at which an absolute threshold is crossed, so none depends on the run's length:
 
@@ -27,6 +27,14 @@ passes as `target_error`.
 
 [`exact_path`][] runs exact population GD from an aligned start (the exchangeable engine) and
 keeps every step, so a time read from it is exact to the step.
+
+Two calls: [`phase_readings`][] (a run folder, a sweep store, a trajectory table with its
+config, or a run's result → one tidy table, one row per run and reading, with the step each
+reading is taken at, its recording resolution, a ``censored`` flag and the reason a missing
+one is missing; the same call and table as ``theorylab.huang2024.phases.phase_readings``),
+and [`read_phases`][] (one trajectory → ``{reading: value}``, what the claims and figures
+use). A run recorded on the default log grid reads t_I to its resolution: the table says it
+(``resolution``: the steps since the record before).
 """
 
 from __future__ import annotations
@@ -36,13 +44,15 @@ import math
 import numpy as np
 import pandas as pd
 
+from theorylab.core.readings import paper_phase_readings
 from theorylab.core.trainer import first_step
 
 from .config import as_config, config_to_toml
 from .engines import ExchangeableEngine, count_patterns, n_histograms
 
 __all__ = ["ALPHA_GROWTH", "GAP_II", "ERR_TOL", "PHASE_TIMES", "PA_TARGET_MAX_ROWS",
-           "phase_readings", "readings_by_run", "first_step", "pa_limit_error", "pa_target",
+           "READ_AT", "missing_readings", "phase_readings", "read_phases", "readings_by_run",
+           "first_step", "pa_limit_error", "pa_target",
            "exact_path"]
 
 #: t_I: α has left its plateau: an order of magnitude above the start's norm.
@@ -54,6 +64,9 @@ GAP_II = 1.0
 ERR_TOL = 0.005
 #: the names of the measured phase times, in order.
 PHASE_TIMES = ("t_I", "t_II", "t_PA", "t_III")
+#: reading → the time reading it is taken at (``Paper.reading_times``; ``v0_norm``,
+#: ``steps_run`` and ``final_gap`` are constants of the run).
+READ_AT = {t: t for t in PHASE_TIMES}
 #: the patch-association margin used when neither the table nor a config gives one.
 DEFAULT_PA_MARGIN = 1e-3
 
@@ -80,7 +93,28 @@ def _pa_ok(tr: pd.DataFrame, cfg) -> np.ndarray | None:
     return gap >= margin
 
 
-def phase_readings(trajectory: pd.DataFrame, cfg=None, target_error: float | None = None
+def missing_readings(values, cfg=None) -> dict[str, str]:
+    """The readings that cannot be taken in a run with these [`read_phases`][] `values`, and
+    why (``Paper.missing_readings``): t_III where the phase-III target (the error of hard
+    patch association, [`pa_target`][]) is unknown: no config, or a setting too large for its
+    exact table."""
+    if not math.isfinite(values.get("t_III", 0.0)) and math.isfinite(values.get("t_II",
+                                                                                 math.nan)):
+        if cfg is None:
+            return {"t_III": "needs the run's config (the error of hard patch association)"}
+        if not math.isfinite(pa_target(cfg)):
+            return {"t_III": f"the error of hard patch association of this setting needs "
+                             f"more than {PA_TARGET_MAX_ROWS:,} histograms (not computed)"}
+    return {}
+
+
+#: ``phase_readings(source, cfg=None)``: the phase readings of a run folder, a sweep store, a
+#: trajectory table (with its config) or a run's result, one row per run and reading (module
+#: docstring; [`phase_table`][theorylab.core.readings.phase_table]).
+phase_readings = paper_phase_readings(__package__)
+
+
+def read_phases(trajectory: pd.DataFrame, cfg=None, target_error: float | None = None
                    ) -> dict[str, float]:
     """The measured phase times of one trajectory (see the module for the definitions).
 
@@ -127,10 +161,10 @@ def phase_readings(trajectory: pd.DataFrame, cfg=None, target_error: float | Non
 
 def readings_by_run(table: pd.DataFrame, cfg=None, target_error: float | None = None,
                     by: str = "run") -> pd.DataFrame:
-    """[`phase_readings`][] of every run of a table with a column `by` (one row each)."""
+    """[`read_phases`][] of every run of a table with a column `by` (one row each)."""
     rows = []
     for key, g in table.groupby(by, sort=True):
-        rows.append({by: key, **phase_readings(g.drop(columns=[by]), cfg, target_error)})
+        rows.append({by: key, **read_phases(g.drop(columns=[by]), cfg, target_error)})
     return pd.DataFrame(rows)
 
 

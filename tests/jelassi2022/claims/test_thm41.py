@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from theorylab.jelassi2022.claims import thm41, thm41_phases
-from theorylab.jelassi2022.phases import exact_path, phase_readings
+from theorylab.jelassi2022.phases import exact_path, read_phases
 from theorylab.jelassi2022.setups import line_config
 from theorylab.jelassi2022.trainer import run_experiment
 
@@ -147,6 +147,6 @@ def test_exact_path_is_the_trainer_run_and_stops_at_the_gap():
     cut = float((path.gamma - path.rho).abs().iloc[20])
     short = exact_path(cfg, 300, stop_gap=cut)
     assert short.step.iloc[-1] <= 20 and abs(short.gamma.iloc[-1] - short.rho.iloc[-1]) >= cut
-    rd = phase_readings(path)
-    assert np.isfinite(rd["t_I"]) and rd["t_I"] == phase_readings(tr, cfg)["t_I"]
+    rd = read_phases(path)
+    assert np.isfinite(rd["t_I"]) and rd["t_I"] == read_phases(tr, cfg)["t_I"]
     assert math.isnan(rd["t_III"])  # no config, no target error: no t_III

@@ -81,19 +81,19 @@ def test_phase_readings_on_a_synthetic_trajectory():
     """t_I where α first reaches 10‖v⁰‖, t_II where γ − ρ first reaches 1, t_III from that t_II
     where the error settles at its target; no config: t_PA from γ, ρ is not read (NaN), a
     target error gives t_III; a flat run has no phase time."""
-    from theorylab.jelassi2022.phases import phase_readings
+    from theorylab.jelassi2022.phases import read_phases
 
     tr = _synthetic_trajectory()
     step = tr["step"].to_numpy()
     path = tr.assign(alpha=np.where(step >= 2000, 0.2, 0.01), beta=0.0)
-    ph = phase_readings(path, target_error=0.11)
+    ph = read_phases(path, target_error=0.11)
     assert ph["t_I"] == step[step >= 2000][0]
     gap = (tr.gamma - tr.rho).to_numpy()
     assert ph["t_II"] == step[gap >= 1.0][0]  # γ − ρ = 3(t − 1000)/4000 reaches 1 at 2333
     assert ph["t_III"] == step[step >= 6000][0]
     assert math.isnan(ph["t_PA"])
     flat = path.assign(gamma=0.0, rho=0.0, alpha=0.01)
-    assert all(math.isnan(phase_readings(flat, target_error=0.11)[k])
+    assert all(math.isnan(read_phases(flat, target_error=0.11)[k])
                for k in ("t_I", "t_II", "t_III"))
 
 
@@ -115,12 +115,12 @@ def test_positive_v0_seed_gives_positive_alignment():
 def test_phase_times_do_not_depend_on_the_horizon():
     """A longer run with the same prefix, ending at another gap, gives the same times (the
     readings are absolute thresholds)."""
-    from theorylab.jelassi2022.phases import phase_readings
+    from theorylab.jelassi2022.phases import read_phases
 
     tr = _synthetic_trajectory()
     step = tr["step"].to_numpy()
     path = tr.assign(alpha=np.where(step >= 2000, 0.2, 0.01))
     longer = path.copy()
     longer.loc[longer.index[-1], "gamma"] += 10.0
-    a, b = phase_readings(path, target_error=0.11), phase_readings(longer, target_error=0.11)
+    a, b = read_phases(path, target_error=0.11), read_phases(longer, target_error=0.11)
     assert (a["t_I"], a["t_II"], a["t_III"]) == (b["t_I"], b["t_II"], b["t_III"])

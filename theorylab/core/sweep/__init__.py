@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -70,32 +70,39 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                    scheduler: str | None = None, workers: int | None = None, client=None,
                    shard: str | tuple[int, int] | None = None, dry_run: bool = False,
-                   new_store: bool = False, threads: int = 1, progress: bool | None = None,
+                   new_store: bool = False, force: bool = False, threads: int = 1,
+                   progress: bool | None = None,
                    slurm: int = 0, slurm_memory: str = "4GB", oversubscribe: bool = False,
                    worker_timeout: float | None = None, verbose: bool = False,
+                   sets: Sequence[str] | None = None,
                    say: Callable[[str], None] = print) -> pd.DataFrame:
     """Run a sweep into the store ``out`` and return its consolidated table.
 
-    **Arguments:** `spec` (a [`SweepSpec`][], a spec file or its tables); `out` the store
+    **Arguments:** `spec` (a [`SweepSpec`][], a spec file or its tables; `sets`:
+    ``SECTION.KEY=VALUE`` items set in a file's or tables' base config); `out` the store
     folder; where to run: `client` (a ``dask.distributed.Client``), else `scheduler` (an
     address), else `workers` (``None``: a ``LocalCluster`` with one single-threaded worker per
     usable core, and no more unless `oversubscribe`; ``0``: this process, no Dask); `shard`
     ``"i/n"``: only the points with index ≡ i − 1 (mod n); `dry_run`: list the points and how
     many are cached, compute nothing (returns the table of the points with ``cached``);
     `new_store`: discard a store made by another spec (refused otherwise; a spec with the same
-    base that only adds points extends it); `threads`: torch/BLAS threads per point; `slurm`:
-    run on that many SLURM jobs through dask-jobqueue (the optional extra ``cluster``), each
-    with `slurm_memory`; `worker_timeout`: seconds to wait for a Dask worker (see
-    [`open_client`][]); `verbose`: Dask's own log lines too.
+    base that only adds points extends it; only its own point files are removed); `force`:
+    write into a folder theorylab did not write (refused otherwise unless it is empty);
+    `threads`: torch/BLAS threads per point; `slurm`: run on that many SLURM jobs through
+    dask-jobqueue (the optional extra ``cluster``), each with `slurm_memory`;
+    `worker_timeout`: seconds to wait for a Dask worker (see [`open_client`][]); `verbose`:
+    Dask's own log lines too.
 
     One sweep writes a store at a time (``sweep.lock``, a kernel lock); [`SweepInterrupted`][]
     when interrupted, [`SweepStoppedError`][] when every worker is gone (the finished points are
     stored and in ``results.parquet``).
     """
     if isinstance(spec, (str, Path)):
-        spec = load_spec(spec)
+        spec = load_spec(spec, sets)
     elif isinstance(spec, dict):
-        spec = spec_from_dict(spec)
+        spec = spec_from_dict(spec, sets=sets)
+    elif sets:
+        raise ValueError("--set: a spec given as a SweepSpec is set in its base config already")
     shard = parse_shard(shard) if isinstance(shard, (str, type(None))) else shard
     store = Store(out, readonly=dry_run)
     head = (f"{spec.n_points()} points ({spec.mode} of "
@@ -119,7 +126,7 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
         for line in estimate_points(todo).lines(_workers(workers, scheduler, slurm)):
             say(line)
         return table
-    with store.lock(say=say):
+    with store.lock(say=say, force=force):
         return _run_locked(spec, store, points, chosen, new_store=new_store, client=client,
                            scheduler=scheduler, workers=workers, slurm=slurm,
                            slurm_memory=slurm_memory, threads=threads, progress=progress,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 
-from ..cli import nonnegative_int
+from ..cli import nonnegative_int, output_argument
 from ..folders import claim_folder
 from .runner import use_executor
 from .store import Store
@@ -25,7 +25,7 @@ def add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--workers", type=nonnegative_int, default=0, metavar="N",
                    help="run the sweep grids on a local Dask cluster of N single-threaded "
                         "workers (default 0: in this process)")
-    parser.add_argument("--cache", metavar="DIR",
+    output_argument(parser, "--cache", writes="folder", metavar="DIR",
                         help="store of sweep points shared between checks and figures: cached "
                              "points are read, new ones written")
 
@@ -36,7 +36,7 @@ def executor_from_args(args: argparse.Namespace) -> contextlib.AbstractContextMa
     if args.cache is not None:
         try:
             Store(args.cache)
-            claim_folder(args.cache, "cache", create=False)
+            claim_folder(args.cache, "cache")  # claimed now: refused before any work
         except ValueError as e:
             raise ValueError(f"--cache: {str(e).removeprefix('out: ')}") from None
     return use_executor(cache=args.cache, scheduler=args.scheduler, workers=args.workers)

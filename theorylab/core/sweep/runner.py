@@ -84,6 +84,9 @@ def quiet_dask_logs(verbose: bool = False) -> None:
         logging.getLogger(name).setLevel(logging.INFO if verbose else logging.ERROR)
 
 log = logging.getLogger("theorylab.sweep")
+#: Seconds the client and the local cluster get to close (a stopped sweep never waits longer
+#: for workers that do not answer).
+CLOSE_TIMEOUT_S = 10
 
 
 @functools.lru_cache(maxsize=1)
@@ -272,7 +275,10 @@ def open_client(scheduler: str | None = None, workers: int | None = None, *, slu
         with _children_ignore_sigint():
             cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                    dashboard_address=":0",
-                                   silence_logs=logging.INFO if verbose else logging.ERROR)
+                                   # a worker's errors reach the sweep as failed points; its
+                                   # log lines (a heartbeat to a scheduler closed by a Ctrl-C)
+                                   # only with --verbose
+                                   silence_logs=logging.INFO if verbose else logging.CRITICAL)
         client = Client(cluster)
         where = "the local cluster"
     try:
@@ -289,11 +295,15 @@ def open_client(scheduler: str | None = None, workers: int | None = None, *, slu
         client.theorylab_where = where
         yield client
     finally:
+        if sys.exc_info()[0] is not None:  # stopped (Ctrl-C, an error): the workers' closing
+            # connections log errors that are no news; the command says what was kept
+            for name in ("distributed", "asyncio", "tornado"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
         with contextlib.suppress(Exception):
-            client.close()
+            client.close(timeout=CLOSE_TIMEOUT_S)
         if cluster is not None:
             with contextlib.suppress(Exception):
-                cluster.close()
+                cluster.close(timeout=CLOSE_TIMEOUT_S)
 
 
 def execute(points: Sequence[Point], store: Store | None, *, client=None, threads: int = 1,

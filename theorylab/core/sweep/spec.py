@@ -14,7 +14,8 @@ A spec file (TOML)::
 
 Every point is the base config with one value of each axis; its resolved config is validated
 by the paper when the spec is read, so a bad point is refused before anything runs. A sweep of
-more than [`FULL_VALIDATION_POINTS`][] points is validated by parts: the base and each axis
+more than [`MAX_POINTS`][] points is refused before any point is made; one of more than
+[`FULL_VALIDATION_POINTS`][] points is validated by parts: the base and each axis
 value once, fully; each point's config is then the validated one with its axis values (and the
 fields they determine) written in, and a combination of valid values that the paper refuses
 becomes a failed point when it runs. Axis values must be distinct, and two points that resolve
@@ -33,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theorylab.core.config import paper_of, read_toml
+from theorylab.core.config import apply_sets, check_run_steps, paper_of, read_toml
 
-__all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MODES", "POINT_TYPES",
+__all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MAX_POINTS", "MODES", "POINT_TYPES",
            "RESULT_SCHEMA_VERSION", "Point", "SweepSpec", "get_paper", "load_spec",
            "register_papers", "spec_from_dict"]
 
@@ -49,6 +50,9 @@ POINT_TYPES = ("run", "batched")
 #: 1 ms each); beyond it, the base and each axis value are, and the points are assembled from
 #: them (module docstring).
 FULL_VALIDATION_POINTS = 2000
+#: The most points a spec may have (its grid's size is checked before any point is made, in a
+#: dry run too): 10^5 points are ~100 MB of configs and as many point files in one folder.
+MAX_POINTS = 100_000
 
 
 #: The papers' registry, handed to the kernel by the package's registry of papers (importing
@@ -181,8 +185,9 @@ def run_point(paper, tables: Mapping[str, Any], keep, labels: Mapping[str, Any])
     naming the field)."""
     if isinstance(paper, str):
         paper = get_paper(paper)
-    return Point.make("run", {"paper": paper.name, "config": resolved_tables(paper, tables),
-                              "keep": keep}, labels)
+    config = resolved_tables(paper, tables)
+    check_run_steps(config.get("train", {}).get("steps", 1))
+    return Point.make("run", {"paper": paper.name, "config": config, "keep": keep}, labels)
 
 
 @dataclass(frozen=True)
@@ -390,9 +395,12 @@ def _check_list(name: str, values) -> list:
     return list(values)
 
 
-def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "") -> SweepSpec:
+def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "",
+                   sets: Sequence[str] | None = None) -> SweepSpec:
     """A validated [`SweepSpec`][] from the tables of a spec file (``root``: the folder that
-    a relative ``base`` path is read from). Bad input: ``ValueError`` naming the field."""
+    a relative ``base`` path is read from; ``sets``: ``SECTION.KEY=VALUE`` items set in the
+    base config, [`apply_sets`][theorylab.core.config.apply_sets]). Bad input: ``ValueError``
+    naming the field."""
     PAPERS, DEFAULT_PAPER = _papers()
     if not isinstance(d, Mapping):
         raise ValueError(f"spec: must be a table (got {d!r})")
@@ -415,6 +423,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
         if not isinstance(table, Mapping):
             raise ValueError(f"base_config.{section}: must be a table (got {table!r})")
         base.setdefault(section, {}).update(table)
+    base = apply_sets(base, sets)
     paper = paper_of(base, tuple(PAPERS), DEFAULT_PAPER)
     sweep = d.get("sweep")
     if not isinstance(sweep, Mapping):
@@ -442,8 +451,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
         keys = [_hashable(v) for v in axes[key]]
         if sweep.get("mode", "product") == "product" and len(set(keys)) != len(keys):
             dup = next(v for i, v in enumerate(axes[key]) if keys.index(keys[i]) != i)
-            raise ValueError(f"sweep.axes.{key}: values must be distinct (got {dup!r} twice in "
-                             f"{axes[key]})")
+            raise ValueError(f"sweep.axes.{key}: values must be distinct (got {dup!r} twice)")
     mode = sweep.get("mode", "product")
     if mode not in MODES:
         raise ValueError(f"sweep.mode: must be one of {list(MODES)} (got {mode!r})")
@@ -481,24 +489,67 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
     if point not in POINT_TYPES:
         raise ValueError(f"sweep.point: must be one of {list(POINT_TYPES)} (got {point!r})")
     spec = SweepSpec(paper, base, axes, seeds, mode, keep, point, source)
-    if spec.n_points() <= FULL_VALIDATION_POINTS:
+    n = spec.n_points()  # the grid's size, from its axes' lengths: nothing expanded yet
+    if n > MAX_POINTS:
+        sizes = " × ".join(f"{len(v)} {k}" for k, v in axes.items())
+        sizes += f" × {len(seeds)} seeds" if seeds is not None and point == "run" else ""
+        raise ValueError(f"sweep.axes: {n} points ({sizes}; mode {mode!r}), more than "
+                         f"{MAX_POINTS}; split the sweep into specs of fewer points")
+    if n <= FULL_VALIDATION_POINTS:
         spec.points()  # every point validated now (a larger sweep: when it is expanded)
     return spec
 
 
 def _known_fields(paper, base: dict, axes_in: Mapping[str, Any]) -> dict:
-    """The paper's resolved tables of the base (with each axis's first value applied when the
-    base alone is not a complete config): the fields an axis may name."""
+    """The fields an axis may name: the paper's resolved tables of the base (with each axis's
+    first value applied when the base alone is not a complete config) and every documented
+    field of its config sections (a field the resolved form leaves out, such as an input that
+    determines others)."""
+    known = _resolved_base(paper, base, axes_in)
+    for section, names in _documented_fields(paper, base, axes_in).items():
+        table = known.setdefault(section, {})
+        for name in names:
+            table.setdefault(name, None)
+    return known
+
+
+def _documented_fields(paper, base: dict, axes_in: Mapping[str, Any]) -> dict[str, list[str]]:
+    """``{section: [field, ...]}`` of the paper's config dataclass (its documented keys)."""
+    import dataclasses
+
+    try:
+        cfg = paper.config_from_tables(base)
+    except ValueError:
+        tables = _with_first_values(base, axes_in)
+        try:
+            cfg = paper.config_from_tables(tables)
+        except ValueError:
+            return {}
+    if not dataclasses.is_dataclass(cfg):
+        return {}
+    out = {}
+    for f in dataclasses.fields(cfg):
+        sec = getattr(cfg, f.name)
+        if dataclasses.is_dataclass(sec):
+            out[f.name] = [g.name for g in dataclasses.fields(sec) if not g.name.startswith("_")]
+    return out
+
+
+def _with_first_values(base: dict, axes_in: Mapping[str, Any]) -> dict:
+    tables = copy.deepcopy(base)
+    for key, values in axes_in.items():
+        if (isinstance(key, str) and key.count(".") == 1 and isinstance(values, Sequence)
+                and not isinstance(values, str) and len(values)):
+            set_dotted(tables, key, values[0])
+    return tables
+
+
+def _resolved_base(paper, base: dict, axes_in: Mapping[str, Any]) -> dict:
     try:
         return resolved_tables(paper, base)
     except ValueError as first:
-        tables = copy.deepcopy(base)
-        for key, values in axes_in.items():
-            if (isinstance(key, str) and key.count(".") == 1 and isinstance(values, Sequence)
-                    and not isinstance(values, str) and len(values)):
-                set_dotted(tables, key, values[0])
         try:
-            return resolved_tables(paper, tables)
+            return resolved_tables(paper, _with_first_values(base, axes_in))
         except ValueError:
             raise ValueError(f"base: not a valid {paper.name} config: {first}") from None
 
@@ -509,9 +560,10 @@ def _trajectory_schema(paper: str):
     return dict(schema) if schema is not None else None
 
 
-def load_spec(path: str | Path) -> SweepSpec:
-    """Read and validate a spec file (``ValueError`` naming the field)."""
+def load_spec(path: str | Path, sets: Sequence[str] | None = None) -> SweepSpec:
+    """Read and validate a spec file (``ValueError`` naming the field), with ``sets`` set in
+    its base config."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"spec: no such file {path}")
-    return spec_from_dict(read_toml(path), root=path.parent, source=str(path))
+    return spec_from_dict(read_toml(path), root=path.parent, source=str(path), sets=sets)

@@ -72,6 +72,26 @@ def read_point_file(path: str | Path) -> tuple[pd.DataFrame, str, str]:
             meta.get(CONFIG_HASH_KEY, b"").decode())
 
 
+def _own_point_file(path: Path) -> bool:
+    """Whether ``path`` is a point file a store wrote: its Parquet metadata names the run id
+    that is its name."""
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except Exception:  # not a Parquet file: not ours
+        return False
+    return meta.get(RUN_ID_KEY, b"").decode(errors="replace") == path.name[:-len(".parquet")]
+
+
+def _own_table(path: Path) -> bool:
+    """Whether ``path`` is a store's consolidated table (its ``run_id`` and ``status``
+    columns)."""
+    try:
+        names = set(pq.read_schema(path).names)
+    except Exception:
+        return False
+    return {"run_id", "status"} <= names
+
+
 def _read_point(points_dir: Path, run_id: str) -> pd.DataFrame | None:
     p = points_dir / f"{run_id}.parquet"
     if not p.is_file():
@@ -166,13 +186,14 @@ class Store:
         return self.root / "sweep.lock"
 
     @contextlib.contextmanager
-    def lock(self, say=print, kind: str = "sweep"):
+    def lock(self, say=print, kind: str = "sweep", force: bool = False):
         """Hold the store's kernel lock (``flock`` on ``sweep.lock``) for the block, or raise
         ``ValueError("out: ...")`` naming the process that holds it (pid, host, start time,
         command). A lock dies with its process, so there is no stale lock to take over. The
         holder first checks the folder is a store (its marker: ``kind``), then removes the
-        temporaries that killed writes left."""
-        claim_folder(self.root, kind)
+        temporaries that killed writes left. ``force``: claim a folder theorylab did not
+        write ([`claim_folder`][theorylab.core.folders.claim_folder])."""
+        claim_folder(self.root, kind, force=force)
         with folder_lock(self.lock_path, what="sweep"):
             if self.points_dir.is_dir():
                 atomic_io.remove_stale_temporaries(self.points_dir,
@@ -208,10 +229,13 @@ class Store:
                     f"(a spec with the same base that only adds points extends the store)")
             say(f"sweep: this spec extends the store {self.root}: its {len(olds)} points "
                 f"are kept, {len(set(run_ids)) - len(set(olds))} added")
-        if new_store:
+        if new_store:  # only the store's own point files: a file without its run id stays
             for p in (self.points_dir.glob("*.parquet") if self.points_dir.is_dir() else []):
-                p.unlink()
-            (self.root / "results.parquet").unlink(missing_ok=True)
+                if _own_point_file(p):
+                    p.unlink()
+            results = self.root / "results.parquet"
+            if results.is_file() and _own_table(results):
+                results.unlink()
 
     def write_manifest(self, info: dict) -> None:
         atomic_io.write_json(self.manifest, info)

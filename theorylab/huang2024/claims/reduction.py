@@ -35,7 +35,7 @@ from theorylab.core.claims import (
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
-from ..phases import phase_readings
+from ..phases import read_phases
 from ..setups import (
     COUNT_NODES,
     FAMILIES,
@@ -100,7 +100,7 @@ def engine_rows(quick: bool) -> pd.DataFrame:
                 n = int(red.step.iloc[-1])
                 eng = mae_run(P, C1, C, engine="population-laplace", mask_keys=mk, steps=n)
                 cfg = mae_config(P, C1, C, mask_keys=mk)
-                a, b = phase_readings(eng, cfg), phase_readings(red, cfg)
+                a, b = read_phases(eng, cfg), read_phases(red, cfg)
                 m = min(len(eng), len(red))
                 gap = {c: float(np.max(np.abs(eng[c].to_numpy()[:m] - red[c].to_numpy()[:m])))
                        for c in ("phi_glob_lq", "phi_own_lq", "attn_own_lq")}
@@ -125,7 +125,7 @@ def quadrature_rows(quick: bool) -> pd.DataFrame:
         g = mae_run(P, C1, C)
         e = mae_run(P, C1, C, count_nodes=0)
         cfg = mae_config(P, C1, C)
-        a, b = phase_readings(g, cfg), phase_readings(e, cfg)
+        a, b = read_phases(g, cfg), read_phases(e, cfg)
         m = min(len(g), len(e))
         d = float(np.max(np.abs(g[["phi_glob_lq", "phi_own_lq", "phi_own_gq"]].to_numpy()[:m]
                                 - e[["phi_glob_lq", "phi_own_lq", "phi_own_gq"]].to_numpy()[:m])))

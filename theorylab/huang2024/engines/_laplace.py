@@ -47,6 +47,10 @@ __all__ = ["LaplaceEngine"]
 
 #: The integrand is covered down to this fraction at both ends of the t-range.
 _TAIL = 1e-18
+#: The most nodes of the trapezoid rule in y = ln t (a run's logits span tens of units: some
+#: 10^4 nodes at the default step); beyond it the parameters have overflowed, and the
+#: evaluation raises ``OverflowError`` (the trainer's divergence stop).
+_MAX_NODES = 1e7
 #: Elements of the largest per-chunk array (bounds memory: ~25 such arrays are alive in the
 #: reverse pass, 2e6 float64 elements = 16 MB each).
 CHUNK_ELEMENTS = 2_000_000
@@ -169,6 +173,10 @@ class LaplaceEngine(MAEEngine):
         # below t_lo the integrands are ≤ t·E[z²N] ≤ t·P·U²: the tail [0, t_lo] is ≤ _TAIL
         y_lo = math.log(_TAIL / ((P + 1) * max(1.0, self.cfg.data.U ** 2)))
         y_hi = math.log(-math.log(_TAIL) + 4.0) - float(lo.min()) + 1.0
+        nodes = (y_hi - y_lo) / self.h
+        if not nodes <= _MAX_NODES:  # logits spread beyond any float: the parameters blew up
+            raise OverflowError(f"the Laplace grid would need {nodes:.3g} nodes (the logits "
+                                f"span {-float(lo.min()):.3g})")
         ys = np.arange(y_lo, y_hi + self.h, self.h)
         return counts, area, own, M, ys
 

@@ -14,7 +14,7 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 
 from ..config import PAPER_NAME
 from ..data import information_gap
-from ..phases import EPS_REL, own_attention_target, phase_readings
+from ..phases import EPS_REL, own_attention_target, read_phases
 from ..predictions import has_phase_one, phase_one_prediction, reduced_gd, z_moments
 from ..setups import ATTN_TOL, ETA_Q, family_sizes, figure_config, pair_config
 from ..trainer import RunResult, run_experiment
@@ -44,7 +44,7 @@ def phase_one_end(cfg, max_steps: int | None = None, reduced=None) -> float:
     and the phase diagram take this prediction from."""
     try:
         r = (phase_one_prediction(cfg, max_steps=max_steps) if reduced is None else
-             phase_readings(reduced, cfg.resolved(), eps_rel=EPS_REL))
+             read_phases(reduced, cfg.resolved(), eps_rel=EPS_REL))
     except ValueError:
         return math.nan
     return float(r["phi_glob_end_I"]) if r["phase_I"] else math.nan
@@ -86,12 +86,12 @@ def phase_I_present(tr: pd.DataFrame) -> bool:
     """Whether the first GD step lowers the mean global FP correlation of the local queries by
     more than it raises their own-area one (``phase_I`` of
     [`phase_readings`][theorylab.huang2024.phases.phase_readings], notes §4.5)."""
-    return bool(phase_readings(tr)["phase_I"])
+    return bool(read_phases(tr)["phase_I"])
 
 
 def _summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float) -> dict:
     """The phase readings of a run with its Δ and whether its loss decreased at every step."""
-    out = phase_readings(tr, C=C, gamma=gamma)
+    out = read_phases(tr, C=C, gamma=gamma)
     out["delta"] = information_gap(P, C1, C)
     out["loss_monotone"] = bool(np.all(np.diff(tr.loss.to_numpy()) <= 0))
     return out

@@ -220,7 +220,7 @@ def rates(ctx: FigureContext) -> FigureResult:
         f: [FAMILIES[f].kappa_s, FAMILIES[f].kappa_c] for f in ("pos", "neg")}, "gamma": GAMMA,
         "engine":
         "population-laplace", "query": "masked local-area query (area 1)",
-        "base": mae_config(16, 14, 2).resolved().to_dict()}
+        "base": mae_config(16, 14, 2, steps=0).resolved().to_dict()}  # rates at Q⁰ = 0
     return FigureResult(fig, headline=headline, settings=settings, reading=reading)
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..config import ExperimentConfig
 from ..engines import make_engine
-from ..phases import EPS_REL, own_attention_target, phase_readings
+from ..phases import EPS_REL, own_attention_target, read_phases
 from ..setups import stop_reached
 
 __all__ = ["reduced_gd", "phase_one_prediction"]
@@ -76,6 +76,6 @@ def phase_one_prediction(cfg: ExperimentConfig, max_steps: int | None = None,
         max_steps = int(cfg.train.steps) if cfg.train.steps > 0 else \
             int(math.ceil(40 * (P / C) / max(eta_q, 1e-12))) + 40
     tr = reduced_gd(cfg, max_steps, eps_rel)
-    out = phase_readings(tr, cfg, eps_rel=eps_rel)
+    out = read_phases(tr, cfg, eps_rel=eps_rel)
     out["neglect"] = float(np.nanmax(tr.neglect))
     return out

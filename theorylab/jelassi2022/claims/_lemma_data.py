@@ -24,7 +24,7 @@ import pandas as pd
 from ..data import make_wstar
 from ..engines._reduced import ReducedEngine
 from ..observables import symmetric_A
-from ..phases import exact_path, phase_readings
+from ..phases import exact_path, read_phases
 from ..predictions.phase_one import _exchangeable
 from ..setups import reference_config, with_readings
 from ..trainer import run_experiment
@@ -41,7 +41,7 @@ SETTINGS = {False: (50_000, 60, SEEDS), True: (5_000, 20, SEEDS[:3])}
 def _start(temperature: str):
     cfg = with_readings(reference_config(lr_v=LR), temperature, "aligned").resolved()
     path = exact_path(cfg, 3000)
-    rd = phase_readings(path, cfg)
+    rd = read_phases(path, cfg)
     at = rd["t_II"] if np.isfinite(rd["t_II"]) else 2 * rd["t_I"]
     st = path.iloc[int(at) if np.isfinite(at) else len(path) - 1]
     return cfg, st

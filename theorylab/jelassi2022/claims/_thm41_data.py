@@ -29,7 +29,7 @@ from theorylab.core.sweep import call_point, run_points
 
 from ..data import bayes_error
 from ..engines._reduced import ReducedEngine, reduced_start
-from ..phases import ALPHA_GROWTH, GAP_II, exact_path, pa_limit_error, phase_readings
+from ..phases import ALPHA_GROWTH, GAP_II, exact_path, pa_limit_error, read_phases
 from ..predictions.phase_two import plateau, slow_flow
 from ..predictions.random_start import escape_time
 from ..setups import (
@@ -106,7 +106,7 @@ def reference_point(temperature: str, v_start: str, quick: bool) -> pd.DataFrame
     rows = []
     for b, seed in enumerate(seeds):
         p = path[path.run == b].drop(columns="run")
-        rd = phase_readings(p, cfg, pa_fair)
+        rd = read_phases(p, cfg, pa_fair)
         keep = set(record) | {int(x) for x in (rd["t_I"], rd["t_II"], rd["t_PA"], rd["t_III"])
                               if np.isfinite(x)}
         t = p[p.step.isin(keep)].assign(run=b)
@@ -139,7 +139,7 @@ def escape_point(d: int, temperature: str, v_start: str, seeds: list[int]) -> pd
     pred = [escape_time(cfg, a, b, th) for a, b, th in zip(a0, b0, theta)]
     cap = int(3 * max(float(p["t_threshold"][0]) for p in pred) + 1000)
     path = ReducedEngine(cfg, a0, b0).run(cap, stop=lambda n, a, b, g, r: a >= theta)
-    t_I = [phase_readings(path[path.run == i])["t_I"] for i in range(len(seeds))]
+    t_I = [read_phases(path[path.run == i])["t_I"] for i in range(len(seeds))]
     return pd.DataFrame({"d": d, "seed": seeds, "alpha0": a0, "beta0": b0, "theta": theta,
                          "t_I": t_I, "t_I_pred": [float(p["t_threshold"][0]) for p in pred],
                          "t_blowup": [float(p["t_blowup"][0]) for p in pred], "cap": cap,
@@ -164,7 +164,7 @@ def dladder_point(D: int, temperature: str) -> pd.DataFrame:
     pred = p1.t_blowup + sf.t_slow
     horizon = int(math.ceil(3 * pred)) if math.isfinite(pred) else 200_000
     path = exact_path(cfg, horizon, stop_gap=GAP_II)
-    rd = phase_readings(path, cfg)
+    rd = read_phases(path, cfg)
     a_star = plateau(cfg).alpha_star
     before = path[path.step <= rd["t_II"]] if np.isfinite(rd["t_II"]) else path
     return pd.DataFrame([{"D": D, "q": Q_TII, "lr": cfg.train.lr_v, "tau": cfg.temperature,
@@ -206,7 +206,7 @@ def boundary_point(D: int, q: float, temperature: str, horizon: int) -> pd.DataF
     return pd.DataFrame([{"D": D, "q": q, "tau": cfg.temperature, "lr": cfg.train.lr_v,
                           "horizon": horizon, "steps_run": float(path.step.iloc[-1]),
                           "final_gap": g, "final_drift": drift, "outcome": outcome,
-                          "t_II": phase_readings(path, cfg)["t_II"]}])
+                          "t_II": read_phases(path, cfg)["t_II"]}])
 
 
 def _bracket(rows: pd.DataFrame) -> tuple[float, float]:

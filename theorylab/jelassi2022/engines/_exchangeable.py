@@ -225,6 +225,14 @@ class ExchangeableEngine(Engine):
         A = symmetric_A(self.D, self.partition, self.diag, params["gamma"], params["rho"])
         return A, params["alpha"] * self.wstar
 
+    def flow_arrays(self, params):
+        """The flow's coordinates: γ, ρ and α themselves (an adaptive solver on the full A
+        keeps its partition symmetry only to its tolerance)."""
+        return {k: np.array(float(params[k])) for k in ("gamma", "rho", "alpha")}
+
+    def flow_params(self, arrays):
+        return {k: float(arrays[k]) for k in ("gamma", "rho", "alpha")}
+
     def params_from_arrays(self, arrays):
         from ..observables import gamma_rho, sym_dev
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..config import DataConfig, ExperimentConfig, ModelConfig
 from ..data import make_wstar
-from ..phases import PHASE_TIMES, pa_limit_error, phase_readings
+from ..phases import PHASE_TIMES, pa_limit_error, read_phases
 from ..predictions import phase_i, phase_ii
 from ..predictions.phase_two import slow_flow
 from ..setups import REF_Q, REF_SETS
@@ -37,7 +37,7 @@ def phase_times_of(traj, cfg: ExperimentConfig) -> dict[str, float]:
     the run's length) for the population configuration `cfg`, with the phase-III target (the exact
     error of hard patch association, `pa_limit_error`) for the population configuration
     `cfg`."""
-    rd = phase_readings(traj, cfg, pa_limit_error(cfg))
+    rd = read_phases(traj, cfg, pa_limit_error(cfg))
     return {k: rd[k] for k in PHASE_TIMES}
 
 

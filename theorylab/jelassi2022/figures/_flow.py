@@ -11,7 +11,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 
 from ..config import PAPER_NAME
-from ..phases import pa_target, phase_readings
+from ..phases import pa_target, read_phases
 from ..setups import reference_config
 from ..trainer import run_experiment
 
@@ -74,7 +74,7 @@ def flow(ctx: FigureContext) -> FigureResult:
             "color": f"C{i}", "lw": 1.0}
         ax1.plot(t, tr.alpha.to_numpy(dtype=float), label=label, **style)
         ax2.plot(t, (tr.gamma - tr.rho).to_numpy(dtype=float), label=label, **style)
-        r = phase_readings(tr, cfg, target_error=target)
+        r = read_phases(tr, cfg, target_error=target)
         readings["flow" if eta is None else f"gd_eta_{eta:g}"] = {
             k: (r[k] * step if math.isfinite(r[k]) else None) for k in ("t_I", "t_PA")}
         if math.isfinite(r["t_PA"]):

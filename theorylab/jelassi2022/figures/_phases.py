@@ -11,7 +11,7 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 
 from ..config import PAPER_NAME
 from ..data import bayes_error
-from ..phases import PHASE_TIMES, exact_path, pa_limit_error, phase_readings
+from ..phases import PHASE_TIMES, exact_path, pa_limit_error, read_phases
 from ..setups import reference_config
 from ..trainer import run_experiment
 from ._common import (
@@ -66,7 +66,7 @@ def phases(ctx: FigureContext) -> FigureResult:
     res = run_experiment(cfg, progress=ctx.progress)
     tr = res.trajectory
     # the phase times to the step, with the Theorem 4.1 check's absolute thresholds
-    rd = phase_readings(exact_path(cfg, int(cfg.train.steps)), cfg, pa_limit_error(cfg))
+    rd = read_phases(exact_path(cfg, int(cfg.train.steps)), cfg, pa_limit_error(cfg))
     ph = {k: rd[k] for k in PHASE_TIMES}
     bayes = bayes_error(res.partition, cfg.data.q)
     s = tr["step"].to_numpy()
