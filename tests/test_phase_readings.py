@@ -154,3 +154,27 @@ def test_the_command_prints_a_sweep_one_row_per_run(tmp_path, capsys):
         shown = [float(r.split()[col]) for r in rows[1:-1]]
         np.testing.assert_array_equal(shown, t_I.value.to_numpy())
         assert np.isfinite(shown).any()
+
+
+def test_an_unfinished_sweep_is_read_and_exported_with_its_finished_points(tmp_path, capsys):
+    """A sweep stopped before all its points ran: phases reads the finished points and says
+    how many are left out; an export marks the dataset partial."""
+    import xarray as xr
+
+    from theorylab.core.sweep import run_sweep_spec
+
+    base = {"data": {"D": 4, "C": 2, "d": 8, "q": 0.3}, "train": {"steps": 20, "n_records": 5}}
+    store = tmp_path / "s"
+    run_sweep_spec({"base_config": base, "sweep": {"axes": {"train.lr_v": [0.05, 0.1, 0.5]}}},
+                   store, workers=0, progress=False, say=lambda text: None)
+    next((store / "points").glob("*.parquet")).unlink()  # as a stopped sweep leaves it
+    capsys.readouterr()
+    assert main(["phases", str(store)]) == 0
+    captured = capsys.readouterr()
+    assert "note: 2 of 3 points" in captured.err and "left out" in captured.err
+    assert len(captured.out.strip().splitlines()) == 1 + 2 + 1  # header, 2 runs, counts
+    nc = tmp_path / "s.nc"
+    assert main(["export", str(store), "--out", str(nc)]) == 0
+    with xr.open_dataset(nc) as ds:
+        assert ds.attrs["partial"] == "yes: 2 of 3 points finished (the others are left out)"
+        assert ds.sizes["run"] == 2

@@ -137,6 +137,16 @@ def open_sweep(path: str | Path) -> SweepFiles:
     return SweepFiles(PAPERS[name], manifest, table, path)
 
 
+def sweep_progress(sweep: SweepFiles) -> tuple[int, int]:
+    """``(finished, total)`` points of a sweep store: a store whose sweep is still running or
+    was stopped has points not run yet (status ``pending``), which readers leave out."""
+    table = sweep.table
+    heads = table.drop_duplicates("point") if "point" in table else table
+    total = len(heads)
+    pending = int((heads["status"] == "pending").sum()) if "status" in heads else 0
+    return total - pending, total
+
+
 def open_source(path: str | Path) -> RunFiles | SweepFiles:
     """[`open_run`][] or [`open_sweep`][], whichever `path` is."""
     path = Path(path)
@@ -395,6 +405,7 @@ def to_dataset(*sources):
             if run.paper.phase_readings is not None and len(run.trajectory) else {}
         run_attrs[name] = {"folder": str(run.path),
                            "dynamics": str(getattr(run.config.train, "mode", "gd")),
+                           **_run_record(run),
                            **{k: v for k, v in readings.items()
                               if isinstance(v, (bool, int, float, np.number))}}
         if run.paper.time_step is not None:
@@ -407,6 +418,35 @@ def to_dataset(*sources):
     else:
         tables = {n: o.trajectory for n, o in zip(names, opened)}
     return runs_dataset(tables, attrs=attrs, clocks=clocks, run_attrs=run_attrs)
+
+
+def _run_record(run: RunFiles) -> dict[str, str]:
+    """A run's own provenance (``provenance.json``, written when it started: ``run_started``,
+    ``run_commit``, ``run_version``, ``run_host``) and whether it is finished: ``partial`` is
+    ``"no"``, or ``"yes: last recorded step S of N"`` for a run still going or stopped
+    (no ``final_state.npz``)."""
+    out: dict[str, str] = {}
+    path = run.path / "provenance.json"
+    if path.is_file():
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            record = {}
+        if isinstance(record, dict):
+            out = {f"run_{k}": str(record[k]) for k in ("started", "commit", "version", "host")
+                   if k in record}
+            if record.get("resumed"):
+                out["run_resumed"] = str(len(record["resumed"]))
+    else:
+        out["run_started"] = "unknown (no provenance.json: a run made before runs recorded it)"
+    if (run.path / "final_state.npz").is_file():
+        out["partial"] = "no"
+    else:
+        steps = run.trajectory["step"] if "step" in run.trajectory else []
+        last = int(steps.iloc[-1]) if len(steps) else 0
+        out["partial"] = (f"yes: last recorded step {last} of "
+                          f"{getattr(run.config.train, 'steps', '?')}")
+    return out
 
 
 def _run_names(runs: Sequence[RunFiles]) -> list[str]:
@@ -433,7 +473,10 @@ def _sweep_dataset(sweep: SweepFiles):
         key = key if isinstance(key, tuple) else (key,)
         name = "/".join(str(k) for k in key)
         tables[name] = g.drop(columns=["run_id", *by])
+    done, total = sweep_progress(sweep)
     attrs = {"paper": sweep.paper.name, "store": str(sweep.path),
+             "partial": "no" if done == total else
+             f"yes: {done} of {total} points finished (the others are left out)",
              "spec": {k: sweep.manifest.get(k) for k in ("base", "axes", "seeds", "mode",
                                                          "keep", "point")},
              **_provenance()}

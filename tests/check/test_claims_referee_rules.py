@@ -28,9 +28,7 @@ NOT_YET = {
     "jelassi2022/lemma4.1-4.2-reduction", "jelassi2022/lemma4.1-4.2-symmetry",
     "jelassi2022/thm4.1", "jelassi2022/thm4.1-phases",
     "jelassi2022/thm4.2", "jelassi2022/thm4.2-noise", "jelassi2022/thm5.1",
-    "huang2024/thm4.1", "huang2024/thm4.1-eps", "huang2024/thm4.2",
-    "huang2024/phases-reduction", "huang2024/lemma5.1", "huang2024/thm4.4",
-    "huang2024/thm4.4-plateau", "huang2024/realvit-diversity",
+    "huang2024/realvit-diversity",
 }
 
 

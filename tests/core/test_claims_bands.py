@@ -175,3 +175,23 @@ def test_judge_settled_reads_the_values():
                       STEADY, {"X": 1.0, "T": 0.1})
     with pytest.raises(ValueError, match="^form:"):
         Settlement("a + b·x", "d")
+
+
+def test_a_bound_is_one_sided_and_its_alternatives_are_points():
+    # "the exponent is at most 3" (an upper bound), measured 2.0 [1.9, 2.1]
+    bound = Prediction("EXP", 3.0, "shift", "exponent of T in d", "paper", quote="q",
+                       section="§1", tolerance="EXP_TOL", sides="upper")
+    cfs = (Counterfactual("exponent 4", "T ∝ d⁴", {"EXP": 4.0}),
+           Counterfactual("exponent 2", "T ∝ d²", {"EXP": 2.0}))
+    values = {"EXP": 3.0, "EXP_TOL": 0.2}
+    est = (2.0, 1.9, 2.1)
+    v = judge_band(bound, est, values, cfs)
+    assert v.verdict == "agrees" and "upper bound" in v.reasons[0]
+    # the counterfactual above is the point statement T ∝ d⁴: rejected, not read as the
+    # weaker bound "at most 4"; the one below (T ∝ d²) is what was measured
+    assert judge_band(bound, est, {**values, "EXP": 4.0}, cfs).verdict == "disagrees"
+    assert judge_band(bound, est, {**values, "EXP": 2.0}, cfs).verdict != "disagrees"
+    from theorylab.core.claims.bands import judged_sides
+
+    assert judged_sides(bound, values) == "upper"
+    assert judged_sides(bound, {**values, "EXP": 3.5}) == "two"

@@ -18,8 +18,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "huang2024_mae_delt
 def test_registered_after_jelassi2022():
     assert list(PAPERS)[0] == DEFAULT_PAPER == "jelassi2022"
     paper = PAPERS["huang2024"]
-    assert list(paper.load_claims()) == ["thm4.1", "thm4.1-eps", "thm4.2", "phases-reduction",
-                                        "lemma5.1", "lemma5.1-rates", "thm4.4",
+    assert list(paper.load_claims()) == ["thm4.1", "thm4.1-eps", "thm4.2", "thm4.2-laws",
+                                        "phases-reduction", "lemma5.1", "lemma5.1-rates", "thm4.4",
                                         "thm4.4-plateau", "realvit-diversity"]
     assert paper.notes_path() == Path("docs/papers/huang2024.md")
 

@@ -186,6 +186,39 @@ def _rejudge(a) -> int:
 
 
 @command("check")
+def recorded_seconds(ids: Sequence[str]) -> tuple[float, int]:
+    """``(seconds, claims)``: the wall time the claims `ids` (``"<paper>/<id>"``) took in the
+    last full run whose summary is committed (``docs/results/<paper>/summary.csv``, column
+    ``runtime_s``), and how many of them it holds."""
+    from theorylab.core.provenance import COMMITTED, REPO_ROOT
+
+    total, found = 0.0, 0
+    for paper in sorted({i.split("/", 1)[0] for i in ids}):
+        path = REPO_ROOT / COMMITTED["results"] / paper / "summary.csv"
+        try:
+            table = pd.read_csv(path)
+        except (OSError, ValueError):
+            continue
+        if not {"claim", "runtime_s"} <= set(table.columns):
+            continue
+        rows = table[table.claim.isin(ids)]
+        seconds = pd.to_numeric(rows.runtime_s, errors="coerce").dropna()
+        total, found = total + float(seconds.sum()), found + len(seconds)
+    return total, found
+
+
+def _say_recorded_time(ids: Sequence[str]) -> None:
+    """Before a full run of more than a minute: what its claims took last time."""
+    from theorylab.core.cost import LONG_RUN_S, format_seconds, machine_load
+
+    seconds, found = recorded_seconds(ids)
+    if seconds > LONG_RUN_S:
+        print(f"estimate: about {format_seconds(seconds)} of wall time for the {found} of "
+              f"{len(ids)} claims with a recorded runtime (their last full run, "
+              f"docs/results/<paper>/summary.csv; cached sweep points make it shorter, a busy "
+              f"machine longer; this machine: {machine_load()})", flush=True)
+
+
 def main(argv=None) -> int:
     p = ArgumentParser(prog="theorylab check",
                                 description=(
@@ -252,6 +285,8 @@ def main(argv=None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if not a.quick:
+        _say_recorded_time(resolve_claims(a.only))
     t0 = time.perf_counter()
     try:
         with keeping(written_since(a.out, time.time())), executor_from_args(a):

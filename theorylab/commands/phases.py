@@ -59,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    _say_unfinished(args.source)
     if csv is not None:
         write_output(csv, table.to_csv(index=False, float_format="%.17g"), command=WRITER)
     if args.json:
@@ -68,6 +69,21 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(_wide(table))
     return 0
+
+
+def _say_unfinished(source: str) -> None:
+    """A sweep store with points not run yet: one line on stderr (they are left out)."""
+    from pathlib import Path
+
+    from theorylab.analysis import open_sweep, sweep_progress
+
+    if not (Path(source) / "results.parquet").is_file():
+        return
+    done, total = sweep_progress(open_sweep(source))
+    if done < total:
+        print(f"note: {done} of {total} points of {source} are finished; the other "
+              f"{total - done} are left out (the sweep is running or was stopped)",
+              file=sys.stderr)
 
 
 def _lines(table: pd.DataFrame) -> list[str]:

@@ -42,7 +42,7 @@ def _resume_command(args) -> str:
         value = getattr(args, flag, None)
         if value is not None:
             again += [f"--{flag}", str(value)]
-    for item in args.sets or ():
+    for item in getattr(args, "sets", None) or ():
         again += ["--set", item]
     if args.no_progress:
         again.append("--no-progress")

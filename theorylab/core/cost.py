@@ -28,14 +28,14 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .resources import format_bytes
 
 __all__ = ["LONG_RUN_S", "CostModel", "Estimate", "Progress", "announce", "estimate",
-           "format_seconds", "machine_load", "time_engine"]
+           "Timing", "format_seconds", "machine_load", "time_engine"]
 
 #: A run predicted to take longer than this (seconds) prints its estimate before it starts.
 LONG_RUN_S = 60.0
@@ -95,19 +95,52 @@ class Estimate:
     notes: tuple[str, ...] = field(default=())
     #: the part of `setup_s` paid once per process (the first step's caches, compilation)
     warm_s: float = 0.0
+    #: the clock of the times: ``"cpu"`` (this process's CPU time) or ``"wall"``
+    clock: str = "wall"
+    #: CPU seconds per wall second of the timed steps (threads kept busy)
+    parallel: float = 1.0
+    #: how much slower than alone the run goes at the machine's current load (≥ 1)
+    load: float = 1.0
+    #: bytes this process holds already (interpreter, libraries) beside the engine's `memory`
+    process_memory: float = 0.0
+
+    @property
+    def total_memory(self) -> float:
+        """The process's resident memory during the run: what it holds already and the
+        engine's estimate."""
+        return self.memory + self.process_memory
+
+    @property
+    def wall_range(self) -> tuple[float, float]:
+        """Predicted wall time: alone on the machine, and at the load of the moment the
+        estimate was made (other jobs sharing the CPUs); equal for a wall-clock estimate."""
+        if self.clock != "cpu":
+            return self.seconds, self.seconds
+        low = self.seconds / max(self.parallel, 1.0)
+        return low, low * max(self.load, 1.0)
 
     @property
     def seconds(self) -> float:
-        """Predicted wall time of the run (for a flow: of gradient descent with the same
-        steps, the scale the flow's own count of evaluations is compared with)."""
+        """Predicted time of the run in its clock (CPU seconds of this process, or wall
+        seconds on a GPU; for a flow: of gradient descent with the same steps, the scale the
+        flow's own count of evaluations is compared with)."""
         return self.setup_s + self.steps * self.step_s + self.records * self.record_s
 
     def lines(self) -> list[str]:
         """The estimate as the commands print it."""
         what = "gradient evaluation" if self.flow else "step"
+        if self.clock == "cpu":
+            low, high = self.wall_range
+            wall = (f"{format_seconds(low)} wall alone" if high <= 1.05 * low else
+                    f"{format_seconds(low)}–{format_seconds(high)} wall (alone, at the load "
+                    f"now)")
+            when = f"about {format_seconds(self.seconds)} of CPU time ({wall})"
+        else:
+            when = f"about {format_seconds(self.seconds)}"
         out = [f"estimate: {self.engine}, {self.steps} steps, {self.records} recorded rows, "
-               f"about {format_seconds(self.seconds)} and {format_bytes(self.memory)} of "
-               f"memory on this machine",
+               f"{when} and {format_bytes(self.total_memory)} of memory on this machine"
+               + (f" (the engine {format_bytes(self.memory)}, this process "
+                  f"{format_bytes(self.process_memory)} already)" if self.process_memory else ""),
                f"  {format_seconds(self.step_s)} per {what}, {format_seconds(self.setup_s)} to "
                f"build the engine, {format_seconds(self.record_s)} more per recorded row "
                f"({self.timed})",
@@ -139,6 +172,31 @@ def format_seconds(s: float) -> str:
     return f"{s / 86400:.3g} days"
 
 
+def _resident_bytes() -> float:
+    """This process's resident memory now (Linux: ``VmRSS``), 0 where it cannot be read."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    return 0.0
+
+
+def _load_factor() -> float:
+    """How much slower than alone a single-threaded job runs now: the 1-minute load average
+    (this process included) per usable CPU, at least 1."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    try:
+        return max(1.0, os.getloadavg()[0] / max(cores, 1))
+    except OSError:  # pragma: no cover
+        return 1.0
+
+
 def machine_load() -> str:
     """This machine as an estimate names it: CPUs usable by this process and the load
     average (a busy shared machine runs slower than the estimate says if the load drops)."""
@@ -153,35 +211,73 @@ def machine_load() -> str:
     return f"{cores} usable CPUs{load}"
 
 
-def time_engine(build: Callable[[], Any], budget_s: float = TIMING_BUDGET_S
-                ) -> tuple[float, float, float, float, int]:
-    """``(build_s, warm_s, step_s, record_s, steps_timed)`` of the engine ``build()`` makes:
-    the time to build it, what its first step takes beyond the others (caches, compilation:
-    paid once per process whatever the size), the median of gradient steps (``evaluate``
-    with gradients, always at the start, so nothing diverges; the step's ``apply`` is an
-    update of the parameters, negligible beside it, and is not called) after that first one,
-    timed until `budget_s` is used (at least one, at most ten), and what a recorded step adds
-    (``evaluate`` with ``record`` and ``record``)."""
-    t0 = time.perf_counter()
+class Timing(NamedTuple):
+    """What [`time_engine`][] measured: seconds to `build` the engine, the first step's
+    `warm`-up beyond the others, the median gradient `step`, what a `record`ed step adds, the
+    number `n` of steps timed, the `clock` they are in (``"cpu"``: this process's CPU time,
+    all its threads; ``"wall"``: where the work runs on a GPU, whose time the CPU clock does
+    not see) and `parallel`, the CPU seconds per wall second of the timed steps (the threads
+    the steps kept busy; 1 under load or on one thread)."""
+
+    build: float
+    warm: float
+    step: float
+    record: float
+    n: int
+    clock: str = "wall"
+    parallel: float = 1.0
+
+
+def _cuda_used() -> bool:
+    import sys
+
+    torch = sys.modules.get("torch")
+    try:
+        return bool(torch is not None and torch.cuda.is_initialized())
+    except Exception:  # pragma: no cover - a torch without CUDA support
+        return False
+
+
+def time_engine(build: Callable[[], Any], budget_s: float = TIMING_BUDGET_S) -> Timing:
+    """The [`Timing`][] of the engine ``build()`` makes: the time to build it, what its first
+    step takes beyond the others (caches, compilation: paid once per process whatever the
+    size), the median of gradient steps (``evaluate`` with gradients, always at the start, so
+    nothing diverges; the step's ``apply`` is an update of the parameters, negligible beside
+    it, and is not called) after that first one, timed until `budget_s` of wall time is used
+    (at least one, at most ten), and what a recorded step adds (``evaluate`` with ``record``
+    and ``record``). Times are CPU times of this process, which other jobs on a shared
+    machine do not inflate, unless the engine works on a GPU (then wall times)."""
+    def clocks() -> tuple[float, float]:
+        return time.perf_counter(), time.process_time()
+
+    w0, c0 = clocks()
     engine = build()
     params = engine.initial_params()
-    setup = time.perf_counter() - t0
+    w1, c1 = clocks()
 
-    def step(record: bool = False) -> float:
-        t = time.perf_counter()
+    def step(record: bool = False) -> tuple[float, float]:
+        a, b = clocks()
         ev = engine.evaluate(params, 0, need_grad=True, record=record)
         if record:
             engine.record(params, 0, ev)
-        return time.perf_counter() - t
+        c, d = clocks()
+        return c - a, d - b
 
     with np.errstate(all="ignore"):
         first = step()
-        times: list[float] = []
-        while len(times) < 10 and (not times or sum(times) < budget_s):
+        times: list[tuple[float, float]] = []
+        while len(times) < 10 and (not times or sum(t[0] for t in times) < budget_s):
             times.append(step())
         recorded = step(record=True)
-    median = statistics.median(times)
-    return setup, max(0.0, first - median), median, max(0.0, recorded - median), len(times)
+    gpu = _cuda_used()
+    k = 0 if gpu else 1
+    median = statistics.median(t[k] for t in times)
+    wall = statistics.median(t[0] for t in times)
+    parallel = 1.0 if gpu or wall <= 0 else max(1.0, statistics.median(t[1] for t in times) / wall)
+    build_s = (w1 - w0) if gpu else (c1 - c0)
+    return Timing(build_s, max(0.0, first[k] - median), median,
+                  max(0.0, recorded[k] - median), len(times), "wall" if gpu else "cpu",
+                  parallel)
 
 
 def estimate(model: CostModel, budget_s: float = TIMING_BUDGET_S) -> Estimate:
@@ -191,7 +287,8 @@ def estimate(model: CostModel, budget_s: float = TIMING_BUDGET_S) -> Estimate:
     engine. A config the run would refuse raises its ``ValueError`` first (`model.check`)."""
     model.check()
     timed_model = model.smaller() if model.smaller is not None else model
-    build, warm, step, record, n = time_engine(timed_model.build, budget_s)
+    t = time_engine(timed_model.build, budget_s)
+    build, warm, step, record, n = t.build, t.warm, t.step, t.record, t.n
     if timed_model is model:
         timed = f"timed: {n} steps of this config"
         scale = 1.0
@@ -203,7 +300,8 @@ def estimate(model: CostModel, budget_s: float = TIMING_BUDGET_S) -> Estimate:
     return Estimate(engine=model.engine, steps=model.steps, records=model.records,
                     setup_s=build * scale + warm, step_s=step * scale, record_s=record * scale,
                     memory=model.memory, timed=timed, machine=machine_load(), flow=model.flow,
-                    notes=notes, warm_s=warm)
+                    notes=notes, warm_s=warm, clock=t.clock, parallel=t.parallel,
+                    load=_load_factor(), process_memory=_resident_bytes())
 
 
 def _ratio(x: float) -> str:

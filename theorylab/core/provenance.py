@@ -20,6 +20,7 @@ from theorylab.core import __version__
 
 __all__ = ["REPO_ROOT", "CODE_LINE", "COMMITTED", "code_changed", "code_line", "committed_folder",
            "default_out", "git_commit", "provenance", "provenance_line", "refuse_committed",
+           "run_provenance",
            "refuse_foreign_committed", "source_digest", "source_files"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +60,28 @@ def provenance(quick: bool, root: str | os.PathLike = REPO_ROOT) -> dict[str, st
     now = _dt.datetime.now(_dt.timezone.utc)
     return {"run": "quick" if quick else "full", "commit": git_commit(root),
             "date": now.strftime("%Y-%m-%d %H:%M UTC"), "version": __version__}
+
+
+def run_provenance(root: str | os.PathLike = REPO_ROOT) -> dict[str, str]:
+    """How a run is made, taken when it starts (a run folder's ``provenance.json``): the UTC
+    start time, theorylab's version, the git commit of `root` ([`git_commit`][]), the host, the
+    Python and the versions of the libraries the engines use."""
+    import platform
+    import socket
+    import sys
+    from importlib import metadata
+
+    libraries = {}
+    for name in ("numpy", "scipy", "torch", "pandas", "numba"):
+        try:
+            libraries[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            libraries[name] = "not installed"
+    now = _dt.datetime.now(_dt.timezone.utc)
+    return {"started": now.isoformat(timespec="seconds"), "version": __version__,
+            "commit": git_commit(root), "host": socket.gethostname(),
+            "python": sys.version.split()[0], "platform": platform.platform(),
+            **{f"lib_{k}": v for k, v in libraries.items()}}
 
 
 def provenance_line(prov: dict[str, str]) -> str:

@@ -6,7 +6,8 @@ writes the run folder atomically after every recorded step, resumes from it, and
 [`DivergenceError`][] when a watched value stops being finite. The paper supplies the engine,
 the row schema and its configuration's TOML text; nothing here knows what a paper computes.
 
-A run folder holds ``config.toml`` (the resolved configuration), ``trajectory.csv`` (one row per
+A run folder holds ``config.toml`` (the resolved configuration), ``provenance.json`` (commit,
+version, host, libraries and start time, taken when the run starts), ``trajectory.csv`` (one row per
 recorded step, appended as it is recorded: crash-safe at the row level, linear in the number of
 rows), ``checkpoint.npz`` (the parameters at a recorded step, written at most every
 [`CHECKPOINT_SECONDS`][] and at the end; resume recomputes the rows after it) and, once the run
@@ -78,7 +79,8 @@ RECORD_MODES = ("log", "linear", "all")
 CHECKPOINT_SECONDS = 2.0
 
 #: The files of a run folder; a new run removes those of an earlier run first.
-RUN_FILES = ("config.toml", "trajectory.csv", "checkpoint.npz", "final_state.npz")
+RUN_FILES = ("config.toml", "trajectory.csv", "checkpoint.npz", "final_state.npz",
+             "provenance.json")
 #: The run folder's kernel lock, held while a run writes the folder.
 LOCK_FILE = ".theorylab.lock"
 #: Arrays of a checkpoint that are not the engine's parameters: the step, the run's identity
@@ -280,6 +282,27 @@ class RunFolder:
 
     def write_config(self, text: str) -> None:
         atomic_io.atomic_write_text(self.out / "config.toml", text)
+
+    def write_provenance(self, resumed_at: int | None = None) -> None:
+        """``provenance.json``: how the run was made, taken when it starts
+        ([`run_provenance`][theorylab.core.provenance.run_provenance]); a resume keeps the
+        start's and adds its own, with the step it continues from, under ``resumed``."""
+        import json
+
+        from .provenance import run_provenance
+
+        path = self.out / "provenance.json"
+        now = run_provenance()
+        record = now
+        if resumed_at is not None and path.is_file():
+            try:
+                record = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):  # unreadable: this start is all that is known
+                record = {**now, "note": "the start's record was unreadable at a resume"}
+            if not isinstance(record, dict):
+                record = dict(now)
+            record.setdefault("resumed", []).append({**now, "from_step": int(resumed_at)})
+        atomic_io.atomic_write_text(path, json.dumps(record, indent=1) + "\n")
 
     def write_rows(self, rows: list[dict]) -> None:
         """The whole trajectory, atomically (at the start, on resume and at the end)."""
@@ -487,6 +510,7 @@ def start_run(engine: Engine, folder: RunFolder | None, *, steps: int, config_te
     if folder is not None:
         folder.clear(RUN_FILES if loaded is None else ("final_state.npz",))
         folder.write_config(config_text)
+        folder.write_provenance(None if loaded is None else start)
         folder.write_rows(rows)
     return start, params, rows
 

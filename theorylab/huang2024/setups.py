@@ -40,9 +40,11 @@ __all__ = [
     "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES", "POLYLOG_POWER",
     "Z_LAWS", "ETA_READINGS", "Family", "FAMILIES", "ladder", "engine_ladder", "EPS_LADDER",
     "eps_ladder", "eps_ladder_P", "boundary_grid", "BOUNDARY_DELTAS", "first_step", "boundary_rung",
-    "boundary_table", "mae_config", "family_config", "max_steps", "mae_run",
+    "boundary_table", "CROSSING_EXTENSION", "crossing_rung", "crossing_table",
+    "mae_config", "family_config", "max_steps", "mae_run",
     "rung_summary", "ladder_table", "eps_table", "stop_reached", "family_sizes",
     "ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "NEGATIVES", "CL_DELTA", "pair_config",
+    "CL_MILD_DELTA", "CL_MILD_SEEDS", "cl_mild_measure",
     "cl_ladder", "CL_SEEDS", "CL_END_FRACTION", "CL_N_CLEAN", "CL_MAE_STEPS", "cl_settings",
     "cl_run_one", "cl_seed_run", "cl_mae_run", "cl_rung_prediction", "cl_measure",
     "cl_rung_rows", "figure_config",
@@ -120,8 +122,10 @@ def engine_ladder(quick: bool, mask_keys: bool = True, family: str = "pos") -> t
 
 #: ε of the ε ladder (relative to L⁰ − L*), run at one P per family: three decades of ε, down
 #: to where the steps after the phases dominate T* (at P = 4096 the phases take ≈ 500 steps
-#: and the tail passes them near ε = 0.002).
-EPS_LADDER = (0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001, 5e-4, 2e-4, 1e-4)
+#: and the tail passes them near ε = 0.002). Three values per decade below ε₀ = 0.05, so that
+#: the tail is read on three sub-ladders of at least three rungs (read off the same run).
+EPS_LADDER = (0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.005, 0.003, 0.002, 0.001, 5e-4, 3e-4, 2e-4,
+              1e-4)
 
 
 def eps_ladder(quick: bool) -> tuple[float, ...]:
@@ -380,6 +384,58 @@ def boundary_table(quick: bool, *, mask_keys: bool = True, z_law: str = "uniform
     return pd.concat([point_rows(t) for t in run_points(pts)], ignore_index=True)
 
 
+#: The rungs n of P = n⁴ beyond the ladder on which only the end of Phase I is run (Δ > 0
+#: family): P = 1.6·10⁵, 3.3·10⁵, 6.1·10⁵ and 1.05·10⁶, so that the crossing's local slope is
+#: read on five sub-ladders up to P ≈ 10⁶ (a run to t_I costs 4 s at P = 1.6·10⁵ and 22 s at
+#: 1.05·10⁶ on one core; a run to T* would take ten times longer).
+CROSSING_EXTENSION = (20, 24, 28, 32)
+
+
+@lru_cache(maxsize=64)
+def crossing_rung(fam: str, P: int, *, mask_keys: bool = True,
+                  z_law: str = "uniform") -> pd.DataFrame:
+    """One row: reduced population GD from Q⁰ = 0 of family `fam` at P run to the end of
+    Phase I only (the first step at which the own-area Φ of local queries grows at least as fast
+    as their global Φ falls, the t_I of the phase readings), with t_I, Φ_glob(t_I) and the
+    global attention at t_I. A sweep point; cached in this process."""
+    C1, C = family_sizes(fam, P)
+    cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine="population-reduced")
+    eng = make_engine(cfg)
+    params = eng.initial_params()
+    cap = max_steps(P, C)
+    prev = None
+    t_I, row = math.nan, None
+    for step in range(cap + 1):
+        ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
+        row = eng.record(params, step, ev)
+        if prev is not None and (row["phi_own_lq"] - prev["phi_own_lq"]
+                                 >= -(row["phi_glob_lq"] - prev["phi_glob_lq"])):
+            t_I = float(step)
+            break
+        prev = row
+        params = eng.apply(params, ev.grads)
+    done = math.isfinite(t_I)
+    return pd.DataFrame([{
+        "family": fam, "P": P, "C1": C1, "C": C, "delta": cfg.delta, "mask_keys": mask_keys,
+        "z_law": z_law, "t_I": t_I,
+        "phi_glob_end_I": float(row["phi_glob_lq"]) if done else math.nan,
+        "attn_glob_end_I": float(row["attn_glob_lq"]) if done else math.nan}])
+
+
+def crossing_table(quick: bool, *, mask_keys: bool = True, z_law: str = "uniform"):
+    """[`crossing_rung`][] of the Δ > 0 family at every P = n⁴ of [`CROSSING_EXTENSION`][]
+    (sweep points; none in quick mode)."""
+    from theorylab.core.claims import point_rows
+    from theorylab.core.sweep import call_point, run_points
+
+    if quick:
+        return pd.DataFrame(columns=["family", "P", "C1", "C", "delta", "mask_keys", "z_law",
+                                     "t_I", "phi_glob_end_I", "attn_glob_end_I"])
+    pts = [call_point(f"{__name__}:crossing_rung", fam="pos", P=n ** 4, mask_keys=mask_keys,
+                      z_law=z_law) for n in CROSSING_EXTENSION]
+    return pd.concat([point_rows(t) for t in run_points(pts)], ignore_index=True)
+
+
 # -- the CL setting (Theorem 4.4) ---------------------------------------------------------------
 #: A difference of attention masses counts when it exceeds ATTN_TOL (absolute). The readings
 #: are exact functions of (Φ, Υ) on a fixed batch of clean images; the noise is that of the
@@ -399,6 +455,9 @@ TAUS = (0.1, 0.2, 0.3, 0.5, 1.0)
 NEGATIVES = 15
 #: The information gap of the CL ladder (inside Thm 4.1's range), with κ_c = 1/4.
 CL_DELTA = 0.25
+#: The mild imbalance of the paper's "even under mild imbalance": the target Δ of a second CL
+#: ladder (realised on the size lattice of P ∈ {32, 64, 128}: Δ = 0.129, 0.069, 0.117).
+CL_MILD_DELTA = 0.1
 
 
 def pair_config(P: int, C1: int, C: int, steps: int, negatives: int | None, *,
@@ -423,12 +482,12 @@ def pair_config(P: int, C1: int, C: int, steps: int, negatives: int | None, *,
     }).resolved()
 
 
-def cl_ladder(quick: bool) -> tuple[tuple[int, int, int], ...]:
-    """(P, C1, C) of the CL ladder at Δ = CL_DELTA, κ_c = 1/4 (sizes from ``data.Delta``):
-    P ∈ {32, 64, 128} (quick: {24, 48})."""
+def cl_ladder(quick: bool, delta: float = CL_DELTA) -> tuple[tuple[int, int, int], ...]:
+    """(P, C1, C) of the CL ladder at Δ = `delta` (CL_DELTA by default), κ_c = 1/4 (sizes from
+    ``data.Delta``): P ∈ {32, 64, 128} (quick: {24, 48})."""
     out = []
     for P in ((24, 48) if quick else (32, 64, 128)):
-        d = config_from_dict({"data": {"P": P, "kappa_c": 0.25, "Delta": CL_DELTA}}).data
+        d = config_from_dict({"data": {"P": P, "kappa_c": 0.25, "Delta": delta}}).data
         out.append((P, int(d.global_size), int(d.local_size)))
     return tuple(out)
 
@@ -583,6 +642,35 @@ def cl_measure(quick: bool, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(table, trajectories) of one temperature: one row per (objective, P, seed)."""
     t, tr = _cl_measure(bool(quick), float(tau))
     return t.copy(), tr.copy()
+
+
+#: Seeds of the mild-imbalance CL ladder (no MAE arm beside it).
+CL_MILD_SEEDS = CL_SEEDS[:3]
+
+
+@lru_cache(maxsize=32)
+def _cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
+    from theorylab.core.claims import point_rows
+    from theorylab.core.sweep import call_point, run_points
+
+    st = cl_settings(quick)
+    cells = [(r, sd) for r in cl_ladder(quick, CL_MILD_DELTA) for sd in CL_MILD_SEEDS]
+    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=st["steps"],
+                                 tau=float(tau), every=st["every"], seed=sd)
+                      for (P, C1, C), sd in cells])
+    rows = []
+    for ((P, C1, C), sd), tr in zip(cells, trs):
+        cfg = pair_config(P, C1, C, st["steps"], NEGATIVES, tau=tau)
+        rows.append({"objective": "cl-mild", "tau": float(tau), "seed": sd, "P": P, "C1": C1,
+                     "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
+                     **_cl_summary(point_rows(tr))})
+    return pd.DataFrame(rows)
+
+
+def cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
+    """CL at the mild imbalance CL_MILD_DELTA at one temperature (the ladder and steps of
+    [`cl_settings`][], CL_MILD_SEEDS): one row per (P, seed), objective ``cl-mild``."""
+    return _cl_mild_measure(bool(quick), float(tau)).copy()
 
 
 def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:

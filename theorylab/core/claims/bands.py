@@ -29,6 +29,7 @@ from .verdict import Verdict
 
 __all__ = ["CORRECTIONS", "Settlement", "Settled", "band", "band_verdict", "settle",
            "settled_verdict", "candidates", "nearest_distance", "judge_band", "judge_settled",
+           "judged_sides",
            "NEAR_TOLERANCES"]
 
 #: A counterfactual is *near* a prediction when it lies within this many tolerances of it.
@@ -39,6 +40,7 @@ NEAR_TOLERANCES = 3.0
 #: derivation (different forms give different limits from the same estimates).
 CORRECTIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "a + b/ln x": lambda x: 1.0 / np.log(x),
+    "a + b/ln² x": lambda x: 1.0 / np.log(x) ** 2,
     "a + b·ln ln x/ln x": lambda x: np.log(np.log(x)) / np.log(x),
     "a + b/x": lambda x: 1.0 / x,
     "a + b/√x": lambda x: 1.0 / np.sqrt(x),
@@ -295,8 +297,18 @@ def judge_band(prediction, estimate, values: Mapping[str, float],
     if not p.tolerance:
         raise ValueError(f"tolerance: prediction {p.name} declares no band tolerance")
     return band_verdict(estimate, float(values[p.name]), float(values[p.tolerance]),
-                        scale=p.scale, sides=p.sides,
+                        scale=p.scale, sides=judged_sides(p, values),
                         alternatives=candidates(p.name, p.value, counterfactuals), what=what)
+
+
+def judged_sides(prediction, values: Mapping[str, float]) -> str:
+    """The sides a prediction is judged with at `values`: its declared `sides` at its declared
+    value; two-sided at any other value. A one-sided prediction is a bound, but a
+    counterfactual or a resolution step is a point statement ("T ∝ d⁴" against the bound
+    "T ≤ d³"): judged as a bound moved up, it would accept every measurement below it and the
+    bound's closed side could never be told apart from anything."""
+    p = prediction
+    return p.sides if float(values[p.name]) == float(p.value) else "two"
 
 
 def judge_settled(prediction, x, local, values: Mapping[str, float],
@@ -315,6 +327,6 @@ def judge_settled(prediction, x, local, values: Mapping[str, float],
     # the settlement rule is the declaration's: the drift against a third of the distance from
     # the declared value to its nearest counterfactual, whichever value is judged
     return settled_verdict(x, local, float(values[p.name]), tol, p.settlement.form,
-                           scale=p.scale, sides=p.sides, alternatives=alts,
+                           scale=p.scale, sides=judged_sides(p, values), alternatives=alts,
                            variable=p.settlement.variable, what=what,
                            nearest=nearest_distance(p.value, alts.values(), tol, p.scale))

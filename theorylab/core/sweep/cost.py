@@ -31,8 +31,9 @@ ESTIMATE_BUDGET_S = 6.0
 
 @dataclass(frozen=True)
 class SweepEstimate:
-    """The estimate of the points a sweep will compute: `seconds` in one process (divide by
-    the workers for a cluster), the largest `memory` of one point, the number of `points`,
+    """The estimate of the points a sweep will compute: `seconds` of CPU time in one process
+    (the points' estimates, ``Estimate.seconds``;
+    divide by the workers for a cluster), the largest `memory` of one point, the number of `points`,
     of distinct configs `timed`, `guessed` and `refused` (by their paper's up-front checks),
     and of `call` points without an estimate."""
 
@@ -46,9 +47,11 @@ class SweepEstimate:
 
     def lines(self, workers: int = 1) -> list[str]:
         head = (f"estimate: {self.points} points to compute, about "
-                f"{format_seconds(self.seconds)} in one process")
+                f"{format_seconds(self.seconds)} of CPU time in one process (wall time: the "
+                f"same alone on a core, longer on a busy machine")
         if workers > 1:
-            head += f" (about {format_seconds(self.seconds / workers)} on {workers} workers)"
+            head += f"; about {format_seconds(self.seconds / workers)} on {workers} workers"
+        head += ")"
         out = [head + f"; at most {format_bytes(self.memory)} of memory per point",
                f"  from {self.timed} distinct configs timed on this machine ({machine_load()})"]
         if self.guessed:
@@ -102,7 +105,7 @@ def estimate_points(points: Sequence[Point], budget_s: float = ESTIMATE_BUDGET_S
             refused.add(key)
             continue
         seconds_of[key] = est.seconds - est.warm_s
-        memory, warm = max(memory, est.memory), max(warm, est.warm_s)
+        memory, warm = max(memory, est.total_memory), max(warm, est.warm_s)
     mean = sum(seconds_of.values()) / len(seconds_of) if seconds_of else math.nan
     total = warm + sum(runs_of[k] * seconds_of.get(k, mean) for k in runs_of
                        if k not in refused)

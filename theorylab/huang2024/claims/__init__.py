@@ -4,10 +4,10 @@
 ``claim.check(quick)`` returns a [`ClaimResult`][theorylab.core.claims.ClaimResult].
 ``python -m theorylab check --only huang2024`` runs them. Notes: docs/papers/huang2024.md.
 
-Theorem checks compare with a statement of the paper (its form known, its details
-reconstructed): ``thm4.1``, ``thm4.1-eps``, ``thm4.2``, ``lemma5.1``, ``thm4.4``,
-``realvit-diversity``. Derivation checks compare our own reductions with the engines:
-``phases-reduction``, ``lemma5.1-rates``, ``thm4.4-plateau``.
+Theorem checks compare with a statement of the paper: ``thm4.1``, ``thm4.2``, ``thm4.4`` (the
+paper's sentences, each through a declared metric), ``realvit-diversity``. Derivation checks
+compare our own laws and reductions with the engines: ``thm4.1-eps``, ``thm4.2-laws``,
+``phases-reduction``, ``lemma5.1``, ``lemma5.1-rates``, ``thm4.4-plateau``.
 """
 
 from theorylab.core.claims import Claim, lookup_claim
@@ -19,11 +19,12 @@ from .reduction import CLAIM as _RED
 from .thm41 import CLAIM as _T41
 from .thm41eps import CLAIM as _T41E
 from .thm42 import CLAIM as _T42
+from .thm42_laws import CLAIM as _T42L
 from .thm44 import CLAIM as _T44
 from .thm44_plateau import CLAIM as _T44P
 
 #: id → claim, in the paper's order.
-CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T41E, _T42, _RED, _L51, _L51R, _T44,
+CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T41E, _T42, _T42L, _RED, _L51, _L51R, _T44,
                                                _T44P, _RV)}
 
 __all__ = ["CLAIMS", "get_claim"]

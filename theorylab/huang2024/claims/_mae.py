@@ -25,6 +25,7 @@ from ..setups import (
     ETA_Q,
     FAMILIES,
     boundary_table,
+    crossing_table,
     eps_ladder,
     eps_ladder_P,
     eps_table,
@@ -33,7 +34,8 @@ from ..setups import (
 )
 
 __all__ = ["VARIANTS", "N_SUB", "SETTLE_TOL", "SETTLE_THRESHOLD", "measure", "x_axis",
-           "lnlog_allowance", "slope_verdict", "ladder_decades", "reading_columns", "slope_row"]
+           "lnlog_allowance", "slope_verdict", "ladder_decades", "ladder_premises",
+           "reading_columns", "slope_row"]
 
 #: The reconstruction choices that can change the MAE verdicts, each a variant.
 VARIANTS = (
@@ -69,18 +71,19 @@ def _measure(quick: bool, z_law: str, mask_keys: bool) -> tuple:
     eps = pd.concat([eps_table(f, eps_ladder_P(quick), mask_keys=mask_keys, z_law=z_law,
                                eps=eps_ladder(quick)) for f in FAMILIES], ignore_index=True)
     bnd = boundary_table(quick, mask_keys=mask_keys, z_law=z_law)
-    return lad, eps, bnd
+    cross = crossing_table(quick, mask_keys=mask_keys, z_law=z_law)
+    return lad, eps, bnd, cross
 
 
 def measure(quick: bool, readings: dict) -> dict[str, pd.DataFrame]:
-    """The three tables of one reading (copies; cached runs): ``ladder``, ``eps``,
-    ``boundary``, each with the reading columns (``coefficient_law``, ``masked_keys``,
-    ``eta``)."""
-    lad, eps, bnd = _measure(bool(quick), str(readings["coefficient_law"]),
+    """The tables of one reading (copies; cached runs): ``ladder``, ``eps``, ``boundary`` and
+    ``crossing`` (the end of Phase I beyond the ladder, up to P ≈ 10⁶), each with the reading
+    columns (``coefficient_law``, ``masked_keys``, ``eta``)."""
+    lad, eps, bnd, cross = _measure(bool(quick), str(readings["coefficient_law"]),
                              bool(readings["masked_keys"]))
     cols = reading_columns(readings)
     return {k: t.copy().assign(**cols) for k, t in
-            (("ladder", lad), ("eps", eps), ("boundary", bnd))}
+            (("ladder", lad), ("eps", eps), ("boundary", bnd), ("crossing", cross))}
 
 
 def reading_columns(readings: dict) -> dict:
@@ -110,6 +113,22 @@ def ladder_decades(P) -> float:
     """log10(P_max/P_min)."""
     P = np.asarray(P, dtype=np.float64)
     return float(np.log10(P.max() / P.min())) if P.size else 0.0
+
+
+def ladder_premises(lad: pd.DataFrame, min_decades: float) -> Verdict | None:
+    """``inconclusive`` when a family's ladder spans fewer than `min_decades` decades (or there
+    is none) or a rung did not reach t_I, t_II or T* inside its horizon; None when both hold."""
+    short = [f"{f}: {ladder_decades(g.P):.2f} decades" for f, g in lad.groupby("family")
+             if ladder_decades(g.P) < min_decades]
+    if short or not len(lad):
+        return Verdict("inconclusive", ("premise failed: ladder shorter than "
+                                        f"{min_decades:g} decades ({'; '.join(short)})",))
+    cens = lad[~np.isfinite(lad.t_II) | ~np.isfinite(lad.T_star) | ~np.isfinite(lad.t_I)]
+    if len(cens):
+        return Verdict("inconclusive", tuple(
+            f"premise failed: inside the horizon: P={r.P:g} ({r.family}) did not reach t_I, "
+            f"t_II or T*" for r in cens.itertuples()))
+    return None
 
 
 def slope_row(name: str, x, y, rungs, *, log_x: bool = True, log_y: bool = True) -> dict:

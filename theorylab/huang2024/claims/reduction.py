@@ -22,7 +22,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import Claim, ClaimResult, Prediction, Threshold, threshold_values
+from theorylab.core.claims import (
+    Claim,
+    ClaimResult,
+    Counterfactual,
+    IntervalMethod,
+    Prediction,
+    Threshold,
+    judge_band,
+    threshold_values,
+)
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
@@ -36,7 +45,8 @@ from ..setups import (
     mae_run,
 )
 
-__all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "judge", "engine_rows", "quadrature_rows"]
+__all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "engine_rows",
+           "quadrature_rows"]
 
 THRESHOLDS = (
     Threshold("END_TOL", 1.0, "derived bound",
@@ -48,6 +58,11 @@ THRESHOLDS = (
               "one step: the resolution of a first-crossing step when the crossing lies within "
               "the neglected order of its threshold",
               role="|t_I|, |t_II|, |T*| engine − reduced at most STEP_TOL"),
+    Threshold("SCALE_TOL", 0.01, "derived bound",
+              "the relative order the reduction neglects on the overlap: the rest areas' "
+              "relative fluctuation √v reaches 0.011 there",
+              role="half-width (a factor 1 + SCALE_TOL) of the band of exact/reduced "
+              "Φ_glob(t_I) over the Phase I runs"),
     Threshold("QUAD_TOL", 1e-9, "project choice",
               "far below every tolerance of the claims (the smallest, END_TOL·|Φ|·√v, is "
               "≥ 1e−5 on the ladder) and far above float64 rounding over a run",
@@ -56,7 +71,17 @@ THRESHOLDS = (
 
 PREDICTIONS = (
     Prediction("REDUCED_SCALE", 1.0, "factor",
-               "multiplier of the reduced dynamics' Φ_glob(t_I)", "our derivation"),
+               "the exact engine's Φ_glob(t_I) over the reduced dynamics' (its range over the "
+               "Phase I runs of the overlap)", "derived",
+               check="proofs_checks/huang2024/check_h24_reduced_dynamics.py",
+               tolerance="SCALE_TOL"),
+)
+
+COUNTERFACTUALS = (
+    Counterfactual("3 % below", "the reduction misses a term that lowers Φ_glob(t_I) by 3 % "
+                   "(three times the neglected order)", {"REDUCED_SCALE": 1 / 1.03}),
+    Counterfactual("3 % above", "the reduction misses a term that raises Φ_glob(t_I) by 3 %",
+                   {"REDUCED_SCALE": 1.03}),
 )
 
 READ = ("t_I", "t_II", "T_star", "phi_glob_end_I", "phase_I")
@@ -134,7 +159,13 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                 if a1 != b1 and not (k == "T_star" and not r.masked_keys)]
     ph = t[t.phase_I_engine.astype(bool) & np.isfinite(t.phi_glob_end_I_engine)]
     tol = np.maximum(v["END_TOL"] * ph.phi_glob_end_I_reduced.abs() * ph.neglect, 1e-9)
-    gap = (ph.phi_glob_end_I_engine - v["REDUCED_SCALE"] * ph.phi_glob_end_I_reduced).abs()
+    gap = (ph.phi_glob_end_I_engine - ph.phi_glob_end_I_reduced).abs()
+    ratio = (ph.phi_glob_end_I_engine / ph.phi_glob_end_I_reduced).to_numpy(float)
+    if len(ratio):
+        w = judge_band(PREDICTIONS[0], (float(np.median(ratio)), float(ratio.min()),
+                                        float(ratio.max())), v, COUNTERFACTUALS,
+                       what=f"exact/reduced Φ_glob(t_I) over {len(ratio)} Phase I runs")
+        parts.append(Verdict(w.verdict, tuple(f"scale: {x}" for x in w.reasons)))
     bad += [f"{r.family} P={r.P:g} keys {'in' if r.masked_keys else 'out'}: Φ_glob(t_I) "
             f"{r.phi_glob_end_I_engine:.6f} vs {r.phi_glob_end_I_reduced:.6f} (± {tl:.2g})"
             for r, g_, tl in zip(ph.itertuples(), gap, tol) if g_ > tl]
@@ -194,10 +225,13 @@ CLAIM = Claim(
     "625 of the Δ > 0 family (masked keys in; to 256 with them out) and P = 16, 81 of the Δ < 0 "
     "family (its exact step costs 2.3 s at P = 256, 18 s at 625); the Gauss rule "
     "against exact sums on whole runs at P = 1296, 4096, 16384.",
-    predicted="t_I, t_II, T* within STEP_TOL, Φ_glob(t_I) within END_TOL·|Φ|·√v; the Gauss "
-    "rule's Φ within QUAD_TOL of the exact sums.",
+    predicted="t_I, t_II, T* within STEP_TOL, Φ_glob(t_I) within END_TOL·|Φ|·√v on each rung and "
+    "exact/reduced within ×/÷(1 + SCALE_TOL) (two-sided, against ±3 %); the Gauss rule's Φ "
+    "within QUAD_TOL of the exact sums.",
     thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
+    counterfactuals=COUNTERFACTUALS,
+    interval=IntervalMethod("exact"),
     reconstructed="the model is the notes' reconstruction; this checks our reduction of it, not "
     "the paper.",
     untested="Several clusters, fixed-size masks and the 1/|ℳ| normalisation (the reduced "

@@ -1,16 +1,18 @@
-"""Theorem 4.1's ε (RECONSTRUCTED, docs/papers/huang2024.md §4.2): "for any 0 < ε < 1, suppose
-polylog(P) ≫ log(1/ε)" (FOUND) reads as a T* whose ε-part grows like log(1/ε) (the notes' and
-our reading: T* = O(P^{1−κ_c} polylog(P)/η) plus a tail in log(1/ε); the theorem's T* was not
-read).
+"""Theorem 4.1's ε, our law (docs/papers/huang2024.md §4.2, DERIVED in the reconstructed
+model): at fixed P the steps T* to L − L* ≤ ε grow like 1/ε. The paper gives only the condition
+"polylog(P) ≫ log(1/ε)" (FOUND); the theorem's formula for T* was not read, so the
+theorem-level ε statement stays inconclusive, and this check judges our derivation, not the
+paper: the infimum L* is approached only as the own-area logits grow without bound, and GD with
+a constant step on such a softmax loss converges as 1/t (the excess is quadratic in the
+attention gap, which falls like e^{−Φ_own} while Φ_own grows like ½ ln t). (An earlier reading,
+a tail in log(1/ε), is a counterfactual here.)
 
 Measured: one run per size family at P = 4096 (``setups.eps_ladder_P``) to the smallest ε of
 ``setups.EPS_LADDER`` (0.2 … 10⁻⁴ relative to L⁰ − L*), T*(ε) read at each ε
 ([`phase_readings`][theorylab.huang2024.phases.phase_readings]). The ε-tail is separated from
-the phases: tail(ε) = T*(ε) − T*(ε₀), ε < ε₀ = ``EPS_REL`` (the ε of thm4.1's T*). Judged:
-its local exponent against ε₀/ε on the top sub-ladder (the smallest ε) against that of a
-polylog, 0, within the largest local exponent a tail b·(ln(ε₀/ε))^k can have there,
-k/ln(ε₀/ε) at the sub-ladder's largest ε (k = POLYLOG_POWER), plus the drift. (No settling
-premise here: a log tail's own local exponent keeps falling like 1/ln(ε₀/ε).)
+the phases: tail(ε) = T*(ε) − T*(ε₀), ε < ε₀ = ``EPS_REL``. Its local exponent against ε₀/ε per
+sub-ladder is extrapolated with the derived correction a + b·ε/ε₀ (after the phases the excess
+is A/(t − t₀) + O(t⁻²), so T*(ε) = t₀ + A/ε + O(1)), judged once settled, in a two-sided band.
 """
 
 from __future__ import annotations
@@ -24,39 +26,54 @@ from theorylab.core.claims import (
     Claim,
     ClaimResult,
     Counterfactual,
+    IntervalMethod,
     Prediction,
+    Settlement,
     Threshold,
+    judge_settled,
     threshold_values,
 )
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
-from ..setups import EPS_REL, POLYLOG_POWER
-from ._mae import VARIANTS, measure, slope_row, slope_verdict
+from ..predictions.asymptotics import sub_ladders
+from ..setups import EPS_REL
+from ._mae import N_SUB, VARIANTS, measure, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "tail_slopes"]
 
 THRESHOLDS = (
-    Threshold("POLYLOG_POWER", POLYLOG_POWER, "project choice",
-              "'a tail in log(1/ε)' read as at most one power of ln(1/ε): a tail b·(ln r)^k, "
-              "r = ε₀/ε, has the local exponent k/ln r against r",
-              role="allowance of T*'s exponent against 1/ε"),
+    Threshold("TAIL_TOL", 0.1, "project choice",
+              "below half the spacing 1/4 between the derived exponent 1 and its neighbours "
+              "3/4 and 5/4",
+              role="half-width of the band of the ε-tail's exponent against 1/ε"),
 )
 
 PREDICTIONS = (
-    Prediction("EPS_TAIL_EXP", 0.0, "shift",
-               "exponent of T* against 1/ε at small ε (0: a polylog(1/ε) tail)",
-               "paper statement (reconstructed)"),
+    Prediction("EPS_TAIL_EXP", 1.0, "shift",
+               "limit of the exponent of T*(ε) − T*(ε₀) against 1/ε at small ε (1: a 1/t decay "
+               "of the excess loss)", "derived",
+               check="docs/papers/huang2024.md §4.2 (DERIVED: a 1/t decay, the optimum at "
+               "infinite logits), judged against the engine by this claim's ε ladder",
+               tolerance="TAIL_TOL",
+               settlement=Settlement("a + b/x", "after the phases the excess is A/(t − t₀) "
+                                     "+ O(t⁻²) (Φ_own = ½ ln t + const), so T*(ε) = t₀ + A/ε "
+                                     "+ O(1) and the tail's local exponent against x = ε₀/ε "
+                                     "is 1 + O(1/x)", "ε₀/ε")),
 )
 
 COUNTERFACTUALS = (
+    Counterfactual("tail ε^{−3/4}", "T* grows like ε^{−3/4} as ε falls", {"EPS_TAIL_EXP": 0.75}),
+    Counterfactual("tail ε^{−5/4}", "T* grows like ε^{−5/4} as ε falls", {"EPS_TAIL_EXP": 1.25}),
+    Counterfactual("tail log(1/ε)", "T*'s ε-part grows like log(1/ε) (exponent 0: the earlier "
+                   "reading of the condition polylog(P) ≫ log(1/ε))", {"EPS_TAIL_EXP": 0.0}),
     Counterfactual("tail 1/ε²", "T* grows like 1/ε² as ε falls", {"EPS_TAIL_EXP": 2.0}),
 )
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
-    """Per family, T*'s local exponent against 1/ε on the smallest-ε sub-ladder against
-    ``EPS_TAIL_EXP``; a censored T* (the run stopped before ε): ``inconclusive``."""
+    """Per family, the extrapolated limit of T*'s tail exponent against 1/ε (settled first)
+    in its two-sided band; a censored T* (the run stopped before ε): ``inconclusive``."""
     v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     if len(t) == 0:
@@ -69,24 +86,27 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     parts = []
     for fam, g in t.groupby("family", sort=False):
         ls = tail_slopes(g)
+        label = f"tail T*(ε) − T*(ε₀) vs ε₀/ε ({fam}, P={g.P.iloc[0]:g})"
         if ls is None:
-            parts.append(Verdict("inconclusive", (f"{fam}: no T* at ε₀ = {EPS_REL:g}",)))
+            parts.append(Verdict("inconclusive", (f"{label}: no T* at ε₀ = {EPS_REL:g}",)))
             continue
-        allow = v["POLYLOG_POWER"] / math.log(float(np.min(ls["top_rungs"])))
-        parts.append(slope_verdict(f"tail T*(ε) − T*(ε₀) vs ε₀/ε ({fam}, P={g.P.iloc[0]:g})",
-                                   ls, v["EPS_TAIL_EXP"], allow, settle=math.inf))
+        w = judge_settled(PREDICTIONS[0], ls["x"], ls["slopes"], v, COUNTERFACTUALS)
+        parts.append(Verdict(w.verdict, tuple(f"{label}: {r}" for r in w.reasons), (label,)))
     return combine(parts)
 
 
 def tail_slopes(g: pd.DataFrame) -> dict | None:
     """The local slopes of the ε-tail T*(ε) − T*(ε₀) against ε₀/ε (ε < ε₀ = EPS_REL) of one
-    family's ε ladder, None without a row at ε₀."""
+    family's ε ladder and the geometric middle ``x`` of each sub-ladder's ε₀/ε, None without a
+    row at ε₀."""
     ref = g[np.isclose(g.eps_rel, EPS_REL)]
     if not len(ref):
         return None
     g = g[g.eps_rel < EPS_REL].sort_values("eps_rel", ascending=False)
     r = EPS_REL / g.eps_rel.to_numpy(dtype=float)
-    return slope_row("tail", r, g.T_star.to_numpy(dtype=float) - float(ref.T_star.iloc[0]), r)
+    ls = slope_row("tail", r, g.T_star.to_numpy(dtype=float) - float(ref.T_star.iloc[0]), r)
+    ls["x"] = [float(math.sqrt(r[i].min() * r[i].max())) for i in sub_ladders(r, N_SUB)]
+    return ls
 
 
 COLUMNS = ["family", "P", "C1", "C", "delta", "eps_rel", "T_star", "t_II", "phi_own_T",
@@ -126,7 +146,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     P = int(t.P.iloc[0]) if len(t) else 0
     brief = (f"{v.verdict}: at P = {P}, T*'s ε-tail ∝ ε^−"
              f"{head.get('tail exponent vs 1/ε, smallest ε (pos)', math.nan):.2f} (Δ>0) at "
-             f"ε ≤ 0.001, pred log(1/ε); exact reduced GD, no seeds")
+             f"ε ≤ 0.001, derived 1/ε; exact reduced GD, no seeds")
 
     def figure(fig):
         ax = fig.add_subplot(1, 1, 1)
@@ -143,33 +163,36 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         ax.legend(fontsize=7)
 
     return ClaimResult("thm4.1-eps", t, v, head, reading, brief=brief, extra={"fits": fits},
-                       figure=figure)
+                       figure=figure, settings={"P": int(P), "ε₀": EPS_REL})
 
 
 CLAIM = Claim(
     id="thm4.1-eps",
     paper=PAPER_NAME,
     figsize=(6.0, 4.0),
-    title="Theorem 4.1's ε (T*'s tail in log(1/ε))",
+    title="Theorem 4.1's ε, our law (T* ∝ 1/ε at fixed P)",
     label="RECONSTRUCTED",
-    kind="theorem check",
-    source="docs/papers/huang2024.md §4.2: the condition polylog(P) ≫ log(1/ε) is FOUND; that "
-    "T*'s ε-part grows like log(1/ε) is the notes' reading",
-    statement="At fixed P, the steps T* to L − L* ≤ ε grow like log(1/ε) as ε falls.",
+    kind="derivation check",
+    source="docs/papers/huang2024.md §4.2: the condition polylog(P) ≫ log(1/ε) is FOUND, T*'s "
+    "formula was not read (the theorem-level ε statement is inconclusive: the paper's formula "
+    "for T* was not read); the 1/ε law is DERIVED in the reconstructed model",
+    statement="In the reconstructed MAE model at fixed P, the steps T* to L − L* ≤ ε grow like "
+    "1/ε as ε falls (the excess loss decays like 1/t).",
     measured="One reduced population GD run per size family at P = 4096 to ε = 10⁻⁴(L⁰ − L*): "
     "T*(ε) on an ε ladder; the tail T*(ε) − T*(0.05) and its local exponent against 1/ε per "
-    "sub-ladder.",
-    predicted="Exponent 0 (a polylog in 1/ε) within what (ln(ε₀/ε))^POLYLOG_POWER adds over the "
-    "smallest-ε sub-ladder plus the drift.",
+    "sub-ladder, extrapolated with a + b·ε/ε₀.",
+    predicted="Exponent 1 ± TAIL_TOL, settled (against ε^{−3/4}, ε^{−5/4} and the log(1/ε) "
+    "reading).",
     thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,
     variants=VARIANTS,
     premises=("inside the horizon: the run reaches every ε of the ladder",),
-    reconstructed="the ε-dependence of T* was not read (only the condition polylog(P) ≫ "
-    "log(1/ε)); a theorem whose T* grows like 1/ε, or whose ε is the attention's accuracy "
-    "rather than the loss's, is not this statement.",
-    untested="ε below 10⁻⁴, other P.",
+    interval=IntervalMethod("extrapolation"),
+    reconstructed="the model is the notes' reconstruction; the paper's T* (its ε-dependence) "
+    "was not read, so a disagreement here says nothing about the paper.",
+    untested="ε below 10⁻⁴, other P, the paper's own T*.",
+    settings={"P": 4096, "ε₀": EPS_REL},
     run=run,
     judge=judge,
 )
