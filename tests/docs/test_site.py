@@ -208,3 +208,31 @@ def test_gallery_figures_open_full_size_and_wide_tables_scroll(built_site):
     assert re.search(r"table:not\(\[class\]\)\s*\{[^}]*overflow-x:\s*auto", css)
     assert 'href="../../../stylesheets/site.css"' in (
         built_site / "results" / "huang2024" / "phases-reduction" / "index.html").read_text()
+
+
+def test_every_inline_formula_parses_in_katex(built_site, tmp_path):
+    """Each distinct inline formula of the site (hand-written or typeset from text) is TeX the
+    vendored KaTeX parses without an error (run in Node.js; skipped without it)."""
+    import html
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not installed")
+    formulas = sorted({html.unescape(m[1]) for page in built_site.rglob("*.html")
+                       for m in re.finditer(r'class="arithmatex">\\\((.*?)\\\)</span>',
+                                            page.read_text(encoding="utf-8"), re.S)})
+    assert formulas
+    (tmp_path / "formulas.json").write_text(json.dumps(formulas))
+    script = ("const katex = require(process.argv[1]);"
+              "const fs = require('fs');"
+              "const bad = JSON.parse(fs.readFileSync(process.argv[2], 'utf8')).filter(f => {"
+              "  try { katex.renderToString(f, {throwOnError: true}); return false; }"
+              "  catch (e) { return true; } });"
+              "console.log(JSON.stringify(bad));")
+    proc = subprocess.run([node, "-e", script, str(ROOT / "docs/javascripts/katex/katex.min.js"),
+                           str(tmp_path / "formulas.json")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout) == []
