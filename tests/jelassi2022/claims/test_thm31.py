@@ -36,6 +36,12 @@ def test_thm31_proof_judge():
     assert thm31_proof.judge({"table": t}).verdict == "agrees"
     off = t.assign(err_enum=t.err_enum + 1e-6)
     assert thm31_proof.judge({"table": off}).verdict == "disagrees"
+    # two-sided: an enumeration 3e-12 above or below the closed form is caught either way
+    for shift in (3e-12, -3e-12):
+        v = thm31_proof.judge({"table": t.assign(err_enum=t.err_enum + shift)})
+        assert v.verdict == "disagrees", shift
+    below = t.assign(pz_bound=t.pz_bound.where(t.index != t.index[0], 0.99))
+    assert thm31_proof.judge({"table": below}).verdict == "disagrees"  # under the bound
     rejects_all(thm31_proof.CLAIM, {"table": t})
     with pytest.raises(KeyError):
         thm31_proof.judge({})
