@@ -117,9 +117,10 @@ def alignment_table(quick: bool, temperature: str) -> pd.DataFrame:
 
 
 def _reference_ratios(quick: bool, temperature: str) -> pd.DataFrame:
+    from ..setups import REF_Q
     from ._thm41_data import reference_table
 
-    ref = reference_table(quick, temperature, "random")
+    ref = reference_table(quick, temperature, "random", REF_Q)
     rows = []
     for seed, g in ref.groupby("seed"):
         g = g.sort_values("step")
