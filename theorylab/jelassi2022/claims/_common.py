@@ -11,7 +11,8 @@ from theorylab.core.claims import Reading, Variant
 
 from ..setups import ADMISSIBLE_Q, REF_Q, TEMPERATURES, V_STARTS
 
-__all__ = ["TEMPERATURE", "TEMPERATURE_ADMISSIBLE", "V_START", "exponent_interval", "N_BOOT", "LEVEL"]
+__all__ = ["TEMPERATURE", "TEMPERATURE_ADMISSIBLE", "V_START", "exponent_interval", "N_BOOT",
+           "LEVEL"]
 
 #: bootstrap resamples of every exponent interval, and their level (the generator is seeded, so
 #: the same tables give the same interval).

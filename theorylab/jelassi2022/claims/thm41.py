@@ -44,11 +44,11 @@ from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
 from ..phases import ALPHA_GROWTH, ERR_TOL, GAP_II
-from ..setups import BOUNDARY_D, ESCAPE_D, REF_Q, REF_SEEDS, reference_q
+from ..setups import BOUNDARY_D, REF_Q, REF_SEEDS, reference_q
 from ._common import TEMPERATURE_ADMISSIBLE, V_START, exponent_interval
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_boundary",
-           "verdict_escape", "verdict_reference", "boundary_exponent", "escape_exponent",
+           "verdict_reference", "SENTENCE", "boundary_exponent", "escape_exponent",
            "reference_summary"]
 
 #: the sentence of the paper this check judges (notes §4.6b, FOUND).

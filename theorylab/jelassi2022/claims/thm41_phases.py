@@ -26,7 +26,6 @@ import numpy as np
 import pandas as pd
 
 import theorylab.jelassi2022.claims._thm41_data as data
-from theorylab.jelassi2022.setups import ESCAPE_SEEDS, REF_SEEDS
 from theorylab.core.claims import (
     Claim,
     ClaimResult,
@@ -39,6 +38,7 @@ from theorylab.core.claims import (
     threshold_values,
 )
 from theorylab.core.claims.verdict import Verdict
+from theorylab.jelassi2022.setups import ESCAPE_SEEDS, REF_SEEDS
 
 from ..config import PAPER_NAME
 from ._common import TEMPERATURE_ADMISSIBLE, V_START

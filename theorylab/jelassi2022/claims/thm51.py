@@ -339,7 +339,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
                     f"×{math.exp(x.log_ratio):.2g}")
         brief = ("N_scratch/N_frozen " + ", ".join(_ratio(x) for x in sc.itertuples())
                  + "; N_mismatched/N_frozen " + ", ".join(_ratio(x) for x in mm.itertuples())
-                 + f" (d = " + ",".join(f"{d:g}" for d in d_list) + f"; {len(seeds)} seeds)")
+                 + " (d = " + ",".join(f"{d:g}" for d in d_list) + f"; {len(seeds)} seeds)")
     headline = {"target": tgt, "pretrained_gap": g - r}
 
     def figure(fig):
