@@ -22,7 +22,8 @@ from .config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 
 __all__ = ["REF_SETS", "REF_Q", "REF_DIAG", "V0_NORM", "TEMPERATURES", "V_STARTS",
            "reference_config", "line_config", "temperature_value", "with_readings",
-           "REF_SEEDS", "ADMISSIBLE_Q", "reference_q", "ESCAPE_D", "ESCAPE_SEEDS", "ESCAPE_LR", "BOUNDARY_D", "boundary_lr"]
+           "REF_SEEDS", "ADMISSIBLE_Q", "reference_q", "ESCAPE_D", "ESCAPE_SEEDS", "ESCAPE_LR",
+           "BOUNDARY_D", "boundary_lr"]
 
 #: Figure 4's partition read from the mask (notes §1.5), 0-based.
 REF_SETS = [[0, 8], [1, 5], [2, 4], [3, 7], [6, 9]]

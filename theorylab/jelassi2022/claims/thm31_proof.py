@@ -127,8 +127,9 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     if bad:
         return Verdict("disagrees", tuple("our derivation against itself: " + b for b in bad))
     return Verdict("agrees", (f"closed form = enumeration to {gap.max() * ENUM_UNIT:.1e} on "
-                              f"{len(enum)} points; exact ≥ proved bound at all {len(t)} points (smallest "
-                              f"ratio {(t.err_best_glm / t.pz_bound.replace(0, np.nan)).min():.2f}"
+                              f"{len(enum)} points; exact ≥ proved bound at all {len(t)} points "
+                              "(smallest ratio "
+                              f"{(t.err_best_glm / t.pz_bound.replace(0, np.nan)).min():.2f}"
                               f"); {len(inside)} points inside the proved region, lowest "
                               f"{inside.err_best_glm.min():.4f} ≥ 1/8",))
 

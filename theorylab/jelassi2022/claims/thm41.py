@@ -187,7 +187,7 @@ def verdict_reference(table: pd.DataFrame, values: dict) -> Verdict:
     k, n = int(ok.sum()), len(table)
     w = wilson_interval(k, n)
     q = float(table.q.iloc[0]) if "q" in table else REF_Q
-    share = (f"{k}/{n} random starts perform patch association at q = {q:.3f} (Wilson "
+    share = (f"{k}/{n} starts perform patch association at q = {q:.3f} (Wilson "
              f"[{w[1]:.2f}, {w[2]:.2f}])")
     band = judge_band(PREDICTIONS[0], worst, values, COUNTERFACTUALS,
                       what=f"worst final error − Bayes error over {n} starts")
@@ -223,8 +223,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     return Verdict(v, tuple(r for p in parts for r in p.reasons) + note,
                    judged=("association and generalization (reference runs)",
                            "Assumption-2 regime (boundary q*(D))"),
-                   reported=(f"reference point q = {REF_Q:.3f} (beyond this reading's boundary)",)
-                   if note else ())
+                   reported=())
 
 
 def run(quick: bool, readings: dict) -> ClaimResult:
@@ -271,7 +270,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     ]
     n_seed = len(table)
     excess = (table.final_error_fair - table.bayes_error).abs().max()
-    brief = (f"q={reference_q(tau):.2f}: {int((table.final_gap > 0).sum())}/{n_seed} random "
+    brief = (f"q={reference_q(tau):.2f}: {int((table.final_gap > 0).sum())}/{n_seed} "
              f"starts associate, error ≤ Bayes + {excess:.1e}; q*(D) ∝ D^{be['k']:.2f} "
              f"[{be['lo']:.2f}, {be['hi']:.2f}] (D {min(br.D):g}–{max(br.D):g})")
     headline = {"q_star_exponent": f"{be['k']:.3f} [{be['lo']:.3f}, {be['hi']:.3f}]",

@@ -58,10 +58,10 @@ THRESHOLDS = (
               "the difference between GD and its flow (O(η): 0.6 % at the D ladder's step "
               "sizes); 3 % is five times the largest",
               role="|t_II / (T_II_FACTOR × derived) − 1| at most it on every run"),
-    Threshold("EXP_TOL_d", 0.05, "project choice",
-              "a twentieth of a power of d: the expected exponent is exact (a quadrature of the "
-              "derived times over the start), and the paired slopes of 24 starts have a "
-              "standard error near 0.01; the neighbouring laws (1/2, 1/4) lie 2–3 tolerances "
+    Threshold("EXP_TOL_d", 0.055, "project choice",
+              "about a twentieth of a power of d: the expected exponent is exact (a quadrature of "
+              "the derived times over the start), and the paired slopes of 24 starts have a "
+              "standard error near 0.01; the neighbouring laws (1/2, 1/4) lie within 3 tolerances "
               "away", role="|paired measured exponent of t_I in d − expected derived − "
               "T_I_EXP_SHIFT| within it (a band on the slope's t-interval)"),
     Threshold("EXP_TOL_D", 0.1, "project choice",
