@@ -239,6 +239,12 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                                           for b in bad))
     if band_i.verdict != "agrees":
         return Verdict("inconclusive", band_i.reasons)
+    tol = th["EXP_TOL_d"]
+    close = [f"d^{{{name}}}" for name, a in (("1/4", 0.25), ("1/2", 0.5), ("1", 1.0))
+             if e["t_I_d_lo"] <= a + tol and e["t_I_d_hi"] >= a - tol]
+    absolute = (f"; in absolute terms the measured exponent cannot be told from "
+                f"{', '.join(close)} under this reading (its derived value lies within "
+                f"{tol:g} of it)" if close else "")
     parts = []
     for what in ("t_I", "t_II"):
         g = r[r.what == what]
@@ -256,7 +262,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         f"exponent of t_I in d: measured {e['t_I_d_measured']:.3f} [{e['t_I_d_lo']:.3f}, "
         f"{e['t_I_d_hi']:.3f}] (paired, t-interval), derived {e['t_I_d_derived']:.3f} "
         f"(expectation over the start; the same starts' derived times "
-        f"{e['t_I_d_per_seed']:.3f}): {band_i.reasons[0]}; local exponent of t_II in "
+        f"{e['t_I_d_per_seed']:.3f}): {band_i.reasons[0]}{absolute}; local exponent of t_II in "
         f"D: measured {e['t_II_D_measured']:.3f}, derived {e['t_II_D_derived']:.3f}",))
 
 
