@@ -59,8 +59,12 @@ THRESHOLDS = (
               role="the band of B_N_SHIFT (read through the R2 band)", judged=False),
 )
 PREDICTIONS = (
-    Prediction("R2_FACTOR", 1.0, "factor", "measured r² / c(d − 1)/N at the judged cells",
-               "derived", check=_CHECK, tolerance="R2_TOL"),
+    Prediction("R2_FACTOR", 1.0, "factor", "measured r² / c(d − 1)/N at the judged cells (the "
+               "constant c of the law; its exponents are the headline)",
+               "derived", check=_CHECK, tolerance="R2_TOL", headline=False,
+               weak="with 4 seeds per cell the intervals of r²/derived are wide (d = 80: about "
+               "[0.9, 1.3]; d = 10: [0.3, 2.2]), so raising the constant to about ×2 is the "
+               "first change that turns the verdict: the check cannot tell c from 2c"),
     Prediction("B_D_SHIFT", 0.0, "shift", "shift of the exponent of d − 1 in the formula (k = 1 + "
                "it: the N for a fixed noise ratio grows like d^k)", "derived", check=_CHECK,
                tolerance="B_D_TOL"),
