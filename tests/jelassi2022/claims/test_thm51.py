@@ -63,8 +63,14 @@ def test_thm51_judge():
     assert thm51.judge(nopa).verdict == "inconclusive"
     few = {"table": _runs51(seeds=3), "pretraining": _PRE}
     assert thm51.judge(few).verdict == "inconclusive"
+    # the pre-trained attention never reaches the target: a finding, not a premise
     never = {"table": _runs51(frozen=INF), "pretraining": _PRE}
-    assert thm51.judge(never).verdict == "inconclusive"
+    v = thm51.judge(never)
+    assert v.verdict == "disagrees" and "not sample-efficient" in v.reasons[0]
+    # censored in one run only: the ratio cannot be formed there (premise)
+    one = _runs51()
+    one.loc[(one.arm == "frozen") & (one.seed == 0) & (one.d == 20), "test_error_best"] = 0.15
+    assert thm51.judge({"table": one, "pretraining": _PRE}).verdict == "inconclusive"
     # a censored arm: the ratio is reported as a bound
     assert "a bound, ≥ ×" in " ".join(thm51.judge(t).reasons)
 

@@ -233,10 +233,11 @@ def pooled(need: pd.DataFrame, arm: str, n_boot: int = N_BOOT, level: float = LE
 
 
 def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) -> Verdict:
-    """See the module. ``inconclusive``: the pre-training does not associate; fewer than 5
-    seeds; the frozen arm never reaches the target at a seed, or is censored below; an
-    interval across 0. ``disagrees``: an interval lies on the wrong side of the predicted sign.
-    ``agrees``: every interval on the predicted side at every d."""
+    """See the module. ``disagrees``: the frozen arm never reaches the target within the ladder
+    in at least half its runs (a finding), or an interval lies below its band. ``inconclusive``:
+    the pre-training does not associate; fewer than 5 seeds; the frozen arm is censored in fewer
+    runs, or below; a mean below its band with its interval reaching it. ``agrees``: every mean
+    within its band at every d."""
     if not bool(pre.pa.iloc[0]):
         return Verdict("inconclusive", (
             f"premise failed: pre-training does not learn patch association under this reading "
@@ -247,7 +248,14 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) ->
     if need.seed.nunique() < 5:
         return Verdict("inconclusive", (f"premise failed: {need.seed.nunique()} seeds (need 5)",))
     fz = need[need.arm == "frozen"]
-    if (fz.status == "censored-above").any() or (fz.status == "censored-below").any():
+    above = fz[fz.status == "censored-above"]
+    if len(above) * 2 >= len(fz):  # a finding: the pre-trained attention does not transfer
+        return Verdict("disagrees", (
+            "the pre-trained attention is not fine-tuned to the target within the ladder "
+            f"(Ñ ≤ {int(fz.N_max.max())}) at " + ", ".join(
+                f"d = {r.d:g}, seed {r.seed:g}" for r in above.itertuples())
+            + f" ({len(above)} of {len(fz)} runs): not sample-efficient at these Ñ",))
+    if (fz.status != "ok").any():
         bad = fz[fz.status != "ok"]
         return Verdict("inconclusive", ("premise failed: the frozen arm's N_needed is censored "
                                         "at " + ", ".join(f"d = {r.d:g}, seed {r.seed:g} "
