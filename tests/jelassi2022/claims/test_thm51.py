@@ -49,7 +49,7 @@ def test_thm51_judge():
     assert thm51.judge(cheaper).verdict == "disagrees"
     same = {"table": _runs51(mismatched=50), "pretraining": _PRE}
     assert thm51.judge(same).verdict == "disagrees"
-    # one rung of the ladder fewer (×2) passes; the stronger statements are rejected there
+    # one rung of the ladder fewer (×2) passes; the stronger statement is rejected there
     two = {"table": _runs51(frozen=50, scratch=100, mismatched=100), "pretraining": _PRE}
     assert thm51.judge(two).verdict == "agrees"
     rejects_all(thm51.CLAIM, two)

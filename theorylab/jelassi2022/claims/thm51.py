@@ -105,16 +105,14 @@ PREDICTIONS = (
                "same attention with its pairs relabelled needs at least one rung more)",
                "paper", quote=SENTENCE, section="§4.6b", tolerance="LOG_TOL", sides="lower"),
 )
-#: the stronger statements the one-sided check must be able to reject (a lower bound cannot
-#: reject a weaker one: "no gain" lies on its open side, and the page says so).
+#: the stronger statements the one-sided check must reject (a lower bound cannot reject a weaker
+#: one: "no gain" lies on its open side). The near ones, ×3, are not declared: with the scratch and
+#: mismatched arms censored at the ladder's top the ratios are bounds (≥ ×2.4–×3.3 at d = 20, 40),
+#: so the check cannot tell "×2" from "×3" — its page and the referee's rules say so.
 COUNTERFACTUALS = (
-    Counterfactual("pre-training saves ×3", "the pre-trained attention needs at most a third "
-                   "of the samples of training from scratch", {"ADVANTAGE": math.log(3)}),
     Counterfactual("pre-training saves ×16", "the pre-trained attention needs at most a "
                    "sixteenth of the samples of training from scratch",
                    {"ADVANTAGE": math.log(16)}),
-    Counterfactual("structure saves ×3", "the relabelled attention needs at least three times "
-                   "the samples", {"MISMATCH": math.log(3)}),
     Counterfactual("structure saves ×16", "the relabelled attention needs at least sixteen "
                    "times the samples", {"MISMATCH": math.log(16)}),
 )
@@ -336,6 +334,9 @@ def run(quick: bool, readings: dict) -> ClaimResult:
                               f" at twice the ladder's top {max(ladder)})" if x.censored else
                               f"×{math.exp(x.log_ratio):.3g} [×{math.exp(x.lo):.3g}, "
                               f"×{math.exp(x.hi):.3g}]") for x in pl.itertuples()) + ".")
+        reading.append("Not separated: with censored arms the ratios are bounds, so the check "
+                       "cannot tell the sentence read as ×2 from ×3 (extending Ñ until every "
+                       "arm reaches the target would).")
         mis = table[table.arm == "mismatched"]
         reading.append(f"The mismatched attention's best test error on the ladder: "
                        f"{mis.test_error_best.min():.4f}, against the exact best-GLM error "
