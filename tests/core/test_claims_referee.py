@@ -5,6 +5,7 @@ header generated from the claim and its settings, and interval methods calibrate
 table. The toy claim measures one slope and judges it with a two-sided band."""
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -148,10 +149,16 @@ def test_near_counterfactuals_on_each_side():
         "slope 2", "s", {"SLOPE": 2.0}))))
     assert probs == ["toypaper/toy SLOPE: the nearest counterfactual above it (slope 2, 2) "
                      "lies beyond 3 tolerances"]
-    # an upper bound needs no counterfactual on its open side (below)
+    # an upper bound needs no counterfactual on its open side (above: a looser bound holds
+    # whenever it does), and one below (a tighter bound, which the data can reject)
     upper = Prediction("SLOPE", 1.0, "shift", "m", "paper", quote=QUOTE, section=SECTION,
                        tolerance="TOL", sides="upper")
-    assert referee_problems(toy(predictions=(upper,), counterfactuals=(NEAR[1],))) == []
+    assert referee_problems(toy(predictions=(upper,), counterfactuals=(NEAR[0],))) == []
+    assert referee_problems(toy(predictions=(upper,), counterfactuals=(NEAR[1],))) == [
+        "toypaper/toy SLOPE: no counterfactual below it"]
+    lower = Prediction("SLOPE", 1.0, "shift", "m", "paper", quote=QUOTE, section=SECTION,
+                       tolerance="TOL", sides="lower")
+    assert referee_problems(toy(predictions=(lower,), counterfactuals=(NEAR[1],))) == []
 
 
 def test_resolution_against_the_nearest_counterfactual_marks_weak_sides():
@@ -180,6 +187,21 @@ def test_resolution_against_the_nearest_counterfactual_marks_weak_sides():
     assert "toypaper/toy SLOPE: declared two-sided but judged one-sided (no change below it " \
            "flips the verdict)" in probs
     assert any("a headline part is WEAK" in x for x in probs)
+
+
+def test_a_one_sided_prediction_is_judged_on_its_closed_side():
+    # an upper bound 1.0 ± 0.1 on a measured 0.95: lowering it below 0.85 flips the verdict,
+    # raising it never does; the side above is open (not WEAK), the side below is read
+    upper = Prediction("SLOPE", 1.0, "shift", "m", "paper", quote=QUOTE, section=SECTION,
+                       tolerance="TOL", sides="upper")
+    one = pd.DataFrame([{"prediction": "SLOPE", "verdict": "agrees", "value_down": 0.85,
+                         "value_up": math.nan}])
+    sep = separation((upper,), NEAR, toy().values(), one)
+    assert list(sep.side) == ["below", "above"]
+    assert sep.status.iloc[0] == "ok" and sep.status.iloc[1].startswith("open side")
+    assert not sep.weak.any()
+    assert referee_problems(toy(predictions=(upper,)), NOTES,
+                            SimpleNamespace(resolution=one, settings={})) == []
 
 
 def test_a_claim_on_seeds_declares_its_interval_method():

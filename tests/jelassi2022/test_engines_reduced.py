@@ -127,3 +127,21 @@ def test_run_stops_runs_one_by_one():
     assert not path.isna().any().any()
     with pytest.raises(ValueError, match="alpha0"):
         ReducedEngine(cfg, [0.1, 0.2], [0.1])
+
+
+def test_noise_curvature_of_the_sandwich_formula_is_the_engines():
+    """The curvature the sandwich formula r² ≈ c(d − 1)/N divides by, (κσ)²·E[L₂]
+    (``noise_moments``), is the engine's second derivative of the loss in β at β = 0:
+    2(L(β) − L(0))/β² at β = 1e−3 (the loss is even in β, so the next term is O(β²) ~ 1e−6
+    relative); and the variance V of one sample's gradient along a noise direction is positive."""
+    cfg = reference_config().resolved()
+    eng = ReducedEngine(cfg, [0.5], [0.0])
+    for a, g, r in ((1.7, 0.4, -0.3), (2.3, 3.0, -1.0)):
+        st = {k: np.array([v]) for k, v in (("alpha", a), ("gamma", g), ("rho", r))}
+        nm = eng.noise_moments(st)
+        b = 1e-3
+        l0 = eng.evaluate(_p(alpha=a, beta=0.0, gamma=g, rho=r))[0][0]
+        lb = eng.evaluate(_p(alpha=a, beta=b, gamma=g, rho=r))[0][0]
+        curv = (cfg.value_scale * eng.sigma) ** 2 * nm["L2"][0]
+        assert abs(2 * (lb - l0) / b ** 2 - curv) < 1e-5 * abs(curv)
+        assert nm["V"][0] > 0

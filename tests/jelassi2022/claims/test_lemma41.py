@@ -21,13 +21,26 @@ def _align(slopes, derived=-0.01):
                          "slope_derived": [derived] * len(slopes)})
 
 
-def test_lemma_alignment_sign():
-    shrink = _align([-0.011, -0.010, -0.0095, -0.0105, -0.01])
-    assert lemma41.judge({"table": shrink}).verdict == "agrees"
-    assert lemma41.judge({"table": _align([0.01, 0.011, 0.012])}).verdict == "disagrees"
-    assert lemma41.judge({"table": _align([-0.01, 0.01, 0.0])}).verdict == "inconclusive"
-    assert lemma41.judge({"table": _align([-0.01, -0.01])}).verdict == "inconclusive"
-    rejects_all(lemma41.CLAIM, {"table": shrink})
+def _growth(ratios):
+    n = len(ratios)
+    return pd.DataFrame({"seed": range(n), "beta_growth": [1.065 * r for r in ratios],
+                         "beta_growth_derived": [1.065] * n})
+
+
+def test_lemma_growth_of_beta_in_phase_one():
+    ok = _growth([1.00003, 0.99994, 0.99996])
+    assert lemma41.judge({"reference": ok}).verdict == "agrees"
+    # two-sided: 0.5 % above or below the derived growth on one start
+    for off in (1.005, 1 / 1.005):
+        assert lemma41.judge({"reference": _growth([1.0, off, 1.0])}).verdict == "disagrees"
+    # β frozen during the escape (growth 1 instead of 1.065)
+    assert lemma41.judge({"reference": _growth([1 / 1.065] * 3)}).verdict == "disagrees"
+    # no start reaches t_I: premise
+    nan = _growth([1.0]).assign(beta_growth=math.nan)
+    v = lemma41.judge({"reference": nan})
+    assert v.verdict == "inconclusive" and "premise failed" in v.reasons[0]
+    assert lemma41.judge({"reference": _growth([])}).verdict == "inconclusive"
+    rejects_all(lemma41.CLAIM, {"reference": ok})
     assert lemma41.sign_name(-1) == "shrinks" and lemma41.sign_name(0.2) == "keeps its angle"
 
 

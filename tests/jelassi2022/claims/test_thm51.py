@@ -49,13 +49,30 @@ def test_thm51_judge():
     assert thm51.judge(cheaper).verdict == "disagrees"
     same = {"table": _runs51(mismatched=50), "pretraining": _PRE}
     assert thm51.judge(same).verdict == "disagrees"
+    # one rung of the ladder fewer (×2) passes; the stronger statement is rejected there
+    two = {"table": _runs51(frozen=50, scratch=100, mismatched=100), "pretraining": _PRE}
+    assert thm51.judge(two).verdict == "agrees"
+    rejects_all(thm51.CLAIM, two)
+    # seeds that scatter across the band's edge (scratch needs ×1, ×1, ×2, ×4, ×1): undecided
+    mixed = _runs51(frozen=50, scratch=100, mismatched=100)
+    for seed, need in enumerate((50, 50, 100, 200, 50)):
+        rows = (mixed.arm == "scratch") & (mixed.seed == seed)
+        mixed.loc[rows, "test_error_best"] = np.where(mixed[rows].N >= need, 0.10, 0.15)
+    assert thm51.judge({"table": mixed, "pretraining": _PRE}).verdict == "inconclusive"
     nopa = {"table": _runs51(), "pretraining": _PRE.assign(pa=False, gamma_minus_rho=-3.0)}
     assert thm51.judge(nopa).verdict == "inconclusive"
     few = {"table": _runs51(seeds=3), "pretraining": _PRE}
     assert thm51.judge(few).verdict == "inconclusive"
+    # the pre-trained attention never reaches the target: a finding, not a premise
     never = {"table": _runs51(frozen=INF), "pretraining": _PRE}
-    assert thm51.judge(never).verdict == "inconclusive"
-    rejects_all(thm51.CLAIM, t)
+    v = thm51.judge(never)
+    assert v.verdict == "disagrees" and "not sample-efficient" in v.reasons[0]
+    # censored in one run only: the ratio cannot be formed there (premise)
+    one = _runs51()
+    one.loc[(one.arm == "frozen") & (one.seed == 0) & (one.d == 20), "test_error_best"] = 0.15
+    assert thm51.judge({"table": one, "pretraining": _PRE}).verdict == "inconclusive"
+    # a censored arm: the ratio is reported as a bound
+    assert "a bound, ≥ ×" in " ".join(thm51.judge(t).reasons)
 
 
 def test_thm51_pooled_counts_never_at_twice_the_top():

@@ -32,7 +32,7 @@ import pandas as pd
 from .bands import NEAR_TOLERANCES
 from .readings import Counterfactual, Prediction
 
-__all__ = ["SEPARATION_COLUMNS", "near_counterfactuals", "separation", "weak_lines",
+__all__ = ["SEPARATION_COLUMNS", "open_side", "near_counterfactuals", "separation", "weak_lines",
            "quote_problem", "settings_mismatches", "stated_settings_mismatches",
            "referee_problems"]
 
@@ -58,6 +58,14 @@ def _width(p: Prediction, tol: float) -> float:
 
 def _side(p: Prediction, a: float) -> str:
     return "below" if a < p.value else "above"
+
+
+def open_side(p: Prediction) -> str:
+    """The side of a one-sided prediction on which no change of its value can flip the
+    verdict ("" for a two-sided one): loosening an upper bound (raising it) or a lower bound
+    (lowering it) keeps every measurement inside it, so the check cannot tell the prediction
+    from a counterfactual there; the other side is the one it is judged on."""
+    return {"upper": "above", "lower": "below"}.get(p.sides, "")
 
 
 def near_counterfactuals(p: Prediction, counterfactuals: Sequence[Counterfactual],
@@ -107,9 +115,7 @@ def separation(predictions: Sequence[Prediction], counterfactuals: Sequence[Coun
             col = "value_down" if side == "below" else "value_up"
             flip = math.nan if r is None else float(getattr(r, col))
             row["resolution"] = _distance(p, flip) if math.isfinite(flip) else math.nan
-            open_side = (p.sides == "upper" and side == "below") or (
-                p.sides == "lower" and side == "above")
-            if open_side:
+            if side == open_side(p):
                 names = [c.name for c in counterfactuals if p.name in c.values
                          and _side(p, float(c.values[p.name])) == side
                          and float(c.values[p.name]) != p.value]
@@ -275,7 +281,7 @@ def referee_problems(claim, notes: str | None = None, res=None) -> list[str]:
             tol = next(t.value for t in claim.thresholds if t.name == p.tolerance)
             near = near_counterfactuals(p, claim.counterfactuals, tol)
             for side in ("below", "above"):
-                if (p.sides, side) in (("upper", "below"), ("lower", "above")):
+                if side == open_side(p):
                     continue
                 cf = near[side]
                 if cf is None:

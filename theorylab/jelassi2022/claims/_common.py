@@ -9,9 +9,10 @@ import numpy as np
 
 from theorylab.core.claims import Reading, Variant
 
-from ..setups import TEMPERATURES, V_STARTS
+from ..setups import ADMISSIBLE_Q, REF_Q, TEMPERATURES, V_STARTS
 
-__all__ = ["TEMPERATURE", "V_START", "exponent_interval", "N_BOOT", "LEVEL"]
+__all__ = ["TEMPERATURE", "TEMPERATURE_ADMISSIBLE", "V_START", "exponent_interval", "N_BOOT",
+           "LEVEL"]
 
 #: bootstrap resamples of every exponent interval, and their level (the generator is seeded, so
 #: the same tables give the same interval).
@@ -27,6 +28,16 @@ TEMPERATURE = Variant(
     "and the notes' §9 reference setting (a third-party script) has no temperature. With the "
     "diagonal of A frozen at ln ln d the temperature changes the diagonal's logit a/τ (1.53, "
     "0.48, 0.15 at d = 100), not only A's learning rate (which each reading scales by τ²)")
+#: the temperature readings of the checks whose reference runs move to an admissible q under a
+#: reading that puts the reference point beyond its association boundary (τ = √d).
+TEMPERATURE_ADMISSIBLE = Variant(
+    TEMPERATURE.name, TEMPERATURE.main,
+    (TEMPERATURE.alternatives[0],
+     Reading("sqrt(d)", TEMPERATURES["sqrt(d)"], "printed in the paper",
+             setting=f"reference runs at q = {ADMISSIBLE_Q['sqrt(d)']:.2f} (D = 10, d = 100), "
+             f"below this reading's boundary q*(10) ≈ 0.40; the run at q = {REF_Q:.2f} "
+             "(beyond it) is reported")),
+    TEMPERATURE.reason)
 V_START = Variant(
     "v_start",
     Reading("random", V_STARTS["random"], "printed in the paper"),

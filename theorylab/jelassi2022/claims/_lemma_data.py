@@ -29,13 +29,19 @@ from ..predictions.phase_one import _exchangeable
 from ..setups import reference_config, with_readings
 from ..trainer import run_experiment
 
-__all__ = ["alignment_point", "identity_point", "LR", "BETA0", "SEEDS", "SETTINGS"]
+__all__ = ["alignment_point", "identity_point", "LR", "BETA0", "SEEDS", "SETTINGS",
+           "PAGE_SETTINGS"]
 
 LR = 1.0
 BETA0 = 0.1
 SEEDS = (0, 1, 2, 3, 4)
 #: (Monte Carlo draws per step, steps, seeds) of a full and of a quick check.
 SETTINGS = {False: (50_000, 60, SEEDS), True: (5_000, 20, SEEDS[:3])}
+#: the settings a page states (those of a full check).
+PAGE_SETTINGS = {"start": "the aligned reference path (v⁰ = 0.01·w*) at t_II, plus β⁰ = "
+                 f"{BETA0:g} along a random direction ⊥ w*", "lr": LR,
+                 "Monte Carlo draws per step": SETTINGS[False][0],
+                 "steps": SETTINGS[False][1], "seeds": len(SEEDS)}
 
 
 def _start(temperature: str):

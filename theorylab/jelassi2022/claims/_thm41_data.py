@@ -37,14 +37,17 @@ from ..setups import (
     ESCAPE_D,
     ESCAPE_LR,
     ESCAPE_SEEDS,
+    REF_Q,
     REF_SEEDS,
     boundary_lr,
     line_config,
     reference_config,
+    reference_q,
     with_readings,
 )
 
 __all__ = ["measure", "reference_table", "reference_point", "escape_point", "boundary_point",
+           "paired_start", "expected_escape_exponent", "page_settings",
            "dladder_point",
            "AFTER_STEPS", "BOUNDARY_HORIZON", "DECIDE_GAP", "BRACKET_WIDTH"]
 
@@ -76,14 +79,15 @@ BISECT_ROUNDS = (4, 0)
 _MEMO: dict = {}
 
 
-def _ref_cfg(temperature: str, v_start: str):
-    return with_readings(reference_config(), temperature, v_start)
+def _ref_cfg(temperature: str, v_start: str, q: float):
+    return with_readings(reference_config().replace(data={"q": float(q)}), temperature, v_start)
 
 
-def reference_point(temperature: str, v_start: str, quick: bool) -> pd.DataFrame:
-    """The reference runs of a reading: one row per (run, recorded step) with the run's phase
-    readings, start and errors as constant columns."""
-    cfg = _ref_cfg(temperature, v_start)
+def reference_point(temperature: str, v_start: str, quick: bool, q: float = REF_Q
+                    ) -> pd.DataFrame:
+    """The reference runs of a reading at `q` (D = 10, d = 100): one row per (run, recorded
+    step) with the run's phase readings, start and errors as constant columns."""
+    cfg = _ref_cfg(temperature, v_start, q)
     if quick:
         cfg = cfg.replace(train={"lr_v": QUICK["ref_lr"],
                                  "lr_A": cfg.train.lr_A_value / cfg.train.lr_v * QUICK["ref_lr"]})
@@ -125,16 +129,63 @@ def reference_point(temperature: str, v_start: str, quick: bool) -> pd.DataFrame
             final_beta_over_alpha=float(abs(last.beta) / abs(last.alpha)),
             loss_end_I=float(before.loss.iloc[-1]), final_loss=float(last.loss),
             final_error_fair=float(last.error_fair), pa_limit_error_fair=pa_fair,
-            bayes_error=bayes, tau=cfg.temperature))
+            bayes_error=bayes, tau=cfg.temperature, q=float(q)))
     return pd.concat(rows, ignore_index=True)
 
 
+def paired_start(cfg, seeds) -> tuple[np.ndarray, np.ndarray]:
+    """(α⁰, β⁰) of the random start v⁰ ~ N(0, s²·I_d) (s = v0_scale) drawn as paired starts:
+    each seed fixes one standard normal z and one uniform u, the same at every d, and
+    α⁰ = s·z, β⁰ = s·√(χ²_{d−1} quantile at u): the exact law of (⟨v⁰, w*⟩, ‖v⁰ − α⁰w*‖)
+    at every d, with the seed's draws shared along the d ladder (its exponent in d carries no
+    seed noise of its own). Aligned: (α⁰, 0)."""
+    from scipy import stats
+
+    cfg = cfg.resolved()
+    if cfg.train.init_v == "aligned":
+        return reduced_start(cfg, seeds)
+    zu = np.array([np.random.default_rng(np.random.SeedSequence([int(s), 12, 1])).random(2)
+                   for s in seeds])
+    z = stats.norm.ppf(zu[:, 0])
+    s = cfg.train.v0_scale
+    return s * z, s * np.sqrt(stats.chi2.ppf(zu[:, 1], cfg.data.d - 1))
+
+
+def expected_escape_exponent(temperature: str, v_start: str, n: int = 2000) -> float:
+    """The derived exponent of t_I in d over ESCAPE_D, as an expectation over the start: the
+    least-squares slope of E[ln t_I] (derived threshold times of `n` paired starts, a fixed
+    quasi-sample of (z, u)) against ln d. For an aligned start it is the derived times' slope."""
+    key = ("expected exponent", temperature, v_start, n)
+    if key in _MEMO:
+        return _MEMO[key]
+    from scipy import stats
+
+    grid = (np.arange(n) + 0.5) / n
+    z = stats.norm.ppf(grid)
+    u = np.random.default_rng(7).permutation(grid)  # independent of z, stratified
+    logs = []
+    for d in ESCAPE_D:
+        cfg = with_readings(reference_config(lr_v=ESCAPE_LR).replace(data={"d": int(d)}),
+                            temperature, v_start).resolved()
+        if cfg.train.init_v == "aligned":
+            a0, b0 = reduced_start(cfg, [0])
+        else:
+            s = cfg.train.v0_scale
+            a0, b0 = s * z, s * np.sqrt(stats.chi2.ppf(u, d - 1))
+        t = escape_time(cfg, a0, b0, ALPHA_GROWTH * np.hypot(a0, b0))["t_threshold"]
+        logs.append(float(np.mean(np.log(t))))
+    out = float(np.polyfit(np.log(ESCAPE_D), logs, 1)[0])
+    _MEMO[key] = out
+    return out
+
+
 def escape_point(d: int, temperature: str, v_start: str, seeds: list[int]) -> pd.DataFrame:
-    """Phase I at dimension d: the measured threshold time t_I of each start (reduced engine,
-    lr ESCAPE_LR) and its derived value (threshold and blow-up times)."""
+    """Phase I at dimension d: the measured threshold time t_I of each paired start
+    ([`paired_start`][]; reduced engine, lr ESCAPE_LR) and its derived value (threshold and
+    blow-up times)."""
     cfg = with_readings(reference_config(lr_v=ESCAPE_LR).replace(data={"d": int(d)}),
                         temperature, v_start)
-    a0, b0 = reduced_start(cfg, seeds)
+    a0, b0 = paired_start(cfg, seeds)
     theta = ALPHA_GROWTH * np.hypot(a0, b0)
     pred = [escape_time(cfg, a, b, th) for a, b, th in zip(a0, b0, theta)]
     cap = int(3 * max(float(p["t_threshold"][0]) for p in pred) + 1000)
@@ -264,14 +315,17 @@ def _boundaries(Ds, temperature: str, dl: pd.DataFrame, quick: bool) -> pd.DataF
     return out.sort_values(["D", "q"], ignore_index=True)
 
 
-def reference_table(quick: bool, temperature: str, v_start: str) -> pd.DataFrame:
-    """The reference runs of a reading (a sweep point, memoised per process: the lemma's check
-    reads them too)."""
-    key = ("reference", bool(quick), temperature, v_start)
+def reference_table(quick: bool, temperature: str, v_start: str, q: float | None = None
+                    ) -> pd.DataFrame:
+    """The reference runs of a reading at `q` (None: the reading's
+    [`reference_q`][theorylab.jelassi2022.setups.reference_q]; a sweep point, memoised per
+    process: the lemma's check reads them too)."""
+    q = reference_q(temperature) if q is None else float(q)
+    key = ("reference", bool(quick), temperature, v_start, q)
     if key not in _MEMO:
         _MEMO[key] = point_rows(run_points([call_point(
             f"{__name__}:reference_point", temperature=temperature, v_start=v_start,
-            quick=bool(quick))])[0])
+            quick=bool(quick), q=round(q, 12))])[0])
     return _MEMO[key]
 
 
@@ -288,18 +342,44 @@ def _d_ladder(quick: bool, temperature: str) -> tuple[pd.DataFrame, pd.DataFrame
     return _MEMO[key]
 
 
+def page_settings() -> dict[str, object]:
+    """The settings of a full check as its pages state them."""
+    from ..setups import ADMISSIBLE_Q, V0_NORM
+
+    return {
+        "start of v": f"random, v⁰ ~ N(0, (‖v⁰‖²/d)·I_d) with ‖v⁰‖ = {V0_NORM:g} (aligned reading:"
+                      f" v⁰ = {V0_NORM:g}·w*)",
+        "reference runs": f"D = 10, C = 2, d = 100, q = {REF_Q:.3f} "
+                          + "".join(f"(τ = √d: q = {v:.2f}, and {REF_Q:.3f} reported)"
+                                    for k, v in ADMISSIBLE_Q.items() if k == "sqrt(d)")
+                          + f", lr 0.1, {len(REF_SEEDS)} seeds, {AFTER_STEPS} steps after the "
+                          "latest derived escape",
+        "d ladder (t_I)": f"d = {', '.join(map(str, ESCAPE_D))}, {len(ESCAPE_SEEDS)} paired "
+                          f"starts, lr {ESCAPE_LR:g}",
+        "D ladder (t_II, q*(D))": f"D = {', '.join(map(str, BOUNDARY_D))}, C = 2, d = 100, "
+                                  f"aligned start, t_II at q = {Q_TII:g}, boundary horizons "
+                                  f"{BOUNDARY_HORIZON:g} derived t_II",
+    }
+
+
 def measure(quick: bool, temperature: str, v_start: str) -> dict[str, pd.DataFrame]:
     """Every table of both Theorem 4.1 checks under a reading (memoised per process)."""
     key = (bool(quick), temperature, v_start)
     if key in _MEMO:
         return _MEMO[key]
     ref = reference_table(quick, temperature, v_start)
+    # the reference point itself, reported where the reading judges at an admissible q
+    at_ref = (reference_table(quick, temperature, v_start, REF_Q)
+              if reference_q(temperature) != REF_Q else ref.iloc[:0])
     ds = QUICK["escape_d"] if quick else ESCAPE_D
     seeds = list(ESCAPE_SEEDS[:QUICK["escape_seeds"]] if quick else ESCAPE_SEEDS)
     esc = pd.concat([point_rows(p) for p in run_points([
         call_point(f"{__name__}:escape_point", d=int(d), temperature=temperature,
                    v_start=v_start, seeds=seeds) for d in ds])], ignore_index=True)
+    esc["exp_expected"] = expected_escape_exponent(temperature, v_start,
+                                                   400 if quick else 2000)
     dl, bnd = _d_ladder(quick, temperature)
-    out = {"reference": ref, "escape": esc, "dladder": dl, "boundary": bnd}
+    out = {"reference": ref, "escape": esc, "dladder": dl, "boundary": bnd,
+           "at_ref_q": at_ref}
     _MEMO[key] = out
     return out

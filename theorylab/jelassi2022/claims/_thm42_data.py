@@ -31,7 +31,7 @@ import pandas as pd
 from ..data import bayes_error
 from ..engines._reduced import ReducedEngine, reduced_start
 from ..predictions.random_start import escape_time
-from ..setups import REF_DIAG, reference_config, with_readings
+from ..setups import REF_DIAG, reference_config, reference_q, with_readings
 
 __all__ = ["empirical_point", "population_point", "horizon", "LR", "V0_NORM_E", "T_AFTER",
            "K_RELAX", "N_TEST"]
@@ -49,8 +49,8 @@ N_TEST = 5000
 
 
 def _cfg(d: int, temperature: str, v_start: str, **train):
-    cfg = reference_config(lr_v=LR, **train).replace(data={"d": int(d)},
-                                                     model={"diag": REF_DIAG})
+    cfg = reference_config(lr_v=LR, **train).replace(
+        data={"d": int(d), "q": reference_q(temperature)}, model={"diag": REF_DIAG})
     cfg = with_readings(cfg, temperature, v_start)
     if v_start == "random":
         cfg = cfg.replace(train={"v0_scale": V0_NORM_E / math.sqrt(d)})
@@ -92,6 +92,7 @@ def population_point(d: int, temperature: str, steps: int) -> pd.DataFrame:
                           "pop_loss": float(last.loss), "alpha": float(last.alpha),
                           "gamma_minus_rho": float(last.gamma - last.rho), "L2": L2, "V": V,
                           "c": c, "bayes_error": bayes_error(cfg.data), "tau": cfg.temperature,
+                          "q": float(cfg.data.q),
                           "pa": bool(last.gamma - last.rho > 0)}])
 
 

@@ -19,6 +19,7 @@ from theorylab.core.claims import (
     Claim,
     ClaimResult,
     Counterfactual,
+    IntervalMethod,
     Prediction,
     Threshold,
     format_interval,
@@ -48,7 +49,10 @@ THRESHOLDS = (
 PREDICTIONS = (
     Prediction("RATE_FACTOR", 1.0, "factor",
                "measured slope of log(β/|α|) / the reduced engine's (the O(σ²β²) reduction)",
-               "our derivation"),
+               "derived",
+               check="tests/jelassi2022/test_engines_reduced.py::"
+               "test_truncation_error_is_fourth_order_in_the_noise",
+               tolerance="RATE_TOL"),
 )
 COUNTERFACTUALS = (
     Counterfactual("twice the rate", "the orthogonal part decays twice as fast as the "
@@ -133,6 +137,8 @@ CLAIM = Claim(
     variants=(TEMPERATURE,),
     premises=("at least 3 seeds",),
     seeds=f"{len(data.SEEDS)} seeds (the orthogonal direction and the Monte Carlo draws)",
+    interval=IntervalMethod("t", seeds=len(data.SEEDS)),
+    settings=data.PAGE_SETTINGS,
     reconstructed="nothing of the paper: the reduction and the full model are the same "
     "(reconstructed) model.",
     untested="The paper's statements (lemma4.1-4.2).",

@@ -17,6 +17,7 @@ import pandas as pd
 from theorylab.core.claims import (
     Claim,
     ClaimResult,
+    IntervalMethod,
     Threshold,
     threshold_values,
 )
@@ -76,10 +77,12 @@ def verdict_symmetry(table: pd.DataFrame, sym_tol: float = SYM_TOL,
                               "settings",))
 
 
+#: (D, C, q, steps) of a full check (a quick one runs the first case for 1500 steps).
+CASES = ((6, 2, 0.4, 3000), (8, 2, 0.45, 600), (6, 3, 0.6, 3000))
+
+
 def run(quick: bool) -> ClaimResult:
-    cases = [(6, 2, 0.4, 3000 if not quick else 1500)]
-    if not quick:
-        cases += [(8, 2, 0.45, 600), (6, 3, 0.6, 3000)]
+    cases = [CASES[0][:3] + (1500,)] if quick else list(CASES)
     rows, summary = [], []
     for D, C, q, steps in cases:
         common = dict(steps=steps, lr_v=0.5, record="log", n_records=60)
@@ -159,6 +162,10 @@ CLAIM = Claim(
     premises=("A leaves its symmetric start (final |γ − ρ| > MOVE_MIN), else symmetry is "
               "checked on a state that never moved",),
     seeds="none (exact, deterministic)",
+    interval=IntervalMethod("exact"),
+    settings={"(D, C, q, steps)": ", ".join(f"({a}, {b}, {c}, {e})" for a, b, c, e in CASES),
+              "d": "D²", "lr": 0.5, "start": "v⁰ = 0.01·w* (aligned)", "τ": 1,
+              "diagonal": "ln ln 100"},
     reconstructed="the symmetry as the slide describes it; it holds by the invariance of the "
     "data law, whatever the lemmas say.",
     untested="The paper: the data law is invariant under the partition's permutations, so "

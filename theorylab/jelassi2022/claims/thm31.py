@@ -7,17 +7,18 @@ patch on the raw patches, fitted on a large sample and evaluated on fresh points
 Assumption 2's family q = C^k/D inside the region where the bound is proved for the symmetric
 GLM (the symmetric GLM is [`thm31_proof`][theorylab.jelassi2022.claims.thm31_proof], a
 derivation check: there the proof settles it). ``FIT_SEEDS`` seeds per point (data, partition,
-w*), judged on the mean over seeds with ``FIT_SE`` standard errors against the predicted bound
-``GLM_BOUND`` = 1/8:
+w*); the point with the lowest mean f*-error is judged, its t-interval over the seeds (95 %)
+against the paper's one-sided bound ``GLM_BOUND`` = 1/8 with the slack ``BOUND_TOL``
+([`judge_band`][theorylab.core.claims.judge_band], a lower bound):
 
-- ``disagrees`` when a fitted point's mean f*-error lies below the bound by more than FIT_SE
-  standard errors (a GLM beats the theorem's bound);
-- ``agrees`` when every fitted point lies at or above the bound by that margin;
-- ``inconclusive`` otherwise (within the margin) or without fitted points.
+- ``disagrees`` when the interval lies below 1/8 − BOUND_TOL (a GLM beats the bound);
+- ``agrees`` when the mean lies at or above 1/8 − BOUND_TOL;
+- ``inconclusive`` otherwise, or without fitted points (premise failed).
 
-Variant ``fstar_ties``: the printed P[f*g ≤ 0] counts f*(X) = 0 as a failure (``literal``,
-main); the alternative counts only f*g < 0 (``strict``). At finite sizes f* = 0 has positive
-probability, so the literal reading adds that mass to every GLM's error.
+Variant ``fstar_ties``: the main reading counts only f*g < 0 as a failure, and a tie g = 0 where
+f* ≠ 0 (``strict``); the printed P[f*g ≤ 0] (``literal``) also counts every input with
+f*(X) = 0, which at these points has probability 0.16–0.18 > 1/8: every classifier then passes,
+so under that reading the check says it cannot fail (``inconclusive``) rather than ``agrees``.
 """
 
 from __future__ import annotations
@@ -32,10 +33,13 @@ from theorylab.core.claims import (
     Claim,
     ClaimResult,
     Counterfactual,
+    IntervalMethod,
     Prediction,
     Reading,
     Threshold,
     Variant,
+    judge_band,
+    t_interval,
     threshold_values,
 )
 from theorylab.core.claims.verdict import Verdict
@@ -45,38 +49,40 @@ from ..data import make_wstar, sample
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
 
 __all__ = ["CLAIM", "glm_exact_errors", "glm_best_error", "pz_bound", "glm_fit_errors",
-           "verdict", "X_PROVED", "BOUND", "FIT_SE", "FIT_SEEDS", "FIT_POINTS", "THRESHOLDS",
+           "verdict", "X_PROVED", "BOUND", "FIT_SEEDS", "FIT_POINTS", "THRESHOLDS",
            "PREDICTIONS", "COUNTERFACTUALS", "judge", "fit_summary", "FSTAR_TIES"]
 
-#: a fitted GLM beats the bound only if the mean of its test errors over the seeds is below
-#: it by more than this many standard errors (3 s.e.: a one-sided chance of 0.13 % per point).
-FIT_SE = 3.0
 #: seeds (data, partition, w*) of every fitted point.
 FIT_SEEDS = (0, 1, 2)
 
 THRESHOLDS = (
-    Threshold("FIT_SE", FIT_SE, "project choice",
-              "3 standard errors, a one-sided false alarm of 0.13 % per fitted point (a "
-              "statistical convention)",
-              role="a fitted GLM counts below (above) the bound when mean ± FIT_SE·s.e. is"),
+    Threshold("BOUND_TOL", 0.025, "project choice",
+              "a fifth of the bound: the fitted GLM is a finite-sample estimate at d = 2 and "
+              "D ≤ 320, far from Assumption 2's asymptotics, so a GLM that errs on 10 % of the "
+              "inputs is not counted as beating 1/8 (fixed before the fits were read)",
+              role="half-width of the band below the bound (a lower bound: open above)"),
 )
 PREDICTIONS = (
-    Prediction("GLM_BOUND", BOUND, "factor",
-               "every GLM's error against f* is at least this (Theorem 3.1: 1/8)",
-               "paper statement"),
+    Prediction("GLM_BOUND", BOUND, "shift",
+               "every GLM's error against f* is at least this (Theorem 3.1: 1/8)", "paper",
+               quote="$\\mathbb P[f^*(X)g(X)\\le0]\\ge1/8$", section="§4.1 Theorem 3.1",
+               tolerance="BOUND_TOL", sides="lower"),
 )
 COUNTERFACTUALS = (
+    Counterfactual("GLMs fail at 1/5", "every GLM errs on at least a fifth of the inputs "
+                   "against f* (the next simple fraction a reader could hold, 3 tolerances "
+                   "above 1/8)", {"GLM_BOUND": 0.2}),
     Counterfactual("GLMs no better than a coin", "no GLM beats a fair coin against f* (error "
                    "at least 1/2)", {"GLM_BOUND": 0.5}),
-    Counterfactual("GLMs fail at 2/5", "every GLM errs on at least 40 % of the inputs against "
-                   "f*", {"GLM_BOUND": 0.4}),
 )
 FSTAR_TIES = Variant(
     "fstar_ties",
-    Reading("literal", "P[f*g ≤ 0] (as printed)", "printed in the paper"),
-    (Reading("strict", "P[f*g < 0] (f* = 0 not a failure)", "project choice"),),
-    "the printed bound counts f*(X) = 0 as a failure; at finite sizes f* = 0 has positive "
-    "probability, which pads every GLM's error; the strict reading removes it")
+    Reading("strict", "P[f*g < 0 or g = 0 with f* ≠ 0] (f* = 0 not a failure)",
+            "project choice"),
+    (Reading("literal", "P[f*g ≤ 0] (as printed)", "printed in the paper"),),
+    "the printed bound counts f*(X) = 0 as a failure; at the fitted points f* = 0 has "
+    "probability 0.16–0.18 > 1/8, so under it every classifier passes (the check cannot "
+    "fail); the strict reading counts f*g < 0 and ties g = 0 where f* ≠ 0")
 
 
 #: fitted points (k, C, D): inside the proved region (x = 0.115 and 0.063); d = 2 (the least
@@ -110,7 +116,7 @@ def glm_fit_errors(D: int, C: int, q: float, d: int, n_train: int, n_test: int, 
     f = fstar_from_c(te.c, part)
     out = {"err_fit": float(np.mean(te.y * g <= 0)),
            "fstar_literal_fit": float(np.mean(f * g <= 0)),
-           "fstar_strict_fit": float(np.mean(f * g < 0)),
+           "fstar_strict_fit": float(np.mean((f * g < 0) | ((g == 0) & (f != 0)))),
            "p_fstar_zero_fit": float(np.mean(f == 0)),
            "train_err_fit": float(
                np.mean(tr.y * clf.decision_function(tr.X.reshape(n_train, -1)) <= 0))}
@@ -136,31 +142,40 @@ def fit_summary(fits: pd.DataFrame, column: str = "err_fstar") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def verdict(fits: pd.DataFrame, bound: float = BOUND, fit_se: float = FIT_SE) -> Verdict:
-    """See the module (`fits`: one row per (point, seed) with ``err_fstar`` and its ``_se``,
-    the reading's error against f*)."""
-    fs = fit_summary(fits)
-    fs = fs[fs.x <= X_PROVED] if len(fs) else fs
-    if len(fs) == 0 or fs.err_mean.isna().any():
+def _t_row(g: pd.DataFrame) -> tuple[float, float, float]:
+    """(mean, lower, upper): the t-interval (95 %) of the seeds' f*-errors of one point."""
+    return t_interval(g["err_fstar"].to_numpy(float))
+
+
+def verdict(fits: pd.DataFrame, bound: float = BOUND, tol: float = THRESHOLDS[0].value,
+            alternatives=None) -> Verdict:
+    """See the module (`fits`: one row per (point, seed) with ``err_fstar``, the reading's
+    error against f*, ``p_fstar_zero_fit`` and ``fstar_ties``)."""
+    fs = fits[fits.x <= X_PROVED] if len(fits) else fits
+    if len(fs) == 0 or fs.err_fstar.isna().any():
         return Verdict("inconclusive", ("premise failed: no fitted GLM inside the proved region",))
-    below = fs[fs.err_mean + fit_se * fs.err_se < bound]
-    above = fs[fs.err_mean - fit_se * fs.err_se >= bound]
-    txt = "; ".join(f"k={r.k:g}, C={r.C:g}, D={r.D:g}: {r.err_mean:.4f} ± {r.err_se:.4f} "
-                    f"({r.n_seeds:g} seeds)" for r in fs.itertuples())
-    if len(below):
-        return Verdict("disagrees", (f"a fitted GLM errs against f* below {bound:g} by more "
-                                     f"than {fit_se:g} s.e. ({txt}): a GLM beats the bound",))
-    if len(above) == len(fs):
-        return Verdict("agrees", (f"every fitted GLM errs against f* at least {bound:g} (within "
-                                  f"{fit_se:g} s.e.): {txt}",))
-    return Verdict("inconclusive", (f"a fitted GLM's error against f* is within {fit_se:g} s.e. "
-                                    f"of {bound:g} ({txt})",))
+    pts = {key: _t_row(g) for key, g in fs.groupby(["k", "C", "D"], sort=False)}
+    txt = "; ".join(f"k={k:g}, C={c:g}, D={d:g}: {m:.4f} [{lo:.4f}, {hi:.4f}]"
+                    for (k, c, d), (m, lo, hi) in pts.items())
+    literal = "fstar_ties" in fs and (fs.fstar_ties == "literal").all()
+    if literal:
+        zero = fs.groupby(["k", "C", "D"], sort=False).p_fstar_zero_fit.mean()
+        if (zero >= bound - tol).all():
+            return Verdict("inconclusive", (
+                "the literal reading cannot fail here: P[f* = 0] = " + ", ".join(
+                    f"{z:.3f}" for z in zero) + f" ≥ {bound:g} − {tol:g} at every fitted point, "
+                "so every classifier errs at least that often (" + txt + ")",))
+    key = min(pts, key=lambda k: pts[k][0])
+    v = judge_band(PREDICTIONS[0], pts[key], {"GLM_BOUND": bound, "BOUND_TOL": tol},
+                   alternatives or (), what=f"lowest fitted f*-error (k={key[0]:g}, "
+                   f"C={key[1]:g}, D={key[2]:g}; t-interval over {len(FIT_SEEDS)} seeds)")
+    return Verdict(v.verdict, v.reasons + (f"every point: {txt}",))
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """[`verdict`][] on the written main table (the fits) with the declared values."""
     th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
-    return verdict(tables["table"], th["GLM_BOUND"], th["FIT_SE"])
+    return verdict(tables["table"], th["GLM_BOUND"], th["BOUND_TOL"], COUNTERFACTUALS)
 
 
 def run(quick: bool, readings: dict) -> ClaimResult:
@@ -182,6 +197,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     fits = pd.DataFrame(rows)
     col = "fstar_literal_fit" if ties == "literal" else "fstar_strict_fit"
     fits["err_fstar"], fits["err_fstar_se"] = fits[col], fits[col + "_se"]
+    fits["fstar_ties"] = ties
     v = judge({"table": fits})
     fs = fit_summary(fits)
     fy = fit_summary(fits, "err_fit")
@@ -209,9 +225,9 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         ax = fig.add_subplot(1, 1, 1)
         lab = [f"({r.k:g},{r.C:g},{r.D:g})" for r in fs.itertuples()]
         x = np.arange(len(fs))
-        ax.errorbar(x - 0.1, fs.err_mean, yerr=FIT_SE * fs.err_se, fmt="o", capsize=3,
-                    label=f"fitted GLM vs f* ({ties}), ±{FIT_SE:g} s.e.")
-        ax.errorbar(x + 0.1, fy.err_mean, yerr=FIT_SE * fy.err_se, fmt="s", capsize=3,
+        ax.errorbar(x - 0.1, fs.err_mean, yerr=2 * fs.err_se, fmt="o", capsize=3,
+                    label=f"fitted GLM vs f* ({ties}), ±2 s.e.")
+        ax.errorbar(x + 0.1, fy.err_mean, yerr=2 * fy.err_se, fmt="s", capsize=3,
                     label="fitted GLM vs y")
         ax.axhline(BOUND, color="k", ls="--", label="1/8")
         ax.set_xticks(x)
@@ -234,7 +250,8 @@ CLAIM = Claim(
     measured="Test error against f* (and y, beside) of logistic regression with free w_j, fitted "
     "on 20000 samples at (k, C, D) = (4, 3, 90) and (4, 4, 320) of the family q = C^k/D, inside "
     "the region where the bound is proved for the symmetric GLM.",
-    predicted="every fitted GLM's mean f*-error over seeds at least 1/8 (within 3 s.e.).",
+    predicted="the lowest fitted GLM's f*-error (t-interval over seeds) at least 1/8 − 0.025 "
+    "(a lower bound, as the paper's sentence).",
     run=run,
     judge=judge,
     thresholds=THRESHOLDS,
@@ -242,8 +259,12 @@ CLAIM = Claim(
     counterfactuals=COUNTERFACTUALS,
     variants=(FSTAR_TIES,),
     premises=("some fitted GLM inside the proved region",),
-    seeds=f"{len(FIT_SEEDS)} seeds per fitted point (data, partition, w*), judged on the mean "
-    "with FIT_SE standard errors",
+    seeds=f"{len(FIT_SEEDS)} seeds per fitted point (data, partition, w*), judged on the "
+    "t-interval of the lowest point's mean",
+    interval=IntervalMethod("t", seeds=len(FIT_SEEDS)),
+    settings={"d": FIT_D, "(k, C, D)": ", ".join(f"({k}, {c}, {d})" for k, c, d in FIT_POINTS),
+              "q": "C^k/D", "training points": 20_000, "test points": 20_000,
+              "seeds": len(FIT_SEEDS)},
     reconstructed="nothing: the statement is FOUND; the temperature and the start of v do not "
     "enter (no attention is trained).",
     untested="Assumption 2's asymptotic scalings (C = polylog d, d → ∞); GLMs other than "

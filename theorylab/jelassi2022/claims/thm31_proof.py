@@ -23,6 +23,7 @@ from theorylab.core.claims import (
     Claim,
     ClaimResult,
     Counterfactual,
+    IntervalMethod,
     Prediction,
     Threshold,
     threshold_values,
@@ -36,24 +37,32 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "fa
 
 #: the enumeration (convolution over sets) runs beside the closed form up to this D.
 D_ENUM = 64
+#: the unit of ENUM_SHIFT and ENUM_TOL (the resolution search steps from 1e-4 units).
+ENUM_UNIT = 1e-12
+
 THRESHOLDS = (
-    Threshold("ENUM_TOL", 1e-12, "derived bound",
-              "two float64 sums of the same finite law", role="|closed form − enumeration|"),
+    Threshold("ENUM_TOL", 1.0, "derived bound",
+              "two float64 sums of the same finite law (each term rounded to ~1e-16, at most a "
+              "few thousand terms): 1e-12", role="|closed form − enumeration − ENUM_SHIFT|, in "
+              "units of 1e-12"),
 )
 PREDICTIONS = (
-    Prediction("ENUM_SHIFT", 0.0, "shift", "closed form minus enumeration of the best-GLM error",
-               "our derivation"),
-    Prediction("BOUND_FACTOR", 1.0, "factor",
-               "the exact best-GLM error is at least this times the proved bound",
-               "our derivation"),
+    Prediction("ENUM_SHIFT", 0.0, "shift", "closed form minus enumeration of the best-GLM error "
+               "(units of 1e-12)",
+               "derived", check="proofs_checks/jelassi2022/check_glm_closed_form.py",
+               tolerance="ENUM_TOL"),
 )
+#: the nearest wrong closed forms: off by two rounding budgets either way (a wrong tie weight or
+#: a dropped term moves it by far more; these are the smallest offsets the check must see), in
+#: units of ENUM_UNIT.
 COUNTERFACTUALS = (
+    Counterfactual("closed form 2e-12 low", "the closed form lies 2e-12 below the enumeration",
+                   {"ENUM_SHIFT": -2.0}),
+    Counterfactual("closed form 2e-12 high", "the closed form lies 2e-12 above the "
+                   "enumeration", {"ENUM_SHIFT": 2.0}),
     Counterfactual("closed form off by 0.01", "the closed form differs from the enumeration "
-                   "by 0.01", {"ENUM_SHIFT": 0.01}),
-    Counterfactual("bound 10× too weak", "the exact error is at least ten times the proved "
-                   "bound everywhere", {"BOUND_FACTOR": 10.0}),
+                   "by 0.01 (a wrong tie weight)", {"ENUM_SHIFT": 1e10}),
 )
-
 
 #: the powers k of the family q = C^k/D (Assumption 2: q = poly(C)/D) and the set sizes C.
 FAMILY_K = (2, 3, 4)
@@ -98,14 +107,15 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     if not len(t) or t.err_best_glm.isna().any():
         return Verdict("inconclusive", ("no exact GLM errors",))
     enum = t.dropna(subset=["err_enum"])
-    gap = (enum.err_best_glm - enum.err_enum - th["ENUM_SHIFT"]).abs()
+    gap = ((enum.err_best_glm - enum.err_enum) / ENUM_UNIT - th["ENUM_SHIFT"]).abs()
     bad = []
     if len(enum) and gap.max() > th["ENUM_TOL"]:
-        bad.append(f"closed form − enumeration − {th['ENUM_SHIFT']:g} up to {gap.max():.1e}")
-    low = t[t.err_best_glm < th["BOUND_FACTOR"] * t.pz_bound - 1e-15]
+        bad.append(f"closed form − enumeration − {th['ENUM_SHIFT'] * ENUM_UNIT:g} up to "
+                   f"{gap.max() * ENUM_UNIT:.1e}")
+    low = t[t.err_best_glm < t.pz_bound - 1e-15]
     if len(low):
         r = low.iloc[0]
-        bad.append(f"{len(low)} points below {th['BOUND_FACTOR']:g} × the proved bound (e.g. "
+        bad.append(f"{len(low)} points below the proved bound (e.g. "
                    f"k={r.k:g}, C={r.C:g}, D={r.D:g}: {r.err_best_glm:.4f} vs "
                    f"{r.pz_bound:.4f})")
     inside = t[_inside(t)]
@@ -116,9 +126,10 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         bad.append(f"{len(under)} points inside the proved region below 1/8")
     if bad:
         return Verdict("disagrees", tuple("our derivation against itself: " + b for b in bad))
-    return Verdict("agrees", (f"closed form = enumeration to {gap.max():.1e} on {len(enum)} "
-                              f"points; exact ≥ proved bound at all {len(t)} points (smallest "
-                              f"ratio {(t.err_best_glm / t.pz_bound.replace(0, np.nan)).min():.2f}"
+    return Verdict("agrees", (f"closed form = enumeration to {gap.max() * ENUM_UNIT:.1e} on "
+                              f"{len(enum)} points; exact ≥ proved bound at all {len(t)} points "
+                              "(smallest ratio "
+                              f"{(t.err_best_glm / t.pz_bound.replace(0, np.nan)).min():.2f}"
                               f"); {len(inside)} points inside the proved region, lowest "
                               f"{inside.err_best_glm.min():.4f} ≥ 1/8",))
 
@@ -177,6 +188,9 @@ CLAIM = Claim(
     counterfactuals=COUNTERFACTUALS,
     premises=("some point inside the proved region",),
     seeds="none (exact)",
+    interval=IntervalMethod("exact"),
+    settings={"q": "C^k/D, k = 2, 3, 4", "C": "2, 3, 4, 6, 8", "D": "up to 4096",
+              "enumeration": f"D ≤ {D_ENUM}"},
     reconstructed="nothing: the symmetric GLM is settled by the proof.",
     untested="Free-direction GLMs (the theorem check thm3.1).",
 )

@@ -1,15 +1,19 @@
 """The noise law of the fitted v against our derivation (a derivation check): after GD on (E)
 has converged, r² = σ²‖v_⊥‖²/α² ≈ c·(d − 1)/N with c = V/(κ²E[L₂]²α²) from the population
-state (`_thm42_data`: the sandwich formula of a
-converged fit).
+state (`_thm42_data`: the sandwich formula of a converged fit), so a fixed noise ratio needs
+N ∝ d^k with k = 1.
 
-Tables of the theorem check [`thm42`][theorylab.jelassi2022.claims.thm42]. Judged where the
-formula claims to hold (N ≫ d: the largest N of every d, 32 to 256 times d − 1): the geometric
-mean over seeds of r²/(c(d − 1)^{1 + B_D_SHIFT}/N^{1 + B_N_SHIFT}) within a factor 1.5 of
-``R2_FACTOR`` at every d (a band of ±``R2_LOG_TOL`` in ln; the d-dependence is tested across
-d = 10–80, the N-dependence across N = 2560–5056 and by the counterfactuals' shifted
-exponents). The smaller rungs,
-N = 16(d − 1), lie outside the formula's regime and are reported with the fit over all rungs.
+Tables of the theorem check [`thm42`][theorylab.jelassi2022.claims.thm42]. Judged only on the
+cells where the formula's premises hold (declared rule): the largest N of every d (32 to 256
+times d − 1), and only when every seed of the cell performs patch association (the formula is
+for a converged, associating fit). The bottom rung N = 16(d − 1), where the empirical A does not
+associate in most seeds (and r²N/(c(d − 1)) drifts well above 1), is reported with the fit over
+all rungs, never judged. At each judged cell the geometric mean over seeds of
+r²/(c(d − 1)^{1 + B_D_SHIFT}/N^{1 + B_N_SHIFT}) and its t-interval of the log must meet the band
+×/÷(1 + ``R2_TOL``) around ``R2_FACTOR`` (``disagrees`` when an interval misses it,
+``inconclusive`` when a mean lies outside with its interval reaching it). The exponent k of
+N ∝ d^k is (1 + B_D_SHIFT)/(1 + B_N_SHIFT): its counterfactuals are k = 2 (B_D_SHIFT = +1) and
+k = 1/2 (B_D_SHIFT = −1/2).
 """
 
 from __future__ import annotations
@@ -23,39 +27,66 @@ from theorylab.core.claims import (
     Claim,
     ClaimResult,
     Counterfactual,
+    IntervalMethod,
     Prediction,
     Threshold,
+    log_t_interval,
     threshold_values,
 )
 from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
-from ._common import TEMPERATURE, V_START
-from .thm42 import EXCESS_TOL, P_TARGET, measure, noise_fit, top_rung_premise
+from ._common import TEMPERATURE_ADMISSIBLE, V_START
+from .thm42 import SEEDS, measure, noise_fit
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios"]
 
+_CHECK = ("tests/jelassi2022/test_engines_reduced.py::"
+          "test_noise_curvature_of_the_sandwich_formula_is_the_engines")
 THRESHOLDS = (
-    Threshold("R2_LOG_TOL", math.log(1.5), "project choice",
-              "ln 1.5: a factor 1.5 on r² (1.22 on the noise ratio): the formula takes the "
-              "population state for the fitted one and neglects O(d/N) (≤ 4 % at the largest N) "
-              "and the noise of A's 90 estimated entries",
-              role="|ln(r²/derived) − ln factor| at most it at the largest N of every d"),
+    Threshold("R2_TOL", 0.5, "project choice",
+              "a factor 1.5 on r² (1.22 on the noise ratio): the formula takes the population "
+              "state for the fitted one and neglects O(d/N) (≤ 4 % at the largest N) and the "
+              "noise of A's 90 estimated entries",
+              role="the cell's interval must meet [R2_FACTOR/(1 + it), R2_FACTOR·(1 + it)]"),
+    Threshold("B_D_TOL", round(math.log(1.5) / math.log(79), 3), "derived bound",
+              "the band R2_TOL expressed on the exponent of d − 1: ln 1.5 / ln 79 (the largest "
+              "d − 1 of the ladder), the shift that moves the formula by the band's factor",
+              role="the band of B_D_SHIFT (read through the R2 band)", judged=False),
+    Threshold("B_N_TOL", round(math.log(1.5) / math.log(5056), 3), "derived bound",
+              "the band R2_TOL expressed on the exponent of N: ln 1.5 / ln 5056 (the largest "
+              "N), the shift that moves the formula by the band's factor",
+              role="the band of B_N_SHIFT (read through the R2 band)", judged=False),
 )
 PREDICTIONS = (
-    Prediction("R2_FACTOR", 1.0, "factor", "measured r² / c(d − 1)/N at the largest N",
-               "our derivation"),
-    Prediction("B_D_SHIFT", 0.0, "shift", "shift of the exponent of d − 1 in the formula",
-               "our derivation"),
+    Prediction("R2_FACTOR", 1.0, "factor", "measured r² / c(d − 1)/N at the judged cells (the "
+               "constant c of the law; its exponents are the headline)",
+               "derived", check=_CHECK, tolerance="R2_TOL", headline=False,
+               weak="with 4 seeds per cell the intervals of r²/derived are wide (d = 80: about "
+               "[0.9, 1.3]; d = 10: [0.3, 2.2]), so raising the constant to about ×2 is the "
+               "first change that turns the verdict: the check cannot tell c from 2c"),
+    Prediction("B_D_SHIFT", 0.0, "shift", "shift of the exponent of d − 1 in the formula (k = 1 + "
+               "it: the N for a fixed noise ratio grows like d^k)", "derived", check=_CHECK,
+               tolerance="B_D_TOL"),
     Prediction("B_N_SHIFT", 0.0, "shift", "shift of the exponent of 1/N in the formula",
-               "our derivation"),
+               "derived", check=_CHECK, tolerance="B_N_TOL"),
 )
 COUNTERFACTUALS = (
-    Counterfactual("r² ∝ d²/N", "the noise of v grows like d²/N (a fixed cos(v, w*) "
+    Counterfactual("twice the noise", "r² is twice the derived value (a factor 2 lost in the "
+                   "sandwich's variance)", {"R2_FACTOR": 2.0}),
+    Counterfactual("half the noise", "r² is half the derived value", {"R2_FACTOR": 0.5}),
+    Counterfactual("N ∝ d^{5/4}", "r² ∝ (d − 1)^{5/4}/N: a fixed noise ratio needs N ∝ d^{5/4}",
+                   {"B_D_SHIFT": 0.25}),
+    Counterfactual("N ∝ d^{3/4}", "r² ∝ (d − 1)^{3/4}/N: a fixed noise ratio needs N ∝ d^{3/4}",
+                   {"B_D_SHIFT": -0.25}),
+    Counterfactual("N ∝ d² (k = 2)", "the noise of v grows like d²/N (a fixed cos(v, w*) "
                    "reading: N ∝ d²)", {"B_D_SHIFT": 1.0}),
+    Counterfactual("N ∝ √d (k = 1/2)", "the noise grows like √d/N: N ∝ √d suffices",
+                   {"B_D_SHIFT": -0.5}),
+    Counterfactual("r² ∝ N^{−1.1}", "the noise decays like N^{−1.1} (the N-exponent a tenth "
+                   "off)", {"B_N_SHIFT": 0.1}),
+    Counterfactual("r² ∝ N^{−0.9}", "the noise decays like N^{−0.9}", {"B_N_SHIFT": -0.1}),
     Counterfactual("r² ∝ 1/√N", "the noise decays like N^{−1/2} only", {"B_N_SHIFT": -0.5}),
-    Counterfactual("ten times the noise", "r² is ten times the derived value",
-                   {"R2_FACTOR": 10.0}),
 )
 
 
@@ -65,39 +96,54 @@ def ratios(tables: dict[str, pd.DataFrame], d_shift: float = 0.0,
     c(d − 1)^{1 + d_shift}/N^{1 + n_shift} (the formula, or a shifted one) and their ratio."""
     t = tables["table"].merge(tables["population"][["d", "c"]], on="d")
     t = t[np.isfinite(t.r2) & (t.r2 > 0)]
+    t = t.assign(pa=t.patch_association.astype(bool))
     g = t.groupby(["d", "N"]).agg(r2=("r2", lambda x: float(np.exp(np.log(x).mean()))),
-                                  c=("c", "first"), seeds=("r2", "size")).reset_index()
+                                  c=("c", "first"), seeds=("r2", "size"),
+                                  pa_share=("pa", "mean")).reset_index()
     g["derived"] = g.c * (g.d - 1.0) ** (1 + d_shift) / g.N.astype(float) ** (1 + n_shift)
     g["ratio"] = g.r2 / g.derived
+    iv = {k: log_t_interval(x.r2.to_numpy(float)) for k, x in t.groupby(["d", "N"])}
+    g["ratio_lo"] = [iv[(r.d, r.N)][1] / r.derived for r in g.itertuples()]
+    g["ratio_hi"] = [iv[(r.d, r.N)][2] / r.derived for r in g.itertuples()]
+    g["judged"] = (g.N == g.groupby("d").N.transform("max")) & (g.pa_share >= 1)
     return g
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
-    """See the module: ``inconclusive`` without runs (a reading whose population does not
-    associate) or when the fits have not converged; ``disagrees`` when the ratio of a
-    largest-N cell to the (shifted, scaled) formula leaves its band; ``agrees`` otherwise."""
+    """See the module: ``inconclusive`` without runs or with fewer than 2 judged cells (the
+    largest N of a d where every seed associates); ``disagrees`` when a judged cell's interval
+    misses the band of the (shifted, scaled) formula; ``inconclusive`` when a cell's mean lies
+    outside it with its interval reaching it; ``agrees`` otherwise."""
     th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     if not len(t):
         return Verdict("inconclusive", ("premise failed: no empirical runs (the population "
                                         "does not associate under this reading)",))
-    premise = top_rung_premise(t, tables["population"], EXCESS_TOL, P_TARGET)
-    if premise is not None:  # the formula is for converged fits
-        return premise
     r = ratios(tables, th["B_D_SHIFT"], th["B_N_SHIFT"])
-    top = r[r.N == r.groupby("d").N.transform("max")]
+    top = r[r.judged.astype(bool)]
+    left = r[(r.N == r.groupby("d").N.transform("max")) & ~r.judged.astype(bool)]
     if top.d.nunique() < 2:
-        return Verdict("inconclusive", ("premise failed: fewer than 2 values of d",))
-    fac, tol = th["R2_FACTOR"], math.exp(th["R2_LOG_TOL"])
-    out = top[(top.ratio < fac / tol) | (top.ratio > fac * tol)]
+        return Verdict("inconclusive", (
+            "premise failed: fewer than 2 values of d whose largest N associates in every seed"
+            + (" (" + ", ".join(f"d = {x.d:g}: {x.pa_share:.0%}" for x in left.itertuples())
+               + ")" if len(left) else ""),))
+    fac, tol = th["R2_FACTOR"], 1 + th["R2_TOL"]
+    lo_b, hi_b = fac / tol, fac * tol
+    miss = top[(top.ratio_hi < lo_b) | (top.ratio_lo > hi_b)]
+    out = top[(top.ratio < lo_b) | (top.ratio > hi_b)]
     shifts = (f" with the exponents shifted by {th['B_D_SHIFT']:+g} (d), {th['B_N_SHIFT']:+g} (N)"
               if th["B_D_SHIFT"] or th["B_N_SHIFT"] else "")
-    txt = (f"r²/(c(d − 1)/N{shifts}) at the largest N of every d (N ≫ d, the formula's "
-           f"regime): " + ", ".join(f"{x.ratio:.2f} (d = {x.d:g}, N = {x.N:g})"
-                                    for x in top.itertuples())
-           + f", against {fac:g} within ×{tol:.3g}")
-    if len(out):
+    txt = (f"r²/(c(d − 1)/N{shifts}) at the largest N of every d where every seed associates: "
+           + ", ".join(f"{x.ratio:.2f} [{x.ratio_lo:.2f}, {x.ratio_hi:.2f}] (d = {x.d:g}, "
+                       f"N = {x.N:g})" for x in top.itertuples())
+           + f", against {fac:g} ×/÷ {tol:.3g}"
+           + ("; not judged (some seed does not associate): " + ", ".join(
+               f"d = {x.d:g}" for x in left.itertuples()) if len(left) else ""))
+    if len(miss):
         return Verdict("disagrees", ("our derivation against the empirical runs: " + txt,))
+    if len(out):
+        return Verdict("inconclusive", (txt + ": a mean lies outside the band, its interval "
+                                        "reaching it",))
     return Verdict("agrees", (txt,))
 
 
@@ -136,17 +182,19 @@ CLAIM = Claim(
     statement="After GD on (E) has converged, the noise-to-signal ratio of v is "
     "r² ≈ c(d − 1)/N with c from the population state.",
     measured="The runs of the thm4.2 check: r² per (d, N, seed).",
-    predicted="r²/(c(d − 1)/N) within a factor 1.5 of 1 at the largest N of every d.",
+    predicted="r²/(c(d − 1)/N) within a factor 1.5 of 1 (two-sided, on each cell's interval) at "
+    "the largest N of every d where every seed associates: N ∝ d^k with k = 1.",
     run=run,
     judge=judge,
     thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,
-    variants=(TEMPERATURE, V_START),
+    variants=(TEMPERATURE_ADMISSIBLE, V_START),
     premises=("empirical runs exist (the population associates)",
-              "the fits have converged: at the largest N the test error is within EXCESS_TOL "
-              "of the population error in at least P_TARGET of the seeds (thm4.2's premise)"),
-    seeds="those of thm4.2 (4 per cell)",
+              "at least 2 values of d whose largest N associates in every seed (the formula is "
+              "for a converged, associating fit)"),
+    seeds=f"those of thm4.2 ({len(SEEDS)} per cell), the t-interval of ln r² per cell",
+    interval=IntervalMethod("log-t", seeds=len(SEEDS)),
     reconstructed="nothing of the paper: the formula and the runs are of the same model.",
     untested="The paper's statement (thm4.2).",
 )

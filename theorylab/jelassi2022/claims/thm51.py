@@ -1,5 +1,6 @@
-"""Theorem 5.1 (RECONSTRUCTED, notes §5): patch association learned in pre-training makes
-fine-tuning on a new feature sample-efficient.
+"""Theorem 5.1 (the paper's sentence, notes §4.6b): "after pre-training in our synthetic dataset,
+our model can be sample-efficiently fine-tuned to transfer to a downstream dataset that shares
+the same structure as the source dataset (and may have different features)".
 
 **Pre-training**: population GD on the reference setting from the start of the reading (reduced
 engine; a random start runs until 20000 steps after its escape); its A is symmetric, (γ, ρ).
@@ -20,10 +21,12 @@ early-stopping step, so Ñ counts every sample used; the test points (5000) choo
 ``N_needed`` per (d, arm, seed): the smallest Ñ of the ladder from which the test error at the
 selected step is at most bayes + ``TARGET_FRAC``·(glm − bayes) (the exact best-GLM error,
 Theorem 3.1). **Pooled statistic**, per d: the log of N_scratch/N_frozen and of
-N_mismatched/N_frozen per seed, their mean over seeds with a percentile bootstrap interval
-(seeds whose scratch or mismatched arm never reaches the target count at twice the ladder's
-top, so the interval is a lower bound for "more than"); the predicted signs ``ADVANTAGE_SIGN``
-and ``MISMATCH_SIGN`` (+1: the pre-trained, associating attention needs fewer samples).
+N_mismatched/N_frozen per seed, their mean over seeds with a t-interval (95 %; seeds whose
+scratch or mismatched arm never reaches the target within the ladder count at twice its top, so
+the ratio is then a bound, ≥ ×k, never a measured ratio). "Sample-efficiently" is read as the
+paper's one-sided sentence: ln(N_arm/N_frozen) at least ``ADVANTAGE`` = ln 2 (one rung of the
+doubling ladder fewer; and ``MISMATCH`` = ln 2 for the control: the gain needs the shared
+structure), within ``LOG_TOL``.
 """
 
 from __future__ import annotations
@@ -38,9 +41,12 @@ from theorylab.core.claims import (
     Claim,
     ClaimResult,
     Counterfactual,
+    IntervalMethod,
     Prediction,
     Threshold,
+    judge_band,
     point_rows,
+    t_interval,
     threshold_values,
 )
 from theorylab.core.claims.verdict import Verdict, ladder_threshold
@@ -79,24 +85,36 @@ THRESHOLDS = (
               "the sampling error of 5000 test points (s.e. ≈ 0.004, the gap ≈ 0.065)",
               role="an arm passes a rung when its selected-step test error is at most "
                    "bayes + TARGET_FRAC·(glm − bayes)"),
+    Threshold("LOG_TOL", math.log(1.25), "project choice",
+              "a factor 1.25 on a sample size: one rung of a ladder that doubles is a factor 2, "
+              "so an arm within ×1.25 of the frozen one is not counted as needing fewer or more",
+              role="slack of the one-sided band of ln(N_arm/N_frozen)"),
 )
+SENTENCE = ("In Section 5, we show (Theorem 5.1) that after pre-training in our synthetic "
+            "dataset, our model can be sample-efficiently fine-tuned to transfer to a downstream "
+            "dataset that shares the same structure as the source dataset (and may have "
+            "different features).")
 PREDICTIONS = (
-    Prediction("ADVANTAGE_SIGN", 1.0, "shift",
-               "sign of log(N_scratch/N_frozen): +1, fine-tuning the pre-trained attention "
-               "needs fewer samples than training from scratch (a value within ½ of 0: no "
-               "difference)", "paper statement (reconstructed)"),
-    Prediction("MISMATCH_SIGN", 1.0, "shift",
-               "sign of log(N_mismatched/N_frozen): +1, the gain comes from the learned "
-               "structure (relabelled pairs transfer worse)", "paper statement (reconstructed)"),
+    Prediction("ADVANTAGE", math.log(2), "shift",
+               "'sample-efficiently': ln(N_scratch/N_frozen) at least ln 2 (the pre-trained "
+               "attention needs at least one rung of the doubling ladder fewer samples than "
+               "training from scratch)", "paper",
+               quote=SENTENCE, section="§4.6b", tolerance="LOG_TOL", sides="lower"),
+    Prediction("MISMATCH", math.log(2), "shift",
+               "'that shares the same structure': ln(N_mismatched/N_frozen) at least ln 2 (the "
+               "same attention with its pairs relabelled needs at least one rung more)",
+               "paper", quote=SENTENCE, section="§4.6b", tolerance="LOG_TOL", sides="lower"),
 )
+#: the stronger statements the one-sided check must reject (a lower bound cannot reject a weaker
+#: one: "no gain" lies on its open side). The near ones, ×3, are not declared: with the scratch and
+#: mismatched arms censored at the ladder's top the ratios are bounds (≥ ×2.4–×3.3 at d = 20, 40),
+#: so the check cannot tell "×2" from "×3" — its page and the referee's rules say so.
 COUNTERFACTUALS = (
-    Counterfactual("no transfer gain", "pre-training does not change the number of samples "
-                   "fine-tuning needs", {"ADVANTAGE_SIGN": 0.0}),
-    Counterfactual("scratch is cheaper", "training from scratch needs fewer samples than "
-                   "fine-tuning the pre-trained attention", {"ADVANTAGE_SIGN": -1.0}),
-    Counterfactual("any pre-trained attention", "the pre-trained attention transfers as well "
-                   "with its pairs relabelled (the structure does not matter)",
-                   {"MISMATCH_SIGN": 0.0}),
+    Counterfactual("pre-training saves ×16", "the pre-trained attention needs at most a "
+                   "sixteenth of the samples of training from scratch",
+                   {"ADVANTAGE": math.log(16)}),
+    Counterfactual("structure saves ×16", "the relabelled attention needs at least sixteen "
+                   "times the samples", {"MISMATCH": math.log(16)}),
 )
 
 
@@ -186,8 +204,8 @@ def n_needed(table: pd.DataFrame, tgt: float) -> pd.DataFrame:
 
 def pooled(need: pd.DataFrame, arm: str, n_boot: int = N_BOOT, level: float = LEVEL,
            seed: int = 0) -> pd.DataFrame:
-    """Per d: the mean over seeds of log(N_arm/N_frozen) with a percentile bootstrap interval
-    (an arm that never reaches the target counts at 2 × the ladder's top: a lower bound)."""
+    """Per d: the mean over seeds of log(N_arm/N_frozen) with a t-interval (95 %; an arm that
+    never reaches the target counts at 2 × the ladder's top: then a lower bound)."""
     rows = []
     for d, g in need.groupby("d"):
         f = g[g.arm == "frozen"].set_index("seed")
@@ -203,34 +221,21 @@ def pooled(need: pd.DataFrame, arm: str, n_boot: int = N_BOOT, level: float = LE
             rows.append({"d": d, "arm": arm, "seeds": lr.size, "log_ratio": math.nan,
                          "lo": math.nan, "hi": math.nan, "censored": 0})
             continue
-        rng = np.random.default_rng(seed)
-        bs = lr[rng.integers(0, lr.size, (n_boot, lr.size))].mean(axis=1)
-        q = (1 - level) / 2
-        rows.append({"d": d, "arm": arm, "seeds": int(lr.size), "log_ratio": float(lr.mean()),
-                     "lo": float(np.quantile(bs, q)), "hi": float(np.quantile(bs, 1 - q)),
+        m, lo, hi = t_interval(lr, level)
+        if not np.isfinite(lo):  # every seed the same ratio: a zero-width interval
+            lo = hi = m
+        rows.append({"d": d, "arm": arm, "seeds": int(lr.size), "log_ratio": m,
+                     "lo": float(lo), "hi": float(hi),
                      "censored": int(np.isinf(a.loc[common, "N_needed"]).sum())})
     return pd.DataFrame(rows, columns=["d", "arm", "seeds", "log_ratio", "lo", "hi", "censored"])
 
 
-def _sign_verdict(row, sign: float, what: str):
-    """(ok, bad, text) of an interval of a log-ratio against a predicted sign."""
-    txt = (f"{what} at d = {row.d:g}: ×{math.exp(row.log_ratio):.3g} [×{math.exp(row.lo):.3g}, "
-           f"×{math.exp(row.hi):.3g}] ({row.seeds} seeds" + (f", {row.censored} never reach the "
-                                                              "target" if row.censored else "")
-           + ")")
-    if sign >= 0.5:
-        return row.lo > 0, row.hi <= 0, txt
-    if sign <= -0.5:
-        return row.hi < 0, row.lo >= 0, txt
-    return row.lo <= 0 <= row.hi, row.hi < 0 or row.lo > 0, txt
-
-
-def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, adv_sign: float,
-            mis_sign: float) -> Verdict:
-    """See the module. ``inconclusive``: the pre-training does not associate; fewer than 5
-    seeds; the frozen arm never reaches the target at a seed, or is censored below; an
-    interval across 0. ``disagrees``: an interval lies on the wrong side of the predicted sign.
-    ``agrees``: every interval on the predicted side at every d."""
+def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) -> Verdict:
+    """See the module. ``disagrees``: the frozen arm never reaches the target within the ladder
+    in at least half its runs (a finding), or an interval lies below its band. ``inconclusive``:
+    the pre-training does not associate; fewer than 5 seeds; the frozen arm is censored in fewer
+    runs, or below; a mean below its band with its interval reaching it. ``agrees``: every mean
+    within its band at every d."""
     if not bool(pre.pa.iloc[0]):
         return Verdict("inconclusive", (
             f"premise failed: pre-training does not learn patch association under this reading "
@@ -241,30 +246,36 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, adv_sign: float,
     if need.seed.nunique() < 5:
         return Verdict("inconclusive", (f"premise failed: {need.seed.nunique()} seeds (need 5)",))
     fz = need[need.arm == "frozen"]
-    if (fz.status == "censored-above").any() or (fz.status == "censored-below").any():
+    above = fz[fz.status == "censored-above"]
+    if len(above) * 2 >= len(fz):  # a finding: the pre-trained attention does not transfer
+        return Verdict("disagrees", (
+            "the pre-trained attention is not fine-tuned to the target within the ladder "
+            f"(Ñ ≤ {int(fz.N_max.max())}) at " + ", ".join(
+                f"d = {r.d:g}, seed {r.seed:g}" for r in above.itertuples())
+            + f" ({len(above)} of {len(fz)} runs): not sample-efficient at these Ñ",))
+    if (fz.status != "ok").any():
         bad = fz[fz.status != "ok"]
         return Verdict("inconclusive", ("premise failed: the frozen arm's N_needed is censored "
                                         "at " + ", ".join(f"d = {r.d:g}, seed {r.seed:g} "
                                                           f"({r.status})"
                                                           for r in bad.itertuples()),))
-    oks, bads, txts = [], [], []
-    for arm, sign, what in (("scratch", adv_sign, "N_scratch/N_frozen"),
-                            ("mismatched", mis_sign, "N_mismatched/N_frozen")):
+    kinds, txts = set(), []
+    for arm, p, what in (("scratch", PREDICTIONS[0], "ln(N_scratch/N_frozen)"),
+                         ("mismatched", PREDICTIONS[1], "ln(N_mismatched/N_frozen)")):
         for row in pooled(need, arm).itertuples():
             if not np.isfinite(row.lo):
                 return Verdict("inconclusive", (f"premise failed: no interval for {what} at "
                                                 f"d = {row.d:g}",))
-            ok, bad, txt = _sign_verdict(row, sign, what)
-            oks.append(ok)
-            bads.append(bad)
-            txts.append(txt)
-    if any(bads):
-        return Verdict("disagrees", tuple("theorem as reconstructed: " + t
-                                          for t, b in zip(txts, bads) if b))
-    if all(oks):
-        return Verdict("agrees", tuple(txts))
-    return Verdict("inconclusive", tuple(t + ": the interval is not on one side of ×1"
-                                         for t, o in zip(txts, oks) if not o))
+            bound = (f"; {row.censored} of {row.seeds} seeds never reach the target within "
+                     "the ladder (counted at twice its top): a bound, ≥ ×"
+                     f"{math.exp(row.lo):.3g}" if row.censored else "")
+            v = judge_band(p, (row.log_ratio, row.lo, row.hi), values, COUNTERFACTUALS,
+                           what=f"{what} at d = {row.d:g} ({row.seeds} seeds)")
+            kinds.add(v.verdict)
+            txts.append(v.reasons[0] + bound)
+    out = ("disagrees" if "disagrees" in kinds else "inconclusive" if "inconclusive" in kinds
+           else "agrees")
+    return Verdict(out, tuple(txts))
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
@@ -272,7 +283,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     tgt = target(t, th["TARGET_FRAC"]) if len(t) else math.nan
-    return verdict(t, tables["pretraining"], tgt, th["ADVANTAGE_SIGN"], th["MISMATCH_SIGN"])
+    return verdict(t, tables["pretraining"], tgt, th)
 
 
 def run(quick: bool, readings: dict) -> ClaimResult:
@@ -312,19 +323,32 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         reading.append(f"Ñ needed for a test error ≤ {tgt:.4f} (Bayes {bayes:.4f} + "
                        f"{TARGET_FRAC:g}·(best GLM {glm:.4f} − Bayes)), per seed: " + "; ".join(
                            f"d = {x.d:g} {x.arm}: {x.N_needed}" for x in per.itertuples()) + ".")
-        reading.append("Pooled (geometric mean over seeds, 95 % bootstrap): " + "; ".join(
-            f"{x.arm}/frozen at d = {x.d:g}: ×{math.exp(x.log_ratio):.3g} "
-            f"[×{math.exp(x.lo):.3g}, ×{math.exp(x.hi):.3g}]" for x in pl.itertuples()) + ".")
+        reading.append(f"The sentence judged (notes §4.6b): “{SENTENCE}” Read as: the frozen "
+                       "pre-trained attention reaches the target with fewer samples than "
+                       "training from scratch and than the same attention with its pairs "
+                       "relabelled (one-sided, as the sentence).")
+        reading.append("Pooled (geometric mean over seeds, 95 % t-interval; a censored arm "
+                       "makes the ratio a bound): " + "; ".join(
+                           f"{x.arm}/frozen at d = {x.d:g}: "
+                           + (f"≥ ×{math.exp(x.lo):.3g} ({x.censored}/{x.seeds} seeds censored"
+                              f" at twice the ladder's top {max(ladder)})" if x.censored else
+                              f"×{math.exp(x.log_ratio):.3g} [×{math.exp(x.lo):.3g}, "
+                              f"×{math.exp(x.hi):.3g}]") for x in pl.itertuples()) + ".")
+        reading.append("Not separated: with censored arms the ratios are bounds, so the check "
+                       "cannot tell the sentence read as ×2 from ×3 (extending Ñ until every "
+                       "arm reaches the target would).")
         mis = table[table.arm == "mismatched"]
         reading.append(f"The mismatched attention's best test error on the ladder: "
                        f"{mis.test_error_best.min():.4f}, against the exact best-GLM error "
                        f"{glm:.4f} (uniform attention is a GLM: Theorem 3.1, thm3.1).")
         sc = pl[pl.arm == "scratch"]
         mm = pl[pl.arm == "mismatched"]
-        brief = (f"N_scratch/N_frozen ×{math.exp(sc.log_ratio.min()):.2g}–"
-                 f"×{math.exp(sc.log_ratio.max()):.2g}, mismatched/frozen "
-                 f"≥×{math.exp(mm.lo.min()):.2g}; {len(seeds)} seeds, d = "
-                 + ",".join(f"{d:g}" for d in d_list))
+        def _ratio(x):
+            return (f"≥×{math.exp(x.lo):.2g}" if x.censored else
+                    f"×{math.exp(x.log_ratio):.2g}")
+        brief = ("N_scratch/N_frozen " + ", ".join(_ratio(x) for x in sc.itertuples())
+                 + "; N_mismatched/N_frozen " + ", ".join(_ratio(x) for x in mm.itertuples())
+                 + " (d = " + ",".join(f"{d:g}" for d in d_list) + f"; {len(seeds)} seeds)")
     headline = {"target": tgt, "pretrained_gap": g - r}
 
     def figure(fig):
@@ -353,16 +377,16 @@ CLAIM = Claim(
     id="thm5.1",
     paper=PAPER_NAME,
     title="Theorem 5.1 (transfer)",
-    label="RECONSTRUCTED",
-    source="notes §5 (S1 and S4 describe the result in words; the statement was not read)",
-    statement="After pre-training on the synthetic data, fine-tuning v on a downstream "
-    "distribution with the same partition and a new feature needs fewer samples than learning "
-    "from scratch, because of the learned patch association.",
+    label="FOUND",
+    source="notes §4.6b: the paper's list of contributions (S1) states the sentence judged; "
+    "the statement of Theorem 5.1 was not read (notes §5)",
+    statement=SENTENCE,
     measured="Ñ needed to reach a target below the best-GLM error, per seed, for the frozen "
     "pre-trained attention, the same attention relabelled (no learned pair a true pair), "
     "and training from scratch; d = 20, 40; 5 seeds; validation counted in Ñ.",
-    predicted="N_scratch/N_frozen and N_mismatched/N_frozen above 1 (pooled over seeds, "
-    "bootstrap interval above ×1) at every d.",
+    predicted="N_scratch/N_frozen and N_mismatched/N_frozen at least ×2 within ×1.25 "
+    "(one-sided, as the sentence; pooled over seeds, t-interval) at every d; a censored arm "
+    "gives a bound.",
     run=run,
     judge=judge,
     thresholds=THRESHOLDS,
@@ -373,7 +397,14 @@ CLAIM = Claim(
               "at least 5 seeds",
               "the frozen arm's N_needed is located on the ladder at every seed"),
     seeds=f"{len(SEEDS)} seeds (samples, v⁰, validation and test sets) per run; pooled log "
-    "ratios with a percentile bootstrap over seeds",
+    "ratios with a t-interval over seeds",
+    interval=IntervalMethod("t", seeds=len(SEEDS)),
+    settings={"pre-training": "population GD from v⁰ random (‖v⁰‖ = 0.01, seed 0) at D = 10, "
+              f"d = 100, q = {REF_Q:.3f}, {PRE_AFTER} steps after the escape",
+              "fine-tuning start": "v⁰ ~ N(0, 0.05²·I_d)", "d": ", ".join(map(str, D_LIST)),
+              "downstream": "same partition and q, new w̃*, σ = 3/√d",
+              "Ñ ladder": ", ".join(map(str, LADDER)), "steps (v, scratch)":
+              f"{STEPS_V}, {STEPS_SCRATCH}", "seeds": len(SEEDS)},
     reconstructed="the statement (few samples after pre-training, thanks to the structure) is "
     "reconstructed from descriptions; the downstream noise 3/√d and the target fraction are "
     "project choices.",
