@@ -4,9 +4,8 @@ field, exit 2)."""
 
 from __future__ import annotations
 
-import tomllib
-
 import pytest
+import tomllib
 
 from theorylab.commands import main
 from theorylab.core.config import apply_sets

@@ -185,7 +185,6 @@ def _rejudge(a) -> int:
     return 0
 
 
-@command("check")
 def recorded_seconds(ids: Sequence[str]) -> tuple[float, int]:
     """``(seconds, claims)``: the wall time the claims `ids` (``"<paper>/<id>"``) took in the
     last full run whose summary is committed (``docs/results/<paper>/summary.csv``, column
@@ -219,6 +218,7 @@ def _say_recorded_time(ids: Sequence[str]) -> None:
               f"machine longer; this machine: {machine_load()})", flush=True)
 
 
+@command("check")
 def main(argv=None) -> int:
     p = ArgumentParser(prog="theorylab check",
                                 description=(

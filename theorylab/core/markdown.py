@@ -123,7 +123,8 @@ def _depth(text: str) -> int:
 
 def _tex(formula: str) -> str:
     """A formula written in text as TeX: ``*`` of a name a superscript (``T*`` → ``T^*``), an
-    index or power of several characters braced, a word upright (``\\mathrm{polylog}``, ``\\log``)."""
+    index or power of several characters braced, a word upright (``\\mathrm{polylog}``,
+    ``\\log``)."""
     out = formula.replace("\\*", "*")
     names = []
 
@@ -137,7 +138,7 @@ def _tex(formula: str) -> str:
     out = re.sub(f"([{_SUPERSCRIPTS}])(?=\\^)", r"\1{}", out)
     out = re.sub(rf"(?<=[{_LETTER}\d}}')])\*", "^*", out)
     out = re.sub(r"([\^_])\(([^()]*)\)", r"\1{(\2)}", out)             # ``3^(D−C)``
-    out = re.sub(rf"\^([Ͱ-Ͽ])_([A-Za-z0-9])(?![A-Za-z0-9])", r"^{\1_\2}", out)   # ``P^κ_c``
+    out = re.sub(r"\^([Ͱ-Ͽ])_([A-Za-z0-9])(?![A-Za-z0-9])", r"^{\1_\2}", out)   # ``P^κ_c``
 
     def braced(m):      # an index of one or two letters (``A_ij``) stays italic
         body = m.group(2)
