@@ -121,15 +121,12 @@ def _same_paper(csv: Path, trajectory: pd.DataFrame, paper: Paper) -> None:
 def open_sweep(path: str | Path) -> SweepFiles:
     """A sweep store: its paper (from ``sweep.json``), the spec and the table."""
     from theorylab.core.sweep import load_sweep
+    from theorylab.core.sweep.store import check_sweep_table
 
     path = Path(path)
     manifest = json.loads((path / "sweep.json").read_text()) if (path / "sweep.json"
                                                                   ).is_file() else {}
-    table = load_sweep(path)
-    missing = [c for c in ("point", "run_id", "status") if c not in table.columns]
-    if missing:
-        raise ValueError(f"sweep: {path / 'results.parquet'} is not a sweep table (no column "
-                         f"{', '.join(map(repr, missing))})")
+    table = check_sweep_table(load_sweep(path), path)
     name = manifest.get("paper", DEFAULT_PAPER)
     if name not in PAPERS:
         raise ValueError(f"sweep: the store's paper {name!r} is not registered "
@@ -217,10 +214,10 @@ def phase_readings(source, cfg=None, *, paper: Paper | str | None = None) -> pd.
     if isinstance(source, (str, Path)):
         path = Path(source)
         paper = _paper_of_path(path)
-        if (path / "results.parquet").is_file():
-            open_sweep(path)  # refuses a table that is not a sweep's
-        elif (path.parent if path.name == "trajectory.csv" else path / "config.toml").exists():
-            open_run(path)  # refuses rows that are not one run's of the config's paper
+        folder = path.parent if path.name == "trajectory.csv" else path
+        if not (folder / "results.parquet").is_file() and (folder / "config.toml").is_file():
+            run = open_run(path)  # read once; refuses rows that are not one run's of its paper
+            source, cfg = run.trajectory.assign(run=str(run.path)), run.config
     elif paper is None:
         config = getattr(source, "config", None) if cfg is None else cfg
         paper = paper_of_config(config) if config is not None else PAPERS[DEFAULT_PAPER]

@@ -166,7 +166,7 @@ def _open_run(paper, path: Path) -> tuple[pd.DataFrame, Any, str]:
 
 
 def _sweep_table(paper, folder: Path) -> pd.DataFrame:
-    from .sweep.store import META_COLUMNS, load_sweep
+    from .sweep.store import META_COLUMNS, check_sweep_table, load_sweep
 
     manifest = json.loads((folder / "sweep.json").read_text(encoding="utf-8")) if (
         folder / "sweep.json").is_file() else {}
@@ -174,7 +174,7 @@ def _sweep_table(paper, folder: Path) -> pd.DataFrame:
     if named != paper.name:
         raise ValueError(f"sweep: {str(folder)!r} is a sweep of {named}, not of {paper.name}; "
                          f"read it with theorylab.{named}.phases.phase_readings")
-    table = load_sweep(folder)
+    table = check_sweep_table(load_sweep(folder), folder)
     if "status" in table:
         table = table[table.status.isin(["ok", "diverged"])]
     labels = [c for c in manifest.get("labels", []) if c in table.columns]

@@ -40,8 +40,11 @@ from theorylab.core.trainer import check_out_folder
 
 from .spec import Point
 
-__all__ = ["META_COLUMNS", "PROVENANCE_COLUMNS", "Store", "STATUSES", "load_sweep",
-           "read_point_file"]
+__all__ = ["META_COLUMNS", "PROVENANCE_COLUMNS", "SWEEP_COLUMNS", "Store", "STATUSES",
+           "check_sweep_table", "load_sweep", "read_point_file"]
+
+#: The columns every sweep table has (its readers refuse a table without them).
+SWEEP_COLUMNS = ("point", "run_id", "status")
 
 #: status of a point: ok, diverged (the rows before the divergence are kept), failed (an
 #: exception; ``message`` holds it; recomputed on the next run), pending (not computed yet).
@@ -269,6 +272,16 @@ def _with_head(table: pd.DataFrame, head: Mapping) -> pd.DataFrame:
     rest = table.drop(columns=[c for c in head if c in table.columns])
     front = pd.DataFrame({k: [v] * len(rest) for k, v in head.items()}, index=rest.index)
     return pd.concat([front, rest], axis=1)
+
+
+def check_sweep_table(table: pd.DataFrame, folder: str | Path) -> pd.DataFrame:
+    """`table` when it has the [`SWEEP_COLUMNS`][], else ``ValueError("sweep: ...")`` naming
+    the store's ``results.parquet``."""
+    missing = [c for c in SWEEP_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"sweep: {Path(folder) / 'results.parquet'} is not a sweep table (no "
+                         f"column {', '.join(map(repr, missing))})")
+    return table
 
 
 def load_sweep(folder: str | Path) -> pd.DataFrame:
