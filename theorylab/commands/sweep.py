@@ -33,7 +33,6 @@ from theorylab.core.sweep import (
 )
 from theorylab.core.sweep.runner import SLURM_WORKER_TIMEOUT_S
 from theorylab.core.threads import add_threads_argument, threads_from_args
-from theorylab.papers import PAPERS  # noqa: F401  (registers the papers with the kernel's sweep)
 
 #: How many unfinished points a stopped sweep names (then a count).
 LISTED = 10

@@ -137,4 +137,5 @@ PAPER = Paper(
     describe=_describe,
     cost=_cost,
     time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.resolved().train.lr_A,
+    default=True,  # the configs written before the second paper name no paper
 )

@@ -5,7 +5,7 @@ The dynamics are those of the ``population-reduced`` engine
 (`theorylab.huang2024.engines._reduced`: seven numbers per query class, the rest areas in
 mean field, neglected order √v recorded as ``neglect``), with every count summed exactly
 (``train.count_nodes = 0``), the config's step size and the ladders' stopping rule
-([`stop_reached`][theorylab.huang2024.setups.stop_reached]). Derivation: docs/papers/
+([`stop_reached`][theorylab.huang2024.phases.stop_reached]). Derivation: docs/papers/
 huang2024.md §4.5; the exchangeability is checked in
 proofs_checks/huang2024/check_h24_exchangeable.py and the gradient in
 proofs_checks/huang2024/check_h24_reduced_dynamics.py.
@@ -20,8 +20,7 @@ import pandas as pd
 
 from ..config import ExperimentConfig
 from ..engines import make_engine
-from ..phases import EPS_REL, own_attention_target, read_phases
-from ..setups import stop_reached
+from ..phases import EPS_REL, own_attention_target, read_phases, stop_reached
 
 __all__ = ["reduced_gd", "phase_one_prediction"]
 
