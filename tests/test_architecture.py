@@ -315,3 +315,40 @@ def test_a_paper_named_in_a_kernel_string_is_caught():
     assert paper_mentions('BATCHED = "Jelassi2022"\n', PAPERS) == ["jelassi2022"]
     assert paper_mentions("# the huang2024 engines\n", PAPERS) == ["huang2024"]
     assert paper_mentions("import theorylab.core\n", PAPERS) == []
+
+
+# -- docs/architecture.md lists the kernel as it is ----------------------------------------------
+def tree_paths(text: str) -> set[str]:
+    """The paths of the entries of the first ``text`` block of a markdown page drawn as a tree
+    (``├── name   what it is``, four columns per level; a folder ends in ``/``)."""
+    block = text.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    stack = [block[0].strip()]
+    paths = set()
+    for line in block[1:]:
+        at = max(line.find("├── "), line.find("└── "))
+        if at < 0:
+            continue  # a description's second line
+        depth = at // 4 + 1
+        name = line[at + 4:].split()[0].rstrip(",")
+        stack = stack[:depth] + [name]
+        paths.add("".join(stack))
+    return paths
+
+
+def test_the_architecture_page_lists_every_kernel_module():
+    """Every module of the kernel has its line in docs/architecture.md's tree, and every line
+    of the kernel there is a module or folder that exists."""
+    listed = {p for p in tree_paths((PACKAGE.parent / "docs" / "architecture.md").read_text(
+        encoding="utf-8")) if p.startswith("theorylab/core/")}
+    files = {str(p.relative_to(PACKAGE.parent)) for p in (PACKAGE / "core").rglob("*.py")
+             if p.name != "__init__.py"}
+    folders = {str(p.relative_to(PACKAGE.parent)) + "/" for p in (PACKAGE / "core").rglob("*")
+               if (p / "__init__.py").exists()} | {"theorylab/core/"}
+    assert sorted(files - listed) == [], "kernel modules missing from docs/architecture.md"
+    assert sorted(listed - files - folders) == [], "docs/architecture.md lists what is not there"
+
+
+def test_the_tree_reader_reads_nesting():
+    page = ("```text\npkg/\n├── a/   a folder\n│   ├── b.py     what b is,\n│   │            "
+            "on two lines\n│   └── c.py\n└── d.py\n```\n")
+    assert tree_paths(page) == {"pkg/a/", "pkg/a/b.py", "pkg/a/c.py", "pkg/d.py"}
