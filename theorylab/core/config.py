@@ -331,6 +331,17 @@ def _long_text(value: Any, key: str) -> tuple[str, str] | None:
     return None
 
 
+def train_overrides(cfg, options: Mapping[str, Any]):
+    """``cfg`` with the command line's ``--device/--dtype/--backend/--steps`` (the keys of
+    `options` that are not None) as ``[train]`` changes: the ``override`` of every paper's
+    `Paper`. A CUDA device (``cuda``, ``cuda:N``) without ``--backend`` selects the torch
+    backend (the only one that runs there)."""
+    train = {k: v for k, v in options.items() if v is not None}
+    if str(train.get("device", "cpu")).startswith("cuda") and "backend" not in train:
+        train["backend"] = "torch"
+    return cfg.replace(train=train) if train else cfg
+
+
 def paper_of(tables: Mapping[str, Any], known: tuple[str, ...], default: str) -> str:
     """The paper named by ``[experiment] paper`` (``default`` when absent), one of ``known``."""
     exp = tables.get(EXPERIMENT, {}) if isinstance(tables, Mapping) else {}
