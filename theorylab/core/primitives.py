@@ -30,14 +30,15 @@ Flushing changes a sum only by such tiny terms (below 1e-300 absolute; tested to
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
-__all__ = ["PRIMITIVES", "PRIMITIVE_ENV", "PrimitiveChoice", "check_primitive",
+__all__ = ["PRIMITIVES", "PRIMITIVE_ENV", "MeasuredChoice", "PrimitiveChoice", "check_primitive",
            "default_primitive", "flush_denormals", "primitive_choices", "run_primitive"]
 
 #: implementations of the reads of X on a CPU; "auto" measures them (see the module)
@@ -93,17 +94,48 @@ _IMPLEMENTATIONS = {
 }
 
 
-class PrimitiveChoice:
-    """The measured choice of implementation per shape class, cached for the process.
-
-    ``choose(op, X, *args)`` returns the name of the implementation to use for ``op``
-    ("project" or "pullback") on arrays like ``X`` (n, D, d); see the module for the rule."""
+class MeasuredChoice:
+    """The measured choice among implementations of one operation, per key (a shape class),
+    kept for the process: the first call for a new key runs every candidate once, untimed,
+    then [`rounds`][] interleaved rounds of one call each, and keeps the candidate of the
+    smallest median time. ``cache``: key → the chosen name; ``timings``: key → name → median
+    seconds; ``clear()`` forgets both. The one autotuner of the package: the reads of X here
+    ([`PrimitiveChoice`][]) and any engine's choice between its passes use it."""
 
     rounds = 3
 
     def __init__(self) -> None:
         self.cache: dict[tuple, str] = {}
         self.timings: dict[tuple, dict[str, float]] = {}
+
+    def choose(self, key: tuple, candidates: Mapping[str, Callable[[], object]]) -> str:
+        """The name of the candidate to use for ``key``; ``candidates`` maps names to
+        zero-argument callables running that implementation on this call's data (timed when
+        ``key`` is new)."""
+        name = self.cache.get(key)
+        if name is not None:
+            return name
+        times: dict[str, list[float]] = {k: [] for k in candidates}
+        for f in candidates.values():  # warm-up (compiles or loads a kernel), untimed
+            f()
+        for _ in range(self.rounds):  # interleaved rounds
+            for k, f in candidates.items():
+                t0 = time.perf_counter()
+                f()
+                times[k].append(time.perf_counter() - t0)
+        med = {k: statistics.median(t) for k, t in times.items()}
+        self.cache[key] = name = min(med, key=med.get)
+        self.timings[key] = med
+        return name
+
+    def clear(self) -> None:
+        self.cache.clear()
+        self.timings.clear()
+
+
+class PrimitiveChoice(MeasuredChoice):
+    """The measured choice of implementation of the reads of X per shape class (see the
+    module for the rule)."""
 
     @staticmethod
     def shape_class(op: str, X: np.ndarray) -> tuple:
@@ -116,27 +148,9 @@ class PrimitiveChoice:
         impls = _IMPLEMENTATIONS[op]
         if not X.flags.writeable:  # torch.from_numpy needs writeable memory
             return impls["blas"](a, b)
-        key = self.shape_class(op, X)
-        name = self.cache.get(key)
-        if name is not None:
-            return impls[name](a, b)
-        times: dict[str, list[float]] = {k: [] for k in impls}
-        for f in impls.values():  # warm-up, untimed
-            f(a, b)
-        for _ in range(self.rounds):  # interleaved rounds
-            for k, f in impls.items():
-                t0 = time.perf_counter()
-                f(a, b)
-                times[k].append(time.perf_counter() - t0)
-        med = {k: statistics.median(v) for k, v in times.items()}
-        name = min(med, key=med.get)
-        self.cache[key] = name
-        self.timings[key] = med
+        name = self.choose(self.shape_class(op, X),
+                           {k: functools.partial(f, a, b) for k, f in impls.items()})
         return impls[name](a, b)
-
-    def clear(self) -> None:
-        self.cache.clear()
-        self.timings.clear()
 
 
 _CHOICE = PrimitiveChoice()

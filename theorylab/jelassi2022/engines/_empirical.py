@@ -104,7 +104,8 @@ class EmpiricalEngine(Engine):
             "fused": lambda: self._fused_pass(params, S),
             "two-pass": lambda: self._two_pass(self.X, self.y, self.N, params, S, True),
         }
-        return pass_choices().choose(self.xp.to_numpy(self.X), candidates) == "fused"
+        choice = pass_choices()
+        return choice.choose(choice.shape_class(self.xp.to_numpy(self.X)), candidates) == "fused"
 
     def _fused_pass(self, params, S):
         xp = self.xp
