@@ -38,6 +38,14 @@ __all__ = [
 DTYPES = ("float64", "float32")
 
 
+class _Draws:
+    """What [`Backend.rng`][] returns: ``integers(high, n)``, ``random(shape)``,
+    ``normal(shape)``."""
+
+    def __init__(self, integers, random, normal) -> None:
+        self.integers, self.random, self.normal = integers, random, normal
+
+
 class Backend:
     """Interface of an array backend. All reductions take an ``axis`` argument."""
 
@@ -147,6 +155,14 @@ class Backend:
 
     def cast(self, x, dtype: str | None = None):  # pragma: no cover - interface
         """``x`` (already on this backend) converted to ``dtype`` (default: the compute dtype)."""
+        raise NotImplementedError
+
+    def rng(self, seq: np.random.SeedSequence):  # pragma: no cover - interface
+        """A generator of random arrays on this backend, seeded by ``seq``: ``integers(high,
+        n)`` (n integers in [0, high)), ``random(shape)`` (uniform on [0, 1)) and
+        ``normal(shape)`` (standard normal). numpy draws float64 with ``default_rng(seq)``;
+        torch draws on its device in the compute dtype with a ``torch.Generator`` seeded from
+        ``seq`` (the two backends' draws differ, their laws agree)."""
         raise NotImplementedError
 
     def itemsize(self, dtype: str | None = None) -> int:
@@ -313,6 +329,10 @@ class NumpyBackend(Backend):
     def cast(self, x, dtype=None):
         return np.asarray(x, dtype=dtype or self._np_dtype)
 
+    def rng(self, seq):
+        g = np.random.default_rng(seq)
+        return _Draws(lambda high, n: g.integers(0, high, size=n), g.random, g.standard_normal)
+
     # the reads of X: the implementation measured fastest here, or the pinned one (module doc)
     def project(self, X, v):
         return run_primitive(self.primitive, "project", X, X, v)
@@ -437,6 +457,14 @@ class TorchBackend(Backend):
 
     def cast(self, x, dtype=None):
         return x.to(dtype=self._dt(dtype))
+
+    def rng(self, seq):
+        t, dev, dt = self._torch, self.device, self._t_dtype
+        g = t.Generator(device=dev)
+        g.manual_seed(int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1)))
+        return _Draws(lambda high, n: t.randint(0, high, (n,), generator=g, device=dev),
+                      lambda shape: t.rand(shape, generator=g, device=dev, dtype=dt),
+                      lambda shape: t.randn(shape, generator=g, device=dev, dtype=dt))
 
     # On the CPU the reads of X go through the measured (or pinned) implementation of the module
     # doc; CPU tensors share memory with numpy, so no copies are made.
