@@ -7,8 +7,8 @@ mean field, neglected order √v recorded as ``neglect``), with every count summ
 (``train.count_nodes = 0``), the config's step size and the ladders' stopping rule
 ([`stop_reached`][theorylab.huang2024.phases.stop_reached]). Derivation: docs/papers/
 huang2024.md §4.5; the exchangeability is checked in
-proofs_checks/huang2024/check_h24_exchangeable.py and the gradient in
-proofs_checks/huang2024/check_h24_reduced_dynamics.py.
+proofs_checks/huang2024/check_exchangeable.py and the gradient in
+proofs_checks/huang2024/check_reduced_dynamics.py.
 """
 
 from __future__ import annotations
