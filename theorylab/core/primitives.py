@@ -1,9 +1,9 @@
-"""How the array backends read the data X on a CPU, and flush-to-zero of subnormals.
+"""The measured choice among implementations (the package's one autotuner), the contractions of
+a (n, D, d) array with a vector on a CPU it chooses among, and flush-to-zero of subnormals.
 
-**Measured primitives.** The two reads of the data X in a step, U = X·v
-([`Backend.project`][theorylab.core.backend.Backend.project]) and Σ_nj dU_nj X_nj
-([`Backend.pullback`][theorylab.core.backend.Backend.pullback]), dominate the empirical engines.
-On a CPU they have three implementations (the candidates, [`PRIMITIVES`][]):
+**Measured contractions.** U_nj = Σ_k X_njk v_k (``project``) and Σ_nj dU_nj X_njk
+(``pullback``), the reads of a data array X in a step of an engine (a paper's engines call
+[`run_primitive`][]), have three implementations on a CPU (the candidates, [`PRIMITIVES`][]):
 
 - ``einsum``: ``np.einsum("njk,k->nj")`` / ``np.einsum("nj,njk->k")`` (the plain reference);
 - ``blas``: numpy's matrix–vector product on X viewed as (n·D, d) (OpenBLAS/MKL gemv);
@@ -14,12 +14,12 @@ No candidate is fastest on every CPU: einsum was 2.3–2.8× faster than gemv on
 default) the first call for a *shape class* — the operation, D, d, the dtype and the number of
 rows rounded to a power of two — times the candidates on the call's own arguments, interleaved
 (one untimed call each, then three rounds of one call per candidate), and keeps the candidate of
-the smallest median for the rest of the process ([`PrimitiveChoice`][]). ``einsum``, ``blas``
-or ``torch`` pin one, through ``get_backend(..., primitive=)`` or the environment variable
-``THEORYLAB_PRIMITIVE``. The candidates sum in different orders, so results differ by rounding
-only (≈ 1e-15 relative per product; trajectories ≤ 1e-13, tests/core/test_primitives.py): pin a
-candidate where runs in different processes must agree to the bit. CUDA and tensors that need
-gradients always use ``@``.
+the smallest median for the rest of the process ([`PrimitiveChoice`][], a [`MeasuredChoice`][]).
+``einsum``, ``blas`` or ``torch`` pin one, through an engine's ``primitive`` or the
+environment variable ``THEORYLAB_PRIMITIVE``. The candidates sum in different orders, so
+results differ by rounding only (≈ 1e-15 relative per product; trajectories ≤ 1e-13, tested
+with the engines that use them): pin a candidate where runs in different processes must agree
+to the bit. On CUDA, and for tensors that need gradients, engines use ``@``.
 
 **Subnormals.** [`flush_denormals`][] turns on flush-to-zero and denormals-are-zero for the
 calling thread while a block runs (the exchangeable and Monte Carlo steps): sigmoid factors of

@@ -23,6 +23,7 @@ from theorylab.core.engine import (
     iter_chunks,
     standard_error,
 )
+from theorylab.core.primitives import default_primitive
 
 from ..config import ExperimentConfig
 from ..model import PositionalAttentionModel, grad_A_from_dS
@@ -87,6 +88,8 @@ class Engine(_kernel.Engine):
     ) -> None:
         self.cfg = cfg
         self.xp = xp
+        #: how the empirical engines read X on a CPU (``._reads``; ``$THEORYLAB_PRIMITIVE``)
+        self.primitive = default_primitive()
         self.partition = partition
         self.wstar = np.asarray(wstar, dtype=np.float64)
         self.model = PositionalAttentionModel.from_config(cfg)
