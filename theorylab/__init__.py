@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the API reference
     from theorylab.core.sweep.store import load_sweep  # noqa: F401
     from theorylab.jelassi2022 import *  # noqa: F403
 
+
 def _first_paper():
     import theorylab.jelassi2022  # (``from theorylab import`` would ask __getattr__ again)
 
@@ -41,6 +42,8 @@ def _first_paper_names() -> list[str]:
 def __getattr__(name: str):
     """The re-exported names, imported on first use (PEP 562); a paper's subpackage not
     imported yet is imported by the registry."""
+    if name.startswith("_") and name != "__all__":  # (probes such as __wrapped__ import nothing)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name == "__all__":
         value = [*_first_paper_names(), "get_backend", "load_sweep", "sweep", "__version__"]
     elif name == "get_backend":
@@ -51,7 +54,7 @@ def __getattr__(name: str):
         from theorylab.core.sweep import run_sweep_spec as value
     elif name in _first_paper_names():
         value = getattr(_first_paper(), name)
-    else:
+    else:  # a paper's subpackage: the registry imports it
         from theorylab.core.registry import papers
 
         if name not in papers() or name not in globals():
