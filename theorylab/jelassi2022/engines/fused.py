@@ -13,15 +13,16 @@ product after the pass. The loss, loss², error and tie sums are those of
 **Why it is not always used.** A step must read every entry of X at least once (∂L/∂v = Xᵀ ∂L/∂U
 with a generic ∂L/∂U), so one pass is the floor; but the kernel does the attention part
 (O(D²) per sample) in scalar-loop code where the plain pass uses BLAS, and the balance depends on
-the CPU and the shape. The choice rule is the one of the backend's primitives: with ``"auto"``
-(default) the first training pass of a *shape class* (D, d, dtype, N rounded down to a power of
-two, torch's thread count: the kernel is single-threaded, so with many threads the two-pass step
-may win) times both passes on the call's own data, interleaved (one untimed call each, then
-[`PassChoice.rounds`][] rounds), and keeps the faster for the process. ``"fused"`` or
-``"two-pass"`` pin one, through ``$THEORYLAB_EMPIRICAL_PASS``. The fused pass is a candidate
-only on a CPU, in float64, for C-contiguous X held in memory (not streamed), with numba
-importable ([`theorylab.core.jit.HAVE_NUMBA`][]); the batched engine (many runs in one step)
-and the forward-only test pass keep the plain code. Measured speeds, and why a one-pass step
+the CPU and the shape. The choice is the kernel's autotuner
+([`MeasuredChoice`][theorylab.core.primitives.MeasuredChoice]): with ``"auto"`` (default) the
+first training pass of a *shape class* (D, d, dtype, N rounded down to a power of two, torch's
+thread count: the kernel is single-threaded, so with many threads the two-pass step may win)
+times both passes on the call's own data, interleaved (one untimed call each, then three
+rounds), and keeps the faster for the process. ``"fused"`` or ``"two-pass"`` pin one, through
+``$THEORYLAB_EMPIRICAL_PASS``. The fused pass is a candidate only on a CPU, in float64, for
+C-contiguous X held in memory (not streamed), with numba importable
+([`theorylab.core.jit.HAVE_NUMBA`][]); the batched engine (many runs in one step) and the
+forward-only test pass keep the plain code. Measured speeds, and why a one-pass step
 still does not reach 2× autograd on every CPU: docs/performance.md.
 
 The loops are written out (four-row blocks inline, not a shared helper): the same blocks
