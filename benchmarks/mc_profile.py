@@ -13,7 +13,8 @@ that "products vs the rest" is a measurement, not an estimate.
 
 Without CUDA it runs the same code on the CPU at the size given (the rehearsal: use
 ``--D 128 --M 4000``). Writes DIR/mc-profile.csv (groups) and DIR/mc-kernels.csv (the
-kernels), the first line of each naming the machine.
+kernels), the first line of each naming the machine;
+neither may exist yet.
 """
 
 from __future__ import annotations
@@ -126,6 +127,11 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     args.out.mkdir(parents=True, exist_ok=True)
+    names = ("mc-profile.csv", "mc-kernels.csv")
+    for name in names:  # refused before anything is measured: never replaces a file
+        if (args.out / name).exists():
+            raise FileExistsError(f"--out: {args.out / name} exists (this script writes new "
+                                  "files only)")
     groups, kernels = [], []
     for dt in args.dtype:
         g, k = profile(args.D, args.M, dt, device, args.repeats)
@@ -133,11 +139,12 @@ def main(argv=None) -> int:
         kernels += k
         print(pd.DataFrame(g).to_string(index=False), flush=True)
     head = machine_line(device) + "\n"
-    for name, rows in (("mc-profile.csv", groups), ("mc-kernels.csv", kernels)):
+    for name, rows in zip(names, (groups, kernels)):
         df = pd.DataFrame(rows)
         if name == "mc-kernels.csv":
             df = df.sort_values(["dtype", "seconds"], ascending=[True, False])
-        (args.out / name).write_text(head + df.to_csv(index=False))
+        with open(args.out / name, "x", encoding="utf-8") as f:
+            f.write(head + df.to_csv(index=False))
     return 0
 
 
