@@ -19,11 +19,9 @@ from typing import Any
 
 from theorylab.core.config import (
     EXPERIMENT,
+    SectionedConfig,
     read_toml,
-    replace_sections,
-    section_from_dict,
     sections_from_tables,
-    sections_to_dict,
     tables_to_toml,
 )
 from theorylab.core.config import check_bool as _bool
@@ -419,7 +417,7 @@ class TrainConfig:
 
 
 @dataclass(frozen=True)
-class ExperimentConfig:
+class ExperimentConfig(SectionedConfig):
     """Data, model and training configuration of one run.
 
     ``ExperimentConfig()`` is a valid run: every section at its defaults, with sets of
@@ -432,12 +430,7 @@ class ExperimentConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def __post_init__(self) -> None:
-        for name, cls in (("data", DataConfig), ("model", ModelConfig), ("train", TrainConfig)):
-            value = getattr(self, name)
-            if isinstance(value, Mapping):
-                _set(self, name, section_from_dict(cls, name, value))
-            elif not isinstance(value, cls):
-                raise ValueError(f"{name}: must be a {cls.__name__} or a table (got {value!r})")
+        self._check_sections()
 
     # -- defaults that depend on other sections --------------------------------------------------
     @property
@@ -467,13 +460,6 @@ class ExperimentConfig:
         )
         train = dataclasses.replace(self.train, lr_A=self.train.lr_A_value)
         return ExperimentConfig(data, model, train)
-
-    def replace(self, **sections: Mapping[str, Any]) -> ExperimentConfig:
-        """Copy with some fields changed, e.g. ``cfg.replace(train={"steps": 10})``."""
-        return replace_sections(self, sections)
-
-    def to_dict(self) -> dict[str, dict[str, Any]]:
-        return sections_to_dict(self)
 
 
 def config_from_dict(d: Mapping[str, Any]) -> ExperimentConfig:
