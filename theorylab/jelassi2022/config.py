@@ -43,7 +43,9 @@ __all__ = [
     "ModelConfig",
     "TrainConfig",
     "ExperimentConfig",
+    "Setting",
     "as_config",
+    "setting_of",
     "config_doc",
     "load_config",
     "config_from_dict",
@@ -478,6 +480,57 @@ def as_config(obj: Any) -> ExperimentConfig:
         return config_from_dict(obj)
     raise ValueError(
         f"config: must be an ExperimentConfig or a table of sections (got {type(obj).__name__})")
+
+
+@dataclass(frozen=True, eq=False)
+class Setting:
+    """The values of a config that the derivations and engines read, resolved once
+    ([`setting_of`][]): `cfg` is the resolved config (for every other field), then the sets S_ℓ
+    (`partition`, of `C` patches out of `D`), σ (`activation`), q, the noise level σ_ξ
+    (`sigma`), τ (`tau`), κ (`kappa`), the frozen diagonal, the learning rates of v and A and
+    the off-diagonal start g⁰ (`offdiag0`)."""
+
+    cfg: ExperimentConfig
+    partition: Partition
+    activation: Activation
+    D: int
+    C: int
+    q: float
+    sigma: float
+    tau: float
+    kappa: float
+    diag: float
+    lr_v: float
+    lr_A: float
+    offdiag0: float
+
+
+def _setting(cfg: ExperimentConfig) -> Setting:
+    r = cfg.resolved()
+    part = r.data.make_partition()
+    return Setting(r, part, r.model.make_activation(), part.D, part.C, r.data.q, r.data.sigma,
+                   r.model.temperature, r.model.value_scale, r.model.diag, r.train.lr_v,
+                   r.train.lr_A, r.train.offdiag0)
+
+
+#: config (its repr: exact, as floats print to round-trip, and defined for the lists of an
+#: explicit partition, which make a config unhashable) → its Setting
+_SETTINGS: dict[str, Setting] = {}
+
+
+def setting_of(cfg: Any) -> Setting:
+    """The [`Setting`][] of `cfg` (an [`ExperimentConfig`][], a table of sections or a
+    `Setting`, returned as it is), memoised per config."""
+    if isinstance(cfg, Setting):
+        return cfg
+    cfg = as_config(cfg)
+    key = repr(cfg)
+    if key not in _SETTINGS:
+        if len(_SETTINGS) >= 256:
+            _SETTINGS.clear()
+        s = _SETTINGS[key] = _setting(cfg)
+        _SETTINGS.setdefault(repr(s.cfg), s)  # engines built from the resolved config
+    return _SETTINGS[key]
 
 
 def load_config(path: str | Path) -> ExperimentConfig:
