@@ -27,7 +27,6 @@ import numpy as np
 from theorylab.core.backend import Backend, NumpyBackend
 
 from .activation import Activation
-from .config import setting_of
 
 __all__ = [
     "PositionalAttentionModel",
@@ -51,9 +50,8 @@ class PositionalAttentionModel:
     @classmethod
     def from_config(cls, cfg) -> PositionalAttentionModel:
         """From an [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] (defaults
-        resolved) or its [`Setting`][theorylab.jelassi2022.config.Setting]."""
-        s = setting_of(cfg)
-        return cls(s.activation, s.tau, s.kappa)
+        resolved)."""
+        return cls(cfg.model.make_activation(), cfg.temperature, cfg.value_scale)
 
 
 @dataclass

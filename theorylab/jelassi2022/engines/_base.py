@@ -90,7 +90,7 @@ class Engine(_kernel.Engine):
         self.partition = partition
         self.wstar = np.asarray(wstar, dtype=np.float64)
         s = setting_of(cfg)
-        self.model = PositionalAttentionModel.from_config(s)
+        self.model = PositionalAttentionModel(s.activation, s.tau, s.kappa)
         self.D = partition.D
         self.diag, self.lr_v, self.lr_A = s.diag, s.lr_v, s.lr_A
         #: the gradient flow's clock: one GD step is a time lr_v (lr_A when v is frozen)
