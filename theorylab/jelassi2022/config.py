@@ -505,14 +505,6 @@ class Setting:
     offdiag0: float
 
 
-def _setting(cfg: ExperimentConfig) -> Setting:
-    r = cfg.resolved()
-    part = r.data.make_partition()
-    return Setting(r, part, r.model.make_activation(), part.D, part.C, r.data.q, r.data.sigma,
-                   r.model.temperature, r.model.value_scale, r.model.diag, r.train.lr_v,
-                   r.train.lr_A, r.train.offdiag0)
-
-
 #: config (its repr: exact, as floats print to round-trip, and defined for the lists of an
 #: explicit partition, which make a config unhashable) → its Setting
 _SETTINGS: dict[str, Setting] = {}
@@ -528,8 +520,13 @@ def setting_of(cfg: Any) -> Setting:
     if key not in _SETTINGS:
         if len(_SETTINGS) >= 256:
             _SETTINGS.clear()
-        s = _SETTINGS[key] = _setting(cfg)
-        _SETTINGS.setdefault(repr(s.cfg), s)  # engines built from the resolved config
+        r = cfg.resolved()
+        part = r.data.make_partition()
+        s = _SETTINGS[key] = Setting(
+            r, part, r.model.make_activation(), part.D, part.C, r.data.q, r.data.sigma,
+            r.model.temperature, r.model.value_scale, r.model.diag, r.train.lr_v, r.train.lr_A,
+            r.train.offdiag0)
+        _SETTINGS.setdefault(repr(r), s)  # engines built from the resolved config
     return _SETTINGS[key]
 
 

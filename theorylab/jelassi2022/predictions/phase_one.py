@@ -100,10 +100,9 @@ def _per_entry(s: Setting, f: float, g_gamma: float, g_rho: float) -> tuple[floa
 
 def _start_weights(st: Setting) -> tuple[float, float]:
     """(u, s): the softmax weights of a row at γ = ρ = g⁰, u = S_a − s."""
-    D, tau = st.D, st.tau
-    logits = np.array([st.diag, st.offdiag0]) / tau
+    logits = np.array([st.diag, st.offdiag0]) / st.tau
     e = np.exp(logits - logits.max())
-    Z = e[0] + (D - 1) * e[1]
+    Z = e[0] + (st.D - 1) * e[1]
     return float((e[0] - e[1]) / Z), float(e[1] / Z)
 
 
