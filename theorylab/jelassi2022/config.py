@@ -4,7 +4,10 @@ Three sections mirror a TOML file: ``[data]`` (Jelassi et al. (2022), Definition
 Assumption 1), ``[model]`` (eq. (T)) and ``[train]`` (problems (P) and (E)). Every invalid value
 raises a one-line ``ValueError`` that starts with the field's name, e.g. ``data.C: must divide
 D=10 (got C=3)``. ``ExperimentConfig.resolved()`` fills every default (σ = 1/√d, temperature = √d,
-value_scale = D, ...) so that the written ``config.toml`` says exactly what ran.
+value_scale = D, ...) so that the written ``config.toml`` says exactly what ran;
+[`setting_of`][] turns a config into its [`Setting`][], the resolved values that the derived
+predictions and the engines read (the sets, σ, τ, κ, the diagonal, the learning rates), built
+once per config and memoised.
 """
 
 from __future__ import annotations

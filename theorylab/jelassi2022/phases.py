@@ -81,7 +81,7 @@ def _held_from(step: np.ndarray, ok: np.ndarray) -> float:
 def _pa_ok(tr: pd.DataFrame, cfg) -> np.ndarray | None:
     """Patch association with a margin at every row: from ``pa_gap`` (logits A/τ, any A), else
     ``patch_association``, else from γ, ρ and the config's diagonal and temperature."""
-    margin = cfg.train.pa_margin if cfg is not None else DEFAULT_PA_MARGIN
+    margin = setting_of(cfg).cfg.train.pa_margin if cfg is not None else DEFAULT_PA_MARGIN
     if "pa_gap" in tr and tr.pa_gap.notna().all():
         return tr.pa_gap.to_numpy(dtype=float) >= margin
     if "patch_association" in tr:
@@ -125,8 +125,8 @@ def read_phases(trajectory: pd.DataFrame, cfg=None, target_error: float | None =
       ``error_fair`` (else ``error``), ``pa_gap`` or ``patch_association``. A ``trajectory.csv``
       of ``theorylab run`` has them all.
     - `cfg`: the run's [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig]
-      (optional): its ``train.pa_margin`` for t_PA, and the error of hard patch association
-      for t_III.
+      or its [`Setting`][theorylab.jelassi2022.config.Setting] (optional): its
+      ``train.pa_margin`` for t_PA, and the error of hard patch association for t_III.
     - `target_error`: the error that ends phase III (default: [`pa_limit_error`][] of `cfg`;
       neither: t_III is NaN).
 
