@@ -125,6 +125,6 @@ PAPER = Paper(
     missing_readings=missing_readings,
     describe=_describe,
     cost=_cost,
-    time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.resolved().train.lr_A,
+    time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.train.lr_A_value,
     default=True,  # the configs written before the second paper name no paper
 )

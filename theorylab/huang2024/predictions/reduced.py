@@ -64,12 +64,11 @@ def phase_one_prediction(cfg: ExperimentConfig, max_steps: int | None = None,
 
     **Arguments:**
 
-    - `cfg`: a resolved MAE config the reduction covers; its ``train.lr`` is the step size η.
+    - `cfg`: an MAE config the reduction covers; its ``train.lr`` is the step size η.
     - `max_steps`: the step cap (default ``cfg.train.steps`` when positive, else
       40 (P/C)/η_q + 40 with η_q = η/P).
     - `eps_rel`: the relative excess loss that defines T*."""
-    cfg = cfg.resolved()
-    P, C = int(cfg.data.P), int(cfg.data.C)
+    P, C = int(cfg.data.P), int(cfg.data.local_size)
     if max_steps is None:
         eta_q = float(cfg.train.lr) / P
         max_steps = int(cfg.train.steps) if cfg.train.steps > 0 else \
