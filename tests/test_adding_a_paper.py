@@ -131,10 +131,11 @@ def _installed() -> list[str]:
 def test_this_package_declares_its_papers_as_entry_points():
     """Its own papers come from ``[project.entry-points."theorylab.papers"]`` like any
     installed package's: the installed metadata lists them, and loading them again registers
-    nothing new."""
-    from importlib.metadata import entry_points
+    nothing new (read over every distribution on the path: a stale ``*.egg-info`` of an older
+    install in the checkout must not hide them)."""
+    from theorylab.core.registry import group_entry_points
 
-    declared = {ep.name: ep.value for ep in entry_points(group=papers.ENTRY_POINT_GROUP)}
+    declared = {ep.name: ep.value for ep in group_entry_points()}
     assert {n: declared.get(n) for n in papers.BUILT_IN} == {
         n: f"theorylab.{n}:PAPER" for n in ("jelassi2022", "huang2024")}
     before = dict(papers.PAPERS)

@@ -71,7 +71,7 @@ def test_figures_only_accepts_a_paper(capsys):
 def test_a_package_whose_entry_points_are_not_installed_says_so():
     """Run from a checkout that was never installed (no entry points written), the registry
     has no papers and says how to install them, in one line."""
-    code = ("import importlib.metadata as m; m.entry_points = lambda **k: []\n"
+    code = ("import importlib.metadata as m; m.distributions = lambda **k: iter(())\n"
             "from theorylab.core import registry\nprint(registry.papers(), repr(registry."
             "default_paper()))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

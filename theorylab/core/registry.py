@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from importlib.metadata import entry_points
+from importlib.metadata import distributions
 
 from .faults import deferred_signals, interrupt_by_hand
 from .paper import Paper
@@ -184,12 +184,27 @@ def load_all_figures() -> None:
         _FIGURES_OF.add(paper.name)
 
 
+def group_entry_points() -> list:
+    """The entry points of [`ENTRY_POINT_GROUP`][] over every distribution on the path, each
+    (name, target) once. ``importlib.metadata.entry_points`` keeps only the first distribution
+    of each name, so the metadata folder of an older install left in a checkout (a
+    ``*.egg-info`` found first when Python starts there) would hide the papers of the install
+    that is really used."""
+    seen, out = set(), []
+    for dist in distributions():
+        for ep in dist.entry_points:
+            if ep.group == ENTRY_POINT_GROUP and (ep.name, ep.value) not in seen:
+                seen.add((ep.name, ep.value))
+                out.append(ep)
+    return out
+
+
 def load_entry_points() -> list[str]:
     """Register the papers that installed packages declare in [`ENTRY_POINT_GROUP`][]; returns
     their names. One that cannot be loaded (whatever it raises, ``SystemExit`` included), or is
     not a `Paper`, is left out with one line on stderr naming it."""
     names = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
+    for ep in group_entry_points():
         try:
             paper = ep.load()
             if PAPERS.get(getattr(paper, "name", None)) is not paper:
