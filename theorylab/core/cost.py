@@ -35,7 +35,8 @@ import numpy as np
 from .resources import format_bytes
 
 __all__ = ["LONG_RUN_S", "CostModel", "Estimate", "Progress", "announce", "estimate",
-           "Timing", "format_seconds", "machine_load", "time_engine"]
+           "Timing", "format_seconds", "format_wall", "machine_load", "time_engine",
+           "wall_range"]
 
 #: A run predicted to take longer than this (seconds) prints its estimate before it starts.
 LONG_RUN_S = 60.0
@@ -130,11 +131,8 @@ class Estimate:
         """The estimate as the commands print it."""
         what = "gradient evaluation" if self.flow else "step"
         if self.clock == "cpu":
-            low, high = self.wall_range
-            wall = (f"{format_seconds(low)} wall alone" if high <= 1.05 * low else
-                    f"{format_seconds(low)}–{format_seconds(high)} wall (alone, at the load "
-                    f"now)")
-            when = f"about {format_seconds(self.seconds)} of CPU time ({wall})"
+            when = (f"about {format_seconds(self.seconds)} of CPU time "
+                    f"({format_wall(*self.wall_range)})")
         else:
             when = f"about {format_seconds(self.seconds)}"
         out = [f"estimate: {self.engine}, {self.steps} steps, {self.records} recorded rows, "
@@ -153,6 +151,14 @@ class Estimate:
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
+
+
+def format_wall(low: float, high: float) -> str:
+    """A wall-time range as the estimates print it: ``2.4 s wall alone``, or ``2.4 s–9.1 s
+    wall (alone, at the load now)``."""
+    if high <= 1.05 * low:
+        return f"{format_seconds(low)} wall alone"
+    return f"{format_seconds(low)}–{format_seconds(high)} wall (alone, at the load now)"
 
 
 def format_seconds(s: float) -> str:
@@ -184,17 +190,32 @@ def _resident_bytes() -> float:
     return 0.0
 
 
-def _load_factor() -> float:
-    """How much slower than alone a single-threaded job runs now: the 1-minute load average
-    (this process included) per usable CPU, at least 1."""
+def _usable_cores() -> int:
     try:
-        cores = len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
+        return os.cpu_count() or 1
+
+
+def _load_factor(workers: int = 1) -> float:
+    """How much slower than alone each of `workers` single-threaded jobs runs now: the
+    1-minute load average (this process included, which the first job replaces) and the
+    other jobs, per usable CPU, at least 1."""
     try:
-        return max(1.0, os.getloadavg()[0] / max(cores, 1))
+        load = os.getloadavg()[0]
     except OSError:  # pragma: no cover
         return 1.0
+    return max(1.0, (load + max(workers, 1) - 1) / _usable_cores())
+
+
+def wall_range(cpu_s: float, workers: int = 1) -> tuple[float, float]:
+    """Predicted wall time of `cpu_s` seconds of single-threaded work shared by `workers`
+    processes (a sweep's points, one per worker at a time): alone on the machine (the CPU time
+    divided by the workers that get a core each), and at the machine's load now (the other
+    jobs of the load average share the cores with them)."""
+    workers = max(int(workers), 1)
+    low = cpu_s / min(workers, _usable_cores())
+    return low, cpu_s / workers * _load_factor(workers)
 
 
 def machine_load() -> str:
