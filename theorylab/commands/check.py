@@ -246,7 +246,9 @@ def main(argv=None) -> int:
         "claim's page, tables and plot and a summary per paper into --out (default: "
         "docs/results for a full run, runs/quick/results for --quick). With --rejudge "
         "PAPER/ID it runs nothing: it judges the tables a check stored again, with other "
-        "thresholds, another stored reading or a counterfactual. Exit codes: 0 (a disagrees "
+        "thresholds, another stored reading or a counterfactual. A run of more than a "
+        "minute first prints an estimate (CPU seconds, and the wall time alone and at the "
+        "load now) from its claims' last recorded runtimes. Exit codes: 0 (a disagrees "
         "verdict is a finding; --strict makes it exit 1), 1 when a check raised, 2 on bad "
         "input or an unknown id."))
     p.add_argument("--list", action="store_true", help="list the papers and claim ids and exit")

@@ -38,7 +38,10 @@ from theorylab.papers import load_all_figures
 def _parser() -> ArgumentParser:
     p = ArgumentParser(
         prog="theorylab figures",
-        description="Render the paper figures (PDF + PNG) and write <out>/manifest.json.",
+        description="Render the paper figures (PDF + PNG) and write <out>/manifest.json. A "
+                    "run of more than a minute first prints an estimate (CPU seconds, and the "
+                    "wall time alone and at the load now) from the figures' last recorded "
+                    "runtimes.",
     )
     p.add_argument("--list", action="store_true", help="list figure ids and exit")
     p.add_argument("--only", nargs="+", metavar="ID", help="render only these ids, or every "
