@@ -147,6 +147,22 @@ def test_without_tensorboard_installed_it_is_one_line_naming_the_extra(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h.toml", "s.toml"]  # nothing run
 
 
+def test_the_log_has_its_own_folder_beside_or_inside_the_run(tmp_path, capsys):
+    _needs_tensorboard()
+    cfg = tmp_path / "h.toml"
+    cfg.write_text(H24.format(steps=5))
+    run = tmp_path / "run"
+    for argv in (["run", str(cfg), "--out", str(run)],
+                 ["sweep", str(_spec(tmp_path)), "--out", str(run), "--workers", "0"]):
+        assert main([*argv, "--tensorboard", str(run), "--no-progress"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("error: tensorboard: "), err
+        assert not run.exists()
+    assert main(["run", str(cfg), "--out", str(run), "--tensorboard", str(run / "tb"),
+                 "--no-progress"]) == 0  # beside trajectory.csv
+    assert _logged(run / "tb") == _expected(pd.read_csv(run / "trajectory.csv"))
+
+
 def _spec(folder):
     path = folder / "s.toml"
     path.write_text(SPEC)

@@ -28,7 +28,7 @@ from theorylab.core.config import apply_sets, check_run_steps, paper_of, read_to
 from theorylab.core.cost import LONG_RUN_S, estimate
 from theorylab.core.faults import command, keeping, stop_code
 from theorylab.core.folders import claim_folder
-from theorylab.core.livelog import live_log
+from theorylab.core.livelog import check_apart, live_log
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import DivergenceError, Interrupted, check_out_folder
 from theorylab.papers import DEFAULT_PAPER, PAPERS
@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("out: required (--out DIR, the run folder)")
     try:
         out = check_out_folder(args.out) if args.out is not None else None
+        check_apart(args.tensorboard, out, "the run folder")
         tables = apply_sets(read_toml(args.config), args.sets)
         paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
         cfg = paper.config_from_tables(tables)

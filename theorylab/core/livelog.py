@@ -35,8 +35,8 @@ import numpy as np
 
 from .folders import claim_folder
 
-__all__ = ["EVENT_FILE_PREFIX", "FLUSH_SECONDS", "KIND", "LiveLog", "check_folder", "for_run",
-           "live_log", "writer_class"]
+__all__ = ["EVENT_FILE_PREFIX", "FLUSH_SECONDS", "KIND", "LiveLog", "check_apart", "check_folder",
+           "for_run", "live_log", "writer_class"]
 
 #: The kind of a live-log folder (its marker).
 KIND = "tensorboard"
@@ -71,6 +71,18 @@ def check_folder(folder: str | os.PathLike, *, force: bool = False,
     a folder theorylab did not write that is not empty (unless ``force``)."""
     claim_folder(folder, KIND, field=field, create=False, force=force)
     return Path(folder)
+
+
+def check_apart(folder: str | os.PathLike | None, out: str | os.PathLike | None,
+                what: str) -> None:
+    """Refuse a live-log `folder` that is the output folder `out` itself (``what``: ``"the
+    run folder"``, ``"the store"``): ``ValueError("tensorboard: ...")``. A subfolder of it is
+    fine (a log beside ``trajectory.csv``)."""
+    if folder is None or out is None:
+        return
+    if Path(os.path.abspath(folder)) == Path(os.path.abspath(out)):
+        raise ValueError(f"tensorboard: {folder} is {what} (--out); the live log needs its own "
+                         f"folder, e.g. {Path(out) / 'tensorboard'}")
 
 
 @contextlib.contextmanager

@@ -115,6 +115,7 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                              f"per point; a sweep of point type {spec.point!r} has none (use "
                              f"point = 'run')")
         livelog.writer_class()
+        livelog.check_apart(tensorboard, out, "the store")
         livelog.check_folder(tensorboard, force=force)
     store = Store(out, readonly=dry_run)
     head = (f"{spec.n_points()} points ({spec.mode} of "
