@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..cost import cpu_seconds
 from ..provenance import PROVENANCE_COLUMNS
 from .readings import (
     Counterfactual,
@@ -73,6 +74,9 @@ class ClaimResult:
     - `runtime_s`: wall time of the whole check (`Claim.check`: the measurement under every
       reading run, the judging, the sensitivity, counterfactuals and resolution): the one
       runtime the page, the summary and the command line report.
+    - `cpu_s`: CPU time (user and system, this process and its ended children) of the same
+      whole check: what the estimates of a later ``check`` read, since wall time depends on
+      the machine's load.
     - `measure_s`: wall time of this result's measurement alone (`run`), the breakdown the
       verdict-per-reading table gives for each reading.
     - `sensitivity`: one row per declared threshold (verdicts at ×0.5 and ×2, flip points;
@@ -105,6 +109,7 @@ class ClaimResult:
     extra: dict[str, pd.DataFrame] = field(default_factory=dict)
     figure: Callable | None = None
     runtime_s: float = math.nan
+    cpu_s: float = math.nan
     measure_s: float = math.nan
     quick: bool = False
     sensitivity: pd.DataFrame | None = None
@@ -285,11 +290,12 @@ class Claim:
             raise ValueError(f"readings: unknown variant(s) {unknown} of {self.key}; declared: "
                              f"{[v.name for v in self.variants]}")
         chosen = {**self.main_readings(), **(readings or {})}
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu_seconds()
         res = self._measure(quick, chosen, resolve=True)
         if variants and self.variants and not readings:
             res.readings = self._readings_table(quick, res)
         res.runtime_s = time.perf_counter() - t0  # the whole check: one runtime everywhere
+        res.cpu_s = cpu_seconds() - c0
         return res
 
     def _measure(self, quick: bool, readings: dict[str, object], resolve: bool) -> ClaimResult:

@@ -29,7 +29,7 @@ __all__ = ["SUMMARY_COLUMNS", "run_checks", "summary_markdown"]
 
 #: The columns of ``summary.csv`` (one row per claim).
 SUMMARY_COLUMNS = ["paper", "kind", "claim", "label", "source", "verdict", "robust?",
-                   "readings", "can fail?", "runtime_s", "headline", "error"]
+                   "readings", "can fail?", "runtime_s", "cpu_s", "headline", "error"]
 
 
 def run_checks(claims: Mapping[str, Claim], keys: Sequence[str] | None = None, *,
@@ -78,7 +78,8 @@ def run_checks(claims: Mapping[str, Claim], keys: Sequence[str] | None = None, *
                          "readings": readings_cell(res.readings),
                          "can fail?": can_fail_cell(claim.kind, res.verdict,
                                                     res.counterfactuals),
-                         "runtime_s": res.runtime_s, "headline": headline_cell(claim, res),
+                         "runtime_s": res.runtime_s, "cpu_s": res.cpu_s,
+                         "headline": headline_cell(claim, res),
                          "error": ""})
         except MissingDataError as err:  # not an error: this machine lacks the claim's data
             rows.append({**base, "verdict": "skipped", "robust?": "–", "readings": "–",
