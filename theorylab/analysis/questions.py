@@ -1,160 +1,47 @@
 """Questions asked of runs and sweeps of either paper, answered from their files or from a
-config: the phase readings, gradient flow beside gradient descent, the cost of a run before it
-starts, and export to xarray / netCDF. The commands ``theorylab phases``, ``theorylab export``
-and ``theorylab run --dry-run`` / ``--flow``, ``theorylab check --rejudge`` are these
-functions on the command line.
+config: the phase readings, a reading's law along an axis, gradient flow beside gradient
+descent, the cost of a run before it starts, and export to xarray / netCDF.
 
-- [`open_run`][], [`open_sweep`][]: a run folder (``theorylab run``'s output: ``config.toml``
-  and ``trajectory.csv``, read as far as it is written, so a run still going can be read) or a
-  sweep store (``results.parquet``), with its paper and config.
-- [`phase_readings`][]: the paper's one reading of the phase times and end values
-  (``Paper.phase_readings``: jelassi2022 ``t_I``, ``t_II``, ``t_PA``, ``t_III``; huang2024
-  ``t_I``, ``phi_glob_end_I``, ``t_II``, ``T_star`` and the values at T*; docs/reproducing.md)
-  of a run folder, a trajectory table or every run of a sweep, one row per run and reading
-  with its recording resolution, a censored flag and why a missing one is missing: the same
-  call and table as ``theorylab.jelassi2022.phases.phase_readings`` and
-  ``theorylab.huang2024.phases.phase_readings``.
-- [`scan`][]: a config run along an axis (or several, zipped) and seeds, as a sweep, one row
-  per run with its phase readings; [`power_law`][] fits a reading against an axis on log-log
-  axes, [`log_law`][] against the logarithm of an axis ("how does Φ_glob(t_I) scale with
-  P?").
-- [`gd_and_flow`][]: gradient descent and the gradient flow of one config, one table with a
-  column ``dynamics`` and the continuous time; [`flow_gap`][] the GD-to-flow gap on a ladder
-  of step sizes with its order in η.
-- [`estimate`][]: steps, seconds on this machine and memory of a run before it starts.
-- [`to_dataset`][], [`export`][]: runs (several side by side, e.g. GD and flow) or a sweep as
-  an xarray dataset / a netCDF file, with the config and provenance as attributes.
-- [`load_claim`][]: a claim's stored tables (what ``theorylab check`` wrote) with the claim,
-  to judge them again with other thresholds, another stored reading or a counterfactual,
-  without rerunning (``theorylab check --rejudge``).
+- [`phase_readings`][]: the paper's one reading of the phase times and end values of a run
+  folder, a trajectory table or every run of a sweep (``theorylab phases``).
+- [`scan`][]: a config run along an axis and seeds, as a sweep; [`power_law`][],
+  [`log_law`][], [`linear_law`][]: a reading fitted against an axis;
+  [`sweep_values`][], [`reading_points`][], [`seed_interval`][]: a reading of every run of a
+  sweep, and per setting its mean and seed interval (what ``theorylab plot SWEEP --reading``
+  draws).
+- [`gd_and_flow`][], [`flow_gap`][]: gradient descent beside its gradient flow.
+- [`estimate`][]: steps, seconds and memory of a run before it starts.
+- [`to_dataset`][], [`export`][]: runs or a sweep as an xarray dataset / a netCDF file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from theorylab.core.config import paper_of, read_toml
 from theorylab.core.paper import Paper
-from theorylab.core.trajectory import read_trajectory
 from theorylab.papers import DEFAULT_PAPER, PAPERS
 
-__all__ = ["DERIVED_TABLES", "RunFiles", "StoredClaim", "SweepFiles", "estimate", "export",
-           "flow_gap", "gd_and_flow", "load_claim", "log_law", "open_run", "open_source",
-           "open_sweep", "paper_of_config",
-           "phase_readings", "power_law", "scan", "to_dataset"]
+from .runs import (
+    RunFiles,
+    SweepFiles,
+    _paper_of_path,
+    open_run,
+    open_source,
+    paper_of_config,
+    sweep_progress,
+    sweep_table,
+)
 
-
-@dataclass
-class RunFiles:
-    """A run folder as read: its `paper`, `config`, `trajectory` (the whole rows written so
-    far), `path`, and the config's TOML text."""
-
-    paper: Paper
-    config: Any
-    trajectory: pd.DataFrame
-    path: Path | None
-    config_text: str = ""
-
-
-@dataclass
-class SweepFiles:
-    """A sweep store as read: its `paper`, `manifest` (the spec) and `table`."""
-
-    paper: Paper
-    manifest: dict
-    table: pd.DataFrame
-    path: Path
-
-
-def paper_of_config(cfg) -> Paper:
-    """The registered paper whose config class `cfg` is (``ValueError`` otherwise)."""
-    package = type(cfg).__module__.rsplit(".", 1)[0]
-    for paper in PAPERS.values():
-        if paper.config_from_tables.__module__.rsplit(".", 1)[0] == package:
-            return paper
-    raise ValueError(f"config: not the config of a registered paper (got "
-                     f"{type(cfg).__name__} of {type(cfg).__module__})")
-
-
-def open_run(path: str | Path) -> RunFiles:
-    """A run folder (or its ``trajectory.csv``): the paper named by its ``config.toml``, the
-    config and the rows written so far. ``ValueError`` naming the field otherwise."""
-    path = Path(path)
-    folder = path.parent if path.name == "trajectory.csv" else path
-    csv, toml = folder / "trajectory.csv", folder / "config.toml"
-    if not csv.is_file():
-        raise ValueError(f"run: no trajectory.csv in {str(folder)!r} (a folder written by "
-                         f"theorylab run)")
-    if not toml.is_file():
-        raise ValueError(f"run: no config.toml in {str(folder)!r}")
-    tables = read_toml(toml)
-    paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
-    cfg = paper.config_from_tables(tables)
-    trajectory = read_trajectory(csv, paper.trajectory_schema)
-    _same_paper(csv, trajectory, paper)
-    return RunFiles(paper, cfg, trajectory, folder,
-                    toml.read_text(encoding="utf-8"))
-
-
-def _same_paper(csv: Path, trajectory: pd.DataFrame, paper: Paper) -> None:
-    """Refuse rows of another paper's run under this config (their columns match another
-    paper's trajectory better than the config's paper's)."""
-    cols = set(trajectory.columns)
-
-    def shared(p: Paper) -> int:
-        return len(cols & set(p.trajectory_schema or ()))
-
-    best = max(PAPERS.values(), key=shared)
-    if best is not paper and shared(best) > shared(paper):
-        raise ValueError(f"run: the rows of {csv} are a {best.name} trajectory, but its "
-                         f"config.toml is a {paper.name} config; not one run")
-
-
-def open_sweep(path: str | Path) -> SweepFiles:
-    """A sweep store: its paper (from ``sweep.json``), the spec and the table."""
-    from theorylab.core.sweep import load_sweep
-    from theorylab.core.sweep.store import check_sweep_table
-
-    path = Path(path)
-    manifest = json.loads((path / "sweep.json").read_text()) if (path / "sweep.json"
-                                                                  ).is_file() else {}
-    table = check_sweep_table(load_sweep(path), path)
-    name = manifest.get("paper", DEFAULT_PAPER)
-    if name not in PAPERS:
-        raise ValueError(f"sweep: the store's paper {name!r} is not registered "
-                         f"(known: {list(PAPERS)})")
-    return SweepFiles(PAPERS[name], manifest, table, path)
-
-
-def sweep_progress(sweep: SweepFiles) -> tuple[int, int]:
-    """``(finished, total)`` points of a sweep store: a store whose sweep is still running or
-    was stopped has points not run yet (status ``pending``), which readers leave out."""
-    table = sweep.table
-    heads = table.drop_duplicates("point") if "point" in table else table
-    total = len(heads)
-    pending = int((heads["status"] == "pending").sum()) if "status" in heads else 0
-    return total - pending, total
-
-
-def open_source(path: str | Path) -> RunFiles | SweepFiles:
-    """[`open_run`][] or [`open_sweep`][], whichever `path` is."""
-    path = Path(path)
-    if (path / "results.parquet").is_file():
-        return open_sweep(path)
-    if path.is_dir() and not (path / "trajectory.csv").is_file():
-        raise ValueError(f"source: {str(path)!r} is neither a run folder (trajectory.csv) nor "
-                         "a sweep store (results.parquet)")
-    if not path.exists():
-        raise ValueError(f"source: no such file or folder {str(path)!r}")
-    return open_run(path)
+__all__ = ["estimate", "export", "flow_gap", "gd_and_flow", "linear_law", "log_law",
+           "phase_readings", "power_law", "reading_points", "scan", "seed_interval",
+           "sweep_values", "to_dataset"]
 
 
 # -- phase readings ------------------------------------------------------------------------
@@ -162,25 +49,6 @@ def _readings_hook(paper: Paper):
     if paper.phase_readings is None:
         raise ValueError(f"paper: {paper.name} has no phase readings (Paper.phase_readings)")
     return paper.phase_readings
-
-
-def _paper_of_path(path: Path) -> Paper:
-    """The paper of a run folder (its ``config.toml``) or of a sweep store (``sweep.json``)."""
-    folder = path.parent if path.name == "trajectory.csv" else path
-    if (folder / "results.parquet").is_file():
-        manifest = folder / "sweep.json"
-        name = json.loads(manifest.read_text()).get("paper", DEFAULT_PAPER) if \
-            manifest.is_file() else DEFAULT_PAPER
-        if name not in PAPERS:
-            raise ValueError(f"sweep: the store's paper {name!r} is not registered "
-                             f"(known: {list(PAPERS)})")
-        return PAPERS[name]
-    if folder.is_dir() and not (folder / "trajectory.csv").is_file():
-        raise ValueError(f"source: {str(path)!r} is neither a run folder (trajectory.csv) nor "
-                         "a sweep store (results.parquet)")
-    if not (folder / "config.toml").is_file():
-        return PAPERS[DEFAULT_PAPER]  # the kernel's reading names what is missing
-    return PAPERS[paper_of(read_toml(folder / "config.toml"), tuple(PAPERS), DEFAULT_PAPER)]
 
 
 def phase_readings(source, cfg=None, *, paper: Paper | str | None = None) -> pd.DataFrame:
@@ -250,26 +118,33 @@ def scan(config, axes: Mapping[str, Sequence], *, seeds: Sequence[int] | None = 
     return table.reset_index(drop=True)
 
 
-def _fit(table: pd.DataFrame, x: str, y: str, log_y: bool) -> dict[str, float]:
+def _fit(table: pd.DataFrame, x: str, y: str, log_y: bool, log_x: bool = True
+         ) -> dict[str, float]:
     from scipy import stats
 
     xs = table[x].to_numpy(dtype=float)
     ys = table[y].to_numpy(dtype=float)
-    keep = np.isfinite(xs) & np.isfinite(ys) & (xs > 0) & ((ys != 0) if log_y else True)
+    keep = (np.isfinite(xs) & np.isfinite(ys) & ((xs > 0) if log_x else True)
+            & ((ys != 0) if log_y else True))
     if keep.sum() < 3:
         raise ValueError(f"{y}: fewer than 3 finite{', nonzero' if log_y else ''} readings "
                          f"against {x} (got {int(keep.sum())})")
     signs = np.sign(ys[keep])
-    fit = stats.linregress(np.log(xs[keep]), np.log(np.abs(ys[keep])) if log_y else ys[keep])
+    fit = stats.linregress(np.log(xs[keep]) if log_x else xs[keep],
+                           np.log(np.abs(ys[keep])) if log_y else ys[keep])
+    n = int(keep.sum())
+    half = float(stats.t.ppf(0.975, n - 2)) * float(fit.stderr)
     return {"slope": float(fit.slope), "slope_se": float(fit.stderr),
-            "intercept": float(fit.intercept), "n": int(keep.sum()),
+            "slope_lo": float(fit.slope) - half, "slope_hi": float(fit.slope) + half,
+            "intercept": float(fit.intercept), "n": n,
             "sign": float(signs[0]) if np.all(signs == signs[0]) else 0.0}
 
 
 def power_law(table: pd.DataFrame, x: str, y: str) -> dict[str, float]:
     """Least squares of ln|y| against ln x over the rows of `table` where both are finite
     (|y|: a reading may be negative): ``slope`` (the exponent), its standard error
-    ``slope_se``, ``intercept``, ``n`` rows, ``sign`` of y (+1, −1, or 0 when mixed)."""
+    ``slope_se`` and 95 % interval ``slope_lo``–``slope_hi`` (Student t with n − 2 degrees of
+    freedom), ``intercept``, ``n`` rows, ``sign`` of y (+1, −1, or 0 when mixed)."""
     return _fit(table, x, y, log_y=True)
 
 
@@ -278,6 +153,105 @@ def log_law(table: pd.DataFrame, x: str, y: str) -> dict[str, float]:
     are finite: for a reading that grows like a logarithm, e.g. Φ_glob(t_I) ≈ −(Δ/2) ln P
     (slope −Δ/2). The same keys as [`power_law`][]."""
     return _fit(table, x, y, log_y=False)
+
+
+def linear_law(table: pd.DataFrame, x: str, y: str) -> dict[str, float]:
+    """Least squares of y against x (y = intercept + slope·x) over the rows where both are
+    finite. The same keys as [`power_law`][]."""
+    return _fit(table, x, y, log_y=False, log_x=False)
+
+
+# -- a reading along a sweep axis -----------------------------------------------------------
+def sweep_values(source: str | Path, value: str) -> tuple[pd.DataFrame, list[str], dict]:
+    """One row per finished run of a sweep store (or a sweep table): its axes (seeds
+    included), ``value`` (the paper's phase reading `value` when it is one, from
+    [`phase_readings`][], so a phase the run did not have is missing, never a step; otherwise
+    the column `value` at the run's last recorded step), ``reason`` (why it is missing: the
+    reading's reason, or "not recorded") and ``censored``. Also the axes and the manifest.
+    ``ValueError`` naming the field when `value` is neither."""
+    df, axes, manifest = sweep_table(source)
+    if "status" in df.columns:
+        df = df[df["status"] == "ok"]
+    if len(df) == 0:
+        raise ValueError(f"sweep: {source} has no finished points to plot")
+    paper = PAPERS.get(manifest.get("paper")) if isinstance(manifest.get("paper"), str) \
+        else None
+    path = Path(source)
+    if (path.is_dir() and paper is not None and paper.phase_readings is not None
+            and value in (paper.reading_times or {})):
+        tidy = phase_readings(path)
+        tidy = tidy[tidy["reading"] == value]
+        heads = df.drop_duplicates("run_id")[["run_id", *axes]]
+        rows = tidy[["run", "value", "reason", "censored"]].merge(
+            heads, left_on="run", right_on="run_id", how="inner")
+        if len(rows) < len(tidy):  # batched points: their runs are "run_id/seed"
+            rows = tidy[[c for c in tidy.columns if c in axes or c in (
+                "run", "value", "reason", "censored")]]
+        return _keyed(rows, axes), [a for a in axes if a in rows.columns], manifest
+    numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
+               and not pd.api.types.is_bool_dtype(df[c])]
+    if value not in numeric:
+        known = sorted((paper.reading_times or {}) if paper is not None else [])
+        raise ValueError(f"reading: not a phase reading of the sweep's paper nor a numeric "
+                         f"column of its table (got {value!r}); readings: "
+                         f"{', '.join(known) or '(none)'}")
+    if "step" in df.columns and "run_id" in df.columns:
+        df = df[df["step"] == df.groupby("run_id")["step"].transform("max")]
+    rows = df[[*axes, value]].rename(columns={value: "value"})
+    rows["reason"] = np.where(rows["value"].isna(), "not recorded", "")
+    rows["censored"] = False
+    return _keyed(rows, axes), axes, manifest
+
+
+def _keyed(rows: pd.DataFrame, axes: Sequence[str]) -> pd.DataFrame:
+    """`rows` with every list-valued axis as its text (a group key)."""
+    rows = rows.reset_index(drop=True)
+    return rows.assign(**{a: rows[a].map(hashable) for a in axes
+                          if a in rows.columns and rows[a].dtype == object})
+
+
+def hashable(value):
+    """An axis value as a group key: a list or array (a list-valued axis) as its text."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return str(list(np.asarray(value).tolist()))
+    return value
+
+
+def seed_interval(values) -> tuple[float, float, float, str]:
+    """``(mean, low, high, kind)`` of one setting's values over its seeds (NaN left out): the
+    95 % Student-t interval of the mean for three or more, the min–max for two, the value
+    alone for one (kind ``"t95"``, ``"minmax"``, ``"one"``; ``"none"``: no finite value)."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return math.nan, math.nan, math.nan, "none"
+    mean = float(v.mean())
+    if v.size == 1:
+        return mean, mean, mean, "one"
+    if v.size == 2:
+        return mean, float(v.min()), float(v.max()), "minmax"
+    half = float(stats.t.ppf(0.975, v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size)
+    return mean, mean - half, mean + half, "t95"
+
+
+def reading_points(rows: pd.DataFrame, x: str, by: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per setting (a value of `x` and of the `by` axes) of [`sweep_values`][]'s
+    `rows`, over its other runs (its seeds): ``n`` runs, ``finite`` with a value, ``mean``,
+    ``low``, ``high`` and ``kind`` ([`seed_interval`][]), ``missing`` (the most common reason
+    of the runs without a value, "" when every run has one)."""
+    out = []
+    for key, g in rows.groupby([*by, x], sort=True, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        mean, lo, hi, kind = seed_interval(g["value"])
+        reasons = g.loc[g["value"].isna(), "reason"].astype(str)
+        reasons = reasons[reasons != ""]
+        out.append({**dict(zip([*by, x], key)), "n": len(g),
+                    "finite": int(np.isfinite(g["value"].to_numpy(dtype=float)).sum()),
+                    "mean": mean, "low": lo, "high": hi, "kind": kind,
+                    "missing": reasons.mode().iloc[0] if len(reasons) else ""})
+    return pd.DataFrame(out)
 
 
 # -- gradient flow beside gradient descent --------------------------------------------------
@@ -488,144 +462,3 @@ def export(*sources, out: str | Path, force: bool = False) -> Path:
 
     return write_netcdf(to_dataset(*sources), out, force=force)
 
-
-# -- stored claim results ---------------------------------------------------------------------
-#: The tables a check writes beside its measurement that are made from the verdict (not read
-#: by the judge): ``<id>-<name>.csv`` with these names are not loaded as its tables.
-DERIVED_TABLES = ("sensitivity", "counterfactuals", "resolution", "readings")
-
-
-@dataclass
-class StoredClaim:
-    """A claim's result as a check wrote it, ready to be re-judged without rerunning.
-
-    - `claim`: the claim (its declared thresholds, predictions, counterfactuals, variants).
-    - `tables`: ``{"table": <id>.csv, "<name>": <id>-<name>.csv, ...}``: what its judge reads.
-    - `folder`: where they were read (``<results>/<paper>``, or the folder of an alternative
-      reading).
-    - `readings`: the readings of its RECONSTRUCTED choices the tables were measured under.
-    - `stored_verdict`: the verdict the check wrote for them ("" when it is not recorded).
-    """
-
-    claim: Any
-    tables: dict[str, pd.DataFrame]
-    folder: Path
-    readings: dict[str, Any]
-    stored_verdict: str = ""
-
-    def judge(self, **values: float):
-        """The verdict (a ``Verdict``: ``.verdict`` and ``.reasons``) of the stored tables with
-        some declared thresholds or predictions replaced (``judge(REGIME_CUT=1.5)``; none: the
-        declared values); an undeclared name is a ``ValueError`` listing the declared ones."""
-        return self.claim.judged(self.tables, **values)
-
-    def counterfactual(self, name: str):
-        """The verdict under the declared counterfactual `name` (a wrong statement the check
-        must reject: ``disagrees`` or ``partial`` means it is rejected)."""
-        found = [c for c in self.claim.counterfactuals if c.name == name]
-        if not found:
-            raise ValueError(f"counterfactual: unknown (got {name!r}); declared: "
-                             f"{[c.name for c in self.claim.counterfactuals]}")
-        return self.judge(**found[0].values)
-
-
-def _claim_of(paper_id: str):
-    from theorylab.papers import paper_claims
-
-    paper, _, cid = str(paper_id).partition("/")
-    if paper not in PAPERS or not cid:
-        raise ValueError(f"claim: must be PAPER/ID with PAPER one of {list(PAPERS)} (got "
-                         f"{paper_id!r}; theorylab check --list lists them)")
-    claims = paper_claims(PAPERS[paper])
-    if cid not in claims:
-        raise ValueError(f"claim: unknown claim {paper_id!r}; {paper} has {list(claims)}")
-    return claims[cid], [c for c in claims if c.startswith(f"{cid}-")]
-
-
-def _stored_verdict(path: Path, key: str, column: str, match: Mapping[str, str]) -> str:
-    if not path.is_file():
-        return ""
-    table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    rows = table
-    for col, value in match.items():
-        if col not in rows:
-            return ""
-        rows = rows[rows[col] == value]
-    return str(rows[column].iloc[0]) if len(rows) and column in rows else ""
-
-
-def _read_table(path: Path) -> pd.DataFrame:
-    """A stored table (a table with no columns was written as an empty file)."""
-    try:
-        return pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        return pd.DataFrame()
-
-
-def load_claim(paper_id: str, results: str | Path | None = None, *,
-               readings: Mapping[str, Any] | None = None) -> StoredClaim:
-    """The stored tables of claim `paper_id` (``"jelassi2022/thm4.1"``) and the claim, to
-    re-judge them without rerunning (``theorylab check --rejudge`` on the command line).
-
-    **Arguments:**
-
-    - `paper_id`: ``PAPER/ID`` as ``theorylab check --list`` prints it.
-    - `results`: the folder a check wrote (``theorylab check --out``; default the committed
-      ``docs/results`` of this checkout); the tables are ``<results>/<paper>/<id>.csv`` and
-      ``<id>-<name>.csv``.
-    - `readings`: ``{choice: value}`` of one RECONSTRUCTED choice read another way: the tables
-      a full check wrote for that alternative (``<id>-readings/<choice>=<value>/``). Other
-      combinations were never run: ``ValueError`` saying that they need a rerun.
-
-    ``ValueError`` naming the field for an unknown claim, a folder without its tables or a
-    reading that needs a rerun. Example: ``load_claim("huang2024/thm4.1").judge()``."""
-    from theorylab.core.claims.report import reading_folder
-    from theorylab.core.provenance import COMMITTED, REPO_ROOT
-
-    claim, longer = _claim_of(paper_id)  # longer: ids whose files start like this one's
-    base = Path(results) if results is not None else REPO_ROOT / COMMITTED["results"]
-    folder = base / claim.paper
-    rerun = f"theorylab check --only {claim.key}"
-    if not (folder / f"{claim.id}.csv").is_file():
-        raise ValueError(f"results: no stored tables of {claim.key} in {str(folder)!r} "
-                         f"({claim.id}.csv); run {rerun} first")
-    chosen = dict(claim.main_readings())
-    where, stored = folder, _stored_verdict(folder / "summary.csv", claim.key, "verdict",
-                                            {"claim": claim.key})
-    away = {}
-    for name, value in (readings or {}).items():
-        variant = next((v for v in claim.variants if v.name == name), None)
-        if variant is None:
-            raise ValueError(f"reading: {claim.key} has no RECONSTRUCTED choice {name!r}; "
-                             f"its choices: {[v.name for v in claim.variants]}")
-        slug = reading_folder("", "", name, value).name
-        known = {reading_folder("", "", name, r.value).name: r
-                 for r in (variant.main, *variant.alternatives)}
-        if slug not in known:
-            raise ValueError(f"reading: {name} has no reading {value!r}; declared: "
-                             f"{[r.value for r in (variant.main, *variant.alternatives)]}")
-        chosen[name] = known[slug].value
-        if known[slug] is not variant.main:
-            away[name] = known[slug]
-    if len(away) > 1:
-        raise ValueError(f"reading: {sorted(away)} together were never run (a check runs one "
-                         f"choice at a time around the main readings); that needs a rerun "
-                         f"with those readings (in Python: claim.check(readings={{...}}))")
-    if away:
-        (name, alt), = away.items()
-        where = reading_folder(folder, claim.id, name, alt.value)
-        if not (where / "table.csv").is_file():
-            raise ValueError(f"reading: {name}={alt.value!r} has no stored tables in "
-                             f"{str(where)!r} (a quick check runs only the first alternative);"
-                             f" it needs a rerun: {rerun}")
-        tables = {p.stem: _read_table(p) for p in sorted(where.glob("*.csv"))}
-        stored = _stored_verdict(folder / f"{claim.id}-readings.csv", claim.key, "verdict",
-                                 {"choice": name, "value": str(alt.value)})
-    else:
-        tables = {"table": _read_table(folder / f"{claim.id}.csv")}
-        for p in sorted(folder.glob(f"{claim.id}-*.csv")):
-            name = p.stem[len(claim.id) + 1:]
-            theirs = any(p.stem == o or p.stem.startswith(f"{o}-") for o in longer)
-            if name not in DERIVED_TABLES and not theirs:
-                tables[name] = _read_table(p)
-    return StoredClaim(claim, tables, where, chosen, stored)
