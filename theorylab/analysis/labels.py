@@ -20,8 +20,8 @@ import pandas as pd
 from theorylab.core.folders import check_output_file, folder_kind, write_output
 from theorylab.papers import PAPERS
 
-__all__ = ["COMMON_SYMBOLS", "SOFTWARE", "axis_label", "check_out", "paper_named",
-           "point_settings", "save", "symbol", "written_by_plot"]
+__all__ = ["COMMON_SYMBOLS", "SOFTWARE", "axis_label", "check_out", "default_png", "note_box",
+           "paper_named", "point_settings", "save", "symbol", "written_by_plot"]
 
 #: Symbols of keys that mean the same in every paper (a paper's ``symbols`` add to them and
 #: win over them).
@@ -140,3 +140,24 @@ def save(fig, out: Path, *, default: bool = False, force: bool = False) -> Path:
     fig.savefig(buf, format="png", dpi=PNG_DPI, metadata={"Software": SOFTWARE})
     return write_output(out, buf.getvalue(), command=SOFTWARE, mark=False)  # its text chunk
 
+
+def note_box(fig, notes: Sequence[str], width_in: float) -> None:
+    """The figure's notes under its panels (the layout leaves them room)."""
+    import textwrap
+
+    if not notes:
+        return
+    chars = max(40, int(width_in * 15))
+    text_ = "\n".join(textwrap.fill(f"Note: {n}", chars) for n in notes)
+    lines = text_.count("\n") + 1
+    height = fig.get_figheight()
+    bottom = min(0.4, (0.12 + 0.14 * lines) / height)
+    fig.get_layout_engine().set(rect=(0, bottom, 1, 1 - bottom))
+    fig.text(0.01, 0.01, text_, fontsize="x-small", va="bottom", ha="left", wrap=False)
+
+
+def default_png(source: Path, name: str) -> Path:
+    """The PNG `name` beside a store (``<store>/<name>.png``) or a table
+    (``<table>-<name>.png``)."""
+    return source / f"{name}.png" if source.is_dir() else source.with_name(
+        f"{source.stem}-{name}.png")
