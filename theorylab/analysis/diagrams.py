@@ -207,19 +207,22 @@ def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fi
     check_out(out, default=default, force=force)
     notes = []
     with figure_theme():
-        fig = new_figure((6.4, 4.8))
+        many = bool(by) and len(points[by].drop_duplicates()) > 3
+        fig = new_figure((9.6 if many else 6.4, 4.8))
         ax = fig.subplots()
         series = [((), points)] if not by else list(points.groupby(by, sort=True))
+        ok_all = points[points["finite"] > 0]
+        kinds = sorted(set(ok_all["kind"]) - {"none"}, key=list(_INTERVAL_TEXT).index)
+        n_seeds = int(ok_all["finite"].max()) if len(ok_all) else 0
+        spread = "; ".join(_INTERVAL_TEXT[k].format(n=n_seeds) for k in kinds)
+        spread = spread if kinds == ["one"] else f"mean, bars: {spread}"
+        fitted = 0
         for i, (key, part) in enumerate(series):
             key = key if isinstance(key, tuple) else (key,)
             name = ", ".join(f"{symbol(a, paper)} = {tick(v)}" for a, v in zip(by, key))
             colour = f"C{i % 10}"
             ok = part[part["finite"] > 0]
-            kinds = sorted(set(ok["kind"]) - {"none"}, key=list(_INTERVAL_TEXT).index)
-            n_seeds = int(ok["finite"].max()) if len(ok) else 0
-            spread = "; ".join(_INTERVAL_TEXT[k].format(n=n_seeds) for k in kinds)
-            label = (f"{name}: " if name else "") + (
-                spread if kinds == ["one"] else f"mean, bars: {spread}")
+            label = name or spread  # several series: what the points are is the legend's title
             xv = ok[x].to_numpy(dtype=float)
             yv = ok["mean"].to_numpy(dtype=float)
             err = np.vstack([yv - ok["low"].to_numpy(dtype=float),
@@ -229,20 +232,19 @@ def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fi
             gone = part[part["finite"] < part["n"]]
             absent = part[part["finite"] == 0]
             for reason, where in absent.groupby("missing", sort=False):
-                # a setting without the reading: a marker on the axis floor, its own legend
+                # a setting without the reading: a cross on the axis floor, its own legend
                 ax.plot(where[x].to_numpy(dtype=float), np.zeros(len(where)), ls="none",
-                        marker="X", ms=9, mfc="white", mec=colour, mew=1.6, clip_on=False,
+                        marker="X", ms=10, mfc="white", mec="#404040", mew=1.6, clip_on=False,
                         transform=blended_transform_factory(ax.transData, ax.transAxes),
-                        label=(f"{name}: " if name else "") + (_missing_label(reason) if reason
-                                                               else "no value"), zorder=4)
-            for _, g in gone.iterrows():
+                        label=_missing_label(reason) if reason else "no value", zorder=4)
+            for _, g in gone[gone["finite"] > 0].iterrows():  # some of its runs: said below
                 what = _missing_label(g["missing"]) if g["missing"] else "no value"
                 notes.append(f"{(name + ', ') if name else ''}{symbol(x, paper)} = "
                              f"{tick(g[x])}: {what} in {g['n'] - g['finite']} of {g['n']} "
-                             f"runs" + (" (not drawn)" if g["finite"] == 0 else ""))
+                             "runs (the point is the mean of the others)")
             if fit:
-                _draw_fit(ax, rows if not by else rows[np.logical_and.reduce(
-                    [rows[a] == v for a, v in zip(by, key)])], x, log, colour)
+                fitted += _draw_fit(ax, rows if not by else rows[np.logical_and.reduce(
+                    [rows[a] == v for a, v in zip(by, key)])], x, log, colour, name)
         if log:
             _log_axes(ax, points, x)
         ax.set_xlabel(axis_label(x, paper))
@@ -252,7 +254,13 @@ def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fi
         setting = _setting_title(manifest, rows, axes)
         if setting:
             fig.suptitle(setting, fontsize="small")
-        ax.legend(fontsize="small", loc="best")
+        title = (spread + ("\ndashed: least-squares fits, slope ± its 95 % interval"
+                           if fitted else "")) if by else None
+        handles, names = ax.get_legend_handles_labels()
+        unique = dict(zip(names, handles))  # one entry per missing reading's reason
+        where = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0)} if many else {"loc": "best"}
+        ax.legend(unique.values(), unique.keys(), fontsize="small", title=title,
+                  title_fontsize="small", **where)
         note_box(fig, notes, fig.get_figwidth())
         return save(fig, out, default=default, force=force)
 
@@ -280,13 +288,14 @@ def _log_axes(ax, points: pd.DataFrame, x: str) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
-def _draw_fit(ax, rows: pd.DataFrame, x: str, log: bool, colour: str) -> None:
+def _draw_fit(ax, rows: pd.DataFrame, x: str, log: bool, colour: str, name: str = "") -> bool:
     """The least-squares line of one series over its runs (every seed a point), its slope
-    and 95 % interval in the legend; nothing when fewer than three runs have a value."""
+    and 95 % interval in the legend; nothing (False) when fewer than three runs have a
+    value."""
     try:
         found = (power_law if log else linear_law)(rows, x, "value")
     except ValueError:
-        return
+        return False
     xs = np.asarray(sorted(pd.to_numeric(rows[x]).unique()), dtype=float)
     grid = np.geomspace(xs.min(), xs.max(), 50) if log else np.linspace(xs.min(), xs.max(), 50)
     line = (found["sign"] * np.exp(found["intercept"]) * grid ** found["slope"] if log
@@ -295,5 +304,7 @@ def _draw_fit(ax, rows: pd.DataFrame, x: str, log: bool, colour: str) -> None:
     shown = (f"{found['slope']:.3f} ± {half:.3f}" if math.isfinite(half) else
              f"{found['slope']:.3f}").replace("-", "−")
     ax.plot(grid, line, ls="--", color=colour, lw=1.2,
-            label=f"least-squares fit: {'log–log ' if log else ''}slope {shown} "
-                  f"(95 % interval, {found['n']} runs)")
+            label=f"{name}: slope {shown} ({found['n']} runs)" if name else
+            f"least-squares fit: {'log–log ' if log else ''}slope {shown} (95 % interval, "
+            f"{found['n']} runs)")
+    return True
