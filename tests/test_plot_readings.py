@@ -168,3 +168,18 @@ def test_a_heat_map_cell_without_phase_I_has_its_own_colour_and_legend(grid_swee
                  str(tmp_path / "r.png")]) == 0
     legend = [t.get_text() for t in drawn[-1].axes[0].get_legend().get_texts()]
     assert any(t.endswith("no Phase I") for t in legend), legend
+
+
+def test_a_heat_map_writes_each_cells_seed_spread(tmp_path, drawn):
+    """A cell over three seeds: its mean and ± half its 95 % t-interval, said in the title."""
+    seeds = [0, 1, 2]
+    table = pd.DataFrame([{"data.q": q, "data.d": d, "train.seed": s, "loss": q * d + s}
+                          for q in (0.1, 0.3) for d in (10, 20) for s in seeds])
+    table.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["plot", str(tmp_path / "t.csv"), "--value", "loss", "--x", "data.q", "--y",
+                 "data.d"]) == 0
+    ax = drawn[-1].axes[0]
+    half = stats.t.ppf(0.975, 2) * 1.0 / math.sqrt(3)  # seeds add 0, 1, 2: sd 1
+    texts = sorted(t.get_text() for t in ax.texts)
+    assert texts[0] == f"2\n±{half:.2g}"  # q = 0.1, d = 10: 0.1·10 + mean(0, 1, 2)
+    assert "mean over 3 seeds" in ax.get_title() and "95 % t-interval" in ax.get_title()

@@ -143,12 +143,15 @@ def heat_map(source: Path, value: str, x: str, y: str, out: Path, *, default: bo
         if handles:
             ax.legend(handles=list(handles.values()), loc="upper center",
                       bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize="small", frameon=False)
-        kinds = set(cells.loc[cells["finite"] > 1, "kind"])
-        spread = " ± half the seed interval" if kinds & {"t95", "minmax"} else ""
-        over = averaged + (["seeds"] if "train.seed" in axes else [])
+        kinds = [k for k in ("t95", "minmax") if k in set(cells["kind"])]
+        n_seeds = int(cells["finite"].max()) if len(cells) else 0
+        over = averaged + ([f"{n_seeds} seeds"] if "train.seed" in axes else [])
         what = f"{symbol(value, paper)}, mean over {', '.join(over)}" if over else \
             symbol(value, paper)
-        ax.set_title(what + (f" (cells: mean{spread})" if spread else ""), fontsize="medium")
+        if kinds:
+            what += "\ncells: mean ± half its " + " or ".join(
+                {"t95": "95 % t-interval", "minmax": "min–max range"}[k] for k in kinds)
+        ax.set_title(what, fontsize="medium")
         if setting:
             fig.suptitle(setting, fontsize="small")
         return save(fig, out, default=default, force=force)

@@ -198,8 +198,9 @@ def read_manifest(source: Path) -> dict:
 
 def sweep_table(source: str | Path) -> tuple[pd.DataFrame, list[str], dict]:
     """A sweep store (or a ``.parquet``/``.csv`` sweep table) as the plots read it: the
-    table, the spec's axes (from ``sweep.json``; a bare table's dotted columns, ``data.q``)
-    and the manifest ({} for a bare table). ``ValueError("sweep: ...")`` otherwise."""
+    table, the spec's axes (from ``sweep.json``, ``train.seed`` last when it has seeds; a bare
+    table's dotted columns, ``data.q``) and the manifest ({} for a bare table).
+    ``ValueError("sweep: ...")`` otherwise."""
     source = Path(source)
     if not source.exists():
         raise ValueError(f"sweep: no such file or folder {str(source)!r}")
@@ -225,6 +226,8 @@ def sweep_table(source: str | Path) -> tuple[pd.DataFrame, list[str], dict]:
                          f"({type(e).__name__})") from None
     if not axes:  # a bare table: its dotted columns are the axes ("data.q")
         axes = [c for c in df.columns if "." in str(c)]
+    if manifest.get("seeds") is not None and "train.seed" not in axes:
+        axes.append("train.seed")  # the seeds: an axis of the table, listed apart in the spec
     return df, [a for a in axes if a in df.columns], manifest
 
 
