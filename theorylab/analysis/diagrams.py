@@ -48,6 +48,19 @@ _INTERVAL_TEXT = {"t95": "95 % t-interval of the mean over {n} seeds",
 
 
 
+def _per_seed(rows: pd.DataFrame, axes: Sequence[str], keep: Sequence[str]) -> pd.DataFrame:
+    """`rows` averaged over every axis but `keep` and the seed, one row per setting and seed
+    (a missing reading's longest reason kept): a setting's spread is then its seeds' alone,
+    not the other axes'."""
+    others = [a for a in axes if a not in (*keep, "train.seed")]
+    if not others:
+        return rows
+    keys = [*keep] + (["train.seed"] if "train.seed" in rows.columns else [])
+    return rows.groupby(keys, dropna=False).agg(
+        value=("value", "mean"), reason=("reason", lambda r: max(r, key=len, default="")),
+        censored=("censored", "all")).reset_index()
+
+
 def _setting_title(manifest: dict, rows: pd.DataFrame, axes: Sequence[str]) -> str:
     """The setting every run of `rows` shares (the parts of the paper's ``describe`` common to
     all its points), "" when the paper has no ``describe``."""
@@ -95,13 +108,7 @@ def heat_map(source: Path, value: str, x: str, y: str, out: Path, *, default: bo
     for k in (x, y):
         if rows[k].dtype == object:
             rows[k] = rows[k].map(_hashable)
-    others = [a for a in axes if a not in (x, y, "train.seed")]
-    if others:  # the mean over the other axes per seed: the cells' spread is the seeds' alone
-        keys = [x, y] + (["train.seed"] if "train.seed" in rows.columns else [])
-        rows = rows.groupby(keys, dropna=False).agg(
-            value=("value", "mean"), reason=("reason", lambda r: max(r, key=len, default="")),
-            censored=("censored", "all")).reset_index()
-    cells = reading_points(rows, x, by=[y])
+    cells = reading_points(_per_seed(rows, axes, [x, y]), x, by=[y])
     xs, ys = sorted(cells[x].unique()), sorted(cells[y].unique())
     grid = np.full((len(ys), len(xs)), np.nan)
     for _, c in cells.iterrows():
@@ -204,6 +211,8 @@ def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fi
         by = []  # zipped axes move with x: one series
     if rows[x].dtype == object:
         rows[x] = rows[x].map(_hashable)
+    setting = _setting_title(manifest, rows, axes)
+    rows = _per_seed(rows, axes, [x, *by])
     points = reading_points(rows, x, by=by)
     if log and (pd.to_numeric(points[x], errors="coerce") <= 0).any():
         raise ValueError(f"--log: the axis {x} has values ≤ 0")
@@ -226,7 +235,7 @@ def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fi
             colour = f"C{i % 10}"
             ok = part[part["finite"] > 0]
             label = name or spread  # several series: what the points are is the legend's title
-            xv = ok[x].to_numpy(dtype=float)
+            xv = _dodged(ok[x].to_numpy(dtype=float), points[x], i, len(series), log)
             yv = ok["mean"].to_numpy(dtype=float)
             err = np.vstack([yv - ok["low"].to_numpy(dtype=float),
                              ok["high"].to_numpy(dtype=float) - yv])
@@ -254,7 +263,6 @@ def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fi
         ax.set_ylabel(axis_label(reading, paper))
         ax.set_title(f"{symbol(reading, paper)} against {symbol(x, paper)}"
                      + (" (log–log)" if log else ""), fontsize="medium")
-        setting = _setting_title(manifest, rows, axes)
         if setting:
             fig.suptitle(setting, fontsize="small")
         title = (spread + ("\ndashed: least-squares fits, slope ± its 95 % interval"
@@ -266,6 +274,20 @@ def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fi
                   title_fontsize="small", **where)
         note_box(fig, notes, fig.get_figwidth())
         return save(fig, out, default=default, force=force)
+
+
+def _dodged(xs: np.ndarray, every, i: int, n: int, log: bool) -> np.ndarray:
+    """Series `i` of `n` drawn beside the others at each setting (1 % of the axis apart, in
+    log space on a log axis), so that their intervals do not hide each other."""
+    if n < 2:
+        return xs
+    all_x = pd.to_numeric(every, errors="coerce").to_numpy(dtype=float)
+    shift = 0.01 * (i - (n - 1) / 2)
+    if log:
+        span = np.log10(np.nanmax(all_x) / np.nanmin(all_x)) or 1.0
+        return xs * 10 ** (shift * span)
+    span = (np.nanmax(all_x) - np.nanmin(all_x)) or 1.0
+    return xs + shift * span
 
 
 def _log_axes(ax, points: pd.DataFrame, x: str) -> None:
