@@ -134,6 +134,7 @@ SYMBOLS = {
     "data.Delta": r"$\Delta$", "Delta": r"$\Delta$", "data.kappa_c": r"$\kappa_c$",
     "data.kappa_s": r"$\kappa_s$", "data.L": "$L$", "data.U": "$U$",
     "model.gamma": r"$\gamma$", "model.cl_temperature": r"$\tau$", "train.lr": r"$\eta$",
+    "train.n_train": "$N$",
     "loss": "$L$", "loss_star": "$L^*$", "excess_loss": "$L - L^*$",
     "phi_glob_lq": r"$\Phi_{\rm glob}$ (local queries)",
     "phi_own_lq": r"$\Phi_{\rm own}$ (local queries)",

@@ -122,6 +122,7 @@ def _describe(cfg: ExperimentConfig) -> str:
 SYMBOLS = {
     "data.D": "$D$", "data.C": "$C$", "data.L": "$L$", "data.d": "$d$", "data.q": "$q$",
     "train.lr_v": r"$\eta_v$", "train.lr_A": r"$\eta_A$", "train.alpha0": r"$\alpha_0$",
+    "train.n_train": "$N$", "train.mc_samples": "Monte Carlo samples",
     "alpha": r"$\alpha$", "beta": r"$\beta$", "gamma": r"$\gamma$", "rho": r"$\rho$",
     "error_fair": "error (ties split)",
     "tie_mass": "mass of ties", "cos_v_wstar": r"$\cos(v, w^*)$",
