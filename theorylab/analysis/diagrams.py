@@ -95,7 +95,7 @@ def _cell_text(row) -> str:
 
 
 def heat_map(source: Path, value: str, x: str, y: str, out: Path, *, default: bool,
-              force: bool) -> Path:
+             force: bool) -> Path:
     """A heat map of `value` over `x` and `y`: means over seeds and other axes in the cells,
     no grid lines through them, cells without a value in their own colour and legend."""
     from matplotlib.patches import Patch, Rectangle
@@ -195,7 +195,7 @@ def plot_reading(sweep: str | Path, reading: str, x: str, *, log: bool = False,
 
 
 def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fit: bool,
-                  series: bool, default: bool, force: bool) -> Path:
+                 series: bool, default: bool, force: bool) -> Path:
     """[`plot_reading`][]'s figure; `series` False: the other axes averaged, one series."""
     from matplotlib.transforms import blended_transform_factory
 

@@ -312,7 +312,7 @@ def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | Non
     check_out(out, default=is_default, force=force)
     if y is None:
         return reading_plot(source, value, x, log=False, out=out, fit=False, series=False,
-                             default=is_default, force=force)
+                            default=is_default, force=force)
     return heat_map(source, value, x, y, out, default=is_default, force=force)
 
 
