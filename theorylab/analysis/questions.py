@@ -81,11 +81,13 @@ def phase_readings(source, cfg=None, *, paper: Paper | str | None = None) -> pd.
         paper = PAPERS[paper]
     if isinstance(source, (str, Path)):
         path = Path(source)
-        paper = _paper_of_path(path)
         folder = path.parent if path.name == "trajectory.csv" else path
-        if not (folder / "results.parquet").is_file() and (folder / "config.toml").is_file():
+        if (not (folder / "results.parquet").is_file() and (folder / "config.toml").is_file()
+                and (folder / "trajectory.csv").is_file()):
             run = open_run(path)  # read once; refuses rows that are not one run's of its paper
-            source, cfg = run.trajectory.assign(run=str(run.path)), run.config
+            paper, source, cfg = run.paper, run.trajectory.assign(run=str(run.path)), run.config
+        else:
+            paper = _paper_of_path(path)
     elif paper is None:
         config = getattr(source, "config", None) if cfg is None else cfg
         paper = paper_of_config(config) if config is not None else PAPERS[DEFAULT_PAPER]
