@@ -108,6 +108,8 @@ def test_register_refuses_what_it_cannot_take():
         papers.register(clash)
     with pytest.raises(ValueError, match="cannot be removed"):
         papers.unregister("huang2024")
+    with pytest.raises(ValueError, match="marked default, and so is 'jelassi2022'"):
+        papers.register(dataclasses.replace(ns["PAPER"], default=True))
     with pytest.raises(ValueError, match="no paper registered"):
         papers.unregister("logistic1d")
     papers.register(ns["PAPER"])
@@ -119,6 +121,26 @@ def test_register_refuses_what_it_cannot_take():
         assert papers.register(other, replace=True) is papers.PAPERS["logistic1d"]
     finally:
         papers.unregister("logistic1d")
+
+
+def _installed() -> list[str]:
+    """The papers the installed entry points declare, besides this package's own."""
+    return [n for n in papers.load_entry_points() if n not in papers.BUILT_IN]
+
+
+def test_this_package_declares_its_papers_as_entry_points():
+    """Its own papers come from ``[project.entry-points."theorylab.papers"]`` like any
+    installed package's: the installed metadata lists them, and loading them again registers
+    nothing new (read over every distribution on the path: a stale ``*.egg-info`` of an older
+    install in the checkout must not hide them)."""
+    from theorylab.core.registry import group_entry_points
+
+    declared = {ep.name: ep.value for ep in group_entry_points()}
+    assert {n: declared.get(n) for n in papers.BUILT_IN} == {
+        n: f"theorylab.{n}:PAPER" for n in ("jelassi2022", "huang2024")}
+    before = dict(papers.PAPERS)
+    assert set(papers.load_entry_points()) == set(papers.BUILT_IN)
+    assert papers.PAPERS == before
 
 
 def test_an_installed_entry_point_registers_its_paper(tmp_path, monkeypatch, capsys):
@@ -135,15 +157,15 @@ def test_an_installed_entry_point_registers_its_paper(tmp_path, monkeypatch, cap
         "[theorylab.papers]\nlogistic1d = toy_paper_pkg:PAPER\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
-        assert papers.load_entry_points() == ["logistic1d"]
+        assert _installed() == ["logistic1d"]
         assert papers.PAPERS["logistic1d"].title.startswith("A one-parameter logistic")
-        assert papers.load_entry_points() == ["logistic1d"]  # loading twice is harmless
+        assert _installed() == ["logistic1d"]  # loading twice is harmless
     finally:
         papers.unregister("logistic1d")
         sys.modules.pop("toy_paper_pkg", None)
     # a broken entry point is left out with a warning naming it
     (meta / "entry_points.txt").write_text("[theorylab.papers]\nbroken = no_such_module:PAPER\n")
-    assert papers.load_entry_points() == []
+    assert _installed() == []
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "entry point 'broken' (no_such_module:PAPER) not " \
         "loaded (ModuleNotFoundError: " in err, err

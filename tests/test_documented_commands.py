@@ -189,3 +189,19 @@ def test_each_help_text_is_whole_sentences(command, monkeypatch, capsys):
         assert text[0].isupper() and text.endswith(".") and _balanced(text), (command, text)
     for action in parser._actions:
         assert action.help is None or _balanced(action.help), (command, action.help)
+
+
+#: The flag forms the README's command table must show (beside every command).
+TABLE_FLAGS = ("--dry-run", "--flow", "--set", "--tensorboard")
+
+
+def test_the_readmes_command_table_lists_every_command_and_flag_form():
+    """The table under "## Commands" has a row for each command (``theorylab CMD``) and shows
+    the flag forms a user would otherwise find only in ``--help``."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("## Commands", 1)[1].split("\n\n", 2)[1]
+    rows = [line for line in table.splitlines() if line.startswith("| `theorylab ")]
+    named = {m.group(1) for row in rows for m in re.finditer(r"`theorylab (\w+)", row)}
+    assert named == set(COMMANDS), sorted(set(COMMANDS) ^ named)
+    firsts = " ".join(row.split(" | ")[0] for row in rows)  # the command column
+    assert [f for f in TABLE_FLAGS if f not in firsts] == []

@@ -66,3 +66,15 @@ def test_figures_only_accepts_a_paper(capsys):
     assert listed and all("jelassi2022" in line or "huang2024" in line for line in listed)
     assert figures_main(["--only", "huang2042"]) == 2
     assert "error: --only: unknown figure id or paper (got 'huang2042')" in capsys.readouterr().err
+
+
+def test_a_package_whose_entry_points_are_not_installed_says_so():
+    """Run from a checkout that was never installed (no entry points written), the registry
+    has no papers and says how to install them, in one line."""
+    code = ("import importlib.metadata as m; m.distributions = lambda **k: iter(())\n"
+            "from theorylab.core import registry\nprint(registry.papers(), repr(registry."
+            "default_paper()))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip() == "{} ''"
+    assert r.stderr.strip() == ("theorylab.papers: no paper of theorylab is installed (install "
+                                "the package: pip install -e .)")

@@ -107,7 +107,11 @@ def _argv(name: str, flag: str, writes: str, target, w: dict) -> list[str]:
         ("figures", "--out"): ["figures", "--only", "huang2024-fig2", "--quick", "--out", t],
         ("figures", "--cache"): ["figures", "--only", "huang2024-fig2", "--quick",
                                  "--out", w["scratch"] / "f", "--cache", t],
+        ("run", "--tensorboard"): ["run", w["cfg"], "--out", w["scratch"] / "r",
+                                   "--no-progress", "--tensorboard", t],
         ("sweep", "--out"): ["sweep", w["spec"], "--out", t, "--workers", "0", "--no-progress"],
+        ("sweep", "--tensorboard"): ["sweep", w["spec"], "--out", w["scratch"] / "s",
+                                     "--workers", "0", "--no-progress", "--tensorboard", t],
         ("plot", "--out"): ["plot", w["run"], "--out", t],
         ("phases", "--csv"): ["phases", w["run"], "--csv", t],
         ("export", "--out"): ["export", w["run"], "--out", t],
@@ -121,6 +125,9 @@ def _argv(name: str, flag: str, writes: str, target, w: dict) -> list[str]:
                 "--max-seconds", "1", "--out", t]
     key = (name, flag)
     assert key in base, f"add how to call theorylab {name} {flag} to this test"
+    if flag == "--tensorboard":  # without the package the flag is refused before its folder
+        pytest.importorskip("tensorboard", reason="--tensorboard needs the optional extra "
+                            "theorylab[tensorboard]")
     return [str(x) for x in base[key]]
 
 

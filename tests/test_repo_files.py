@@ -45,3 +45,23 @@ def test_ci_script_says_what_it_removes_before_removing_it():
         target = lines[i].split()[-1].strip("\"'")  # the last path, without its quotes
         before = lines[i - 1].strip()
         assert before.startswith("echo") and target in before, (lines[i - 1], lines[i])
+
+
+def test_every_proof_check_a_prediction_names_exists():
+    """A derived prediction says what checks its derivation (``check=``): each file it names
+    (``proofs_checks/<paper>/check_<what>.py``, ``tests/...py::test``) is there, and every
+    proof check of a paper lives in that paper's folder without a leftover prefix."""
+    import re
+
+    from theorylab.papers import PAPERS, paper_claims
+
+    named = {m for paper in PAPERS.values() for claim in paper_claims(paper).values()
+             for p in claim.predictions
+             for m in re.findall(r"(?:proofs_checks|tests)/[\w/]+\.py", p.check or "")}
+    assert sum(c.startswith("proofs_checks/") for c in named) >= 3  # the predictions were read
+    assert sorted(c for c in named if not (ROOT / c).is_file()) == []
+    for paper in PAPERS:
+        checks = sorted((ROOT / "proofs_checks" / paper).glob("*.py"))
+        assert (ROOT / "proofs_checks" / paper / "__init__.py") in checks
+        assert all(p.name.startswith("check_") and not p.name.startswith(("check_h24", "check_j22"))
+                   for p in checks if p.name != "__init__.py")

@@ -18,7 +18,6 @@ measures it.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 from theorylab.core import __version__ as __version__
@@ -29,35 +28,38 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the API reference
     from theorylab.core.sweep.store import load_sweep  # noqa: F401
     from theorylab.jelassi2022 import *  # noqa: F403
 
-#: name → module of the names re-exported here besides the first paper's API
-_OWN = {"get_backend": "theorylab.core.backend", "load_sweep": "theorylab.core.sweep.store",
-        "sweep": "theorylab.core.sweep"}
-_FIRST_PAPER = "theorylab.jelassi2022"
+
+def _first_paper():
+    import theorylab.jelassi2022  # (``from theorylab import`` would ask __getattr__ again)
+
+    return theorylab.jelassi2022
 
 
 def _first_paper_names() -> list[str]:
-    first = importlib.import_module(_FIRST_PAPER)
-    return [n for n in first.__all__ if not n.startswith("PAPER")]
+    return [n for n in _first_paper().__all__ if not n.startswith("PAPER")]
 
 
 def __getattr__(name: str):
-    """The re-exported names, imported on first use (PEP 562)."""
+    """The re-exported names, imported on first use (PEP 562); a paper's subpackage not
+    imported yet is imported by the registry."""
+    if name.startswith("_") and name != "__all__":  # (probes such as __wrapped__ import nothing)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if name == "__all__":
         value = [*_first_paper_names(), "get_backend", "load_sweep", "sweep", "__version__"]
-    elif name in _OWN:
-        importlib.import_module("theorylab.papers")  # registers the papers with the kernel
-        module = importlib.import_module(_OWN[name])
-        value = module.run_sweep_spec if name == "sweep" else getattr(module, name)
+    elif name == "get_backend":
+        from theorylab.core.backend import get_backend as value
+    elif name == "load_sweep":
+        from theorylab.core.sweep.store import load_sweep as value
+    elif name == "sweep":
+        from theorylab.core.sweep import run_sweep_spec as value
     elif name in _first_paper_names():
-        importlib.import_module("theorylab.papers")
-        value = getattr(importlib.import_module(_FIRST_PAPER), name)
-    else:
-        try:  # a subpackage or module not imported yet: theorylab.jelassi2022, ...
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as err:
-            if err.name != f"{__name__}.{name}":
-                raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(_first_paper(), name)
+    else:  # a paper's subpackage: the registry imports it
+        from theorylab.core.registry import papers
+
+        if name not in papers() or name not in globals():
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return globals()[name]
     globals()[name] = value
     return value
 

@@ -9,6 +9,7 @@ from theorylab.core.config import (
     paper_of,
     read_toml,
     tables_to_toml,
+    train_overrides,
 )
 
 
@@ -49,3 +50,25 @@ def test_toml_round_trip(tmp_path):
     path.write_text("[a\n")
     with pytest.raises(ValueError, match="is not valid TOML"):
         read_toml(path)
+
+
+def test_one_override_rule_for_every_paper():
+    """A CUDA device (``cuda`` or ``cuda:N``) without ``--backend`` selects torch; a given
+    backend, a CPU and the options left out (None) are taken as they are."""
+
+    class Cfg:
+        def __init__(self, train=None):
+            self.train = train or {}
+
+        def replace(self, train):
+            return Cfg({**self.train, **train})
+
+    for device in ("cuda", "cuda:1"):
+        assert train_overrides(Cfg(), {"device": device, "dtype": None}).train == {
+            "device": device, "backend": "torch"}
+    assert train_overrides(Cfg(), {"device": "cuda", "backend": "numpy"}).train == {
+        "device": "cuda", "backend": "numpy"}
+    assert train_overrides(Cfg(), {"device": "cpu", "steps": 3}).train == {"device": "cpu",
+                                                                           "steps": 3}
+    same = Cfg()
+    assert train_overrides(same, {"device": None, "steps": None}) is same

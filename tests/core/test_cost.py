@@ -185,3 +185,53 @@ def test_the_memory_estimate_covers_the_process():
     assert done.returncode == 0, done.stderr
     r = json.loads(done.stdout.strip().splitlines()[-1])
     assert 1 / 2 <= r["estimate"] / r["peak"] <= 2, r
+
+
+def test_wall_range_spreads_the_cpu_time_over_workers_and_the_load(monkeypatch):
+    """Alone: the CPU time over the workers that get a core; at the load now: the other jobs
+    of the load average (this process counted once) share the cores with the workers."""
+    import os
+
+    from theorylab.core import cost
+
+    monkeypatch.setattr(cost, "_usable_cores", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (3.0, 3.0, 3.0))
+    assert cost.wall_range(100.0) == (100.0, 150.0)  # 3 jobs on 2 cores
+    assert cost.wall_range(100.0, workers=2) == (50.0, 100.0)  # 4 jobs on 2 cores
+    assert cost.wall_range(100.0, workers=4) == (50.0, 75.0)  # more workers than cores
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    assert cost.wall_range(100.0) == (100.0, 100.0)  # an idle machine: no range
+    assert "wall alone" in cost.format_wall(100.0, 100.0)
+    assert "at the load now" in cost.format_wall(100.0, 150.0)
+
+
+def test_the_cpu_estimate_of_a_sweep_holds():
+    """A sweep's estimate (the sum of its points' CPU estimates) against the CPU time the
+    sweep takes in this process: three points of the second paper's exact engine (about 1 s
+    of CPU), after a one-point sweep that pays what a process pays once (the store's Parquet
+    library, first calls). Within ×2: the per-point builds, readings and the store's writes
+    are small beside the steps, and CPU time moves by up to about 30 % under load (cache
+    contention)."""
+    import tempfile
+
+    from theorylab.core.sweep import estimate_points, run_sweep_spec, spec_from_dict
+
+    def spec(C1):
+        return spec_from_dict({
+            "base_config": {"experiment": {"paper": "huang2024"},
+                            "data": {"P": 8, "C": 2, "z_law": "values", "z_values": [0.5, 1.5]},
+                            "model": {"mask_keys": True, "loss_norm": "P"},
+                            "train": {"engine": "population-exact", "lr": 8.0, "steps": 300,
+                                      "n_records": 10}},
+            "sweep": {"axes": {"data.C1": C1}, "keep": "final"}})
+
+    with tempfile.TemporaryDirectory() as d:
+        run_sweep_spec(spec([4]), Path(d) / "warm", workers=0, progress=False,
+                       say=lambda s: None)
+        grid = spec([2, 4, 6])
+        est = estimate_points(grid.points())
+        assert est.timed == 3 and est.seconds > 0
+        c0 = time.process_time()
+        run_sweep_spec(grid, Path(d) / "s", workers=0, progress=False, say=lambda s: None)
+        measured = time.process_time() - c0
+    assert 1 / 2 <= measured / est.seconds <= 2, (measured, est)

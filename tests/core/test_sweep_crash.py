@@ -24,7 +24,6 @@ import warnings
 import pandas as pd
 import pytest
 
-import theorylab.papers  # noqa: F401  (registers the papers)
 from theorylab.core.locks import lock_held
 from theorylab.core.sweep import (
     PROVENANCE_COLUMNS,

@@ -16,7 +16,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import theorylab.papers  # noqa: F401  (registers the papers)
 from theorylab.commands.sweep import main as sweep_main
 from theorylab.core.locks import lock_held
 from theorylab.core.sweep import (

@@ -162,3 +162,26 @@ def test_glm_plateau_alpha_star_below_the_first_bracket():
     g2 = eng.evaluate({"alpha": 2 * pred.alpha_star, "gamma": 0.0, "rho": 0.0}, 0,
                       need_grad=True, record=False).grads["alpha"]
     assert abs(g) < 1e-9 * abs(g2)
+
+
+def test_the_predictions_of_a_config_resolve_it_once(monkeypatch):
+    """phase_i, phase_ii, plateau and escape_constants of one config resolve it once (its
+    memoised Setting, which an equal config shares), and give the same numbers, exactly, when
+    given that Setting."""
+    from theorylab.jelassi2022 import config as config_module
+    from theorylab.jelassi2022.config import ExperimentConfig, config_from_dict, setting_of
+    from theorylab.jelassi2022.predictions.phase_two import plateau
+    from theorylab.jelassi2022.predictions.random_start import escape_constants
+
+    cfg = fig4_config().replace(model={"temperature": 1.3})
+    calls = []
+    resolved = ExperimentConfig.resolved
+    monkeypatch.setattr(ExperimentConfig, "resolved", lambda c: calls.append(c) or resolved(c))
+    monkeypatch.setattr(config_module, "_SETTINGS", {})
+    fns = (phase_i, phase_ii, plateau, escape_constants)
+    from_config = [f(cfg) for f in fns]
+    assert len(calls) == 1
+    s = setting_of(config_from_dict(cfg.to_dict()))
+    assert setting_of(s) is s is setting_of(cfg) and len(calls) == 1
+    assert s.tau == 1.3 and s.partition.C == s.C == 2
+    assert [f(s) for f in fns] == from_config

@@ -24,6 +24,11 @@ reading of a RECONSTRUCTED choice (``--reading CHOICE=VALUE``; a reading never s
 rerun, and is refused saying so) and under declared counterfactuals (``--counterfactual
 NAME``); docs/reading-a-verdict.md, "Re-judging a stored verdict".
 
+Before a run of more than a minute it prints an estimate: the recorded runtimes of its claims'
+last run (``<out>/<paper>/summary.csv``; a full run without one there: the committed full
+run's), their CPU seconds (``cpu_s``) where recorded, else their wall seconds, with the wall
+range at the machine's load now (``theorylab.core.cost.recorded_estimate``).
+
 A full run writes the committed ``docs/results``; a ``--quick`` run writes
 ``runs/quick/results`` unless ``--out`` is given, and is refused an ``--out`` inside
 ``docs/results``. Every page and summary records how it was made (full or quick, git commit,
@@ -185,37 +190,51 @@ def _rejudge(a) -> int:
     return 0
 
 
-def recorded_seconds(ids: Sequence[str]) -> tuple[float, int]:
-    """``(seconds, claims)``: the wall time the claims `ids` (``"<paper>/<id>"``) took in the
-    last full run whose summary is committed (``docs/results/<paper>/summary.csv``, column
-    ``runtime_s``), and how many of them it holds."""
+def recorded_seconds(ids: Sequence[str], results: str | Path | None = None
+                     ) -> tuple[float, int, str]:
+    """``(seconds, claims, clock)``: what the claims `ids` (``"<paper>/<id>"``) took in the
+    last run whose summaries are in `results` (default: the committed full run's,
+    ``docs/results/<paper>/summary.csv``), and how many of them it holds: their CPU time
+    (column ``cpu_s``; clock ``"cpu"``) where recorded, else their wall time (``runtime_s``;
+    clock ``"wall"`` when any claim has only that)."""
     from theorylab.core.provenance import COMMITTED, REPO_ROOT
 
-    total, found = 0.0, 0
+    root = Path(results) if results is not None else REPO_ROOT / COMMITTED["results"]
+    total, found, clock = 0.0, 0, "cpu"
     for paper in sorted({i.split("/", 1)[0] for i in ids}):
-        path = REPO_ROOT / COMMITTED["results"] / paper / "summary.csv"
         try:
-            table = pd.read_csv(path)
+            table = pd.read_csv(root / paper / "summary.csv")
         except (OSError, ValueError):
             continue
         if not {"claim", "runtime_s"} <= set(table.columns):
             continue
         rows = table[table.claim.isin(ids)]
-        seconds = pd.to_numeric(rows.runtime_s, errors="coerce").dropna()
+        wall = pd.to_numeric(rows.runtime_s, errors="coerce")
+        cpu = (pd.to_numeric(rows.cpu_s, errors="coerce") if "cpu_s" in rows.columns
+               else pd.Series(float("nan"), index=rows.index))
+        if cpu.isna().any():
+            clock = "wall"
+        seconds = cpu.fillna(wall).dropna()
         total, found = total + float(seconds.sum()), found + len(seconds)
-    return total, found
+    return total, found, clock
 
 
-def _say_recorded_time(ids: Sequence[str]) -> None:
-    """Before a full run of more than a minute: what its claims took last time."""
-    from theorylab.core.cost import LONG_RUN_S, format_seconds, machine_load
+def _say_recorded_time(ids: Sequence[str], results: str | Path | None = None,
+                       quick: bool = False) -> None:
+    """Before a run of more than a minute: what its claims took last time (a quick run: in
+    its own results folder, when one ran there; a full run: there, else in the committed
+    full run), and the wall time that makes at the load now."""
+    from theorylab.core.cost import cpu_seconds, recorded_estimate
 
-    seconds, found = recorded_seconds(ids)
-    if seconds > LONG_RUN_S:
-        print(f"estimate: about {format_seconds(seconds)} of wall time for the {found} of "
-              f"{len(ids)} claims with a recorded runtime (their last full run, "
-              f"docs/results/<paper>/summary.csv; cached sweep points make it shorter, a busy "
-              f"machine longer; this machine: {machine_load()})", flush=True)
+    seconds, found, clock = recorded_seconds(ids, results) if results else (0.0, 0, "cpu")
+    source = f"{results}/<paper>/summary.csv"
+    if not found and not quick:
+        seconds, found, clock = recorded_seconds(ids)
+        source = "docs/results/<paper>/summary.csv, the committed full run"
+    lines = recorded_estimate("claims", seconds, found=found, of=len(ids), clock=clock,
+                              source=source, spent=cpu_seconds()) if found else []
+    for line in lines:
+        print(line, flush=True)
 
 
 @command("check")
@@ -227,7 +246,9 @@ def main(argv=None) -> int:
         "claim's page, tables and plot and a summary per paper into --out (default: "
         "docs/results for a full run, runs/quick/results for --quick). With --rejudge "
         "PAPER/ID it runs nothing: it judges the tables a check stored again, with other "
-        "thresholds, another stored reading or a counterfactual. Exit codes: 0 (a disagrees "
+        "thresholds, another stored reading or a counterfactual. A run of more than a "
+        "minute first prints an estimate (CPU seconds, and the wall time alone and at the "
+        "load now) from its claims' last recorded runtimes. Exit codes: 0 (a disagrees "
         "verdict is a finding; --strict makes it exit 1), 1 when a check raised, 2 on bad "
         "input or an unknown id."))
     p.add_argument("--list", action="store_true", help="list the papers and claim ids and exit")
@@ -285,8 +306,7 @@ def main(argv=None) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    if not a.quick:
-        _say_recorded_time(resolve_claims(a.only))
+    _say_recorded_time(resolve_claims(a.only), a.out, quick=a.quick)
     t0 = time.perf_counter()
     try:
         with keeping(written_since(a.out, time.time())), executor_from_args(a):

@@ -10,7 +10,13 @@ figures of that paper. The phase diagram's grid runs through the sweep
 A full run with default settings writes the committed ``figures/``; a ``--quick`` run writes
 ``runs/quick/figures`` and a run with another ``--seed`` or ``--device`` ``runs/custom/figures``
 unless ``--out`` is given (an ``--out`` inside the committed folder is refused for those). A
-figure whose data are not on this machine is skipped, with one line naming the package."""
+figure whose data are not on this machine is skipped, with one line naming the package.
+
+Before a run of more than a minute it prints an estimate from the figures' last runtimes in a
+manifest (the one in ``--out``, else, for a full run, the committed ``figures/manifest.json``;
+entries made with the same ``--quick``): their CPU seconds (``cpu_s``) where recorded, else
+their wall seconds, with the wall range at the machine's load now
+(``theorylab.core.cost.recorded_estimate``)."""
 
 from __future__ import annotations
 
@@ -32,7 +38,10 @@ from theorylab.papers import load_all_figures
 def _parser() -> ArgumentParser:
     p = ArgumentParser(
         prog="theorylab figures",
-        description="Render the paper figures (PDF + PNG) and write <out>/manifest.json.",
+        description="Render the paper figures (PDF + PNG) and write <out>/manifest.json. A "
+                    "run of more than a minute first prints an estimate (CPU seconds, and the "
+                    "wall time alone and at the load now) from the figures' last recorded "
+                    "runtimes.",
     )
     p.add_argument("--list", action="store_true", help="list figure ids and exit")
     p.add_argument("--only", nargs="+", metavar="ID", help="render only these ids, or every "
@@ -50,6 +59,45 @@ def _parser() -> ArgumentParser:
     add_threads_argument(p)  # the image figures train with 1 thread regardless (tiny models)
     add_executor_arguments(p)
     return p
+
+
+def recorded_seconds(ids: list[str], manifest: dict, quick: bool) -> tuple[float, int, str]:
+    """``(seconds, figures, clock)``: what the figures `ids` took when `manifest` recorded them
+    (entries made with the same `quick` only), and how many it holds: their CPU time
+    (``cpu_s``; clock ``"cpu"``) where recorded, else their wall time (``runtime_s``; clock
+    ``"wall"`` when any figure has only that)."""
+    total, found, clock = 0.0, 0, "cpu"
+    for i in ids:
+        entry = manifest.get("figures", {}).get(i)
+        if not isinstance(entry, dict) or bool(entry.get("quick")) != quick:
+            continue
+        seconds = entry.get("cpu_s")
+        if not isinstance(seconds, (int, float)):
+            seconds, clock = entry.get("runtime_s"), "wall"
+        if isinstance(seconds, (int, float)):
+            total, found = total + float(seconds), found + 1
+    return total, found, clock
+
+
+def _say_estimate(ids: list[str], out, quick: bool) -> None:
+    """Before a run of more than a minute: what its figures took last time, and the wall time
+    that makes at the load now."""
+    from theorylab.core.cost import cpu_seconds, recorded_estimate
+    from theorylab.core.provenance import COMMITTED, REPO_ROOT
+
+    seconds, found, clock = recorded_seconds(ids, read_manifest(out), quick)
+    source = f"{out}/manifest.json"
+    if not found and not quick:
+        try:
+            committed = read_manifest(REPO_ROOT / COMMITTED["figures"])
+        except ValueError:  # a damaged committed manifest: no estimate, never a fault
+            committed = {"figures": {}}
+        seconds, found, clock = recorded_seconds(ids, committed, quick)
+        source = "figures/manifest.json, the committed full run"
+    if found:
+        for line in recorded_estimate("figures", seconds, found=found, of=len(ids),
+                                      clock=clock, source=source, spent=cpu_seconds()):
+            print(line, flush=True)
 
 
 def _error(message: str) -> int:
@@ -107,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     set_threads(threads)
     if args.only:
         args.only = [s.id for s in specs if s.id in args.only or s.paper in args.only]
+    _say_estimate(args.only or [s.id for s in specs], args.out, args.quick)
     t0 = time.perf_counter()
     try:
         with keeping(written_since(args.out, time.time())), executor_from_args(args):

@@ -13,7 +13,9 @@ that was given).
 Before a run predicted to take longer than a minute, an estimate (steps, seconds on this
 machine, memory; from a measured per-step cost, ``theorylab.core.cost``) is printed to stderr;
 ``--dry-run`` prints it and runs nothing (no ``--out`` needed). ``--flow`` runs the gradient
-flow of the config instead of gradient descent (``train.mode = "flow"``).
+flow of the config instead of gradient descent (``train.mode = "flow"``). ``--tensorboard DIR``
+also logs each recorded row, as it is recorded, in TensorBoard's event format
+([`theorylab.core.livelog`][]; the optional extra ``theorylab[tensorboard]``).
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ from __future__ import annotations
 import shlex
 import sys
 
-from theorylab.core.cli import ArgumentParser, folder_arguments
+from theorylab.core.cli import ArgumentParser, folder_arguments, output_argument
 from theorylab.core.config import apply_sets, check_run_steps, paper_of, read_toml
 from theorylab.core.cost import LONG_RUN_S, estimate
 from theorylab.core.faults import command, keeping, stop_code
 from theorylab.core.folders import claim_folder
+from theorylab.core.livelog import check_apart, live_log
 from theorylab.core.threads import add_threads_argument, set_threads_from_args
 from theorylab.core.trainer import DivergenceError, Interrupted, check_out_folder
 from theorylab.papers import DEFAULT_PAPER, PAPERS
@@ -44,6 +47,8 @@ def _resume_command(args) -> str:
             again += [f"--{flag}", str(value)]
     for item in getattr(args, "sets", None) or ():
         again += ["--set", item]
+    if args.tensorboard is not None:
+        again.append(f"--tensorboard={args.tensorboard}")
     if args.no_progress:
         again.append("--no-progress")
     if args.flow:
@@ -71,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             "it, default jelassi2022) into the folder --out: trajectory.csv, the resolved "
             "config.toml, final_state.npz and a checkpoint. --dry-run prints the run's "
             "estimate (steps, seconds on this machine, memory) and runs nothing; --flow runs "
-            "the config's gradient flow instead of gradient descent. Exit codes: 0 done, 1 "
+            "the config's gradient flow instead of gradient descent; --tensorboard DIR also "
+            "logs the recorded rows live for TensorBoard. Exit codes: 0 done, 1 "
             "disk full, 2 bad input (one line error: <field>: ...), 3 the run diverged (its "
             "rows are kept), 130 or 143 interrupted (the rows and a checkpoint are kept)."),
         epilog="Every config key (type, default, allowed values, meaning, paper reference): "
@@ -94,6 +100,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="run the gradient flow of the config (train.mode = 'flow')")
     p.add_argument("--dry-run", action="store_true",
                    help="print the estimate (steps, seconds on this machine, memory) and exit")
+    output_argument(p, "--tensorboard", writes="folder", metavar="DIR",
+                    help="also log each recorded row (the numbers of trajectory.csv, at its "
+                         "steps) to DIR in TensorBoard's event format while the run runs, for "
+                         "tensorboard --logdir DIR; DIR is new, empty or a log folder theorylab "
+                         "wrote (another folder only with --force), and the tensorboard "
+                         "package is needed (pip install 'theorylab[tensorboard]')")
     add_threads_argument(p)
     args = p.parse_args(argv)
     set_threads_from_args(p, args)
@@ -108,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("out: required (--out DIR, the run folder)")
     try:
         out = check_out_folder(args.out) if args.out is not None else None
+        check_apart(args.tensorboard, out, "the run folder")
         tables = apply_sets(read_toml(args.config), args.sets)
         paper = PAPERS[paper_of(tables, tuple(PAPERS), DEFAULT_PAPER)]
         cfg = paper.config_from_tables(tables)
@@ -124,11 +137,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.dry_run:
             print(f"error: paper: {paper.name} has no cost model", file=sys.stderr)
             return 2
-        if args.force:  # the run's own claim refuses a folder theorylab did not write
-            claim_folder(out, "run", paper=paper.name, force=True)
-        with keeping(lambda: f"resume with: {_resume_command(args)}"):
-            res = paper.run(cfg, out=out, resume=args.resume,
-                            progress=False if args.no_progress else None)
+        with live_log(args.tensorboard, force=args.force):  # checked before anything is written
+            if args.force:  # the run's own claim refuses a folder theorylab did not write
+                claim_folder(out, "run", paper=paper.name, force=True)
+            with keeping(lambda: f"resume with: {_resume_command(args)}"):
+                res = paper.run(cfg, out=out, resume=args.resume,
+                                progress=False if args.no_progress else None)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -1,5 +1,6 @@
 """``python -m theorylab sweep SPEC.toml --out DIR [--scheduler ADDRESS | --workers N]
-[--slurm JOBS] [--shard i/n] [--dry-run] [--new-store] [--threads N] [--worker-timeout S]``.
+[--slurm JOBS] [--shard i/n] [--dry-run] [--new-store] [--threads N] [--worker-timeout S]
+[--set KEY=VALUE] [--tensorboard DIR]``.
 
 Runs every point of the sweep spec not already in the store ``DIR`` (cache hits are skipped and
 logged; failed points are recorded and retried on the next run) and writes
@@ -7,6 +8,8 @@ logged; failed points are recorded and retried on the next run) and writes
 process per usable core (the dashboard address is printed); ``--workers 0``: in this process,
 no Dask; ``--scheduler tcp://HOST:PORT``: any running Dask scheduler; ``--slurm JOBS``: a
 SLURM cluster of that many single-worker batch jobs through dask-jobqueue (docs/sweeps.md).
+``--tensorboard DIR``: each point computed now logs its recorded rows live in TensorBoard's
+event format, in its own subfolder of DIR (``theorylab.core.livelog``; points of type ``run``).
 Exit status: 0 all points ok or diverged, 1 some failed or every Dask worker was gone for
 ``--worker-timeout`` seconds (the unfinished points and the command that resumes are
 printed) or the disk is full (the points kept and the command that resumes are printed), 2 a
@@ -21,7 +24,7 @@ import logging
 import shlex
 import sys
 
-from theorylab.core.cli import ArgumentParser, folder_arguments
+from theorylab.core.cli import ArgumentParser, folder_arguments, output_argument
 from theorylab.core.faults import command, keeping, stop_code
 from theorylab.core.sweep import (
     WORKER_TIMEOUT_S,
@@ -33,7 +36,6 @@ from theorylab.core.sweep import (
 )
 from theorylab.core.sweep.runner import SLURM_WORKER_TIMEOUT_S
 from theorylab.core.threads import add_threads_argument, threads_from_args
-from theorylab.papers import PAPERS  # noqa: F401  (registers the papers with the kernel's sweep)
 
 #: How many unfinished points a stopped sweep names (then a count).
 LISTED = 10
@@ -73,10 +75,11 @@ def main(argv: list[str] | None = None) -> int:
         "write DIR/results.parquet (points already there are skipped, failed ones retried). "
         "By default on a local Dask cluster, one worker per core; --workers 0 runs in this "
         "process, --scheduler ADDRESS on a running Dask scheduler, --slurm JOBS on SLURM. "
-        "--dry-run lists the points and runs nothing. Exit codes: 0 every point ok or "
-        "diverged, 1 some failed or the workers were lost (the command that resumes is "
-        "printed), 2 bad input (one line error: <field>: ...), 130 or 143 interrupted (the "
-        "finished points are kept)."))
+        "--dry-run lists the points and runs nothing; --tensorboard DIR logs each computed "
+        "point's recorded rows live for TensorBoard, one subfolder per point. Exit codes: 0 "
+        "every point ok or diverged, 1 some failed or the workers were lost (the command "
+        "that resumes is printed), 2 bad input (one line error: <field>: ...), 130 or 143 "
+        "interrupted (the finished points are kept)."))
     p.add_argument("spec", help="sweep spec (TOML: base config, [sweep] axes, seeds, mode, keep)")
     folder_arguments(p, required=True, what="a store's",
                      help="store folder (points/, results.parquet): new, empty, or a store or "
@@ -104,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dry-run", action="store_true", help="list the points and the cached ones")
     p.add_argument("--new-store", action="store_true",
                    help="discard a store made by another spec instead of refusing")
+    output_argument(p, "--tensorboard", writes="folder", metavar="DIR",
+                    help="log the recorded rows of each point computed now to its own "
+                         "subfolder of DIR (named by its axis values and run id) in "
+                         "TensorBoard's event format, while it runs; for sweeps of point type "
+                         "run, and the tensorboard package is needed (pip install "
+                         "'theorylab[tensorboard]')")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="log each cache hit, and Dask's own log lines")
@@ -129,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
                                    threads=threads_from_args(a), slurm=a.slurm or 0,
                                    slurm_memory=a.slurm_memory, oversubscribe=a.oversubscribe,
                                    worker_timeout=a.worker_timeout, verbose=a.verbose,
-                                   sets=a.sets, progress=False if a.no_progress else None)
+                                   sets=a.sets, tensorboard=a.tensorboard,
+                                   progress=False if a.no_progress else None)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

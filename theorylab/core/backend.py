@@ -6,8 +6,8 @@ integer-array indexing (with index arrays from [`Backend.asindex`][]) are shared
 written against a backend runs on numpy, torch on a CPU and torch on CUDA as one code path.
 Reductions take ``axis`` (an int or a tuple) and, where it matters, ``keepdims``.
 
-How the reads of the data X are made on a CPU (measured choice of implementation) and the
-flush-to-zero of subnormals are in [`theorylab.core.primitives`][] (re-exported here).
+The measured contractions of a (n, D, d) array with a vector on a CPU and the flush-to-zero of
+subnormals are in [`theorylab.core.primitives`][] (``flush_denormals`` re-exported here).
 """
 
 from __future__ import annotations
@@ -17,25 +17,23 @@ import os
 import numpy as np
 from scipy import special
 
-from theorylab.core.primitives import (
-    PRIMITIVE_ENV,
-    PRIMITIVES,
-    PrimitiveChoice,
-    check_primitive,
-    default_primitive,
-    flush_denormals,
-    primitive_choices,
-    run_primitive,
-)
+from theorylab.core.primitives import flush_denormals
 
 __all__ = [
     "Backend", "NumpyBackend", "TorchBackend", "check_device", "get_backend", "host_free_bytes",
     "DTYPES",
-    "PRIMITIVES", "PRIMITIVE_ENV", "PrimitiveChoice", "default_primitive", "flush_denormals",
-    "primitive_choices",
+    "flush_denormals",
 ]
 
 DTYPES = ("float64", "float32")
+
+
+class _Draws:
+    """What [`Backend.rng`][] returns: ``integers(high, n)``, ``random(shape)``,
+    ``normal(shape)``."""
+
+    def __init__(self, integers, random, normal) -> None:
+        self.integers, self.random, self.normal = integers, random, normal
 
 
 class Backend:
@@ -149,6 +147,14 @@ class Backend:
         """``x`` (already on this backend) converted to ``dtype`` (default: the compute dtype)."""
         raise NotImplementedError
 
+    def rng(self, seq: np.random.SeedSequence):  # pragma: no cover - interface
+        """A generator of random arrays on this backend, seeded by ``seq``: ``integers(high,
+        n)`` (n integers in [0, high)), ``random(shape)`` (uniform on [0, 1)) and
+        ``normal(shape)`` (standard normal). numpy draws float64 with ``default_rng(seq)``;
+        torch draws on its device in the compute dtype with a ``torch.Generator`` seeded from
+        ``seq`` (the two backends' draws differ, their laws agree)."""
+        raise NotImplementedError
+
     def itemsize(self, dtype: str | None = None) -> int:
         return np.dtype(dtype or self.dtype).itemsize
 
@@ -164,42 +170,7 @@ class Backend:
         """Swap the last two axes (the transpose of a stack of matrices)."""
         return x.swapaxes(-1, -2)
 
-    def project(self, X, v):
-        """U_nj = ⟨v, X_nj⟩ for X (n, D, d): one read of X."""
-        return X @ v
-
-    def pullback(self, dU, X):
-        """Σ_nj dU_nj X_nj ∈ ℝ^d: the second (and last) read of X."""
-        return dU.reshape(-1) @ X.reshape(-1, X.shape[-1])
-
-    def project_batched(self, X, V):
-        """U_{k r n j} = ⟨V_kr, X_knj⟩ for X (K, n, D, d) and V (K, R, d): (K, R, n, D).
-
-        One batched matrix product (X_k viewed as (n·D, d)); R runs share each data set. On a
-        CPU with R = 1, K calls of [`project`][] instead (a batched product with one column was
-        2–3× slower there than numpy's einsum; docs/performance.md)."""
-        K, n, D, d = X.shape
-        if V.shape[1] == 1 and self.device == "cpu":
-            U = self.zeros((K, 1, n, D))
-            for k in range(K):
-                U[k, 0] = self.project(X[k], V[k, 0])
-            return U
-        U = self.swap(X.reshape(K, n * D, d) @ self.swap(V))  # (K, R, n·D)
-        return U.reshape(K, V.shape[1], n, D)
-
-    def pullback_batched(self, dU, X):
-        """Σ_nj dU_{k r n j} X_{k n j} for dU (K, R, n, D), X (K, n, D, d): (K, R, d).
-
-        On a CPU with R = 1, K calls of [`pullback`][] (see [`project_batched`][])."""
-        K, R, n, D = dU.shape
-        if R == 1 and self.device == "cpu":
-            out = self.zeros((K, 1, X.shape[-1]))
-            for k in range(K):
-                out[k, 0] = self.pullback(dU[k, 0], X[k])
-            return out
-        return dU.reshape(K, R, n * D) @ X.reshape(K, n * D, X.shape[-1])
-
-    # -- shared helpers built on the primitives -------------------------------------------------
+    # -- shared helpers -----------------------------------------------------------------------
     def row_softmax(self, logits):
         """Max-subtracted row softmax: S_ij = exp(a_ij − max_r a_ir) / Σ_r exp(a_ir − max_r a_ir).
 
@@ -220,11 +191,10 @@ class NumpyBackend(Backend):
 
     name = "numpy"
 
-    def __init__(self, dtype: str = "float64", primitive: str | None = None) -> None:
+    def __init__(self, dtype: str = "float64") -> None:
         self.device = "cpu"
         self.dtype = dtype
         self._np_dtype = np.dtype(dtype)
-        self.primitive = check_primitive(primitive)
 
     def asarray(self, x, dtype=None):
         return np.asarray(x, dtype=dtype or self._np_dtype)
@@ -313,12 +283,9 @@ class NumpyBackend(Backend):
     def cast(self, x, dtype=None):
         return np.asarray(x, dtype=dtype or self._np_dtype)
 
-    # the reads of X: the implementation measured fastest here, or the pinned one (module doc)
-    def project(self, X, v):
-        return run_primitive(self.primitive, "project", X, X, v)
-
-    def pullback(self, dU, X):
-        return run_primitive(self.primitive, "pullback", X, dU, X)
+    def rng(self, seq):
+        g = np.random.default_rng(seq)
+        return _Draws(lambda high, n: g.integers(0, high, size=n), g.random, g.standard_normal)
 
 
 class TorchBackend(Backend):
@@ -326,8 +293,7 @@ class TorchBackend(Backend):
 
     name = "torch"
 
-    def __init__(self, dtype: str = "float64", device: str = "cpu", section: str = "",
-                 primitive: str | None = None) -> None:
+    def __init__(self, dtype: str = "float64", device: str = "cpu", section: str = "") -> None:
         import torch
 
         self._torch = torch
@@ -335,7 +301,6 @@ class TorchBackend(Backend):
         self.device = device
         self.dtype = dtype
         self._t_dtype = getattr(torch, dtype)
-        self.primitive = check_primitive(primitive)
 
     def _dt(self, dtype):
         return getattr(self._torch, dtype) if dtype else self._t_dtype
@@ -438,21 +403,13 @@ class TorchBackend(Backend):
     def cast(self, x, dtype=None):
         return x.to(dtype=self._dt(dtype))
 
-    # On the CPU the reads of X go through the measured (or pinned) implementation of the module
-    # doc; CPU tensors share memory with numpy, so no copies are made.
-    def project(self, X, v):
-        if self.device != "cpu" or X.requires_grad or v.requires_grad:
-            return X @ v
-        Xn = X.numpy()
-        return self._torch.from_numpy(
-            np.ascontiguousarray(run_primitive(self.primitive, "project", Xn, Xn, v.numpy())))
-
-    def pullback(self, dU, X):
-        if self.device != "cpu" or X.requires_grad or dU.requires_grad:
-            return super().pullback(dU, X)
-        Xn = X.numpy()
-        return self._torch.from_numpy(np.ascontiguousarray(
-            run_primitive(self.primitive, "pullback", Xn, dU.numpy(), Xn)))
+    def rng(self, seq):
+        t, dev, dt = self._torch, self.device, self._t_dtype
+        g = t.Generator(device=dev)
+        g.manual_seed(int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1)))
+        return _Draws(lambda high, n: t.randint(0, high, (n,), generator=g, device=dev),
+                      lambda shape: t.rand(shape, generator=g, device=dev, dtype=dt),
+                      lambda shape: t.randn(shape, generator=g, device=dev, dtype=dt))
 
     def synchronize(self) -> None:
         if self.device.startswith("cuda"):
@@ -508,11 +465,10 @@ def host_free_bytes() -> int:
 
 
 def get_backend(name: str = "numpy", dtype: str = "float64", device: str = "cpu", *,
-                section: str = "", primitive: str | None = None) -> Backend:
+                section: str = "") -> Backend:
     """Return a backend: ``"numpy"`` (CPU only) or ``"torch"`` (``device`` cpu or cuda).
 
-    ``primitive``: how the reads of X are made on a CPU (one of [`PRIMITIVES`][]; default
-    ``$THEORYLAB_PRIMITIVE`` or ``"auto"``, see the module). Errors are one-line
+    Errors are one-line
     ``ValueError``s naming ``<section>dtype``, ``<section>device`` or
     ``<section>backend`` (a paper passes the section of its config, ``"train."``)."""
     if dtype not in DTYPES:
@@ -521,7 +477,7 @@ def get_backend(name: str = "numpy", dtype: str = "float64", device: str = "cpu"
         if device != "cpu":
             raise ValueError(f"{section}device: the numpy backend runs on 'cpu' only "
                              f"(got {device!r})")
-        return NumpyBackend(dtype, primitive)
+        return NumpyBackend(dtype)
     if name == "torch":
-        return TorchBackend(dtype, device, section=section, primitive=primitive)
+        return TorchBackend(dtype, device, section=section)
     raise ValueError(f"{section}backend: must be 'numpy' or 'torch' (got {name!r})")

@@ -282,8 +282,8 @@ def machine_line(device: str = "cpu", extra: Mapping[str, str] | None = None) ->
     numbers say where they come from (``extra``: a paper's own settings, name → value)."""
     import torch
 
-    from theorylab.core.backend import default_primitive
     from theorylab.core.jit import numba_version
+    from theorylab.core.primitives import default_primitive
     from theorylab.core.threads import current_threads
 
     th = current_threads()

@@ -33,6 +33,7 @@ __all__ = [
     "apply_sets",
     "frozen_set",
     "paper_of",
+    "SectionedConfig",
     "replace_sections",
     "sections_from_tables",
     "sections_to_dict",
@@ -187,6 +188,37 @@ def sections_to_dict(cfg) -> dict[str, dict[str, Any]]:
     return out
 
 
+class SectionedConfig:
+    """Base of a paper's frozen run config, a dataclass whose fields are its sections (each a
+    frozen dataclass of its own): tables given for a section become that section's class,
+    ``replace`` copies with fields changed and ``to_dict`` gives the TOML tables back."""
+
+    def _check_sections(self) -> None:
+        """Call first in ``__post_init__``: a table becomes its section's class (validated
+        there); anything else that is not of the section's class is refused by name."""
+        for f in fields(self):
+            cls, value = _section_class(self, f), getattr(self, f.name)
+            if isinstance(value, Mapping):
+                frozen_set(self, f.name, section_from_dict(cls, f.name, value))
+            elif not isinstance(value, cls):
+                raise ValueError(f"{f.name}: must be a {cls.__name__} or a table "
+                                 f"(got {value!r})")
+
+    def replace(self, **sections: Mapping[str, Any]):
+        """Copy with some fields changed, e.g. ``cfg.replace(train={"steps": 10})``."""
+        return replace_sections(self, sections)
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """``{section: {field: value}}``, leaving out the fields that are None."""
+        return sections_to_dict(self)
+
+
+def _section_class(cfg, f) -> type:
+    """The class of section field ``f`` of ``cfg``: its default's type (every section field
+    has a default factory)."""
+    return type(f.default_factory())
+
+
 def read_toml(path: str | Path) -> dict[str, Any]:
     """The tables of a TOML file (UTF-8 text, a byte-order mark allowed); unreadable, non-UTF-8
     or invalid files raise ``ValueError`` naming it."""
@@ -329,6 +361,17 @@ def _long_text(value: Any, key: str) -> tuple[str, str] | None:
         if found is not None:
             return found
     return None
+
+
+def train_overrides(cfg, options: Mapping[str, Any]):
+    """``cfg`` with the command line's ``--device/--dtype/--backend/--steps`` (the keys of
+    `options` that are not None) as ``[train]`` changes: the ``override`` of every paper's
+    `Paper`. A CUDA device (``cuda``, ``cuda:N``) without ``--backend`` selects the torch
+    backend (the only one that runs there)."""
+    train = {k: v for k, v in options.items() if v is not None}
+    if str(train.get("device", "cpu")).startswith("cuda") and "backend" not in train:
+        train["backend"] = "torch"
+    return cfg.replace(train=train) if train else cfg
 
 
 def paper_of(tables: Mapping[str, Any], known: tuple[str, ...], default: str) -> str:

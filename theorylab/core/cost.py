@@ -12,6 +12,10 @@ recorded step on this machine, and scales the smaller config's times by the rati
 ``theorylab run`` and ``theorylab sweep`` print the estimate before a run predicted longer
 than [`LONG_RUN_S`][]; ``--dry-run`` prints it and runs nothing.
 
+[`recorded_estimate`][] is the estimate of a command made of parts whose last runtimes are
+recorded (the claim checks' summaries, the figures' manifest): their CPU seconds, and the wall
+range at the load now, before a command of more than [`LONG_RUN_S`][] starts.
+
 [`announce`][] is for derived computations (a prediction that evaluates an exact engine many
 times): it says what it will cost before it starts, and refuses above a limit unless asked.
 [`Progress`][] is for a derived computation whose iterations cannot be timed apart from it
@@ -34,8 +38,9 @@ import numpy as np
 
 from .resources import format_bytes
 
-__all__ = ["LONG_RUN_S", "CostModel", "Estimate", "Progress", "announce", "estimate",
-           "Timing", "format_seconds", "machine_load", "time_engine"]
+__all__ = ["LONG_RUN_S", "CostModel", "Estimate", "Progress", "announce", "cpu_seconds",
+           "estimate", "recorded_estimate", "Timing", "format_seconds", "format_wall",
+           "machine_load", "time_engine", "wall_range"]
 
 #: A run predicted to take longer than this (seconds) prints its estimate before it starts.
 LONG_RUN_S = 60.0
@@ -130,11 +135,8 @@ class Estimate:
         """The estimate as the commands print it."""
         what = "gradient evaluation" if self.flow else "step"
         if self.clock == "cpu":
-            low, high = self.wall_range
-            wall = (f"{format_seconds(low)} wall alone" if high <= 1.05 * low else
-                    f"{format_seconds(low)}–{format_seconds(high)} wall (alone, at the load "
-                    f"now)")
-            when = f"about {format_seconds(self.seconds)} of CPU time ({wall})"
+            when = (f"about {format_seconds(self.seconds)} of CPU time "
+                    f"({format_wall(*self.wall_range)})")
         else:
             when = f"about {format_seconds(self.seconds)}"
         out = [f"estimate: {self.engine}, {self.steps} steps, {self.records} recorded rows, "
@@ -153,6 +155,14 @@ class Estimate:
 
     def __str__(self) -> str:
         return "\n".join(self.lines())
+
+
+def format_wall(low: float, high: float) -> str:
+    """A wall-time range as the estimates print it: ``2.4 s wall alone``, or ``2.4 s–9.1 s
+    wall (alone, at the load now)``."""
+    if high <= 1.05 * low:
+        return f"{format_seconds(low)} wall alone"
+    return f"{format_seconds(low)}–{format_seconds(high)} wall (alone, at the load now)"
 
 
 def format_seconds(s: float) -> str:
@@ -184,17 +194,32 @@ def _resident_bytes() -> float:
     return 0.0
 
 
-def _load_factor() -> float:
-    """How much slower than alone a single-threaded job runs now: the 1-minute load average
-    (this process included) per usable CPU, at least 1."""
+def _usable_cores() -> int:
     try:
-        cores = len(os.sched_getaffinity(0))
+        return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
+        return os.cpu_count() or 1
+
+
+def _load_factor(workers: int = 1) -> float:
+    """How much slower than alone each of `workers` single-threaded jobs runs now: the
+    1-minute load average (this process included, which the first job replaces) and the
+    other jobs, per usable CPU, at least 1."""
     try:
-        return max(1.0, os.getloadavg()[0] / max(cores, 1))
+        load = os.getloadavg()[0]
     except OSError:  # pragma: no cover
         return 1.0
+    return max(1.0, (load + max(workers, 1) - 1) / _usable_cores())
+
+
+def wall_range(cpu_s: float, workers: int = 1) -> tuple[float, float]:
+    """Predicted wall time of `cpu_s` seconds of single-threaded work shared by `workers`
+    processes (a sweep's points, one per worker at a time): alone on the machine (the CPU time
+    divided by the workers that get a core each), and at the machine's load now (the other
+    jobs of the load average share the cores with them)."""
+    workers = max(int(workers), 1)
+    low = cpu_s / min(workers, _usable_cores())
+    return low, cpu_s / workers * _load_factor(workers)
 
 
 def machine_load() -> str:
@@ -306,6 +331,40 @@ def estimate(model: CostModel, budget_s: float = TIMING_BUDGET_S) -> Estimate:
 
 def _ratio(x: float) -> str:
     return f"{x:.3g}×" if x < 1e4 else f"10^{math.log10(x):.1f}×"
+
+
+def cpu_seconds() -> float:
+    """The CPU time (user and system) of this process and of its children that have ended."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def recorded_estimate(what: str, seconds: float, *, found: int, of: int, clock: str,
+                      source: str, spent: float = 0.0) -> list[str]:
+    """The estimate of a command made of `of` parts (`what`: ``"claims"``, ``"figures"``),
+    `found` of which have a recorded runtime summing to `seconds` (in `clock`: ``"cpu"``, or
+    ``"wall"`` where only wall times were recorded, an upper bound of their CPU time), read
+    from `source`: the CPU time of the whole command (those parts and the `spent` seconds the
+    command's process has used already: starting, importing; [`cpu_seconds`][]) and the wall
+    time from now, alone and at the load now ([`wall_range`][]). ``[]`` when the whole is not
+    over [`LONG_RUN_S`][]: short commands say nothing."""
+    if spent + seconds <= LONG_RUN_S:
+        return []
+    def parts(n: int) -> str:
+        return f"{n} {what.removesuffix('s') if n == 1 else what}"
+
+    recorded = ("CPU time" if clock == "cpu" else
+                "wall time (no CPU time recorded: on a busy machine that run's wall time "
+                "exceeds its CPU time)")
+    missing = "" if found == of else f"; {of - found} of the {parts(of)} have none (not counted)"
+    return [f"estimate: about {format_seconds(spent + seconds)} of CPU time "
+            f"({format_wall(*wall_range(seconds))} from now) for {parts(of)} on this machine "
+            f"({machine_load()})",
+            f"  from the {recorded} of the last run of {parts(found)} ({source}), and "
+            f"{format_seconds(spent)} this process has spent starting{missing}"]
 
 
 def announce(what: str, seconds: float, *, limit_s: float | None = None,

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from . import livelog
 from .config import check_run_steps
 from .engine import Engine
 from .trainer import (
@@ -168,11 +169,13 @@ def flow(
         raise ValueError(f"train.flow_method: must be one of {list(FLOW_METHODS)} "
                          f"(got {method!r})")
     identity = run_identity(config_text)
-    with run_folder(out, schema, config_text) as folder:
+    with run_folder(out, schema, config_text) as folder, livelog.for_run(schema) as live:
         marks = sorted(set(int(s) for s in schedule if 0 <= int(s) <= steps))
         start, params, rows = start_run(engine, folder, steps=steps, config_text=config_text,
                                         resume=resume, same_run=same_run, params=params,
                                         schedule=marks)
+        if live is not None:  # the rows a resumed run starts from
+            live.add_rows(rows)
         rhs, y, unpack = flow_field(engine, params)
         eta = float(engine.time_step)
         count = {"evaluations": 0, "solver_steps": 0}
@@ -201,6 +204,8 @@ def flow(
             _check_row(s, row, finite)
             rows.append(row)
             state = (s, ys)
+            if live is not None:
+                live.add(row)
             if folder is not None:
                 folder.append_row(row)
                 now = time.monotonic()

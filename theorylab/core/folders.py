@@ -1,7 +1,8 @@
 """What an output folder is, and which folders and files a command may write.
 
 Every folder a command writes carries a marker, ``.theorylab.json``: its kind (``run``,
-``sweep``, ``cache``, ``figures``, ``results``) and, for a run, its paper. [`claim_folder`][]
+``sweep``, ``cache``, ``figures``, ``results``, ``suite``, ``tensorboard``) and, for a run, its
+paper. [`claim_folder`][]
 refuses to write into a folder of another kind, or into another paper's run (one line
 ``out: ...``), and writes the marker of a new folder. A folder written before markers existed
 is recognised by its files (a run by its ``config.toml`` header, a sweep by ``sweep.json``, a
@@ -52,7 +53,7 @@ __all__ = ["KINDS", "MARKER", "OWN_FILES", "FolderKind", "check_new_file", "chec
 #: The marker file of a folder written by theorylab.
 MARKER = ".theorylab.json"
 #: The kinds of folders.
-KINDS = ("run", "sweep", "cache", "figures", "results", "suite")
+KINDS = ("run", "sweep", "cache", "figures", "results", "suite", "tensorboard")
 #: Kinds that may be written by a command of another kind of this table (a sweep store is a
 #: point cache too, and a point cache may become a sweep store).
 _COMPATIBLE = {("cache", "sweep"), ("sweep", "cache")}
@@ -60,7 +61,8 @@ _COMPATIBLE = {("cache", "sweep"), ("sweep", "cache")}
 RUN_CONFIG_HEADER = "# theorylab resolved configuration"
 
 _WHAT = {"run": "run folder", "sweep": "sweep store", "cache": "point cache",
-         "figures": "figures folder", "results": "results folder", "suite": "GPU-suite folder"}
+         "figures": "figures folder", "results": "results folder", "suite": "GPU-suite folder",
+         "tensorboard": "TensorBoard log folder"}
 #: The files of each kind of folder that belong to the folder itself: never replaced by a
 #: single-file output (even with ``--force``): a phase table over a run's ``trajectory.csv``
 #: would lose the run.
@@ -72,6 +74,7 @@ OWN_FILES = {
     "figures": ("manifest.json",),
     "results": (),
     "suite": ("summary.md", "suite.csv", "logs"),
+    "tensorboard": (),
 }
 #: The name of a point file of a store (its run id, 20 hex digits).
 _POINT_FILE = re.compile(r"^[0-9a-f]{20}\.parquet$")

@@ -1,10 +1,10 @@
 """What a paper subpackage hands to the commands and the kernel: one [`Paper`][] object.
 
-The ``theorylab`` commands know the papers through ``theorylab.papers.PAPERS`` (one line per
-paper) and reach each paper only through its `Paper`: how to build a run configuration from
-TOML tables, how to run it, its trajectory's columns, its batched run (if any), its claims, its
-figures and its benchmarks. The kernel defines the shape and calls these hooks; it never
-imports a paper and names none.
+The kernel and the ``theorylab`` commands know the papers through the registry
+([`theorylab.core.registry`][]: entry points) and reach each paper only through its `Paper`:
+how to build a run configuration from TOML tables, how to run it, its trajectory's columns,
+its batched run (if any), its claims, its figures and its benchmarks. The kernel defines the
+shape and calls these hooks; it never imports a paper and names none.
 """
 
 from __future__ import annotations
@@ -105,6 +105,8 @@ class Paper:
       and ``sweep`` estimate before they start (``--dry-run``). ``None``: no estimate.
     - `time_step`: ``config -> η``: the time one gradient-descent step of the config advances
       (the gradient flow's clock, t = η·step; the engines' ``time_step``); ``None``: unknown.
+    - `default`: this paper takes the run configs that name no paper (no ``[experiment]
+      paper``) and is listed first ([`theorylab.core.registry`][]); one paper at most.
     """
 
     name: str
@@ -126,6 +128,7 @@ class Paper:
     symbols: Mapping[str, str] | None = None
     cost: Callable[[Any], Any] | None = None
     time_step: Callable[[Any], float] | None = None
+    default: bool = False
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier() or self.name != self.name.lower():

@@ -1,9 +1,9 @@
-"""How the array backends read the data X on a CPU, and flush-to-zero of subnormals.
+"""The measured choice among implementations (the package's one autotuner), the contractions of
+a (n, D, d) array with a vector on a CPU it chooses among, and flush-to-zero of subnormals.
 
-**Measured primitives.** The two reads of the data X in a step, U = X·v
-([`Backend.project`][theorylab.core.backend.Backend.project]) and Σ_nj dU_nj X_nj
-([`Backend.pullback`][theorylab.core.backend.Backend.pullback]), dominate the empirical engines.
-On a CPU they have three implementations (the candidates, [`PRIMITIVES`][]):
+**Measured contractions.** U_nj = Σ_k X_njk v_k (``project``) and Σ_nj dU_nj X_njk
+(``pullback``), the reads of a data array X in a step of an engine (a paper's engines call
+[`run_primitive`][]), have three implementations on a CPU (the candidates, [`PRIMITIVES`][]):
 
 - ``einsum``: ``np.einsum("njk,k->nj")`` / ``np.einsum("nj,njk->k")`` (the plain reference);
 - ``blas``: numpy's matrix–vector product on X viewed as (n·D, d) (OpenBLAS/MKL gemv);
@@ -14,12 +14,12 @@ No candidate is fastest on every CPU: einsum was 2.3–2.8× faster than gemv on
 default) the first call for a *shape class* — the operation, D, d, the dtype and the number of
 rows rounded to a power of two — times the candidates on the call's own arguments, interleaved
 (one untimed call each, then three rounds of one call per candidate), and keeps the candidate of
-the smallest median for the rest of the process ([`PrimitiveChoice`][]). ``einsum``, ``blas``
-or ``torch`` pin one, through ``get_backend(..., primitive=)`` or the environment variable
-``THEORYLAB_PRIMITIVE``. The candidates sum in different orders, so results differ by rounding
-only (≈ 1e-15 relative per product; trajectories ≤ 1e-13, tests/core/test_primitives.py): pin a
-candidate where runs in different processes must agree to the bit. CUDA and tensors that need
-gradients always use ``@``.
+the smallest median for the rest of the process ([`PrimitiveChoice`][], a [`MeasuredChoice`][]).
+``einsum``, ``blas`` or ``torch`` pin one, through an engine's ``primitive`` or the
+environment variable ``THEORYLAB_PRIMITIVE``. The candidates sum in different orders, so
+results differ by rounding only (≈ 1e-15 relative per product; trajectories ≤ 1e-13, tested
+with the engines that use them): pin a candidate where runs in different processes must agree
+to the bit. On CUDA, and for tensors that need gradients, engines use ``@``.
 
 **Subnormals.** [`flush_denormals`][] turns on flush-to-zero and denormals-are-zero for the
 calling thread while a block runs (the exchangeable and Monte Carlo steps): sigmoid factors of
@@ -30,14 +30,15 @@ Flushing changes a sum only by such tiny terms (below 1e-300 absolute; tested to
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import statistics
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 
-__all__ = ["PRIMITIVES", "PRIMITIVE_ENV", "PrimitiveChoice", "check_primitive",
+__all__ = ["PRIMITIVES", "PRIMITIVE_ENV", "MeasuredChoice", "PrimitiveChoice", "check_primitive",
            "default_primitive", "flush_denormals", "primitive_choices", "run_primitive"]
 
 #: implementations of the reads of X on a CPU; "auto" measures them (see the module)
@@ -93,17 +94,48 @@ _IMPLEMENTATIONS = {
 }
 
 
-class PrimitiveChoice:
-    """The measured choice of implementation per shape class, cached for the process.
-
-    ``choose(op, X, *args)`` returns the name of the implementation to use for ``op``
-    ("project" or "pullback") on arrays like ``X`` (n, D, d); see the module for the rule."""
+class MeasuredChoice:
+    """The measured choice among implementations of one operation, per key (a shape class),
+    kept for the process: the first call for a new key runs every candidate once, untimed,
+    then [`rounds`][] interleaved rounds of one call each, and keeps the candidate of the
+    smallest median time. ``cache``: key → the chosen name; ``timings``: key → name → median
+    seconds; ``clear()`` forgets both. The one autotuner of the package: the reads of X here
+    ([`PrimitiveChoice`][]) and any engine's choice between its passes use it."""
 
     rounds = 3
 
     def __init__(self) -> None:
         self.cache: dict[tuple, str] = {}
         self.timings: dict[tuple, dict[str, float]] = {}
+
+    def choose(self, key: tuple, candidates: Mapping[str, Callable[[], object]]) -> str:
+        """The name of the candidate to use for ``key``; ``candidates`` maps names to
+        zero-argument callables running that implementation on this call's data (timed when
+        ``key`` is new)."""
+        name = self.cache.get(key)
+        if name is not None:
+            return name
+        times: dict[str, list[float]] = {k: [] for k in candidates}
+        for f in candidates.values():  # warm-up (compiles or loads a kernel), untimed
+            f()
+        for _ in range(self.rounds):  # interleaved rounds
+            for k, f in candidates.items():
+                t0 = time.perf_counter()
+                f()
+                times[k].append(time.perf_counter() - t0)
+        med = {k: statistics.median(t) for k, t in times.items()}
+        self.cache[key] = name = min(med, key=med.get)
+        self.timings[key] = med
+        return name
+
+    def clear(self) -> None:
+        self.cache.clear()
+        self.timings.clear()
+
+
+class PrimitiveChoice(MeasuredChoice):
+    """The measured choice of implementation of the reads of X per shape class (see the
+    module for the rule)."""
 
     @staticmethod
     def shape_class(op: str, X: np.ndarray) -> tuple:
@@ -116,27 +148,9 @@ class PrimitiveChoice:
         impls = _IMPLEMENTATIONS[op]
         if not X.flags.writeable:  # torch.from_numpy needs writeable memory
             return impls["blas"](a, b)
-        key = self.shape_class(op, X)
-        name = self.cache.get(key)
-        if name is not None:
-            return impls[name](a, b)
-        times: dict[str, list[float]] = {k: [] for k in impls}
-        for f in impls.values():  # warm-up, untimed
-            f(a, b)
-        for _ in range(self.rounds):  # interleaved rounds
-            for k, f in impls.items():
-                t0 = time.perf_counter()
-                f(a, b)
-                times[k].append(time.perf_counter() - t0)
-        med = {k: statistics.median(v) for k, v in times.items()}
-        name = min(med, key=med.get)
-        self.cache[key] = name
-        self.timings[key] = med
+        name = self.choose(self.shape_class(op, X),
+                           {k: functools.partial(f, a, b) for k, f in impls.items()})
         return impls[name](a, b)
-
-    def clear(self) -> None:
-        self.cache.clear()
-        self.timings.clear()
 
 
 _CHOICE = PrimitiveChoice()

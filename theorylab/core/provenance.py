@@ -18,10 +18,14 @@ from pathlib import Path
 
 from theorylab.core import __version__
 
-__all__ = ["REPO_ROOT", "CODE_LINE", "COMMITTED", "code_changed", "code_line", "committed_folder",
+__all__ = ["REPO_ROOT", "CODE_LINE", "COMMITTED", "PROVENANCE_COLUMNS", "code_changed",
+           "code_line", "committed_folder",
            "default_out", "git_commit", "provenance", "provenance_line", "refuse_committed",
            "run_provenance",
            "refuse_foreign_committed", "source_digest", "source_files"]
+
+#: What a computed row records of how it was made (every sweep point's rows): not results.
+PROVENANCE_COLUMNS = ("runtime_s", "host", "device", "dtype", "version", "git_rev")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 """The folder holding the ``theorylab`` package (the repository root in a checkout)."""

@@ -29,7 +29,6 @@ config (several runs when it has a column ``run``), or a run's result (``traject
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .config import EXPERIMENT
+from .registry import get_paper
 from .trainer import record_schedule
 from .trajectory import RUN_TABLE, read_run
 
@@ -244,8 +244,8 @@ def phase_table(paper, source, cfg=None) -> pd.DataFrame:
 
 def paper_phase_readings(package: str) -> Callable[..., pd.DataFrame]:
     """The function ``phase_readings(source, cfg=None)`` of the paper whose package is
-    `package` (``theorylab.<paper>``, its ``PAPER`` imported on the first call): one call, the
-    same in every paper."""
+    `package` (``<...>.<paper name>``; the paper taken from the registry at each call): one
+    call, the same in every paper."""
 
     def phase_readings(source, cfg=None) -> pd.DataFrame:
         """The phase readings of a run folder, a sweep store, a trajectory table (with its
@@ -254,7 +254,7 @@ def paper_phase_readings(package: str) -> Callable[..., pd.DataFrame]:
         ([`phase_table`][theorylab.core.readings.phase_table]; the readings' definitions:
         the docstring of the paper's ``phases`` module). Example:
         ``phase_readings("runs/fig4").set_index("reading").value["t_I"]``."""
-        return phase_table(importlib.import_module(package).PAPER, source, cfg)
+        return phase_table(get_paper(package.rpartition(".")[2]), source, cfg)
 
     phase_readings.__module__ = f"{package}.phases"
     return phase_readings

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import atomic_io, faults
+from . import atomic_io, faults, livelog
 from .config import loads_toml
 from .engine import Engine
 from .folders import check_out_folder, claim_folder, folder_kind
@@ -543,18 +543,21 @@ def train(
     - `params`: start from these parameters instead of ``engine.initial_params()``.
     - `progress`: show a tqdm bar; default: only when stderr is a terminal.
 
+    Within a [`live_log`][theorylab.core.livelog.live_log] block, each recorded row is also
+    logged in TensorBoard's event format (and, on a resume, the rows it starts from).
+
     Raises [`DivergenceError`][] (after writing the rows so far) when a watched value, a recorded
     parameter array, a gradient or a recorded number stops being finite (an infinite value, or
     a NaN in a column that held numbers before; the rows before it are kept).
     """
-    with run_folder(out, schema, config_text) as folder:
+    with run_folder(out, schema, config_text) as folder, livelog.for_run(schema) as live:
         return _train(engine, folder, steps=steps, schedule=schedule, schema=schema,
                       config_text=config_text, resume=resume, same_run=same_run, params=params,
-                      progress=progress)
+                      progress=progress, live=live)
 
 
 def _train(engine: Engine, folder: RunFolder | None, *, steps, schedule, schema, config_text,
-           resume, same_run, params, progress) -> TrainOutcome:
+           resume, same_run, params, progress, live: livelog.LiveLog | None) -> TrainOutcome:
     from tqdm.auto import tqdm
 
     identity = run_identity(config_text)
@@ -562,6 +565,8 @@ def _train(engine: Engine, folder: RunFolder | None, *, steps, schedule, schema,
     start, params, rows = start_run(engine, folder, steps=steps, config_text=config_text,
                                     resume=resume, same_run=same_run, params=params,
                                     schedule=schedule)
+    if live is not None:  # the rows a resumed run starts from
+        live.add_rows(rows)
 
     def last_row(at: int) -> int:
         return max((int(r["step"]) for r in rows if r["step"] <= at), default=-1)
@@ -587,6 +592,8 @@ def _train(engine: Engine, folder: RunFolder | None, *, steps, schedule, schema,
                     _check_row(step, row, finite)
                     rows.append(row)
                     recorded.add(step)
+                    if live is not None:
+                        live.add(row)
                     if folder is not None:
                         folder.append_row(row)
                         now = time.monotonic()

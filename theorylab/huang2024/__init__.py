@@ -26,9 +26,7 @@ choice is a config field. Paper notes: ``docs/papers/huang2024.md``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from theorylab.core.config import train_overrides
 from theorylab.core.paper import Paper
 
 from .config import (
@@ -68,15 +66,6 @@ __all__ = [
     "make_engine",
     "run_experiment",
 ]
-
-
-def _override(cfg: ExperimentConfig, options: Mapping[str, Any]) -> ExperimentConfig:
-    """The command line's ``--device/--dtype/--backend/--steps`` as ``[train]`` changes
-    (``--device cuda`` alone also selects the torch backend)."""
-    train = {k: v for k, v in options.items() if v is not None}
-    if train.get("device", "cpu") != "cpu" and "backend" not in train:
-        train["backend"] = "torch"
-    return cfg.replace(train=train) if train else cfg
 
 
 def _load_claims() -> dict:
@@ -161,7 +150,7 @@ PAPER = Paper(
     title=("Huang, Wen, Chi & Liang (2025), A Theoretical Analysis of Self-Supervised Learning "
            "for Vision Transformers"),
     config_from_tables=config_from_dict,
-    override=_override,
+    override=train_overrides,
     run=run_experiment,
     load_claims=_load_claims,
     load_figures=_load_figures,

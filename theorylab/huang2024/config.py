@@ -20,11 +20,9 @@ from typing import Any
 
 from theorylab.core.config import (
     EXPERIMENT,
+    SectionedConfig,
     read_toml,
-    replace_sections,
-    section_from_dict,
     sections_from_tables,
-    sections_to_dict,
     tables_to_toml,
 )
 from theorylab.core.config import check_bool as _bool
@@ -480,7 +478,7 @@ class TrainConfig:
 
 
 @dataclass(frozen=True)
-class ExperimentConfig:
+class ExperimentConfig(SectionedConfig):
     """Data, model and training configuration of one run."""
 
     data: DataConfig = field(default_factory=lambda: DataConfig(C1=8, C=2))
@@ -488,12 +486,7 @@ class ExperimentConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def __post_init__(self) -> None:
-        for name, cls in (("data", DataConfig), ("model", ModelConfig), ("train", TrainConfig)):
-            value = getattr(self, name)
-            if isinstance(value, Mapping):
-                _set(self, name, section_from_dict(cls, name, value))
-            elif not isinstance(value, cls):
-                raise ValueError(f"{name}: must be a {cls.__name__} or a table (got {value!r})")
+        self._check_sections()
         if self.model.mask_size is not None and self.model.mask_size > self.data.P:
             raise ValueError(f"model.mask_size: must be <= P={self.data.P} "
                              f"(got {self.model.mask_size})")
@@ -558,13 +551,6 @@ class ExperimentConfig:
                                         cl_negatives=self.cl_negatives,
                                         cl_pooling=model.pooling)
         return ExperimentConfig(data, model, self.train)
-
-    def replace(self, **sections: Mapping[str, Any]) -> ExperimentConfig:
-        """Copy with some fields changed, e.g. ``cfg.replace(train={"steps": 10})``."""
-        return replace_sections(self, sections)
-
-    def to_dict(self) -> dict[str, dict[str, Any]]:
-        return sections_to_dict(self)
 
 
 def config_from_dict(d: Mapping[str, Any]) -> ExperimentConfig:

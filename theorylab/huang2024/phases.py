@@ -52,7 +52,8 @@ from theorylab.core.readings import paper_phase_readings
 from theorylab.core.trainer import first_step
 
 __all__ = ["EPS_REL", "READINGS", "READ_AT", "missing_readings", "own_attention_target",
-           "own_attention_ceiling", "relative_excess", "phase_readings", "read_phases"]
+           "own_attention_ceiling", "relative_excess", "phase_readings", "read_phases",
+           "stop_reached"]
 
 #: ε of T*, relative to the initial excess: L − L* ≤ EPS_REL·(L⁰ − L*). With the 1/P
 #: normalisation L⁰ − L* is Θ(1) (0.12–0.25 on the ladders), so 5 % is an absolute ε of about
@@ -90,6 +91,20 @@ def relative_excess(tr: pd.DataFrame) -> np.ndarray:
     ex = (tr["excess_loss"] if "excess_loss" in tr else tr["loss"] - tr["loss_star"])
     ex = ex.to_numpy(dtype=np.float64)
     return ex / ex[0] if ex.size and np.isfinite(ex[0]) and ex[0] != 0 else ex * math.nan
+
+
+def stop_reached(rows: list[dict], target: float, eps_rel: float) -> bool:
+    """The stopping rule of the ladder runs (``setups``) and of the reduced dynamics
+    (``predictions.reduced``): L − L* ≤ eps_rel·(L⁰ − L*), own-area attention of local
+    queries ≥ `target` (t_II reached) and, at the last step, the own-area Φ growing no slower
+    than the global one falls (t_I reached)."""
+    if len(rows) < 3:
+        return False
+    row, prev = rows[-1], rows[-2]
+    return bool(row["excess_loss"] <= eps_rel * rows[0]["excess_loss"]
+                and row["attn_own_lq"] >= target
+                and (row["phi_own_lq"] - prev["phi_own_lq"])
+                >= -(row["phi_glob_lq"] - prev["phi_glob_lq"]))
 
 
 def _at(step: np.ndarray, values: np.ndarray, t: float) -> float:

@@ -34,7 +34,7 @@ import pandas as pd
 
 from .config import ExperimentConfig, config_from_dict
 from .engines import make_engine
-from .phases import EPS_REL, own_attention_target, read_phases
+from .phases import EPS_REL, own_attention_target, read_phases, stop_reached
 
 __all__ = [
     "GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES", "POLYLOG_POWER",
@@ -199,19 +199,6 @@ def max_steps(P: int, C: int, eps_rel: float = EPS_REL) -> int:
     ε = EPS_REL after ≤ 13 (P/C)/η_q steps and the tail grows like 1/ε (measured), so the cap
     leaves a factor ≥ 3; a run that hits it is censored, not failed."""
     return int(math.ceil((40 * (P / C) / ETA_Q + 40) * max(1.0, EPS_REL / eps_rel)))
-
-
-def stop_reached(rows: list[dict], target: float, eps_rel: float) -> bool:
-    """The stopping rule of the ladder runs: L − L* ≤ eps_rel·(L⁰ − L*), own-area attention of
-    local queries ≥ `target` (t_II reached) and, at the last step, the own-area Φ growing no
-    slower than the global one falls (t_I reached)."""
-    if len(rows) < 3:
-        return False
-    row, prev = rows[-1], rows[-2]
-    return bool(row["excess_loss"] <= eps_rel * rows[0]["excess_loss"]
-                and row["attn_own_lq"] >= target
-                and (row["phi_own_lq"] - prev["phi_own_lq"])
-                >= -(row["phi_glob_lq"] - prev["phi_glob_lq"]))
 
 
 @lru_cache(maxsize=256)

@@ -15,9 +15,7 @@ figures and theorylab's figures on the dynamics). Paper notes: ``docs/papers/jel
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from theorylab.core.config import train_overrides
 from theorylab.core.paper import Paper
 
 from .activation import Activation
@@ -64,15 +62,6 @@ __all__ = [
     "run_sweep",
     "sample",
 ]
-
-
-def _override(cfg: ExperimentConfig, options: Mapping[str, Any]) -> ExperimentConfig:
-    """The command line's ``--device/--dtype/--backend/--steps`` as ``[train]`` changes
-    (``--device cuda`` alone also selects the torch backend)."""
-    train = {k: v for k, v in options.items() if v is not None}
-    if train.get("device") == "cuda" and "backend" not in train:
-        train["backend"] = "torch"
-    return cfg.replace(train=train) if train else cfg
 
 
 def _load_claims():
@@ -137,7 +126,7 @@ PAPER = Paper(
     name=PAPER_NAME,
     title="Jelassi, Sander & Li (2022), Vision Transformers provably learn spatial structure",
     config_from_tables=config_from_dict,
-    override=_override,
+    override=train_overrides,
     run=run_experiment,
     load_claims=_load_claims,
     load_figures=_load_figures,
@@ -152,5 +141,6 @@ PAPER = Paper(
     describe=_describe,
     symbols=SYMBOLS,
     cost=_cost,
-    time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.resolved().train.lr_A,
+    time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.train.lr_A_value,
+    default=True,  # the configs written before the second paper name no paper
 )

@@ -4,7 +4,10 @@ Three sections mirror a TOML file: ``[data]`` (Jelassi et al. (2022), Definition
 Assumption 1), ``[model]`` (eq. (T)) and ``[train]`` (problems (P) and (E)). Every invalid value
 raises a one-line ``ValueError`` that starts with the field's name, e.g. ``data.C: must divide
 D=10 (got C=3)``. ``ExperimentConfig.resolved()`` fills every default (σ = 1/√d, temperature = √d,
-value_scale = D, ...) so that the written ``config.toml`` says exactly what ran.
+value_scale = D, ...) so that the written ``config.toml`` says exactly what ran;
+[`setting_of`][] turns a config into its [`Setting`][], the resolved values that the derived
+predictions and the engines read (the sets, σ, τ, κ, the diagonal, the learning rates), built
+once per config and memoised.
 """
 
 from __future__ import annotations
@@ -19,11 +22,9 @@ from typing import Any
 
 from theorylab.core.config import (
     EXPERIMENT,
+    SectionedConfig,
     read_toml,
-    replace_sections,
-    section_from_dict,
     sections_from_tables,
-    sections_to_dict,
     tables_to_toml,
 )
 from theorylab.core.config import check_bool as _bool
@@ -45,7 +46,9 @@ __all__ = [
     "ModelConfig",
     "TrainConfig",
     "ExperimentConfig",
+    "Setting",
     "as_config",
+    "setting_of",
     "config_doc",
     "load_config",
     "config_from_dict",
@@ -419,7 +422,7 @@ class TrainConfig:
 
 
 @dataclass(frozen=True)
-class ExperimentConfig:
+class ExperimentConfig(SectionedConfig):
     """Data, model and training configuration of one run.
 
     ``ExperimentConfig()`` is a valid run: every section at its defaults, with sets of
@@ -432,12 +435,7 @@ class ExperimentConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def __post_init__(self) -> None:
-        for name, cls in (("data", DataConfig), ("model", ModelConfig), ("train", TrainConfig)):
-            value = getattr(self, name)
-            if isinstance(value, Mapping):
-                _set(self, name, section_from_dict(cls, name, value))
-            elif not isinstance(value, cls):
-                raise ValueError(f"{name}: must be a {cls.__name__} or a table (got {value!r})")
+        self._check_sections()
 
     # -- defaults that depend on other sections --------------------------------------------------
     @property
@@ -468,13 +466,6 @@ class ExperimentConfig:
         train = dataclasses.replace(self.train, lr_A=self.train.lr_A_value)
         return ExperimentConfig(data, model, train)
 
-    def replace(self, **sections: Mapping[str, Any]) -> ExperimentConfig:
-        """Copy with some fields changed, e.g. ``cfg.replace(train={"steps": 10})``."""
-        return replace_sections(self, sections)
-
-    def to_dict(self) -> dict[str, dict[str, Any]]:
-        return sections_to_dict(self)
-
 
 def config_from_dict(d: Mapping[str, Any]) -> ExperimentConfig:
     """An [`ExperimentConfig`][] from ``{"data": {...}, "model": {...}, "train": {...}}``
@@ -492,6 +483,54 @@ def as_config(obj: Any) -> ExperimentConfig:
         return config_from_dict(obj)
     raise ValueError(
         f"config: must be an ExperimentConfig or a table of sections (got {type(obj).__name__})")
+
+
+@dataclass(frozen=True, eq=False)
+class Setting:
+    """The values of a config that the derivations and engines read, resolved once
+    ([`setting_of`][]): `cfg` is the resolved config (for every other field), then the sets S_ℓ
+    (`partition`, of `C` patches out of `D`), σ (`activation`), q, the noise level σ_ξ
+    (`sigma`), τ (`tau`), κ (`kappa`), the frozen diagonal, the learning rates of v and A and
+    the off-diagonal start g⁰ (`offdiag0`)."""
+
+    cfg: ExperimentConfig
+    partition: Partition
+    activation: Activation
+    D: int
+    C: int
+    q: float
+    sigma: float
+    tau: float
+    kappa: float
+    diag: float
+    lr_v: float
+    lr_A: float
+    offdiag0: float
+
+
+#: config (its repr: exact, as floats print to round-trip, and defined for the lists of an
+#: explicit partition, which make a config unhashable) → its Setting
+_SETTINGS: dict[str, Setting] = {}
+
+
+def setting_of(cfg: Any) -> Setting:
+    """The [`Setting`][] of `cfg` (an [`ExperimentConfig`][], a table of sections or a
+    `Setting`, returned as it is), memoised per config."""
+    if isinstance(cfg, Setting):
+        return cfg
+    cfg = as_config(cfg)
+    key = repr(cfg)
+    if key not in _SETTINGS:
+        if len(_SETTINGS) >= 256:
+            _SETTINGS.clear()
+        r = cfg.resolved()
+        part = r.data.make_partition()
+        s = _SETTINGS[key] = Setting(
+            r, part, r.model.make_activation(), part.D, part.C, r.data.q, r.data.sigma,
+            r.model.temperature, r.model.value_scale, r.model.diag, r.train.lr_v, r.train.lr_A,
+            r.train.offdiag0)
+        _SETTINGS.setdefault(repr(r), s)  # engines built from the resolved config
+    return _SETTINGS[key]
 
 
 def load_config(path: str | Path) -> ExperimentConfig:

@@ -27,7 +27,7 @@ import math
 from theorylab.core.cost import CostModel, announce, estimate, format_seconds
 from theorylab.core.resources import check_memory
 
-from .config import ExperimentConfig, as_config
+from .config import ExperimentConfig, setting_of
 from .data import make_wstar
 from .engines import choose_method, count_patterns, make_engine, memory_estimate, n_histograms
 
@@ -59,7 +59,7 @@ def step_work(cfg: ExperimentConfig, method: str | None = None) -> float:
     t, D, d = cfg.train, cfg.data.D, cfg.data.d
     if method is None:
         method = "empirical" if t.engine == "empirical" else choose_method(
-            cfg, cfg.data.make_partition())
+            cfg, setting_of(cfg).partition)
     if method == "exchangeable":
         C = cfg.data.C
         return float(exchangeable_rows(D, C)) * (count_patterns(C).shape[0] + 17)
@@ -96,9 +96,8 @@ def cost_model(cfg) -> CostModel:
     `Paper.cost`)."""
     from .trainer import record_steps
 
-    cfg = as_config(cfg).resolved()
-    part = cfg.data.make_partition()
-    t = cfg.train
+    s = setting_of(cfg)
+    cfg, part, t = s.cfg, s.partition, s.cfg.train
     method = "empirical" if t.engine == "empirical" else choose_method(cfg, part)
     work = step_work(cfg, method)
     smaller = None
@@ -135,8 +134,7 @@ def exchangeable_guard(cfg, evaluations: int, what: str, allow_long: bool = Fals
 
     from tqdm.auto import tqdm
 
-    cfg = as_config(cfg).resolved().replace(train={"engine": "population",
-                                                   "method": "exchangeable"})
+    cfg = setting_of(cfg).cfg.replace(train={"engine": "population", "method": "exchangeable"})
     if step_work(cfg, "exchangeable") <= DIRECT_WORK:
         return lambda: None  # ≤ ~0.1 s an evaluation: nothing to say, nothing to measure
     est = estimate(cost_model(cfg), budget_s=0.3)

@@ -35,6 +35,7 @@ __all__ = [
     "fstar_error",
     "enumerate_c",
     "set_sum_distribution",
+    "convolve",
 ]
 
 
@@ -245,17 +246,23 @@ def bayes_error(partition_or_cfg, q: float | None = None) -> float:
     return float(err)
 
 
+def convolve(a: dict, b: dict) -> dict:
+    """The law of X + Y for independent X ~ `a` and Y ~ `b` (value → probability; tuples of
+    values add entry by entry), its values in the order they first occur."""
+    out: dict = {}
+    for ka, pa in a.items():
+        for kb, pb in b.items():
+            k = tuple(x + y for x, y in zip(ka, kb)) if isinstance(ka, tuple) else ka + kb
+            out[k] = out.get(k, 0.0) + pa * pb
+    return out
+
+
 def set_sum_distribution(C: int, q: float) -> dict[int, float]:
     """Law of s = Σ_{i∈S} δ_i for a non-signal set of C patches (δ = ±1 w.p. q/2, 0 w.p. 1−q)."""
     dist: dict[int, float] = {0: 1.0}
-    step = _p_delta(q)
+    step = {v: p for v, p in _p_delta(q).items() if p > 0}
     for _ in range(C):
-        new: dict[int, float] = {}
-        for s, ps in dist.items():
-            for v, pv in step.items():
-                if pv > 0:
-                    new[s + v] = new.get(s + v, 0.0) + ps * pv
-        dist = new
+        dist = convolve(dist, step)
     return dist
 
 
@@ -273,11 +280,7 @@ def fstar_error(partition_or_cfg, q: float | None = None, *, strict: bool = Fals
         one[t] = one.get(t, 0.0) + p
     total: dict[int, float] = {C: 1.0}
     for _ in range(L - 1):
-        new: dict[int, float] = {}
-        for a, pa in total.items():
-            for t, pt in one.items():
-                new[a + t] = new.get(a + t, 0.0) + pa * pt
-        total = new
+        total = convolve(total, one)
     return float(sum(p for m, p in total.items() if (m < 0 if strict else m <= 0)))
 
 

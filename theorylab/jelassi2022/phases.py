@@ -47,8 +47,8 @@ import pandas as pd
 from theorylab.core.readings import paper_phase_readings
 from theorylab.core.trainer import first_step
 
-from .config import as_config, config_to_toml
-from .engines import ExchangeableEngine, count_patterns, n_histograms
+from .config import config_to_toml, setting_of
+from .engines import count_patterns, n_histograms
 
 __all__ = ["ALPHA_GROWTH", "GAP_II", "ERR_TOL", "PHASE_TIMES", "PA_TARGET_MAX_ROWS",
            "READ_AT", "missing_readings", "phase_readings", "read_phases", "readings_by_run",
@@ -81,15 +81,15 @@ def _held_from(step: np.ndarray, ok: np.ndarray) -> float:
 def _pa_ok(tr: pd.DataFrame, cfg) -> np.ndarray | None:
     """Patch association with a margin at every row: from ``pa_gap`` (logits A/τ, any A), else
     ``patch_association``, else from γ, ρ and the config's diagonal and temperature."""
-    margin = cfg.train.pa_margin if cfg is not None else DEFAULT_PA_MARGIN
+    margin = setting_of(cfg).cfg.train.pa_margin if cfg is not None else DEFAULT_PA_MARGIN
     if "pa_gap" in tr and tr.pa_gap.notna().all():
         return tr.pa_gap.to_numpy(dtype=float) >= margin
     if "patch_association" in tr:
         return tr.patch_association.astype(bool).to_numpy()
     if cfg is None:
         return None
-    r = cfg.resolved()
-    gap = (np.minimum(r.diag, tr.gamma.to_numpy()) - tr.rho.to_numpy()) / r.temperature
+    s = setting_of(cfg)
+    gap = (np.minimum(s.diag, tr.gamma.to_numpy()) - tr.rho.to_numpy()) / s.tau
     return gap >= margin
 
 
@@ -125,8 +125,8 @@ def read_phases(trajectory: pd.DataFrame, cfg=None, target_error: float | None =
       ``error_fair`` (else ``error``), ``pa_gap`` or ``patch_association``. A ``trajectory.csv``
       of ``theorylab run`` has them all.
     - `cfg`: the run's [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig]
-      (optional): its ``train.pa_margin`` for t_PA, and the error of hard patch association
-      for t_III.
+      or its [`Setting`][theorylab.jelassi2022.config.Setting] (optional): its
+      ``train.pa_margin`` for t_PA, and the error of hard patch association for t_III.
     - `target_error`: the error that ends phase III (default: [`pa_limit_error`][] of `cfg`;
       neither: t_III is NaN).
 
@@ -172,17 +172,12 @@ def pa_limit_error(cfg, fair: bool = True) -> float:
     """Exact error of hard patch association with the same σ: γ = diag (own set uniform), ρ =
     diag − 60τ (no mass outside the own set); ties broken by a fair coin (``fair``) or counted
     as errors."""
-    from theorylab.core.backend import get_backend
+    from .predictions import _exchangeable
 
-    from .data import make_wstar
-
-    cfg = cfg.resolved()
-    part = cfg.data.make_partition()
-    cfg = cfg.replace(train={"engine": "population", "init_v": "aligned",
-                             "offdiag0_std": 0.0, "method": "exchangeable"})
-    eng = ExchangeableEngine(cfg, get_backend("numpy", "float64", "cpu"), part,
-                             make_wstar(cfg.data))
-    p = {"alpha": 1.0, "gamma": cfg.diag, "rho": cfg.diag - 60.0 * cfg.temperature}
+    s = setting_of(cfg)
+    eng = _exchangeable(s, engine="population", init_v="aligned", offdiag0_std=0.0,
+                        method="exchangeable")
+    p = {"alpha": 1.0, "gamma": s.diag, "rho": s.diag - 60.0 * s.tau}
     ev = eng.evaluate(p, 0, need_grad=False, record=True)
     return ev.error - 0.5 * ev.tie_mass if fair else ev.error
 
@@ -202,13 +197,12 @@ def pa_target(cfg) -> float:
     [`PA_TARGET_MAX_ROWS`][] histograms (t_III is then not read)."""
     if cfg is None:
         return math.nan
-    cfg = as_config(cfg).resolved()
-    if n_histograms(cfg.data.L - 1, count_patterns(cfg.data.C).shape[0]) > PA_TARGET_MAX_ROWS:
+    s = setting_of(cfg)
+    if n_histograms(s.partition.L - 1, count_patterns(s.C).shape[0]) > PA_TARGET_MAX_ROWS:
         return math.nan
-    setting = cfg.replace(train={"steps": 0, "seed": 0, "lr_v": 0.0, "lr_A": 0.0})
-    key = config_to_toml(setting)
+    key = config_to_toml(s.cfg.replace(train={"steps": 0, "seed": 0, "lr_v": 0.0, "lr_A": 0.0}))
     if key not in _PA_TARGETS:
-        _PA_TARGETS[key] = pa_limit_error(setting)
+        _PA_TARGETS[key] = pa_limit_error(s)
     return _PA_TARGETS[key]
 
 
@@ -231,7 +225,7 @@ def exact_path(cfg, steps: int, stop_gap: float | None = None) -> pd.DataFrame:
     """
     from .predictions import _exchangeable
 
-    eng = _exchangeable(cfg.resolved())
+    eng = _exchangeable(cfg)
     p = eng.initial_params()
     rows = []
     for n in range(steps + 1):

@@ -22,7 +22,7 @@ from theorylab.core.backend import Backend, get_backend
 from theorylab.core.config import check_float, check_int
 from theorylab.core.paper import BatchedRun
 
-from .config import ExperimentConfig, as_config
+from .config import ExperimentConfig, as_config, setting_of
 from .data import make_wstar
 from .engines import BatchedEmpiricalEngine
 from .observables import fair_error, track
@@ -119,8 +119,8 @@ def run_sweep(
     if cfg.train.engine != "empirical":
         raise ValueError(f"train.engine: run_sweep needs 'empirical' (got {cfg.train.engine!r})")
     tied = cfg.train.lr_A is None
-    cfg = cfg.resolved()
-    t = cfg.train
+    s = setting_of(cfg)
+    cfg, t, partition = s.cfg, s.cfg.train, s.partition
     seeds = [t.seed] if seeds is None else _values("seeds", seeds, _seed)
     if len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds: must be distinct (got {seeds})")
@@ -129,7 +129,6 @@ def run_sweep(
         lrs = [(a, a if tied else t.lr_A_value) for a in lr_v]
     else:
         lrs = list(itertools.product(lr_v, _values("lr_A", lr_A, _lr)))
-    partition = cfg.data.make_partition()
     wstar = make_wstar(cfg.data)
     xp = xp or get_backend(t.backend, t.dtype, t.device, section="train.")
     engine = BatchedEmpiricalEngine(cfg, xp, partition, wstar, seeds, lrs)

@@ -22,7 +22,7 @@ from theorylab.core.trainer import (
     same_config_except_steps,
 )
 
-from .config import ExperimentConfig, TrainConfig, as_config, config_to_toml, load_config
+from .config import ExperimentConfig, TrainConfig, config_to_toml, load_config, setting_of
 from .data import make_wstar
 from .engines import Engine, make_engine
 from .observables import TRACKED_COLUMNS
@@ -131,10 +131,10 @@ def run_experiment(
 
     Raises [`DivergenceError`][] (after writing the rows so far) when a value stops being finite.
     """
-    cfg = as_config(cfg).resolved()
+    s = setting_of(cfg)
     if resume and out is None:
         raise ValueError("resume: needs an output folder (got out=None)")
-    partition = cfg.data.make_partition()
+    cfg, partition = s.cfg, s.partition
     wstar = make_wstar(cfg.data)
     engine = engine or make_engine(cfg, partition, wstar)
     params = None

@@ -20,6 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .config import setting_of
 from .data import make_wstar, sample
 from .engines import make_engine
 from .trainer import run_experiment
@@ -56,11 +57,11 @@ def finetune(cfg, A0: np.ndarray | None = None, n_val: int = 0) -> pd.DataFrame:
     initial = None if A0 is None else {"A": A0}
     if n_val <= 0:
         return run_experiment(cfg, initial=initial, progress=False).trajectory
-    cfg = cfg.resolved()
+    s = setting_of(cfg)
+    cfg, partition, wstar = s.cfg, s.partition, make_wstar(s.cfg.data)
     if cfg.train.engine != "empirical":
         raise ValueError(f"train.engine: a validation split needs 'empirical' (got "
                          f"{cfg.train.engine!r})")
-    partition, wstar = cfg.data.make_partition(), make_wstar(cfg.data)
     engine = make_engine(cfg, partition, wstar)
     xp = engine.xp
     rng = np.random.default_rng(np.random.SeedSequence([cfg.train.seed, 23]))

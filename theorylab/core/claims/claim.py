@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..provenance import PROVENANCE_COLUMNS
 from .readings import (
     Counterfactual,
     Prediction,
@@ -339,8 +340,6 @@ class Claim:
 def point_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The rows a sweep point computed, without the status and provenance columns that
     ``theorylab.core.sweep.run_points`` adds (host, version, ...: not results)."""
-    from theorylab.core.sweep.store import PROVENANCE_COLUMNS
-
     drop = {"status", "message", *PROVENANCE_COLUMNS}
     return table[[c for c in table.columns if c not in drop]].reset_index(drop=True)
 

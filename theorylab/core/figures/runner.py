@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from theorylab.core.atomic_io import atomic_write_text
+from theorylab.core.cost import cpu_seconds
 from theorylab.core.faults import check_stop
 from theorylab.core.figures.registry import (
     FigureContext,
@@ -39,6 +40,7 @@ MANIFEST_KEYS = (
     "headline",
     "device",
     "runtime_s",
+    "cpu_s",
     "version",
     "quick",
     "seed",
@@ -47,7 +49,9 @@ MANIFEST_KEYS = (
     "commit",
     "date",
 )
-"""Keys of every manifest entry (`manifest["figures"][id]`)."""
+"""Keys of every manifest entry (`manifest["figures"][id]`): ``runtime_s`` is the figure's wall
+time, ``cpu_s`` the CPU time of this process (and of its children that ended) while it was
+made (what ``theorylab figures`` estimates the next run from)."""
 
 
 def package_version() -> str:
@@ -158,7 +162,7 @@ def run_figures(
     for spec in bar:
         check_stop()
         bar.set_postfix_str(spec.id)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), cpu_seconds()
         with figure_theme():
             try:
                 result = spec.func(ctx)
@@ -171,7 +175,7 @@ def run_figures(
             files = save_figure(result.figure, out, spec.id)
             for name, fig in result.extra.items():
                 files += save_figure(fig, out, f"{spec.id}-{name}")
-        runtime = time.perf_counter() - t0
+        runtime, cpu = time.perf_counter() - t0, cpu_seconds() - c0
         manifest = read_manifest(out)  # re-read: merge with anything written meanwhile
         manifest["figures"][spec.id] = _jsonable({
             "paper": spec.paper,
@@ -184,6 +188,7 @@ def run_figures(
             "headline": result.headline,
             "device": device,
             "runtime_s": round(runtime, 2),
+            "cpu_s": round(cpu, 2),
             "version": version,
             "quick": quick,
             "seed": seed,

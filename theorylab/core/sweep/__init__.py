@@ -22,7 +22,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import livelog
 from ..cost import LONG_RUN_S
+from ..folders import claim_folder
 from .cost import SweepEstimate, estimate_points
 from .runner import (
     WORKER_TIMEOUT_S,
@@ -74,7 +76,7 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                    progress: bool | None = None,
                    slurm: int = 0, slurm_memory: str = "4GB", oversubscribe: bool = False,
                    worker_timeout: float | None = None, verbose: bool = False,
-                   sets: Sequence[str] | None = None,
+                   sets: Sequence[str] | None = None, tensorboard: str | Path | None = None,
                    say: Callable[[str], None] = print) -> pd.DataFrame:
     """Run a sweep into the store ``out`` and return its consolidated table.
 
@@ -91,7 +93,10 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
     `threads`: torch/BLAS threads per point; `slurm`: run on that many SLURM jobs through
     dask-jobqueue (the optional extra ``cluster``), each with `slurm_memory`;
     `worker_timeout`: seconds to wait for a Dask worker (see [`open_client`][]); `verbose`:
-    Dask's own log lines too.
+    Dask's own log lines too; `tensorboard`: a folder where each point computed now logs its
+    recorded rows in TensorBoard's event format, one subfolder per point
+    ([`runner.live_log_folder`][theorylab.core.sweep.runner.live_log_folder]; points of type
+    ``run`` only; a folder theorylab did not write only with `force`).
 
     One sweep writes a store at a time (``sweep.lock``, a kernel lock); [`SweepInterrupted`][]
     when interrupted, [`SweepStoppedError`][] when every worker is gone (the finished points are
@@ -104,6 +109,14 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
     elif sets:
         raise ValueError("--set: a spec given as a SweepSpec is set in its base config already")
     shard = parse_shard(shard) if isinstance(shard, (str, type(None))) else shard
+    if tensorboard is not None:
+        if spec.point != "run":
+            raise ValueError(f"tensorboard: a live log follows runs of the kernel's loop, one "
+                             f"per point; a sweep of point type {spec.point!r} has none (use "
+                             f"point = 'run')")
+        livelog.writer_class()
+        livelog.check_apart(tensorboard, out, "the store")
+        livelog.check_folder(tensorboard, force=force)
     store = Store(out, readonly=dry_run)
     head = (f"{spec.n_points()} points ({spec.mode} of "
             f"{', '.join(spec.axis_names()) or 'no axes'}; point type {spec.point})")
@@ -131,7 +144,7 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
                            scheduler=scheduler, workers=workers, slurm=slurm,
                            slurm_memory=slurm_memory, threads=threads, progress=progress,
                            oversubscribe=oversubscribe, worker_timeout=worker_timeout,
-                           verbose=verbose, say=say)
+                           verbose=verbose, tensorboard=tensorboard, force=force, say=say)
 
 
 def _workers(workers: int | None, scheduler: str | None, slurm: int) -> int:
@@ -145,7 +158,7 @@ def _workers(workers: int | None, scheduler: str | None, slurm: int) -> int:
 
 def _run_locked(spec, store, points, chosen, *, new_store, client, scheduler, workers, slurm,
                 slurm_memory, threads, progress, oversubscribe, worker_timeout, verbose,
-                say) -> pd.DataFrame:
+                tensorboard, force, say) -> pd.DataFrame:
     fingerprint = spec.fingerprint()
     run_ids = [p.run_id for p in points]
     store.check_spec(fingerprint, "", new_store, base_hash=spec.base_hash(), run_ids=run_ids,
@@ -156,6 +169,8 @@ def _run_locked(spec, store, points, chosen, *, new_store, client, scheduler, wo
                           "keep": spec.keep, "point": spec.point, "base": spec.base,
                           "labels": spec.axis_names(), "run_ids": run_ids,
                           "schema": RESULT_SCHEMA_VERSION})
+    if tensorboard is not None:
+        claim_folder(tensorboard, livelog.KIND, field="tensorboard", force=force)
     todo = [p for p in chosen if not store.done(p)]
     if todo:
         est = estimate_points(todo)
@@ -166,7 +181,7 @@ def _run_locked(spec, store, points, chosen, *, new_store, client, scheduler, wo
     if all(store.done(p) for p in chosen):
         client, scheduler, workers, slurm = None, None, 0, 0  # all cached: no cluster to start
     run = functools.partial(execute, chosen, store, threads=threads, progress=progress,
-                            say=say, worker_timeout=worker_timeout)
+                            say=say, worker_timeout=worker_timeout, live=tensorboard)
     try:
         if client is not None or workers == 0 and scheduler is None and not slurm:
             res = run(client=client)

@@ -174,15 +174,29 @@ def _run(point: Point) -> tuple[pd.DataFrame, str, str]:
     return kept, "ok", note
 
 
-def compute_point(point: Point, threads: int = 1) -> pd.DataFrame:
+def live_log_folder(root: str | Path, point: Point) -> Path:
+    """The subfolder of the live-log folder ``root`` (``sweep --tensorboard``) that logs
+    ``point``: its axis values and its run id, e.g. ``data.q=0.1_train.seed=0-<run id>``
+    (the characters a file name may not hold, and any beyond 120, left out)."""
+    import re
+
+    text = "_".join(f"{k}={v}" for k, v in point.labels.items())
+    text = re.sub(r"[^A-Za-z0-9._=+-]+", "_", text)[:120]
+    return Path(root) / (f"{text}-{point.run_id}" if text else point.run_id)
+
+
+def compute_point(point: Point, threads: int = 1, live: str | Path | None = None
+                  ) -> pd.DataFrame:
     """Run one point with ``threads`` torch/BLAS threads; its table with ``status``, ``message``
-    and provenance columns (never raises for a failing point)."""
+    and provenance columns (never raises for a failing point). ``live``: a folder that logs
+    the point's recorded rows in TensorBoard's format ([`theorylab.core.livelog`][])."""
     from theorylab.core import __version__
+    from theorylab.core.livelog import live_log
     from theorylab.core.threads import limit_threads
 
     t0 = time.perf_counter()
     try:
-        with limit_threads(threads):
+        with limit_threads(threads), live_log(live):
             table, status, error = _run(point)
     except Exception as e:  # recorded, never stops the other points
         table, status = pd.DataFrame(), "failed"
@@ -308,10 +322,13 @@ def open_client(scheduler: str | None = None, workers: int | None = None, *, slu
 
 def execute(points: Sequence[Point], store: Store | None, *, client=None, threads: int = 1,
             progress: bool | None = None, say: Callable[[str], None] = print,
-            worker_timeout: float | None = None) -> dict[str, pd.DataFrame]:
+            worker_timeout: float | None = None, live: str | Path | None = None
+            ) -> dict[str, pd.DataFrame]:
     """Compute the points not in ``store`` (all when it is None) on ``client`` (None: in this
     process, one by one) and write each to the store as it finishes. Returns run_id → table of
-    every point (cached ones read from the store).
+    every point (cached ones read from the store). ``live``: a live-log folder (claimed by the
+    caller) where each computed point logs its recorded rows, in its own subfolder
+    ([`live_log_folder`][]).
 
     [`SweepInterrupted`][] on SIGINT or SIGTERM (``KeyboardInterrupt``), [`SweepStoppedError`][]
     when the client has had no worker for ``worker_timeout`` seconds (default: the one
@@ -342,6 +359,9 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
     bar = tqdm(total=len(seen), initial=cached, desc="points", disable=not show)
     counts = {"done": 0, "cached": cached, "failed": 0}
 
+    def logged(p: Point) -> str | None:
+        return None if live is None else str(live_log_folder(live, p))
+
     def finish(p: Point, table: pd.DataFrame) -> None:
         if store is not None:
             store.write(p, table)
@@ -367,14 +387,14 @@ def execute(points: Sequence[Point], store: Store | None, *, client=None, thread
         if client is None:
             for p in todo:
                 check_stop()
-                finish(p, compute_point(p, threads))
+                finish(p, compute_point(p, threads, logged(p)))
         elif todo:
             from dask.distributed import as_completed
 
             if worker_timeout is None:
                 worker_timeout = getattr(client, "theorylab_worker_timeout", WORKER_TIMEOUT_S)
-            futures = {client.submit(compute_point, p, threads, key=f"point-{p.run_id}",
-                                     pure=False): p for p in todo}
+            futures = {client.submit(compute_point, p, threads, logged(p),
+                                     key=f"point-{p.run_id}", pure=False): p for p in todo}
             ac = as_completed(futures)
             alone_since, checked = None, time.monotonic()
             while not ac.is_empty():

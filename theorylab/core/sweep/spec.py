@@ -29,16 +29,17 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from theorylab.core.config import apply_sets, check_run_steps, paper_of, read_toml
+from theorylab.core.registry import default_paper, get_paper, papers
 
 __all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MAX_POINTS", "MODES", "POINT_TYPES",
            "RESULT_SCHEMA_VERSION", "Point", "SweepSpec", "get_paper", "load_spec",
-           "register_papers", "spec_from_dict"]
+           "spec_from_dict"]
 
 #: Bumped whenever the stored result of a point changes meaning or columns; it is part of every
 #: ``run_id``, so results of an older schema are never taken for cache hits.
@@ -55,55 +56,15 @@ FULL_VALIDATION_POINTS = 2000
 MAX_POINTS = 100_000
 
 
-#: The papers' registry, handed to the kernel by the package's registry of papers (importing
-#: ``theorylab.papers`` registers it; the sweep imports it by name when nothing registered
-#: yet): a callable → (name → Paper, default paper name). The kernel never imports a paper
-#: statically (docs/architecture.md).
-_REGISTRY: dict[str, Callable[[], tuple[Mapping[str, Any], str]] | None] = {"load": None}
-
 def batched_axis(paper_name: str) -> str:
     """The config field a "batched" point of ``paper_name`` batches with the seeds
     (``ValueError`` when the paper has no batched run)."""
     paper = get_paper(paper_name)
     if paper.batched is None:
-        papers, _ = _papers() if _REGISTRY["load"] is not None else ({}, "")
-        with_one = [n for n, p in papers.items() if getattr(p, "batched", None) is not None]
+        with_one = [n for n, p in papers().items() if p.batched is not None]
         raise ValueError(f"sweep.point: paper {paper_name!r} has no batched run (papers with "
                          f"one: {', '.join(with_one) or 'none'})")
     return paper.batched.axis
-
-
-def register_papers(load: Callable[[], tuple[Mapping[str, Any], str]]) -> None:
-    """Tell the sweep where the papers are: ``load() -> (PAPERS, DEFAULT_PAPER)``."""
-    _REGISTRY["load"] = load
-
-
-def _papers() -> tuple[Mapping[str, Any], str]:
-    if _REGISTRY["load"] is None:  # the package's registry registers itself when imported
-        import importlib
-
-        importlib.import_module("theorylab.papers")
-    if _REGISTRY["load"] is None:
-        raise ValueError("paper: no papers registered (import theorylab.papers first)")
-    return _REGISTRY["load"]()
-
-
-def get_paper(name: str):
-    """The registered paper ``name``; in a worker process that has not imported the registry,
-    the ``PAPER`` of the subpackage ``theorylab.<name>`` (the `Paper` naming convention)."""
-    if _REGISTRY["load"] is not None:
-        papers, _ = _REGISTRY["load"]()
-        if name not in papers:
-            raise ValueError(f"paper: unknown paper {name!r} (known: {list(papers)})")
-        return papers[name]
-    import importlib
-
-    if not (isinstance(name, str) and name.isidentifier()):
-        raise ValueError(f"paper: not a paper name (got {name!r})")
-    try:
-        return importlib.import_module(f"theorylab.{name}").PAPER
-    except (ImportError, AttributeError):
-        raise ValueError(f"paper: unknown paper {name!r}") from None
 
 
 def _canon(obj: Any) -> Any:
@@ -401,7 +362,6 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
     a relative ``base`` path is read from; ``sets``: ``SECTION.KEY=VALUE`` items set in the
     base config, [`apply_sets`][theorylab.core.config.apply_sets]). Bad input: ``ValueError``
     naming the field."""
-    PAPERS, DEFAULT_PAPER = _papers()
     if not isinstance(d, Mapping):
         raise ValueError(f"spec: must be a table (got {d!r})")
     unknown = [k for k in d if k not in ("base", "base_config", "sweep")]
@@ -424,7 +384,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
             raise ValueError(f"base_config.{section}: must be a table (got {table!r})")
         base.setdefault(section, {}).update(table)
     base = apply_sets(base, sets)
-    paper = paper_of(base, tuple(PAPERS), DEFAULT_PAPER)
+    paper = paper_of(base, tuple(papers()), default_paper())
     sweep = d.get("sweep")
     if not isinstance(sweep, Mapping):
         raise ValueError("sweep: the [sweep] table is required (axes, seeds, mode, keep)")
@@ -436,7 +396,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
     if not isinstance(axes_in, Mapping):
         raise ValueError(f"sweep.axes: must be a table {{\"section.field\" = [...]}} "
                          f"(got {axes_in!r})")
-    known = _known_fields(PAPERS[paper], base, axes_in)
+    known = _known_fields(get_paper(paper), base, axes_in)
     axes = {}
     for key, values in axes_in.items():
         if key.count(".") != 1 or key.startswith("experiment."):

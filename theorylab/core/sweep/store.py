@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from theorylab.core import atomic_io
 from theorylab.core.folders import MARKER, claim_folder
 from theorylab.core.locks import folder_lock
-from theorylab.core.provenance import refuse_foreign_committed
+from theorylab.core.provenance import PROVENANCE_COLUMNS, refuse_foreign_committed
 from theorylab.core.trainer import check_out_folder
 
 from .spec import Point
@@ -49,8 +49,6 @@ SWEEP_COLUMNS = ("point", "run_id", "status")
 #: status of a point: ok, diverged (the rows before the divergence are kept), failed (an
 #: exception; ``message`` holds it; recomputed on the next run), pending (not computed yet).
 STATUSES = ("ok", "diverged", "failed", "pending")
-#: provenance written with every point.
-PROVENANCE_COLUMNS = ("runtime_s", "host", "device", "dtype", "version", "git_rev")
 META_COLUMNS = ("status", "message", *PROVENANCE_COLUMNS)
 
 

@@ -56,7 +56,7 @@ THRESHOLDS = (
 PREDICTIONS = (
     Prediction("RATIO_EXP", 1.0, "shift",
                "limit of the exponent of P in |r_glob|/r_own at Q⁰ = 0, in units of Δ "
-               "(ratio ∝ P^Δ)", "derived", check="proofs_checks/huang2024/check_h24_rates.py",
+               "(ratio ∝ P^Δ)", "derived", check="proofs_checks/huang2024/check_rates.py",
                tolerance="RATIO_TOL",
                settlement=Settlement("a + b/ln x", "ratio = P^Δ·(1 − a_1)·(1 + cross terms), "
                                      "a_1 ∝ P^{κ_s − 1} the global area's mean attention: the "

@@ -73,7 +73,7 @@ PREDICTIONS = (
     Prediction("REDUCED_SCALE", 1.0, "factor",
                "the exact engine's Φ_glob(t_I) over the reduced dynamics' (its range over the "
                "Phase I runs of the overlap)", "derived",
-               check="proofs_checks/huang2024/check_h24_reduced_dynamics.py",
+               check="proofs_checks/huang2024/check_reduced_dynamics.py",
                tolerance="SCALE_TOL"),
 )
 

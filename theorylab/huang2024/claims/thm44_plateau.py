@@ -63,7 +63,7 @@ THRESHOLDS = (
 PREDICTIONS = (
     Prediction("PLATEAU_FACTOR", 1.0, "factor",
                "measured plateau over the derived one, a*_glob (cl_plateau, leading order in P "
-               "and 1/n)", "derived", check="proofs_checks/huang2024/check_h24_cl_plateau.py",
+               "and 1/n)", "derived", check="proofs_checks/huang2024/check_cl_plateau.py",
                tolerance="PRED_TOL"),
 )
 

@@ -3,7 +3,7 @@
 the seven numbers per query class that the symmetries of the data law leave free, at any P.
 
 **Reduction** (DERIVED; docs/papers/huang2024.md §4.5, checked in
-proofs_checks/huang2024/check_h24_exchangeable.py). The loss of a masked query p depends on
+proofs_checks/huang2024/check_exchangeable.py). The loss of a masked query p depends on
 row p of (Φ, Υ) only, and with one cluster the data and mask laws are invariant under permuting
 the keys within a class (for a local p: p itself, the other C − 1 keys of its area, the global
 area's keys, every other key; the other local areas among themselves). Population GD from
@@ -344,7 +344,7 @@ def class_terms(grid: _ClassGrid, theta, grad: bool) -> dict:
     coordinate that moves D by dD, the tracked and own weights by de_t, de_o and the rest's
     numerator by dq is dℓ = z_t² S_t (de_t − S_t dD)/D + z_o² (S_o − 1)(de_o − S_o dD)/D
     + dq/(2D²) − q dD/D³, checked symbolically in
-    proofs_checks/huang2024/check_h24_reduced_dynamics.py)."""
+    proofs_checks/huang2024/check_reduced_dynamics.py)."""
     xp = grid.xp
     qc, g = grid.qc, grid.gamma
     phi_o, phi_t, phi_x, u_s, u_o, u_t, u_x = (float(v) for v in theta)

@@ -44,7 +44,7 @@ def phase_one_end(cfg, max_steps: int | None = None, reduced=None) -> float:
     and the phase diagram take this prediction from."""
     try:
         r = (phase_one_prediction(cfg, max_steps=max_steps) if reduced is None else
-             read_phases(reduced, cfg.resolved(), eps_rel=EPS_REL))
+             read_phases(reduced, cfg, eps_rel=EPS_REL))
     except ValueError:
         return math.nan
     return float(r["phi_glob_end_I"]) if r["phase_I"] else math.nan

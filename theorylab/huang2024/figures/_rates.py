@@ -76,7 +76,7 @@ def derived_rates(P: int, fam: str, mask_keys: bool) -> dict:
     = 0, the leading-order neglected orders 1/P (own) and 1/(P a_1) (global; a_1 the global
     area's mean attention mass), and [`lemma51_ratio`][]'s ratios."""
     C1, C, sizes = family_shape(P, fam)
-    mu = z_moments(mae_config(P, C1, C).resolved())
+    mu = z_moments(mae_config(P, C1, C))
     kw = {"gamma": GAMMA, "mask_keys": mask_keys, "loss_norm": "P"}
     ex, ld = initial_rates(P, sizes, 1, mu, **kw), leading_rates(P, sizes, 1, mu, **kw)
     a1 = (1 - GAMMA) * C1 / P if mask_keys else C1 / (P - 1)

@@ -33,7 +33,7 @@ drop out. Both views give the same g(z), so with S(z, z') = g(z) g(z')/τ the lo
     L_n(φ) = E_z[ −S(z, z) + log(e^{S(z,z)} + n m(z)) ]        (n = ∞: log m(z), less log n)
 
 (neglected: the fluctuation of that sum, relative order 1/n). With the hand-derived gradient
-(checked in sympy, proofs_checks/huang2024/check_h24_cl_plateau.py)
+(checked in sympy, proofs_checks/huang2024/check_cl_plateau.py)
 
     dL_n/dφ = E_z[ (1 − q(z)) (Σ_{z'} W(z, z') dS(z, z') − dS(z, z)) ],
     q = e^{S(z,z)} / (e^{S(z,z)} + n m(z)),   W(z, z') = w(z') e^{S(z, z')} / (K m(z)),

@@ -280,7 +280,7 @@ def initial_rate_matrix(cfg: ExperimentConfig, structure: AreaStructure | None =
 
     **Arguments:**
 
-    - `cfg`: a resolved MAE experiment config (``cfg.resolved()``).
+    - `cfg`: an MAE experiment config.
     - `structure`: its area structure (default ``cfg.data.make_structure()``).
     - `leading`: the leading order ([`leading_rates`][]) instead of the exact rates.
     - `mu`: the coefficient moments (default [`z_moments`][] of `cfg`)."""

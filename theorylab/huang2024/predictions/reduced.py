@@ -5,10 +5,10 @@ The dynamics are those of the ``population-reduced`` engine
 (`theorylab.huang2024.engines._reduced`: seven numbers per query class, the rest areas in
 mean field, neglected order √v recorded as ``neglect``), with every count summed exactly
 (``train.count_nodes = 0``), the config's step size and the ladders' stopping rule
-([`stop_reached`][theorylab.huang2024.setups.stop_reached]). Derivation: docs/papers/
+([`stop_reached`][theorylab.huang2024.phases.stop_reached]). Derivation: docs/papers/
 huang2024.md §4.5; the exchangeability is checked in
-proofs_checks/huang2024/check_h24_exchangeable.py and the gradient in
-proofs_checks/huang2024/check_h24_reduced_dynamics.py.
+proofs_checks/huang2024/check_exchangeable.py and the gradient in
+proofs_checks/huang2024/check_reduced_dynamics.py.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ import pandas as pd
 
 from ..config import ExperimentConfig
 from ..engines import make_engine
-from ..phases import EPS_REL, own_attention_target, read_phases
-from ..setups import stop_reached
+from ..phases import EPS_REL, own_attention_target, read_phases, stop_reached
 
 __all__ = ["reduced_gd", "phase_one_prediction"]
 
@@ -65,12 +64,11 @@ def phase_one_prediction(cfg: ExperimentConfig, max_steps: int | None = None,
 
     **Arguments:**
 
-    - `cfg`: a resolved MAE config the reduction covers; its ``train.lr`` is the step size η.
+    - `cfg`: an MAE config the reduction covers; its ``train.lr`` is the step size η.
     - `max_steps`: the step cap (default ``cfg.train.steps`` when positive, else
       40 (P/C)/η_q + 40 with η_q = η/P).
     - `eps_rel`: the relative excess loss that defines T*."""
-    cfg = cfg.resolved()
-    P, C = int(cfg.data.P), int(cfg.data.C)
+    P, C = int(cfg.data.P), int(cfg.data.local_size)
     if max_steps is None:
         eta_q = float(cfg.train.lr) / P
         max_steps = int(cfg.train.steps) if cfg.train.steps > 0 else \

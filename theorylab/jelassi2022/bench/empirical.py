@@ -265,7 +265,7 @@ def bench_choices(N: int, D: int, d: int, *, repeats: int = 5, max_seconds: floa
 
     def step(primitive: str, n: int, pass_impl: str = "two-pass"):
         def run():
-            engine.xp.primitive = primitive
+            engine.primitive = primitive
             engine.pass_impl = pass_impl
             with limit_threads(n):
                 ev = engine.evaluate(params, 0, need_grad=True, record=False)
@@ -298,7 +298,7 @@ def bench_choices(N: int, D: int, d: int, *, repeats: int = 5, max_seconds: floa
     if copy_gbs:
         row["read_once_ms"] = 1e3 * read_once_seconds(N, D, d, 8, copy_gbs)
         row[f"auto_t{t1}_x_read_once"] = row[f"auto_t{t1}_ms"] / row["read_once_ms"]
-    engine.xp.primitive = "auto"
+    engine.primitive = "auto"
     engine.pass_impl = "auto"
     return row
 

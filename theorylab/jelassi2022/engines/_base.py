@@ -23,8 +23,9 @@ from theorylab.core.engine import (
     iter_chunks,
     standard_error,
 )
+from theorylab.core.primitives import default_primitive
 
-from ..config import ExperimentConfig
+from ..config import ExperimentConfig, setting_of
 from ..model import PositionalAttentionModel, grad_A_from_dS
 from ..observables import fair_error, track
 from ..partition import Partition
@@ -87,13 +88,14 @@ class Engine(_kernel.Engine):
     ) -> None:
         self.cfg = cfg
         self.xp = xp
+        #: how the empirical engines read X on a CPU (``._reads``; ``$THEORYLAB_PRIMITIVE``)
+        self.primitive = default_primitive()
         self.partition = partition
         self.wstar = np.asarray(wstar, dtype=np.float64)
-        self.model = PositionalAttentionModel.from_config(cfg)
+        s = setting_of(cfg)
+        self.model = PositionalAttentionModel(s.activation, s.tau, s.kappa)
         self.D = partition.D
-        self.diag = cfg.diag
-        self.lr_v = cfg.train.lr_v
-        self.lr_A = cfg.train.lr_A_value
+        self.diag, self.lr_v, self.lr_A = s.diag, s.lr_v, s.lr_A
         #: the gradient flow's clock: one GD step is a time lr_v (lr_A when v is frozen)
         self.time_step = self.lr_v if self.lr_v > 0 else self.lr_A
         self.tie_tol = cfg.train.tie_tol

@@ -24,6 +24,7 @@ from ..data import sample
 from ..model import evaluate_projections
 from ._base import ChunkSums, Engine, binomial_se, iter_chunks
 from ._empirical import place_data
+from ._reads import project_batched, pullback_batched
 
 __all__ = ["BatchedEmpiricalEngine", "BatchEvaluation"]
 
@@ -129,14 +130,14 @@ class BatchedEmpiricalEngine(Engine):
         dv = None
         for sl in iter_chunks(n, self.chunk):
             Xc = self._rows(X, sl)  # (K, n_c, D, d)
-            U = xp.project_batched(Xc, V)  # (K, R, n_c, D)
+            U = project_batched(xp, Xc, V, self.primitive)  # (K, R, n_c, D)
             ev = evaluate_projections(
                 U, y[:, None, sl], 1.0 / n, S, self.model, xp, need_grad=need_grad,
                 tie_tol=self.tie_tol,
             )
             sums.add(ev)
             if need_grad:
-                g = xp.pullback_batched(ev.dU, Xc)
+                g = pullback_batched(xp, ev.dU, Xc, self.primitive)
                 dv = g if dv is None else dv + g
         return sums, dv
 

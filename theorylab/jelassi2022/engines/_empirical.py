@@ -23,6 +23,7 @@ import numpy as np
 from ..data import sample
 from ..model import evaluate_projections
 from ._base import ChunkSums, Engine, Evaluation, binomial_se, iter_chunks, standard_error
+from ._reads import project, pullback
 from .fused import PASSES, FusedPass, default_pass, fused_eligible, pass_choices
 
 __all__ = ["EmpiricalEngine", "place_data", "STREAM_FRACTION"]
@@ -104,7 +105,8 @@ class EmpiricalEngine(Engine):
             "fused": lambda: self._fused_pass(params, S),
             "two-pass": lambda: self._two_pass(self.X, self.y, self.N, params, S, True),
         }
-        return pass_choices().choose(self.xp.to_numpy(self.X), candidates) == "fused"
+        choice = pass_choices()
+        return choice.choose(choice.shape_class(self.xp.to_numpy(self.X)), candidates) == "fused"
 
     def _fused_pass(self, params, S):
         xp = self.xp
@@ -125,13 +127,13 @@ class EmpiricalEngine(Engine):
         w = 1.0 / n
         for sl in iter_chunks(n, self.chunk):
             Xc = self._rows(X, sl)
-            U = xp.project(Xc, params["v"])
+            U = project(xp, Xc, params["v"], self.primitive)
             ev = evaluate_projections(
                 U, y[sl], w, S, self.model, xp, need_grad=need_grad, tie_tol=self.tie_tol
             )
             sums.add(ev)
             if need_grad:
-                dv = dv + xp.pullback(ev.dU, Xc)
+                dv = dv + pullback(xp, ev.dU, Xc, self.primitive)
         return sums, dv
 
     def evaluate(self, params, step, *, need_grad, record):

@@ -9,9 +9,9 @@ costs O(M·D²) and does not depend on d. When v = α·w* (β = 0, which populat
 from an aligned start) the noise z is not drawn and ∂L/∂α = ⟨S, ∂L/∂S⟩/α (as U = α·c), so a
 chunk costs two (n, D)×(D, D) products instead of three.
 
-Sampling: the numpy backend draws with numpy (``SeedSequence([seed, 13, step])``); the torch
-backend draws on its own device with a ``torch.Generator`` seeded from the same sequence, so
-CUDA runs never copy samples from the host (the two backends' draws differ, their laws agree).
+Sampling: the backend's generator (``Backend.rng``) seeded by ``SeedSequence([seed, 13, step])``
+draws on the backend's own device, so CUDA runs never copy samples from the host (the numpy and
+torch draws differ, their laws agree).
 Draws are made chunk by chunk inside each evaluation; fixed samples (``mc_resample = False``)
 are the step-0 draws, kept on the device when they fit in a quarter of its free memory and
 drawn again from the same seed otherwise.
@@ -23,7 +23,6 @@ import numpy as np
 
 from theorylab.core.backend import flush_denormals
 
-from ..data import sample_c
 from ..model import evaluate_projections
 from ._base import ChunkSums, Engine, Evaluation, binomial_se, iter_chunks, standard_error
 
@@ -50,40 +49,21 @@ class MonteCarloEngine(Engine):
             self._fixed = list(self._draw(0))
 
     def _draw(self, step: int, with_z: bool = True):
-        """The M draws of one evaluation, chunk by chunk: yields backend (c, y, z); z is None
-        when not ``with_z`` (v = α·w*: F does not depend on the noise, so it is not drawn)."""
-        seq = np.random.SeedSequence([self.cfg.train.seed, 13, step])
-        if self.xp.name == "torch":
-            yield from self._draw_torch(seq, with_z)
-            return
-        rng = np.random.default_rng(seq)
-        for sl in iter_chunks(self.M, self.chunk):
-            n = sl.stop - sl.start
-            c, y, _ = sample_c(self.partition, self.cfg.data.q, n, rng)
-            z = self.xp.asarray(self.sigma * rng.standard_normal((n, self.D))) if with_z else None
-            yield self.xp.asarray(c), self.xp.asarray(y), z
-
-    def _draw_torch(self, seq, with_z: bool = True):
-        """[`sample_c`][theorylab.jelassi2022.data.sample_c] and z ~ N(0, σ²) on the torch
-        device."""
-        import torch
-
-        xp, D, q = self.xp, self.D, self.cfg.data.q
-        dev, dt = xp.device, xp.asarray(0.0).dtype
-        gen = torch.Generator(device=dev)
-        gen.manual_seed(int(seq.generate_state(1, np.uint64)[0] >> np.uint64(1)))
+        """The M draws of one evaluation, chunk by chunk, on the backend's device
+        ([`sample_c`][theorylab.jelassi2022.data.sample_c]'s law, and z ~ N(0, σ²)): yields
+        (c, y, z); z is None when not ``with_z`` (v = α·w*: F does not depend on the noise, so
+        it is not drawn)."""
+        xp, q = self.xp, self.cfg.data.q
+        rng = xp.rng(np.random.SeedSequence([self.cfg.train.seed, 13, step]))
         labels = xp.asindex(np.array(self.partition.labels))
         for sl in iter_chunks(self.M, self.chunk):
             n = sl.stop - sl.start
-            y = 2 * torch.randint(0, 2, (n,), generator=gen, device=dev).to(dt) - 1
-            ell = torch.randint(0, self.partition.L, (n,), generator=gen, device=dev)
-            u = torch.rand((n, D), generator=gen, device=dev, dtype=dt)
-            c = (u < q).to(dt) - 2 * (u < q / 2).to(dt)  # −1 w.p. q/2, +1 w.p. q/2, else 0
-            c = torch.where(labels[None, :] == ell[:, None], y[:, None], c)
-            z = None
-            if with_z:
-                z = self.sigma * torch.randn((n, D), generator=gen, device=dev, dtype=dt)
-            yield c, y, z
+            y = 2 * xp.cast(rng.integers(2, n)) - 1
+            ell = rng.integers(self.partition.L, n)
+            u = rng.random((n, self.D))
+            c = xp.cast(u < q) - 2 * xp.cast(u < q / 2)  # −1 w.p. q/2, +1 w.p. q/2, else 0
+            c = xp.where(labels[None, :] == ell[:, None], y[:, None], c)
+            yield c, y, xp.asarray(self.sigma * rng.normal((n, self.D))) if with_z else None
 
     def initial_params(self):
         return {"A": self.xp.asarray(self.initial_A()), "v": self.initial_v()}

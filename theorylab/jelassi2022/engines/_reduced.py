@@ -38,6 +38,7 @@ import pandas as pd
 
 from theorylab.core.jit import HAVE_NUMBA, njit
 
+from ..config import setting_of
 from ._exchangeable import count_patterns, histograms
 
 __all__ = ["ReducedEngine", "reduced_start"]
@@ -50,7 +51,7 @@ def reduced_start(cfg, seeds) -> tuple[np.ndarray, np.ndarray]:
     from the same (α⁰, β⁰)."""
     from ..data import make_wstar
 
-    cfg = cfg.resolved()
+    cfg = setting_of(cfg).cfg
     t = cfg.train
     w = make_wstar(cfg.data)
     a, b = [], []
@@ -227,20 +228,18 @@ class ReducedEngine:
     def __init__(self, cfg, alpha0, beta0) -> None:
         from scipy import special
 
-        cfg = cfg.resolved()
-        self.cfg = cfg
-        part = cfg.data.make_partition()
-        D, C, L, q = part.D, part.C, part.L, cfg.data.q
+        st = setting_of(cfg)
+        self.cfg = cfg = st.cfg
+        D, C, L, q = st.D, st.C, st.partition.L, st.q
         self.D, self.C, self.L = D, C, L
-        self.tau, self.kappa, self.diag = cfg.temperature, cfg.value_scale, cfg.diag
-        self.sigma = cfg.data.sigma_value
-        act = cfg.model.make_activation()
+        self.tau, self.kappa, self.diag, self.sigma = st.tau, st.kappa, st.diag, st.sigma
+        act = st.activation
         self._c = [list(act.coeffs)]
         for _ in range(3):  # σ', σ'', σ'''
             prev = self._c[-1]
             self._c.append([k * c for k, c in enumerate(prev)][1:] or [0.0])
         self._major = act.majorant()
-        self.lr_v, self.lr_A = cfg.train.lr_v, cfg.train.lr_A_value
+        self.lr_v, self.lr_A = st.lr_v, st.lr_A
         self.tie_tol = cfg.train.tie_tol
         pats = count_patterns(C)
         logp = (special.gammaln(C + 1) - special.gammaln(pats + 1).sum(axis=1)

@@ -13,15 +13,16 @@ product after the pass. The loss, loss², error and tie sums are those of
 **Why it is not always used.** A step must read every entry of X at least once (∂L/∂v = Xᵀ ∂L/∂U
 with a generic ∂L/∂U), so one pass is the floor; but the kernel does the attention part
 (O(D²) per sample) in scalar-loop code where the plain pass uses BLAS, and the balance depends on
-the CPU and the shape. The choice rule is the one of the backend's primitives: with ``"auto"``
-(default) the first training pass of a *shape class* (D, d, dtype, N rounded down to a power of
-two, torch's thread count: the kernel is single-threaded, so with many threads the two-pass step
-may win) times both passes on the call's own data, interleaved (one untimed call each, then
-[`PassChoice.rounds`][] rounds), and keeps the faster for the process. ``"fused"`` or
-``"two-pass"`` pin one, through ``$THEORYLAB_EMPIRICAL_PASS``. The fused pass is a candidate
-only on a CPU, in float64, for C-contiguous X held in memory (not streamed), with numba
-importable ([`theorylab.core.jit.HAVE_NUMBA`][]); the batched engine (many runs in one step)
-and the forward-only test pass keep the plain code. Measured speeds, and why a one-pass step
+the CPU and the shape. The choice is the kernel's autotuner
+([`MeasuredChoice`][theorylab.core.primitives.MeasuredChoice]): with ``"auto"`` (default) the
+first training pass of a *shape class* (D, d, dtype, N rounded down to a power of two, torch's
+thread count: the kernel is single-threaded, so with many threads the two-pass step may win)
+times both passes on the call's own data, interleaved (one untimed call each, then three
+rounds), and keeps the faster for the process. ``"fused"`` or ``"two-pass"`` pin one, through
+``$THEORYLAB_EMPIRICAL_PASS``. The fused pass is a candidate only on a CPU, in float64, for
+C-contiguous X held in memory (not streamed), with numba importable
+([`theorylab.core.jit.HAVE_NUMBA`][]); the batched engine (many runs in one step) and the
+forward-only test pass keep the plain code. Measured speeds, and why a one-pass step
 still does not reach 2× autograd on every CPU: docs/performance.md.
 
 The loops are written out (four-row blocks inline, not a shared helper): the same blocks
@@ -38,12 +39,11 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
-import time
 
 import numpy as np
 
 from theorylab.core.jit import HAVE_NUMBA, njit, prefetch
+from theorylab.core.primitives import MeasuredChoice
 
 __all__ = ["PASSES", "PASS_ENV", "FusedPass", "PassChoice", "default_pass", "fused_grad_pass",
            "fused_eligible", "pass_choices"]
@@ -274,15 +274,9 @@ def fused_grad_pass(X, y, v, S, model, tie_tol: float, weight: float):
     return FusedPass(X, y, model, tie_tol, weight)(v, S)
 
 
-class PassChoice:
+class PassChoice(MeasuredChoice):
     """The measured choice between the fused and the two-pass training pass, per shape class,
-    cached for the process (the rule is in the module docstring)."""
-
-    rounds = 3
-
-    def __init__(self) -> None:
-        self.cache: dict[tuple, str] = {}
-        self.timings: dict[tuple, dict[str, float]] = {}
+    kept for the process (the kernel's autotuner; the rule is in the module docstring)."""
 
     @staticmethod
     def shape_class(X) -> tuple:
@@ -294,32 +288,6 @@ class PassChoice:
         n = max(int(X.shape[0]), 1)
         return (int(X.shape[1]), int(X.shape[2]), str(X.dtype), 1 << (n.bit_length() - 1),
                 torch.get_num_threads())
-
-    def choose(self, X, candidates: dict) -> str:
-        """The name of the pass to use on data like ``X``; ``candidates`` maps names to
-        zero-argument callables running that pass on this call's data (timed when the shape
-        class is new)."""
-        key = self.shape_class(X)
-        name = self.cache.get(key)
-        if name is not None:
-            return name
-        times: dict[str, list[float]] = {k: [] for k in candidates}
-        for f in candidates.values():  # warm-up (compiles or loads the kernel), untimed
-            f()
-        for _ in range(self.rounds):
-            for k, f in candidates.items():
-                t0 = time.perf_counter()
-                f()
-                times[k].append(time.perf_counter() - t0)
-        med = {k: statistics.median(t) for k, t in times.items()}
-        name = min(med, key=med.get)
-        self.cache[key] = name
-        self.timings[key] = med
-        return name
-
-    def clear(self) -> None:
-        self.cache.clear()
-        self.timings.clear()
 
 
 _CHOICE = PassChoice()

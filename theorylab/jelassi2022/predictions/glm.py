@@ -17,7 +17,7 @@ import math
 import numpy as np
 from scipy.stats import binom
 
-from ..data import set_sum_distribution
+from ..data import convolve, set_sum_distribution
 
 __all__ = ["X_PROVED", "BOUND", "glm_best_error", "glm_exact_errors", "pz_bound"]
 
@@ -52,26 +52,14 @@ def pz_bound(D: int, C: int, q: float) -> float:
     return 0.0 if x >= 1 else 0.5 * (1 - x) ** 2 / (3 - 3 / n + 1 / (n * q))
 
 
-def _conv(a: dict, b: dict) -> dict:
-    out: dict = {}
-    for ka, pa in a.items():
-        for kb, pb in b.items():
-            k = tuple(x + y for x, y in zip(ka, kb))
-            out[k] = out.get(k, 0.0) + pa * pb
-    return out
-
-
 def glm_exact_errors(D: int, C: int, q: float) -> dict[str, float]:
     """Exact errors of the uniform GLM sign(T) (see the module docstring) for the data of
     Assumption 1 with D patches, sets of size C, and spurious rate q."""
     L = D // C
-    one = {}
-    for s, p in set_sum_distribution(C, q).items():
-        t = s if abs(s) > 0.9 * C else 0
-        one[(s, t)] = one.get((s, t), 0.0) + p
+    one = {(s, s if abs(s) > 0.9 * C else 0): p for s, p in set_sum_distribution(C, q).items()}
     joint = {(C, C): 1.0}  # (T, f*) with y = +1: the signal set contributes C to both
     for _ in range(L - 1):
-        joint = _conv(joint, one)
+        joint = convolve(joint, one)
     err = sum(p for (T, _), p in joint.items() if T <= 0)
     best = sum(p for (T, _), p in joint.items() if T < 0) + 0.5 * sum(
         p for (T, _), p in joint.items() if T == 0

@@ -64,8 +64,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from ..activation import Activation
-from ..config import ExperimentConfig
+from ..config import ExperimentConfig, Setting, setting_of
 
 __all__ = [
     "PhaseIPrediction",
@@ -86,45 +85,46 @@ def _sum_law(n: int, q: float) -> tuple[np.ndarray, np.ndarray]:
     return np.arange(-n, n + 1, dtype=np.float64), p
 
 
-def _lowest_power(cfg: ExperimentConfig) -> tuple[int, float]:
-    coeffs = Activation.from_spec(cfg.model.activation).coeffs
-    for k, c in enumerate(coeffs):
+def _lowest_power(s: Setting) -> tuple[int, float]:
+    for k, c in enumerate(s.activation.coeffs):
         if c != 0.0:
             return k, float(c)
     raise ValueError("model.activation: the zero polynomial has no lowest power")
 
 
-def _sets_C(cfg: ExperimentConfig) -> int:
-    return cfg.data.make_partition().C
+def _per_entry(s: Setting, f: float, g_gamma: float, g_rho: float) -> tuple[float, float]:
+    """f·g_γ/(D(C − 1)) and f·g_ρ/(D(D − C)): derivatives in the common same-set and cross-set
+    values shared among their D(C − 1) and D(D − C) entries (0 for γ when C = 1)."""
+    return (f * g_gamma / (s.D * (s.C - 1)) if s.C > 1 else 0.0, f * g_rho / (s.D * (s.D - s.C)))
 
 
-def _start_weights(cfg: ExperimentConfig) -> tuple[float, float]:
+def _start_weights(st: Setting) -> tuple[float, float]:
     """(u, s): the softmax weights of a row at γ = ρ = g⁰, u = S_a − s."""
-    D, tau = cfg.data.D, cfg.temperature
-    logits = np.array([cfg.diag, cfg.train.offdiag0]) / tau
+    logits = np.array([st.diag, st.offdiag0]) / st.tau
     e = np.exp(logits - logits.max())
-    Z = e[0] + (D - 1) * e[1]
+    Z = e[0] + (st.D - 1) * e[1]
     return float((e[0] - e[1]) / Z), float(e[1] / Z)
 
 
-def reduced_moments(cfg: ExperimentConfig, p: int | None = None) -> dict[str, float]:
+def reduced_moments(cfg: ExperimentConfig | Setting, p: int | None = None) -> dict[str, float]:
     """The exact moments M_p, G_γ, G_ρ at the start of the reduced dynamics (see the module).
 
     **Arguments:**
 
-    - `cfg`: a resolved
-      [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] (its data, model
-      and `train.offdiag0` are read).
+    - `cfg`: an [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] or its
+      [`Setting`][theorylab.jelassi2022.config.Setting] (its data, model and `train.offdiag0`
+      are read).
     - `p`: the power; default the lowest power of the activation.
 
     **Returns:** ``{"M": M_p, "G_gamma": G_γ, "G_rho": G_ρ, "u": u, "s": s}``: exact finite sums
     over the data distribution (floating point only), valid for odd p (then the expectation
     over y = ±1 equals the one at y = +1).
     """
+    st = setting_of(cfg)
     if p is None:
-        p, _ = _lowest_power(cfg)
-    D, C, q = cfg.data.D, _sets_C(cfg), cfg.data.q
-    u, s = _start_weights(cfg)
+        p, _ = _lowest_power(st)
+    D, C, q = st.D, st.C, st.q
+    u, s = _start_weights(st)
     M = Gg = Gr = 0.0
     # y = +1. A signal patch: c = 1, its set sums to C, T = C + R with R over the D − C others.
     R, pR = _sum_law(D - C, q)
@@ -208,15 +208,15 @@ class PhaseIPrediction:
         return self.offdiag0 + self.k_gamma * a2 / 2, self.offdiag0 + self.k_rho * a2 / 2
 
 
-def phase_i(cfg: ExperimentConfig) -> PhaseIPrediction:
+def phase_i(cfg: ExperimentConfig | Setting) -> PhaseIPrediction:
     """The phase-I prediction of the reduced population GD for a configuration.
 
     **Arguments:**
 
-    - `cfg`: a resolved
-      [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] with an aligned
-      start (``train.init_v = "aligned"``, ``train.offdiag0_std = 0``), so that the reduction
-      is exact.
+    - `cfg`: an [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] (or its
+      [`Setting`][theorylab.jelassi2022.config.Setting]) with an aligned start
+      (``train.init_v = "aligned"``, ``train.offdiag0_std = 0``), so that the reduction is
+      exact.
 
     **Returns:** a [`PhaseIPrediction`][].
 
@@ -224,28 +224,32 @@ def phase_i(cfg: ExperimentConfig) -> PhaseIPrediction:
     `"quintic"` σ = h⁵ + 0.03h starts linear and has no blow-up plateau, refused with a
     ValueError); α⁰ > 0 small (the statements are leading order in α⁰).
     """
-    p, c_p = _lowest_power(cfg)
+    return _phase_i(setting_of(cfg))
+
+
+def _phase_i(s: Setting, alpha0: float | None = None) -> PhaseIPrediction:
+    """[`phase_i`][] of `s`, or, with `alpha0`, of its aligned start α⁰ = `alpha0`."""
+    p, c_p = _lowest_power(s)
     if p < 3 or p % 2 == 0:
         raise ValueError(
             f"model.activation: the phase-I prediction needs a lowest power p >= 3, odd (got p={p})"
         )
-    t = cfg.train
-    if t.init_v != "aligned" or t.offdiag0_std > 0 or t.alpha0 <= 0:
-        raise ValueError("train.init_v: the phase-I prediction needs an aligned start with "
-                         "alpha0 > 0 and offdiag0_std = 0")
-    mom = reduced_moments(cfg, p)
-    kappa, tau = cfg.value_scale, cfg.temperature
-    D, C = cfg.data.D, _sets_C(cfg)
-    h = t.lr_v * p * c_p * kappa**p * mom["M"] / 2
+    t = s.cfg.train
+    if alpha0 is None:
+        if t.init_v != "aligned" or t.offdiag0_std > 0 or t.alpha0 <= 0:
+            raise ValueError("train.init_v: the phase-I prediction needs an aligned start with "
+                             "alpha0 > 0 and offdiag0_std = 0")
+        alpha0 = t.alpha0
+    mom = reduced_moments(s, p)
+    h = s.lr_v * p * c_p * s.kappa**p * mom["M"] / 2
     if not h > 0:
         raise ValueError(f"train.alpha0: α does not grow from the start (growth constant "
                          f"h = {h:.3g} <= 0), so there is no plateau to predict")
-    t_blowup = t.alpha0 ** (2 - p) / ((p - 2) * h)
-    ratio = t.lr_A_value / (t.lr_v * tau * mom["M"])
-    k_g = ratio * mom["s"] * mom["G_gamma"] / (D * (C - 1)) if C > 1 else 0.0
-    k_r = ratio * mom["s"] * mom["G_rho"] / (D * (D - C))
-    return PhaseIPrediction(p=p, c_p=c_p, h=h, t_blowup=t_blowup, alpha0=t.alpha0,
-                            offdiag0=t.offdiag0, k_gamma=k_g, k_rho=k_r, moments=mom)
+    t_blowup = alpha0 ** (2 - p) / ((p - 2) * h)
+    ratio = s.lr_A / (s.lr_v * s.tau * mom["M"])
+    k_g, k_r = _per_entry(s, ratio * mom["s"], mom["G_gamma"], mom["G_rho"])
+    return PhaseIPrediction(p=p, c_p=c_p, h=h, t_blowup=t_blowup, alpha0=alpha0,
+                            offdiag0=s.offdiag0, k_gamma=k_g, k_rho=k_r, moments=mom)
 
 
 @dataclass(frozen=True)
@@ -266,26 +270,29 @@ class PhaseIIPrediction:
     rate_rho: float
 
 
-def _exchangeable(cfg: ExperimentConfig):
+def _exchangeable(cfg: ExperimentConfig | Setting, **train):
+    """The exact exchangeable engine of `cfg`'s setting (numpy, float64), with the fields
+    `train` of its ``[train]`` changed."""
     from theorylab.core.backend import get_backend
 
     from ..data import make_wstar
     from ..engines import ExchangeableEngine
 
-    part = cfg.data.make_partition()
-    return ExchangeableEngine(cfg, get_backend("numpy", "float64", "cpu"), part,
-                              make_wstar(cfg.data))
+    s = setting_of(cfg)
+    return ExchangeableEngine(s.cfg.replace(train=train) if train else s.cfg,
+                              get_backend("numpy", "float64", "cpu"), s.partition,
+                              make_wstar(s.cfg.data))
 
 
-def phase_ii(cfg: ExperimentConfig, engine=None, *, allow_long: bool = False
+def phase_ii(cfg: ExperimentConfig | Setting, engine=None, *, allow_long: bool = False
              ) -> PhaseIIPrediction:
     """The GLM plateau value α* and the phase-II growth rate r_II of γ − ρ.
 
     **Arguments:**
 
-    - `cfg`: a resolved
-      [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig]
-      (partition-symmetric start, as for [`phase_i`][]).
+    - `cfg`: an [`ExperimentConfig`][theorylab.jelassi2022.config.ExperimentConfig] or its
+      [`Setting`][theorylab.jelassi2022.config.Setting] (partition-symmetric start, as for
+      [`phase_i`][]).
     - `engine`: an exchangeable engine for `cfg` to reuse (built when omitted).
     - `allow_long`: run even when it is predicted to take longer than
       [`DERIVED_LIMIT_S`][theorylab.jelassi2022.cost.DERIVED_LIMIT_S] (10 minutes). Without
@@ -302,10 +309,11 @@ def phase_ii(cfg: ExperimentConfig, engine=None, *, allow_long: bool = False
     """
     from ..cost import PHASE_II_EVALUATIONS, exchangeable_guard
 
-    tick = (exchangeable_guard(cfg, PHASE_II_EVALUATIONS, "predictions.phase_ii", allow_long)
+    s = setting_of(cfg)
+    tick = (exchangeable_guard(s, PHASE_II_EVALUATIONS, "predictions.phase_ii", allow_long)
             if engine is None else (lambda: None))
-    eng = engine if engine is not None else _exchangeable(cfg)
-    g0 = cfg.train.offdiag0
+    eng = engine if engine is not None else _exchangeable(s)
+    g0 = s.offdiag0
 
     def grad(alpha):
         tick()
@@ -323,8 +331,6 @@ def phase_ii(cfg: ExperimentConfig, engine=None, *, allow_long: bool = False
             raise ValueError("no minimiser of the start-attention loss in α below 1e6")
     a_star = optimize.brentq(grad, lo, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps)
     ev = eng.evaluate({"alpha": a_star, "gamma": g0, "rho": g0}, 0, need_grad=True, record=False)
-    D, C, lr_A = cfg.data.D, _sets_C(cfg), cfg.train.lr_A_value
-    rg = -lr_A * ev.grads["gamma"] / (D * (C - 1)) if C > 1 else 0.0
-    rr = -lr_A * ev.grads["rho"] / (D * (D - C))
+    rg, rr = _per_entry(s, -s.lr_A, ev.grads["gamma"], ev.grads["rho"])
     return PhaseIIPrediction(alpha_star=float(a_star), loss_star=ev.loss, error_star=ev.error,
                              rate=rg - rr, rate_gamma=rg, rate_rho=rr)

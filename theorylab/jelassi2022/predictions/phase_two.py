@@ -37,28 +37,27 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, optimize
 
-from ..config import ExperimentConfig
+from ..config import ExperimentConfig, Setting, setting_of
+from .phase_one import _per_entry, _phase_i
 from .set_statistics import loss_and_grad, statistics_law
 
 __all__ = ["Plateau", "SlowFlow", "plateau", "slow_flow", "alpha_star"]
 
 
-def _law(cfg: ExperimentConfig):
-    act = cfg.model.make_activation()
-    if tuple(act.coeffs) != (0.0, 0.0, 0.0, 1.0):
+def _law(s: Setting):
+    if tuple(s.activation.coeffs) != (0.0, 0.0, 0.0, 1.0):
         raise ValueError("model.activation: the phase-II derivation is written for the cubic "
-                         f"σ(h) = h³ (got coefficients {act.coeffs})")
-    part = cfg.data.make_partition()
-    return statistics_law(part.D, part.C, float(cfg.data.q))
+                         f"σ(h) = h³ (got coefficients {s.activation.coeffs})")
+    return statistics_law(s.D, s.C, float(s.q))
 
 
-def alpha_star(cfg: ExperimentConfig, gamma: float, rho: float, guess: float | None = None
-               ) -> float:
+def alpha_star(cfg: ExperimentConfig | Setting, gamma: float, rho: float,
+               guess: float | None = None) -> float:
     """The minimiser in α of the population risk at the attention (γ, ρ): the root of ∂_α L,
     bracketed on a doubling ladder from `guess` (default 1)."""
-    cfg = cfg.resolved()
-    law = _law(cfg)
-    args = (gamma, rho, cfg.diag, cfg.temperature, cfg.value_scale)
+    s = setting_of(cfg)
+    law = _law(s)
+    args = (gamma, rho, s.diag, s.tau, s.kappa)
 
     def g(a):
         return loss_and_grad(law, a, *args)[1]["alpha"]
@@ -115,22 +114,17 @@ class Plateau:
     rate_rho: float
 
 
-def _rates(cfg, law, gamma, rho, guess=None):
-    a = alpha_star(cfg, gamma, rho, guess)
-    loss, g = loss_and_grad(law, a, gamma, rho, cfg.diag, cfg.temperature, cfg.value_scale)
-    D, C = cfg.data.D, cfg.data.make_partition().C
-    lr = cfg.train.lr_A_value
-    rg = -lr * g["gamma"] / (D * (C - 1)) if C > 1 else 0.0
-    rr = -lr * g["rho"] / (D * (D - C))
-    return a, loss, rg, rr
+def _rates(s: Setting, law, gamma, rho, guess=None):
+    a = alpha_star(s, gamma, rho, guess)
+    loss, g = loss_and_grad(law, a, gamma, rho, s.diag, s.tau, s.kappa)
+    return (a, loss, *_per_entry(s, -s.lr_A, g["gamma"], g["rho"]))
 
 
-def plateau(cfg: ExperimentConfig) -> Plateau:
+def plateau(cfg: ExperimentConfig | Setting) -> Plateau:
     """[`Plateau`][] of `cfg` (cubic σ, partition-symmetric start g⁰ = ``train.offdiag0``)."""
-    cfg = cfg.resolved()
-    law = _law(cfg)
-    g0 = cfg.train.offdiag0
-    a, loss, rg, rr = _rates(cfg, law, g0, g0)
+    s = setting_of(cfg)
+    g0 = s.offdiag0
+    a, loss, rg, rr = _rates(s, _law(s), g0, g0)
     return Plateau(alpha_star=a, loss=loss, rate=rg - rr, rate_gamma=rg, rate_rho=rr)
 
 
@@ -153,8 +147,8 @@ class SlowFlow:
     path: dict
 
 
-def slow_flow(cfg: ExperimentConfig, gap: float = 1.0, start: tuple[float, float] | None = None,
-              max_steps: float = 1e8) -> SlowFlow:
+def slow_flow(cfg: ExperimentConfig | Setting, gap: float = 1.0,
+              start: tuple[float, float] | None = None, max_steps: float = 1e8) -> SlowFlow:
     """Integrate the slow flow of phase II until γ − ρ = `gap`.
 
     **Arguments:**
@@ -165,21 +159,18 @@ def slow_flow(cfg: ExperimentConfig, gap: float = 1.0, start: tuple[float, float
     - `start`: (γ₀, ρ₀); default the phase-I α² law carried to α* (see the module).
     - `max_steps`: give up (``t_slow`` = ∞) beyond this many GD steps.
     """
-    cfg = cfg.resolved()
-    law = _law(cfg)
-    g0 = cfg.train.offdiag0
+    s = setting_of(cfg)
+    law = _law(s)
+    g0 = s.offdiag0
     if start is None:
-        from .phase_one import phase_i
 
-        aligned = cfg.replace(train={"init_v": "aligned", "offdiag0_std": 0.0,
-                                     "alpha0": 1e-3, "method": "exchangeable"})
-        p1 = phase_i(aligned.resolved())
-        a_star = alpha_star(cfg, g0, g0)
+        p1 = _phase_i(s, alpha0=1e-3)  # the α² law of the aligned start
+        a_star = alpha_star(s, g0, g0)
         start = (g0 + p1.k_gamma * a_star ** 2 / 2, g0 + p1.k_rho * a_star ** 2 / 2)
     guess = [None]
 
     def rhs(t, y):
-        a, _, rg, rr = _rates(cfg, law, y[0], y[1], guess[0])
+        a, _, rg, rr = _rates(s, law, y[0], y[1], guess[0])
         guess[0] = a
         return [rg, rr]
 
@@ -206,6 +197,6 @@ def slow_flow(cfg: ExperimentConfig, gap: float = 1.0, start: tuple[float, float
                               rtol=1e-7, atol=1e-10, dense_output=False, max_step=np.inf)
     hit = sol.t_events[0]
     t_slow = float(hit[0]) if hit.size else math.inf
-    alphas = [alpha_star(cfg, g, r, guess[0]) for g, r in zip(sol.y[0], sol.y[1])]
+    alphas = [alpha_star(s, g, r, guess[0]) for g, r in zip(sol.y[0], sol.y[1])]
     return SlowFlow(t_slow, rate0, accel, y0[0], y0[1], gap,
                     {"t": sol.t, "gamma": sol.y[0], "rho": sol.y[1], "alpha": np.array(alphas)})

@@ -41,8 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate
 
-from ..config import ExperimentConfig
-from .phase_one import _lowest_power, _sets_C, reduced_moments
+from ..config import ExperimentConfig, Setting, setting_of
+from .phase_one import _lowest_power, reduced_moments
 
 __all__ = ["EscapeConstants", "escape_constants", "escape_time", "start_moments",
            "log_time_exponent"]
@@ -72,27 +72,27 @@ class EscapeConstants:
     M3: float
 
 
-def escape_constants(cfg: ExperimentConfig) -> EscapeConstants:
+def escape_constants(cfg: ExperimentConfig | Setting) -> EscapeConstants:
     """[`EscapeConstants`][] of `cfg` at its start attention (γ = ρ = ``train.offdiag0``)."""
-    cfg = cfg.resolved()
-    p, c_p = _lowest_power(cfg)
-    C, D = _sets_C(cfg), cfg.data.D
-    kappa, lr = cfg.value_scale, cfg.train.lr_v
+    st = setting_of(cfg)
+    p, c_p = _lowest_power(st)
+    C, D, kappa, lr = st.C, st.D, st.kappa, st.lr_v
     if p == 1:
         return EscapeConstants(p=1, h=0.0, eps=0.0, h1=lr * c_p * kappa * C / 2, Qd=math.nan,
                                M3=math.nan)
     if p != 3:
         raise ValueError(f"model.activation: the random-start flow is derived for a lowest power "
                          f"p = 1 or 3 (got p = {p})")
-    mom = reduced_moments(cfg, 3)
+    mom = reduced_moments(st, 3)
     u, s = mom["u"], mom["s"]
     Qd = (u + s) ** 2 + (D - 1) * s ** 2
     h = lr * 1.5 * c_p * kappa ** 3 * mom["M"]
-    eps = cfg.data.sigma_value ** 2 * C * Qd / mom["M"]
+    eps = st.sigma ** 2 * C * Qd / mom["M"]
     return EscapeConstants(p=3, h=h, eps=eps, h1=0.0, Qd=Qd, M3=mom["M"])
 
 
-def escape_time(cfg: ExperimentConfig, alpha0, beta0, theta: float) -> dict[str, np.ndarray]:
+def escape_time(cfg: ExperimentConfig | Setting, alpha0, beta0, theta: float
+                ) -> dict[str, np.ndarray]:
     """Phase-I times of the random start (see the module), per start.
 
     **Arguments:**

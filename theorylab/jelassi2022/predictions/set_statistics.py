@@ -26,6 +26,8 @@ import itertools
 
 import numpy as np
 
+from ..data import convolve
+
 __all__ = ["StatisticsLaw", "statistics_law", "cubic_sum", "cubic_sum_grad", "softmax_row",
            "loss_and_grad"]
 
@@ -44,12 +46,7 @@ def statistics_law(D: int, C: int, q: float) -> StatisticsLaw:
         per_set[key] = per_set.get(key, 0.0) + p
     law = {(C, C, C * C, C * C, C ** 3): 1.0}  # the signal set, y = +1
     for _ in range(L - 1):
-        new: dict[tuple, float] = {}
-        for k1, p1 in law.items():
-            for k2, p2 in per_set.items():
-                k = tuple(a + b for a, b in zip(k1, k2))
-                new[k] = new.get(k, 0.0) + p1 * p2
-        law = new
+        law = convolve(law, per_set)
     keys = np.array(sorted(law), dtype=np.float64)
     probs = np.array([law[tuple(int(x) for x in k)] for k in keys])
     return StatisticsLaw(D=D, C=C, q=q, stats=keys, p=probs)

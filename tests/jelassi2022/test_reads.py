@@ -1,4 +1,5 @@
-"""The measured reads of X (theorylab.core.backend) and flush-to-zero in the steps.
+"""The measured reads of X (theorylab.jelassi2022.engines._reads on the kernel's
+theorylab.core.primitives) and flush-to-zero in the steps.
 
 Every implementation choice (einsum, blas, torch, auto) must give the plain einsum's results up
 to rounding, and the engines' trajectories must agree to the same order; flushing subnormals in
@@ -11,12 +12,14 @@ import numpy as np
 import pytest
 
 from theorylab.core import backend as bk
+from theorylab.core import primitives as pr
 from theorylab.jelassi2022.bench.cases import (
     STATE,
     empirical_config,
     make_empirical_engine,
     population_engine,
 )
+from theorylab.jelassi2022.engines import _reads
 from theorylab.jelassi2022.observables import symmetric_A
 
 CHOICES = ("einsum", "blas", "torch", "auto")
@@ -28,9 +31,9 @@ PRODUCT_RTOL = 1e-13
 
 @pytest.fixture(autouse=True)
 def _fresh_choice():
-    bk.primitive_choices().clear()
+    pr.primitive_choices().clear()
     yield
-    bk.primitive_choices().clear()
+    pr.primitive_choices().clear()
 
 
 def _data(n=300, D=8, d=24, dtype=np.float64):
@@ -43,9 +46,9 @@ def _data(n=300, D=8, d=24, dtype=np.float64):
 @pytest.mark.parametrize("primitive", CHOICES)
 def test_every_choice_reads_x_like_einsum(name, primitive):
     X, v, dU = _data()
-    xp = bk.get_backend(name, primitive=primitive)
-    U = xp.to_numpy(xp.project(xp.asarray(X), xp.asarray(v)))
-    g = xp.to_numpy(xp.pullback(xp.asarray(dU), xp.asarray(X)))
+    xp = bk.get_backend(name)
+    U = xp.to_numpy(_reads.project(xp, xp.asarray(X), xp.asarray(v), primitive))
+    g = xp.to_numpy(_reads.pullback(xp, xp.asarray(dU), xp.asarray(X), primitive))
     U0, g0 = np.einsum("njk,k->nj", X, v), np.einsum("nj,njk->k", dU, X)
     assert U.shape == U0.shape and g.shape == g0.shape
     np.testing.assert_allclose(U, U0, rtol=PRODUCT_RTOL, atol=PRODUCT_RTOL * np.abs(U0).max())
@@ -56,42 +59,42 @@ def test_read_only_data_falls_back_to_blas():
     X, v, dU = _data()
     X.setflags(write=False)  # torch.from_numpy refuses read-only memory
     for primitive in CHOICES:
-        xp = bk.get_backend("numpy", primitive=primitive)
-        np.testing.assert_allclose(xp.project(X, v), np.einsum("njk,k->nj", X, v),
+        U = _reads.project(bk.get_backend("numpy"), X, v, primitive)
+        np.testing.assert_allclose(U, np.einsum("njk,k->nj", X, v),
                                    rtol=PRODUCT_RTOL, atol=1e-12)  # as above
 
 
 def test_auto_measures_once_per_shape_class():
     X, v, dU = _data()
-    xp = bk.get_backend("numpy", primitive="auto")
-    xp.project(X, v)
-    xp.project(X[:290], v)  # same class: 290 and 300 rows round down to 256
-    choice = bk.primitive_choices()
+    xp = bk.get_backend("numpy")
+    _reads.project(xp, X, v)
+    _reads.project(xp, X[:290], v)  # same class: 290 and 300 rows round down to 256
+    choice = pr.primitive_choices()
     keys = [k for k in choice.cache if k[0] == "project"]
     assert keys == [("project", 8, 24, "float64", 256)]
     assert choice.cache[keys[0]] in ("einsum", "blas", "torch")
     assert set(choice.timings[keys[0]]) == {"einsum", "blas", "torch"}
-    xp.project(X[:100], v)
+    _reads.project(xp, X[:100], v)
     assert len([k for k in choice.cache if k[0] == "project"]) == 2
 
 
 def test_primitive_env_and_bad_values(monkeypatch):
-    monkeypatch.setenv(bk.PRIMITIVE_ENV, "blas")
-    assert bk.get_backend("numpy").primitive == "blas"
-    assert bk.get_backend("torch").primitive == "blas"
-    monkeypatch.setenv(bk.PRIMITIVE_ENV, "fast")
+    cfg = empirical_config(8, 24, 50)
+    monkeypatch.setenv(pr.PRIMITIVE_ENV, "blas")
+    assert make_empirical_engine(cfg).primitive == "blas"
+    monkeypatch.setenv(pr.PRIMITIVE_ENV, "fast")
     with pytest.raises(ValueError, match="THEORYLAB_PRIMITIVE: must be one of"):
-        bk.get_backend("numpy")
-    monkeypatch.delenv(bk.PRIMITIVE_ENV)
-    assert bk.get_backend("numpy").primitive == "auto"
+        make_empirical_engine(cfg)
+    monkeypatch.delenv(pr.PRIMITIVE_ENV)
+    assert make_empirical_engine(cfg).primitive == "auto"
     with pytest.raises(ValueError, match="primitive: must be one of"):
-        bk.get_backend("numpy", primitive="gemv")
+        pr.check_primitive("gemv")
 
 
 def _trajectory(primitive, steps=6):
     cfg = empirical_config(8, 24, 400, backend="torch", offdiag0=0.1, alpha0=0.3)
     eng = make_empirical_engine(cfg)
-    eng.xp.primitive = primitive
+    eng.primitive = primitive
     eng.chunk = 128  # several chunks, a last partial one: several shape classes
     p = eng.initial_params()
     out = []

@@ -1,6 +1,6 @@
 """Replay the rows of a hostile-input table and say how each ends now.
 
-    python tests/hostile/replay.py OUT.md [--table 2026-11-26|2026-11-27] [--only ID ...]
+    python tools/hostile_replay.py OUT.md [--table 2026-11-26|2026-11-27] [--only ID ...]
 
 Each row (a bad input or a fault: a damaged file, a signal at a moment, a full disk, another
 user, a plug-in that fails, a concurrent writer or reader) is rebuilt in a scratch folder and
@@ -9,7 +9,7 @@ status, the last line of the output, whether a traceback was printed, and what w
 beside it (a user's file unchanged, no code run, git status). Rows that need root (a small
 tmpfs for a full disk, runs as the user ``nobody``) are marked "not run" elsewhere.
 
-Not collected by pytest (its name): a manual tool, minutes long (it trains the quick real-image
+A manual tool outside the test suite, minutes long (it trains the quick real-image
 ViTs several times and runs the quick checks under signals).
 """
 
@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 FMNIST = Path("/usr/share/datasets/fashion-mnist")
 IS_ROOT = os.geteuid() == 0
