@@ -114,7 +114,7 @@ def test_plot_a_run(tiny_run, tmp_path, capsys):
 
 
 def test_phase_table_takes_each_points_last_step():
-    from theorylab.commands.plot import phase_table
+    from theorylab.analysis.plots import phase_table
 
     table = pd.DataFrame({"run_id": ["a", "a", "b", "b", "c"], "data.q": [0.1, 0.1, 0.1, 0.1, 0.3],
                           "step": [0, 10, 0, 10, 10], "loss": [9.0, 1.0, 9.0, 3.0, 5.0]})
@@ -123,7 +123,7 @@ def test_phase_table_takes_each_points_last_step():
 
 
 def test_plot_a_sweep(tiny_sweep, tmp_path):
-    from theorylab.commands.plot import plot_sweep
+    from theorylab.analysis.plots import plot_sweep
 
     assert main(["plot", str(tiny_sweep)]) == 0
     assert (tiny_sweep / "phase_diagram.png").read_bytes()[:4] == b"\x89PNG"
@@ -156,13 +156,13 @@ def test_plot_the_readmes_delta_sweep_without_flags(delta_sweep, capsys):
     labelled with its C1 and the Δ it gives, the shared setting in the title."""
     import json
 
-    from theorylab.commands.plot import _point_settings
+    from theorylab.analysis.labels import point_settings
 
     assert main(["plot", str(delta_sweep)]) == 0
     assert (delta_sweep / "phase_diagram.png").read_bytes()[:4] == b"\x89PNG"
     manifest = json.loads((delta_sweep / "sweep.json").read_text())
     points = pd.DataFrame({"data.C1": [4, 8, 12]})
-    title, labels = _point_settings(manifest, points, ["data.C1"])
+    title, labels = point_settings(manifest, points, ["data.C1"])
     assert title.startswith("huang2024: MAE, P = 16") and "C1 =" not in title
     assert [lab.split(",")[0] for lab in labels.values()] == ["C1 = 4", "C1 = 8", "C1 = 12"]
     assert all("Δ = " in lab for lab in labels.values())
@@ -172,7 +172,7 @@ def test_plot_the_readmes_delta_sweep_without_flags(delta_sweep, capsys):
 def test_plot_a_zipped_ladder_draws_trajectories(tmp_path, monkeypatch):
     """Zipped axes (P with its step size) are one line of points: the default plot draws their
     kept trajectories, never a heat map over the two axes (a diagonal of cells)."""
-    import theorylab.commands.plot as plot
+    import theorylab.analysis.plots as plot
 
     spec = tmp_path / "spec.toml"
     spec.write_text('[base_config.experiment]\npaper = "huang2024"\n'
@@ -193,9 +193,10 @@ def test_plot_a_zipped_ladder_draws_trajectories(tmp_path, monkeypatch):
 def test_plot_a_run_draws_its_phase_readings(tiny_run):
     """The paper's hooks: the setting in the title, the phase readings of the run (none for
     this 12-step run, which never leaves its plateau, but the hook runs)."""
-    from theorylab.commands.plot import _run_setting
+    from theorylab.analysis import open_run
 
-    paper, cfg = _run_setting(tiny_run)
+    opened = open_run(tiny_run, strict=False)
+    paper, cfg = opened.paper, opened.config
     assert paper.name == "jelassi2022" and paper.describe(cfg).startswith("D = 4, C = 2")
     readings = paper.phase_readings(pd.read_csv(tiny_run / "trajectory.csv"), cfg)
     assert {"t_I", "t_II"} <= set(readings)
@@ -203,7 +204,14 @@ def test_plot_a_run_draws_its_phase_readings(tiny_run):
 
 @pytest.mark.parametrize("args, start", [
     (["{tmp}/nothing"], "error: input: not a run folder"),
-    (["{run}", "--value", "loss"], "error: --x/--y/--value: for a sweep"),
+    (["{run}", "--value", "loss"], "error: --x/--y/--value/--reading/--log: for a sweep"),
+    (["{run}", "--reading", "t_I", "--x", "step"], "error: --x/--y/--value/--reading/--log"),
+    (["{sweep}", "--log"], "error: --log: only with --reading"),
+    (["{sweep}", "--reading", "t_I"], "error: --x: --reading needs the sweep axis"),
+    (["{sweep}", "--reading", "nope", "--x", "data.q"], "error: reading: not a phase reading"),
+    (["{sweep}", "--reading", "loss", "--x", "data.nope"], "error: x: not an axis"),
+    (["{sweep}", "--reading", "loss", "--x", "data.q", "--y", "data.d"],
+     "error: --reading: drawn against --x alone"),
     (["{run}", "--columns", "nope"], "error: columns: not a numeric column"),
     (["{sweep}", "--value", "nope"], "error: value: not a numeric column"),
     (["{sweep}", "--x", "data.q", "--y", "data.q"], "error: y: must differ from x"),

@@ -33,7 +33,7 @@ def _one_error(capsys) -> str:
 def test_a_torn_last_line_is_left_out(tmp_path, capsys, monkeypatch):
     run = _run(tmp_path / "r", ROWS + "21,0.05,0.")  # the append of a live (or killed) run
     drawn = {}
-    import theorylab.commands.plot as plot
+    import theorylab.analysis.plots as plot
 
     real = plot._drawable
 
@@ -128,7 +128,7 @@ def test_a_name_in_another_encoding(tmp_path, capsys):
 
 
 def test_plot_values_beyond_the_drawable_range_become_gaps():
-    from theorylab.commands.plot import _drawable
+    from theorylab.analysis.plots import _drawable
 
     v, n = _drawable(pd.Series([1.0, 1e308, -np.inf, np.nan, 2.0]))
     assert n == 2 and v.isna().tolist() == [False, True, True, True, False]

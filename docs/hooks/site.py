@@ -44,7 +44,7 @@ from theorylab.core.provenance import code_changed
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "figures"
 #: the packages whose public modules get an API page.
-API_PACKAGES = ("core", "jelassi2022", "huang2024", "vision", "commands")
+API_PACKAGES = ("core", "jelassi2022", "huang2024", "vision", "analysis", "commands")
 #: guides first in this order; any other top-level page follows (e.g. a new guide).
 GUIDE_ORDER = ("reproducing.md", "reading-a-verdict.md", "recipes.md", "config.md",
                "engines.md", "sweeps.md", "performance.md", "properties.md", "architecture.md")

@@ -96,6 +96,9 @@ class Paper:
     - `describe`: ``config -> str``: one line naming a run's setting (the sizes and the
       choices that change the dynamics), the title of ``theorylab plot``'s figures.
       ``None``: the title names the paper only.
+    - `symbols`: config key, trajectory column or reading → its symbol on a plot's axes and
+      titles (matplotlib mathtext: ``{"data.C1": "$C_1$", "t_I": "$t_{\\rm I}$"}``); a key
+      without one is written as it is.
     - `cost`: ``config -> CostModel`` ([`theorylab.core.cost.CostModel`][]): the work of one
       step of the config's engine, its memory, how to build it, and a smaller config of the
       same engine to time when this one is too large to time directly; what ``theorylab run``
@@ -122,6 +125,7 @@ class Paper:
     reading_times: Mapping[str, str] | None = None
     missing_readings: Callable[[Mapping[str, Any], Any], Mapping[str, str]] | None = None
     describe: Callable[[Any], str] | None = None
+    symbols: Mapping[str, str] | None = None
     cost: Callable[[Any], Any] | None = None
     time_step: Callable[[Any], float] | None = None
     default: bool = False

@@ -1,5 +1,5 @@
 """What a trajectory plot shows: which columns get a panel, which are said in a note instead,
-the step axis, and the phase markers. ``theorylab plot`` ([`theorylab.commands.plot`][]) draws
+the step axis, and the phase markers. ``theorylab plot`` ([`theorylab.analysis.plots`][]) draws
 with these choices; the kernel knows no paper: the columns come from the table (and the paper's
 trajectory schema where known), the phase times from the paper's hook.
 

@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .config import EXPERIMENT, read_toml
+from .config import EXPERIMENT
 from .registry import get_paper
 from .trainer import record_schedule
-from .trajectory import read_trajectory
+from .trajectory import RUN_TABLE, read_run
 
 __all__ = ["READING_COLUMNS", "paper_phase_readings", "phase_table", "point_config",
            "reading_rows"]
@@ -149,20 +149,17 @@ def _table(rows: list[dict], front: Sequence[str]) -> pd.DataFrame:
 
 
 def _open_run(paper, path: Path) -> tuple[pd.DataFrame, Any, str]:
-    folder = path.parent if path.name == "trajectory.csv" else path
-    csv, toml = folder / "trajectory.csv", folder / "config.toml"
-    if not csv.is_file():
-        raise ValueError(f"run: no trajectory.csv in {str(folder)!r} (a folder written by "
-                         "theorylab run)")
-    if not toml.is_file():
-        raise ValueError(f"run: no config.toml in {str(folder)!r}")
-    tables = read_toml(toml)
-    named = tables.get(EXPERIMENT, {}).get("paper", paper.name)
-    if named != paper.name:
-        raise ValueError(f"run: {str(folder)!r} is a run of {named} ([experiment] paper), not "
-                         f"of {paper.name}; read it with theorylab.{named}.phases.phase_readings")
-    cfg = paper.config_from_tables(tables)
-    return read_trajectory(csv, paper.trajectory_schema), cfg, str(folder)
+    def this_paper(tables: Mapping[str, Any]):
+        named = tables.get(EXPERIMENT, {}).get("paper", paper.name)
+        if named != paper.name:
+            raise ValueError(f"run: {str(folder)!r} is a run of {named} ([experiment] paper), "
+                             f"not of {paper.name}; read it with "
+                             f"theorylab.{named}.phases.phase_readings")
+        return paper
+
+    folder = path.parent if path.name == RUN_TABLE else path
+    folder, _, tables, rows = read_run(path, this_paper)
+    return rows, paper.config_from_tables(tables), str(folder)
 
 
 def _sweep_table(paper, folder: Path) -> pd.DataFrame:

@@ -116,6 +116,34 @@ def _describe(cfg: ExperimentConfig) -> str:
             f"), K = {d.K}, γ = {m.gamma:g}, {t.engine}, η = {t.lr:g}")
 
 
+#: The symbols of the plots' axes and titles (``Paper.symbols``): config keys, trajectory
+#: columns (lq: a local area's queries, gq: the global area's) and phase readings.
+SYMBOLS = {
+    "data.P": "$P$", "data.K": "$K$", "data.C1": "$C_1$", "data.C": "$C$",
+    "data.Delta": r"$\Delta$", "Delta": r"$\Delta$", "data.kappa_c": r"$\kappa_c$",
+    "data.kappa_s": r"$\kappa_s$", "data.L": "$L$", "data.U": "$U$",
+    "model.gamma": r"$\gamma$", "model.cl_temperature": r"$\tau$", "train.lr": r"$\eta$",
+    "train.n_train": "$N$",
+    "loss": "$L$", "loss_star": "$L^*$", "excess_loss": "$L - L^*$",
+    "phi_glob_lq": r"$\Phi_{\rm glob}$ (local queries)",
+    "phi_own_lq": r"$\Phi_{\rm own}$ (local queries)",
+    "phi_glob_gq": r"$\Phi_{\rm glob}$ (global queries)",
+    "phi_own_gq": r"$\Phi_{\rm own}$ (global queries)",
+    "attn_own_lq": "attention on own area (local queries)",
+    "attn_glob_lq": "attention on global area (local queries)",
+    "attn_masked_lq": "attention on masked keys (local queries)",
+    "attn_own_gq": "attention on own area (global queries)",
+    "attn_glob_gq": "attention on global area (global queries)",
+    "attn_masked_gq": "attention on masked keys (global queries)",
+    "t_I": r"$t_{\rm I}$", "t_II": r"$t_{\rm II}$", "T_star": "$T^*$",
+    "len_I": r"length of Phase I", "len_II": r"length of Phase II",
+    "phi_glob_end_I": r"$\Phi_{\rm glob}(t_{\rm I})$",
+    "attn_glob_end_I": r"attention on global area at $t_{\rm I}$",
+    "phi_own_T": r"$\Phi_{\rm own}(T^*)$", "phi_glob_T": r"$\Phi_{\rm glob}(T^*)$",
+    "attn_own_T": r"attention on own area at $T^*$",
+    "attn_gap_T": r"attention gap to $1 - \gamma^{C-1}$ at $T^*$",
+}
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -134,6 +162,7 @@ PAPER = Paper(
     reading_times=READ_AT,
     missing_readings=missing_readings,
     describe=_describe,
+    symbols=SYMBOLS,
     cost=_cost,
     time_step=lambda cfg: cfg.train.lr,
 )

@@ -106,6 +106,21 @@ def _describe(cfg: ExperimentConfig) -> str:
             f"({t.method}), η_v = {t.lr_v:g}")
 
 
+#: The symbols of the plots' axes and titles (``Paper.symbols``): config keys, trajectory
+#: columns and phase readings.
+SYMBOLS = {
+    "data.D": "$D$", "data.C": "$C$", "data.L": "$L$", "data.d": "$d$", "data.q": "$q$",
+    "train.lr_v": r"$\eta_v$", "train.lr_A": r"$\eta_A$", "train.alpha0": r"$\alpha_0$",
+    "train.n_train": "$N$", "train.mc_samples": "Monte Carlo samples",
+    "alpha": r"$\alpha$", "beta": r"$\beta$", "gamma": r"$\gamma$", "rho": r"$\rho$",
+    "error_fair": "error (ties split)",
+    "tie_mass": "mass of ties", "cos_v_wstar": r"$\cos(v, w^*)$",
+    "sym_dev": "deviation from symmetry", "pa_gap": "patch-association margin",
+    "patch_association": "patch association", "own_set_mass": "attention on own set",
+    "t_I": r"$t_{\rm I}$", "t_II": r"$t_{\rm II}$", "t_PA": r"$t_{\rm PA}$",
+    "t_III": r"$t_{\rm III}$",
+}
+
 #: This paper as the entry points see it.
 PAPER = Paper(
     name=PAPER_NAME,
@@ -124,6 +139,7 @@ PAPER = Paper(
     reading_times=READ_AT,
     missing_readings=missing_readings,
     describe=_describe,
+    symbols=SYMBOLS,
     cost=_cost,
     time_step=lambda cfg: cfg.train.lr_v if cfg.train.lr_v > 0 else cfg.train.lr_A_value,
     default=True,  # the configs written before the second paper name no paper
