@@ -154,8 +154,9 @@ def _rejudge(a) -> int:
     new verdict with its reasons. Exit 0, or 2 on bad input (one line)."""
     from theorylab.analysis import load_claim
 
-    if a.only or a.quick:
-        print("error: --rejudge: runs nothing; not with --only or --quick", file=sys.stderr)
+    if a.only or a.quick or a.device:
+        print("error: --rejudge: runs nothing; not with --only, --quick or --device",
+              file=sys.stderr)
         return 2
     try:
         values = _pairs("--threshold", a.threshold, number=True)
@@ -288,8 +289,7 @@ def main(argv=None) -> int:
     set_threads_from_args(p, a)
     if a.rejudge is not None:
         return _rejudge(a)
-    stray = [f for f, v in (("--device", a.device), ("--results", a.results),
-                            ("--threshold", a.threshold),
+    stray = [f for f, v in (("--results", a.results), ("--threshold", a.threshold),
                             ("--reading", a.reading), ("--counterfactual", a.counterfactual))
              if v]
     if stray:
