@@ -6,30 +6,15 @@
 #
 #   OUT=DIR [PY=python3] [TOTAL=560] [SUITE=400] bash benchmarks/gpu_window.sh
 #
-# TOTAL bounds the whole script (seconds); SUITE is the suite's --suite-seconds. The larger
-# real-image run (about 7 minutes) starts only when REALVIT=1 and at least 6 minutes more than
-# its estimate are left. On a machine without CUDA the same steps run at CPU sizes (the
-# rehearsal).
+# TOTAL bounds the whole script (seconds); SUITE is the suite's --suite-seconds. The real-image
+# claim has its own script (benchmarks/gpu_realvit.sh). On a machine without CUDA the same
+# steps run at CPU sizes (the rehearsal).
 set -u
 t_start=$(date +%s)
 PY=${PY:-python3}
 TOTAL=${TOTAL:-560}
 SUITE=${SUITE:-400}
-: "${OUT:?set OUT to the folder that receives the results}"
-mkdir -p "$OUT"
-exec > >(tee -a "$OUT/console.log") 2>&1
-export PYTHONUNBUFFERED=1
-left() { echo $(( TOTAL - ($(date +%s) - t_start) )); }
-
-echo "== install ($(date -u +%H:%M:%S))"
-if ls .whl/*.whl >/dev/null 2>&1; then
-  "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl || { echo "error: wheels did not install"; exit 1; }
-  export PYTHONPATH=/tmp/site
-fi
-"$PY" -m pip install -q --no-deps --no-build-isolation --no-index -e . \
-  || echo "note: editable install refused; theorylab runs from PYTHONPATH"
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+. benchmarks/gpu_install.sh
 "$PY" - <<'EOF' || exit 1
 import sys, torch, theorylab, dask, distributed, numpy, scipy, pandas, xarray, numba
 print("python", sys.version.split()[0], "| torch", torch.__version__, "| CUDA", torch.version.cuda,
@@ -50,12 +35,6 @@ if [ "$(left)" -gt 60 ]; then
   echo "== CUDA graphs ($(date -u +%H:%M:%S))"
   timeout $(( $(left) - 15 )) "$PY" benchmarks/cuda_graphs.py --sizes 16 64 576 --k 20 \
     --repeats 5 --out "$OUT/cuda-graphs.csv" || echo "cuda_graphs exit $?"
-fi
-
-if [ "${REALVIT:-0}" = 1 ] && [ "$(left)" -gt $(( 420 + 360 )) ]; then
-  echo "== real-image claim, GPU setting ($(date -u +%H:%M:%S))"
-  timeout $(( $(left) - 30 )) "$PY" -m theorylab.huang2024.claims.realvit --setting gpu \
-    --device cuda --out "$SUITE_DIR/../realvit" || echo "realvit exit $?"
 fi
 
 cp "$SUITE_DIR/summary.md" "$SUITE_DIR/suite.csv" "$OUT/" 2>/dev/null

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,7 @@ def test_config_rejects_bad_values_naming_the_field(field, value):
 
 def test_config_checkpoints_and_settings():
     assert rv.FULL.patches == 49
-    assert rv.FULL.checkpoints == (0, 50, 100, 200, 400, 600, 800)
+    assert rv.FULL.checkpoints == (0, 31, 62, 125, 250, 375, 500)
     assert rv.QUICK.checkpoints[0] == 0 and rv.QUICK.checkpoints[-1] == rv.QUICK.steps
     assert set(rv.SETTINGS) == {"quick", "full", "gpu"}
     assert len(rv.GPU.seeds) == 8 and rv.GPU.patches == 49
@@ -47,6 +48,9 @@ def test_arm_keys_share_what_an_arm_does_not_read():
     assert rv.arm_key(a, "mae") != rv.arm_key(b, "mae")
     assert rv.arm_key(a, "reference") == rv.arm_key(replace(a, steps=5), "reference")
     assert rv.arm_key(a, "cl") != rv.arm_key(replace(a, init="scratch"), "cl")
+    # CL with MAE's masked views reads the mask ratio too
+    assert rv.arm_key(a, "cl_maeviews") != rv.arm_key(b, "cl_maeviews")
+    assert rv.arm_key(a, "mae_clviews")["arm"] == "mae_clviews"
     with pytest.raises(ValueError, match="arm"):
         rv.arm_key(a, "dino")
 
@@ -62,7 +66,8 @@ def test_one_reading_tables_references_and_shared_arms():
     S, L, H = len(TINY.seeds), TINY.depth, TINY.heads
     assert list(a.table.columns) == list(rv.TABLE_SCHEMA)
     assert a.table.groupby("model").size().to_dict() == {m: S * L * (H + 1)
-                                                         for m in rv.MODELS}
+                                                         for m in rv.MODELS
+                                                         if m not in rv.CONTROLS}
     # head = -1 is the mean of the per-head values
     for _, g in a.table.groupby(["seed", "model", "layer"]):
         mean = g[g["head"] >= 0][list(rv.METRICS)].mean()
@@ -91,6 +96,10 @@ def test_one_reading_tables_references_and_shared_arms():
     assert b.seconds["cl"] == 0.0 and b.seconds["reference"] == 0.0 and b.seconds["mae"] > 0
     pd.testing.assert_frame_equal(a.table[a.table.model == "cl"].reset_index(drop=True),
                                   b.table[b.table.model == "cl"].reset_index(drop=True))
+    # the augmentation control adds its two arms and reuses the others
+    d = rv.run_realvit(TINY, controls=True)
+    assert set(d.table.model) == set(rv.MODELS) and set(d.curves.model) == set(rv.ARM_VIEWS)
+    assert d.seconds["mae"] == 0.0 and d.seconds["cl_maeviews"] > 0
     # deterministic: a fresh process state gives the same tables
     rv.clear_memo()
     c = rv.run_realvit(TINY)
@@ -98,196 +107,217 @@ def test_one_reading_tables_references_and_shared_arms():
     pd.testing.assert_frame_equal(a.curves, c.curves)
 
 
-def test_command_line_refuses_bad_device_seeds_and_steps(capsys, tmp_path):
-    assert claim.main(["--setting", "quick", "--out", str(tmp_path), "--device", "tpu"]) == 2
-    assert capsys.readouterr().err.startswith("error: --device:")
-    assert claim.main(["--setting", "quick", "--out", str(tmp_path), "--seeds", "1", "1"]) == 2
-    assert capsys.readouterr().err.startswith("error: --seeds:")
-    assert claim.main(["--setting", "quick", "--out", str(tmp_path), "--steps", "0"]) == 2
-    assert capsys.readouterr().err.startswith("error: --steps:")
+def test_check_device_refuses_claims_without_it_and_a_missing_gpu(capsys):
+    import torch
+
+    from theorylab.commands.check import main as check
+
+    assert check(["--only", "jelassi2022", "--device", "cuda"]) == 2
+    assert capsys.readouterr().err.startswith("error: --device: cuda runs only the claims")
+    assert "cuda" in claim.CLAIM.devices
+    if not torch.cuda.is_available():
+        assert check(["--only", "huang2024/realvit-diversity", "--device", "cuda"]) == 2
+        assert "torch.cuda.is_available() is False" in capsys.readouterr().err
+    assert check(["--rejudge", "huang2024/realvit-diversity", "--device", "cpu"]) == 2
 
 
-@pytest.mark.fashion_mnist
-def test_command_line_runs_every_reading_at_a_tiny_size(capsys, tmp_path):
-    """The GPU command's path on the CPU at a tiny size: every reading's tables and verdict."""
-    rv.clear_memo()
-    assert claim.main(["--setting", "quick", "--out", str(tmp_path), "--steps", "2",
-                       "--seeds", "0", "1"]) == 0
-    out = capsys.readouterr().out.splitlines()
-    names = ["main", "init=scratch", "init=local-wide", "mask_ratio=0.75", "mask_ratio=0.4"]
-    assert [line.split(":")[0] for line in out[:-1]] == names
-    for name in names:
-        tables = {t: pd.read_csv(tmp_path / name / f"{t}.csv")
-                  for t in ("table", "trajectory", "loss", "levels")}
-        assert claim.judge(tables).verdict in ("agrees", "disagrees", "partial",
-                                               "inconclusive")
+def test_device_context_selects_the_gpu_setting(monkeypatch):
+    from theorylab.core.claims import active_device, use_device
 
+    seen = {}
 
-@pytest.mark.slow
-@pytest.mark.fashion_mnist
-def test_gpu_setting_runs_on_the_cpu_for_one_step(capsys, tmp_path):
-    """The GPU command (``--setting gpu``), run on the CPU for one step and two seeds: the
-    larger model, batch and data set go through the whole path."""
-    rv.clear_memo()
-    assert claim.main(["--setting", "gpu", "--out", str(tmp_path), "--steps", "1",
-                       "--seeds", "0", "1", "--main-only", "--device", "cpu"]) == 0
-    t = pd.read_csv(tmp_path / "main" / "table.csv")
-    assert t.layer.max() == rv.GPU.depth - 1 and t["head"].max() == rv.GPU.heads - 1
-    assert capsys.readouterr().out.startswith("main: ")
-    rv.clear_memo()
+    def fake(cfg, **kw):
+        seen.update(cfg=cfg, **kw)
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(rv, "run_realvit", fake)
+    monkeypatch.setattr(rv, "resolve_device", lambda d: __import__("torch").device(d))
+    with use_device("cuda"):
+        assert active_device() == "cuda"
+        with pytest.raises(RuntimeError, match="stop"):
+            claim.run(False, claim.CLAIM.main_readings())
+    assert active_device() == "cpu"
+    assert seen["cfg"] == rv.GPU and seen["device"] == "cuda" and seen["controls"]
+    with pytest.raises(RuntimeError, match="stop"):
+        claim.run(False, {**claim.CLAIM.main_readings(), "init": "local-wide"})
+    assert seen["cfg"] == replace(rv.FULL, sigma=3.0) and not seen["controls"]
+    with pytest.raises(ValueError, match="--device"):
+        with use_device("tpu"):
+            pass
 
 
 # -- verdict ---------------------------------------------------------------------------------------
-def _tables(mae_dist, cl_dist, mae_nmi=None, cl_nmi=None, mae_js=None, cl_js=None, *,
-            start_focus=0.37, mae_loss=0.2, cl_loss=3.0, layers=2):
-    """Hand-made tables: per seed, the last layer's head means of MAE and CL (distance in
-    patches, NMI, JS from the start), the start (focus `start_focus`), untrained and uniform
-    rows; the first layer carries the opposite values (not judged); loss curves falling from
-    1.0 (MAE) and 4.2 (CL) to `mae_loss` and `cl_loss` against levels 0.45 and log 64."""
-    n = len(mae_dist)
-    mae_nmi = [0.40] * n if mae_nmi is None else mae_nmi
-    cl_nmi = [0.28] * n if cl_nmi is None else cl_nmi
-    mae_js = [0.03] * n if mae_js is None else mae_js
-    cl_js = [0.20] * n if cl_js is None else cl_js
+MAIN = {"mae": (0.01, 0.41), "cl": (0.30, 0.24)}  # (shared, diverse) per arm
+ROBUST = {"mae_clviews": (0.01, 0.40), "cl_maeviews": (0.25, 0.26)}
+
+
+def _tables(arms=None, *, seeds=3, noise=(0.0, 0.01, -0.01), losses=None, layers=2):
+    """Hand-made tables: per seed, the last layer's head means (shared, diverse; total their
+    sum) of each arm in `arms` (arm → (shared, diverse); CL's shared plus `noise[s]` and its
+    diverse minus it, so that the differences vary between seeds), the start,
+    untrained and uniform rows; the first layer carries MAE's values for every arm (not
+    judged); loss curves falling from 1.0 (MAE-type) and 4.2 (CL-type) to `losses[arm]`
+    (default 0.2 and 3.0) against levels 0.45 and log 64."""
+    arms = dict(MAIN if arms is None else arms)
+    losses = losses or {}
+    refs = {"initial": (0.004, 0.37), "untrained": (0.005, 0.001), "uniform": (0.0, 0.0)}
     rows = []
     for layer in range(layers):
         last = layer == layers - 1
-        for s in range(n):
-            vals = {"mae": (mae_dist[s], mae_nmi[s], mae_js[s], 0.4),
-                    "cl": (cl_dist[s], cl_nmi[s], cl_js[s], 0.5),
-                    "initial": (1.09, 0.37, 0.0, start_focus),
-                    "untrained": (3.6, 0.004, 0.6, 0.005),
-                    "uniform": (UNI, 0.0, 0.65, 0.0)}
-            if not last:
-                vals["mae"], vals["cl"] = vals["cl"], vals["mae"]
-            for model, (d, nmi, js, tot) in vals.items():
+        for s in range(seeds):
+            for model, (sh, dv) in {**arms, **refs}.items():
+                if not last and model in arms:
+                    sh, dv = MAIN["mae"]
+                e = noise[s % len(noise)] if model == "cl" else 0.0
                 for head in (0, -1):
                     rows.append({"seed": s, "model": model, "layer": layer, "head": head,
-                                 "distance_patches": d, "nmi": nmi, "js_start": js,
-                                 "total": tot})
+                                 "shared": sh + e, "diverse": dv - e, "total": sh + dv,
+                                 "distance_patches": 1.0, "nmi": dv, "js_start": 0.1,
+                                 "head_js": 0.05})
     loss = []
-    for s in range(n):
-        for arm, a, b in (("mae", 1.0, mae_loss), ("cl", 4.2, cl_loss)):
+    for s in range(seeds):
+        for arm in arms:
+            a, b = (1.0, 0.2) if arm.startswith("mae") else (4.2, 3.0)
+            b = losses.get(arm, b)
             loss += [{"seed": s, "model": arm, "step": t, "loss": v}
                      for t, v in zip(range(0, 101, 10), np.linspace(a, b, 11))]
-    levels = pd.DataFrame({"seed": range(n), "mae_mean_predictor": 0.45,
+    levels = pd.DataFrame({"seed": range(seeds), "mae_mean_predictor": 0.45,
                            "cl_chance": math.log(64)})
     return {"table": pd.DataFrame(rows), "loss": pd.DataFrame(loss), "levels": levels}
 
 
-AGREE = dict(mae_dist=[1.05, 1.03, 1.06], cl_dist=[2.2, 1.9, 1.7])
+def _controls(v):
+    return [r for r in v.reasons if r.startswith("augmentation control")]
 
 
-def test_verdict_agrees_and_rejects_both_counterfactuals():
-    t = _tables(**AGREE)
+def test_verdict_agrees_and_rejects_every_counterfactual():
+    t = _tables()
     v = claim.judge(t)
     assert v.verdict == "agrees", v.reasons
-    assert all(r.endswith(": agrees") for r in v.reasons)
+    assert set(v.judged) == {"SHARED", "DIVERSE"}
+    assert _controls(v) == ["augmentation control: not run under this reading (main reading "
+                            "only)"]
     values = claim.CLAIM.values()
     for cf in claim.COUNTERFACTUALS:
         assert claim.judge(t, {**values, **cf.values}).verdict == "disagrees", cf.name
 
 
-def test_verdict_disagrees_when_mae_de_localises_more():
-    t = _tables(mae_dist=[2.2, 1.9, 1.7], cl_dist=[1.05, 1.03, 1.06], mae_nmi=[0.28] * 3,
-                cl_nmi=[0.40] * 3, mae_js=[0.2] * 3, cl_js=[0.03] * 3)
+def test_verdict_one_half_missing_disagrees_and_its_null_statement_agrees():
+    # CL builds the shared pattern, but MAE is no more diverse than CL
+    t = _tables({"mae": (0.01, 0.30), "cl": (0.30, 0.30)})
+    v = claim.judge(t)
+    assert v.verdict == "disagrees"
+    assert any(r.startswith("DIVERSE") and ": disagrees:" in r for r in v.reasons)
+    assert claim.judge(t, {"DIVERSE": 0.0}).verdict == "agrees"
+    # the opposite order: MAE shares, CL differs between queries
+    t = _tables({"mae": (0.30, 0.24), "cl": (0.01, 0.41)})
     assert claim.judge(t).verdict == "disagrees"
-    # the 'opposite order' statement then holds
-    assert claim.judge(t, {"ORDER": -1.0}).verdict == "agrees"
+    assert claim.judge(t, {"SHARED": -0.3, "DIVERSE": -0.17}).verdict == "agrees"
 
 
-def test_verdict_no_difference_disagrees_and_the_null_statement_agrees():
-    same = _tables(mae_dist=[1.05, 1.06, 1.07], cl_dist=[1.05, 1.06, 1.07],
-                   mae_nmi=[0.4, 0.41, 0.42], cl_nmi=[0.4, 0.41, 0.42],
-                   mae_js=[0.03, 0.04, 0.05], cl_js=[0.03, 0.04, 0.05])
-    assert claim.judge(same).verdict == "disagrees"
-    assert claim.judge(same, {"ORDER": 0.0}).verdict == "agrees"
-
-
-def test_verdict_partial_and_undecided():
-    # more global at the end, but moved alike: partial
-    t = _tables(**AGREE, mae_js=[0.1, 0.1, 0.1], cl_js=[0.1, 0.1, 0.1])
-    assert claim.judge(t).verdict == "partial"
-    # seeds disagree in sign on every metric: nothing decided
-    noisy = _tables(mae_dist=[1.0, 2.0, 1.0], cl_dist=[2.0, 1.0, 1.5], mae_nmi=[0.3, 0.4, 0.3],
-                    cl_nmi=[0.4, 0.3, 0.35], mae_js=[0.1, 0.2, 0.1], cl_js=[0.2, 0.1, 0.15])
-    v = claim.judge(noisy)
-    assert v.verdict == "inconclusive" and v.reasons[0] == "no judged metric decided"
-
-
-def test_verdict_premise_the_start_is_not_local():
-    t = _tables(**AGREE, start_focus=0.01)
+def test_verdict_noisy_seeds_are_inconclusive():
+    t = _tables({"mae": (0.01, 0.41), "cl": (0.06, 0.36)}, noise=(0.0, 0.2, -0.2))
     v = claim.judge(t)
     assert v.verdict == "inconclusive"
-    assert v.reasons[0].startswith("premise failed: the start is local")
-    assert any(r.startswith("distance") for r in v.reasons)  # the metrics still reported
-    assert claim.judge(t, {"MIN_FOCUS": 0.001}).verdict == "agrees"
+    assert "cannot distinguish" in " ".join(v.reasons)
+
+
+def test_augmentation_control_says_which_half_is_robust():
+    v = claim.judge(_tables({**MAIN, **ROBUST}))
+    assert v.verdict == "agrees"
+    lines = _controls(v)
+    assert lines[0].startswith("augmentation control: SHARED half robust to the augmentation")
+    assert lines[1].startswith("augmentation control: DIVERSE half robust to the augmentation")
+    assert set(v.reported) == {"SHARED under the augmentation control",
+                               "DIVERSE under the augmentation control"}
+    # CL without placement differences builds no shared pattern; MAE with CL's views keeps
+    # its diversity: the shared half is the augmentation's, the diverse half the objective's
+    v = claim.judge(_tables({**MAIN, "mae_clviews": (0.01, 0.40),
+                             "cl_maeviews": (0.01, 0.40)}))
+    assert v.verdict == "agrees"  # the verdict is the main arms'
+    shared, diverse = _controls(v)
+    assert "SHARED half NOT robust" in shared and "control pairings disagrees, agrees" in shared
+    assert "DIVERSE half NOT robust" in diverse  # MAE − cl_maeviews is 0.01
+    # a control arm on its loss plateau leaves its pairings undecided
+    v = claim.judge(_tables({**MAIN, **ROBUST}, losses={"cl_maeviews": 4.1}))
+    shared, _ = _controls(v)
+    assert "NOT robust" in shared and "stayed on its loss plateau" in shared
+    assert v.verdict == "agrees"  # the main arms' premise holds
+
+
+def test_verdict_premise_the_attention_is_focused():
+    t = _tables({"mae": (0.01, 0.05), "cl": (0.10, 0.02)})
+    v = claim.judge(t)
+    assert v.verdict == "inconclusive"
+    assert v.reasons[0].startswith("premise failed: the attention is focused")
+    assert any(r.startswith("SHARED") for r in v.reasons)  # the halves still reported
+    assert not claim.judge(t, {"MIN_FOCUS": 0.05}).reasons[0].startswith("premise")
 
 
 def test_verdict_premise_a_loss_stayed_on_its_plateau():
-    t = _tables(**AGREE, mae_loss=0.44)  # 0.98 of the mean predictor's 0.45
+    t = _tables(losses={"mae": 0.44})  # 0.98 of the mean predictor's 0.45
     v = claim.judge(t)
     assert v.verdict == "inconclusive"
     assert v.reasons[0].startswith("premise failed: the losses left their plateau")
     assert "mae seed 0" in v.reasons[0]
     assert claim.judge(t, {"MAX_LOSS_RATIO": 1.0}).verdict == "agrees"
-    t = _tables(**AGREE, cl_loss=4.0)  # 0.96 log 64
-    assert claim.judge(t).verdict == "inconclusive"
-    no_loss = dict(_tables(**AGREE), loss=pd.DataFrame(columns=["seed", "model", "step",
-                                                                "loss"]))
+    assert claim.judge(_tables(losses={"cl": 4.0})).verdict == "inconclusive"  # 0.96 log 64
+    no_loss = dict(_tables(), loss=pd.DataFrame(columns=["seed", "model", "step", "loss"]))
     assert claim.judge(no_loss).verdict == "inconclusive"
 
 
 def test_verdict_degenerate_tables():
-    # one seed: no interval
-    assert claim.judge(_tables(mae_dist=[1.0], cl_dist=[2.0], mae_nmi=[0.4], cl_nmi=[0.3],
-                               mae_js=[0.0], cl_js=[0.2])).verdict == "inconclusive"
-    # a NaN
-    t = _tables(mae_dist=[1.0, NAN, 1.0], cl_dist=[2.0, 2.0, 2.0])
+    assert claim.judge(_tables(seeds=1)).verdict == "inconclusive"  # no interval
+    t = _tables()
+    t["table"].loc[(t["table"].model == "cl") & (t["table"].seed == 1), "shared"] = NAN
     assert claim.judge(t).verdict == "inconclusive"
-    # no CL rows
-    t = _tables(**AGREE)
+    t = _tables()
     t["table"] = t["table"][t["table"].model != "cl"]
     assert claim.judge(t).verdict == "inconclusive"
 
 
-def test_paired_differences_are_oriented_and_scaled():
-    t = _tables(**AGREE)["table"]
-    d = claim.paired_differences(t, "distance")
-    assert np.allclose(d, (np.array(AGREE["cl_dist"]) - AGREE["mae_dist"]) / UNI)
-    assert np.allclose(claim.paired_differences(t, "nmi"), 0.40 - 0.28)
-    assert np.allclose(claim.paired_differences(t, "moved"), 0.20 - 0.03)
+def test_split_differences_side_table_and_arm_summary():
+    t = _tables({**MAIN, **ROBUST})["table"]
+    assert np.allclose(claim.split_differences(t, "shared", "cl", "mae"),
+                       [0.29, 0.30, 0.28], atol=1e-12)
+    assert np.allclose(claim.split_differences(t, "diverse", "mae", "cl"), [0.17, 0.18, 0.16],
+                       atol=1e-12)
+    assert np.isnan(claim.split_differences(t, "shared", "cl", "dino")).all()
+    arms = claim.arm_summary(t)
+    assert list(arms.model.unique()) == [m for m in rv.MODELS if m in set(t.model)]
+    side = claim.side_table(t)
+    assert set(side.metric) == {"distance", "nmi", "moved", "head_js"}
+    mean = side[side.seed == -1].set_index("metric").value
+    assert np.allclose(mean[["distance", "moved", "head_js"]], 0.0, atol=1e-12)
+    assert mean["nmi"] == pytest.approx(0.17, abs=1e-12)  # nmi = diverse in these tables
 
 
-def test_classify_reads_order_and_effect():
-    d = np.array([0.10, 0.12, 0.11])
-    assert claim.classify(d, 1.0, 0.0, 0.01)[0] == "agrees"
-    assert claim.classify(d, 1.0, 0.2, 0.01)[0] == "disagrees"  # effect of 0.2 excluded
-    assert claim.classify(d, -1.0, 0.0, 0.01)[0] == "disagrees"
-    assert claim.classify(d, 0.0, 0.0, 0.01)[0] == "disagrees"
-    assert claim.classify(np.array([0.001, -0.002, 0.0]), 0.0, 0.0, 0.01)[0] == "agrees"
-    assert claim.classify(np.array([0.1]), 1.0, 0.0, 0.01)[0] == "nan"
-
-
-def test_resolution_of_effect_is_the_smallest_excluded_size():
+def test_resolution_a_moved_bound_is_a_point_statement():
     from theorylab.core.claims.readings import resolution
 
-    t = _tables(**AGREE)
+    t = _tables()
     res = resolution(claim.judge, t, claim.CLAIM.values(), claim.PREDICTIONS)
-    row = res.set_index("prediction").loc["EFFECT"]
-    # as EFFECT rises, metric i stops agreeing above lo_i − MIN_DIFF and disagrees above
-    # hi_i − MIN_DIFF; the verdict turns `disagrees` once none agrees and one disagrees
-    ivs = [claim.classify(claim.paired_differences(t["table"], n), 1, 0, 0.01)[1]
-           for n in claim.JUDGED]
-    flip = max(max(iv[1] for iv in ivs), min(iv[2] for iv in ivs)) - 0.01
-    assert row.value_up == pytest.approx(flip, rel=1e-4)
-    assert row.change_down == "none within ±100"
+    row = res.set_index("prediction").loc["SHARED"]
+    # above its declared value the bound is judged as a point (± SPLIT_TOL, two-sided): a
+    # point just above 0.05 misses the interval of the differences (about 0.29) at once
+    assert claim.MIN_SPLIT < row.value_up < claim.MIN_SPLIT + 1e-3
+    m, lo, hi = claim.t_interval(claim.split_differences(t["table"], "shared", "cl", "mae"))
+    assert claim.judge(t, {"SHARED": m}).verdict == "agrees"
+    assert claim.judge(t, {"SHARED": hi + 2 * claim.SPLIT_TOL}).verdict == "disagrees"
 
 
 def test_claim_declarations():
+    from theorylab.core.claims import quote_problem
+
     c = claim.CLAIM
-    assert c.kind == "theorem check" and len(c.counterfactuals) >= 1
+    assert c.kind == "theorem check" and len(c.counterfactuals) == 4
     assert [v.name for v in c.variants] == ["init", "mask_ratio"]
+    assert claim.INIT_READINGS["local-wide"]["sigma"] == 3.0
+    assert c.interval is not None and c.interval.seeds == len(rv.FULL.seeds) >= 3
+    notes = (Path(__file__).resolve().parents[2] / "docs" / "papers" / "huang2024.md"
+             ).read_text(encoding="utf-8")
+    for p in c.predictions:
+        assert p.source == "paper" and quote_problem(notes, p.quote, p.section) == ""
     for v in c.variants:
         for r in v.readings:
             cfg = replace(rv.FULL, **claim.reading_config({**c.main_readings(), v.name:
@@ -299,8 +329,9 @@ def test_claim_declarations():
 @pytest.mark.fashion_mnist
 def test_smaller_full_check_every_reading(monkeypatch):
     """The full check's path at a smaller size (1,024 items, 150 steps, 3 seeds): every
-    reading is run and judged, the CL arm is shared by the mask-ratio readings, and the
-    counterfactuals are judged on the main reading's tables."""
+    reading is run and judged (the augmentation control under the main reading only), the CL
+    arm is shared by the mask-ratio readings, and the counterfactuals are judged on the main
+    reading's tables."""
     small = replace(rv.FULL, n_train=1024, n_eval=64, n_traj=16, steps=150)
     monkeypatch.setattr(rv, "FULL", small)
     rv.clear_memo()
@@ -309,9 +340,10 @@ def test_smaller_full_check_every_reading(monkeypatch):
     assert claim.judge(res.tables).verdict == res.verdict
     r = res.readings
     assert list(r.choice) == ["main", "init", "init", "mask_ratio", "mask_ratio"]
-    assert len(res.counterfactuals) == 2
+    assert len(res.counterfactuals) == 4
+    assert set(res.table.model) == set(rv.MODELS)  # the main reading has the controls
     for (choice, _), vres in res.variant_results.items():
-        assert set(vres.table.model) == set(rv.MODELS)
+        assert set(vres.table.model) == set(rv.MODELS) - set(rv.CONTROLS)
         if choice == "mask_ratio":
             pd.testing.assert_frame_equal(
                 vres.table[vres.table.model == "cl"].reset_index(drop=True),

@@ -92,8 +92,9 @@ def test_mean_predictor_is_the_per_pixel_variance():
     assert float(mp[0]) == pytest.approx(1.25 / 784, rel=0.1)
 
 
-@pytest.mark.parametrize("objective", ["mae", "cl"])
-def test_a_seed_trains_the_same_batched_or_alone(objective):
+@pytest.mark.parametrize("objective, views", [("mae", None), ("cl", None), ("mae", "cl"),
+                                              ("cl", "mae")])
+def test_a_seed_trains_the_same_batched_or_alone(objective, views):
     items = torch.randn(2, 32, 1, 14, 14)
     fill = items.amin(dim=(1, 2, 3, 4))
     sch = ss.SSLSchedule(steps=3, batch_size=8, lr=1e-3)
@@ -104,7 +105,7 @@ def test_a_seed_trains_the_same_batched_or_alone(objective):
                 else ss.cl_projector(seeds, 16))
         src = items[sl] if len(seeds) == 1 else items
         f = fill[sl] if len(seeds) == 1 else fill
-        losses = ss.train_seeds(objective, m, head, src, f, sch, ss.Augment())
+        losses = ss.train_seeds(objective, m, head, src, f, sch, ss.Augment(), views=views)
         runs.append((m, losses))
     (both, lb), (alone, la) = runs
     assert lb.shape == (4, 2) and la.shape == (4, 1)
@@ -126,6 +127,43 @@ def test_train_seeds_calls_checkpoints_and_rejects_unknown_objectives():
     with pytest.raises(ValueError, match="objective"):
         ss.train_seeds("dino", m, ss.mae_decoder((0,), 16, 16), items, items.amin()[None],
                        ss.SSLSchedule(steps=1, batch_size=8, lr=1e-3), ss.Augment())
+
+
+def test_crossed_views_differ_only_as_they_say(monkeypatch):
+    """CL with MAE's views contrasts one view (noise 0 here: the same pixels) under two masks;
+    CL with its own views sees two placements and no mask; MAE with CL's views reconstructs
+    the other view of the pair, MAE with its own views its input."""
+    items = torch.rand(1, 16, 1, 14, 14) + 1.0
+    fill = torch.zeros(1)
+    aug = ss.Augment(noise=0.0)
+    sch = ss.SSLSchedule(steps=1, batch_size=8, lr=1e-3)
+    for views in ("mae", "cl"):
+        m = _small((0,))
+        seen = []
+        forward = m.forward
+        monkeypatch.setattr(m, "forward", lambda x, mask=None, f=forward, seen=seen: (
+            seen.append((x.clone(), mask)), f(x, mask))[1])
+        ss.train_seeds("cl", m, ss.cl_projector((0,), 16), items, fill, sch, aug, views=views)
+        (x1, m1), (x2, m2) = seen[:2]
+        if views == "mae":
+            assert torch.equal(x1, x2) and not torch.equal(m1, m2)
+            assert int(m1.sum(-1).max()) == int(m1.sum(-1).min()) == round(0.6 * 49)
+        else:
+            assert not torch.equal(x1, x2) and m1 is None and m2 is None
+    for views in ("mae", "cl"):
+        got = []
+        mae_loss = ss.mae_loss
+        monkeypatch.setattr(ss, "mae_loss", lambda model, dec, x, mask, target=None, got=got,
+                            f=mae_loss: (got.append((x.clone(), target)),
+                                         f(model, dec, x, mask, target))[1])
+        ss.train_seeds("mae", _small((0,)), ss.mae_decoder((0,), 16, 16), items, fill, sch, aug,
+                       views=views)
+        x, target = got[0]
+        assert (target is None) if views == "mae" else not torch.equal(x, target)
+        monkeypatch.setattr(ss, "mae_loss", mae_loss)
+    with pytest.raises(ValueError, match="views"):
+        ss.train_seeds("cl", _small((0,)), ss.cl_projector((0,), 16), items, fill, sch, aug,
+                       views="dino")
 
 
 def test_schedule_warms_up_then_decays_to_zero():

@@ -17,6 +17,10 @@ none); its page gives the verdict per reading, the declared wrong statements the
 kind. A claim whose data are not on this machine is ``skipped`` (the summary gives the reason,
 naming the package to install), which is not an error.
 
+``--device cuda`` runs the selected claims on a GPU: only claims that declare it (today the
+real-image claim ``huang2024/realvit-diversity``, at its GPU setting; its page says which);
+any other selected claim, or a machine without CUDA, is refused with exit 2.
+
 ``--rejudge PAPER/ID`` runs nothing: it reads the tables a check wrote (``docs/results``, or
 ``--results DIR``) and judges them again (``theorylab.analysis.load_claim``), with declared
 thresholds or predictions replaced (``--threshold NAME=VALUE``), the stored tables of another
@@ -44,7 +48,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from theorylab.core.claims import Claim
+from theorylab.core.claims import DEVICES, Claim, use_device
 from theorylab.core.claims.runner import run_checks as _run_checks
 from theorylab.core.cli import ArgumentParser, folder_arguments
 from theorylab.core.faults import command, keeping, written_since
@@ -155,8 +159,9 @@ def _rejudge(a) -> int:
     new verdict with its reasons. Exit 0, or 2 on bad input (one line)."""
     from theorylab.analysis import load_claim
 
-    if a.only or a.quick:
-        print("error: --rejudge: runs nothing; not with --only or --quick", file=sys.stderr)
+    if a.only or a.quick or a.device:
+        print("error: --rejudge: runs nothing; not with --only, --quick or --device",
+              file=sys.stderr)
         return 2
     try:
         values = _pairs("--threshold", a.threshold, number=True)
@@ -237,6 +242,22 @@ def _say_recorded_time(ids: Sequence[str], results: str | Path | None = None,
         print(line, flush=True)
 
 
+def _check_device(device: str, keys: Sequence[str]) -> None:
+    """``ValueError("--device: ...")`` unless every claim of `keys` runs on `device` and,
+    for ``cuda``, torch sees a CUDA device."""
+    claims = all_claims()
+    refused = [k for k in keys if device not in claims[k].devices]
+    if refused:
+        raise ValueError(f"--device: {device} runs only the claims that declare it; not "
+                         f"{', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''} "
+                         "(select them with --only)")
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ValueError("--device: cuda asked for but torch.cuda.is_available() is False")
+
+
 @command("check")
 def main(argv=None) -> int:
     p = ArgumentParser(prog="theorylab check",
@@ -261,6 +282,10 @@ def main(argv=None) -> int:
                      "folder theorylab wrote")
     p.add_argument("--no-figures", action="store_true", help="skip the PNG figures")
     p.add_argument("--strict", action="store_true", help="exit 1 on a 'disagrees' verdict too")
+    p.add_argument("--device", choices=DEVICES, default=None,
+                   help="run the selected claims on this torch device (default cpu); cuda "
+                   "only for claims that declare it (huang2024/realvit-diversity, at its GPU "
+                   "setting)")
     p.add_argument("--main-reading-only", action="store_true",
                    help="run each claim under its main reading only (skip the alternative "
                    "readings of its RECONSTRUCTED choices)")
@@ -295,7 +320,7 @@ def main(argv=None) -> int:
             print(f"{key:<28} {claim.label:<14} {claim.kind:<16} {claim.title}")
         return 0
     try:  # both refused before any claim runs
-        resolve_claims(a.only, field="--only")
+        _check_device(a.device or "cpu", resolve_claims(a.only, field="--only"))
         if a.out is None:
             a.out = default_out("results", quick=a.quick)
         elif a.quick:
@@ -309,7 +334,8 @@ def main(argv=None) -> int:
     _say_recorded_time(resolve_claims(a.only), a.out, quick=a.quick)
     t0 = time.perf_counter()
     try:
-        with keeping(written_since(a.out, time.time())), executor_from_args(a):
+        with keeping(written_since(a.out, time.time())), executor_from_args(a), \
+                use_device(a.device or "cpu"):
             claim_folder(a.out, "results", field="--out", force=a.force)
             summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures,
                                  variants=not a.main_reading_only)

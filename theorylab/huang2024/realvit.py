@@ -85,8 +85,9 @@ from .diversity import (
     sharpness_decomposition,
 )
 
-__all__ = ["RealViTConfig", "ARMS", "MODELS", "METRICS", "TABLE_SCHEMA", "TRAJECTORY_SCHEMA",
-           "CURVE_SCHEMA", "LEVEL_SCHEMA", "QUICK", "FULL", "GPU", "SETTINGS",
+__all__ = ["RealViTConfig", "ARMS", "CONTROLS", "ARM_VIEWS", "MODELS", "METRICS",
+           "TABLE_SCHEMA", "TRAJECTORY_SCHEMA", "CURVE_SCHEMA", "LEVEL_SCHEMA", "QUICK", "FULL",
+           "GPU", "SETTINGS",
            "RealViTData", "ArmRun", "RealViTResult", "load_data", "arm_key", "train_arm",
            "reference_run", "run_realvit", "cached_realvit", "clear_memo", "ArmStore",
            "store_key", "run_key", "stored_realvit", "metrics_rows",
@@ -95,8 +96,17 @@ __all__ = ["RealViTConfig", "ARMS", "MODELS", "METRICS", "TABLE_SCHEMA", "TRAJEC
 
 #: The two objectives trained from the same start.
 ARMS = ("mae", "cl")
-#: The models measured per seed, in table order.
-MODELS = ("untrained", "initial", "mae", "cl", "uniform")
+#: The augmentation controls ([`run_realvit`][]'s ``controls``): each objective trained with
+#: the other's augmentation ([`theorylab.vision.nets.train_seeds`][]'s ``views``):
+#: ``mae_clviews`` reconstructs the masked patches of the other view of a CL positive pair
+#: (another flip, placement and jitter), ``cl_maeviews`` contrasts two copies of one view that
+#: differ only by their masks (MAE's mask ratio) and their pixel noise.
+CONTROLS = ("mae_clviews", "cl_maeviews")
+#: Every trained arm: its objective and the objective whose augmentation it sees.
+ARM_VIEWS = {"mae": ("mae", "mae"), "cl": ("cl", "cl"), "mae_clviews": ("mae", "cl"),
+             "cl_maeviews": ("cl", "mae")}
+#: The models measured per seed, in table order (the controls only where they were run).
+MODELS = ("untrained", "initial", "mae", "cl", *CONTROLS, "uniform")
 #: Metric columns (module docstring).
 METRICS = ("nmi", "distance_patches", "distance_pixels", "total", "shared", "diverse",
            "js_start", "head_js")
@@ -140,7 +150,7 @@ class RealViTConfig:
     n_eval: int = 256
     n_traj: int = 64
     n_show: int = 4
-    steps: int = 800
+    steps: int = 500
     batch_size: int = 64
     lr: float = 2e-3
     weight_decay: float = 0.05
@@ -237,15 +247,15 @@ class RealViTConfig:
 #: (placement, both objectives, every layer and head, references, trajectory, curves).
 QUICK = RealViTConfig(n_train=256, n_eval=32, n_traj=16, steps=30, batch_size=32, depth=2,
                       dim=16, heads=2, seeds=(0, 1))
-#: The full setting of ``check`` (3 seeds × 800 steps per objective; docs/reproducing.md
-#: gives its measured runtime).
+#: The full setting of ``check`` (3 seeds × 500 steps per arm; docs/reproducing.md gives its
+#: measured runtime).
 FULL = RealViTConfig()
-#: A larger setting for one GPU (``--setting gpu``): 8 seeds, 4× the items, a wider and deeper
-#: ViT, 2.5× the steps on 4× the batch (docs/claims/huang2024/realvit-diversity.md gives the
-#: command and its budget).
-GPU = replace(FULL, n_train=16384, n_eval=256, n_traj=32, steps=2000, batch_size=256,
+#: The setting of ``check --device cuda`` on one GPU: 8 seeds, 4× the items, a wider and
+#: deeper ViT, 1,000 steps of 4× the batch (docs/claims/huang2024/realvit-diversity.md gives
+#: the command and its budget).
+GPU = replace(FULL, n_train=16384, n_eval=256, n_traj=32, steps=1000, batch_size=256,
               dim=96, depth=4, heads=4, seeds=tuple(range(8)))
-#: The named settings of the command line.
+#: The named settings.
 SETTINGS = {"quick": QUICK, "full": FULL, "gpu": GPU}
 
 
@@ -342,6 +352,8 @@ def metrics_rows(maps: np.ndarray, start: np.ndarray | None, *, seeds: tuple[int
 _ARM_FIELDS = {
     "mae": ("mask_ratio",),
     "cl": ("temperature",),
+    "mae_clviews": ("mask_ratio",),
+    "cl_maeviews": ("temperature", "mask_ratio"),
     "reference": (),
 }
 _SHARED_FIELDS = ("n_train", "n_eval", "n_traj", "n_show", "steps", "batch_size", "lr",
@@ -350,10 +362,11 @@ _SHARED_FIELDS = ("n_train", "n_eval", "n_traj", "n_show", "steps", "batch_size"
 
 
 def arm_key(cfg: RealViTConfig, arm: str, *, stand_in: bool = False, device="cpu") -> dict:
-    """The settings an arm's result depends on (``"mae"``, ``"cl"`` or ``"reference"``: the
-    untrained, initial and uniform models, which no objective trains): the config's shared
-    fields and the arm's own (MAE's mask ratio, CL's temperature), the stand-in flag and the
-    device kind. Two readings with equal keys share the arm."""
+    """The settings an arm's result depends on (``"mae"``, ``"cl"``, a control of
+    [`CONTROLS`][] or ``"reference"``: the untrained, initial and uniform models, which no
+    objective trains): the config's shared fields and the arm's own (MAE's mask ratio, CL's
+    temperature; both for CL with MAE's masked views), the stand-in flag and the device
+    kind. Two readings with equal keys share the arm."""
     if arm not in _ARM_FIELDS:
         raise ValueError(f"arm: must be one of {list(_ARM_FIELDS)} (got {arm!r})")
     d = cfg.as_dict()
@@ -438,12 +451,14 @@ def _curve_rows(losses: torch.Tensor, cfg: RealViTConfig, arm: str) -> pd.DataFr
 
 def train_arm(cfg: RealViTConfig, arm: str, data: RealViTData,
               progress: Callable[[int], None] | None = None) -> ArmRun:
-    """Train one objective (``"mae"`` or ``"cl"``) for every seed of `cfg` from the start of
-    `cfg` (``init``, ``sigma``) and measure it (module docstring)."""
+    """Train one arm of [`ARM_VIEWS`][] (an objective with its own or the other's
+    augmentation) for every seed of `cfg` from the start of `cfg` (``init``, ``sigma``) and
+    measure it (module docstring)."""
     t0 = time.perf_counter()
     dev = data.items.device
     model = _model(cfg).to(dev)
-    head = (mae_decoder(cfg.seeds, cfg.dim, cfg.patch_size ** 2) if arm == "mae"
+    objective, views = ARM_VIEWS[arm]
+    head = (mae_decoder(cfg.seeds, cfg.dim, cfg.patch_size ** 2) if objective == "mae"
             else cl_projector(cfg.seeds, cfg.dim)).to(dev)
     x_traj = data.x_eval[:, :cfg.n_traj]
     start = _attention(model, x_traj)
@@ -453,8 +468,9 @@ def train_arm(cfg: RealViTConfig, arm: str, data: RealViTData,
         traj.append(metrics_rows(_attention(model, x_traj), start, seeds=cfg.seeds, model=arm,
                                  patch_size=cfg.patch_size, step=t))
 
-    losses = train_seeds(arm, model, head, data.items, data.fill, cfg.schedule(), cfg.augment(),
-                         mask_ratio=cfg.mask_ratio, temperature=cfg.temperature,
+    losses = train_seeds(objective, model, head, data.items, data.fill, cfg.schedule(),
+                         cfg.augment(), mask_ratio=cfg.mask_ratio,
+                         temperature=cfg.temperature, views=views,
                          streams=SeedStreams(cfg.seeds, dev), checkpoints=cfg.checkpoints,
                          on_checkpoint=at_checkpoint, progress=progress)
     seconds = time.perf_counter() - t0
@@ -635,16 +651,18 @@ def stored_realvit(cfg: RealViTConfig, folder: str | Path | None, *, stand_in: b
 
 
 def run_realvit(cfg: RealViTConfig, *, stand_in: bool = False, device="cpu", store=None,
-                progress=None) -> RealViTResult:
-    """One reading: the reference models and both arms of every seed of `cfg`, each taken
-    from the process memo when an equal arm was run before ([`arm_key`][]), else from
-    `store`, else trained. `device`: ``"cpu"`` or ``"cuda"``. Without the Fashion-MNIST files
+                progress=None, controls: bool = False) -> RealViTResult:
+    """One reading: the reference models and both arms of every seed of `cfg` (with
+    `controls`, also the augmentation controls [`CONTROLS`][]), each taken from the process
+    memo when an equal arm was run before ([`arm_key`][]), else from `store`, else trained.
+    `device`: ``"cpu"`` or ``"cuda"``. Without the Fashion-MNIST files
     this raises [`FashionMNISTMissingError`][theorylab.vision.imagedata.FashionMNISTMissingError]
     unless `stand_in` (see [`load_data`][])."""
     with limit_threads(cfg.threads):
         data = load_data(cfg, stand_in=stand_in, device=device)
         runs, seconds = {}, {}
-        for arm in ("reference", *ARMS):
+        trained = (*ARMS, *(CONTROLS if controls else ()))
+        for arm in ("reference", *trained):
             runs[arm], fresh = _arm(cfg, arm, data, stand_in, device, store,
                                     progress(arm) if progress is not None else None)
             seconds[arm] = runs[arm].seconds if fresh else 0.0
@@ -653,8 +671,8 @@ def run_realvit(cfg: RealViTConfig, *, stand_in: bool = False, device="cpu", sto
     table = table.sort_values(["seed", "model", "layer", "head"],
                               key=lambda c: c.map(order) if c.name == "model" else c,
                               kind="stable").reset_index(drop=True).astype(TABLE_SCHEMA)
-    traj = pd.concat([runs[a].trajectory for a in ARMS], ignore_index=True)
-    curves = pd.concat([runs[a].curves for a in ARMS], ignore_index=True)
+    traj = pd.concat([runs[a].trajectory for a in trained], ignore_index=True)
+    curves = pd.concat([runs[a].curves for a in trained], ignore_index=True)
     levels = runs["mae"].levels
     maps = {k: v for r in runs.values() for k, v in r.maps.items()}
     x = data.x_eval[:, :cfg.n_show].cpu().numpy()
@@ -664,19 +682,22 @@ def run_realvit(cfg: RealViTConfig, *, stand_in: bool = False, device="cpu", sto
 
 
 def cached_realvit(quick: bool, stand_in: bool = False, readings: dict | None = None,
-                   store: ArmStore | None = None) -> RealViTResult:
+                   store: ArmStore | None = None, *, controls: bool = False,
+                   device="cpu") -> RealViTResult:
     """[`run_realvit`][] of [`QUICK`][] or [`FULL`][] with the config overrides `readings`
     (field → value, e.g. ``{"mask_ratio": 0.75}``); arms already run in this process are
     reused (the claim's readings and the figures fig1 and fig3 share them), and inside a
     ``--cache DIR`` block of the checks and figures (or with `store`) kept in its
     [`ArmStore`][]. `stand_in`: see [`load_data`][] (the quick figures set it; the claim
-    never does)."""
+    never does). `controls`: also the augmentation controls. `device` ``"cuda"``: the
+    [`GPU`][] setting on the GPU (`quick` then takes the quick setting there)."""
     from theorylab.core.sweep import active_cache
 
     if store is None and (folder := active_cache()) is not None:
         store = ArmStore(folder)
-    cfg = replace(QUICK if quick else FULL, **(readings or {}))
-    return run_realvit(cfg, stand_in=stand_in, store=store)
+    base = QUICK if quick else GPU if resolve_device(device).type == "cuda" else FULL
+    cfg = replace(base, **(readings or {}))
+    return run_realvit(cfg, stand_in=stand_in, store=store, controls=controls, device=device)
 
 
 # -- summaries -------------------------------------------------------------------------------------

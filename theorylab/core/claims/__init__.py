@@ -23,14 +23,17 @@ from .bands import (
 )
 from .claim import (
     BRIEF_MAX,
+    DEVICES,
     HEADLINE_MAX,
     KINDS,
     VERDICTS,
     Claim,
     ClaimResult,
+    active_device,
     lookup_claim,
     markdown_table,
     point_rows,
+    use_device,
 )
 from .readings import (
     LEGACY_SOURCES,
@@ -127,8 +130,11 @@ __all__ = [
     "wilson_interval",
     "MIN_FIT_POINTS",
     "VERDICTS",
+    "DEVICES",
     "Claim",
     "ClaimResult",
+    "active_device",
+    "use_device",
     "Verdict",
     "combine",
     "ladder_threshold",

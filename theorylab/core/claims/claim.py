@@ -9,6 +9,7 @@ verdict, headline numbers and a plain-language reading.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -31,8 +32,32 @@ from .readings import (
 from .robustness import IntervalMethod, Threshold, is_robust, sensitivity, threshold_values
 from .verdict import VERDICTS, Verdict
 
-__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "lookup_claim", "markdown_table",
-           "point_rows"]
+__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "DEVICES", "active_device",
+           "use_device", "lookup_claim", "markdown_table", "point_rows"]
+
+#: The devices a claim may run on (``check --device``; a claim lists its own in `devices`).
+DEVICES = ("cpu", "cuda")
+_DEVICE = {"device": "cpu"}
+
+
+def active_device() -> str:
+    """The device of the enclosing [`use_device`][] block (``check --device``): ``"cpu"``
+    outside one."""
+    return _DEVICE["device"]
+
+
+@contextlib.contextmanager
+def use_device(device: str):
+    """Within the block, the claims that list `device` in their `devices` run on it
+    (``ValueError("--device: ...")`` for a device not in [`DEVICES`][])."""
+    if device not in DEVICES:
+        raise ValueError(f"--device: must be one of {list(DEVICES)} (got {device!r})")
+    old = _DEVICE["device"]
+    _DEVICE["device"] = device
+    try:
+        yield
+    finally:
+        _DEVICE["device"] = old
 
 #: What a check is, in the order the summaries group them.
 #:
@@ -210,6 +235,9 @@ class Claim:
       `settings` (what the run used) is compared with them.
     - `interval`: how the claim's intervals over seeds are made
       ([`IntervalMethod`][theorylab.core.claims.robustness.IntervalMethod]).
+    - `devices`: the torch devices its `run` can use (``check --device``): ``("cpu",)`` by
+      default; a claim that lists ``"cuda"`` reads [`active_device`][] in its `run` and says
+      on its page which setting runs there.
     """
 
     id: str
@@ -234,6 +262,7 @@ class Claim:
     variants: tuple[Variant, ...] = ()
     settings: dict[str, object] = field(default_factory=dict, hash=False)
     interval: IntervalMethod | None = None
+    devices: tuple[str, ...] = ("cpu",)
 
     @property
     def key(self) -> str:

@@ -18,10 +18,11 @@ __all__ = ["COLORS", "LABELS", "METRIC_LABELS", "head_panel", "trajectory_panel"
 
 #: Colour of each model in every real-image panel.
 COLORS = {"untrained": "#8c8c8c", "initial": "#2ca02c", "mae": "#1f77b4", "cl": "#d62728",
-          "uniform": "#9467bd"}
+          "mae_clviews": "#17becf", "cl_maeviews": "#ff7f0e", "uniform": "#9467bd"}
 #: Legend labels.
 LABELS = {"untrained": "untrained (from scratch)", "initial": "start (both)", "mae": "MAE",
-          "cl": "CL", "uniform": "uniform 1/P"}
+          "cl": "CL", "mae_clviews": "MAE, CL's views", "cl_maeviews": "CL, MAE's views",
+          "uniform": "uniform 1/P"}
 #: Axis labels of the metrics.
 METRIC_LABELS = {"distance_patches": "mean attention distance (patches)",
                  "nmi": "NMI (Park et al.)", "total": "focus 1 − H(K|Q)/log P",
@@ -43,7 +44,7 @@ def head_panel(ax, table: pd.DataFrame, layer: int, metric: str, *,
     heads = sorted(h for h in set(sub["head"]) if h >= 0)
     xs = {h: float(h) for h in heads}
     xs[-1] = len(heads) + 0.5
-    shown = [m for m in models if m != "uniform"]
+    shown = [m for m in models if m != "uniform" and (sub.model == m).any()]
     for i, model in enumerate(shown):
         g = sub[sub.model == model]
         dx = (i - (len(shown) - 1) / 2) * 0.16
@@ -69,10 +70,11 @@ def head_panel(ax, table: pd.DataFrame, layer: int, metric: str, *,
 
 def trajectory_panel(ax, trajectory: pd.DataFrame, metric: str, layer: int, *,
                      reference: float | None = None, legend: bool = False) -> None:
-    """The head mean of `metric` in `layer` during training, MAE and CL: mean over seeds with
-    its 95 % t-interval (band); `reference`: a dotted line (uniform attention's value)."""
+    """The head mean of `metric` in `layer` during training, of every trained arm (MAE, CL and
+    the augmentation controls where run): mean over seeds with its 95 % t-interval (band);
+    `reference`: a dotted line (uniform attention's value)."""
     sub = trajectory[(trajectory.layer == layer) & (trajectory["head"] == -1)]
-    for arm in ("mae", "cl"):
+    for arm in [m for m in MODELS if (sub.model == m).any()]:
         g = sub[sub.model == arm]
         steps = sorted(set(g.step))
         ivs = np.array([_iv(g[g.step == t][metric]) for t in steps])
@@ -94,14 +96,14 @@ def loss_panel(ax, curves: pd.DataFrame, levels: pd.DataFrame,
     log B); `max_ratio`: the premise's line."""
     lev = levels.set_index("seed")
     for (seed, arm), g in curves.groupby(["seed", "model"]):
-        col = "mae_mean_predictor" if arm == "mae" else "cl_chance"
+        col = "mae_mean_predictor" if arm.startswith("mae") else "cl_chance"
         if seed not in lev.index:
             continue
         g = g.sort_values("step")
         ax.plot(g.step, g.loss / float(lev.loc[seed, col]), color=COLORS[arm], lw=0.9)
-    for arm in ("mae", "cl"):
+    for arm in [m for m in MODELS if (curves.model == m).any()]:
         ax.plot([], [], color=COLORS[arm], label=f"{LABELS[arm]} loss / "
-                + ("mean-predictor MSE" if arm == "mae" else "log B"))
+                + ("mean-predictor MSE" if arm.startswith("mae") else "log B"))
     ax.axhline(1.0, color="0.5", lw=0.8)
     if max_ratio is not None:
         ax.axhline(max_ratio, color="k", ls="--", lw=0.8, label=f"premise: ≤ {max_ratio:g}")

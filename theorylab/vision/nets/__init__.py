@@ -23,6 +23,7 @@ from theorylab.vision.nets._seedvit import (
 )
 from theorylab.vision.nets._ssl import (
     OBJECTIVES,
+    VIEWS,
     Augment,
     SeedStreams,
     SSLSchedule,
@@ -54,6 +55,7 @@ __all__ = [
     "Augment",
     "Block",
     "SSLSchedule",
+    "VIEWS",
     "SeedBlock",
     "SeedLayerNorm",
     "SeedLinear",

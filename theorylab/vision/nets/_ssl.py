@@ -8,6 +8,13 @@ both, every seed of the batch trained in one optimiser step.
   matters), then its contrast is scaled by U[0.6, 1.4], its brightness shifted by U[−0.4, 0.4]
   (standardised units) and Gaussian pixel noise added. MAE sees one view per image, CL two.
   No CutMix or crops that paste pieces of other images.
+- **Crossed augmentations** (``views``, the control of which augmentation an objective
+  sees): ``views="cl"`` is CL's (two independent views of an item: its positive pairs differ
+  by flip, placement, jitter and noise), ``views="mae"`` MAE's (one view of an item: flip,
+  placement and jitter drawn once). MAE with CL's views reconstructs the masked patches of the
+  *other* view of the pair from the visible patches of the first; CL with MAE's views
+  contrasts two copies of one view that differ only by their own masks (``mask_ratio``, the
+  mask token) and their own pixel noise.
 - **MAE** ([`mae_loss`][]): a random fraction of the patches of each view (exactly
   ``round(ratio·P)``) is replaced by the mask token; a per-token decoder (LayerNorm + linear)
   predicts the pixels; the loss is the squared error per pixel averaged over the masked patches.
@@ -29,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
@@ -45,12 +52,15 @@ from theorylab.vision.nets._seedvit import (
     patchify_seeds,
 )
 
-__all__ = ["OBJECTIVES", "Augment", "SSLSchedule", "place_items", "augment", "random_masks",
-           "mae_decoder", "cl_projector", "mae_loss", "info_nce", "mean_predictor_mse",
-           "SeedStreams", "train_seeds"]
+__all__ = ["OBJECTIVES", "VIEWS", "Augment", "SSLSchedule", "place_items", "augment",
+           "random_masks", "mae_decoder", "cl_projector", "mae_loss", "info_nce",
+           "mean_predictor_mse", "SeedStreams", "train_seeds"]
 
 #: The objectives of [`train_seeds`][].
 OBJECTIVES = ("mae", "cl")
+#: Whose augmentation an objective is trained with ([`train_seeds`][]'s ``views``; module
+#: docstring): ``"mae"`` one view per item, ``"cl"`` two independent views.
+VIEWS = ("mae", "cl")
 
 
 @dataclass(frozen=True)
@@ -161,11 +171,13 @@ def cl_projector(seeds: tuple[int, ...], dim: int) -> nn.Module:
 
 
 def mae_loss(model: SeedViT, decoder: nn.Module, images: torch.Tensor,
-             mask: torch.Tensor) -> torch.Tensor:
+             mask: torch.Tensor, target: torch.Tensor | None = None) -> torch.Tensor:
     """(S,) mean squared error per pixel of the decoded masked patches of `images`
-    (S, B, C, H, W); `mask` (S, B, P)."""
+    (S, B, C, H, W) against the same patches of `target` (default: `images` themselves);
+    `mask` (S, B, P)."""
     pred = decoder(model(images, mask))
-    err = ((pred - patchify_seeds(images, model.patch_size)) ** 2).mean(-1)
+    goal = images if target is None else target
+    err = ((pred - patchify_seeds(goal, model.patch_size)) ** 2).mean(-1)
     m = mask.to(err.dtype)
     return (err * m).sum((1, 2)) / m.sum((1, 2)).clamp_min(1)
 
@@ -238,19 +250,24 @@ def _batches(N: int, B: int, streams: SeedStreams, device) -> Callable[[], torch
 
 def train_seeds(objective: str, model: SeedViT, head: nn.Module, items: torch.Tensor,
                 fill: torch.Tensor, schedule: SSLSchedule, aug: Augment, *,
-                mask_ratio: float = 0.6, temperature: float = 0.2,
+                mask_ratio: float = 0.6, temperature: float = 0.2, views: str | None = None,
                 streams: SeedStreams | None = None,
                 checkpoints: tuple[int, ...] = (),
                 on_checkpoint: Callable[[int], None] | None = None,
                 progress: Callable[[int], None] | None = None) -> torch.Tensor:
     """Train `model` and `head` (the [`mae_decoder`][] or the [`cl_projector`][]) in place by
     `objective` (``"mae"`` or ``"cl"``) on the items (S, N, C, s, s) of every seed; `fill`
-    (S,) the background. Returns the (steps + 1, S) losses: row 0 the loss of the untrained
-    model on the first batch (no step taken), row t the loss of step t's batch before its
-    update. ``on_checkpoint(t)`` is called (in eval mode, no gradients) after t steps for each t
-    in `checkpoints` (0: before training); ``progress(t)`` after every step."""
+    (S,) the background, with the augmentation `views` (one of [`VIEWS`][]; None: the
+    objective's own; module docstring). Returns the (steps + 1, S) losses: row 0 the loss of
+    the untrained model on the first batch (no step taken), row t the loss of step t's batch
+    before its update. ``on_checkpoint(t)`` is called (in eval mode, no gradients) after t
+    steps for each t in `checkpoints` (0: before training); ``progress(t)`` after every
+    step."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective: must be one of {list(OBJECTIVES)} (got {objective!r})")
+    views = objective if views is None else views
+    if views not in VIEWS:
+        raise ValueError(f"views: must be one of {list(VIEWS)} (got {views!r})")
     dev = items.device
     S, N = items.shape[:2]
     streams = streams or SeedStreams(model.seeds, dev)
@@ -263,15 +280,27 @@ def train_seeds(objective: str, model: SeedViT, head: nn.Module, items: torch.Te
     losses = torch.zeros(schedule.steps + 1, S, device=dev)
     marks = set(checkpoints)
 
+    clean = replace(aug, noise=0.0)
+
+    def noisy(x: torch.Tensor) -> torch.Tensor:
+        return x + aug.noise * streams.stack(
+            lambda g: torch.randn(x.shape[1:], generator=g, device=dev)) if aug.noise else x
+
     def loss_of(idx: torch.Tensor) -> torch.Tensor:
         batch = items[seed_axis, idx]
         if objective == "mae":
             x = augment(batch, streams, fill, aug)
             mask = random_masks(streams, B, model.num_patches, mask_ratio)
-            return mae_loss(model, head, x, mask)
-        v1 = augment(batch, streams, fill, aug)
-        v2 = augment(batch, streams, fill, aug)
-        return info_nce(head(model(v1).mean(2)), head(model(v2).mean(2)), temperature)
+            target = augment(batch, streams, fill, aug) if views == "cl" else None
+            return mae_loss(model, head, x, mask, target)
+        if views == "cl":
+            v1 = augment(batch, streams, fill, aug)
+            v2 = augment(batch, streams, fill, aug)
+            return info_nce(head(model(v1).mean(2)), head(model(v2).mean(2)), temperature)
+        base = augment(batch, streams, fill, clean)  # one flip, placement and jitter
+        z = [head(model(noisy(base), random_masks(streams, B, model.num_patches,
+                                                  mask_ratio)).mean(2)) for _ in range(2)]
+        return info_nce(z[0], z[1], temperature)
 
     def checkpoint(t: int) -> None:
         if t in marks and on_checkpoint is not None:
