@@ -43,11 +43,12 @@ __all__ = [
     "boundary_table", "CROSSING_EXTENSION", "crossing_rung", "crossing_table",
     "mae_config", "family_config", "max_steps", "mae_run",
     "rung_summary", "ladder_table", "eps_table", "stop_reached", "family_sizes",
-    "ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "NEGATIVES", "CL_DELTA", "pair_config",
+    "ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "CL_QUICK_TAUS", "NEGATIVES",
+    "CL_DELTA", "pair_config",
     "CL_MILD_DELTA", "CL_MILD_SEEDS", "cl_mild_measure",
     "cl_ladder", "CL_SEEDS", "CL_END_FRACTION", "CL_N_CLEAN", "CL_MAE_STEPS", "cl_settings",
     "cl_run_one", "cl_seed_run", "cl_mae_run", "cl_rung_prediction", "cl_measure",
-    "cl_rung_rows", "figure_config",
+    "cl_measure_all", "cl_rung_rows", "figure_config",
 ]
 
 # -- the MAE setting ----------------------------------------------------------------------------
@@ -436,8 +437,11 @@ ATTN_TOL = 0.02
 #: and η = 200 at P = 128, scaled as η ∝ P (the gradient of a row Φ[p, ·] carries 1/P from the
 #: mean pooling and from the MAE loss normalisation).
 TAU, K, BATCH, ETA_PER_P = 0.1, 4, 16, 200.0 / 128
-#: The temperatures of the τ variant (τ is not read in the paper; RECONSTRUCTED, UNCERTAIN).
-TAUS = (0.1, 0.2, 0.3, 0.5, 1.0)
+#: The temperatures the CL claims run (τ is not read in the paper; RECONSTRUCTED, UNCERTAIN):
+#: both sides of the derived τ_c ≈ 0.21–0.22, with 0.25 between it and the Jensen formula's
+#: τ_c ≈ 0.25–0.26 (predictions.cl_plateau); quick: CL_QUICK_TAUS.
+TAUS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.5, 1.0)
+CL_QUICK_TAUS = (0.1, 0.2, 0.3)
 #: Negatives per positive pair: every other image of the batch.
 NEGATIVES = 15
 #: The information gap of the CL ladder (inside Thm 4.1's range), with κ_c = 1/4.
@@ -480,7 +484,9 @@ def cl_ladder(quick: bool, delta: float = CL_DELTA) -> tuple[tuple[int, int, int
 
 
 # -- the CL runs (Theorem 4.4): shared by the claims thm4.4, thm4.4-plateau and the figures ------
-#: Monte Carlo seeds (train.seed) of the CL runs (quick mode: the first 3; MAE arm: 3).
+#: Seeds of the CL runs (quick mode: the first 3; MAE arm: 3): each seeds both the Monte Carlo
+#: batches (train.seed) and the random area partition of every cluster and the read-out images
+#: (data.seed), so the seeds of a rung spread over as many partitions.
 CL_SEEDS = (0, 1, 2, 3, 4)
 #: End values are means over this last fraction of the recorded steps; the drift of a run is
 #: the change over the last half of the run that the least-squares line through its readings
@@ -494,14 +500,14 @@ CL_MAE_STEPS = 600
 
 
 def cl_settings(quick: bool) -> dict:
-    """Ladder, CL steps, readings every ``every`` steps, seeds and MAE steps: P ∈ {32, 64,
-    128} at Δ ≈ 0.25, 200 steps, 5 seeds, MAE 600 steps (full); P ∈ {24, 48}, 60 steps, 3 seeds,
-    MAE 300 steps (quick)."""
+    """Ladder, CL steps, readings every ``every`` steps, seeds, MAE steps and temperatures:
+    P ∈ {32, 64, 128} at Δ ≈ 0.25, 200 steps, 5 seeds, MAE 600 steps, TAUS (full); P ∈ {24,
+    48}, 60 steps, 3 seeds, MAE 300 steps, CL_QUICK_TAUS (quick)."""
     if quick:
         return {"ladder": cl_ladder(True), "steps": 60, "every": 1, "seeds": CL_SEEDS[:3],
-                "mae_steps": 300}
+                "mae_steps": 300, "taus": CL_QUICK_TAUS}
     return {"ladder": cl_ladder(False), "steps": 200, "every": 2, "seeds": CL_SEEDS,
-            "mae_steps": CL_MAE_STEPS}
+            "mae_steps": CL_MAE_STEPS, "taus": TAUS}
 
 
 def cl_run_one(cfg: ExperimentConfig, every: int) -> pd.DataFrame:
@@ -542,18 +548,19 @@ def cl_run_one(cfg: ExperimentConfig, every: int) -> pd.DataFrame:
 def cl_seed_run(P: int, C1: int, C: int, steps: int, tau: float, every: int,
                 seed: int) -> pd.DataFrame:
     """One CL run (a sweep point): [`cl_run_one`][] of the [`pair_config`][] with temperature
-    `tau` and Monte Carlo seed `seed`."""
+    `tau`, Monte Carlo seed and area partition `seed`."""
     cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau).replace(
-        train={"seed": seed}).resolved()
+        data={"seed": seed}, train={"seed": seed}).resolved()
     return cl_run_one(cfg, every)
 
 
 @lru_cache(maxsize=64)
 def cl_mae_run(P: int, C1: int, C: int, steps: int, seed: int) -> pd.DataFrame:
     """One run of the MAE arm (a sweep point): ``population-montecarlo`` on the same data with
-    the step size ×K, read every 5 steps."""
+    the step size ×K, read every 5 steps (seed: Monte Carlo and area partition, as CL's)."""
     cfg = pair_config(P, C1, C, steps, None)
-    cfg = cfg.replace(train={"seed": seed, "lr": cfg.train.lr * K}).resolved()
+    cfg = cfg.replace(data={"seed": seed},
+                      train={"seed": seed, "lr": cfg.train.lr * K}).resolved()
     return cl_run_one(cfg, 5)
 
 
@@ -576,21 +583,26 @@ def _cl_summary(tr: pd.DataFrame) -> dict:
 
 
 @lru_cache(maxsize=16)
-def _cl_tau_c(P: int, C1: int, C: int) -> dict:
+def _cl_tau_c(P: int, C1: int, C: int, expectation: str) -> dict:
     from .predictions.cl_plateau import cl_critical_temperature
 
-    return cl_critical_temperature(pair_config(P, C1, C, 1, NEGATIVES))
+    return cl_critical_temperature(pair_config(P, C1, C, 1, NEGATIVES), expectation=expectation)
 
 
 @lru_cache(maxsize=64)
 def cl_rung_prediction(P: int, C1: int, C: int, tau: float) -> dict:
-    """The derived plateau and τ_c of one rung (leading order in P and 1/n)."""
+    """The derived plateau and τ_c of one rung (leading order in P, the expectation over the
+    negatives exact), and the same with the Jensen formula (columns ``*_jensen``)."""
     from .predictions.cl_plateau import cl_plateau
 
-    pl = cl_plateau(pair_config(P, C1, C, 1, NEGATIVES, tau=tau))
-    tc = _cl_tau_c(P, C1, C)
-    return {"pred_exists": pl.exists, "pred_glob": pl.clean_glob, "pred_phi": pl.phi,
-            "pred_own": pl.clean_own, "tau_c": tc["tau_c"], "glob_below_tau_c": tc["glob_below"]}
+    out = {}
+    for e, sfx in (("exact", ""), ("jensen", "_jensen")):
+        pl = cl_plateau(pair_config(P, C1, C, 1, NEGATIVES, tau=tau), expectation=e)
+        tc = _cl_tau_c(P, C1, C, e)
+        out.update({f"pred_exists{sfx}": pl.exists, f"pred_glob{sfx}": pl.clean_glob,
+                    f"pred_phi{sfx}": pl.phi, f"pred_own{sfx}": pl.clean_own,
+                    f"tau_c{sfx}": tc["tau_c"], f"glob_below_tau_c{sfx}": tc["glob_below"]})
+    return out
 
 
 @lru_cache(maxsize=32)
@@ -631,6 +643,21 @@ def cl_measure(quick: bool, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     return t.copy(), tr.copy()
 
 
+def cl_measure_all(quick: bool, mild: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(table, trajectories) of every temperature of [`cl_settings`][] (``taus``): the rows of
+    [`cl_measure`][] per τ (the MAE arm, which has no τ, once), and with `mild` the rows of
+    [`cl_mild_measure`][] per τ."""
+    tables, trajs = [], []
+    for k, tau in enumerate(cl_settings(quick)["taus"]):
+        t, tr = cl_measure(quick, tau)
+        keep = t.objective != "mae" if k else slice(None)
+        tables.append(t[keep])
+        trajs.append(tr[tr.objective != "mae"] if k else tr)
+        if mild:
+            tables.append(cl_mild_measure(quick, tau))
+    return pd.concat(tables, ignore_index=True), pd.concat(trajs, ignore_index=True)
+
+
 #: Seeds of the mild-imbalance CL ladder (no MAE arm beside it).
 CL_MILD_SEEDS = CL_SEEDS[:3]
 
@@ -661,9 +688,10 @@ def cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
 
 
 def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per rung of the CL ladder: seeds, the intervals (over seeds) of the end global
-    attention, of its rise from the start, of its drift, of (measured − derived), and the
-    MAE arm's own-area attention and convergence beside CL's."""
+    """One row per rung of the CL ladder (of one temperature): seeds, the intervals (over
+    seeds) of the end global attention, of its rise from the start, of its drift, of
+    (measured − derived), the derived plateau and τ_c (and the Jensen formula's, when the
+    table has them), and the MAE arm's own-area attention and convergence beside CL's."""
     from theorylab.core.claims import t_interval
 
     cl = table[table.objective == "cl"]
@@ -683,6 +711,10 @@ def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:
             "drift": dr[0], "drift_lo": dr[1], "drift_hi": dr[2],
             "pred_exists": bool(g.pred_exists.iloc[0]), "pred": float(g.pred_glob.iloc[0]),
             "tau_c": float(g.tau_c.iloc[0]), "dev": dev[0], "dev_lo": dev[1], "dev_hi": dev[2],
+            **({"pred_exists_jensen": bool(g.pred_exists_jensen.iloc[0]),
+                "pred_jensen": float(g.pred_glob_jensen.iloc[0]),
+                "tau_c_jensen": float(g.tau_c_jensen.iloc[0])}
+               if "pred_glob_jensen" in g else {}),
             "phi_l": float(np.abs(g.end_phi_own_lq).mean()), "own_cl": float(g.end_own_lq.mean()),
             "own_mae": float(m.end_own_lq.mean()) if len(m) else math.nan,
             "mae_gap": gap[0], "mae_gap_lo": gap[1], "mae_gap_hi": gap[2],

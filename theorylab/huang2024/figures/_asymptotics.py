@@ -16,11 +16,10 @@ from ..setups import (
     ETA_Q,
     FAMILIES,
     GAMMA,
-    TAU,
-    TAUS,
     boundary_table,
     cl_measure,
     cl_rung_rows,
+    cl_settings,
     ladder,
     ladder_table,
 )
@@ -156,15 +155,17 @@ def asymptotics(ctx: FigureContext) -> FigureResult:
 
 CLT_CAPTION = (
     "CL's attention on the global area per temperature τ (Huang et al. (2025), Thm 4.4 as "
-    "RECONSTRUCTED in docs/papers/huang2024.md §3–§4.4; τ is a reconstruction variant, not "
-    "read in the paper): cl-montecarlo (InfoNCE on two independently masked views, 15 "
+    "RECONSTRUCTED in docs/papers/huang2024.md §3–§4.4; τ is not read in the paper, so the "
+    "check runs several): cl-montecarlo (InfoNCE on two independently masked views, 15 "
     "negatives, mean pooling, K = 4 clusters, Bernoulli(0.5) masks, masked keys in the "
     "softmax, z ~ U[0.5, 1.5]) from Q⁰ = 0 on P ∈ {32, 64, 128} at Δ ≈ 0.25, the Theorem 4.4 "
-    "check's runs (means over 5 Monte Carlo seeds; attention of local-area queries on clean "
-    "images). One panel per τ: the trajectories with the derived plateau of the reduced CL "
-    "model (dotted; drawn at 1 where the model has none). Last panel: the end values (mean "
-    "over the last quarter of the steps, 95 % intervals over the seeds) against τ, with the "
-    "derived plateau (lines) and the derived τ_c where the plateau disappears (vertical "
+    "check's runs (means over 5 seeds, each its own Monte Carlo batches and area partition; "
+    "attention of local-area queries on clean images). One panel per τ: the trajectories with "
+    "the derived plateau of the reduced CL model (dotted, the expectation over the negatives "
+    "exact; drawn at 1 where the model has none). Last panel: the end values (mean over the "
+    "last quarter of the steps, 95 % intervals over the seeds) against τ, with the derived "
+    "plateau (dashed), the earlier Jensen formula's (the sum over the negatives replaced by n × "
+    "its mean; dash-dotted) and the derived τ_c where the plateau disappears (vertical dotted "
     "lines, one per P). Below τ_c the paper's 'attention tends to 1' is not reproduced; above "
     "it the attention keeps rising toward 1."
 )
@@ -179,8 +180,8 @@ CLT_CAPTION = (
     data_source="synthetic: InfoNCE on masked views of Def. 2.1 data (cl-montecarlo)",
 )
 def cl_temperature(ctx: FigureContext) -> FigureResult:
-    taus = (TAU, 0.3) if ctx.quick else TAUS
-    fig = new_figure((4.0 * (len(taus) + 1), 3.8))
+    taus = cl_settings(ctx.quick)["taus"]
+    fig = new_figure((3.2 * (len(taus) + 1), 3.4))
     axs = fig.subplots(1, len(taus) + 1)
     headline, reading, ends = {}, [], []
     colors = ("C0", "C1", "C2", "C3")
@@ -206,7 +207,8 @@ def cl_temperature(ctx: FigureContext) -> FigureResult:
                                               float(r.glob_hi)] for r in rows.itertuples()}
         reading.append(f"τ = {tau:g}: " + ", ".join(
             f"P={r.P}: {r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}] (derived "
-            + (f"{r.pred:.3f}" if r.pred_exists else "no plateau") + ")"
+            + (f"{r.pred:.3f}" if r.pred_exists else "no plateau") + ", Jensen "
+            + (f"{r.pred_jensen:.3f}" if r.pred_exists_jensen else "no plateau") + ")"
             for r in rows.itertuples()) + ".")
     ax = axs[-1]
     import pandas as pd
@@ -216,11 +218,14 @@ def cl_temperature(ctx: FigureContext) -> FigureResult:
         ax.errorbar(g.tau, g.glob, yerr=[g.glob - g.glob_lo, g.glob_hi - g.glob], fmt="o",
                     color=c, label=f"P={P}")
         ax.plot(g.tau, np.where(g.pred_exists, g.pred, 1.0), "--", color=c, lw=0.8)
+        ax.plot(g.tau, np.where(g.pred_exists_jensen, g.pred_jensen, 1.0), "-.", color=c,
+                lw=0.6, alpha=0.7)
         ax.axvline(float(g.tau_c.iloc[0]), color=c, ls=":", lw=0.8)
         headline[f"tau_c P={P}"] = float(g.tau_c.iloc[0])
+        headline[f"Jensen tau_c P={P}"] = float(g.tau_c_jensen.iloc[0])
     ax.set_xscale("log")
     ax.set_xlabel("τ")
     ax.set_ylim(0, 1.05)
-    ax.set_title("end values; dashed: derived; dotted: τ_c", fontsize=9)
+    ax.set_title("end; dashed: derived; dash-dot: Jensen; dotted: τ_c", fontsize=8)
     ax.legend(fontsize=7)
     return FigureResult(fig, headline=headline, settings={"taus": list(taus)}, reading=reading)
