@@ -6,14 +6,23 @@ in the theorem check ``thm4.2``).
 - the end of Phase I: Φ_glob(t_I) = −(Δ/(2 z_min)) ln P + O(ln ln P), z_min the lowest
   coefficient of the law (0.5 for U[0.5, 1.5], 1 for z ≡ 1;
   [`crossing_value`][theorylab.huang2024.predictions.asymptotics.crossing_value]): the local
-  slope of Φ_glob(t_I)·z_min/(Δ/2) against ln P tends to −1 as −1 + b/ln P;
-- in attention terms attn_glob(t_I)² ≈ C/P: exponent −(1 − κ_c)/2 = −3/8 of P, up to
-  polylog factors (a + b/ln P);
+  slope of Φ_glob(t_I)·z_min/(Δ/2) against ln P tends to −1, for the spread law as
+  −1 + 1/y + 2/y² (y = 2 z_min|Φ|, about 4 at P = 10⁶: far from its limit on any ladder);
+- in attention terms attn_glob(t_I)² ≈ C/P: exponent −(1 − κ_c)/2 = −3/8 of P, for the
+  spread law with a (ln P)^{−1/2} factor (−Δ/(2y) in the local exponent).
+
+Both are judged with the derived finite-P crossing law's correction removed
+([`crossing_law`][theorylab.huang2024.predictions.asymptotics.crossing_law]: the balance of
+the global and own rates with the exact expectation over z and the softmax's denominator, one
+constant fitted on the ladder): each sub-ladder's local slope less (the law's local slope on
+the same rungs − the law's limit).
 - the phase lengths t_I (Δ > 0), t_II and T* ∝ (P/C)/η up to polylog factors (exponent 1,
   a + b/ln P), under each reading of η;
 - Φ_own(T*) = Θ(ln P) (exponent 1 of ln P, a + b/ln P: an additive constant in Φ_own);
-- the own-area attention's gap to its ceiling 1 − γ^{C−1} at T*(ε): the excess loss is
-  quadratic in the gap, so the gap falls like ε^{1/2} (a + b·ε^{1/2}).
+- the own-area attention's gap to its ceiling 1 − γ^{C−1} at T*(ε): its exponent in ε is
+  not derived (the per-sample excess is quadratic in the gap, but the expectations over the
+  masks and the coefficients and the other logits' share of the excess are not worked out), so
+  it is reported with an interval as a finding, not judged.
 
 Each limit is extrapolated with its correction form and judged only once the local estimates
 have settled (the kernel's settlement rule), in a two-sided band with near counterfactuals on
@@ -301,18 +310,22 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         "Φ_glob(t_I) + (Δ/(2 z_min)) ln P (offset of the crossing value, Δ > 0): " + ", ".join(
             f"{r.phi_glob_end_I + r.delta / (2 * z) * math.log(r.P):.3f} (P={r.P:g})"
             for r in cross.itertuples()) + ".",
+        crossing_law_reading(cross, readings),
     ]
-    top = st.groupby(["statement", "family"], sort=False).local_slope.last()
+    top = st.groupby(["statement", "family"], sort=False).measured_slope.last()
     headline = {f"top estimate {s} ({f})": float(x) for (s, f), x in top.items()}
     brief = (f"{v.verdict}: reduced GD to P = {cross.P.max():g}; crossing slope·z_min "
              f"{top.get(('crossing Φ·z_min/(Δ/2)', 'pos'), math.nan):.2f} at the top (limit "
-             f"−1), gap exponent {top.get(('attention gap at T*', 'pos'), math.nan):.2f} "
-             "(limit 1/2)")
+             f"−1; law-corrected), gap exponent "
+             f"{top.get(('attention gap at T*', 'pos'), math.nan):.2f} (reported)")
 
     def figure(fig):
         axs = fig.subplots(1, 3)
         axs[0].plot(cross.P, cross.phi_glob_end_I * z / (cross.delta / 2), "o-",
                     label="measured")
+        lt = crossing_law_table(cross, readings["coefficient_law"], readings["masked_keys"])
+        axs[0].plot(cross.P, lt.phi_law * z / (cross.delta / 2), "-", color="grey",
+                    label="finite-P crossing law")
         axs[0].plot(cross.P, -np.log(cross.P), "k--", label="−ln P (derived limit slope)")
         axs[0].set_xscale("log")
         axs[0].set_xlabel("P")
@@ -330,7 +343,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         for fam, g in m["eps"].groupby("family", sort=False):
             axs[2].plot(g.eps_rel, g.attn_gap_T, "o-", label=f"gap at T* ({fam})")
         e = m["eps"].eps_rel
-        axs[2].plot(e, np.sqrt(e), "k--", label="∝ ε^{1/2}")
+        axs[2].plot(e, np.sqrt(e), "k--", label="∝ ε^{1/2} (reference)")
         axs[2].set_xscale("log")
         axs[2].set_yscale("log")
         axs[2].set_xlabel("ε (relative)")
@@ -339,6 +352,30 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     return ClaimResult("thm4.2-laws", lad, v, headline, reading, brief=brief,
                        extra={"eps": m["eps"], "crossing": m["crossing"], "slopes": st},
                        figure=figure, settings=_settings(readings))
+
+
+def crossing_law_reading(cross: pd.DataFrame, readings: dict) -> str:
+    """The finite-P crossing law on the run's rungs and far beyond them, in words: its fitted
+    constant, the balance at each measured crossing (constant where the law holds) and the
+    law's own local slope of Φ·z_min/(Δ/2) at P far above the ladder (real sizes at the
+    family's Δ and κ_c)."""
+    law, keys = str(readings["coefficient_law"]), bool(readings["masked_keys"])
+    t = crossing_law_table(cross, law, keys)
+    zl, fam = Z_LAWS[law], FAMILIES["pos"]
+    far = []
+    for P in (1e6, 1e10, 1e20, 1e40):
+        phis = []
+        for p in (P / 1.1, P * 1.1):
+            c = p ** fam.kappa_c
+            phis.append(crossing_law(p, math.sqrt(p ** (1 + fam.Delta) * c), c, zl["L"],
+                                     zl["U"], GAMMA, float(t.fitted.iloc[0]), keys)[0])
+        s = (phis[1] - phis[0]) / (2 * math.log(1.1)) * float(zl["L"]) / (fam.Delta / 2)
+        far.append(f"{s:.3f} (P = {P:.0e})")
+    return ("Finite-P crossing law (Phase I ends where a_1² E_z[z³ e^{2zΦ}]/d = c·μ_3 a_j, "
+            f"denominators kept): fitted c = {t.fitted.iloc[0]:.3f}; the balance at each "
+            "measured crossing, bottom → top: " + ", ".join(f"{x:.3f}" for x in t.constant)
+            + "; the law's own local slope of Φ·z_min/(Δ/2), far above the ladder: "
+            + ", ".join(far) + " (limit −1).")
 
 
 def _settings(readings: dict) -> dict:
@@ -357,12 +394,13 @@ CLAIM = Claim(
     "(the paper's text gives none of these numbers)",
     statement="In the reconstructed MAE model, for a masked local-area patch: Phase I ends at "
     "Φ_glob ≈ −(Δ/(2 z_min)) ln P (attn_glob² ≈ C/P), the phase lengths grow ∝ (P/C)/η up to "
-    "polylog factors, Φ_own(T*) = Θ(ln P), and the own-area attention's gap to its ceiling at "
-    "T*(ε) falls like ε^{1/2}.",
+    "polylog factors and Φ_own(T*) = Θ(ln P); the own-area attention's gap to its ceiling at "
+    "T*(ε) is reported against ε (its exponent is not derived).",
     measured="Reduced population GD (population-reduced) on P = n⁴ from 81 to 65536 for a Δ > 0 "
     "and a Δ < 0 family, the end of Phase I alone up to P ≈ 10⁶, an ε ladder at P = 4096: "
     "local estimates per sub-ladder, extrapolated with each law's correction form.",
-    predicted="Each law's limit (−1, −3/8, 1, 1, 1/2), settled, within its two-sided band.",
+    predicted="Each law's limit (−1, −3/8, 1, 1), settled, within its two-sided band; the "
+    "crossing's two with the derived finite-P crossing law's correction removed.",
     thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,
