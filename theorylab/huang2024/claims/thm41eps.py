@@ -53,8 +53,9 @@ PREDICTIONS = (
     Prediction("EPS_TAIL_EXP", 1.0, "shift",
                "limit of the exponent of T*(ε) − T*(ε₀) against 1/ε at small ε (1: a 1/t decay "
                "of the excess loss)", "derived",
-               check="docs/papers/huang2024.md §4.2 (DERIVED: a 1/t decay, the optimum at "
-               "infinite logits), judged against the engine by this claim's ε ladder",
+               check="proofs_checks/huang2024/check_h24_eps_tail.py (DERIVED: an excess "
+               "A e^{−kΦ} under GD decays as 1/(η k² t), the optimum at infinite logits), "
+               "judged against the engine by this claim's ε ladder",
                tolerance="TAIL_TOL",
                settlement=Settlement("a + b/x", "after the phases the excess is A/(t − t₀) "
                                      "+ O(t⁻²) (Φ_own = ½ ln t + const), so T*(ε) = t₀ + A/ε "
