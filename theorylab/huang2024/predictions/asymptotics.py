@@ -15,12 +15,13 @@ sub-ladder, their drift, and what polylog(P) factors can add.
 
 **What the coefficient law changes** (DERIVED). With z ≡ 1 the crossing value is −(Δ/2) ln P
 plus lower order. For a law with support [L, U], L < U, the global attention is
-a_1 E_z e^{zΦ}; once |Φ|(U − L) ≫ 1 the expectation is led by the lowest coefficients
-(E_z e^{zΦ} ≈ e^{LΦ}/(|Φ|(U − L)) for the uniform law), so the same crossing in attention is
-reached at Φ ≈ −(Δ/(2L)) ln P + O(ln ln P) ([`crossing_value`][] with `L`): the local slope of
-Φ_glob(t_I)/(Δ/2) against ln P passes −1 and turns to −1/L, slowly (measured on the
-U[0.5, 1.5] ladder: −0.99, −1.10, −1.15 on P = 1296–10000, 10000–38416, 20736–65536). The
-attention form does not depend on the law.
+a_1 E_z e^{zΦ}; once |Φ|(U − L) ≫ 1 the expectation is led by the lowest coefficients, so the
+crossing heads for Φ ≈ −(Δ/(2L)) ln P ([`crossing_value`][] with `L`), but slowly: the local
+slope of Φ·L/(Δ/2) is −1 + 1/y + 2/y² + O(y⁻³), y = 2L|Φ| (about 4 at P = 10⁶). The
+finite-P crossing law ([`crossing_balance`][], [`crossing_law`][]) keeps the exact expectation
+over z and the softmax's denominator, with one constant fitted on a ladder; a claim judges a
+limit on the measured local slopes less the law's correction ([`law_corrected_slopes`][]).
+The attention form's limit does not depend on the law (a spread law adds (ln P)^{−1/2}).
 
 **Reading a ladder.** [`sub_ladders`][] cuts a ladder into consecutive sub-ladders of equal
 length in ln P; [`local_slopes`][] gives the least-squares slope of y against x on each, the
@@ -171,6 +172,8 @@ def crossing_law(P, C1, C, L: float, U: float, gamma: float, constant: float,
     lo = -1.0
     while f(lo) > 0 and lo > -1e4:
         lo *= 2.0
+    if not (f(lo) <= 0.0 <= f(0.0)):
+        return math.nan, math.nan  # no crossing at Φ < 0 (the global rate below the own one)
     phi = float(brentq(f, lo, 0.0, xtol=1e-12, rtol=1e-14))
     return phi, crossing_balance(phi, P, C1, C, L, U, gamma, mask_keys)[1]
 
