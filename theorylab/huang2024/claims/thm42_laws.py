@@ -53,8 +53,8 @@ from theorylab.core.claims.verdict import Reported, Verdict, combine
 from ..config import PAPER_NAME
 from ..predictions.asymptotics import (
     crossing_attention_exponent,
-    crossing_constant,
     crossing_law,
+    crossing_law_fit,
     law_corrected_slopes,
     local_slopes,
     sub_ladders,
@@ -260,14 +260,10 @@ def crossing_law_table(cross: pd.DataFrame, law: str, mask_keys: bool) -> pd.Dat
     balance at the measured Φ_glob(t_I)), and per rung ``constant`` (the balance at the
     measured value), ``phi_law`` and ``attn_law``."""
     zl = Z_LAWS[str(law)]
-    L, U = float(zl["L"]), float(zl["U"])
-    c = crossing_constant(cross.P, cross.C1, cross.C, cross.phi_glob_end_I, L, U, GAMMA,
-                          mask_keys)
-    fitted = float(np.mean(c))
-    rows = [crossing_law(p, c1, cc, L, U, GAMMA, fitted, mask_keys)
-            for p, c1, cc in zip(cross.P, cross.C1, cross.C)]
-    return pd.DataFrame({"P": cross.P.to_numpy(), "constant": c, "fitted": fitted,
-                         "phi_law": [r[0] for r in rows], "attn_law": [r[1] for r in rows]})
+    f = crossing_law_fit(cross.P, cross.C1, cross.C, cross.phi_glob_end_I, float(zl["L"]),
+                         float(zl["U"]), GAMMA, mask_keys)
+    return pd.DataFrame({"P": cross.P.to_numpy(), "constant": f["constant"],
+                         "fitted": f["fitted"], "phi_law": f["phi"], "attn_law": f["attn"]})
 
 
 COLUMNS = ["family", "P", "C1", "C", "delta", "delta_target", "delta_rounding", "x_phase",

@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 __all__ = ["crossing_value", "crossing_attention_exponent", "crossing_balance", "crossing_law",
-           "crossing_constant", "law_corrected_slopes", "phase_scale",
+           "crossing_constant", "crossing_law_fit", "law_corrected_slopes", "phase_scale",
            "polylog_allowance", "sub_ladders", "local_slopes"]
 
 
@@ -184,6 +184,20 @@ def crossing_constant(P, C1, C, phi, L: float, U: float, gamma: float,
     rung): constant along a ladder where the law holds exactly; its mean is the law's constant."""
     return np.array([crossing_balance(f, p, c1, c, L, U, gamma, mask_keys)[0]
                      for p, c1, c, f in zip(P, C1, C, phi)])
+
+
+def crossing_law_fit(P, C1, C, phi, L: float, U: float, gamma: float,
+                     mask_keys: bool = True) -> dict[str, np.ndarray | float]:
+    """The finite-P crossing law fitted on a ladder of measured crossings Φ_glob(t_I) = `phi`
+    at sizes (P, C1, C): ``constant`` (the balance at each measured crossing,
+    [`crossing_constant`][]), ``fitted`` (their mean, the law's one constant), and the law's
+    ``phi`` and ``attn`` at each rung ([`crossing_law`][])."""
+    c = crossing_constant(P, C1, C, phi, L, U, gamma, mask_keys)
+    fitted = float(np.mean(c))
+    rows = [crossing_law(p, c1, cc, L, U, gamma, fitted, mask_keys)
+            for p, c1, cc in zip(P, C1, C)]
+    return {"constant": c, "fitted": fitted, "phi": np.array([r[0] for r in rows]),
+            "attn": np.array([r[1] for r in rows])}
 
 
 def law_corrected_slopes(measured, law, limit: float) -> np.ndarray:
