@@ -367,9 +367,24 @@ def crossing_law_reading(cross: pd.DataFrame, readings: dict) -> str:
                                      zl["U"], GAMMA, float(t.fitted.iloc[0]), keys)[0])
         s = (phis[1] - phis[0]) / (2 * math.log(1.1)) * float(zl["L"]) / (fam.Delta / 2)
         far.append(f"{s:.3f} (P = {P:.0e})")
+    sens = []
+    for c in (float(t.constant.min()), float(t.constant.max())):
+        at_c = np.array([crossing_law(p, c1, cc, zl["L"], zl["U"], GAMMA, c, keys)
+                         for p, c1, cc in zip(cross.P, cross.C1, cross.C)])
+        g = sub_ladders(cross.P, N_CROSS)
+        scale = float(zl["L"]) / (cross.delta / 2)
+        top = [local_slopes(cross.P, y, g, **kw)["slopes"][-1] for y, kw in (
+            (cross.phi_glob_end_I * scale, {"log_y": False}), (at_c[:, 0] * scale,
+                                                               {"log_y": False}),
+            (cross.attn_glob_end_I, {}), (at_c[:, 1], {}))]
+        sens.append((c, top[0] - top[1] - 1.0,
+                     top[2] - top[3] + crossing_attention_exponent(KAPPA_C)))
     return ("Finite-P crossing law (Phase I ends where a_1² E_z[z³ e^{2zΦ}]/d = c·μ_3 a_j, "
             f"denominators kept): fitted c = {t.fitted.iloc[0]:.3f}; the balance at each "
             "measured crossing, bottom → top: " + ", ".join(f"{x:.3f}" for x in t.constant)
+            + "; with c at the lowest and the highest of these instead, the corrected top "
+            "estimates are " + " and ".join(f"{a:.3f} (slope), {b:.4f} (attention) at c = "
+                                             f"{c:.3f}" for c, a, b in sens)
             + "; the law's own local slope of Φ·z_min/(Δ/2), far above the ladder: "
             + ", ".join(far) + " (limit −1).")
 
