@@ -252,9 +252,8 @@ def run(quick: bool) -> ClaimResult:
                                                                sort=False)) + ".",
     ]
     brief = (f"{v.verdict}: |r_glob|/r_own ∝ P^(" + ", ".join(
-        f"{x:.2f}" for x in head.values()) + ")·Δ measured at the top (pos/neg, keys in/out), "
-        "P = 81–10⁸, 1·Δ once the leading-order law's correction is removed; Phase I boundary "
-        "against its finite-P formula at every P; exact first step, no seeds")
+        f"{x:.2f}" for x in head.values()) + ")·Δ raw, 1·Δ with the law removed, P = 81–10⁸; "
+        "Δ_b vs its finite-P formula")
 
     def figure(fig):
         ax = fig.add_subplot(1, 1, 1)
