@@ -309,10 +309,14 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         crossing_law_reading(cross, readings),
     ]
     top = st.groupby(["statement", "family"], sort=False).measured_slope.last()
+    corr = st.groupby(["statement", "family"], sort=False).local_slope.last()
     headline = {f"top estimate {s} ({f})": float(x) for (s, f), x in top.items()}
-    brief = (f"{v.verdict}: reduced GD to P = {cross.P.max():g}; crossing slope·z_min "
-             f"{top.get(('crossing Φ·z_min/(Δ/2)', 'pos'), math.nan):.2f} at the top (limit "
-             f"−1; law-corrected), gap exponent "
+    headline.update({f"top estimate, law's correction removed, {s} ({f})": float(corr[(s, f)])
+                     for s, f in top.index if s.startswith("crossing")})
+    key = ("crossing Φ·z_min/(Δ/2)", "pos")
+    brief = (f"{v.verdict}: to P = {cross.P.max():.3g}; crossing slope·z_min "
+             f"{top.get(key, math.nan):.2f} at the top, {corr.get(key, math.nan):.2f} with the "
+             f"law's correction removed (limit −1); gap exponent "
              f"{top.get(('attention gap at T*', 'pos'), math.nan):.2f} (reported)")
 
     def figure(fig):
