@@ -23,6 +23,12 @@ from theorylab.huang2024.claims import (
     thm44,
     thm44_plateau,
 )
+from theorylab.huang2024.predictions.asymptotics import crossing_law
+from theorylab.huang2024.predictions.rates import (
+    ZMoments,
+    local_query_leading,
+    phase_one_boundary,
+)
 from theorylab.vision.imagedata import fashion_mnist_available
 
 NAN = math.nan
@@ -51,7 +57,7 @@ def test_claims_in_the_papers_order_and_registered():
 
 
 # -- the MAE ladders (thm4.1, thm4.2) ----------------------------------------------------------
-def _ladder(*, cross=1.0, t_exp=1.0, neg_phase=False, nan_T=False, ns=NS, phi_own_exp=1.0,
+def _ladder(*, cross="law", t_exp=1.0, neg_phase=False, nan_T=False, ns=NS, phi_own_exp=1.0,
             eta="per-query", own_exp=0.0, late_phase=False):
     rows = []
     for fam, D in (("pos", 0.65), ("neg", -0.25)):
@@ -60,14 +66,17 @@ def _ladder(*, cross=1.0, t_exp=1.0, neg_phase=False, nan_T=False, ns=NS, phi_ow
             x = P / C / 2
             C1 = P ** ((1 + D + 0.25) / 2)
             t_I = 1.3 * x ** t_exp if fam == "pos" else 1.0
-            # the uniform law: Φ_glob(t_I) = −(Δ/(2·0.5)) ln P·cross + O(ln ln P)
-            phi = -cross * (D / 2) * math.log(P) / 0.5 + 0.3 * math.log(math.log(P))
+            # the uniform law's finite-P crossing (its limit −(Δ/(2·0.5)) ln P), or the notes'
+            # −(Δ/2) ln P that ignores the coefficients' spread (cross = "notes")
+            phi, attn = crossing_law(P, C1, C, 0.5, 1.5, 0.5, 0.5)
+            if cross == "notes":
+                phi = -(D / 2) * math.log(P)
             rows.append({
                 "family": fam, "P": P, "C1": C1, "C": C, "delta": D, "delta_target": D,
                 "delta_rounding": 0.0, "x_phase": x, "phase_I": fam == "pos" or neg_phase,
                 "dphi_glob_1": -0.1, "dphi_own_1": 0.01, "t_I": t_I,
                 "phi_glob_end_I": phi,
-                "attn_glob_end_I": 1.2 * math.sqrt(C / P),
+                "attn_glob_end_I": attn,
                 "t_II": (0.5 if late_phase else 3.0) * x ** t_exp,
                 "T_star": NAN if nan_T and n == 5 else 3.3 * x ** t_exp + 2,
                 "len_I": t_I, "len_II": 1.7 * x, "phi_own_T": 0.8 * math.log(P) ** phi_own_exp,
@@ -110,7 +119,8 @@ def _t42(**kw):
     eps = kw.pop("eps", _eps())
     bnd = kw.pop("boundary", _boundary())
     lad = _ladder(**kw)
-    cross = pd.DataFrame(columns=["P", "delta", "t_I", "phi_glob_end_I", "attn_glob_end_I"])
+    cross = pd.DataFrame(columns=["P", "C1", "C", "delta", "t_I", "phi_glob_end_I",
+                                  "attn_glob_end_I"])
     return {"table": lad, "eps": eps, "boundary": bnd, "crossing": cross}
 
 
@@ -147,10 +157,13 @@ def test_thm42_laws_agree_disagree_and_premises():
     cf = counterfactual_table(thm42_laws.judge, t, CLAIMS["thm4.2-laws"].values(),
                               thm42_laws.COUNTERFACTUALS)
     assert cf.rejected.all(), cf
-    assert thm42_laws.judge(_t42(cross=0.5)).verdict == "disagrees"  # the notes' −(Δ/2) ln P
+    notes = thm42_laws.judge(_t42(cross="notes"))  # the notes' −(Δ/2) ln P
+    assert notes.verdict != "agrees" and "crossing Φ·z_min/(Δ/2) (pos)" in notes.judged
     assert thm42_laws.judge(_t42(t_exp=1.5)).verdict == "disagrees"
     assert thm42_laws.judge(_t42(phi_own_exp=2.0)).verdict == "disagrees"  # Θ(log² P)
-    assert thm42_laws.judge(_t42(eps=_eps(gap_exp=1.0))).verdict == "disagrees"  # O(ε)
+    # the gap's exponent in ε is reported, not judged: any exponent leaves the verdict alone
+    gap = thm42_laws.judge(_t42(eps=_eps(gap_exp=1.0)))
+    assert gap.verdict == v.verdict and "attention gap at T* (pos)" in gap.reported
     assert thm42_laws.judge(_t42(ns=range(3, 7))).verdict == "inconclusive"
     assert thm42_laws.judge(_t42(nan_T=True)).verdict == "inconclusive"
 
@@ -268,18 +281,32 @@ def test_reduction_judge():
 
 
 # -- Lemma 5.1 ---------------------------------------------------------------------------------
-def _l51(factor=1.0, glob_sign=-1.0, ns=(3, 4, 6, 8, 12, 16, 25, 40, 64, 100)):
+_MU = ZMoments(1.0, 13 / 12, 1.25)
+
+
+def _l51(factor=1.0, glob_sign=-1.0, ns=(3, 4, 6, 8, 12, 16, 25, 40, 64, 100), boundary_q=0.0):
     rows = []
     for mk in (True, False):
         for fam, D in (("pos", 0.65), ("neg", -0.25)):
             for n in ns:
                 P = float(n ** 4)
-                ratio = 2.0 * P ** (factor * D)
+                C1 = P ** ((1 + D + 0.25) / 2)
+                # the leading-order ratio of the notes' §4.5, its P^Δ turned into P^{factor·Δ}
+                q = local_query_leading(P, C1, n, _MU, gamma=0.5, mask_keys=mk)
+                ratio = -q["glob"] / q["own"] * P ** ((factor - 1) * D)
                 rows.append({"family": fam, "masked_keys": mk, "gamma": 0.5, "P": P, "C": n,
-                             "C1": P ** ((1 + D + 0.25) / 2), "delta": D, "phase_I": D > 0,
+                             "C1": C1, "delta": D, "phase_I": D > 0,
                              "dphi_own_1": 0.01, "dphi_glob_1": glob_sign * 0.01 * ratio,
                              "ratio": ratio})
-    return {"table": pd.DataFrame(rows)}
+    bnd = []
+    for mk in (True, False):
+        for n in ns:
+            P = float(n ** 4)
+            f = phase_one_boundary(n ** 4, n, _MU, gamma=0.5, mask_keys=mk)["delta_b"]
+            d = f + boundary_q / math.log(P)
+            bnd.append({"masked_keys": mk, "P": P, "C": n, "delta_b": d, "halfwidth": 1e-4,
+                        "formula": f, "q": boundary_q, "q_halfwidth": 1e-4 * math.log(P)})
+    return {"table": pd.DataFrame(rows), "boundary": pd.DataFrame(bnd)}
 
 
 def test_lemma51_derivation_check():
@@ -294,6 +321,11 @@ def test_lemma51_derivation_check():
     assert lemma51.judge(_l51(factor=1.25)).verdict == "disagrees"  # P^{5Δ/4}
     assert lemma51.judge(_l51(glob_sign=1.0)).verdict == "disagrees"
     assert lemma51.judge(_l51(ns=(3, 4, 5, 6))).verdict == "inconclusive"
+    # the Phase I boundary: a factor 2 in its constant (ln 2/ln P off the formula) disagrees
+    assert lemma51.judge(_l51(boundary_q=math.log(2))).verdict == "disagrees"
+    assert lemma51.judge(_l51(boundary_q=-math.log(2))).verdict == "disagrees"
+    no_bnd = {"table": t["table"]}
+    assert lemma51.judge(no_bnd).verdict == "inconclusive"
     assert lemma51.judge({"table": t["table"].iloc[:0]}).verdict == "inconclusive"
 
 

@@ -8,8 +8,15 @@ Measured: the first GD step from Q⁰ = 0 of the reduced engine (exact at Q⁰ =
 against the exact engines by ``lemma5.1-rates`` and ``phases-reduction``) for both size
 families at fixed Δ on P = n⁴ from 81 to 10⁸ (6 decades), masked keys in and out:
 −dΦ_glob/dΦ_own = |r_glob|/r_own of local queries. Judged: the signs on every rung, and the
-limit of the ratio's local exponent in units of Δ, extrapolated from three sub-ladders with
-a + b/ln P and judged once settled, in a two-sided band against the neighbours 3/4 and 5/4.
+limit of the ratio's local exponent in units of Δ with the derived finite-P correction
+removed (each sub-ladder's exponent less that of the leading-order ratio of the notes' §4.5 on
+the same rungs, plus its limit Δ; what is left are the counts' fluctuations, relatively
+O(P^{−κ_s}) and O(1/P), read as a + b/√P), judged once settled, in a two-sided band against
+the neighbours 3/4 and 5/4. The Phase I boundary Δ_b(P) (the Δ above which the first step has
+|r_glob| > r_own) is measured by bisection on the size lattice at the ladder's own P values and
+judged against its derived finite-P formula (``predictions.rates.phase_one_boundary``): the
+offset (Δ_b − formula)·ln P, the log of the ratio of the boundary constants, 0 ± BOUNDARY_TOL
+against ±ln 2 (a factor 2 in the constant: the (1 − γ) of the masked shares dropped).
 """
 
 from __future__ import annotations
@@ -33,8 +40,9 @@ from theorylab.core.claims import (
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
-from ..predictions.asymptotics import sub_ladders
-from ..setups import FAMILIES, GAMMA, family_sizes, first_step
+from ..predictions.asymptotics import law_corrected_slopes, local_slopes, sub_ladders
+from ..predictions.rates import ZMoments, local_query_leading, phase_one_boundary
+from ..setups import FAMILIES, GAMMA, Z_LAWS, boundary_rung, family_sizes, first_step
 from ._mae import N_SUB, ladder_decades, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "rate_ladder",
@@ -48,6 +56,11 @@ THRESHOLDS = (
               "below half the spacing 1/4 between the exponent Δ and its neighbours 3Δ/4 and "
               "5Δ/4 (in units of Δ)",
               role="half-width of the band of the ratio's exponent in units of Δ"),
+    Threshold("BOUNDARY_TOL", 0.25, "project choice",
+              "a quarter in the log of the boundary constant (Δ_b off by 0.25/ln P): below "
+              "half of ln 2 to the nearest wrong constant, and above the lattice's own "
+              "resolution (the bisection half-width times ln P, at most 0.2 at P = 81)",
+              role="half-width of the band of the Phase I boundary's offset (Δ_b − formula)·ln P"),
     Threshold("MIN_DECADES", 2.5, "project choice",
               "an asymptotic statement is read on a ladder of at least 2.5 decades of P",
               role="premise: each family's ladder spans at least this many decades"),
@@ -58,11 +71,17 @@ PREDICTIONS = (
                "limit of the exponent of P in |r_glob|/r_own at Q⁰ = 0, in units of Δ "
                "(ratio ∝ P^Δ)", "derived", check="proofs_checks/huang2024/check_rates.py",
                tolerance="RATIO_TOL",
-               settlement=Settlement("a + b/ln x", "ratio = P^Δ·(1 − a_1)·(1 + cross terms), "
-                                     "a_1 ∝ P^{κ_s − 1} the global area's mean attention: the "
-                                     "slowly varying factor moves the local exponent by "
-                                     "(1 − κ_s)a_1/(1 − a_1), read as b/ln P over the ladder",
-                                     "P")),
+               settlement=Settlement("a + b/√x", "ratio = (leading-order ratio of the notes' "
+                                     "§4.5)·(1 + O(P^{−κ_s}) + O(1/P)) (the counts' "
+                                     "fluctuations about their means; κ_s ≥ 1/2 on both "
+                                     "families), and the leading-order ratio's local exponent "
+                                     "is removed: what is left moves as P^{−1/2} at most "
+                                     "(predictions/rates.py local_query_leading)", "P")),
+    Prediction("BOUNDARY_Q", 0.0, "shift",
+               "(Δ_b − Δ_b,formula)·ln P at each P of the ladder: the log of the measured Phase "
+               "I boundary constant over the derived finite-P one (phase_one_boundary, leading "
+               "order at the actual P and C)", "derived",
+               check="proofs_checks/huang2024/check_boundaries.py", tolerance="BOUNDARY_TOL"),
 )
 
 COUNTERFACTUALS = (
@@ -70,6 +89,10 @@ COUNTERFACTUALS = (
     Counterfactual("ratio ∝ P^{5Δ/4}", "the global pull grows as P^{5Δ/4}", {"RATIO_EXP": 1.25}),
     Counterfactual("ratio ∝ P^{Δ/2}", "the global pull grows as the square root of P^Δ",
                    {"RATIO_EXP": 0.5}),
+    Counterfactual("boundary constant ×2", "Δ_b = formula + ln 2/ln P (the (1 − γ) of the "
+                   "masked shares dropped from a_1²/a_j)", {"BOUNDARY_Q": math.log(2.0)}),
+    Counterfactual("boundary constant ÷2", "Δ_b = formula − ln 2/ln P",
+                   {"BOUNDARY_Q": -math.log(2.0)}),
 )
 
 
@@ -87,15 +110,75 @@ def rate_ladder(quick: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _moments() -> ZMoments:
+    """μ_1, μ_2, μ_3 of the main coefficient law (uniform on [L, U])."""
+    L, U = float(Z_LAWS["uniform"]["L"]), float(Z_LAWS["uniform"]["U"])
+    return ZMoments(*((U ** (k + 1) - L ** (k + 1)) / ((k + 1) * (U - L)) for k in (1, 2, 3)))
+
+
+def leading_ratio(g: pd.DataFrame, mask_keys: bool) -> np.ndarray:
+    """The leading-order |r_glob|/r_own of the notes' §4.5 (``local_query_leading``) at each
+    rung's actual sizes."""
+    mu = _moments()
+    out = []
+    for r in g.itertuples():
+        q = local_query_leading(float(r.P), float(r.C1), float(r.C), mu, gamma=GAMMA,
+                                mask_keys=mask_keys)
+        out.append(-q["glob"] / q["own"])
+    return np.array(out)
+
+
 def local_exponents(g: pd.DataFrame) -> dict:
     """The local exponents of the ratio against P per sub-ladder of one (family, masked keys)
-    ladder, in units of its Δ, with the geometric middle ``x`` of each sub-ladder's P."""
+    ladder, in units of its Δ: measured (``measured``), of the leading-order ratio (``law``)
+    and with the law's correction removed (``per_delta``: measured − law + 1), with the
+    geometric middle ``x`` of each sub-ladder's P."""
     ls = slope_row("ratio", g.P, g.ratio, g.P)
     D = float(g.delta.mean())
     P = g.P.to_numpy(dtype=np.float64)
-    return {"per_delta": [s / D for s in ls["slopes"]], "slopes": ls["slopes"],
-            "sub_rungs": ls["sub_rungs"], "delta": D,
-            "x": [float(math.sqrt(P[i].min() * P[i].max())) for i in sub_ladders(P, N_SUB)]}
+    groups = sub_ladders(P, N_SUB)
+    law = local_slopes(P, leading_ratio(g, bool(g.masked_keys.iloc[0])), groups)["slopes"]
+    meas = [s / D for s in ls["slopes"]]
+    lawd = [s / D for s in law]
+    return {"per_delta": list(law_corrected_slopes(meas, lawd, 1.0)), "measured": meas,
+            "law": lawd, "slopes": ls["slopes"], "sub_rungs": ls["sub_rungs"], "delta": D,
+            "x": [float(math.sqrt(P[i].min() * P[i].max())) for i in groups]}
+
+
+def boundary_ladder(quick: bool) -> pd.DataFrame:
+    """The Phase I boundary Δ_b measured (``setups.boundary_rung``: bisection on the size
+    lattice, exact first steps) at the ratio ladder's P = n⁴, masked keys in and out, with the
+    derived finite-P formula (``phase_one_boundary``) and the offset q = (Δ_b − formula)·ln P
+    with its half-width (the bisection's, times ln P)."""
+    ns = (3, 4, 6, 8, 12, 16, 25, 40) if quick else RATIO_NS
+    mu = _moments()
+    rows = []
+    for mk in (True, False):
+        for n in ns:
+            P = n ** 4
+            b = boundary_rung(P, mask_keys=mk)
+            b = b[b.kind == "boundary"].iloc[0]
+            f = phase_one_boundary(P, n, mu, gamma=GAMMA, mask_keys=mk)["delta_b"]
+            rows.append({"masked_keys": mk, "P": P, "C": n, "delta_b": float(b.delta),
+                         "halfwidth": float(b.delta_b_halfwidth), "formula": f,
+                         "q": (float(b.delta) - f) * math.log(P),
+                         "q_halfwidth": float(b.delta_b_halfwidth) * math.log(P)})
+    return pd.DataFrame(rows)
+
+
+def boundary_verdict(b: pd.DataFrame, values, label: str) -> Verdict:
+    """The offset q of one masked-keys reading: its mean over the rungs, with the interval
+    from the lowest q − half-width to the highest q + half-width, in the two-sided band of
+    BOUNDARY_Q."""
+    from theorylab.core.claims import judge_band
+
+    if not len(b) or not np.isfinite(b.q).all():
+        return Verdict("inconclusive", (f"{label}: a rung without a measured boundary",))
+    est = (float(b.q.mean()), float((b.q - b.q_halfwidth).min()),
+           float((b.q + b.q_halfwidth).max()))
+    w = judge_band(PREDICTIONS[1], est, values, COUNTERFACTUALS,
+                   what=f"offset (Δ_b − formula)·ln P over P = {b.P.min():g}–{b.P.max():g}")
+    return Verdict(w.verdict, tuple(f"{label}: {r}" for r in w.reasons), (label,))
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
@@ -122,36 +205,55 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
             continue
         e = local_exponents(g)
         w = judge_settled(PREDICTIONS[0], e["x"], e["per_delta"], v, COUNTERFACTUALS,
-                          what=f"extrapolated exponent / Δ (Δ = {e['delta']:+.3f})")
+                          what=f"extrapolated exponent / Δ (Δ = {e['delta']:+.3f}), "
+                          "leading-order law removed")
         parts.append(Verdict(w.verdict, tuple(f"{label}: {r}" for r in w.reasons), (label,)))
+    bnd = tables.get("boundary")
+    if bnd is None:
+        parts.append(Verdict("inconclusive", ("Phase I boundary: not measured",)))
+    else:
+        for mk, b in bnd.groupby("masked_keys", sort=False):
+            parts.append(boundary_verdict(b, v, f"Phase I boundary Δ_b (keys "
+                                                f"{'in' if mk else 'out'})"))
     return combine(parts)
 
 
 def run(quick: bool) -> ClaimResult:
     t = rate_ladder(quick)
-    v = judge({"table": t})
+    bnd = boundary_ladder(quick)
+    v = judge({"table": t, "boundary": bnd})
     head, rows = {}, []
     for (fam, mk), g in t.groupby(["family", "masked_keys"], sort=False):
         e = local_exponents(g.sort_values("P"))
         head[f"ratio exponent / Δ, top ({fam}, keys {'in' if mk else 'out'})"] = \
-            e["per_delta"][-1]
-        for sl, pd_, x, (a, b) in zip(e["slopes"], e["per_delta"], e["x"], e["sub_rungs"]):
+            e["measured"][-1]
+        for sl, pd_, m, w, x, (a, b) in zip(e["slopes"], e["per_delta"], e["measured"],
+                                            e["law"], e["x"], e["sub_rungs"]):
             rows.append({"family": fam, "masked_keys": mk, "from": a, "to": b, "middle": x,
-                         "local_exponent": sl, "per_delta": pd_})
+                         "local_exponent": sl, "measured_per_delta": m, "law_per_delta": w,
+                         "per_delta": pd_})
     fits = pd.DataFrame(rows)
     reading = [
-        "Local exponent of |r_glob|/r_own against P, in units of Δ, per sub-ladder: " + "; ".join(
+        "Local exponent of |r_glob|/r_own against P, in units of Δ, per sub-ladder, measured "
+        "/ leading-order law / measured with the law's correction removed: " + "; ".join(
             f"{fam} keys {'in' if mk else 'out'}: " + ", ".join(
-                f"{r.per_delta:.3f} ({r['from']:g}–{r['to']:g})" for _, r in g.iterrows())
+                f"{r.measured_per_delta:.3f} / {r.law_per_delta:.3f} / {r.per_delta:.4f} "
+                f"({r['from']:g}–{r['to']:g})" for _, r in g.iterrows())
             for (fam, mk), g in fits.groupby(["family", "masked_keys"], sort=False)) + ".",
+        "Phase I boundary Δ_b measured (± bisection half-width) / derived finite-P formula, "
+        "per P: " + "; ".join(
+            f"keys {'in' if mk else 'out'}: " + ", ".join(
+                f"{r.delta_b:.4f}±{r.halfwidth:.1g} / {r.formula:.4f} (P={r.P:g})"
+                for r in b.itertuples()) for mk, b in bnd.groupby("masked_keys", sort=False))
+        + ".",
         "Rate ratio at the largest P: " + ", ".join(
             f"{fam} keys {'in' if mk else 'out'}: {g.sort_values('P').ratio.iloc[-1]:.4g} "
             f"(P={g.P.max():g})" for (fam, mk), g in t.groupby(["family", "masked_keys"],
                                                                sort=False)) + ".",
     ]
     brief = (f"{v.verdict}: |r_glob|/r_own ∝ P^(" + ", ".join(
-        f"{x:.2f}" for x in head.values()) + ")·Δ (pos/neg, keys in/out), P = 81–10⁸, "
-        "derived limit 1·Δ; exact first step, no seeds")
+        f"{x:.2f}" for x in head.values()) + ")·Δ raw, 1·Δ with the law removed, P = 81–10⁸; "
+        "Δ_b vs its finite-P formula")
 
     def figure(fig):
         ax = fig.add_subplot(1, 1, 1)
@@ -168,7 +270,8 @@ def run(quick: bool) -> ClaimResult:
         ax.set_ylabel("|r_glob| / r_own at Q⁰ = 0")
         ax.legend(fontsize=7)
 
-    return ClaimResult("lemma5.1", t, v, head, reading, brief=brief, extra={"fits": fits},
+    return ClaimResult("lemma5.1", t, v, head, reading, brief=brief,
+                       extra={"fits": fits, "boundary": bnd},
                        figure=figure, settings={"Q⁰": 0, "γ": GAMMA})
 
 
@@ -184,9 +287,12 @@ CLAIM = Claim(
     statement="In the reconstructed MAE model at Q⁰ = 0 a masked local-area patch's own FP "
     "correlation rises and its global one falls, at a ratio |r_glob|/r_own that grows as P^Δ.",
     measured="The first GD step from Q⁰ = 0 (reduced engine, exact there) for a Δ > 0 and a Δ < 0 "
-    "family at fixed Δ on P = n⁴ from 81 to 10⁸, masked keys in and out.",
+    "family at fixed Δ on P = n⁴ from 81 to 10⁸, masked keys in and out; the Phase I boundary "
+    "by bisection on the size lattice at the same P.",
     predicted="Own rate > 0 and global rate < 0 on every rung; the ratio's exponent, in units of "
-    "Δ, extrapolated with a + b/ln P, 1 ± RATIO_TOL (against 3/4 and 5/4).",
+    "Δ, with the leading-order law's correction removed and extrapolated with a + b/√P, "
+    "1 ± RATIO_TOL (against 3/4 and 5/4); the Phase I boundary at each P within "
+    "BOUNDARY_TOL/ln P of its finite-P formula (against a factor 2 in its constant).",
     thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,
@@ -195,7 +301,7 @@ CLAIM = Claim(
     reconstructed="Δ's formula 2κ_s − κ_c − 1 was inferred from its admissible range and this "
     "very ratio (notes §1.3); the lemma's own text was not read.",
     untested="Later steps, several clusters; the sign of another local area's rate "
-    "(lemma5.1-rates); the Phase I boundary Δ_b(P) against its finite-P formula.",
+    "(lemma5.1-rates).",
     settings={"Q⁰": 0, "γ": GAMMA},
     run=run,
     judge=judge,

@@ -6,14 +6,23 @@ in the theorem check ``thm4.2``).
 - the end of Phase I: Φ_glob(t_I) = −(Δ/(2 z_min)) ln P + O(ln ln P), z_min the lowest
   coefficient of the law (0.5 for U[0.5, 1.5], 1 for z ≡ 1;
   [`crossing_value`][theorylab.huang2024.predictions.asymptotics.crossing_value]): the local
-  slope of Φ_glob(t_I)·z_min/(Δ/2) against ln P tends to −1 as −1 + b/ln P;
-- in attention terms attn_glob(t_I)² ≈ C/P: exponent −(1 − κ_c)/2 = −3/8 of P, up to
-  polylog factors (a + b/ln P);
+  slope of Φ_glob(t_I)·z_min/(Δ/2) against ln P tends to −1, for the spread law as
+  −1 + 1/y + 2/y² (y = 2 z_min|Φ|, about 4 at P = 10⁶: far from its limit on any ladder);
+- in attention terms attn_glob(t_I)² ≈ C/P: exponent −(1 − κ_c)/2 = −3/8 of P, for the
+  spread law with a (ln P)^{−1/2} factor (−Δ/(2y) in the local exponent).
+
+Both are judged with the derived finite-P crossing law's correction removed
+([`crossing_law`][theorylab.huang2024.predictions.asymptotics.crossing_law]: the balance of
+the global and own rates with the exact expectation over z and the softmax's denominator, one
+constant fitted on the ladder): each sub-ladder's local slope less (the law's local slope on
+the same rungs − the law's limit).
 - the phase lengths t_I (Δ > 0), t_II and T* ∝ (P/C)/η up to polylog factors (exponent 1,
   a + b/ln P), under each reading of η;
 - Φ_own(T*) = Θ(ln P) (exponent 1 of ln P, a + b/ln P: an additive constant in Φ_own);
-- the own-area attention's gap to its ceiling 1 − γ^{C−1} at T*(ε): the excess loss is
-  quadratic in the gap, so the gap falls like ε^{1/2} (a + b·ε^{1/2}).
+- the own-area attention's gap to its ceiling 1 − γ^{C−1} at T*(ε): its exponent in ε is
+  not derived (the per-sample excess is quadratic in the gap, but the expectations over the
+  masks and the coefficients and the other logits' share of the excess are not worked out), so
+  it is reported with an interval as a finding, not judged.
 
 Each limit is extrapolated with its correction form and judged only once the local estimates
 have settled (the kernel's settlement rule), in a two-sided band with near counterfactuals on
@@ -39,11 +48,18 @@ from theorylab.core.claims import (
     judge_settled,
     threshold_values,
 )
-from theorylab.core.claims.verdict import Verdict, combine
+from theorylab.core.claims.verdict import Reported, Verdict, combine
 
 from ..config import PAPER_NAME
-from ..predictions.asymptotics import crossing_attention_exponent, local_slopes, sub_ladders
-from ..setups import CROSSING_EXTENSION, EPS_REL, FAMILIES, Z_LAWS
+from ..predictions.asymptotics import (
+    crossing_attention_exponent,
+    crossing_law,
+    crossing_law_fit,
+    law_corrected_slopes,
+    local_slopes,
+    sub_ladders,
+)
+from ..setups import CROSSING_EXTENSION, EPS_REL, FAMILIES, GAMMA, Z_LAWS
 from ._mae import N_SUB, VARIANTS, ladder_premises, measure, x_axis
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "estimates",
@@ -56,6 +72,11 @@ _CHECK = ("theorylab/huang2024/predictions/asymptotics.py (the derivation); chec
           "the engine by this claim's ladder (population-reduced, itself checked against the "
           "exact engine by phases-reduction)")
 _LN = "a + b/ln x"
+_LAW = ("the finite-P crossing law (predictions/asymptotics.py crossing_law; docs/papers/"
+        "huang2024.md §4.5; proofs_checks/huang2024/check_crossing.py): Phase I ends where "
+        "a_1² E_z[z³ e^{2zΦ}] = c·μ_3 a_j (denominators kept), one constant c fitted on the "
+        "ladder; for a spread law the local slope of Φ·z_min/(Δ/2) is −1 + 1/y + 2/y² + O(y⁻³), "
+        "y = 2 z_min |Φ|")
 
 THRESHOLDS = (
     Threshold("CROSS_TOL", 0.2, "project choice",
@@ -72,9 +93,6 @@ THRESHOLDS = (
               "a Θ(ln P) statement read as an exponent of ln P within ±0.2: below half the "
               "spacing 1/2 to the neighbours (ln P)^{1/2} and (ln P)^{3/2}",
               role="half-width of the band of Φ_own(T*)'s exponent in ln P"),
-    Threshold("GAP_TOL", 0.1, "project choice",
-              "below half the spacing 1/4 between ε^{1/2} and its neighbours ε^{1/4}, ε^{3/4}",
-              role="half-width of the band of the attention gap's exponent in ε"),
     Threshold("MIN_DECADES", 2.5, "project choice",
               "an asymptotic statement is read on a ladder of at least 2.5 decades of P (three "
               "sub-ladders of more than 0.8 decade each)",
@@ -85,16 +103,18 @@ PREDICTIONS = (
     Prediction("CROSSING_LIMIT", -1.0, "shift",
                "limit of the local slope of Φ_glob(t_I)·z_min/(Δ/2) against ln P (Phase I ends "
                "at −(Δ/(2 z_min)) ln P)", "derived", check=_CHECK, tolerance="CROSS_TOL",
-               settlement=Settlement(_LN, "Φ_glob(t_I) = −(Δ/(2 z_min)) ln P + O(ln ln P) "
-                                     "(E_z e^{zΦ} ≈ e^{z_min Φ}/(|Φ|(U − L)) for a spread law; "
-                                     "predictions/asymptotics.py): the local slope is "
-                                     "−1 + O(1/ln P)", "P")),
+               settlement=Settlement(_LN, _LAW + "; the measured local slopes, less the law's "
+                                     "correction (law − its limit −1), keep only what the law "
+                                     "leaves out (the crossing constant's drift), read as "
+                                     "O(1/ln P)", "P")),
     Prediction("CROSSING_ATTN_EXP", crossing_attention_exponent(KAPPA_C), "shift",
                "limit of the exponent of P of the local queries' attention on the global area "
                "at t_I (attn_glob² ≈ C/P: −(1 − κ_c)/2 at κ_c = 1/4)", "derived", check=_CHECK,
                tolerance="ATTN_EXP_TOL",
-               settlement=Settlement(_LN, "attn_glob(t_I)² = (C/P)·polylog(P): a (ln P)^k "
-                                     "factor adds k/ln P to the local slope", "P")),
+               settlement=Settlement(_LN, _LAW + ": attn_glob(t_I) ∝ (C/P)^{1/2}·(ln P)^{−1/2} "
+                                     "for a spread law; the measured local slopes, less the "
+                                     "law's correction (law − its limit −(1 − κ_c)/2), keep "
+                                     "only what the law leaves out, read as O(1/ln P)", "P")),
     Prediction("PHASE_EXP", 1.0, "shift",
                "limit of the exponent of t_I (Δ > 0), t_II and T* against x = (P/C)/η (phase "
                "lengths ∝ P^{1−κ_c}/η up to polylog factors)", "derived", check=_CHECK,
@@ -105,16 +125,6 @@ PREDICTIONS = (
                tolerance="THETA_TOL",
                settlement=Settlement(_LN, "Φ_own(T*) = a ln P + c: the local slope against "
                                      "ln ln P is 1 − c/(a ln P + c)", "P")),
-    Prediction("GAP_EXP", 0.5, "shift",
-               "limit of the exponent of ε in the own-area attention's gap to 1 − γ^{C−1} at "
-               "T*(ε) (the excess loss is quadratic in the gap)", "derived",
-               check="docs/papers/huang2024.md §4.2 (DERIVED: the excess is quadratic in the "
-               "gap), judged against the engine by this claim's ε ladder",
-               tolerance="GAP_TOL",
-               settlement=Settlement("a + b/√x", "excess = c·gap²·(1 + O(gap)) near the "
-                                     "optimum, so gap = (ε/c)^{1/2}·(1 + O(ε^{1/2})): the local "
-                                     "slope is 1/2 + O(ε^{1/2}) = 1/2 + O(1/√x), x = 1/ε",
-                                     "1/ε")),
 )
 
 COUNTERFACTUALS = (
@@ -135,10 +145,6 @@ COUNTERFACTUALS = (
                    {"PHI_OWN_EXP": 0.5}),
     Counterfactual("Φ_own ∝ (ln P)^{3/2}", "the own FP correlation at T* grows like (ln P)^{3/2}",
                    {"PHI_OWN_EXP": 1.5}),
-    Counterfactual("gap ∝ ε^{1/4}", "the attention gap falls like ε^{1/4}", {"GAP_EXP": 0.25}),
-    Counterfactual("gap ∝ ε^{3/4}", "the attention gap falls like ε^{3/4}", {"GAP_EXP": 0.75}),
-    Counterfactual("gap = O(ε)", "the attention at T* is 1 − γ^{C−1} − O(ε) (the notes' "
-                   "reading of Theorem 4.2)", {"GAP_EXP": 1.0}),
 )
 _PRED = {p.name: p for p in PREDICTIONS}
 
@@ -150,7 +156,7 @@ def z_min(law: str) -> float:
 
 def crossing_rows(lad: pd.DataFrame, cross: pd.DataFrame) -> pd.DataFrame:
     """The end of Phase I of the Δ > 0 family on the ladder and beyond it, one row per P."""
-    cols = ["P", "delta", "t_I", "phi_glob_end_I", "attn_glob_end_I"]
+    cols = ["P", "C1", "C", "delta", "t_I", "phi_glob_end_I", "attn_glob_end_I"]
     pos = lad[lad.family == "pos"][cols]
     ext = cross[cols] if len(cross) else pd.DataFrame(columns=cols)
     out = pd.concat([pos, ext[~ext.P.isin(pos.P)]], ignore_index=True)
@@ -172,19 +178,29 @@ def estimates(tables: dict[str, pd.DataFrame]) -> list[dict]:
         "uniform"
     out = []
 
-    def add(pred, name, fam, rungs, x, y, n, **kw):
+    def add(pred, name, fam, rungs, x, y, n, law=None, **kw):
         g = sub_ladders(rungs, n)
-        ls = local_slopes(x, y, g, **kw)
-        out.append({"prediction": pred, "name": name, "family": fam,
-                    "x": _middles(rungs, g), "slopes": list(ls["slopes"]),
-                    "sub_rungs": [(float(np.min(np.asarray(rungs)[i])),
-                                   float(np.max(np.asarray(rungs)[i]))) for i in g]})
+        ls = list(local_slopes(x, y, g, **kw)["slopes"])
+        e = {"prediction": pred, "name": name, "family": fam, "x": _middles(rungs, g),
+             "slopes": ls, "raw": ls, "law": [math.nan] * len(ls),
+             "sub_rungs": [(float(np.min(np.asarray(rungs)[i])),
+                            float(np.max(np.asarray(rungs)[i]))) for i in g]}
+        if law is not None:
+            # the derived finite-P correction removed: measured − (law − the law's limit)
+            e["law"] = list(local_slopes(x, law[0], g, **kw)["slopes"])
+            e["slopes"] = list(law_corrected_slopes(ls, e["law"], law[1]))
+        out.append(e)
 
     z = z_min(law)
+    keys = bool(lad.masked_keys.iloc[0]) if "masked_keys" in lad and len(lad) else True
+    law_tab = crossing_law_table(cross, law, keys)
+    scaled = z / (cross.delta / 2)
     add("CROSSING_LIMIT", "crossing Φ·z_min/(Δ/2)", "pos", cross.P, cross.P,
-        cross.phi_glob_end_I * z / (cross.delta / 2), N_CROSS, log_y=False)
+        cross.phi_glob_end_I * scaled, N_CROSS, log_y=False,
+        law=(law_tab.phi_law * scaled, -1.0))
     add("CROSSING_ATTN_EXP", "crossing attention", "pos", cross.P, cross.P,
-        cross.attn_glob_end_I, N_CROSS)
+        cross.attn_glob_end_I, N_CROSS,
+        law=(law_tab.attn_law, crossing_attention_exponent(KAPPA_C)))
     pos = lad[lad.family == "pos"].sort_values("P")
     add("PHASE_EXP", "t_I", "pos", pos.P, x_axis(pos), pos.t_I, N_SUB)
     for fam, g in lad.groupby("family", sort=False):
@@ -194,7 +210,7 @@ def estimates(tables: dict[str, pd.DataFrame]) -> list[dict]:
         add("PHI_OWN_EXP", "Φ_own(T*)", fam, g.P, np.log(g.P), g.phi_own_T, N_SUB)
     for fam, g in eps.groupby("family", sort=False):
         g = g.sort_values("eps_rel", ascending=False)
-        add("GAP_EXP", "attention gap at T*", fam, 1.0 / g.eps_rel, g.eps_rel, g.attn_gap_T,
+        add(None, "attention gap at T*", fam, 1.0 / g.eps_rel, g.eps_rel, g.attn_gap_T,
             N_SUB)
     return out
 
@@ -214,11 +230,40 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         return failed
     parts = []
     for e in estimates(tables):
-        p = _PRED[e["prediction"]]
         label = f"{e['name']} ({e['family']})"
+        if e["prediction"] is None:
+            parts.append(Reported(label, f"{label}: {gap_finding(e)}"))
+            continue
+        p = _PRED[e["prediction"]]
         parts.append(_labelled(label, judge_settled(p, e["x"], e["slopes"], v,
                                                     COUNTERFACTUALS)))
     return combine(parts)
+
+
+def gap_finding(e: dict) -> str:
+    """The attention gap's exponent in ε as a finding (no derived value is judged): the top
+    local estimate and, as its interval, the range of the top two sub-ladders' estimates."""
+    s = [x for x in e["slopes"] if math.isfinite(x)]
+    if len(s) < 2:
+        return "exponent not measured (fewer than two sub-ladders)"
+    lo, hi = min(s[-2:]), max(s[-2:])
+    where = "; ".join(f"{name} {'inside' if lo <= v <= hi else 'outside'} it"
+                      for name, v in (("ε^{1/2}", 0.5), ("O(ε) (exponent 1)", 1.0)))
+    return (f"reported, not judged (exponent not derived): local exponent of ε "
+            f"{', '.join(f'{x:.3f}' for x in s)} (bottom → top); top {s[-1]:.3f} "
+            f"[{lo:.3f}, {hi:.3f}] (the range of the top two sub-ladders); {where}")
+
+
+def crossing_law_table(cross: pd.DataFrame, law: str, mask_keys: bool) -> pd.DataFrame:
+    """The finite-P crossing law ([`crossing_law`][theorylab.huang2024.predictions.asymptotics.
+    crossing_law]) on the rungs of `cross`: its constant (the mean over the rungs of the
+    balance at the measured Φ_glob(t_I)), and per rung ``constant`` (the balance at the
+    measured value), ``phi_law`` and ``attn_law``."""
+    zl = Z_LAWS[str(law)]
+    f = crossing_law_fit(cross.P, cross.C1, cross.C, cross.phi_glob_end_I, float(zl["L"]),
+                         float(zl["U"]), GAMMA, mask_keys)
+    return pd.DataFrame({"P": cross.P.to_numpy(), "constant": f["constant"],
+                         "fitted": f["fitted"], "phi_law": f["phi"], "attn_law": f["attn"]})
 
 
 COLUMNS = ["family", "P", "C1", "C", "delta", "delta_target", "delta_rounding", "x_phase",
@@ -230,10 +275,11 @@ COLUMNS = ["family", "P", "C1", "C", "delta", "delta_target", "delta_rounding", 
 def _slope_table(tables) -> pd.DataFrame:
     rows = []
     for e in estimates(tables):
-        for s, x, (a, b) in zip(e["slopes"], e["x"], e["sub_rungs"]):
-            rows.append({"prediction": e["prediction"], "statement": e["name"],
+        for s, r, w, x, (a, b) in zip(e["slopes"], e["raw"], e["law"], e["x"],
+                                      e["sub_rungs"]):
+            rows.append({"prediction": e["prediction"] or "", "statement": e["name"],
                          "family": e["family"], "from": a, "to": b, "middle": x,
-                         "local_slope": s})
+                         "local_slope": s, "measured_slope": r, "law_slope": w})
     return pd.DataFrame(rows)
 
 
@@ -260,18 +306,26 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         "Φ_glob(t_I) + (Δ/(2 z_min)) ln P (offset of the crossing value, Δ > 0): " + ", ".join(
             f"{r.phi_glob_end_I + r.delta / (2 * z) * math.log(r.P):.3f} (P={r.P:g})"
             for r in cross.itertuples()) + ".",
+        crossing_law_reading(cross, readings),
     ]
-    top = st.groupby(["statement", "family"], sort=False).local_slope.last()
+    top = st.groupby(["statement", "family"], sort=False).measured_slope.last()
+    corr = st.groupby(["statement", "family"], sort=False).local_slope.last()
     headline = {f"top estimate {s} ({f})": float(x) for (s, f), x in top.items()}
-    brief = (f"{v.verdict}: reduced GD to P = {cross.P.max():g}; crossing slope·z_min "
-             f"{top.get(('crossing Φ·z_min/(Δ/2)', 'pos'), math.nan):.2f} at the top (limit "
-             f"−1), gap exponent {top.get(('attention gap at T*', 'pos'), math.nan):.2f} "
-             "(limit 1/2)")
+    headline.update({f"top estimate, law's correction removed, {s} ({f})": float(corr[(s, f)])
+                     for s, f in top.index if s.startswith("crossing")})
+    key = ("crossing Φ·z_min/(Δ/2)", "pos")
+    brief = (f"{v.verdict}: to P = {cross.P.max():.3g}; crossing slope·z_min "
+             f"{top.get(key, math.nan):.2f} at the top, {corr.get(key, math.nan):.2f} with the "
+             f"law's correction removed (limit −1); gap exponent "
+             f"{top.get(('attention gap at T*', 'pos'), math.nan):.2f} (reported)")
 
     def figure(fig):
         axs = fig.subplots(1, 3)
         axs[0].plot(cross.P, cross.phi_glob_end_I * z / (cross.delta / 2), "o-",
                     label="measured")
+        lt = crossing_law_table(cross, readings["coefficient_law"], readings["masked_keys"])
+        axs[0].plot(cross.P, lt.phi_law * z / (cross.delta / 2), "-", color="grey",
+                    label="finite-P crossing law")
         axs[0].plot(cross.P, -np.log(cross.P), "k--", label="−ln P (derived limit slope)")
         axs[0].set_xscale("log")
         axs[0].set_xlabel("P")
@@ -289,7 +343,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         for fam, g in m["eps"].groupby("family", sort=False):
             axs[2].plot(g.eps_rel, g.attn_gap_T, "o-", label=f"gap at T* ({fam})")
         e = m["eps"].eps_rel
-        axs[2].plot(e, np.sqrt(e), "k--", label="∝ ε^{1/2}")
+        axs[2].plot(e, np.sqrt(e), "k--", label="∝ ε^{1/2} (reference)")
         axs[2].set_xscale("log")
         axs[2].set_yscale("log")
         axs[2].set_xlabel("ε (relative)")
@@ -298,6 +352,45 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     return ClaimResult("thm4.2-laws", lad, v, headline, reading, brief=brief,
                        extra={"eps": m["eps"], "crossing": m["crossing"], "slopes": st},
                        figure=figure, settings=_settings(readings))
+
+
+def crossing_law_reading(cross: pd.DataFrame, readings: dict) -> str:
+    """The finite-P crossing law on the run's rungs and far beyond them, in words: its fitted
+    constant, the balance at each measured crossing (constant where the law holds) and the
+    law's own local slope of Φ·z_min/(Δ/2) at P far above the ladder (real sizes at the
+    family's Δ and κ_c)."""
+    law, keys = str(readings["coefficient_law"]), bool(readings["masked_keys"])
+    t = crossing_law_table(cross, law, keys)
+    zl, fam = Z_LAWS[law], FAMILIES["pos"]
+    far = []
+    for P in (1e6, 1e10, 1e20, 1e40):
+        phis = []
+        for p in (P / 1.1, P * 1.1):
+            c = p ** fam.kappa_c
+            phis.append(crossing_law(p, math.sqrt(p ** (1 + fam.Delta) * c), c, zl["L"],
+                                     zl["U"], GAMMA, float(t.fitted.iloc[0]), keys)[0])
+        s = (phis[1] - phis[0]) / (2 * math.log(1.1)) * float(zl["L"]) / (fam.Delta / 2)
+        far.append(f"{s:.3f} (P = {P:.0e})")
+    sens = []
+    for c in (float(t.constant.min()), float(t.constant.max())):
+        at_c = np.array([crossing_law(p, c1, cc, zl["L"], zl["U"], GAMMA, c, keys)
+                         for p, c1, cc in zip(cross.P, cross.C1, cross.C)])
+        g = sub_ladders(cross.P, N_CROSS)
+        scale = float(zl["L"]) / (cross.delta / 2)
+        top = [local_slopes(cross.P, y, g, **kw)["slopes"][-1] for y, kw in (
+            (cross.phi_glob_end_I * scale, {"log_y": False}), (at_c[:, 0] * scale,
+                                                               {"log_y": False}),
+            (cross.attn_glob_end_I, {}), (at_c[:, 1], {}))]
+        sens.append((c, top[0] - top[1] - 1.0,
+                     top[2] - top[3] + crossing_attention_exponent(KAPPA_C)))
+    return ("Finite-P crossing law (Phase I ends where a_1² E_z[z³ e^{2zΦ}]/d = c·μ_3 a_j, "
+            f"denominators kept): fitted c = {t.fitted.iloc[0]:.3f}; the balance at each "
+            "measured crossing, bottom → top: " + ", ".join(f"{x:.3f}" for x in t.constant)
+            + "; with c at the lowest and the highest of these instead, the corrected top "
+            "estimates are " + " and ".join(f"{a:.3f} (slope), {b:.4f} (attention) at c = "
+                                             f"{c:.3f}" for c, a, b in sens)
+            + "; the law's own local slope of Φ·z_min/(Δ/2), far above the ladder: "
+            + ", ".join(far) + " (limit −1).")
 
 
 def _settings(readings: dict) -> dict:
@@ -316,12 +409,13 @@ CLAIM = Claim(
     "(the paper's text gives none of these numbers)",
     statement="In the reconstructed MAE model, for a masked local-area patch: Phase I ends at "
     "Φ_glob ≈ −(Δ/(2 z_min)) ln P (attn_glob² ≈ C/P), the phase lengths grow ∝ (P/C)/η up to "
-    "polylog factors, Φ_own(T*) = Θ(ln P), and the own-area attention's gap to its ceiling at "
-    "T*(ε) falls like ε^{1/2}.",
+    "polylog factors and Φ_own(T*) = Θ(ln P); the own-area attention's gap to its ceiling at "
+    "T*(ε) is reported against ε (its exponent is not derived).",
     measured="Reduced population GD (population-reduced) on P = n⁴ from 81 to 65536 for a Δ > 0 "
     "and a Δ < 0 family, the end of Phase I alone up to P ≈ 10⁶, an ε ladder at P = 4096: "
     "local estimates per sub-ladder, extrapolated with each law's correction form.",
-    predicted="Each law's limit (−1, −3/8, 1, 1, 1/2), settled, within its two-sided band.",
+    predicted="Each law's limit (−1, −3/8, 1, 1), settled, within its two-sided band; the "
+    "crossing's two with the derived finite-P crossing law's correction removed.",
     thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,

@@ -11,11 +11,13 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 
 from ..config import PAPER_NAME
-from ..predictions.asymptotics import local_slopes, sub_ladders
+from ..predictions.asymptotics import crossing_law_fit, local_slopes, sub_ladders
+from ..predictions.rates import ZMoments, phase_one_boundary
 from ..setups import (
     ETA_Q,
     FAMILIES,
     GAMMA,
+    Z_LAWS,
     boundary_table,
     cl_measure,
     cl_rung_rows,
@@ -38,14 +40,18 @@ ASYM_CAPTION = (
     "keys left out (squares). (a) Φ_glob(t_I)/((Δ/2) ln P) of the Δ > 0 family: the notes' "
     "leading order is −1 (dashed); with z ≡ 1 it settles near it, with the spread law the "
     "lowest coefficients take over and the ratio keeps falling (derived limit −1/L = −2, "
-    "dotted). (b) The same end of Phase I in attention terms: ln attn_glob(t_I) / ln √(C/P), "
+    "dotted), along the derived finite-P crossing law (thin lines, one constant fitted per "
+    "law: Phase I ends where a_1² E_z[z³ e^{2zΦ}] balances μ_3 a_j, denominators kept), whose "
+    "slope reaches −2 only as P → ∞ (−1.4 at P = 10⁶, −1.9 at 10²⁰). (b) The same end of "
+    "Phase I in attention terms: ln attn_glob(t_I) / ln √(C/P), "
     "leading order 1 (the global attention falls to the own area's share), whatever the law. "
     "(c, d) t_I (Δ > 0 only), t_II and T* (ε = 0.05) against x = (P/C)/η_q, with ∝ x dashed "
     "through the largest rung. (e) The local slopes on the three sub-ladders (at their "
     "geometric-mean P) against the statements' leading orders (horizontal lines): the crossing "
     "slope (−1) and the exponents of t_I, t_II, T* in x (1). (f) The Phase I boundary Δ_b(P) "
     "(the smallest Δ whose first GD step decouples, measured by bisection on the size lattice) "
-    "with the derived ln(1/(1 − γ))/ln P (dashed, masked keys in): Phase I for Δ > 0 and none "
+    "with its derived finite-P formula (thin lines, per masked-keys reading) and the limit "
+    "ln(1/(1 − γ))/ln P (dashed, masked keys in): Phase I for Δ > 0 and none "
     "for Δ < 0 hold for |Δ| above it, and it shrinks to 0 like 1/ln P."
 )
 
@@ -70,6 +76,10 @@ def asymptotics(ctx: FigureContext) -> FigureResult:
     ax = axs[0, 0]
     for t, mk, lab in ((pos, "o-", "z ~ U[0.5, 1.5] (main)"), (pos1, "s--", "z ≡ 1")):
         ax.plot(t.P, t.phi_glob_end_I / (t.delta / 2 * np.log(t.P)), mk, ms=4, label=lab)
+    for t, law, c in ((pos, "uniform", "C0"), (pos1, "one", "C1")):
+        zl = Z_LAWS[law]
+        lt = crossing_law_fit(t.P, t.C1, t.C, t.phi_glob_end_I, zl["L"], zl["U"], GAMMA)
+        ax.plot(t.P, lt["phi"] / (t.delta / 2 * np.log(t.P)), "-", color=c, lw=0.8)
     ax.axhline(-1.0, color="k", ls="--", lw=1, label="leading order −1 (notes)")
     ax.axhline(-2.0, color="0.5", ls=":", lw=1, label="limit −1/L of U[L, U] (derived)")
     ax.set_xscale("log")
@@ -133,6 +143,12 @@ def asymptotics(ctx: FigureContext) -> FigureResult:
         ax.plot(b.P, b.delta, m, ms=4, label=f"measured Δ_b, masked keys {'in' if mk else 'out'}")
         headline[f"Phase I boundary, keys {'in' if mk else 'out'}"] = {
             f"{r.P:g}": float(r.delta) for r in b.itertuples()}
+    mu = ZMoments(1.0, 13 / 12, 1.25)  # z ~ U[0.5, 1.5]
+    for mk, c in ((True, "C0"), (False, "C1")):
+        ns = np.arange(4, 101)
+        f = [phase_one_boundary(int(n) ** 4, int(n), mu, gamma=GAMMA, mask_keys=mk)["delta_b"]
+             for n in ns]
+        ax.plot(ns.astype(float) ** 4, f, "-", color=c, lw=0.8)
     Pd = np.geomspace(256, 1e8, 50)
     ax.plot(Pd, math.log(1 / (1 - GAMMA)) / np.log(Pd), "k--", lw=0.8,
             label="ln(1/(1 − γ))/ln P (derived limit, keys in)")

@@ -15,12 +15,13 @@ sub-ladder, their drift, and what polylog(P) factors can add.
 
 **What the coefficient law changes** (DERIVED). With z ≡ 1 the crossing value is −(Δ/2) ln P
 plus lower order. For a law with support [L, U], L < U, the global attention is
-a_1 E_z e^{zΦ}; once |Φ|(U − L) ≫ 1 the expectation is led by the lowest coefficients
-(E_z e^{zΦ} ≈ e^{LΦ}/(|Φ|(U − L)) for the uniform law), so the same crossing in attention is
-reached at Φ ≈ −(Δ/(2L)) ln P + O(ln ln P) ([`crossing_value`][] with `L`): the local slope of
-Φ_glob(t_I)/(Δ/2) against ln P passes −1 and turns to −1/L, slowly (measured on the
-U[0.5, 1.5] ladder: −0.99, −1.10, −1.15 on P = 1296–10000, 10000–38416, 20736–65536). The
-attention form does not depend on the law.
+a_1 E_z e^{zΦ}; once |Φ|(U − L) ≫ 1 the expectation is led by the lowest coefficients, so the
+crossing heads for Φ ≈ −(Δ/(2L)) ln P ([`crossing_value`][] with `L`), but slowly: the local
+slope of Φ·L/(Δ/2) is −1 + 1/y + 2/y² + O(y⁻³), y = 2L|Φ| (about 4 at P = 10⁶). The
+finite-P crossing law ([`crossing_balance`][], [`crossing_law`][]) keeps the exact expectation
+over z and the softmax's denominator, with one constant fitted on a ladder; a claim judges a
+limit on the measured local slopes less the law's correction ([`law_corrected_slopes`][]).
+The attention form's limit does not depend on the law (a spread law adds (ln P)^{−1/2}).
 
 **Reading a ladder.** [`sub_ladders`][] cuts a ladder into consecutive sub-ladders of equal
 length in ln P; [`local_slopes`][] gives the least-squares slope of y against x on each, the
@@ -34,7 +35,8 @@ import math
 
 import numpy as np
 
-__all__ = ["crossing_value", "crossing_attention_exponent", "phase_scale",
+__all__ = ["crossing_value", "crossing_attention_exponent", "crossing_balance", "crossing_law",
+           "crossing_constant", "crossing_law_fit", "law_corrected_slopes", "phase_scale",
            "polylog_allowance", "sub_ladders", "local_slopes"]
 
 
@@ -115,3 +117,93 @@ def local_slopes(x, y, groups, *, log_x: bool = True, log_y: bool = True) -> dic
     top = slopes[-1] if slopes else math.nan
     drift = slopes[-1] - slopes[-2] if len(slopes) >= 2 else math.nan
     return {"slopes": slopes, "top": top, "drift": drift, "ranges": ranges}
+
+
+# -- the finite-P crossing law -------------------------------------------------------------------
+
+def _z_rule(L: float, U: float, n: int = 48) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss–Legendre nodes and weights of the uniform law on [L, U] (one node for L = U)."""
+    if U == L:
+        return np.array([float(L)]), np.array([1.0])
+    x, w = np.polynomial.legendre.leggauss(n)
+    return L + (U - L) * (x + 1.0) / 2.0, w / 2.0
+
+
+def crossing_balance(phi, P, C1, C, L: float, U: float, gamma: float,
+                     mask_keys: bool = True) -> tuple[float, float]:
+    """The leading-order balance of the end of Phase I at the global correlation Φ = `phi`:
+    ``(ln(|r_glob|/r_own), attn_glob)`` for a local query, the counts at their means (shares
+    a_1 = (1 − γ)C1/P and a_j = (1 − γ)(C − 1)/P with masked keys in the softmax, C1/(P − 1) and
+    (C − 1)/(P − 1) without), the coefficients z uniform on [L, U] (a point law for L = U) and
+    every other logit at 0. With S_t = a_1 e^{zΦ}/d, S_o = a_j/d and
+    d = 1 − a_1(1 − E_z e^{zΦ}) (the softmax's denominator over P):
+
+        |r_glob| ∝ E_z[z³ S_t² (1 − S_t)],   r_own ∝ μ_3 S_o (1 − S_o)²,   attn_glob = E_z S_t
+
+    (the leading terms of the notes' §4.5 rates at this state; the cross terms are smaller by
+    a factor attn_glob at the crossing). The exact expectation over z keeps the whole series
+    in 1/(z_min|Φ|) that a spread law adds (docs/papers/huang2024.md §4.5,
+    ``proofs_checks/huang2024/check_crossing.py``)."""
+    z, w = _z_rule(float(L), float(U))
+    P, C1, C = float(P), float(C1), float(C)
+    if mask_keys:
+        a1, aj = (1 - gamma) * C1 / P, (1 - gamma) * (C - 1) / P
+    else:
+        a1, aj = C1 / (P - 1), (C - 1) / (P - 1)
+    e = np.exp(z * float(phi))
+    d = 1.0 - a1 * (1.0 - float(w @ e))
+    St, So = a1 * e / d, aj / d
+    glob = float(w @ (z ** 3 * St ** 2 * (1.0 - St)))
+    own = float(w @ z ** 3) * So * (1.0 - So) ** 2
+    return math.log(glob / own), float(w @ St)
+
+
+def crossing_law(P, C1, C, L: float, U: float, gamma: float, constant: float,
+                 mask_keys: bool = True) -> tuple[float, float]:
+    """``(Φ_glob(t_I), attn_glob(t_I))`` of the finite-P crossing law: the Φ < 0 at which
+    ln(|r_glob|/r_own) of [`crossing_balance`][] equals `constant` (the one constant the law
+    leaves free: the own-area growth and the positional logits by t_I, fitted on a ladder by
+    [`crossing_constant`][]). As P → ∞ at fixed Δ it gives Φ_glob(t_I) ≈ −(Δ/(2L)) ln P and
+    attn_glob(t_I) ∝ P^{−(1−κ_c)/2} up to a (ln P)^{−1/2} for a spread law
+    ([`crossing_attention_exponent`][])."""
+    from scipy.optimize import brentq
+
+    f = lambda x: crossing_balance(x, P, C1, C, L, U, gamma, mask_keys)[0] - constant  # noqa: E731
+    lo = -1.0
+    while f(lo) > 0 and lo > -1e4:
+        lo *= 2.0
+    if not (f(lo) <= 0.0 <= f(0.0)):
+        return math.nan, math.nan  # no crossing at Φ < 0 (the global rate below the own one)
+    phi = float(brentq(f, lo, 0.0, xtol=1e-12, rtol=1e-14))
+    return phi, crossing_balance(phi, P, C1, C, L, U, gamma, mask_keys)[1]
+
+
+def crossing_constant(P, C1, C, phi, L: float, U: float, gamma: float,
+                      mask_keys: bool = True) -> np.ndarray:
+    """ln(|r_glob|/r_own) of [`crossing_balance`][] at each measured Φ_glob(t_I) (one per
+    rung): constant along a ladder where the law holds exactly; its mean is the law's constant."""
+    return np.array([crossing_balance(f, p, c1, c, L, U, gamma, mask_keys)[0]
+                     for p, c1, c, f in zip(P, C1, C, phi)])
+
+
+def crossing_law_fit(P, C1, C, phi, L: float, U: float, gamma: float,
+                     mask_keys: bool = True) -> dict[str, np.ndarray | float]:
+    """The finite-P crossing law fitted on a ladder of measured crossings Φ_glob(t_I) = `phi`
+    at sizes (P, C1, C): ``constant`` (the balance at each measured crossing,
+    [`crossing_constant`][]), ``fitted`` (their mean, the law's one constant), and the law's
+    ``phi`` and ``attn`` at each rung ([`crossing_law`][])."""
+    c = crossing_constant(P, C1, C, phi, L, U, gamma, mask_keys)
+    fitted = float(np.mean(c))
+    rows = [crossing_law(p, c1, cc, L, U, gamma, fitted, mask_keys)
+            for p, c1, cc in zip(P, C1, C)]
+    return {"constant": c, "fitted": fitted, "phi": np.array([r[0] for r in rows]),
+            "attn": np.array([r[1] for r in rows])}
+
+
+def law_corrected_slopes(measured, law, limit: float) -> np.ndarray:
+    """Local estimates with the derived finite-P correction removed: measured − (law − limit),
+    sub-ladder by sub-ladder (`law`: the finite-P law's local slopes on the same rungs, `limit`
+    its P → ∞ value). Where the law holds they equal `limit`; what is left is the part of the
+    correction the law does not model."""
+    return (np.asarray(measured, dtype=np.float64) - np.asarray(law, dtype=np.float64)
+            + float(limit))
