@@ -4,8 +4,10 @@ the same structure as the source dataset (and may have different features)".
 
 **Pre-training**: population GD on the reference setting from the start of the reading (reduced
 engine; a random start runs until 20000 steps after its escape); its A is symmetric, (γ, ρ).
-If it does not associate (a reading whose boundary lies below q = ln(100)/10), the claim's
-premise fails and nothing is fine-tuned.
+Each temperature reading runs at an admissible q, below its association boundary q*(D): q =
+ln(100)/10 under τ = 1 and √D, q = 0.30 under τ = √d (whose boundary q*(10) ≈ 0.40 lies below
+ln(100)/10: pre-training there does not associate, γ − ρ = −10.8, and nothing could be
+fine-tuned). If it does not associate, the claim's premise fails and nothing is fine-tuned.
 
 **Downstream**: the same partition and q, a new feature w̃* (data seed 1), noise
 σ = 3/√d (at σ = 1/√d one or two samples suffice), at d = ``D_LIST``. Every arm fine-tunes from
@@ -60,7 +62,7 @@ from ..engines._reduced import ReducedEngine, reduced_start
 from ..observables import symmetric_A
 from ..partition import Partition
 from ..predictions.random_start import escape_time
-from ..setups import REF_DIAG, REF_SETS, reference_config, reference_q, with_readings
+from ..setups import REF_DIAG, REF_Q, REF_SETS, reference_config, reference_q, with_readings
 from ..transfer import DOWNSTREAM, finetune, finetune_summary
 from ._common import LEVEL, N_BOOT, TEMPERATURE_ADMISSIBLE, V_START
 from .thm31 import glm_exact_errors
@@ -153,11 +155,12 @@ _MEMO: dict = {}
 
 
 @lru_cache(maxsize=8)
-def _pretrained(temperature: str, v_start: str) -> tuple[float, float, float]:
-    """(γ, ρ, diag) after pre-training (seed 0 of the start) at the reading's q
-    ([`reference_q`][theorylab.jelassi2022.setups.reference_q])."""
-    cfg = with_readings(reference_config().replace(data={"q": reference_q(temperature)}),
-                        temperature, v_start)
+def _pretrained(temperature: str, v_start: str, q: float | None = None
+                ) -> tuple[float, float, float]:
+    """(γ, ρ, diag) after pre-training (seed 0 of the start) at `q` (None: the reading's
+    admissible q, [`reference_q`][theorylab.jelassi2022.setups.reference_q])."""
+    q = reference_q(temperature) if q is None else float(q)
+    cfg = with_readings(reference_config().replace(data={"q": q}), temperature, v_start)
     a0, b0 = reduced_start(cfg, [0])
     esc = float(escape_time(cfg, a0, b0, 10 * np.hypot(a0, b0))["t_blowup"][0])
     path = ReducedEngine(cfg, a0, b0).run(int(math.ceil(esc + PRE_AFTER)))
@@ -365,8 +368,14 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     tables = {"table": table, "pretraining": pre}
     v = judge(tables)
     tgt = target(table) if len(table) else math.nan
-    reading = [f"Pre-training (temperature {tau}, start {start}): γ = {g:.3f}, ρ = {r:.3f} "
-               f"({'associates' if pre.pa.iloc[0] else 'does not associate'})."]
+    reading = [f"Pre-training (temperature {tau}, start {start}, q = {q:.3f}): γ = {g:.3f}, "
+               f"ρ = {r:.3f} ({'associates' if pre.pa.iloc[0] else 'does not associate'})."]
+    if q != REF_Q:  # the reading's admissible q: the run at the reference q is reported
+        g0, r0, d0 = _pretrained(tau, start, REF_Q)
+        reading.append(f"Reported: at the reference q = {REF_Q:.3f}, beyond this reading's "
+                       f"association boundary, pre-training ends at γ − ρ = {g0 - r0:.2f} ("
+                       + ("associates" if g0 - r0 > 0 and d0 - r0 > 0 else
+                          "does not associate: nothing to fine-tune") + ").")
     brief = "pre-training does not associate under this reading (premise)"
     extra = {"pretraining": pre}
     cap = max(ladder) if quick else N_CAP
@@ -392,12 +401,13 @@ def run(quick: bool, readings: dict) -> ClaimResult:
                               f"×{math.exp(x.hi):.3g}]") for x in pl.itertuples()) + ".")
         reached = need.assign(hit=np.isfinite(need.N_needed)).groupby(["d", "arm"]).agg(
             hit=("hit", "sum"), n=("hit", "size"), top=("N_max", "max"),
-            at=("N_needed", lambda x: "/".join("–" if math.isinf(v) else f"{v:g}" for v in x)))
+            reached_at=("N_needed", lambda x: "/".join("–" if math.isinf(v) else f"{v:g}"
+                                                       for v in x))).reset_index()
         reading.append(f"Ladder Ñ = {', '.join(map(str, ladder))}, extended (Ñ doubled, up to "
                        f"{cap}) for every arm whose top rung misses the target. Arms that reach "
-                       "it: " + "; ".join(f"d = {k[0]:g} {k[1]}: {x.hit}/{x.n} (Ñ {x.at}; "
-                                          f"largest Ñ run {x.top:g})"
-                                          for k, x in reached.iterrows()) + ".")
+                       "it: " + "; ".join(f"d = {x.d:g} {x.arm}: {x.hit}/{x.n} (Ñ {x.reached_at}"
+                                          f"; largest Ñ run {x.top:g})"
+                                          for x in reached.itertuples()) + ".")
         mis = table[table.arm == "mismatched"]
         reading.append(f"The mismatched attention's best test error on the ladder: "
                        f"{mis.test_error_best.min():.4f}, against the exact best-GLM error "
@@ -465,7 +475,8 @@ CLAIM = Claim(
               f"{PRE_AFTER} steps after the escape",
               "fine-tuning start": "v⁰ ~ N(0, 0.05²·I_d)", "d": ", ".join(map(str, D_LIST)),
               "downstream": "same partition and q, new w̃*, σ = 3/√d",
-              "Ñ ladder": ", ".join(map(str, LADDER)), "steps (v, scratch)":
+              "Ñ ladder": ", ".join(map(str, LADDER)) + f", doubled up to {N_CAP} for an arm "
+              "whose top rung misses the target", "steps (v, scratch)":
               f"{STEPS_V}, {STEPS_SCRATCH}", "seeds": len(SEEDS)},
     reconstructed="the statement (few samples after pre-training, thanks to the structure) is "
     "reconstructed from descriptions; the downstream noise 3/√d and the target fraction are "
