@@ -471,8 +471,8 @@ CLAIM = Claim(
     "ratios with a t-interval over seeds",
     interval=IntervalMethod("t", seeds=len(SEEDS)),
     settings={"pre-training": "population GD from v⁰ random (‖v⁰‖ = 0.01, seed 0) at D = 10, "
-              f"d = 100, q = ln(100)/10 = {reference_q('1'):.3f} (τ = √d: {reference_q('sqrt(d)'):.2f}), "
-              f"{PRE_AFTER} steps after the escape",
+              f"d = 100, q = ln(100)/10 = {reference_q('1'):.3f} (τ = √d: "
+              f"{reference_q('sqrt(d)'):.2f}), {PRE_AFTER} steps after the escape",
               "fine-tuning start": "v⁰ ~ N(0, 0.05²·I_d)", "d": ", ".join(map(str, D_LIST)),
               "downstream": "same partition and q, new w̃*, σ = 3/√d",
               "Ñ ladder": ", ".join(map(str, LADDER)) + f", doubled up to {N_CAP} for an arm "
