@@ -408,6 +408,12 @@ def run(quick: bool, readings: dict) -> ClaimResult:
                        "it: " + "; ".join(f"d = {x.d:g} {x.arm}: {x.hit}/{x.n} (Ñ {x.reached_at}"
                                           f"; largest Ñ run {x.top:g})"
                                           for x in reached.itertuples()) + ".")
+        tol = math.log(1.25)
+        sep = [(x.d, not (x.lo <= math.log(3) + tol and x.hi >= math.log(3) - tol))
+               for x in pl[pl.arm == "scratch"].itertuples()]
+        reading.append("“≥ ×2” told apart from “×3 only” (N_scratch/N_frozen's interval misses "
+                       "×3 ×/÷ 1.25): " + ", ".join(f"d = {d:g}: {'yes' if ok else 'no'}"
+                                                    for d, ok in sep) + ".")
         mis = table[table.arm == "mismatched"]
         reading.append(f"The mismatched attention's best test error on the ladder: "
                        f"{mis.test_error_best.min():.4f}, against the exact best-GLM error "
