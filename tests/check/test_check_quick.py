@@ -53,8 +53,8 @@ def test_quick_verdicts(quick_run):
     With 2 paired starts per d (thm4.1-phases) and two values of d for the exponent of
     N ∝ d^k (thm4.2-noise: k's interval reaches k = 3/2's band) the intervals are too wide to
     tell the predictions from their near counterfactuals (d^{1/2}; k = 3/2): undecided. The
-    lemma's 20 Monte Carlo steps over 3 seeds are too noisy to decide its rate; thm5.1's quick run has 3 seeds
-    where the check needs 5 (a failed premise)."""
+    lemma's 20 Monte Carlo steps over 3 seeds are too noisy to decide its rate; thm5.1's quick
+    run has 3 seeds where the check needs 5 (a failed premise)."""
     _, summary = quick_run
     v = dict(zip(summary.claim, summary.verdict))
     for cid in ("thm3.1", "thm3.1-proof", "thm3.2", "lemma4.1-4.2-symmetry", "thm4.1",
