@@ -46,19 +46,21 @@ def test_every_verdict_is_the_judge_of_the_written_tables(quick_run):
 
 def test_quick_verdicts(quick_run):
     """What the quick tables must give: the sanity, engine and derivation checks pass on their
-    small grids (thm3.2, lemma symmetry, thm3.1-proof, thm4.2-noise, and the growth of β in
-    the lemma's phase I); the strict reading's fitted GLM errs above 1/8 against f* (thm3.1);
-    Theorem 4.1's reference run and boundary agree. With 2 paired starts per d (thm4.1-phases)
-    and 3 seeds per cell (thm4.2) the intervals are too wide to tell the predictions from their
-    near counterfactuals (d^{1/2}; the GLM plateau's +0.024): undecided. The lemma's 20 Monte
-    Carlo steps over 3 seeds are too noisy to decide its rate; thm5.1's quick run has 3 seeds
-    where the check needs 5 (a failed premise)."""
+    small grids (thm3.2, lemma symmetry, thm3.1-proof, and the growth of β in the lemma's
+    phase I); the strict reading's fitted GLM errs above 1/8 against f* (thm3.1); Theorem 4.1's
+    reference run and boundary agree; at N = 3840 the empirical runs of 3 seeds associate and
+    end within 0.009 of the population error, apart from the GLM plateau's +0.024 (thm4.2).
+    With 2 paired starts per d (thm4.1-phases) and two values of d for the exponent of
+    N ∝ d^k (thm4.2-noise: k's interval reaches k = 3/2's band) the intervals are too wide to
+    tell the predictions from their near counterfactuals (d^{1/2}; k = 3/2): undecided. The
+    lemma's 20 Monte Carlo steps over 3 seeds are too noisy to decide its rate; thm5.1's quick
+    run has 3 seeds where the check needs 5 (a failed premise)."""
     _, summary = quick_run
     v = dict(zip(summary.claim, summary.verdict))
     for cid in ("thm3.1", "thm3.1-proof", "thm3.2", "lemma4.1-4.2-symmetry", "thm4.1",
-                "thm4.2-noise", "lemma4.1-4.2"):
+                "thm4.2", "lemma4.1-4.2"):
         assert v[cid] == "agrees", cid
-    for cid in ("thm4.1-phases", "thm4.2", "lemma4.1-4.2-reduction", "thm5.1"):
+    for cid in ("thm4.1-phases", "thm4.2-noise", "lemma4.1-4.2-reduction", "thm5.1"):
         assert v[cid] == "inconclusive", cid
 
 

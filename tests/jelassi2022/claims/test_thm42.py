@@ -21,8 +21,8 @@ def _runs42(b_d=1.0, b_N=-1.0, c=0.35, ok=True, seeds=4, pa=True, excess=0.0):
     rng = np.random.default_rng(0)
     rows = []
     for d in (10, 20, 40):
-        for m in (16, 64):
-            N = m * (d - 1)
+        for N in thm42.grid_N(d):
+            m = N // (d - 1)
             for s in range(seeds):
                 r2 = c * (d - 1) ** b_d * N ** b_N * math.exp(0.1 * rng.standard_normal())
                 err = 0.0944 + excess + 0.004 * (s - 1.5) / 1.5 if (ok or m == 16) else 0.2
@@ -39,7 +39,8 @@ def _pop42(pa=True):
 def test_thm42_noise_fit_recovers_the_exponents():
     f = thm42.noise_fit(_runs42())
     assert abs(f["b_d"] - 1) < 0.1 and abs(f["b_N"] + 1) < 0.1
-    assert f["k_lo"] < 1 < f["k_hi"]
+    # ln r² scattered by 0.1 per run (4 seeds per cell): k within 0.1 of 1, its interval tight
+    assert abs(f["k"] - 1) < 0.1 and f["k_lo"] < f["k"] < f["k_hi"] < f["k_lo"] + 0.2
 
 
 def test_thm42_judge():
@@ -91,6 +92,15 @@ def test_thm42_noise_law_judge():
     values = thm42_noise.CLAIM.values()
     for shift in (1.0, -0.5, 0.25, -0.25):
         assert thm42_noise.judge(t, {**values, "B_D_SHIFT": shift}).verdict == "disagrees"
+    # the fitted k (three judged N per d) told apart from its neighbouring halves
+    kf = thm42_noise.k_fit(t)
+    assert kf["min_N"] == 3 and abs(kf["k"] - 1) < 0.1
+    for k in (0.5, 1.5, 2.0):
+        assert thm42_noise.judge(t, {**values, "K": k}).verdict == "disagrees", k
+    # runs with N ∝ d^{3/2}: the fitted k is rejected at 1 (the per-cell formula too)
+    steep = {"table": _runs42(b_d=1.5), "population": _pop42()}
+    v = thm42_noise.judge(steep)
+    assert v.verdict == "disagrees" and v.reasons[0].startswith("k of N ∝ d^k")
     rejects_all(thm42_noise.CLAIM, t)
 
 

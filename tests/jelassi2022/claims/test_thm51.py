@@ -75,9 +75,13 @@ def test_thm51_judge():
     assert "a bound, ≥ ×" in " ".join(thm51.judge(t).reasons)
 
 
-def test_thm51_pooled_counts_never_at_twice_the_top():
+def test_thm51_pooled_never_reached_is_a_bound():
+    # the mismatched arm never reaches the target within Ñ ≤ 800: N > 800, a ratio > ×16,
+    # pooled as a bound (its interval open above), never as a measured ratio
     need = thm51.n_needed(_runs51(), 0.12)
     p = thm51.pooled(need, "mismatched")
-    assert np.allclose(np.exp(p.log_ratio), 2 * 800 / 50) and (p.censored == 5).all()
-
-
+    assert np.allclose(np.exp(p.log_ratio), 800 / 50) and (p.censored == 5).all()
+    assert np.isinf(p.hi).all()
+    s = thm51.pooled(need, "scratch")
+    assert np.allclose(np.exp(s.log_ratio), 400 / 50) and (s.censored == 0).all()
+    assert np.isfinite(s.hi).all()
