@@ -225,6 +225,8 @@ def on_config(config):
             section.append({"Claims": claims})
         if results := _pages(docs, f"results/{paper}"):
             section.append({"Results (generated)": results})
+        if (docs / "predictions" / f"{paper}.md").exists():
+            section.append({f"Derived predictions ({paper})": f"predictions/{paper}.md"})
         section.append({f"Figure gallery ({paper})": f"gallery/{paper}.md"})
         name = _title(docs / "papers" / f"{paper}.md").removeprefix("Notes on ").split(', "')[0]
         nav.append({name: section})

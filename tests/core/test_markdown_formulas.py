@@ -42,3 +42,10 @@ def test_stars_of_a_typeset_formula_are_not_escaped_and_titles_read_plain():
     assert page == "w\\* and $a^*_{\\mathrm{glob}}$, **bold**"
     assert plain_formulas("Theorem 4.1's ε (T\\*'s tail, $P^{1−κ_c}$, τ_{c})") \
         == "Theorem 4.1's ε (T*'s tail, P^(1−κ_c), τ_c)"
+
+
+def test_plain_titles_drop_font_commands():
+    """A typeset subscript with a font command (the nav title of a results page) reads plain."""
+    assert plain_formulas(typeset_formulas("phase lengths, Φ_own, attention gap")) \
+        == "phase lengths, Φ_own, attention gap"
+    assert plain_formulas("$a^*_{\\mathrm{glob}}$ and $Φ_{\\mathrm{own}}$") == "a^*_glob and Φ_own"

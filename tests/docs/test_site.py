@@ -64,7 +64,7 @@ def test_formulas_render_locally_and_keep_their_stars(built_site):
     remote = re.compile(r'<(?:script|link|img)[^>]+(?:src|href)="(?:https?:)?//', re.I)
     for page in built_site.rglob("*.html"):
         assert not remote.search(page.read_text()), page
-    predictions = (built_site / "predictions" / "index.html").read_text()
+    predictions = (built_site / "predictions" / "huang2024" / "index.html").read_text()
     # typeset: the stars of a*_glob and φ* are superscripts of the formula, not emphasis
     assert ('<span class="arithmatex">\\(a^*_{\\mathrm{glob}}\\)</span> = <span class="arithmatex">'
             '\\(E_z[e^{zφ^*}/(e^{zφ^*} + (1 − ρ)/ρ)]\\)</span>') in predictions

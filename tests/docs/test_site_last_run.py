@@ -123,7 +123,7 @@ def test_results_pages_record_the_code_of_their_claim():
 
 
 def test_every_page_keeps_the_stars_of_its_formulas(tmp_path):
-    page = SimpleNamespace(file=SimpleNamespace(src_uri="predictions.md"))
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="predictions/huang2024.md"))
     out = _hook().on_page_markdown("# P\n\na*_glob = E_z[e^{zφ*}] and *emphasis*, w*\n", page,
                                    {"docs_dir": str(tmp_path)}, None)
     # the formulas are typeset (their stars superscripts), a star in text escaped

@@ -169,8 +169,10 @@ def _tex(formula: str) -> str:
 
 def plain_formulas(text: str) -> str:
     """A title for places that show plain text (navigation, the browser's title): ``$`` and the
-    markdown escape of ``*`` dropped, ``^{…}`` written ``^(…)`` and ``_{…}`` as ``_…``."""
+    markdown escape of ``*`` dropped, font commands (``\\mathrm{own}``) reduced to their text,
+    ``^{…}`` written ``^(…)`` and ``_{…}`` as ``_…``."""
     out = text.replace("\\*", "*").replace("$", "")
+    out = re.sub(r"\\(?:mathrm|text|mathit|mathbf|operatorname)\{([^{}]*)\}", r"\1", out)
     out = re.sub(r"\^\{([^{}]*)\}", lambda m: "^" + (m[1] if len(m[1]) == 1 else f"({m[1]})"), out)
     return re.sub(r"_\{([^{}]*)\}", r"_\1", out)
 
