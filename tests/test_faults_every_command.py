@@ -56,6 +56,7 @@ class _FakeClaim:
     """A claim of no paper: its check is the fault injected."""
 
     paper, id, key, label, kind, title = "probe", "c", "probe/c", "FOUND", "sanity check", "c"
+    devices = ("cpu",)
 
     def __init__(self, check):
         self.check = check

@@ -236,7 +236,7 @@ def test_the_printed_resume_command_is_accepted(tmp_path):
         config, out, steps, device, dtype, backend, threads = (
             str(_cfg(tmp_path, steps=50)), str(tmp_path / "r"), None, "cpu", None, "numpy",
             None)
-        no_progress, flow = True, False
+        no_progress, flow, tensorboard = True, False, None
 
     assert _run(Args.config, "--out", Args.out, "--device", "cpu", "--backend", "numpy") == 0
     argv = _resume_command(Args).split()[4:]  # after "python -m theorylab run"
@@ -255,7 +255,7 @@ def test_the_resume_command_of_names_that_look_like_flags_is_accepted(tmp_path, 
     class Args:
         config, out, steps, device, dtype, backend, threads = (
             "-c.toml", "-x", None, None, None, None, None)
-        no_progress, flow = True, False
+        no_progress, flow, tensorboard = True, False, None
 
     assert main(["run", "--out=-x", "--no-progress", "--", "-c.toml"]) == 0
     argv = shlex.split(_resume_command(Args))[4:]  # after "python -m theorylab run"
