@@ -1,6 +1,6 @@
-"""The huang2024 figures: a quick render of every id through ``run_figures``, their manifest
-entries, headline values that hold by construction, and the attention maps of masked queries
-against the model's own attention masses."""
+"""The huang2024 figures: a quick render of every id (``theorylab figures --quick``, shared
+with the CLI smoke test), their manifest entries, headline values that hold by construction,
+and the attention maps of masked queries against the model's own attention masses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from theorylab.core.figures import list_figures, run_figures
+from theorylab.core.figures import list_figures
 from theorylab.huang2024.config import DataConfig
 from theorylab.huang2024.data import information_gap, sample_batch
 from theorylab.huang2024.figures._common import masked_query_attention
@@ -49,10 +49,11 @@ IDS = ["huang2024-asymptotics", "huang2024-cl-temperature", "huang2024-dynamics"
 
 
 @pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    out = tmp_path_factory.mktemp("h24figs")
-    manifest = run_figures(IDS, out=out, quick=True, progress=False)
-    return out, manifest["figures"]
+def quick(quick_figures):
+    """The quick render of every figure (conftest.py, shared with the CLI smoke test): its
+    folder and this paper's manifest entries."""
+    out, entries, _ = quick_figures
+    return out, {fid: entries[fid] for fid in IDS if fid in entries}
 
 
 def test_registered_ids():
