@@ -9,20 +9,14 @@ over a few steps at losses of order 0.1 and fails on any missing term (order 1e-
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "cuda_graphs.py"
+from tests._scripts import load_script
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("cuda_graphs_bench", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/cuda_graphs.py", "cuda_graphs_bench")
 
 
 def test_eager_steps_are_the_engine_steps_on_cpu():

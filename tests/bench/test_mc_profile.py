@@ -7,20 +7,14 @@ profiler reports kernels instead of aten operators. Shares are ratios of the sam
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "mc_profile.py"
+from tests._scripts import load_script
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("mc_profile_bench", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("benchmarks/mc_profile.py", "mc_profile_bench")
 
 
 def test_groups_of_kernel_names():

@@ -3,20 +3,15 @@ captions as short paragraphs."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
-from tests.docs._site import ROOT
+from tests._scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def hook():
     pytest.importorskip("mkdocs")
-    spec = importlib.util.spec_from_file_location("site_hook", ROOT / "docs" / "hooks" / "site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("docs/hooks/site.py", "site_hook")
 
 
 def test_headline_dicts_become_tables(hook):

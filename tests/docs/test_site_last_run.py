@@ -3,21 +3,17 @@ of a full run and refuses a quick one."""
 
 from __future__ import annotations
 
-import importlib.util
 from types import SimpleNamespace
 
 import pytest
 
-from tests.docs._site import ROOT
+from tests._scripts import load_script
 
 pytest.importorskip("mkdocs")
 
 
 def _hook():
-    spec = importlib.util.spec_from_file_location("site_hook", ROOT / "docs" / "hooks" / "site.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("docs/hooks/site.py", "site_hook")
 
 
 def _render(tmp_path, page_lines):
