@@ -14,7 +14,7 @@ The vector field comes from the engine itself, through the kernel's engine inter
 (``evaluate``, ``apply``, ``params_to_arrays``, ``params_from_arrays``): no engine writes flow
 code. Its global error against GD is O(η) on a fixed horizon (Euler's order), which the tests
 measure on a ladder of step sizes. The run folder is the trainer's ([`RunFolder`][theorylab.
-core.trainer.RunFolder]): rows appended as recorded, checkpoints, resume (from the state of the
+core.runfolder.RunFolder]): rows appended as recorded, checkpoints, resume (from the state of the
 last checkpoint, with a fresh first solver step), faults as in [`train`][theorylab.core.trainer.
 train].
 """
@@ -22,33 +22,15 @@ train].
 from __future__ import annotations
 
 import functools
-import math
-import sys
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import livelog
 from .config import check_run_steps
 from .engine import Engine
-from .trainer import (
-    CHECKPOINT_SECONDS,
-    DivergenceError,
-    Interrupted,
-    TrainOutcome,
-    _check_finite,
-    _check_row,
-    _evaluate,
-    _number_columns,
-    _to_frame,
-    run_folder,
-    run_identity,
-    start_run,
-)
+from .trainer import TrainOutcome, _check_finite, recording
 
 __all__ = ["FLOW_METHODS", "FlowOutcome", "dynamics", "flow", "flow_field"]
 
@@ -134,134 +116,62 @@ def flow_field(engine: Engine, params) -> tuple[Callable[[float, np.ndarray], np
     return rhs, layout.pack(params), layout.unpack
 
 
-def flow(
-    engine: Engine,
-    *,
-    steps: int,
-    schedule: Iterable[int],
-    schema: Mapping[str, str],
-    config_text: str = "",
-    out: str | Path | None = None,
-    resume: bool = False,
-    same_run: Callable[[Path], None] | None = None,
-    params: Any = None,
-    progress: bool | None = None,
-    method: str = "DOP853",
-    rtol: float = 1e-9,
-    atol: float = 1e-12,
-) -> FlowOutcome:
+def flow(engine: Engine, *, method: str = "DOP853", rtol: float = 1e-9, atol: float = 1e-12,
+         **run: Any) -> FlowOutcome:
     """Integrate the gradient flow of ``engine`` to the time of GD step `steps`; record the
     row of step s at time η·s for each s of `schedule` (η = ``engine.time_step``).
 
-    **Arguments:** as [`train`][theorylab.core.trainer.train] (`steps`, `schedule`, `schema`,
-    `config_text`, `out`, `resume`, `same_run`, `params`, `progress`), and the solver:
-    `method` (one of [`FLOW_METHODS`][]), `rtol` and `atol` (its relative and absolute
-    tolerances on each parameter).
+    **Arguments:** `run`: the keywords of [`train`][theorylab.core.trainer.train] (`steps`,
+    `schedule`, `schema`, `config_text`, `out`, `resume`, `same_run`, `params`, `progress`),
+    and the solver: `method` (one of [`FLOW_METHODS`][]), `rtol` and `atol` (its relative and
+    absolute tolerances on each parameter).
 
     Raises [`DivergenceError`][theorylab.core.trainer.DivergenceError] (after writing the rows
     so far) when a value stops being finite, ``ValueError("train.mode: ...")`` when the solver
     fails (its message), and [`Interrupted`][theorylab.core.trainer.Interrupted] on SIGINT.
     """
     from scipy import integrate
-    from tqdm.auto import tqdm
 
     if method not in FLOW_METHODS:
         raise ValueError(f"train.flow_method: must be one of {list(FLOW_METHODS)} "
                          f"(got {method!r})")
-    identity = run_identity(config_text)
-    with run_folder(out, schema, config_text) as folder, livelog.for_run(schema) as live:
-        marks = sorted(set(int(s) for s in schedule if 0 <= int(s) <= steps))
-        start, params, rows = start_run(engine, folder, steps=steps, config_text=config_text,
-                                        resume=resume, same_run=same_run, params=params,
-                                        schedule=marks)
-        if live is not None:  # the rows a resumed run starts from
-            live.add_rows(rows)
-        rhs, y, unpack = flow_field(engine, params)
+    steps = run.pop("steps")
+    marks = sorted(set(int(s) for s in run.pop("schedule") if 0 <= int(s) <= steps))
+    count = {"evaluations": 0, "solver_steps": 0}
+    with recording(engine, steps=steps, schedule=marks, desc=f"{engine.name} (flow)",
+                   outcome=lambda *a: FlowOutcome(*a, **count), **run) as rec:
+        start = rec.start
+        rhs, y, unpack = flow_field(engine, rec.state[1])
         eta = float(engine.time_step)
-        count = {"evaluations": 0, "solver_steps": 0}
 
         def counted(t, y):
             count["evaluations"] += 1
             return rhs(t, y)
 
-        recorded = {int(r["step"]) for r in rows}
-        finite = set().union(*map(_number_columns, rows))  # a NaN there is a divergence
-        pending = [s for s in marks if s >= start and s not in recorded]
-        show = sys.stderr.isatty() if progress is None else progress
-        bar = tqdm(total=steps, initial=start, disable=not show, desc=f"{engine.name} (flow)",
-                   leave=False)
-        state = (start, y)  # the last recorded step and its state (what a checkpoint holds)
-        last_ckpt = -math.inf
-
-        def record(s: int, ys: np.ndarray) -> None:
-            nonlocal last_ckpt, state
-            p = unpack(ys)
-            ev = _evaluate(engine, p, s, need_grad=False, record=True)
-            _check_finite(s, engine.watched(ev))
-            arrays = engine.params_to_arrays(p)
-            _check_finite(s, arrays)
-            row = {"step": s, **engine.record(p, s, ev)}
-            _check_row(s, row, finite)
-            rows.append(row)
-            state = (s, ys)
-            if live is not None:
-                live.add(row)
-            if folder is not None:
-                folder.append_row(row)
-                now = time.monotonic()
-                if now - last_ckpt >= CHECKPOINT_SECONDS or s == steps:
-                    folder.checkpoint(s, arrays, identity=identity, rows_to=s)
-                    last_ckpt = now
-
-        try:
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-                if pending and pending[0] == start:
-                    record(start, y)
-                    pending.pop(0)
-                if start < steps:
-                    solver = getattr(integrate, method)(counted, start * eta, y, steps * eta,
-                                                        rtol=rtol, atol=atol)
-                    while pending:
-                        message = solver.step()
-                        if solver.status == "failed":
-                            raise ValueError(
-                                f"train.mode: the {method} solver failed at t = {solver.t:.6g} "
-                                f"(step {solver.t / eta:.6g}): {message}")
-                        count["solver_steps"] += 1
-                        reached = solver.t / eta
-                        dense = None
-                        while pending and (pending[0] <= reached * (1 + 1e-12)
-                                           or solver.status == "finished"):
-                            s = pending.pop(0)
-                            if s == steps and solver.status == "finished":
-                                ys = np.array(solver.y)
-                            else:
-                                dense = dense or solver.dense_output()
-                                ys = np.asarray(dense(s * eta), dtype=np.float64)
-                            record(s, ys)
-                        bar.update(max(0, min(steps, int(reached)) - bar.n))
-        except DivergenceError as err:
-            at, ys = state
-            err.result = FlowOutcome(_to_frame(rows, schema), unpack(ys), engine, err.step,
-                                     **count)
-            if folder is not None:
-                folder.write_rows(rows)
-                folder.checkpoint(at, engine.params_to_arrays(unpack(ys)), identity=identity,
-                                  rows_to=at)
-            raise
-        except KeyboardInterrupt:
-            at, ys = state
-            if folder is not None:
-                folder.write_rows([r for r in rows if r["step"] <= at])
-                folder.checkpoint(at, engine.params_to_arrays(unpack(ys)), identity=identity,
-                                  rows_to=at)
-            raise Interrupted(at, folder.out if folder else None,
-                              FlowOutcome(_to_frame(rows, schema), unpack(ys), engine, at,
-                                          **count)) from None
-        finally:
-            bar.close()
-        final = unpack(state[1])
-        if folder is not None:
-            folder.write_rows(rows)
-            folder.final(engine.final_arrays(final))
-        return FlowOutcome(_to_frame(rows, schema), final, engine, steps, **count)
+        pending = [s for s in marks if s >= start and s not in rec.recorded]
+        if pending and pending[0] == start:
+            rec.record(start, unpack(y))
+            pending.pop(0)
+        if start < steps:
+            solver = getattr(integrate, method)(counted, start * eta, y, steps * eta,
+                                                rtol=rtol, atol=atol)
+            while pending:
+                message = solver.step()
+                if solver.status == "failed":
+                    raise ValueError(
+                        f"train.mode: the {method} solver failed at t = {solver.t:.6g} "
+                        f"(step {solver.t / eta:.6g}): {message}")
+                count["solver_steps"] += 1
+                reached = solver.t / eta
+                dense = None
+                while pending and (pending[0] <= reached * (1 + 1e-12)
+                                   or solver.status == "finished"):
+                    s = pending.pop(0)
+                    if s == steps and solver.status == "finished":
+                        ys = np.array(solver.y)
+                    else:
+                        dense = dense or solver.dense_output()
+                        ys = np.asarray(dense(s * eta), dtype=np.float64)
+                    rec.record(s, unpack(ys))
+                rec.bar.update(max(0, min(steps, int(reached)) - rec.bar.n))
+        return rec.finish()

@@ -118,7 +118,7 @@ def run_experiment(
       `ValueError`).
     - `out`: folder for ``trajectory.csv`` (rows appended as they are recorded),
       ``config.toml``, ``checkpoint.npz`` (at most every
-      [`CHECKPOINT_SECONDS`][theorylab.core.trainer.CHECKPOINT_SECONDS]) and
+      [`CHECKPOINT_SECONDS`][theorylab.core.runfolder.CHECKPOINT_SECONDS]) and
       ``final_state.npz``; see [`theorylab.core.trainer`][] for what a fault leaves there.
     - `resume`: continue from ``out/checkpoint.npz`` if present (``train.steps`` may grow;
       a damaged, foreign or too-far checkpoint is refused with ``ValueError("resume: ...")``).
