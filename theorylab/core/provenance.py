@@ -152,7 +152,8 @@ CODE_LINE = re.compile(r"^- \*\*Code:\*\* `(?P<digest>[0-9a-f]+)` \(sha256 of (?
 def source_files(functions, root: str | os.PathLike = REPO_ROOT) -> list[str]:
     """The source files (relative to `root`, sorted) of the modules defining `functions` and of
     the modules of the same package that those modules import directly (``from ..setups import
-    x``, ``from theorylab.<paper>.data import y``): the code a claim's result comes from.
+    x``, ``from theorylab.<paper>.data import y``; a subpackage with the modules its
+    ``__init__`` imports from itself): the code a claim's result comes from.
     Modules outside `root` (numpy, ...) and the kernel's own modules are left out."""
     import ast
     import importlib.util
@@ -188,7 +189,24 @@ def source_files(functions, root: str | os.PathLike = REPO_ROOT) -> list[str]:
                     continue
                 if spec is not None and spec.origin and spec.origin.endswith(".py"):
                     files.add(Path(spec.origin).resolve())
+                    if name != top and spec.origin.endswith("__init__.py"):
+                        files.update(_package_modules(Path(spec.origin), spec.name))
     return sorted(p.relative_to(root).as_posix() for p in files if root in p.parents)
+
+
+def _package_modules(init: Path, package: str) -> set[Path]:
+    """The modules that a subpackage's ``__init__.py`` imports from itself (``from .mae import
+    x``): the code its re-exported names come from."""
+    import ast
+    import importlib.util
+
+    out = set()
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            spec = importlib.util.find_spec(f"{package}.{node.module}")
+            if spec is not None and spec.origin and spec.origin.endswith(".py"):
+                out.add(Path(spec.origin).resolve())
+    return out
 
 
 def source_digest(files, root: str | os.PathLike = REPO_ROOT) -> str:
