@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import fields
 from pathlib import Path
@@ -118,6 +119,25 @@ def check_run_steps(steps: int) -> None:
     start), but a run of it would record one row and no dynamics."""
     if steps < 1:
         raise ValueError(f"train.steps: a run takes at least 1 step (got {steps})")
+
+
+#: ``train.backend``: the kernel's array backends, numpy (CPU) or torch (CPU, CUDA).
+BACKENDS = ("numpy", "torch")
+#: ``train.mode``: gradient descent, or the gradient flow of the same engine.
+MODES = ("gd", "flow")
+
+
+def check_placement(train, dtypes: tuple[str, ...]) -> None:
+    """Where and in what precision a ``[train]`` section computes: ``backend`` (one of
+    [`BACKENDS`][]), ``device`` (``cpu``, ``cuda`` or ``cuda:N``; numpy on ``cpu`` only) and
+    ``dtype`` (one of `dtypes`); ``ValueError`` naming the field otherwise."""
+    check_choice("train.backend", train.backend, BACKENDS)
+    dev = train.device
+    if not isinstance(dev, str) or not re.fullmatch(r"cpu|cuda(:[0-9]+)?", dev):
+        raise ValueError(f"train.device: must be 'cpu', 'cuda' or 'cuda:N' (got {dev!r})")
+    if train.backend == "numpy" and dev != "cpu":
+        raise ValueError(f"train.device: backend 'numpy' runs on 'cpu' only (got {dev!r})")
+    check_choice("train.dtype", train.dtype, dtypes)
 
 
 def frozen_set(obj, name, value):

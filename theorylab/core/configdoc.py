@@ -70,6 +70,19 @@ def one_of(values: Sequence[Any]) -> str:
     return ", ".join(f"`{toml_value(v)}`" for v in values)
 
 
+def run_fields_allowed(dtypes: Sequence[str]) -> dict[str, str]:
+    """The allowed values of the ``[train]`` fields every paper shares, in markdown: where it
+    computes ([`check_placement`][theorylab.core.config.check_placement]: backend, device,
+    dtype, with the paper's `dtypes`) and its loop ([`check_flow_fields`][theorylab.core.flow.
+    check_flow_fields]: mode, flow_method)."""
+    from .config import BACKENDS, MODES
+    from .flow import FLOW_METHODS
+
+    return {"train.backend": one_of(BACKENDS), "train.device": '`"cpu"`, `"cuda"`, `"cuda:N"`',
+            "train.dtype": one_of(dtypes), "train.mode": one_of(MODES),
+            "train.flow_method": one_of(FLOW_METHODS)}
+
+
 def _type(annotation: Any) -> str:
     words = [_TYPES.get(t.strip(), t.strip()) for t in str(annotation).split("|")]
     return " or ".join(w for w in words if w != "None")

@@ -28,17 +28,29 @@ from typing import Any
 
 import numpy as np
 
-from .config import check_run_steps
+from .config import MODES, check_choice, check_float, check_run_steps, frozen_set
 from .engine import Engine
 from .trainer import TrainOutcome, _check_finite, recording
 
-__all__ = ["FLOW_METHODS", "FlowOutcome", "dynamics", "flow", "flow_field"]
+__all__ = ["FLOW_METHODS", "FlowOutcome", "check_flow_fields", "dynamics", "flow", "flow_field"]
 
 #: The adaptive solvers of ``scipy.integrate`` a flow may use: ``DOP853`` (explicit
 #: Runge–Kutta of order 8, the default: tight tolerances at few steps), ``RK45`` (order 5) and
 #: ``LSODA`` (switches to a stiff method where the flow is stiff; its Jacobian by finite
 #: differences costs one evaluation per parameter, so it is for small parameter vectors).
 FLOW_METHODS = ("DOP853", "RK45", "LSODA")
+
+
+def check_flow_fields(train) -> None:
+    """A ``[train]`` section's loop: ``mode`` (one of [`MODES`][theorylab.core.config.MODES]),
+    ``flow_method`` (one of [`FLOW_METHODS`][]), ``flow_rtol`` (1e-14 … 1e-2) and ``flow_atol``
+    (0 … 1), the tolerances stored as floats; ``ValueError`` naming the field otherwise."""
+    check_choice("train.mode", train.mode, MODES)
+    check_choice("train.flow_method", train.flow_method, FLOW_METHODS)
+    frozen_set(train, "flow_rtol", check_float("train.flow_rtol", train.flow_rtol, lo=1e-14,
+                                               hi=1e-2))
+    frozen_set(train, "flow_atol", check_float("train.flow_atol", train.flow_atol, lo=0.0,
+                                               hi=1.0))
 
 
 def dynamics(train_config) -> Callable[..., TrainOutcome]:

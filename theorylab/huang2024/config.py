@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 from theorylab.core.config import (
     EXPERIMENT,
     SectionedConfig,
+    check_placement,
     read_toml,
     sections_from_tables,
     tables_to_toml,
@@ -30,7 +30,7 @@ from theorylab.core.config import check_choice as _choice
 from theorylab.core.config import check_float as _float
 from theorylab.core.config import check_int as _int
 from theorylab.core.config import frozen_set as _set
-from theorylab.core.flow import FLOW_METHODS
+from theorylab.core.flow import check_flow_fields
 
 from .data import AreaStructure, contiguous_labels, information_gap, random_labels, sizes_for_gap
 
@@ -60,9 +60,7 @@ CL_POOLINGS = ("mean",)
 CL_ENGINES = ("cl-montecarlo",)
 INITS = ("zero", "gaussian")
 RECORD = ("log", "linear", "all")
-BACKENDS = ("numpy", "torch")
 DTYPES = ("float64",)
-MODES = ("gd", "flow")
 #: Engines whose gradient changes from step to step (fresh draws): they have no gradient flow.
 STOCHASTIC_ENGINES = ("population-montecarlo", "cl-montecarlo")
 #: The engines that sum over the coefficient law (a uniform law needs ``train.z_nodes``).
@@ -459,17 +457,8 @@ class TrainConfig:
         _set(self, "n_records", _bounded("train.n_records", self.n_records, lo=2))
         _set(self, "seed", _int("train.seed", self.seed, lo=0))
         _set(self, "max_configs", _int("train.max_configs", self.max_configs, lo=1))
-        _choice("train.backend", self.backend, BACKENDS)
-        dev = self.device
-        if not isinstance(dev, str) or not re.fullmatch(r"cpu|cuda(:[0-9]+)?", dev):
-            raise ValueError(f"train.device: must be 'cpu', 'cuda' or 'cuda:N' (got {dev!r})")
-        if self.backend == "numpy" and dev != "cpu":
-            raise ValueError(f"train.device: backend 'numpy' runs on 'cpu' only (got {dev!r})")
-        _choice("train.dtype", self.dtype, DTYPES)
-        _choice("train.mode", self.mode, MODES)
-        _choice("train.flow_method", self.flow_method, FLOW_METHODS)
-        _set(self, "flow_rtol", _float("train.flow_rtol", self.flow_rtol, lo=1e-14, hi=1e-2))
-        _set(self, "flow_atol", _float("train.flow_atol", self.flow_atol, lo=0.0, hi=1.0))
+        check_placement(self, DTYPES)
+        check_flow_fields(self)
         if self.mode == "flow" and (self.engine in STOCHASTIC_ENGINES or self.resample_masks):
             why = "fresh masks per step" if self.resample_masks else "a fresh batch per step"
             raise ValueError(f"train.mode: 'flow' needs a deterministic gradient; {self.engine} "
@@ -575,14 +564,12 @@ def config_to_toml(cfg: ExperimentConfig, header: str = "") -> str:
 
 def config_doc(level: int = 2) -> str:
     """Markdown reference of ``[data]``, ``[model]`` and ``[train]`` (docs/config.md)."""
-    from theorylab.core.configdoc import config_markdown, one_of
+    from theorylab.core.configdoc import config_markdown, one_of, run_fields_allowed
 
     allowed = {"data.areas": one_of(AREAS), "data.z_law": one_of(Z_LAWS),
                "model.objective": one_of(OBJECTIVES), "model.cl_pooling": one_of(CL_POOLINGS),
                "model.mask": one_of(MASKS), "model.loss_norm": one_of(LOSS_NORMS),
                "train.engine": one_of(ENGINES), "train.init": one_of(INITS),
-               "train.record": one_of(RECORD), "train.backend": one_of(BACKENDS),
-               "train.dtype": one_of(DTYPES), "train.mode": one_of(MODES),
-               "train.flow_method": one_of(FLOW_METHODS)}
+               "train.record": one_of(RECORD), **run_fields_allowed(DTYPES)}
     return config_markdown({"data": DataConfig, "model": ModelConfig, "train": TrainConfig},
                            allowed=allowed, citation="Huang et al. (2025)", level=level)

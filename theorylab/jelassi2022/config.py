@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 from theorylab.core.config import (
     EXPERIMENT,
     SectionedConfig,
+    check_placement,
     read_toml,
     sections_from_tables,
     tables_to_toml,
@@ -32,8 +32,8 @@ from theorylab.core.config import check_choice as _choice
 from theorylab.core.config import check_float as _float
 from theorylab.core.config import check_int as _int
 from theorylab.core.config import frozen_set as _set
-from theorylab.core.configdoc import config_markdown, one_of
-from theorylab.core.flow import FLOW_METHODS
+from theorylab.core.configdoc import config_markdown, one_of, run_fields_allowed
+from theorylab.core.flow import check_flow_fields
 
 from .activation import NAMED_ACTIVATIONS, Activation
 from .partition import Partition, _as_sets
@@ -60,10 +60,7 @@ ENGINES = ("population", "empirical")
 METHODS = ("auto", "brute", "exchangeable", "montecarlo")
 INIT_V = ("aligned", "gaussian")
 RECORD = ("log", "linear", "all")
-DEVICES = ("cpu", "cuda")
 DTYPES = ("float64", "float32")
-BACKENDS = ("numpy", "torch")
-MODES = ("gd", "flow")
 DIAG_NAMED = ("loglogd",)
 
 #: Bounds of the sizes and of A's initial entries: field → (lowest, highest, reason of the
@@ -380,13 +377,7 @@ class TrainConfig:
         _set(self, "seed", _int("train.seed", self.seed, lo=0))
         _set(self, "tie_tol", _float("train.tie_tol", self.tie_tol, lo=0.0, hi=1e-3))
         _set(self, "pa_margin", _float("train.pa_margin", self.pa_margin, lo=0.0))
-        _choice("train.backend", self.backend, BACKENDS)
-        dev = self.device
-        if not isinstance(dev, str) or not re.fullmatch(r"cpu|cuda(:[0-9]+)?", dev):
-            raise ValueError(f"train.device: must be 'cpu', 'cuda' or 'cuda:N' (got {dev!r})")
-        if self.backend == "numpy" and dev != "cpu":
-            raise ValueError(f"train.device: backend 'numpy' runs on 'cpu' only (got {dev!r})")
-        _choice("train.dtype", self.dtype, DTYPES)
+        check_placement(self, DTYPES)
         if self.chunk_size == "auto":
             _set(self, "chunk_size", 0)
         _set(self, "chunk_size", _int("train.chunk_size", self.chunk_size, lo=0))
@@ -402,10 +393,7 @@ class TrainConfig:
                 "train.method: 'exchangeable' needs a partition-symmetric start: "
                 "init_v='aligned' and offdiag0_std=0 (use 'brute' or 'montecarlo'; got "
                 f"init_v={self.init_v!r}, offdiag0_std={self.offdiag0_std})")
-        _choice("train.mode", self.mode, MODES)
-        _choice("train.flow_method", self.flow_method, FLOW_METHODS)
-        _set(self, "flow_rtol", _float("train.flow_rtol", self.flow_rtol, lo=1e-14, hi=1e-2))
-        _set(self, "flow_atol", _float("train.flow_atol", self.flow_atol, lo=0.0, hi=1.0))
+        check_flow_fields(self)
         if self.mode == "flow" and self.method == "montecarlo" and self.mc_resample:
             raise ValueError("train.mode: 'flow' needs a deterministic gradient; Monte Carlo "
                              "with fresh draws per step (mc_resample = true) has none (set "
@@ -573,13 +561,9 @@ def allowed_values() -> dict[str, str]:
         "train.method": one_of(METHODS),
         "train.init_v": one_of(INIT_V),
         "train.record": one_of(RECORD),
-        "train.backend": one_of(BACKENDS),
-        "train.device": one_of(DEVICES) + ', `"cuda:N"`',
-        "train.dtype": one_of(DTYPES),
         "train.chunk_size": '`"auto"`, or an integer ≥ 0',
         "train.stream": one_of(("auto", True, False)),
-        "train.mode": one_of(MODES),
-        "train.flow_method": one_of(FLOW_METHODS),
+        **run_fields_allowed(DTYPES),
     }
     for name in LIMITS:
         out[name] = "; ".join(x for x in (out.get(name, ""), _bound(name)) if x)
