@@ -30,9 +30,10 @@ import numpy as np
 
 from .config import MODES, check_choice, check_float, check_run_steps, frozen_set
 from .engine import Engine
-from .trainer import TrainOutcome, _check_finite, recording
+from .trainer import DivergenceError, TrainOutcome, _check_finite, record_schedule, recording
 
-__all__ = ["FLOW_METHODS", "FlowOutcome", "check_flow_fields", "dynamics", "flow", "flow_field"]
+__all__ = ["FLOW_METHODS", "FlowOutcome", "check_flow_fields", "dynamics", "flow", "flow_field",
+           "run_section", "summary_line"]
 
 #: The adaptive solvers of ``scipy.integrate`` a flow may use: ``DOP853`` (explicit
 #: Runge–Kutta of order 8, the default: tight tolerances at few steps), ``RK45`` (order 5) and
@@ -66,6 +67,31 @@ def dynamics(train_config) -> Callable[..., TrainOutcome]:
         return train
     return functools.partial(flow, method=train_config.flow_method,
                              rtol=train_config.flow_rtol, atol=train_config.flow_atol)
+
+
+def run_section(engine: Engine, train, *, result: Callable[[TrainOutcome], Any], **run: Any):
+    """Run `engine` as a ``[train]`` section says ([`dynamics`][]: GD or its flow, for
+    ``train.steps`` steps, rows at [`record_schedule`][theorylab.core.trainer.record_schedule]
+    of its ``n_records`` and ``record``) and return ``result(outcome)``: a paper's run result
+    from the loop's outcome, also for the rows a [`DivergenceError`][theorylab.core.trainer.
+    DivergenceError] carries. `run`: the other keywords of [`train`][theorylab.core.trainer.
+    train] (``schema``, ``config_text``, ``out``, ``resume``, ``same_run``, ...)."""
+    try:
+        outcome = dynamics(train)(
+            engine, steps=train.steps,
+            schedule=record_schedule(train.steps, train.n_records, train.record), **run)
+    except DivergenceError as err:
+        err.result = result(err.result)
+        raise
+    return result(outcome)
+
+
+def summary_line(engine: str, mode: str, steps_done: int, values: Mapping[str, str]) -> str:
+    """The one line ``theorylab run`` prints at the end of a run: ``engine=NAME [(gradient
+    flow)] steps=N`` and the paper's ``name=value`` pairs of the last row."""
+    flow = " (gradient flow)" if mode == "flow" else ""
+    return " ".join([f"engine={engine}{flow} steps={steps_done}",
+                     *(f"{k}={v}" for k, v in values.items())])
 
 
 @dataclass

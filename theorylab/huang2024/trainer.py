@@ -12,13 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from theorylab.core.flow import dynamics
-from theorylab.core.trainer import (
-    DivergenceError,
-    empty_table,
-    record_schedule,
-    same_config_except_steps,
-)
+from theorylab.core.flow import run_section, summary_line
+from theorylab.core.trainer import DivergenceError, empty_table, same_config_except_steps
 
 from .config import ExperimentConfig, config_to_toml, load_config
 from .data import AreaStructure
@@ -65,13 +60,11 @@ class RunResult:
 
     def summary(self) -> str:
         last = self.trajectory.iloc[-1]
-        return (
-            f"engine={self.engine}{' (gradient flow)' if self.config.train.mode == 'flow' else ''}"
-            f" steps={self.steps_done} Delta={self.config.delta:.4g} "
-            f"loss={last['loss']:.6g} excess={excess_text(self.config, last['excess_loss'])} "
-            f"phi_own_lq={last['phi_own_lq']:.4g} phi_glob_lq={last['phi_glob_lq']:.4g} "
-            f"attn_own_lq={last['attn_own_lq']:.4g} attn_own_gq={last['attn_own_gq']:.4g}"
-        )
+        return summary_line(self.engine, self.config.train.mode, self.steps_done, {
+            "Delta": f"{self.config.delta:.4g}", "loss": f"{last['loss']:.6g}",
+            "excess": excess_text(self.config, last["excess_loss"]),
+            **{k: f"{last[k]:.4g}" for k in ("phi_own_lq", "phi_glob_lq", "attn_own_lq",
+                                               "attn_own_gq")}})
 
 
 def lstar_missing_reason(cfg: ExperimentConfig) -> str | None:
@@ -113,20 +106,9 @@ def run_experiment(cfg: ExperimentConfig, *, out: str | Path | None = None, resu
                          outcome.steps_done)
 
     flow = ", gradient flow" if cfg.train.mode == "flow" else ""
-    try:
-        outcome = dynamics(cfg.train)(
-            engine,
-            steps=cfg.train.steps,
-            schedule=record_schedule(cfg.train.steps, cfg.train.n_records, cfg.train.record),
-            schema=TRAJECTORY_SCHEMA,
-            config_text=config_to_toml(cfg, f"theorylab resolved configuration (engine: "
-                                            f"{engine.name}, Delta = {cfg.delta:.6g}{flow})"),
-            out=out,
-            resume=resume,
-            same_run=same_config_except_steps(cfg, load_config),
-            progress=progress,
-        )
-    except DivergenceError as err:
-        err.result = result(err.result)
-        raise
-    return result(outcome)
+    return run_section(
+        engine, cfg.train, result=result, schema=TRAJECTORY_SCHEMA,
+        config_text=config_to_toml(cfg, f"theorylab resolved configuration (engine: "
+                                        f"{engine.name}, Delta = {cfg.delta:.6g}{flow})"),
+        out=out, resume=resume, same_run=same_config_except_steps(cfg, load_config),
+        progress=progress)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from theorylab.core.flow import dynamics
+from theorylab.core.flow import run_section, summary_line
 from theorylab.core.trainer import (
     DivergenceError,
     empty_table,
@@ -83,12 +83,9 @@ class RunResult:
 
     def summary(self) -> str:
         last = self.trajectory.iloc[-1]
-        return (
-            f"engine={self.engine}{' (gradient flow)' if self.config.train.mode == 'flow' else ''}"
-            f" steps={self.steps_done} loss={last['loss']:.6g} "
-            f"error={last['error']:.6g} alpha={last['alpha']:.6g} gamma={last['gamma']:.6g} "
-            f"rho={last['rho']:.6g} patch_association={bool(last['patch_association'])}"
-        )
+        return summary_line(self.engine, self.config.train.mode, self.steps_done, {
+            **{k: f"{last[k]:.6g}" for k in ("loss", "error", "alpha", "gamma", "rho")},
+            "patch_association": str(bool(last["patch_association"]))})
 
 
 def record_steps(train: TrainConfig) -> np.ndarray:
@@ -173,20 +170,7 @@ def run_experiment(
             raise ValueError("train.mode: 'flow' needs a deterministic gradient; method 'auto' "
                              "chose Monte Carlo with fresh draws per step (set "
                              "mc_resample = false, or start aligned for an exact method)")
-    try:
-        outcome = dynamics(cfg.train)(
-            engine,
-            steps=cfg.train.steps,
-            schedule=record_steps(cfg.train),
-            schema=TRAJECTORY_SCHEMA,
-            config_text=config_to_toml(cfg, header),
-            out=out,
-            resume=resume,
-            same_run=same_config_except_steps(cfg, load_config),
-            params=params,
-            progress=progress,
-        )
-    except DivergenceError as err:
-        err.result = result(err.result)
-        raise
-    return result(outcome)
+    return run_section(engine, cfg.train, result=result, schema=TRAJECTORY_SCHEMA,
+                       config_text=config_to_toml(cfg, header), out=out, resume=resume,
+                       same_run=same_config_except_steps(cfg, load_config), params=params,
+                       progress=progress)
