@@ -183,19 +183,11 @@ def main(argv=None) -> int:
     p = _parser()
     args = p.parse_args(argv)
     set_threads_from_args(p, args)
-    try:
-        _check(args)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    _check(args)
     if args.suite_part:
         return _run_part(args)
     if args.gpu_suite:
-        try:
-            return _run_suite(args)
-        except ValueError as e:  # the folder, claimed as the suite starts
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+        return _run_suite(args)
     return PAPERS[args.paper].bench().run(args)
 
 

@@ -86,26 +86,22 @@ def main(argv: list[str] | None = None) -> int:
                    help="do not write; exit 1 when FILE (default: docs/config.md of the source "
                         "checkout) differs from the reference of the package's papers")
     args = p.parse_args(argv)
-    try:
-        if args.check is not None:
-            page = Path(args.check)
-            if not page.is_file():
-                where = ("no docs/config.md beside the package (an installed package, not a "
-                         "source checkout); give the page to compare: --check FILE"
-                         if args.check == str(PAGE) else f"{page} is not a file")
-                raise ValueError(f"--check: {where}")
-            same = _read(page) == render(BUILT_IN)
-            print(f"{page}: {'up to date' if same else 'out of date'}")
-            return 0 if same else 1
-        text = render()
-        if args.out is None:
-            sys.stdout.write(text)
-            return 0
-        out = check_output_file(args.out, ".md", command="theorylab config", ours=_generated,
-                                force=args.force, field="--out")
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    if args.check is not None:
+        page = Path(args.check)
+        if not page.is_file():
+            where = ("no docs/config.md beside the package (an installed package, not a "
+                     "source checkout); give the page to compare: --check FILE"
+                     if args.check == str(PAGE) else f"{page} is not a file")
+            raise ValueError(f"--check: {where}")
+        same = _read(page) == render(BUILT_IN)
+        print(f"{page}: {'up to date' if same else 'out of date'}")
+        return 0 if same else 1
+    text = render()
+    if args.out is None:
+        sys.stdout.write(text)
+        return 0
+    out = check_output_file(args.out, ".md", command="theorylab config", ours=_generated,
+                            force=args.force, field="--out")
     write_output(out, text, command="theorylab config", mark=False)  # marked by its lines
     print(f"wrote {out}")
     return 0

@@ -54,9 +54,6 @@ def main(argv: list[str] | None = None) -> int:
             raise  # one line naming --out's file, exit 1 (theorylab.core.faults)
         print(f"error: source: {e.strerror} ({e.filename})", file=sys.stderr)
         return 2
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     print(f"wrote {path}")
     return 0
 

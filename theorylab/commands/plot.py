@@ -60,30 +60,26 @@ def main(argv: list[str] | None = None) -> int:
                    help="replace an existing --out file that this command did not write")
     a = p.parse_args(argv)
     path = Path(a.input)
-    try:
-        if a.out is not None:  # the output gate, before anything is read or drawn
-            check_out(Path(a.out), default=False, force=a.force)
-        kind = _kind(path)
-        if kind == "run" and (a.x or a.y or a.value or a.reading or a.log):
-            raise ValueError("--x/--y/--value/--reading/--log: for a sweep; a run takes "
-                             "--columns")
-        if kind == "sweep" and a.columns:
-            raise ValueError("--columns: for a run; a sweep takes --x, --y and --value")
-        if a.reading is not None and (a.y or a.value):
-            raise ValueError("--reading: drawn against --x alone (no --y or --value)")
-        if a.log and a.reading is None:
-            raise ValueError("--log: only with --reading")
-        if kind == "run":
-            written = plot_run(path, out=a.out, columns=a.columns, force=a.force)
-        elif a.reading is not None:
-            if a.x is None:
-                raise ValueError("--x: --reading needs the sweep axis to draw it against")
-            written = plot_reading(path, a.reading, a.x, log=a.log, out=a.out, force=a.force)
-        else:
-            written = plot_sweep(path, out=a.out, x=a.x, y=a.y, value=a.value, force=a.force)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    if a.out is not None:  # the output gate, before anything is read or drawn
+        check_out(Path(a.out), default=False, force=a.force)
+    kind = _kind(path)
+    if kind == "run" and (a.x or a.y or a.value or a.reading or a.log):
+        raise ValueError("--x/--y/--value/--reading/--log: for a sweep; a run takes "
+                         "--columns")
+    if kind == "sweep" and a.columns:
+        raise ValueError("--columns: for a run; a sweep takes --x, --y and --value")
+    if a.reading is not None and (a.y or a.value):
+        raise ValueError("--reading: drawn against --x alone (no --y or --value)")
+    if a.log and a.reading is None:
+        raise ValueError("--log: only with --reading")
+    if kind == "run":
+        written = plot_run(path, out=a.out, columns=a.columns, force=a.force)
+    elif a.reading is not None:
+        if a.x is None:
+            raise ValueError("--x: --reading needs the sweep axis to draw it against")
+        written = plot_reading(path, a.reading, a.x, log=a.log, out=a.out, force=a.force)
+    else:
+        written = plot_sweep(path, out=a.out, x=a.x, y=a.y, value=a.value, force=a.force)
     print(f"wrote {text(written)}")
     return 0
 

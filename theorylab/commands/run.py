@@ -143,9 +143,6 @@ def main(argv: list[str] | None = None) -> int:
             with keeping(lambda: f"resume with: {_resume_command(args)}"):
                 res = paper.run(cfg, out=out, resume=args.resume,
                                 progress=False if args.no_progress else None)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except DivergenceError as e:
         print(f"error: {e}; {len(e.result.trajectory)} recorded rows kept in {args.out}",
               file=sys.stderr)

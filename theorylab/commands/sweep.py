@@ -140,9 +140,6 @@ def main(argv: list[str] | None = None) -> int:
                                    worker_timeout=a.worker_timeout, verbose=a.verbose,
                                    sets=a.sets, tensorboard=a.tensorboard,
                                    progress=False if a.no_progress else None)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except (SweepStoppedError, SweepInterrupted) as e:
         return _stopped(e, argv)
     except KeyboardInterrupt:  # before any point started (reading the spec, starting Dask)

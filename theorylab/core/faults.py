@@ -14,6 +14,8 @@
   user's (the atomic writes name their target, never their temporary file). A folder that is
   known not to be writable before anything is written is refused as bad input (exit 2) by the
   output gate, [`theorylab.core.folders`][].
+- **Bad input** (a ``ValueError``: its message names the field, ``<field>: ...``) ends with
+  one line ``error: <message>`` on stderr and exit status 2, never a traceback.
 - **A closed output pipe** (``theorylab phases STORE | head -1``) ends quietly, with exit
   status 141 (128 + SIGPIPE), as a program killed by SIGPIPE does.
 - **What was kept** is said by the describers that the command's code registered with
@@ -261,6 +263,9 @@ def _ended(name: str, main: Callable[..., int], args, kwargs) -> int:
         raise KeyboardInterrupt  # a signal whose interrupt was swallowed on the way
     except BrokenPipeError:
         return _quiet_pipe()
+    except ValueError as err:
+        _say(f"error: {err}")
+        return 2
     except KeyboardInterrupt:
         _say(f"{name}: interrupted by {stop_name()}; {kept_line()}")
         return stop_code()
