@@ -3,10 +3,11 @@ gave before they were written against the kernel's backend (``data/engines_refer
 written by ``tests/huang2024/_engine_cases.py`` with the numpy engines and, for
 ``population-laplace`` and ``cl-montecarlo``, their torch-autograd gradients).
 
-Tolerance 1e-12 relative (|a − b| ≤ 1e-12 · (1 + |b|)): the engines sum the same float64 terms
-in other orders (vectorised over queries, chunked, a written-out backward pass instead of
-autograd), which moves results by a few units of 1e-16 (measured ≤ 2.7e-16 on every case and
-backend); a wrong term, weight or index moves them by 1e-3 or more.
+Tolerance: the float64 entry of ``tests._backends.TOL`` (|a − b| ≤ 1e-12 · (1 + |b|)): the
+engines sum the same float64 terms in other orders (vectorised over queries, chunked, a
+written-out backward pass instead of autograd), which moves results by a few units of 1e-16
+(measured ≤ 2.7e-16 on every case and backend); a wrong term, weight or index moves them by
+1e-3 or more. The backends: ``tests._backends.BACKENDS``.
 """
 
 from __future__ import annotations
@@ -14,11 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests._backends import BACKENDS, TOL, assert_close
 from tests.huang2024 import _engine_cases as cases
-
-TOL = 1e-12  # see the module docstring
-BACKENDS = [("numpy", "cpu"), ("torch", "cpu"),
-            pytest.param("torch", "cuda", marks=pytest.mark.gpu)]
 
 
 @pytest.fixture(scope="module")
@@ -37,9 +35,7 @@ def test_engine_equals_its_reference_numbers(reference, name, backend, device):
         ref = reference[f"{name}/{key}"]
         assert value.shape == ref.shape, key
         assert np.array_equal(np.isnan(value), np.isnan(ref)), key
-        both = ~np.isnan(ref)
-        err = np.abs(value - ref)[both] / (1 + np.abs(ref[both]))
-        assert err.size == 0 or err.max() <= TOL, (key, float(err.max()))
+        assert_close(value, ref, err_msg=key)
 
 
 def test_every_engine_has_a_reference_case():
@@ -53,4 +49,4 @@ def test_a_changed_engine_fails_the_comparison(reference):
     """The comparison can fail: the reference of one case against another case's numbers."""
     a, b = "exact-bern-keys-P", "exact-fixed-nokeys-mask"
     got = cases.evaluate(b, reference[f"{b}/Phi"], reference[f"{b}/Ups"])
-    assert abs(got["loss"] - reference[f"{a}/loss"]) > 1e3 * TOL
+    assert abs(got["loss"] - reference[f"{a}/loss"]) > 1e3 * TOL["float64"].rtol

@@ -2,14 +2,14 @@
 masses and short trajectories; the plain-autograd baseline of the benchmark against the engine;
 the up-front refusals of the torch path; the benchmark's command line.
 
-Tolerance: 1e-12 absolute throughout. Both sides run the same code on two array backends (or,
-for the benchmark's baseline, through autograd), so they differ by rounding only: a few units of
-1e-16 relative to the size of the value.
-The largest values here are the loss with ``loss_norm = "none"`` at P = 100 (18.8: a sum over
-the masked queries); measured: ≤ 1.1e-14 absolute (6e-16 relative) on single evaluations,
-≤ 4.4e-16 on the six-step trajectories (values ≤ 16), ≤ 2.2e-16 for the autograd baseline.
-1e-12 leaves two orders of magnitude for other CPUs' and GPUs' summation orders; a wrong term,
-weight or index changes results at 1e-3 or more.
+Tolerance: 1e-12 absolute throughout (the float64 entry of ``tests._backends.TOL``). Both sides
+run the same code on two array backends (or, for the benchmark's baseline, through autograd), so
+they differ by rounding only: a few units of 1e-16 relative to the size of the value. The
+largest values here are the loss with ``loss_norm = "none"`` at P = 100 (18.8: a sum over the
+masked queries); measured: ≤ 1.1e-14 absolute (6e-16 relative) on single evaluations, ≤ 4.4e-16
+on the six-step trajectories (values ≤ 16), ≤ 2.2e-16 for the autograd baseline. 1e-12 leaves
+two orders of magnitude for other CPUs' and GPUs' summation orders; a wrong term, weight or
+index changes results at 1e-3 or more.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ import math
 import numpy as np
 import pytest
 
+from tests._backends import TOL as TOLERANCE
 from tests.huang2024.test_engines import symmetric_state
 from theorylab.huang2024 import config_from_dict, run_experiment
 from theorylab.huang2024.bench import AutogradExactLoss, bench_exact
 from theorylab.huang2024.engines import ExactEngine, LaplaceEngine, make_engine
 
-TOL = 1e-12  # see the module docstring
+TOL = TOLERANCE["float64"].atol  # see the module docstring
 VALUES = {"z_law": "values", "z_values": [0.5, 1.0, 1.5], "z_probs": [0.2, 0.5, 0.3]}
 
 

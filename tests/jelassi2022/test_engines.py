@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests._backends import CPU_BACKENDS, assert_close
 from theorylab import get_backend, run_experiment, sample
 from theorylab.jelassi2022.engines import (
     BruteForceEngine,
@@ -48,7 +49,7 @@ def test_brute_equals_exchangeable_on_random_symmetric_states(D, C, act, q):
         assert ee.grads["alpha"] == pytest.approx(eb.grads["alpha"], rel=1e-10, abs=1e-13)
 
 
-@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
 def test_exchangeable_chunks_and_host_table_change_nothing(backend, monkeypatch):
     """The group-by-t layout: small chunks (blocks of equal t cut across chunks, the same t
     scattered from several chunks) and a table kept on the host (copied chunk by chunk, the
@@ -138,7 +139,7 @@ def test_monte_carlo_within_four_standard_errors():
     assert abs(est.error - exact.error) < 4 * est.error_se
 
 
-@pytest.mark.parametrize("backend", ["numpy", "torch"])
+@pytest.mark.parametrize("backend", CPU_BACKENDS)
 def test_monte_carlo_aligned_shortcut_equals_full_gradient(backend):
     """For v = α·w* the Monte Carlo engine skips the noise and the dU product and takes
     ∂L/∂α = ⟨S, ∂L/∂S⟩/α. On the same fixed draws, the general formula Σ_nj dU_nj c_nj (with
@@ -202,7 +203,8 @@ def test_empirical_gradient_converges_at_rate_one_half():
 
 
 def test_numpy_and_torch_engines_agree():
-    """Same data, same steps: numpy and torch (CPU) trajectories agree to 1e-12."""
+    """Same data, same steps: numpy and torch (CPU) trajectories agree to rounding
+    (``tests._backends.TOL``)."""
     out = []
     for backend in ("numpy", "torch"):
         cfg = small_config(D=6, C=2, d=5, engine="empirical", n_train=300, n_test=200,
@@ -210,12 +212,10 @@ def test_numpy_and_torch_engines_agree():
                            offdiag0_std=0.1, record="all", backend=backend)
         out.append(run_experiment(cfg))
     cols = ["loss", "train_loss", "alpha", "gamma", "rho"]
-    np.testing.assert_allclose(out[0].trajectory[cols], out[1].trajectory[cols], rtol=1e-12,
-                               atol=1e-15)
+    assert_close(out[1].trajectory[cols], out[0].trajectory[cols])
     for backend in ("numpy", "torch"):
         out.append(run_experiment(fig4_config(steps=50, backend=backend, record="all")))
-    np.testing.assert_allclose(out[2].trajectory[cols[:1] + cols[2:]],
-                               out[3].trajectory[cols[:1] + cols[2:]], rtol=1e-12, atol=1e-15)
+    assert_close(out[3].trajectory[cols[:1] + cols[2:]], out[2].trajectory[cols[:1] + cols[2:]])
 
 
 def test_digest_section_9_three_phases():
