@@ -47,6 +47,7 @@ import numpy as np
 from theorylab.core.backend import Backend, NumpyBackend
 
 from .data import AreaStructure, Batch
+from .model import BatchEval
 
 __all__ = ["CLBatch", "CLEval", "clean_attention", "cl_loss_grad", "swap_views"]
 
@@ -76,20 +77,12 @@ def swap_views(batch: CLBatch) -> CLBatch:
     return CLBatch(batch.cluster, batch.z, batch.mask2, batch.mask1)
 
 
-@dataclass
-class CLEval:
+class CLEval(BatchEval):
     """A batch's InfoNCE loss (mean over images), per-image losses, gradients (None unless
     asked), and per-(image, view, query) attention masses: ``attn_own`` (unmasked keys of the
     query's own area), ``attn_glob`` (unmasked keys of the global area), ``attn_masked``
-    (masked keys); arrays (B, 2, P)."""
-
-    loss: float
-    per_sample: np.ndarray
-    grad_Phi: np.ndarray | None
-    grad_Ups: np.ndarray | None
-    attn_own: np.ndarray
-    attn_glob: np.ndarray
-    attn_masked: np.ndarray
+    (masked keys); arrays (B, 2, P). The fields of the MAE side's
+    [`BatchEval`][theorylab.huang2024.model.BatchEval]."""
 
 
 def cl_loss_grad(structure: AreaStructure, Phi, Ups, batch: CLBatch, *, temperature: float,
