@@ -66,17 +66,26 @@ def no_fashion_mnist(tmp_path_factory, monkeypatch):
 
 # --- one quick render of every figure, shared ------------------------------------------------
 @pytest.fixture(scope="session")
-def quick_figures(tmp_path_factory):
-    """``python -m theorylab figures --quick`` once per test session, in a fresh interpreter:
-    ``(out folder, manifest entries by id, the finished process)``. The CLI smoke test and
-    each paper's figure tests read the same render instead of drawing the figures again."""
+def quick_cache(tmp_path_factory):
+    """The session's store of computed points (``--cache``): the quick render of the figures
+    fills it, the quick run of the claims reuses the points they share."""
+    return tmp_path_factory.mktemp("quick-cache")
+
+
+@pytest.fixture(scope="session")
+def quick_figures(tmp_path_factory, quick_cache):
+    """``python -m theorylab figures --quick --cache QUICK_CACHE`` once per test session, in a
+    fresh interpreter: ``(out folder, manifest entries by id, the finished process)``. The CLI
+    smoke test and each paper's figure tests read the same render instead of drawing the
+    figures again."""
     import json
     import subprocess
     import sys
 
     out = tmp_path_factory.mktemp("quick-figures")
     r = subprocess.run([sys.executable, "-m", "theorylab", "figures", "--quick", "--out",
-                        str(out)], capture_output=True, text=True, timeout=600)
+                        str(out), "--cache", str(quick_cache)], capture_output=True, text=True,
+                       timeout=600)
     try:
         manifest = json.loads((out / "manifest.json").read_text())
     except (OSError, ValueError):

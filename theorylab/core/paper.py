@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .config import train_overrides
+
 __all__ = ["BatchedRun", "Paper"]
 
 
@@ -65,13 +67,15 @@ class Paper:
     - `title`: the citation, e.g. ``"Doe & Roe (2030), A theory of something"``.
     - `config_from_tables`: ``{section: {field: value}}`` (a parsed TOML file) → the paper's
       validated run configuration (``ValueError`` naming the field otherwise).
-    - `override`: ``(config, {"device": ..., "dtype": ..., "backend": ..., "steps": ...})`` →
-      the configuration with the command line's overrides applied (only the given keys).
     - `run`: ``(config, out=Path, resume=bool, progress=bool | None)`` → a result with
       ``summary() -> str`` and ``trajectory`` (a table); raises the kernel's
       ``DivergenceError`` when a run diverges.
     - `load_claims`: → ``{id: Claim}`` in the paper's order (imported on first use).
     - `load_figures`: imports the paper's figure modules (they register their figures).
+    - `override`: ``(config, {"device": ..., "dtype": ..., "backend": ..., "steps": ...})`` →
+      the configuration with the command line's overrides applied (only the given keys);
+      default: [`train_overrides`][theorylab.core.config.train_overrides], the ``[train]``
+      changes of a config with ``replace``.
     - `notes`: the project page with the paper notes (``docs/papers/<name>.md``).
     - `config_doc`: → the markdown reference of the paper's config sections, one table per
       section (``core.configdoc``), for ``docs/config.md``; ``None``: not documented there.
@@ -112,10 +116,10 @@ class Paper:
     name: str
     title: str
     config_from_tables: Callable[[Mapping[str, Any]], Any]
-    override: Callable[[Any, Mapping[str, Any]], Any]
     run: Callable[..., Any]
     load_claims: Callable[[], Mapping[str, Any]]
     load_figures: Callable[[], None]
+    override: Callable[[Any, Mapping[str, Any]], Any] = train_overrides
     notes: str = ""
     config_doc: Callable[[], str] | None = None
     trajectory_schema: Mapping[str, str] | None = None

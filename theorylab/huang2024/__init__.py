@@ -26,7 +26,6 @@ choice is a config field. Paper notes: ``docs/papers/huang2024.md``.
 
 from __future__ import annotations
 
-from theorylab.core.config import train_overrides
 from theorylab.core.paper import Paper
 
 from .config import (
@@ -150,7 +149,6 @@ PAPER = Paper(
     title=("Huang, Wen, Chi & Liang (2025), A Theoretical Analysis of Self-Supervised Learning "
            "for Vision Transformers"),
     config_from_tables=config_from_dict,
-    override=train_overrides,
     run=run_experiment,
     load_claims=_load_claims,
     load_figures=_load_figures,

@@ -15,7 +15,6 @@ figures and theorylab's figures on the dynamics). Paper notes: ``docs/papers/jel
 
 from __future__ import annotations
 
-from theorylab.core.config import train_overrides
 from theorylab.core.paper import Paper
 
 from .activation import Activation
@@ -126,7 +125,6 @@ PAPER = Paper(
     name=PAPER_NAME,
     title="Jelassi, Sander & Li (2022), Vision Transformers provably learn spatial structure",
     config_from_tables=config_from_dict,
-    override=train_overrides,
     run=run_experiment,
     load_claims=_load_claims,
     load_figures=_load_figures,
