@@ -131,6 +131,12 @@ class MAEEngine(_kernel.Engine):
         self.time_step = t.lr
         self.mask_keys, self.loss_norm = cfg.model.mask_keys, cfg.model.loss_norm
         self.lstar = population_lstar(cfg, s)
+        self.setup()
+
+    def setup(self) -> None:
+        """What an engine builds from its config once the shared state above is set (its
+        enumeration, tables, sample); raises a one-line ``ValueError`` naming the field that
+        it cannot run."""
 
     def threads(self):
         """A context in which torch uses ``train.threads`` threads, capped at the usable cores

@@ -8,8 +8,7 @@ import math
 
 import numpy as np
 
-from ..config import ExperimentConfig
-from ..data import AreaStructure, Batch, zlaw_nodes
+from ..data import Batch, zlaw_nodes
 from ._base import Evaluation, MAEEngine, Params
 
 __all__ = ["BruteEngine"]
@@ -20,9 +19,7 @@ class BruteEngine(MAEEngine):
 
     name = "population-brute"
 
-    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None,
-                 xp=None) -> None:
-        super().__init__(cfg, structure, xp)
+    def setup(self) -> None:
         self.batch = self._enumerate()
 
     def _enumerate(self) -> Batch:

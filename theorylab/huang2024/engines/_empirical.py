@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config import ExperimentConfig
-from ..data import AreaStructure, Batch, sample_batch, sample_masks
+from ..data import Batch, sample_batch, sample_masks
 from ._base import Evaluation, MAEEngine, Params, batch_lstar
 
 __all__ = ["EmpiricalEngine"]
@@ -17,9 +16,8 @@ class EmpiricalEngine(MAEEngine):
 
     name = "empirical"
 
-    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None,
-                 xp=None) -> None:
-        super().__init__(cfg, structure, xp)
+    def setup(self) -> None:
+        cfg = self.cfg
         rng = np.random.default_rng(np.random.SeedSequence([cfg.train.seed, 11]))
         d = cfg.data
         self.batch = sample_batch(rng, self.structure, cfg.train.n_train, law=d.z_law, L=d.L,

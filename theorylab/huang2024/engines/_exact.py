@@ -28,8 +28,7 @@ import numpy as np
 
 from theorylab.core.backend import Backend
 
-from ..config import ExperimentConfig
-from ..data import AreaStructure, mask_count_probs, zlaw_nodes
+from ..data import mask_count_probs, zlaw_nodes
 from ..observables import attention_means
 from ._base import Evaluation, MAEEngine, Params
 
@@ -56,9 +55,8 @@ class ExactEngine(MAEEngine):
 
     name = "population-exact"
 
-    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None,
-                 xp=None) -> None:
-        super().__init__(cfg, structure, xp)
+    def setup(self) -> None:
+        cfg = self.cfg
         s, d = self.structure, cfg.data
         self.nodes, self.zprobs = zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs,
                                              cfg.train.z_nodes)

@@ -38,8 +38,7 @@ import math
 
 import numpy as np
 
-from ..config import ExperimentConfig
-from ..data import AreaStructure, zlaw_nodes
+from ..data import zlaw_nodes
 from ..observables import attention_means
 from ._base import Evaluation, MAEEngine, Params
 
@@ -61,9 +60,8 @@ class LaplaceEngine(MAEEngine):
 
     name = "population-laplace"
 
-    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None,
-                 xp=None) -> None:
-        super().__init__(cfg, structure, xp)
+    def setup(self) -> None:
+        cfg = self.cfg
         if cfg.model.mask != "bernoulli":
             raise ValueError("model.mask: population-laplace needs Bernoulli masks (a "
                              "fixed-size mask couples the areas)")
