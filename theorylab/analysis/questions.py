@@ -45,12 +45,6 @@ __all__ = ["estimate", "export", "flow_gap", "gd_and_flow", "linear_law", "log_l
 
 
 # -- phase readings ------------------------------------------------------------------------
-def _readings_hook(paper: Paper):
-    if paper.phase_readings is None:
-        raise ValueError(f"paper: {paper.name} has no phase readings (Paper.phase_readings)")
-    return paper.phase_readings
-
-
 def phase_readings(source, cfg=None, *, paper: Paper | str | None = None) -> pd.DataFrame:
     """The paper's phase readings (one name and one definition each, those of the claims and
     figures) of a run, a trajectory table or every run of a sweep, for either paper: the same
@@ -374,7 +368,7 @@ def to_dataset(*sources):
     attrs = {"paper": ", ".join(sorted({o.paper.name for o in opened})), **_provenance()}
     run_attrs, clocks = {}, {}
     for name, run in zip(names, opened):
-        readings = _readings_hook(run.paper)(run.trajectory, run.config) \
+        readings = run.paper.readings(run.trajectory, run.config) \
             if run.paper.phase_readings is not None and len(run.trajectory) else {}
         run_attrs[name] = {"folder": str(run.path),
                            "dynamics": str(getattr(run.config.train, "mode", "gd")),

@@ -138,5 +138,11 @@ class Paper:
         if not self.name.isidentifier() or self.name != self.name.lower():
             raise ValueError(f"paper name must be a lower-case identifier (got {self.name!r})")
 
+    def readings(self, trajectory, cfg=None) -> Mapping[str, Any]:
+        """`phase_readings` of one run; ``ValueError`` naming the paper when it has none."""
+        if self.phase_readings is None:
+            raise ValueError(f"paper: {self.name} has no phase readings (Paper.phase_readings)")
+        return self.phase_readings(trajectory, cfg)
+
     def notes_path(self) -> Path:
         return Path(self.notes or f"docs/papers/{self.name}.md")

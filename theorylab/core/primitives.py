@@ -39,19 +39,26 @@ from collections.abc import Callable, Iterator, Mapping
 import numpy as np
 
 __all__ = ["PRIMITIVES", "PRIMITIVE_ENV", "MeasuredChoice", "PrimitiveChoice", "check_primitive",
-           "default_primitive", "flush_denormals", "primitive_choices", "run_primitive"]
+           "default_primitive", "env_choice", "flush_denormals", "primitive_choices",
+           "run_primitive"]
 
 #: implementations of the reads of X on a CPU; "auto" measures them (see the module)
 PRIMITIVES = ("auto", "einsum", "blas", "torch")
 PRIMITIVE_ENV = "THEORYLAB_PRIMITIVE"
 
 
+def env_choice(env: str, choices: tuple[str, ...]) -> str:
+    """``$env`` when set (one of `choices`; ``ValueError`` naming it otherwise), else
+    ``"auto"``: how a user pins a measured choice."""
+    raw = os.environ.get(env, "").strip() or "auto"
+    if raw not in choices:
+        raise ValueError(f"{env}: must be one of {choices} (got {raw!r})")
+    return raw
+
+
 def default_primitive() -> str:
     """``$THEORYLAB_PRIMITIVE`` when set (one of [`PRIMITIVES`][]), else ``"auto"``."""
-    raw = os.environ.get(PRIMITIVE_ENV, "").strip() or "auto"
-    if raw not in PRIMITIVES:
-        raise ValueError(f"{PRIMITIVE_ENV}: must be one of {PRIMITIVES} (got {raw!r})")
-    return raw
+    return env_choice(PRIMITIVE_ENV, PRIMITIVES)
 
 
 def _torch_view(a: np.ndarray):

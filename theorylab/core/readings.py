@@ -124,14 +124,8 @@ def _resolution(steps: np.ndarray, at: float) -> float:
     return float(at - steps[k - 1]) if k > 0 else 0.0
 
 
-def _hook(paper):
-    if paper.phase_readings is None:
-        raise ValueError(f"paper: {paper.name} has no phase readings (Paper.phase_readings)")
-    return paper.phase_readings
-
-
 def _one_run(paper, trajectory: pd.DataFrame, cfg, recorded=None) -> list[dict]:
-    values = dict(_hook(paper)(trajectory, cfg))
+    values = dict(paper.readings(trajectory, cfg))
     return _rows(paper, values, cfg, trajectory["step"].to_numpy() if recorded is None
                  else recorded)
 
@@ -191,7 +185,7 @@ def _sweep_table(paper, folder: Path) -> pd.DataFrame:
         if stored:
             values = {c: head[c] for c in stored}
         else:
-            values = dict(_hook(paper)(trajectory, cfg))
+            values = dict(paper.readings(trajectory, cfg))
         if kept_all:
             recorded = trajectory["step"].to_numpy()
         else:

@@ -38,12 +38,11 @@ agree to that level, not to the bit; pin a pass where they must agree bit for bi
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
 from theorylab.core.jit import HAVE_NUMBA, njit, prefetch
-from theorylab.core.primitives import MeasuredChoice
+from theorylab.core.primitives import MeasuredChoice, env_choice
 
 __all__ = ["PASSES", "PASS_ENV", "FusedPass", "PassChoice", "default_pass", "fused_grad_pass",
            "fused_eligible", "pass_choices"]
@@ -59,10 +58,7 @@ PREFETCH_AHEAD = 512
 
 def default_pass() -> str:
     """``$THEORYLAB_EMPIRICAL_PASS`` when set (one of [`PASSES`][]), else ``"auto"``."""
-    raw = os.environ.get(PASS_ENV, "").strip() or "auto"
-    if raw not in PASSES:
-        raise ValueError(f"{PASS_ENV}: must be one of {PASSES} (got {raw!r})")
-    return raw
+    return env_choice(PASS_ENV, PASSES)
 
 
 @njit
