@@ -98,6 +98,16 @@ def test_jelassi2022_thm41_half_tie_identity(quick_runs):
     assert abs(t.final_error_fair - t.bayes_error) <= 0.005
 
 
+def test_huang2024_quick_verdicts(quick_runs):
+    """What the quick tables must give: the derivation and engine checks pass on their small
+    grids (the derived rates of Lemma 5.1 equal the engine's gradient; the reduced population
+    dynamics follow the exact engine on P = 16–81)."""
+    _, _, summary = quick_runs("huang2024")
+    v = dict(zip(summary.claim, summary.verdict))
+    for cid in ("lemma5.1-rates", "phases-reduction"):
+        assert v[cid] == "agrees", cid
+
+
 def test_check_lists_and_refuses_unknown_ids(capsys):
     assert main(["--list"]) == 0
     listed = capsys.readouterr().out
