@@ -125,7 +125,8 @@ def cl_loss_grad(structure: AreaStructure, Phi, Ups, batch: CLBatch, *, temperat
     else:
         attn = xp.row_softmax(logits)
     onehot = xp.cast(lab[:, :, None] == xp.arange(N)[None, None, :])  # (B, P, N)
-    s = xp.einsum("bvpq,bqm->bvpm", attn * unmf[:, :, None, :], onehot)  # (B, 2, P, N)
+    # (B, 2, P, N); a batched matrix product (BLAS), not an einsum, on every backend
+    s = (attn * unmf[:, :, None, :]) @ onehot[:, None]
     f = z[:, None, :] * (xp.sum(s, axis=2) / P)  # (B, 2, N): coordinates of f on v_{k, m}
     idx_np = (np.arange(B)[:, None] + np.arange(negatives + 1)[None, :]) % B  # self first
     idx = xp.asindex(idx_np)
@@ -157,8 +158,9 @@ def cl_loss_grad(structure: AreaStructure, Phi, Ups, batch: CLBatch, *, temperat
         dl = attn * (g[:, :, None, :] - xp.sum(attn * g[:, :, None, :], axis=3, keepdims=True))
         gUps = xp.to_numpy(xp.sum(dl, axis=(0, 1)))
         foh = xp.cast(feat[:, :, None] == xp.arange(structure.F)[None, None, :])
-        gPhi = xp.to_numpy(xp.einsum("bpq,bqf->pf", xp.sum(dl * zq[:, :, None, :], axis=1),
-                                     foh))
+        # Σ_b Σ_q X[b, p, q] foh[b, q, f] as one matrix product (P, B·P) @ (B·P, F)
+        X = xp.moveaxis(xp.sum(dl * zq[:, :, None, :], axis=1), 0, 1).reshape(P, -1)
+        gPhi = xp.to_numpy(X @ foh.reshape(-1, structure.F))
     return CLEval(loss, xp.to_numpy(per), gPhi, gUps,
                   xp.to_numpy(xp.sum(s * onehot[:, None], axis=3)), xp.to_numpy(s[..., 0]),
                   xp.to_numpy(xp.sum(attn * maskf[:, :, None, :], axis=3)))
@@ -174,8 +176,8 @@ def clean_attention(structure: AreaStructure, Phi: np.ndarray, Ups: np.ndarray,
     feat = structure.offset[cluster][:, None] + lab
     zq = np.take_along_axis(z, lab, axis=1)
     logits = Ups[None] + zq[:, None, :] * np.moveaxis(Phi[:, feat], 0, 1)
-    logits = logits - logits.max(axis=2, keepdims=True)
-    e = np.exp(logits)
-    attn = e / e.sum(axis=2, keepdims=True)
+    logits -= logits.max(axis=2, keepdims=True)
+    attn = np.exp(logits, out=logits)
+    attn /= attn.sum(axis=2, keepdims=True)
     onehot = (lab[:, :, None] == np.arange(z.shape[1])[None, None, :]).astype(np.float64)
-    return np.einsum("bpq,bqm->bpm", attn, onehot)
+    return attn @ onehot  # (B, P, Nmax): a batched matrix product (BLAS)
