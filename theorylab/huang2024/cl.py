@@ -170,14 +170,29 @@ def clean_attention(structure: AreaStructure, Phi: np.ndarray, Ups: np.ndarray,
                     cluster: np.ndarray, z: np.ndarray) -> np.ndarray:
     """Attention masses (B, P, Nmax) of every query p on every area m of clean (unmasked)
     images: softmax_q(z_{m(q)} Φ[p, f(k, m(q))] + Υ[p, q]) summed over the keys of each area
-    (max-subtracted softmax, numpy float64). The same function of (Φ, Υ) for the MAE and the
-    CL model: at Q⁰ = 0 it is C_m/P."""
-    lab = structure.labels[cluster]  # (B, P)
-    feat = structure.offset[cluster][:, None] + lab
-    zq = np.take_along_axis(z, lab, axis=1)
-    logits = Ups[None] + zq[:, None, :] * np.moveaxis(Phi[:, feat], 0, 1)
-    logits -= logits.max(axis=2, keepdims=True)
-    attn = np.exp(logits, out=logits)
-    attn /= attn.sum(axis=2, keepdims=True)
-    onehot = (lab[:, :, None] == np.arange(z.shape[1])[None, None, :]).astype(np.float64)
-    return attn @ onehot  # (B, P, Nmax): a batched matrix product (BLAS)
+    (numpy float64). The same function of (Φ, Υ) for the MAE and the CL model: at Q⁰ = 0 it
+    is C_m/P.
+
+    Computed per area, not per key: every key q of area m carries the same feature term
+    z_m Φ[p, f(k, m)], so the mass on area m is e^{z_m Φ[p, f(k, m)]} · U_k[p, m] with
+    U_k[p, m] = Σ_{q ∈ m} e^{Υ[p, q]} (one matrix product per cluster k), normalised over the
+    areas in the log domain (max-subtracted); (B, P, Nmax) exponentials instead of (B, P, P).
+    Areas past a cluster's own (m ≥ n_areas[k]) get mass 0."""
+    B, N = len(cluster), z.shape[1]
+    P = Ups.shape[0]
+    out = np.zeros((B, P, N))
+    umax = Ups.max(axis=1, keepdims=True)
+    eU = np.exp(Ups - umax)
+    for k in np.unique(cluster):
+        n_k = int(structure.n_areas[k])
+        oh = (structure.labels[k][:, None] == np.arange(n_k)[None, :]).astype(np.float64)
+        with np.errstate(divide="ignore"):
+            logU = np.log(eU @ oh) + umax  # (P, n_k); −∞ for an area without keys
+        sel = np.flatnonzero(cluster == k)
+        off = int(structure.offset[k])
+        logits = z[sel, None, :n_k] * Phi[None, :, off:off + n_k] + logU[None]
+        logits -= logits.max(axis=2, keepdims=True)
+        mass = np.exp(logits, out=logits)
+        mass /= mass.sum(axis=2, keepdims=True)
+        out[sel, :, :n_k] = mass
+    return out
