@@ -57,6 +57,7 @@ from ..predictions.asymptotics import (
     crossing_law_fit,
     law_corrected_slopes,
     local_slopes,
+    phase_one_length,
     sub_ladders,
 )
 from ..setups import CROSSING_EXTENSION, EPS_REL, FAMILIES, GAMMA, Z_LAWS
@@ -77,6 +78,15 @@ _LAW = ("the finite-P crossing law (predictions/asymptotics.py crossing_law; doc
         "a_1² E_z[z³ e^{2zΦ}] = c·μ_3 a_j (denominators kept), one constant c fitted on the "
         "ladder; for a spread law the local slope of Φ·z_min/(Δ/2) is −1 + 1/y + 2/y² + O(y⁻³), "
         "y = 2 z_min |Φ|")
+
+_PHASE_LAW = (
+    "the length of Phase I in the finite-P crossing law (predictions/asymptotics.py "
+    "phase_one_length; proofs_checks/huang2024/check_phase_length.py): t_I = ∫_{Φ_c}^0 "
+    "dΦ/(global rate), led by its end, is e^{−c} d/(2 z_min μ_3 a_j)·(1 − 1/y − 3/y² + …), "
+    "y = 2 z_min|Φ_c| ∝ ln P: a series in 1/ln P with no power of ln P, so each phase "
+    "length's local exponent is 1 + O(1/ln² P) (Phase II starts from the state at t_I); t_I "
+    "(read to P ≈ 10⁶ with the crossing) is judged with the law's own correction removed "
+    "(measured − (law − its limit)), t_II and T* on the ladder as they are")
 
 THRESHOLDS = (
     Threshold("CROSS_TOL", 0.2, "project choice",
@@ -117,9 +127,10 @@ PREDICTIONS = (
                                      "only what the law leaves out, read as O(1/ln P)", "P")),
     Prediction("PHASE_EXP", 1.0, "shift",
                "limit of the exponent of t_I (Δ > 0), t_II and T* against x = (P/C)/η (phase "
-               "lengths ∝ P^{1−κ_c}/η up to polylog factors)", "derived", check=_CHECK,
+               "lengths ∝ P^{1−κ_c}/η up to polylog factors)", "derived", check=_CHECK +
+               "; proofs_checks/huang2024/check_phase_length.py",
                tolerance="PHASE_TOL",
-               settlement=Settlement(_LN, "t ∝ x·(ln P)^k: k/ln x in the local slope", "P")),
+               settlement=Settlement("a + b/ln² x", _PHASE_LAW, "P")),
     Prediction("PHI_OWN_EXP", 1.0, "shift",
                "limit of the exponent of ln P in Φ_own(T*) (Θ(log P))", "derived", check=_CHECK,
                tolerance="THETA_TOL",
@@ -201,8 +212,14 @@ def estimates(tables: dict[str, pd.DataFrame]) -> list[dict]:
     add("CROSSING_ATTN_EXP", "crossing attention", "pos", cross.P, cross.P,
         cross.attn_glob_end_I, N_CROSS,
         law=(law_tab.attn_law, crossing_attention_exponent(KAPPA_C)))
-    pos = lad[lad.family == "pos"].sort_values("P")
-    add("PHASE_EXP", "t_I", "pos", pos.P, x_axis(pos), pos.t_I, N_SUB)
+    # t_I on the crossing's ladder (to P ≈ 10⁶), the Phase I length law's correction removed;
+    # its limit against the reading's x is the exponent of P/C against x (1 per query)
+    eta = str(lad.eta.iloc[0]) if "eta" in lad and len(lad) else "per-query"
+    xc = x_axis(cross.assign(eta=eta))
+    limit = float(np.polyfit(np.log(xc), np.log(cross.P / cross.C), 1)[0]) if len(cross) > 1 \
+        else 1.0
+    add("PHASE_EXP", "t_I", "pos", cross.P, xc, cross.t_I, N_CROSS,
+        law=(law_tab.t_I_law, limit))
     for fam, g in lad.groupby("family", sort=False):
         g = g.sort_values("P")
         add("PHASE_EXP", "t_II", fam, g.P, x_axis(g), g.t_II, N_SUB)
@@ -258,12 +275,17 @@ def crossing_law_table(cross: pd.DataFrame, law: str, mask_keys: bool) -> pd.Dat
     """The finite-P crossing law ([`crossing_law`][theorylab.huang2024.predictions.asymptotics.
     crossing_law]) on the rungs of `cross`: its constant (the mean over the rungs of the
     balance at the measured Φ_glob(t_I)), and per rung ``constant`` (the balance at the
-    measured value), ``phi_law`` and ``attn_law``."""
+    measured value), ``phi_law``, ``attn_law`` and ``t_I_law`` (the length of Phase I,
+    [`phase_one_length`][theorylab.huang2024.predictions.asymptotics.phase_one_length], up to a
+    factor that does not depend on P)."""
     zl = Z_LAWS[str(law)]
     f = crossing_law_fit(cross.P, cross.C1, cross.C, cross.phi_glob_end_I, float(zl["L"]),
                          float(zl["U"]), GAMMA, mask_keys)
+    t_law = [phase_one_length(p, c1, c, float(zl["L"]), float(zl["U"]), GAMMA, f["fitted"],
+                              mask_keys) for p, c1, c in zip(cross.P, cross.C1, cross.C)]
     return pd.DataFrame({"P": cross.P.to_numpy(), "constant": f["constant"],
-                         "fitted": f["fitted"], "phi_law": f["phi"], "attn_law": f["attn"]})
+                         "fitted": f["fitted"], "phi_law": f["phi"], "attn_law": f["attn"],
+                         "t_I_law": t_law})
 
 
 COLUMNS = ["family", "P", "C1", "C", "delta", "delta_target", "delta_rounding", "x_phase",
