@@ -111,3 +111,19 @@ def test_eta_loss_reading_judges_the_same_runs_against_its_own_axis():
     assert np.allclose(e["slopes"], -3.0, atol=1e-6)
     assert thm42_laws.judge(t).verdict == "disagrees"
     assert math.isfinite(e["x"][-1])
+
+
+def test_own_log_odds():
+    from theorylab.huang2024.predictions.asymptotics import own_log_odds
+
+    # a point law: ℓ = Φ − logit(s)
+    assert abs(own_log_odds(9.0, 0.7, 1.0, 1.0) - (9.0 - math.log(0.7 / 0.3))) < 1e-9
+    # a sharp spread law: ℓ/Φ → z* = U − s(U − L) (the share of z above z* is s)
+    # (at Φ = 50 the logistic is narrow against the law; its symmetric width cancels at first
+    # order; far sharper steps outrun the 48-node rule over z)
+    assert abs(own_log_odds(50.0, 0.7, 0.5, 1.5) / 50.0 - 0.8) < 1e-3
+    assert math.isnan(own_log_odds(5.0, 1.0, 0.5, 1.5))
+    # the run's reading line reports the level and ℓ per family
+    t = _t42()["table"]
+    text = thm42_laws.own_scale_reading(t, {"coefficient_law": "uniform"})
+    assert text.count("level s") == 2 and "dℓ/d ln P" in text

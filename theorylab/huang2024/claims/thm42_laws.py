@@ -57,6 +57,7 @@ from ..predictions.asymptotics import (
     crossing_law_fit,
     law_corrected_slopes,
     local_slopes,
+    own_log_odds,
     phase_one_length,
     sub_ladders,
 )
@@ -135,7 +136,12 @@ PREDICTIONS = (
                "limit of the exponent of ln P in Φ_own(T*) (Θ(log P))", "derived", check=_CHECK,
                tolerance="THETA_TOL",
                settlement=Settlement(_LN, "Φ_own(T*) = a ln P + c: the local slope against "
-                                     "ln ln P is 1 − c/(a ln P + c)", "P")),
+                                     "ln ln P is 1 − c/(a ln P + c); this form leaves out "
+                                     "what still moves on the ladder: Φ_own(T*) ≈ ℓ/z*(s) "
+                                     "with ℓ the own log-odds scale (≈ ln(P/C) + O(1)) and s "
+                                     "the own attention's level at T* (z* = U − s(U − L) for "
+                                     "a spread law; predictions/asymptotics.py own_log_odds), "
+                                     "both reported per sub-ladder", "P")),
 )
 
 COUNTERFACTUALS = (
@@ -329,6 +335,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
             f"{r.phi_glob_end_I + r.delta / (2 * z) * math.log(r.P):.3f} (P={r.P:g})"
             for r in cross.itertuples()) + ".",
         crossing_law_reading(cross, readings),
+        own_scale_reading(lad, readings),
     ]
     top = st.groupby(["statement", "family"], sort=False).measured_slope.last()
     corr = st.groupby(["statement", "family"], sort=False).local_slope.last()
@@ -413,6 +420,33 @@ def crossing_law_reading(cross: pd.DataFrame, readings: dict) -> str:
                                              f"{c:.3f}" for c, a, b in sens)
             + "; the law's own local slope of Φ·z_min/(Δ/2), far above the ladder: "
             + ", ".join(far) + " (limit −1).")
+
+
+def own_scale_reading(lad: pd.DataFrame, readings: dict) -> str:
+    """Φ_own(T*) through what it is made of, per family and sub-ladder (bottom → top): the own
+    attention's level s = attn_own_T/attn_own_max at T*, the log-odds scale ℓ it implies
+    ([`own_log_odds`][theorylab.huang2024.predictions.asymptotics.own_log_odds]) and ℓ's local
+    exponent in ln P and its slope dℓ/d ln P (1 − κ_c = 0.75 for ℓ = ln(P/C) + O(1))."""
+    zl = Z_LAWS[str(readings["coefficient_law"])]
+    parts = []
+    for fam, g in lad.groupby("family", sort=False):
+        g = g.sort_values("P")
+        level = (g.attn_own_T / g.attn_own_max).to_numpy(dtype=np.float64)
+        ell = np.array([own_log_odds(f, s, float(zl["L"]), float(zl["U"]))
+                        for f, s in zip(g.phi_own_T, level)])
+        grp = sub_ladders(g.P, N_SUB)
+        lnP = np.log(g.P.to_numpy(dtype=np.float64))
+        ex = local_slopes(lnP, ell, grp)["slopes"]
+        d = local_slopes(lnP, ell, grp, log_x=False, log_y=False)["slopes"]
+        lv = [float(np.mean(level[i])) for i in grp]
+        parts.append(f"{fam}: level s {', '.join(f'{x:.3f}' for x in lv)}; ℓ's exponent in "
+                     f"ln P {', '.join(f'{x:.3f}' for x in ex)}; dℓ/d ln P "
+                     f"{', '.join(f'{x:.3f}' for x in d)}")
+    return ("Φ_own(T*) ≈ ℓ/z*(s), ℓ the own log-odds scale that Φ_own(T*) and the own "
+            "attention's level s at T* imply (E_z σ(zΦ − ℓ) = s), per sub-ladder (bottom → "
+            "top): " + "; ".join(parts) + " (Θ(ln P) holds when s settles and dℓ/d ln P settles "
+            "to a positive constant, 1 − κ_c = 0.75 for ℓ = ln(P/C) + O(1); the exponent of "
+            "ln P is then 1 + O(1/ln P), slowly: ℓ's own exponent still falls on the ladder).")
 
 
 def _settings(readings: dict) -> dict:

@@ -36,9 +36,8 @@ import math
 import numpy as np
 
 __all__ = ["crossing_value", "crossing_attention_exponent", "crossing_balance", "crossing_law",
-           "crossing_constant", "crossing_law_fit", "law_corrected_slopes", "phase_one_length",
-           "phase_scale",
-           "polylog_allowance", "sub_ladders", "local_slopes"]
+           "crossing_constant", "crossing_law_fit", "law_corrected_slopes", "own_log_odds",
+           "phase_one_length", "phase_scale", "polylog_allowance", "sub_ladders", "local_slopes"]
 
 
 def crossing_value(P, Delta, L: float = 1.0):
@@ -226,6 +225,24 @@ def phase_one_length(P, C1, C, L: float, U: float, gamma: float, constant: float
         return 1.0 / float(w @ (z ** 3 * St ** 2 * (1.0 - St)))
 
     return float(quad(inv_rate, phi_c, 0.0, limit=200, epsrel=1e-10)[0])
+
+
+def own_log_odds(phi: float, level: float, L: float, U: float) -> float:
+    """The log-odds scale ℓ that an own-area correlation Φ and an own-area attention `level`
+    (a share of its ceiling) imply, E_z σ(zΦ − ℓ) = level, z uniform on [L, U] (a point law
+    for L = U): the own attention of a local query is n_o e^{zΦ + Υ_own}/D, so
+    ℓ = ln((D − own)/(n_o e^{Υ_own})) up to the counts' spread, and Φ ≈ ℓ/z* with
+    z* = U − level·(U − L) for a sharp spread law. ℓ grows like ln(P/C); a level that still
+    moves with P moves Φ's growth in ln P through z* (NaN outside 0 < level < 1)."""
+    from scipy.optimize import brentq
+    from scipy.special import expit
+
+    if not 0.0 < float(level) < 1.0 or not math.isfinite(float(phi)):
+        return math.nan
+    z, w = _z_rule(float(L), float(U))
+    f = lambda ell: float(w @ expit(z * float(phi) - ell)) - float(level)  # noqa: E731
+    lo, hi = -10.0 - 2 * abs(float(phi)) * U, 10.0 + 2 * abs(float(phi)) * U
+    return float(brentq(f, lo, hi, xtol=1e-12))
 
 
 def law_corrected_slopes(measured, law, limit: float) -> np.ndarray:
