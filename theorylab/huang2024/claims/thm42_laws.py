@@ -16,9 +16,19 @@ Both are judged with the derived finite-P crossing law's correction removed
 the global and own rates with the exact expectation over z and the softmax's denominator, one
 constant fitted on the ladder): each sub-ladder's local slope less (the law's local slope on
 the same rungs − the law's limit).
-- the phase lengths t_I (Δ > 0), t_II and T* ∝ (P/C)/η up to polylog factors (exponent 1,
-  a + b/ln P), under each reading of η;
-- Φ_own(T*) = Θ(ln P) (exponent 1 of ln P, a + b/ln P: an additive constant in Φ_own);
+- the phase lengths t_I (Δ > 0), t_II and T* ∝ (P/C)/η up to polylog factors (exponent 1),
+  under each reading of η. The length of Phase I in the finite-P crossing law
+  ([`phase_one_length`][theorylab.huang2024.predictions.asymptotics.phase_one_length]: the
+  leading-order global rate integrated to the law's crossing, no new constant) is
+  e^{−c} d/(2 z_min μ_3 a_j)·(1 − 1/y − 3/y² + …): a series in 1/ln P and no power of ln P,
+  so every phase length's local exponent is 1 + O(1/ln² P) (a + b/ln² P). t_I is read with
+  the crossing up to P ≈ 10⁶ and judged with that law's correction removed (for the spread
+  law its raw exponent rises through 1, to 1.04, on the way to its limit); t_II and T* (Phase
+  II starts from the state at t_I) on the ladder as they are;
+- Φ_own(T*) = Θ(ln P) (exponent 1 of ln P, a + b/ln P: an additive constant in Φ_own); the
+  run reports what this form leaves out: Φ_own(T*) ≈ ℓ/z*(s), ℓ the own log-odds scale and s
+  the own attention's level at T*
+  ([`own_log_odds`][theorylab.huang2024.predictions.asymptotics.own_log_odds]);
 - the own-area attention's gap to its ceiling 1 − γ^{C−1} at T*(ε): its exponent in ε is
   not derived (the per-sample excess is quadratic in the gap, but the expectations over the
   masks and the coefficients and the other logits' share of the excess are not worked out), so
@@ -464,14 +474,17 @@ CLAIM = Claim(
     source="docs/papers/huang2024.md §4.2, §4.3 and §4.5: DERIVED in the reconstructed model "
     "(the paper's text gives none of these numbers)",
     statement="In the reconstructed MAE model, for a masked local-area patch: Phase I ends at "
-    "Φ_glob ≈ −(Δ/(2 z_min)) ln P (attn_glob² ≈ C/P), the phase lengths grow ∝ (P/C)/η up to "
-    "polylog factors and Φ_own(T*) = Θ(ln P); the own-area attention's gap to its ceiling at "
-    "T*(ε) is reported against ε (its exponent is not derived).",
+    "Φ_glob ≈ −(Δ/(2 z_min)) ln P (attn_glob² ≈ C/P), the phase lengths grow ∝ (P/C)/η (no "
+    "power of ln P: their exponents reach 1 as 1 + O(1/ln² P)) and Φ_own(T*) = Θ(ln P); the "
+    "own-area attention's gap to its ceiling at T*(ε) is reported against ε (its exponent is "
+    "not derived).",
     measured="Reduced population GD (population-reduced) on P = n⁴ from 81 to 65536 for a Δ > 0 "
-    "and a Δ < 0 family, the end of Phase I alone up to P ≈ 10⁶, an ε ladder at P = 4096: "
+    "and a Δ < 0 family, the end of Phase I (t_I, Φ_glob, attn_glob) alone up to P ≈ 10⁶, an "
+    "ε ladder at P = 4096: "
     "local estimates per sub-ladder, extrapolated with each law's correction form.",
     predicted="Each law's limit (−1, −3/8, 1, 1), settled, within its two-sided band; the "
-    "crossing's two with the derived finite-P crossing law's correction removed.",
+    "crossing's two and t_I with the derived finite-P crossing law's correction removed, the "
+    "phase lengths extrapolated as a + b/ln² P.",
     thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,
