@@ -351,7 +351,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     corr = st.groupby(["statement", "family"], sort=False).local_slope.last()
     headline = {f"top estimate {s} ({f})": float(x) for (s, f), x in top.items()}
     headline.update({f"top estimate, law's correction removed, {s} ({f})": float(corr[(s, f)])
-                     for s, f in top.index if s.startswith("crossing")})
+                     for s, f in top.index if s.startswith("crossing") or s == "t_I"})
     key = ("crossing Φ·z_min/(Δ/2)", "pos")
     brief = (f"{v.verdict}: to P = {cross.P.max():.3g}; crossing slope·z_min "
              f"{top.get(key, math.nan):.2f} at the top, {corr.get(key, math.nan):.2f} with the "
