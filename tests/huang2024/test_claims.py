@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.huang2024._mae_tables import NAN, _eps, _ladder, _t42
 from theorylab.core.claims import counterfactual_table, write_result
 from theorylab.huang2024.claims import (
     CLAIMS,
@@ -17,20 +18,14 @@ from theorylab.huang2024.claims import (
     lemma51_rates,
     reduction,
     thm41,
-    thm41eps,
     thm42,
-    thm42_laws,
 )
-from theorylab.huang2024.predictions.asymptotics import crossing_law
 from theorylab.huang2024.predictions.rates import (
     ZMoments,
     local_query_leading,
     phase_one_boundary,
 )
 from theorylab.vision.imagedata import fashion_mnist_available
-
-NAN = math.nan
-NS = range(3, 17)
 
 
 def test_claims_in_the_papers_order_and_registered():
@@ -52,74 +47,6 @@ def test_claims_in_the_papers_order_and_registered():
         if c.kind == "theorem check" and c.id != "realvit-diversity":
             assert c.counterfactuals and c.predictions
     assert resolve_claims(["huang2024"]) == [f"huang2024/{c}" for c in CLAIMS]
-
-
-# -- the MAE ladders (thm4.1, thm4.2) ----------------------------------------------------------
-def _ladder(*, cross="law", t_exp=1.0, neg_phase=False, nan_T=False, ns=NS, phi_own_exp=1.0,
-            eta="per-query", own_exp=0.0, late_phase=False):
-    rows = []
-    for fam, D in (("pos", 0.65), ("neg", -0.25)):
-        for n in ns:
-            P, C = float(n ** 4), float(n)
-            x = P / C / 2
-            C1 = P ** ((1 + D + 0.25) / 2)
-            t_I = 1.3 * x ** t_exp if fam == "pos" else 1.0
-            # the uniform law's finite-P crossing (its limit −(Δ/(2·0.5)) ln P), or the notes'
-            # −(Δ/2) ln P that ignores the coefficients' spread (cross = "notes")
-            phi, attn = crossing_law(P, C1, C, 0.5, 1.5, 0.5, 0.5)
-            if cross == "notes":
-                phi = -(D / 2) * math.log(P)
-            rows.append({
-                "family": fam, "P": P, "C1": C1, "C": C, "delta": D, "delta_target": D,
-                "delta_rounding": 0.0, "x_phase": x, "phase_I": fam == "pos" or neg_phase,
-                "dphi_glob_1": -0.1, "dphi_own_1": 0.01, "t_I": t_I,
-                "phi_glob_end_I": phi,
-                "attn_glob_end_I": attn,
-                "t_II": (0.5 if late_phase else 3.0) * x ** t_exp,
-                "T_star": NAN if nan_T and n == 5 else 3.3 * x ** t_exp + 2,
-                "len_I": t_I, "len_II": 1.7 * x, "phi_own_T": 0.8 * math.log(P) ** phi_own_exp,
-                "attn_own_T": 0.7 * (1 - 0.5 / math.log(P)) * P ** own_exp,
-                "attn_own_max": 1 - 0.5 ** (C - 1), "neglect": 1e-3,
-                "loss_monotone": True, "steps_run": 4 * x, "final_rel_excess": 0.05,
-                "coefficient_law": "uniform", "masked_keys": True, "eta": eta})
-    return pd.DataFrame(rows)
-
-
-def _eps(gap_exp=0.5, tail="inverse", end=1e-4):
-    from theorylab.huang2024.setups import EPS_LADDER
-
-    rows = []
-    for fam in ("pos", "neg"):
-        for e in EPS_LADDER:
-            # the phases' 500 steps, then a tail in 1/ε (derived), in log(1/ε), or in ε^{-k}
-            k = {"inverse": 1.0, "log": 0.0, "steep": 1.5}[tail]
-            T = 500 + (50 * math.log(0.2 / e) if k == 0 else 2 / e ** k)
-            rows.append({"family": fam, "P": 4096.0, "C1": 2704, "C": 8, "delta": 0.65,
-                         "eps_rel": e, "T_star": T, "t_II": 80.0, "phi_own_T": 6.0,
-                         "attn_own_T": 0.99 - 3 * e ** gap_exp, "attn_own_max": 0.99,
-                         "attn_gap_T": 3 * e ** gap_exp, "final_rel_excess": end,
-                         "coefficient_law": "uniform", "masked_keys": True})
-    return pd.DataFrame(rows)
-
-
-def _boundary(flip=False):
-    rows = []
-    for P in (256.0, 65536.0, 1e8):
-        for D in (-0.2, -0.1, -0.05, 0.05, 0.1, 0.2):
-            rows.append({"kind": "grid", "delta_target": D, "P": P, "C": P ** 0.25, "C1": 1,
-                         "delta": D, "phase_I": (D > 0) != flip, "ratio": 1.0})
-        rows.append({"kind": "boundary", "delta_target": NAN, "P": P, "C": P ** 0.25, "C1": 1,
-                     "delta": 0.7 / math.log(P), "phase_I": True, "ratio": 1.0})
-    return pd.DataFrame(rows)
-
-
-def _t42(**kw):
-    eps = kw.pop("eps", _eps())
-    bnd = kw.pop("boundary", _boundary())
-    lad = _ladder(**kw)
-    cross = pd.DataFrame(columns=["P", "C1", "C", "delta", "t_I", "phi_glob_end_I",
-                                  "attn_glob_end_I"])
-    return {"table": lad, "eps": eps, "boundary": bnd, "crossing": cross}
 
 
 def test_thm42_theorem_check_judges_the_papers_sentences():
@@ -148,45 +75,6 @@ def test_thm42_premises_and_degenerate_tables():
     assert thm42.judge(t).verdict == "inconclusive"
 
 
-def test_thm42_laws_agree_disagree_and_premises():
-    t = _t42()
-    v = thm42_laws.judge(t)
-    assert v.verdict == "agrees", v.reasons
-    cf = counterfactual_table(thm42_laws.judge, t, CLAIMS["thm4.2-laws"].values(),
-                              thm42_laws.COUNTERFACTUALS)
-    assert cf.rejected.all(), cf
-    notes = thm42_laws.judge(_t42(cross="notes"))  # the notes' −(Δ/2) ln P
-    assert notes.verdict != "agrees" and "crossing Φ·z_min/(Δ/2) (pos)" in notes.judged
-    assert thm42_laws.judge(_t42(t_exp=1.5)).verdict == "disagrees"
-    assert thm42_laws.judge(_t42(phi_own_exp=2.0)).verdict == "disagrees"  # Θ(log² P)
-    # the gap's exponent in ε is reported, not judged: any exponent leaves the verdict alone
-    gap = thm42_laws.judge(_t42(eps=_eps(gap_exp=1.0)))
-    assert gap.verdict == v.verdict and "attention gap at T* (pos)" in gap.reported
-    assert thm42_laws.judge(_t42(ns=range(3, 7))).verdict == "inconclusive"
-    assert thm42_laws.judge(_t42(nan_T=True)).verdict == "inconclusive"
-
-
-def test_thm42_laws_crossing_is_settled_before_it_is_judged():
-    # the crossing slope of the uniform law, measured up to P ≈ 10⁶ (raw slopes of
-    # Φ_glob(t_I)/(Δ/2): −0.80, −0.98, −1.12 on the ladder, then −1.21, −1.26, −1.32): on the
-    # ladder alone it has not settled to the derived −1 (in z_min units: −2 raw) ...
-    raw = [-0.7975, -0.9784, -1.1205]
-    x = [math.sqrt(81 * 625), math.sqrt(1296 * 6561), math.sqrt(10000 * 65536)]
-    p = thm42_laws.PREDICTIONS[0]
-    vals = CLAIMS["thm4.2-laws"].values()
-    from theorylab.core.claims import judge_settled
-
-    v = judge_settled(p, x, [0.5 * s for s in raw], vals, thm42_laws.COUNTERFACTUALS)
-    assert v.verdict == "inconclusive" or "settled" in v.reasons[0]
-    longer = judge_settled(p, x + [1.6e5, 3.3e5, 1e6],
-                           [0.5 * s for s in raw + [-1.21, -1.26, -1.32]], vals,
-                           thm42_laws.COUNTERFACTUALS)
-    assert longer.verdict == "agrees", longer.reasons
-    # z ≡ 1 (z_min = 1): steady −0.97 agrees with −1
-    steady = judge_settled(p, x, [-0.971, -0.969, -0.970], vals, thm42_laws.COUNTERFACTUALS)
-    assert steady.verdict == "agrees", steady.reasons
-
-
 def test_thm41_agrees_disagrees_and_premises():
     def t41(lad=None, eps=None):
         return thm41.judge({"table": _ladder() if lad is None else lad,
@@ -213,33 +101,6 @@ def test_thm41_agrees_disagrees_and_premises():
     stuck = _ladder(nan_T=True)
     stuck.loc[stuck.T_star.isna(), "final_rel_excess"] = 1.0
     assert thm41.verdict_convergence(stuck).verdict == "disagrees"
-
-
-def test_thm41_eps():
-    v = thm41eps.judge({"table": _eps()})
-    assert v.verdict == "agrees", v.reasons  # T* ∝ 1/ε, the derived tail
-    # a log(1/ε) tail: its local exponent keeps falling like 1/ln(1/ε), never settled here
-    log = thm41eps.judge({"table": _eps(tail="log")})
-    assert log.verdict == "inconclusive" and "not settled" in log.reasons[0]
-    assert thm41eps.judge({"table": _eps(tail="steep")}).verdict == "disagrees"
-    cf = counterfactual_table(thm41eps.judge, {"table": _eps()}, CLAIMS["thm4.1-eps"].values(),
-                              thm41eps.COUNTERFACTUALS)
-    assert cf.rejected.all(), cf
-    e = _eps()
-    e.loc[3, "T_star"] = NAN
-    assert thm41eps.judge({"table": e}).verdict == "inconclusive"
-    e = _eps()
-    assert thm41eps.judge({"table": e[e.eps_rel != 0.05]}).verdict == "inconclusive"  # no ε₀
-    assert thm41eps.judge({"table": e.iloc[:0]}).verdict == "inconclusive"
-
-
-def test_a_slope_that_has_not_settled_is_not_judged():
-    """T* ∝ x^(1 + 0.15 ln x): its local exponent keeps rising along the ladder."""
-    t = _t42()
-    x = t["table"].P / t["table"].C / 2
-    t["table"]["T_star"] = x ** (1 + 0.15 * np.log(x))
-    v = thm42_laws.judge(t)
-    assert v.verdict == "inconclusive" and "not settled" in " ".join(v.reasons)
 
 
 # -- the reduction against the engine ----------------------------------------------------------

@@ -16,9 +16,19 @@ Both are judged with the derived finite-P crossing law's correction removed
 the global and own rates with the exact expectation over z and the softmax's denominator, one
 constant fitted on the ladder): each sub-ladder's local slope less (the law's local slope on
 the same rungs − the law's limit).
-- the phase lengths t_I (Δ > 0), t_II and T* ∝ (P/C)/η up to polylog factors (exponent 1,
-  a + b/ln P), under each reading of η;
-- Φ_own(T*) = Θ(ln P) (exponent 1 of ln P, a + b/ln P: an additive constant in Φ_own);
+- the phase lengths t_I (Δ > 0), t_II and T* ∝ (P/C)/η up to polylog factors (exponent 1),
+  under each reading of η. The length of Phase I in the finite-P crossing law
+  ([`phase_one_length`][theorylab.huang2024.predictions.asymptotics.phase_one_length]: the
+  leading-order global rate integrated to the law's crossing, no new constant) is
+  e^{−c} d/(2 z_min μ_3 a_j)·(1 − 1/y − 3/y² + …): a series in 1/ln P and no power of ln P,
+  so every phase length's local exponent is 1 + O(1/ln² P) (a + b/ln² P). t_I is read with
+  the crossing up to P ≈ 10⁶ and judged with that law's correction removed (for the spread
+  law its raw exponent rises through 1, to 1.04, on the way to its limit); t_II and T* (Phase
+  II starts from the state at t_I) on the ladder as they are;
+- Φ_own(T*) = Θ(ln P) (exponent 1 of ln P, a + b/ln P: an additive constant in Φ_own); the
+  run reports what this form leaves out: Φ_own(T*) ≈ ℓ/z*(s), ℓ the own log-odds scale and s
+  the own attention's level at T*
+  ([`own_log_odds`][theorylab.huang2024.predictions.asymptotics.own_log_odds]);
 - the own-area attention's gap to its ceiling 1 − γ^{C−1} at T*(ε): its exponent in ε is
   not derived (the per-sample excess is quadratic in the gap, but the expectations over the
   masks and the coefficients and the other logits' share of the excess are not worked out), so
@@ -57,6 +67,8 @@ from ..predictions.asymptotics import (
     crossing_law_fit,
     law_corrected_slopes,
     local_slopes,
+    own_log_odds,
+    phase_one_length,
     sub_ladders,
 )
 from ..setups import CROSSING_EXTENSION, EPS_REL, FAMILIES, GAMMA, Z_LAWS
@@ -77,6 +89,15 @@ _LAW = ("the finite-P crossing law (predictions/asymptotics.py crossing_law; doc
         "a_1² E_z[z³ e^{2zΦ}] = c·μ_3 a_j (denominators kept), one constant c fitted on the "
         "ladder; for a spread law the local slope of Φ·z_min/(Δ/2) is −1 + 1/y + 2/y² + O(y⁻³), "
         "y = 2 z_min |Φ|")
+
+_PHASE_LAW = (
+    "the length of Phase I in the finite-P crossing law (predictions/asymptotics.py "
+    "phase_one_length; proofs_checks/huang2024/check_phase_length.py): t_I = ∫_{Φ_c}^0 "
+    "dΦ/(global rate), led by its end, is e^{−c} d/(2 z_min μ_3 a_j)·(1 − 1/y − 3/y² + …), "
+    "y = 2 z_min|Φ_c| ∝ ln P: a series in 1/ln P with no power of ln P, so each phase "
+    "length's local exponent is 1 + O(1/ln² P) (Phase II starts from the state at t_I); t_I "
+    "(read to P ≈ 10⁶ with the crossing) is judged with the law's own correction removed "
+    "(measured − (law − its limit)), t_II and T* on the ladder as they are")
 
 THRESHOLDS = (
     Threshold("CROSS_TOL", 0.2, "project choice",
@@ -117,14 +138,20 @@ PREDICTIONS = (
                                      "only what the law leaves out, read as O(1/ln P)", "P")),
     Prediction("PHASE_EXP", 1.0, "shift",
                "limit of the exponent of t_I (Δ > 0), t_II and T* against x = (P/C)/η (phase "
-               "lengths ∝ P^{1−κ_c}/η up to polylog factors)", "derived", check=_CHECK,
+               "lengths ∝ P^{1−κ_c}/η up to polylog factors)", "derived", check=_CHECK +
+               "; proofs_checks/huang2024/check_phase_length.py",
                tolerance="PHASE_TOL",
-               settlement=Settlement(_LN, "t ∝ x·(ln P)^k: k/ln x in the local slope", "P")),
+               settlement=Settlement("a + b/ln² x", _PHASE_LAW, "P")),
     Prediction("PHI_OWN_EXP", 1.0, "shift",
                "limit of the exponent of ln P in Φ_own(T*) (Θ(log P))", "derived", check=_CHECK,
                tolerance="THETA_TOL",
                settlement=Settlement(_LN, "Φ_own(T*) = a ln P + c: the local slope against "
-                                     "ln ln P is 1 − c/(a ln P + c)", "P")),
+                                     "ln ln P is 1 − c/(a ln P + c); this form leaves out "
+                                     "what still moves on the ladder: Φ_own(T*) ≈ ℓ/z*(s) "
+                                     "with ℓ the own log-odds scale (≈ ln(P/C) + O(1)) and s "
+                                     "the own attention's level at T* (z* = U − s(U − L) for "
+                                     "a spread law; predictions/asymptotics.py own_log_odds), "
+                                     "both reported per sub-ladder", "P")),
 )
 
 COUNTERFACTUALS = (
@@ -201,8 +228,14 @@ def estimates(tables: dict[str, pd.DataFrame]) -> list[dict]:
     add("CROSSING_ATTN_EXP", "crossing attention", "pos", cross.P, cross.P,
         cross.attn_glob_end_I, N_CROSS,
         law=(law_tab.attn_law, crossing_attention_exponent(KAPPA_C)))
-    pos = lad[lad.family == "pos"].sort_values("P")
-    add("PHASE_EXP", "t_I", "pos", pos.P, x_axis(pos), pos.t_I, N_SUB)
+    # t_I on the crossing's ladder (to P ≈ 10⁶), the Phase I length law's correction removed;
+    # its limit against the reading's x is the exponent of P/C against x (1 per query)
+    eta = str(lad.eta.iloc[0]) if "eta" in lad and len(lad) else "per-query"
+    xc = x_axis(cross.assign(eta=eta))
+    limit = float(np.polyfit(np.log(xc), np.log(cross.P / cross.C), 1)[0]) if len(cross) > 1 \
+        else 1.0
+    add("PHASE_EXP", "t_I", "pos", cross.P, xc, cross.t_I, N_CROSS,
+        law=(law_tab.t_I_law, limit))
     for fam, g in lad.groupby("family", sort=False):
         g = g.sort_values("P")
         add("PHASE_EXP", "t_II", fam, g.P, x_axis(g), g.t_II, N_SUB)
@@ -258,12 +291,17 @@ def crossing_law_table(cross: pd.DataFrame, law: str, mask_keys: bool) -> pd.Dat
     """The finite-P crossing law ([`crossing_law`][theorylab.huang2024.predictions.asymptotics.
     crossing_law]) on the rungs of `cross`: its constant (the mean over the rungs of the
     balance at the measured Φ_glob(t_I)), and per rung ``constant`` (the balance at the
-    measured value), ``phi_law`` and ``attn_law``."""
+    measured value), ``phi_law``, ``attn_law`` and ``t_I_law`` (the length of Phase I,
+    [`phase_one_length`][theorylab.huang2024.predictions.asymptotics.phase_one_length], up to a
+    factor that does not depend on P)."""
     zl = Z_LAWS[str(law)]
     f = crossing_law_fit(cross.P, cross.C1, cross.C, cross.phi_glob_end_I, float(zl["L"]),
                          float(zl["U"]), GAMMA, mask_keys)
+    t_law = [phase_one_length(p, c1, c, float(zl["L"]), float(zl["U"]), GAMMA, f["fitted"],
+                              mask_keys) for p, c1, c in zip(cross.P, cross.C1, cross.C)]
     return pd.DataFrame({"P": cross.P.to_numpy(), "constant": f["constant"],
-                         "fitted": f["fitted"], "phi_law": f["phi"], "attn_law": f["attn"]})
+                         "fitted": f["fitted"], "phi_law": f["phi"], "attn_law": f["attn"],
+                         "t_I_law": t_law})
 
 
 COLUMNS = ["family", "P", "C1", "C", "delta", "delta_target", "delta_rounding", "x_phase",
@@ -307,12 +345,13 @@ def run(quick: bool, readings: dict) -> ClaimResult:
             f"{r.phi_glob_end_I + r.delta / (2 * z) * math.log(r.P):.3f} (P={r.P:g})"
             for r in cross.itertuples()) + ".",
         crossing_law_reading(cross, readings),
+        own_scale_reading(lad, readings),
     ]
     top = st.groupby(["statement", "family"], sort=False).measured_slope.last()
     corr = st.groupby(["statement", "family"], sort=False).local_slope.last()
     headline = {f"top estimate {s} ({f})": float(x) for (s, f), x in top.items()}
     headline.update({f"top estimate, law's correction removed, {s} ({f})": float(corr[(s, f)])
-                     for s, f in top.index if s.startswith("crossing")})
+                     for s, f in top.index if s.startswith("crossing") or s == "t_I"})
     key = ("crossing Φ·z_min/(Δ/2)", "pos")
     brief = (f"{v.verdict}: to P = {cross.P.max():.3g}; crossing slope·z_min "
              f"{top.get(key, math.nan):.2f} at the top, {corr.get(key, math.nan):.2f} with the "
@@ -393,6 +432,33 @@ def crossing_law_reading(cross: pd.DataFrame, readings: dict) -> str:
             + ", ".join(far) + " (limit −1).")
 
 
+def own_scale_reading(lad: pd.DataFrame, readings: dict) -> str:
+    """Φ_own(T*) through what it is made of, per family and sub-ladder (bottom → top): the own
+    attention's level s = attn_own_T/attn_own_max at T*, the log-odds scale ℓ it implies
+    ([`own_log_odds`][theorylab.huang2024.predictions.asymptotics.own_log_odds]) and ℓ's local
+    exponent in ln P and its slope dℓ/d ln P (1 − κ_c = 0.75 for ℓ = ln(P/C) + O(1))."""
+    zl = Z_LAWS[str(readings["coefficient_law"])]
+    parts = []
+    for fam, g in lad.groupby("family", sort=False):
+        g = g.sort_values("P")
+        level = (g.attn_own_T / g.attn_own_max).to_numpy(dtype=np.float64)
+        ell = np.array([own_log_odds(f, s, float(zl["L"]), float(zl["U"]))
+                        for f, s in zip(g.phi_own_T, level)])
+        grp = sub_ladders(g.P, N_SUB)
+        lnP = np.log(g.P.to_numpy(dtype=np.float64))
+        ex = local_slopes(lnP, ell, grp)["slopes"]
+        d = local_slopes(lnP, ell, grp, log_x=False, log_y=False)["slopes"]
+        lv = [float(np.mean(level[i])) for i in grp]
+        parts.append(f"{fam}: level s {', '.join(f'{x:.3f}' for x in lv)}; ℓ's exponent in "
+                     f"ln P {', '.join(f'{x:.3f}' for x in ex)}; dℓ/d ln P "
+                     f"{', '.join(f'{x:.3f}' for x in d)}")
+    return ("Φ_own(T*) ≈ ℓ/z*(s), ℓ the own log-odds scale that Φ_own(T*) and the own "
+            "attention's level s at T* imply (E_z σ(zΦ − ℓ) = s), per sub-ladder (bottom → "
+            "top): " + "; ".join(parts) + " (Θ(ln P) holds when s settles and dℓ/d ln P settles "
+            "to a positive constant, 1 − κ_c = 0.75 for ℓ = ln(P/C) + O(1); the exponent of "
+            "ln P is then 1 + O(1/ln P), slowly: ℓ's own exponent still falls on the ladder).")
+
+
 def _settings(readings: dict) -> dict:
     return {"Q⁰": 0, "η_q": 2.0, "γ": 0.5, "ε": EPS_REL,
             "crossing extension n": ", ".join(map(str, CROSSING_EXTENSION))}
@@ -408,14 +474,17 @@ CLAIM = Claim(
     source="docs/papers/huang2024.md §4.2, §4.3 and §4.5: DERIVED in the reconstructed model "
     "(the paper's text gives none of these numbers)",
     statement="In the reconstructed MAE model, for a masked local-area patch: Phase I ends at "
-    "Φ_glob ≈ −(Δ/(2 z_min)) ln P (attn_glob² ≈ C/P), the phase lengths grow ∝ (P/C)/η up to "
-    "polylog factors and Φ_own(T*) = Θ(ln P); the own-area attention's gap to its ceiling at "
-    "T*(ε) is reported against ε (its exponent is not derived).",
+    "Φ_glob ≈ −(Δ/(2 z_min)) ln P (attn_glob² ≈ C/P), the phase lengths grow ∝ (P/C)/η (no "
+    "power of ln P: their exponents reach 1 as 1 + O(1/ln² P)) and Φ_own(T*) = Θ(ln P); the "
+    "own-area attention's gap to its ceiling at T*(ε) is reported against ε (its exponent is "
+    "not derived).",
     measured="Reduced population GD (population-reduced) on P = n⁴ from 81 to 65536 for a Δ > 0 "
-    "and a Δ < 0 family, the end of Phase I alone up to P ≈ 10⁶, an ε ladder at P = 4096: "
+    "and a Δ < 0 family, the end of Phase I (t_I, Φ_glob, attn_glob) alone up to P ≈ 10⁶, an "
+    "ε ladder at P = 4096: "
     "local estimates per sub-ladder, extrapolated with each law's correction form.",
     predicted="Each law's limit (−1, −3/8, 1, 1), settled, within its two-sided band; the "
-    "crossing's two with the derived finite-P crossing law's correction removed.",
+    "crossing's two and t_I with the derived finite-P crossing law's correction removed, the "
+    "phase lengths extrapolated as a + b/ln² P.",
     thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,

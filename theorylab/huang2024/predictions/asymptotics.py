@@ -36,8 +36,8 @@ import math
 import numpy as np
 
 __all__ = ["crossing_value", "crossing_attention_exponent", "crossing_balance", "crossing_law",
-           "crossing_constant", "crossing_law_fit", "law_corrected_slopes", "phase_scale",
-           "polylog_allowance", "sub_ladders", "local_slopes"]
+           "crossing_constant", "crossing_law_fit", "law_corrected_slopes", "own_log_odds",
+           "phase_one_length", "phase_scale", "polylog_allowance", "sub_ladders", "local_slopes"]
 
 
 def crossing_value(P, Delta, L: float = 1.0):
@@ -198,6 +198,51 @@ def crossing_law_fit(P, C1, C, phi, L: float, U: float, gamma: float,
             for p, c1, cc in zip(P, C1, C)]
     return {"constant": c, "fitted": fitted, "phi": np.array([r[0] for r in rows]),
             "attn": np.array([r[1] for r in rows])}
+
+
+def phase_one_length(P, C1, C, L: float, U: float, gamma: float, constant: float,
+                     mask_keys: bool = True) -> float:
+    """The length of Phase I in the finite-P crossing law, in steps times η_q·w (a factor that
+    does not depend on P): ∫_{Φ_c}^0 dΦ/G(Φ), G = E_z[z³ S_t² (1 − S_t)] the global
+    rate of [`crossing_balance`][] (its leading term at the state of Phase I), Φ_c the law's
+    crossing ([`crossing_law`][] with `constant`). The integral is led by its end:
+    t_I ∝ e^{−c}/(2L μ_3 a_j)·(1 − 1/y_c + O(y_c⁻²)), y_c = 2L|Φ_c|, so its local exponent
+    against (P/C)/η_q is 1 + O(1/ln² P) (``proofs_checks/huang2024/check_phase_length.py``).
+    NaN where the law has no crossing."""
+    from scipy.integrate import quad
+
+    phi_c, _ = crossing_law(P, C1, C, L, U, gamma, constant, mask_keys)
+    if not math.isfinite(phi_c):
+        return math.nan
+    z, w = _z_rule(float(L), float(U))
+    P, C1 = float(P), float(C1)
+    a1 = (1 - gamma) * C1 / P if mask_keys else C1 / (P - 1)
+
+    def inv_rate(phi: float) -> float:
+        e = np.exp(z * phi)
+        d = 1.0 - a1 * (1.0 - float(w @ e))
+        St = a1 * e / d
+        return 1.0 / float(w @ (z ** 3 * St ** 2 * (1.0 - St)))
+
+    return float(quad(inv_rate, phi_c, 0.0, limit=200, epsrel=1e-10)[0])
+
+
+def own_log_odds(phi: float, level: float, L: float, U: float) -> float:
+    """The log-odds scale ℓ that an own-area correlation Φ and an own-area attention `level`
+    (a share of its ceiling) imply, E_z σ(zΦ − ℓ) = level, z uniform on [L, U] (a point law
+    for L = U): the own attention of a local query is n_o e^{zΦ + Υ_own}/D, so
+    ℓ = ln((D − own)/(n_o e^{Υ_own})) up to the counts' spread, and Φ ≈ ℓ/z* with
+    z* = U − level·(U − L) for a sharp spread law. ℓ grows like ln(P/C); a level that still
+    moves with P moves Φ's growth in ln P through z* (NaN outside 0 < level < 1)."""
+    from scipy.optimize import brentq
+    from scipy.special import expit
+
+    if not 0.0 < float(level) < 1.0 or not math.isfinite(float(phi)):
+        return math.nan
+    z, w = _z_rule(float(L), float(U))
+    f = lambda ell: float(w @ expit(z * float(phi) - ell)) - float(level)  # noqa: E731
+    lo, hi = -10.0 - 2 * abs(float(phi)) * U, 10.0 + 2 * abs(float(phi)) * U
+    return float(brentq(f, lo, hi, xtol=1e-12))
 
 
 def law_corrected_slopes(measured, law, limit: float) -> np.ndarray:
