@@ -74,7 +74,7 @@ from ..setups import cl_rung_rows as rung_rows
 from ..setups import cl_settings as settings
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "judge_tau",
-           "contrast_rows", "cl_by_tau", "PREF_QUOTE", "UNIFORM_CONTRAST"]
+           "contrast_rows", "cl_by_tau", "attention_panel", "PREF_QUOTE", "UNIFORM_CONTRAST"]
 
 #: The paper's sentence the preference is judged against (docs/papers/huang2024.md §4.4).
 PREF_QUOTE = "favor predominantly global features, even under mild imbalance"
@@ -243,6 +243,33 @@ COLUMNS = ["objective", "tau", "seed", "P", "C1", "C", "K", "delta", "rho", "neg
            "pred_exists_jensen", "pred_glob_jensen", "pred_phi_jensen", "tau_c_jensen"]
 
 
+def attention_panel(ax, per: dict) -> None:
+    """CL's end attention on the global area per τ and P (mean and 95 % interval over seeds),
+    the derived plateau (dashed; 1 where none), the Jensen formula's (dash-dot) and the derived
+    τ_c (dotted), from the rung rows per τ `per` ([`cl_rung_rows`][theorylab.huang2024.setups.
+    cl_rung_rows])."""
+    first = next(iter(per.values()))
+    for k, P in enumerate(sorted(first.P)):
+        pts = [(tau, rows[rows.P == P].iloc[0]) for tau, rows in per.items()]
+        x = np.array([p[0] for p in pts])
+        g = np.array([[r.glob, r.glob_lo, r.glob_hi] for _, r in pts])
+        ax.errorbar(x, g[:, 0], yerr=[g[:, 0] - g[:, 1], g[:, 2] - g[:, 0]], fmt="o",
+                    color=f"C{k}", label=f"CL P={P}")
+        ax.plot(x, [r.pred if r.pred_exists else 1.0 for _, r in pts], "--", color=f"C{k}",
+                lw=0.8)
+        ax.plot(x, [r.pred_jensen if r.pred_exists_jensen else 1.0 for _, r in pts], "-.",
+                color=f"C{k}", lw=0.6, alpha=0.7)
+        ax.axvline(float(pts[0][1].tau_c), color=f"C{k}", ls=":", lw=0.8)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("τ")
+    ax.set_ylabel("CL: attention on the global area (end)")
+    ax.set_title("dashed: derived plateau (1: none); dash-dot: Jensen formula; dotted: τ_c",
+                 fontsize=7)
+    ax.legend(fontsize=7)
+
+
 def run(quick: bool) -> ClaimResult:
     table, traj = measure_all(quick, mild=True)
     table = table.reindex(columns=COLUMNS)
@@ -312,25 +339,7 @@ def run(quick: bool) -> ClaimResult:
         axs[0].set_xlabel("τ")
         axs[0].set_ylabel("contrast s = (global − own)/(global + own)")
         axs[0].legend(fontsize=7)
-        for k, P in enumerate(sorted(first_rows.P)):
-            pts = [(tau, rows[rows.P == P].iloc[0]) for tau, (_, _, rows) in per.items()]
-            x = np.array([p[0] for p in pts])
-            g = np.array([[r.glob, r.glob_lo, r.glob_hi] for _, r in pts])
-            axs[1].errorbar(x, g[:, 0], yerr=[g[:, 0] - g[:, 1], g[:, 2] - g[:, 0]], fmt="o",
-                            color=f"C{k}", label=f"CL P={P}")
-            axs[1].plot(x, [r.pred if r.pred_exists else 1.0 for _, r in pts], "--",
-                        color=f"C{k}", lw=0.8)
-            axs[1].plot(x, [r.pred_jensen if r.pred_exists_jensen else 1.0 for _, r in pts],
-                        "-.", color=f"C{k}", lw=0.6, alpha=0.7)
-            axs[1].axvline(float(pts[0][1].tau_c), color=f"C{k}", ls=":", lw=0.8)
-        axs[1].axhline(1.0, color="k", lw=0.8)
-        axs[1].set_xscale("log")
-        axs[1].set_ylim(0, 1.05)
-        axs[1].set_xlabel("τ")
-        axs[1].set_ylabel("CL: attention on the global area (end)")
-        axs[1].set_title("dashed: derived plateau (1: none); dash-dot: Jensen formula; "
-                         "dotted: τ_c", fontsize=7)
-        axs[1].legend(fontsize=7)
+        attention_panel(axs[1], {tau: rows for tau, (_, _, rows) in per.items()})
         for ax in axs:
             ax.set_xticks(list(per), [f"{t:g}" for t in per], fontsize=7)
             ax.minorticks_off()

@@ -31,6 +31,7 @@ differs from the exact plateau by more than the check's resolution.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from theorylab.core.claims import (
@@ -50,7 +51,7 @@ from ..config import PAPER_NAME
 from ..setups import CL_LONG_STEPS, CL_REDUCED_TAU, NEGATIVES, cl_reduced_measure
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
-from .thm44 import COLUMNS, cl_by_tau
+from .thm44 import COLUMNS, attention_panel, cl_by_tau
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "derived_rows"]
 
@@ -271,8 +272,41 @@ def run(quick: bool) -> ClaimResult:
              + f", reduced {'/'.join(f'{r.glob:.2f}' for r in red.itertuples())}"
              + f" vs {'/'.join(f'{r.pred:.2f}' for r in at.itertuples())}"
              + f"; {int(first.seeds.min())} seeds")
+    def figure(fig):
+        axs = fig.subplots(1, 2)
+        tol = THRESHOLDS[0].value
+        for k, P in enumerate(sorted(first.P)):
+            pts = [(tau, rows[rows.P == P].iloc[0]) for tau, rows in per.items()]
+            pts = [(tau, r) for tau, r in pts if r.pred_exists]
+            x = np.array([tau for tau, _ in pts]) * (1 + 0.02 * (k - 1))
+            g = np.array([[r.glob, r.glob_lo, r.glob_hi] for _, r in pts])
+            d = np.array([r.pred for _, r in pts])
+            axs[0].errorbar(x, g[:, 0] / d, yerr=[(g[:, 0] - g[:, 1]) / d,
+                                                  (g[:, 2] - g[:, 0]) / d],
+                            fmt="o", color=f"C{k}", label=f"engine P={P}")
+            axs[0].plot(x, [r.pred_jensen / r.pred for _, r in pts], "x", color=f"C{k}",
+                        alpha=0.7)
+            rr = red[red.P == P]
+            if len(rr):
+                r = rr.iloc[0]
+                axs[0].errorbar([CL_REDUCED_TAU * (1 + 0.02 * (k - 1)) * 1.06],
+                                [r.glob / r.pred], yerr=[[(r.glob - r.glob_lo) / r.pred],
+                                                         [(r.glob_hi - r.glob) / r.pred]],
+                                fmt="s", mfc="none", color=f"C{k}",
+                                label=f"reduced direction P={P}")
+        axs[0].axhspan(1 / (1 + tol), 1 + tol, color="0.9", zorder=0,
+                       label="band ×/÷(1 + PRED_TOL)")
+        axs[0].axhline(1.0, color="k", lw=0.8)
+        axs[0].set_xlabel("τ (below τ_c)")
+        axs[0].set_ylabel("measured / derived plateau")
+        axs[0].set_title("×: the Jensen formula's plateau / the derived one", fontsize=7)
+        axs[0].legend(fontsize=6)
+        attention_panel(axs[1], per)
+        axs[1].set_xticks(list(per), [f"{t:g}" for t in per], fontsize=7)
+        axs[1].minorticks_off()
+
     return ClaimResult("thm4.4-plateau", table, v, head, reading, brief=brief,
-                       settings=_settings(), extra={"reduced": reduced})
+                       settings=_settings(), extra={"reduced": reduced}, figure=figure)
 
 
 def _settings() -> dict:
@@ -282,6 +316,7 @@ def _settings() -> dict:
 CLAIM = Claim(
     id="thm4.4-plateau",
     paper=PAPER_NAME,
+    figsize=(10.0, 4.0),
     title="CL's plateau against the reduced CL model, per temperature (τ_c)",
     label="RECONSTRUCTED",
     kind="derivation check",
