@@ -262,6 +262,22 @@ def test_cl_concentrates_on_the_global_area_in_a_short_run():
     assert end.phi_glob_lq == pytest.approx(end.phi_glob_gq, abs=1e-3)
 
 
+def test_a_run_on_the_reduced_direction_moves_only_the_global_correlation():
+    """``cl_run_one(reduced=True)``: the gradient projected on the reduced CL model's one
+    direction (predictions.cl_plateau): the local correlations stay exactly 0 while the global
+    one grows as in the full run; readings every step of the second half, every
+    CL_EARLY_STRIDE-th before it."""
+    from theorylab.huang2024.setups.cl import CL_EARLY_STRIDE
+
+    cfg = pair_config(32, 8, 2, 20, 7)
+    red = cl_run_one(cfg, every=1, reduced=True)
+    full = cl_run_one(cfg, every=1)
+    assert (red.phi_own_lq == 0).all() and red.phi_glob_lq.iloc[-1] > 0.3
+    assert red.attn_glob_lq.iloc[-1] > 0.3 and full.phi_own_lq.abs().max() > 0
+    assert red.phi_glob_lq.iloc[-1] == pytest.approx(full.phi_glob_lq.iloc[-1], rel=0.3)
+    assert red.step.tolist() == [*range(0, 10, CL_EARLY_STRIDE), *range(10, 21)]
+
+
 def test_example_config_loads():
     cfg = load_config(EXAMPLE)
     assert cfg.model.objective == "cl" and cfg.train.engine == "cl-montecarlo"

@@ -20,8 +20,6 @@ from theorylab.huang2024.claims import (
     thm41eps,
     thm42,
     thm42_laws,
-    thm44,
-    thm44_plateau,
 )
 from theorylab.huang2024.predictions.asymptotics import crossing_law
 from theorylab.huang2024.predictions.rates import (
@@ -379,129 +377,6 @@ def test_lemma51_rates_match_the_engine_and_not_the_notes_signs():
     assert np.abs(r - derived).max() <= 1e-10 * np.abs(derived).max()
     assert d_rates["other_lq"] > 0 and rates["other_lq"] > 0
     assert lemma51_rates.NOTES_SIGNS["other_lq"] == -1
-
-
-# -- Theorem 4.4 -------------------------------------------------------------------------------
-def _t44(glob=(0.64, 0.63, 0.62), pred=(0.64, 0.63, 0.60), exists=True, tau=0.1, seeds=(0, 1, 2),
-         drift=0.0, jitter=0.01, phi_l=0.05, Ps=(32, 64, 128), mae_own=0.7, mae_moved=0.01,
-         cl_own=0.03, mild=None, mild_seeds=(0, 1, 2), jensen=None, jensen_exists=True):
-    jensen = jensen or tuple(0.85 * p for p in pred)
-    rows = []
-    for k in seeds:
-        e = (k - 1) * jitter
-        for P, g, p, j in zip(Ps, glob, pred, jensen):
-            rows.append({"objective": "cl", "tau": tau, "negatives": 15.0, "seed": k, "P": P,
-                         "delta": 0.25, "rho": 0.35, "init_glob_lq": 0.35, "init_own_lq": 0.05,
-                         "end_glob_lq": g + e, "drift_glob_lq": drift + (k - 1) * 0.01,
-                         "end_own_lq": cl_own, "end_glob_gq": g + e, "end_phi_own_lq": phi_l,
-                         "own_change_last_fifth": 0.0, "pred_exists": exists,
-                         "pred_glob": p if exists else 1.0, "tau_c": 0.21,
-                         "pred_exists_jensen": jensen_exists,
-                         "pred_glob_jensen": j if jensen_exists else 1.0,
-                         "tau_c_jensen": 0.25})
-        for P in Ps:
-            rows.append({"objective": "mae", "tau": NAN, "negatives": NAN, "seed": k, "P": P,
-                         "delta": 0.25, "rho": 0.35, "init_glob_lq": 0.35, "init_own_lq": 0.05,
-                         "end_glob_lq": 0.2, "drift_glob_lq": 0.0, "end_own_lq": mae_own,
-                         "end_glob_gq": 0.9, "end_phi_own_lq": 3.0,
-                         "own_change_last_fifth": mae_moved,
-                         "pred_exists": NAN, "pred_glob": NAN, "tau_c": NAN,
-                         "pred_exists_jensen": NAN, "pred_glob_jensen": NAN,
-                         "tau_c_jensen": NAN})
-    for k in mild_seeds:  # the mild-imbalance ladder (its own global attention)
-        for P, g in zip(Ps, mild or glob):
-            rows.append({"objective": "cl-mild", "tau": tau, "negatives": 15.0, "seed": k,
-                         "P": P, "delta": 0.1, "rho": 0.25, "init_glob_lq": 0.25,
-                         "init_own_lq": 0.05, "end_glob_lq": g + (k - 1) * jitter,
-                         "drift_glob_lq": 0.0, "end_own_lq": cl_own,
-                         "end_glob_gq": g + (k - 1) * jitter, "end_phi_own_lq": phi_l,
-                         "own_change_last_fifth": 0.0})
-    return {"table": pd.DataFrame(rows)}
-
-
-def test_thm44_judges_the_papers_sentences_at_every_temperature():
-    for t in (_t44(), _t44(glob=(0.95, 0.97, 0.98), exists=False, tau=0.5, drift=0.02)):
-        v = thm44.judge(t)
-        assert v.verdict == "agrees", v.reasons  # a plateau below 1 or none: both global
-        cf = counterfactual_table(thm44.judge, t, CLAIMS["thm4.4"].values(),
-                                  thm44.COUNTERFACTUALS)
-        assert cf.rejected.all(), cf
-    assert all(p.source == "paper" for p in thm44.PREDICTIONS)
-    # disagreeing: balanced attention (s ≈ 0) on the main or the mild ladder
-    assert thm44.judge(_t44(cl_own=0.6)).verdict == "disagrees"
-    mild = thm44.judge(_t44(mild=(0.2, 0.2, 0.2), cl_own=0.15))
-    assert mild.verdict == "disagrees"
-    # no selection: the global attention stays at its start share
-    assert thm44.judge(_t44(glob=(0.35, 0.35, 0.35))).verdict == "disagrees"
-    # no contrast: MAE favours the global area too
-    assert thm44.judge(_t44(mae_own=0.05)).verdict == "disagrees"
-
-
-def _taus(*tables):
-    """One table of several temperatures (the MAE arm, which has no τ, once)."""
-    out = [tables[0]["table"]] + [t["table"][t["table"].objective != "mae"] for t in tables[1:]]
-    return {"table": pd.concat(out, ignore_index=True)}
-
-
-def test_thm44_verdict_per_temperature():
-    """Agrees only when the sentences hold at every τ; failing at one τ of two is
-    inconclusive (τ-dependent), at every τ disagrees; the verdict per τ comes first."""
-    both = thm44.judge(_taus(_t44(), _t44(glob=(0.95, 0.97, 0.98), exists=False, tau=0.5)))
-    assert both.verdict == "agrees" and both.reasons[0].startswith("holds at every τ")
-    mixed = thm44.judge(_taus(_t44(), _t44(tau=0.5, cl_own=0.6)))
-    assert mixed.verdict == "inconclusive", mixed.reasons
-    assert mixed.reasons[0].startswith("τ-dependent (per τ: agrees at τ = 0.1, disagrees at "
-                                       "τ = 0.5)")
-    bad = thm44.judge(_taus(_t44(cl_own=0.6), _t44(tau=0.5, cl_own=0.6)))
-    assert bad.verdict == "disagrees"
-    # the near counterfactual above the lower bound: uniform attention, rejected
-    assert 0.5 < thm44.UNIFORM_CONTRAST <= 0.5 + 3 / 6
-    cf = counterfactual_table(thm44.judge, _t44(), CLAIMS["thm4.4"].values(),
-                              thm44.COUNTERFACTUALS)
-    assert cf.set_index("counterfactual").rejected["uniform attention"]
-
-
-def test_thm44_premises():
-    one = thm44.judge(_t44(seeds=(0, 1)))
-    assert one.verdict == "inconclusive" and one.reasons[0].startswith("premise failed")
-    mild = thm44.judge(_t44(mild_seeds=()))
-    assert mild.verdict == "inconclusive" and "mild imbalance" in mild.reasons[0]
-    mae = thm44.judge(_t44(mae_moved=0.1))
-    assert mae.verdict == "inconclusive" and "not converged" in " ".join(mae.reasons)
-    t = _t44()
-    t["table"].loc[0, "end_glob_lq"] = NAN
-    assert thm44.judge(t).verdict == "inconclusive"
-
-
-def test_thm44_plateau_derivation_check():
-    t = _t44()
-    assert thm44_plateau.judge(t).verdict == "agrees"
-    cf = counterfactual_table(thm44_plateau.judge, t, CLAIMS["thm4.4-plateau"].values(),
-                              thm44_plateau.COUNTERFACTUALS)
-    assert cf.rejected.all(), cf
-    assert thm44_plateau.judge(_t44(glob=(0.45, 0.44, 0.43))).verdict == "disagrees"
-    # a plateau a fifth above the derived one (two-sided: above as well as below)
-    assert thm44_plateau.judge(_t44(glob=(0.77, 0.76, 0.72))).verdict == "disagrees"
-    # outside the derivation's premise only the plateau's existence is compared
-    out = thm44_plateau.judge(_t44(phi_l=0.6))
-    assert out.verdict == "agrees" and "not compared" in out.reasons[0]
-    # a derived plateau where the attention goes on above 1 − ONE_TOL
-    assert thm44_plateau.judge(_t44(glob=(0.96, 0.97, 0.98))).verdict == "disagrees"
-    # the Jensen formula: rejected where it differs by more than the band, not where it is close
-    near = _t44(jensen=(0.63, 0.62, 0.60))
-    cf = counterfactual_table(thm44_plateau.judge, near, CLAIMS["thm4.4-plateau"].values(),
-                              thm44_plateau.COUNTERFACTUALS).set_index("counterfactual")
-    assert not cf.rejected["Jensen"]
-    # where the exact expectation has no plateau and the Jensen formula has one (τ_c between)
-    between = _t44(glob=(0.98, 0.98, 0.99), exists=False, tau=0.25, jensen=(0.86, 0.86, 0.86),
-                   jitter=0.002)
-    assert thm44_plateau.judge(between).verdict == "agrees"
-    assert thm44_plateau.judge(between, {**CLAIMS["thm4.4-plateau"].values(),
-                                         "NEG_EXACT": 0.0}).verdict == "disagrees"
-    above = _t44(glob=(0.97, 0.98, 0.99), exists=False, tau=0.5, jitter=0.002)
-    assert thm44_plateau.judge(above).verdict == "agrees"
-    settled = _t44(glob=(0.7, 0.7, 0.7), exists=False, tau=0.5, drift=-0.05)
-    assert thm44_plateau.judge(settled).verdict == "disagrees"
 
 
 # -- quick runs --------------------------------------------------------------------------------

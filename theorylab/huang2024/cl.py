@@ -118,7 +118,8 @@ def cl_loss_grad(structure: AreaStructure, Phi, Ups, batch: CLBatch, *, temperat
     else:
         attn = xp.row_softmax(logits)
     onehot = xp.cast(lab[:, :, None] == xp.arange(N)[None, None, :])  # (B, P, N)
-    s = xp.einsum("bvpq,bqm->bvpm", attn * unmf[:, :, None, :], onehot)  # (B, 2, P, N)
+    # (B, 2, P, N); a batched matrix product (BLAS), not an einsum, on every backend
+    s = (attn * unmf[:, :, None, :]) @ onehot[:, None]
     f = z[:, None, :] * (xp.sum(s, axis=2) / P)  # (B, 2, N): coordinates of f on v_{k, m}
     idx_np = (np.arange(B)[:, None] + np.arange(negatives + 1)[None, :]) % B  # self first
     idx = xp.asindex(idx_np)
@@ -150,8 +151,9 @@ def cl_loss_grad(structure: AreaStructure, Phi, Ups, batch: CLBatch, *, temperat
         dl = attn * (g[:, :, None, :] - xp.sum(attn * g[:, :, None, :], axis=3, keepdims=True))
         gUps = xp.to_numpy(xp.sum(dl, axis=(0, 1)))
         foh = xp.cast(feat[:, :, None] == xp.arange(structure.F)[None, None, :])
-        gPhi = xp.to_numpy(xp.einsum("bpq,bqf->pf", xp.sum(dl * zq[:, :, None, :], axis=1),
-                                     foh))
+        # Σ_b Σ_q X[b, p, q] foh[b, q, f] as one matrix product (P, B·P) @ (B·P, F)
+        X = xp.moveaxis(xp.sum(dl * zq[:, :, None, :], axis=1), 0, 1).reshape(P, -1)
+        gPhi = xp.to_numpy(X @ foh.reshape(-1, structure.F))
     return CLEval(loss, xp.to_numpy(per), gPhi, gUps,
                   xp.to_numpy(xp.sum(s * onehot[:, None], axis=3)), xp.to_numpy(s[..., 0]),
                   xp.to_numpy(xp.sum(attn * maskf[:, :, None, :], axis=3)))
@@ -161,14 +163,29 @@ def clean_attention(structure: AreaStructure, Phi: np.ndarray, Ups: np.ndarray,
                     cluster: np.ndarray, z: np.ndarray) -> np.ndarray:
     """Attention masses (B, P, Nmax) of every query p on every area m of clean (unmasked)
     images: softmax_q(z_{m(q)} Φ[p, f(k, m(q))] + Υ[p, q]) summed over the keys of each area
-    (max-subtracted softmax, numpy float64). The same function of (Φ, Υ) for the MAE and the
-    CL model: at Q⁰ = 0 it is C_m/P."""
-    lab = structure.labels[cluster]  # (B, P)
-    feat = structure.offset[cluster][:, None] + lab
-    zq = np.take_along_axis(z, lab, axis=1)
-    logits = Ups[None] + zq[:, None, :] * np.moveaxis(Phi[:, feat], 0, 1)
-    logits = logits - logits.max(axis=2, keepdims=True)
-    e = np.exp(logits)
-    attn = e / e.sum(axis=2, keepdims=True)
-    onehot = (lab[:, :, None] == np.arange(z.shape[1])[None, None, :]).astype(np.float64)
-    return np.einsum("bpq,bqm->bpm", attn, onehot)
+    (numpy float64). The same function of (Φ, Υ) for the MAE and the CL model: at Q⁰ = 0 it
+    is C_m/P.
+
+    Computed per area, not per key: every key q of area m carries the same feature term
+    z_m Φ[p, f(k, m)], so the mass on area m is e^{z_m Φ[p, f(k, m)]} · U_k[p, m] with
+    U_k[p, m] = Σ_{q ∈ m} e^{Υ[p, q]} (one matrix product per cluster k), normalised over the
+    areas in the log domain (max-subtracted); (B, P, Nmax) exponentials instead of (B, P, P).
+    Areas past a cluster's own (m ≥ n_areas[k]) get mass 0."""
+    B, N = len(cluster), z.shape[1]
+    P = Ups.shape[0]
+    out = np.zeros((B, P, N))
+    umax = Ups.max(axis=1, keepdims=True)
+    eU = np.exp(Ups - umax)
+    for k in np.unique(cluster):
+        n_k = int(structure.n_areas[k])
+        oh = (structure.labels[k][:, None] == np.arange(n_k)[None, :]).astype(np.float64)
+        with np.errstate(divide="ignore"):
+            logU = np.log(eU @ oh) + umax  # (P, n_k); −∞ for an area without keys
+        sel = np.flatnonzero(cluster == k)
+        off = int(structure.offset[k])
+        logits = z[sel, None, :n_k] * Phi[None, :, off:off + n_k] + logU[None]
+        logits -= logits.max(axis=2, keepdims=True)
+        mass = np.exp(logits, out=logits)
+        mass /= mass.sum(axis=2, keepdims=True)
+        out[sel, :, :n_k] = mass
+    return out

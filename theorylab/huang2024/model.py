@@ -97,7 +97,8 @@ def mae_loss_grad(structure: AreaStructure, Phi, Ups, batch: Batch, *,
     attn = xp.where(Z > 0, e / xp.where(Z > 0, Z, 1.0), 0.0)  # (B, P, P)
     onehot = xp.cast(lab[:, :, None] == xp.arange(Nmax)[None, None, :])  # (B, P, N)
     # s[b,p,m]: attention on unmasked keys of area m; output coefficient of v_m is z_m s_m
-    s = xp.einsum("bpq,bqm->bpm", attn * unmf[:, None, :], onehot)
+    # batched matrix products (BLAS) rather than einsums, on every backend
+    s = (attn * unmf[:, None, :]) @ onehot
     resid = z[:, None, :] * s - zj[:, :, None] * onehot  # (B, P, N)
     lq = 0.5 * xp.sum(resid * resid, axis=2)  # (B, P): ½‖F_p − x_p‖²
     nf = xp.asarray(norm_factor(loss_norm, batch.mask))
@@ -107,14 +108,16 @@ def mae_loss_grad(structure: AreaStructure, Phi, Ups, batch: Batch, *,
     gPhi = gUps = None
     if need_grad:
         # ∂ℓ_p/∂attn_{pq} = ⟨F_p − x_p, x̃_q⟩ = zq_q · resid[p, m(q)]
-        h = zq[:, None, :] * xp.einsum("bpm,bqm->bpq", resid, onehot)
+        h = zq[:, None, :] * (resid @ xp.moveaxis(onehot, 1, 2))
         H = xp.sum(attn * h, axis=2, keepdims=True)
         rw = (w * nf)[:, None] * maskf  # (B, P): weight of query rows
         dl = attn * (h - H) * rw[:, :, None]  # ∂L/∂logit_{pq} (softmax backward)
         gUps = xp.to_numpy(xp.sum(dl, axis=0))
         # logit_{pq} ∋ zq_q Φ[p, feat_q] → ∂/∂Φ[p, f] = Σ_{b,q: feat=f} dl zq
         foh = xp.cast(feat[:, :, None] == xp.arange(structure.F)[None, None, :])
-        gPhi = xp.to_numpy(xp.einsum("bpq,bqf->pf", dl * zq[:, None, :], foh))
+        # Σ_b Σ_q X[b, p, q] foh[b, q, f] as one matrix product (P, B·P) @ (B·P, F)
+        X = xp.moveaxis(dl * zq[:, None, :], 0, 1).reshape(P, -1)
+        gPhi = xp.to_numpy(X @ foh.reshape(-1, structure.F))
     return BatchEval(loss, xp.to_numpy(per_sample), gPhi, gUps,
                      xp.to_numpy(xp.sum(s * onehot, axis=2)), xp.to_numpy(s[:, :, 0]),
                      xp.to_numpy(xp.sum(attn * maskf[:, None, :], axis=2)))

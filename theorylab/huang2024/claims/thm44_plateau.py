@@ -3,14 +3,24 @@ reconstructed CL model to leading order in P, with the expectation over the n ne
 exactly, ``predictions.cl_plateau``, against the Monte Carlo engine on the same model;
 evidence for the explanation of thm4.4's per-τ numbers, not for the paper).
 
-Per temperature τ (every τ of ``setups.TAUS``, the runs thm4.4 judges), per rung: where the
-reduced model has a plateau (τ below its τ_c, derived per rung), the measured global attention
-settles (drift below DRIFT_TOL) below 1 − ONE_TOL — the plateau exists, as derived — and its
-value follows the derived one within a factor 1 + PRED_TOL, two-sided (on rungs inside the
-derivation's premise: local correlations frozen, |φ_l| ≤ PHI_L_TOL); where it has none (τ
-above τ_c), the measured attention ends above 1 − ONE_TOL (a rise still under way at the
-horizon is ``inconclusive``). The temperatures 0.2 and 0.25 sit on the two sides of the derived
-τ_c ≈ 0.21–0.22, and 0.25 below the Jensen formula's τ_c ≈ 0.25–0.26.
+Per temperature τ (every τ of ``setups.TAUS``, the runs thm4.4 judges; 300 steps at τ = 0.2
+and 0.25, next to τ_c, 200 elsewhere), per rung: where the reduced model has a plateau (τ below
+its τ_c, derived per rung), the measured global attention settles below 1 − ONE_TOL — the
+plateau exists, as derived — and its value follows the derived one within a factor
+1 + PRED_TOL, two-sided (on rungs inside the derivation's premise: local correlations frozen,
+|φ_l| ≤ PHI_L_TOL). Settled is the kernel's rule (``core.claims.bands.SETTLE_FRACTION``): the
+mean drift over the last half of the runs below a third of the distance from the derived
+plateau to the nearest counterfactual plateau (the Jensen formula's, or ×0.8, ×1.25); a plateau
+that has not settled is ``inconclusive``, never judged. Where the model has no plateau (τ above
+τ_c), the measured attention ends above 1 − ONE_TOL (a rise still under way below it is
+``inconclusive``). The temperatures 0.2 and 0.25 sit on the two sides of the derived τ_c ≈
+0.21–0.22, and 0.25 below the Jensen formula's τ_c ≈ 0.25–0.26.
+
+Which side a departure comes from: the engine is also run on the reduced model's one direction
+(``setups.cl_reduced_measure``: the gradient projected on the shared global correlation φ,
+local correlations and Υ frozen; τ = 0.2, 3 seeds per rung), the finite-P Monte Carlo dynamics
+of the very model the derivation solves, judged against the same derived plateau: its gap is
+the derivation's error; the full engine's further gap is the engine leaving the reduction.
 
 The derived plateau the judge compares with is the Jensen formula's plus NEG_EXACT times the
 exact expectation's correction to it (a plateau of 1 where a formula has none): NEG_EXACT = 1 is
@@ -33,10 +43,11 @@ from theorylab.core.claims import (
     judge_band,
     threshold_values,
 )
+from theorylab.core.claims.bands import SETTLE_FRACTION, candidates, nearest_distance
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
-from ..setups import NEGATIVES
+from ..setups import CL_LONG_STEPS, CL_REDUCED_TAU, NEGATIVES, cl_reduced_measure
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
 from .thm44 import COLUMNS, cl_by_tau
@@ -46,10 +57,12 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "de
 THRESHOLDS = (
     Threshold("PRED_TOL", 0.1, "derived bound",
               "size of the orders the derived plateau neglects, measured on the engine: the "
-              "root of the engine's population gradient along the global correlation lies "
-              "within 0.25 of the derived φ* (tests/huang2024/test_cl_predictions.py), and "
-              "the clean global attention moves by ∂a/∂φ ≈ z̄ a(1 − a) ≈ 0.23 per unit of φ "
-              "there: 0.25 × 0.23 ≈ 0.06, a tenth of a plateau near 0.6",
+              "engine on the reduced model's direction alone (table reduced) ends within "
+              "0.01 of the derived plateau at P = 64, 128 and 0.03 above it at P = 32 (τ = "
+              "0.2: finite P, the view counts at their means), and the full engine's local "
+              "correlations (|φ_l| up to 0.1 inside the premise) add about a(1 − a)·z̄·|φ_l| ≈ "
+              "0.02: together up to ×1.07 on a plateau near 0.83; 0.1 covers them with the "
+              "seeds' interval",
               role="the plateau follows the derived one when the interval of measured/derived "
               "lies within ×/÷(1 + PRED_TOL) of PLATEAU_FACTOR"),
     Threshold("PHI_L_TOL", 0.25, "project choice",
@@ -57,25 +70,23 @@ THRESHOLDS = (
               "reduction); 0.25 moves a local area's logit by at most e^{0.375} ≈ 1.45 in "
               "weight, about PRED_TOL in the global attention",
               role="a rung whose mean |φ_l| exceeds it is not compared with the plateau"),
-    Threshold("DRIFT_TOL", 0.1, "project choice",
-              "a plateau: no upward drift above 0.1 over the last half of the run",
-              role="premise of a plateau comparison"),
     Threshold("ONE_TOL", 0.05, "derived bound",
               "a plateau of the reduced model is highest just below τ_c, where its basin "
-              "closes: 0.88–0.90 on the ladder (cl_critical_temperature, exact expectation; "
-              "0.85–0.90 on the mild ladder); 1 − 0.05 = 0.95 lies halfway from the highest "
-              "plateau to 1, so an end value settled above it is no plateau of the reduced "
-              "model, and one above it where the model has none reads as tending to 1. It "
-              "decides τ = 0.2, where the plateaus (0.82–0.83 derived, near 0.85–0.89 "
-              "measured) sit just below the old edge 0.9",
+              "closes: 0.88–0.90 on the ladder (cl_critical_temperature, exact expectation); "
+              "1 − 0.05 = 0.95 lies halfway from the highest plateau to 1, so an end value "
+              "settled above it is no plateau of the reduced model, and one above it where "
+              "the model has none reads as tending to 1. It decides τ = 0.25 (no plateau "
+              "derived; the Jensen formula's at 0.86–0.87) and the existence side of τ = 0.2 "
+              "(derived 0.82–0.83); where it flips is the sensitivity table's",
               role="a derived plateau must be settled below 1 − ONE_TOL; where the derivation "
               "has none, the interval must lie above 1 − ONE_TOL"),
     Threshold("NEG_EXACT", 1.0, "derived bound",
-              "the derived plateau is the Jensen formula's plus this share of the exact "
-              "expectation's correction to it: 1, as the expectation over the n negatives is "
-              "computed exactly (predictions.cl_plateau, checked against the enumerated "
-              "expectation in proofs_checks/huang2024/check_cl_plateau.py); ×0.5 and ×2 "
-              "ask whether half or twice the correction would pass",
+              "not a tolerance: the share of the exact expectation's correction to the Jensen "
+              "formula in the derived plateau, 1 because the expectation over the n negatives "
+              "is computed exactly (predictions.cl_plateau, checked against the enumerated "
+              "expectation in proofs_checks/huang2024/check_cl_plateau.py); 0 is the Jensen "
+              "formula, which the check must reject, so its ×0.5 (halfway to it) may flip the "
+              "verdict: the flip points are how finely the engine resolves the share",
               role="which derived plateau the measured one is compared with (0: the Jensen "
               "formula)"),
 )
@@ -109,48 +120,71 @@ def derived_rows(rows: pd.DataFrame, share: float) -> pd.DataFrame:
     return rows.assign(pred=pred.clip(upper=1.0), pred_exists=pred < 1.0)
 
 
+def settle_allowed(rows: pd.DataFrame) -> pd.Series:
+    """Per rung (a [`cl_rung_rows`][theorylab.huang2024.setups.cl_rung_rows] frame): the
+    largest mean drift over the last half of the runs that still counts as settled, by the
+    kernel's rule (as ``judge_settled`` reads it): SETTLE_FRACTION (a third) of the distance from
+    the declared PLATEAU_FACTOR to its nearest declared counterfactual (×0.8: a quarter of the
+    value in ``nearest_distance``'s factor units), in attention units at the derived plateau;
+    NaN where the derivation has no plateau. The Jensen formula's plateau is no near
+    counterfactual of the value (it lies inside the band, ×0.92–0.96 of the exact one): it is
+    decided by τ_c."""
+    return rows.pred.map(_allowed).where(rows.pred_exists)
+
+
+def _allowed(pred: float) -> float:
+    p = PREDICTIONS[0]
+    alts = candidates(p.name, p.value, COUNTERFACTUALS)
+    return SETTLE_FRACTION * nearest_distance(p.value, alts.values(), THRESHOLDS[0].value,
+                                              p.scale) * pred
+
+
+def _plateau_part(r, allowed: float, v: dict, one: float, label: str) -> Verdict:
+    """One rung where the derivation has a plateau: its existence (settled below 1 − ONE_TOL),
+    then its value (the band of PLATEAU_FACTOR) on a settled plateau inside the premise."""
+    name = f"{label}τ={r.tau:g}, P={r.P} (τ_c={r.tau_c:.3f})"
+    meas = f"{r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}]"
+    if r.glob_lo > one:
+        return Verdict("disagrees", (f"{name}: derived plateau {r.pred:.3f}, but the measured "
+                                     f"attention reaches {meas}, above {one:g}",))
+    drift = f"drift {r.drift:+.3f} over the last {r.steps // 2} of {r.steps} steps"
+    if not (abs(r.drift) < allowed and r.glob_hi < one):
+        return Verdict("inconclusive", (
+            f"{name}: derived plateau {r.pred:.3f}; measured {meas}, {drift}: not settled "
+            f"(|drift| ≥ {allowed:.3f}, a third of the distance to the nearest counterfactual "
+            f"plateau) or not below {one:g}",))
+    exist = f"{name}: settled below {one:g} ({drift}, < {allowed:.3f}), as derived"
+    if r.phi_l > v["PHI_L_TOL"]:
+        return Verdict("agrees", (
+            f"{exist}; its value {meas} not compared with {r.pred:.3f} (|φ_l| {r.phi_l:.2f} > "
+            f"{v['PHI_L_TOL']:g}: outside the derivation's premise)",))
+    w = judge_band(PREDICTIONS[0], (r.glob / r.pred, r.glob_lo / r.pred, r.glob_hi / r.pred),
+                   v, COUNTERFACTUALS, what=f"measured/derived ({meas} / {r.pred:.3f})")
+    return Verdict(w.verdict, tuple(f"{exist}; {x}" for x in w.reasons))
+
+
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """Per temperature and rung: measured against the derived plateau (or against 1 where there
-    is none), with the declared values (or `values`)."""
+    is none), with the declared values (or `values`); and the engine on the reduced model's
+    direction (table ``reduced``, when given) against the same derived plateau."""
     v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     parts = []
     one = 1 - v["ONE_TOL"]
     for tau, sub in cl_by_tau(t):
-        rows = derived_rows(rung_rows(sub), v["NEG_EXACT"])
+        rows = rung_rows(sub)
         if len(rows) == 0 or (rows.seeds < 3).any():
             parts.append(Verdict("inconclusive", (
                 f"τ={tau:g}: premise failed: need ≥ 3 seeds (each its own area partition) per "
                 "rung",)))
             continue
+        rows = derived_rows(rows, v["NEG_EXACT"]).assign(tau=tau)
         for r in rows.itertuples():
             name = f"τ={tau:g}, P={r.P} (τ_c={r.tau_c:.3f})"
             meas = f"{r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}]"
-            settled = r.drift_hi < v["DRIFT_TOL"]
             if r.pred_exists:
-                # existence: a settled plateau below 1 − ONE_TOL, as derived
-                if r.glob_lo > one:
-                    parts.append(Verdict("disagrees", (
-                        f"{name}: derived plateau {r.pred:.3f}, but the measured attention "
-                        f"reaches {meas}, above {one:g}",)))
-                    continue
-                if not (settled and r.glob_hi < one):
-                    parts.append(Verdict("inconclusive", (
-                        f"{name}: derived plateau {r.pred:.3f}; measured {meas}, drift "
-                        f"[{r.drift_lo:+.3f}, {r.drift_hi:+.3f}]: not a settled plateau below "
-                        f"{one:g} yet",)))
-                    continue
-                exist = f"{name}: a settled plateau below {one:g}, as derived"
-                if r.phi_l > v["PHI_L_TOL"]:
-                    parts.append(Verdict("agrees", (
-                        f"{exist}; its value {meas} not compared with {r.pred:.3f} (|φ_l| "
-                        f"{r.phi_l:.2f} > {v['PHI_L_TOL']:g}: outside the derivation's "
-                        "premise)",)))
-                    continue
-                w = judge_band(PREDICTIONS[0], (r.glob / r.pred, r.glob_lo / r.pred,
-                                                r.glob_hi / r.pred), v, COUNTERFACTUALS,
-                               what=f"measured/derived ({meas} / {r.pred:.3f})")
-                parts.append(Verdict(w.verdict, tuple(f"{exist}; {x}" for x in w.reasons)))
+                # a plateau only a changed share derives: settled by the declared factors' rule
+                parts.append(_plateau_part(r, _allowed(r.pred), v, one, ""))
             elif r.glob_lo > one:
                 parts.append(Verdict("agrees", (
                     f"{name}: no derived plateau; measured {meas} above {one:g}",)))
@@ -162,6 +196,15 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                 parts.append(Verdict("disagrees", (
                     f"{name}: no derived plateau, but the measured attention settles at {meas} "
                     f"below {one:g}",)))
+    red = tables.get("reduced")
+    if red is not None and len(red):
+        for tau, sub in red.groupby("tau"):
+            rows = rung_rows(sub.assign(objective="cl"))
+            rows = derived_rows(rows, v["NEG_EXACT"]).assign(tau=float(tau), phi_l=0.0)
+            for r in rows.itertuples():
+                if r.pred_exists:
+                    parts.append(_plateau_part(r, _allowed(r.pred), v, one,
+                                               "reduced direction, "))
     if not parts:
         return Verdict("inconclusive", ("premise failed: no CL runs",))
     return combine(parts)
@@ -174,38 +217,66 @@ def _fmt(exists: bool, value: float) -> str:
 def run(quick: bool) -> ClaimResult:
     table, _ = measure_all(quick)
     table = table.reindex(columns=COLUMNS)
-    v = judge({"table": table})
-    per_tau = {tau: rung_rows(sub) for tau, sub in cl_by_tau(table)}
-    first = next(iter(per_tau.values()))
+    reduced = cl_reduced_measure(quick).reindex(columns=COLUMNS)
+    v = judge({"table": table, "reduced": reduced})
+    per = {tau: rung_rows(sub) for tau, sub in cl_by_tau(table)}
+    for rows in per.values():
+        rows["allowed"] = settle_allowed(rows)
+    red = rung_rows(reduced.assign(objective="cl"))
+    first = next(iter(per.values()))
+    at = per.get(CL_REDUCED_TAU, first)
     reading = [
         "Derived τ_c per P (exact expectation over the negatives; the Jensen formula's in "
         "brackets): " + ", ".join(f"P={r.P}: {r.tau_c:.3f} ({r.tau_c_jensen:.3f})"
                                   for r in first.itertuples()) + ".",
         "Plateau per τ and P: measured (engine, mean over seeds, 95 % interval) / derived "
-        "exact / Jensen formula: " + "; ".join(
-            f"τ={tau:g}: " + ", ".join(
+        "exact / Jensen formula (drift over the last half of the run; the drift that still "
+        "counts as settled): " + "; ".join(
+            f"τ={tau:g} ({int(rows.steps.max())} steps): " + ", ".join(
                 f"P={r.P}: {r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}] / "
                 f"{_fmt(r.pred_exists, r.pred)} / {_fmt(r.pred_exists_jensen, r.pred_jensen)}"
-                f" (drift {r.drift:+.3f}, |φ_l| {r.phi_l:.2f})" for r in rows.itertuples())
-            for tau, rows in per_tau.items()) + ".",
+                f" (drift {r.drift:+.3f}" + (f", settled below {r.allowed:.3f}"
+                                             if r.pred_exists else "")
+                + f"; |φ_l| {r.phi_l:.2f})" for r in rows.itertuples())
+            for tau, rows in per.items()) + ".",
+        f"Which side the engine's excess over the derived plateau comes from (τ = "
+        f"{CL_REDUCED_TAU:g}): the engine on the reduced model's direction only (one global "
+        "correlation φ, local correlations and Υ frozen at 0: the model the derivation solves, "
+        "at finite P with Monte Carlo batches) ends at " + ", ".join(
+            f"P={r.P}: {r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}]"
+            for r in red.itertuples()) + " against the derived " + ", ".join(
+            f"{r.pred:.3f}" for r in red.itertuples()) + "; the full engine at " + ", ".join(
+            f"{r.glob:.3f}" for r in at.itertuples()) + ". The derivation's own error (finite "
+        "P, the view counts at their means) is the first gap and shrinks with P; the rest is "
+        "the full engine leaving the reduction: the local correlations drift (φ_l < 0 at "
+        "τ = 0.2, which moves weight from the local keys to the global ones) — an order the "
+        "derivation neglects, covered by PRED_TOL, not an error of its algebra.",
+        "The plateau's value cannot tell the exact expectation from the Jensen formula at "
+        "τ ≤ 0.2: their plateaus differ by ×0.92–0.96, inside the band ×/÷(1 + PRED_TOL) the "
+        "neglected orders need (measured/derived up to ≈ 1.07). The two are told apart by τ_c: "
+        "at τ = 0.25 the exact expectation has no plateau and the Jensen formula one at "
+        "0.86–0.87; the engine's attention ends above 1 − ONE_TOL there.",
     ]
     head = {f"measured/derived τ={tau:g} P={r.P}": (float(r.glob / r.pred) if r.pred_exists
                                                      else float("nan"))
-            for tau, rows in per_tau.items() for r in rows.itertuples()}
+            for tau, rows in per.items() for r in rows.itertuples()}
+    head.update({f"reduced direction/derived τ={CL_REDUCED_TAU:g} P={r.P}":
+                 float(r.glob / r.pred) for r in red.itertuples()})
     head.update({f"derived τ_c P={r.P}": float(r.tau_c) for r in first.itertuples()})
     head.update({f"Jensen τ_c P={r.P}": float(r.tau_c_jensen) for r in first.itertuples()})
     brief = (f"{v.verdict}: τ_c " + "/".join(f"{r.tau_c:.3f}" for r in first.itertuples())
              + " (Jensen " + "/".join(f"{r.tau_c_jensen:.3f}" for r in first.itertuples())
-             + "); at τ=0.2 measured " + "/".join(
-                 f"{r.glob:.2f}" for r in per_tau.get(0.2, first).itertuples())
-             + f" vs {'/'.join(f'{r.pred:.2f}' for r in per_tau.get(0.2, first).itertuples())}"
+             + f"); at τ={CL_REDUCED_TAU:g} engine " + "/".join(
+                 f"{r.glob:.2f}" for r in at.itertuples())
+             + f", reduced {'/'.join(f'{r.glob:.2f}' for r in red.itertuples())}"
+             + f" vs {'/'.join(f'{r.pred:.2f}' for r in at.itertuples())}"
              + f"; {int(first.seeds.min())} seeds")
     return ClaimResult("thm4.4-plateau", table, v, head, reading, brief=brief,
-                       settings=_settings())
+                       settings=_settings(), extra={"reduced": reduced})
 
 
 def _settings() -> dict:
-    return {"Q⁰": 0, "negatives": NEGATIVES, "steps": 200}
+    return {"Q⁰": 0, "negatives": NEGATIVES, "steps": 200, "steps near τ_c": CL_LONG_STEPS}
 
 
 CLAIM = Claim(

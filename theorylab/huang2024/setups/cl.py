@@ -43,7 +43,8 @@ __all__ = ["ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "CL_QUICK_TAUS"
            "CL_DELTA", "pair_config", "CL_MILD_DELTA", "CL_MILD_SEEDS",
            "cl_mild_measure", "cl_ladder", "CL_SEEDS", "CL_END_FRACTION", "CL_N_CLEAN",
            "CL_MAE_STEPS", "cl_settings", "cl_run_one", "cl_seed_run", "cl_mae_run",
-           "cl_rung_prediction", "cl_measure", "cl_measure_all", "cl_rung_rows"]
+           "cl_rung_prediction", "cl_measure", "cl_measure_all", "cl_rung_rows", "CL_LONG_TAUS",
+           "CL_LONG_STEPS", "cl_steps", "CL_REDUCED_TAU", "cl_reduced_measure"]
 
 
 
@@ -88,11 +89,29 @@ CL_SEEDS = (0, 1, 2, 3, 4)
 #: the change over the last half of the run that the least-squares line through its readings
 #: there gives (slope × T/2).
 CL_END_FRACTION = 0.25
+#: Readings in the first half of a run are this many times sparser (the read-out on
+#: CL_N_CLEAN clean images is most of a run's time; the first half only draws the trajectory).
+CL_EARLY_STRIDE = 5
 #: Clean images of the read-out batch.
 CL_N_CLEAN = 256
 #: Steps of the MAE arm (step size ×K): enough for its own-area attention to settle on the
 #: ladder (measured: within 0.02 over the last two fifths at P = 32).
 CL_MAE_STEPS = 600
+
+
+#: The temperatures next to the derived τ_c (0.21–0.22) and the Jensen formula's (0.25–0.26),
+#: where the plateau's basin is shallow and the attention approaches it slowly: run
+#: CL_LONG_STEPS steps instead of 200 (at τ = 0.25, P = 128 the attention still rose by 0.035
+#: over the last 100 of 200 steps, with an end interval across 1 − ONE_TOL).
+CL_LONG_TAUS = (0.2, 0.25)
+CL_LONG_STEPS = 300
+
+
+def cl_steps(quick: bool, tau: float) -> int:
+    """CL's steps at temperature `tau`: ``cl_settings(quick)["steps"]``, ×1.5 (CL_LONG_STEPS in
+    the full run) at CL_LONG_TAUS."""
+    st = cl_settings(quick)["steps"]
+    return (st * CL_LONG_STEPS) // 200 if float(tau) in CL_LONG_TAUS else st
 
 
 def cl_settings(quick: bool) -> dict:
@@ -106,10 +125,14 @@ def cl_settings(quick: bool) -> dict:
             "mae_steps": CL_MAE_STEPS, "taus": TAUS}
 
 
-def cl_run_one(cfg: ExperimentConfig, every: int) -> pd.DataFrame:
-    """GD with ``cfg``'s engine; at every ``every``-th step (and the last) the clean-image
-    attention masses of local-area (``lq``) and global-area (``gq``) queries, averaged over
-    CL_N_CLEAN seeded clean images (the same images for every run), and Φ own/global."""
+def cl_run_one(cfg: ExperimentConfig, every: int, reduced: bool = False) -> pd.DataFrame:
+    """GD with ``cfg``'s engine (with `reduced`: the gradient projected on the reduced CL
+    model of ``predictions.cl_plateau``, one global FP correlation φ shared by every row and
+    cluster, local correlations and Υ frozen at 0); at every ``every``-th step of the second
+    half of the run (every ``CL_EARLY_STRIDE``·``every``-th before it; the summaries read only
+    the second half) and at the first and last step, the clean-image attention masses of local-area
+    (``lq``) and global-area (``gq``) queries, averaged over CL_N_CLEAN seeded clean images
+    (the same images for every run), and Φ own/global."""
     eng = make_engine(cfg)
     s = eng.structure
     from ..cl import clean_attention
@@ -125,7 +148,7 @@ def cl_run_one(cfg: ExperimentConfig, every: int) -> pd.DataFrame:
     for step in range(T + 1):
         last = step == T
         ev = eng.evaluate(params, step, need_grad=not last, record=False)
-        if step % every == 0 or last:
+        if (step % (every if 2 * step >= T else CL_EARLY_STRIDE * every) == 0) or last:
             a = clean_attention(s, params.Phi, params.Ups, cl, z)
             own = np.take_along_axis(a, lab[:, :, None], axis=2)[..., 0]
             rows.append({"step": step, "loss": ev.loss,
@@ -136,18 +159,28 @@ def cl_run_one(cfg: ExperimentConfig, every: int) -> pd.DataFrame:
         if not np.isfinite(ev.loss):
             break
         if not last:
-            params = eng.apply(params, ev.grads)
+            params = eng.apply(params, _project(ev.grads, s) if reduced else ev.grads)
     return pd.DataFrame(rows)
+
+
+def _project(grads: dict, s) -> dict:
+    """The gradient along the reduced CL model's one direction: the mean of ∂L/∂Φ over the
+    global-area feature of every cluster and every row, on those entries only."""
+    glob = np.asarray(s.offset)[: s.K]
+    g = np.zeros_like(grads["Phi"])
+    g[:, glob] = grads["Phi"][:, glob].mean()
+    return {"Phi": g, "Ups": np.zeros_like(grads["Ups"])}
 
 
 @lru_cache(maxsize=256)
 def cl_seed_run(P: int, C1: int, C: int, steps: int, tau: float, every: int,
-                seed: int) -> pd.DataFrame:
+                seed: int, reduced: bool = False) -> pd.DataFrame:
     """One CL run (a sweep point): [`cl_run_one`][] of the [`pair_config`][] with temperature
-    `tau`, Monte Carlo seed and area partition `seed`."""
+    `tau`, Monte Carlo seed and area partition `seed` (`reduced`: on the reduced model's
+    direction only)."""
     cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau).replace(
         data={"seed": seed}, train={"seed": seed}).resolved()
-    return cl_run_one(cfg, every)
+    return cl_run_one(cfg, every, reduced)
 
 
 @lru_cache(maxsize=64)
@@ -208,7 +241,8 @@ def _cl_measure(quick: bool, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     st = cl_settings(quick)
     cells = [(r, sd) for r in st["ladder"] for sd in st["seeds"]]
-    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=st["steps"],
+    steps = cl_steps(quick, tau)
+    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=steps,
                                  tau=float(tau), every=st["every"], seed=sd)
                       for (P, C1, C), sd in cells])
     mcells = [(r, sd) for r in st["ladder"] for sd in CL_SEEDS[:3]]
@@ -218,7 +252,7 @@ def _cl_measure(quick: bool, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows, trajs = [], []
     for ((P, C1, C), sd), tr in zip(cells, trs):
         tr = point_rows(tr)
-        cfg = pair_config(P, C1, C, st["steps"], NEGATIVES, tau=tau)
+        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
         rows.append({"objective": "cl", "tau": float(tau), "seed": sd, "P": P, "C1": C1, "C": C,
                      "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
                      **_cl_summary(tr), **cl_rung_prediction(P, C1, C, float(tau))})
@@ -265,12 +299,13 @@ def _cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
 
     st = cl_settings(quick)
     cells = [(r, sd) for r in cl_ladder(quick, CL_MILD_DELTA) for sd in CL_MILD_SEEDS]
-    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=st["steps"],
+    steps = cl_steps(quick, tau)
+    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=steps,
                                  tau=float(tau), every=st["every"], seed=sd)
                       for (P, C1, C), sd in cells])
     rows = []
     for ((P, C1, C), sd), tr in zip(cells, trs):
-        cfg = pair_config(P, C1, C, st["steps"], NEGATIVES, tau=tau)
+        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
         rows.append({"objective": "cl-mild", "tau": float(tau), "seed": sd, "P": P, "C1": C1,
                      "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
                      **_cl_summary(point_rows(tr))})
@@ -301,7 +336,8 @@ def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:
         gap = t_interval(m.end_own_lq.to_numpy() - g.end_own_lq.mean()) if len(m) else (
             math.nan, math.nan, math.nan)
         out.append({
-            "P": int(P), "seeds": int(g.seed.nunique()), "delta": float(g.delta.mean()),
+            "P": int(P), "seeds": int(g.seed.nunique()), "steps": int(g.steps.max()),
+            "delta": float(g.delta.mean()),
             "rho": float(g.rho.mean()), "glob": end[0], "glob_lo": end[1], "glob_hi": end[2],
             "rise": rise[0], "rise_lo": rise[1], "rise_hi": rise[2],
             "drift": dr[0], "drift_lo": dr[1], "drift_hi": dr[2],
@@ -318,3 +354,40 @@ def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:
             "finite": bool(np.all(np.isfinite(g[["end_glob_lq", "drift_glob_lq"]].to_numpy(
                 float))))})
     return pd.DataFrame(out)
+
+
+#: The temperature of the reduced-direction runs ([`cl_reduced_measure`][]): the largest τ
+#: below the derived τ_c on the grid, where the engine's plateau lies furthest above the derived
+#: one.
+CL_REDUCED_TAU = 0.2
+
+
+@lru_cache(maxsize=4)
+def _cl_reduced_measure(quick: bool) -> pd.DataFrame:
+    from theorylab.core.claims import point_rows
+    from theorylab.core.sweep import call_point, run_points
+
+    st = cl_settings(quick)
+    tau = CL_REDUCED_TAU
+    steps = cl_steps(quick, tau)
+    cells = [(r, sd) for r in st["ladder"] for sd in CL_SEEDS[:3]]
+    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=steps,
+                                 tau=tau, every=st["every"], seed=sd, reduced=True)
+                      for (P, C1, C), sd in cells])
+    rows = []
+    for ((P, C1, C), sd), tr in zip(cells, trs):
+        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
+        rows.append({"objective": "cl-reduced", "tau": tau, "seed": sd, "P": P, "C1": C1,
+                     "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
+                     **_cl_summary(point_rows(tr)), **cl_rung_prediction(P, C1, C, tau)})
+    return pd.DataFrame(rows)
+
+
+def cl_reduced_measure(quick: bool) -> pd.DataFrame:
+    """The engine on the reduced CL model's direction only ([`cl_run_one`][] with
+    ``reduced``): CL at CL_REDUCED_TAU on the ladder of [`cl_settings`][], 3 seeds (each its own
+    area partition), objective ``cl-reduced``: the finite-P Monte Carlo dynamics of the very
+    model ``predictions.cl_plateau`` solves at leading order in P, which tells the derivation's
+    error (finite P) from the full engine's departures from the reduction (local correlations,
+    Υ)."""
+    return _cl_reduced_measure(bool(quick)).copy()
