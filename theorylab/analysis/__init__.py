@@ -34,39 +34,10 @@ importable from ``theorylab.analysis`` itself.
   their axes and titles.
 """
 
+from . import questions, runs
 from .labels import symbol
 from .plots import plot_reading, plot_run, plot_sweep
-from .questions import (
-    estimate,
-    export,
-    flow_gap,
-    gd_and_flow,
-    linear_law,
-    log_law,
-    phase_readings,
-    power_law,
-    reading_points,
-    scan,
-    seed_interval,
-    sweep_values,
-    to_dataset,
-)
-from .runs import (
-    DERIVED_TABLES,
-    RunFiles,
-    StoredClaim,
-    SweepFiles,
-    load_claim,
-    open_run,
-    open_source,
-    open_sweep,
-    paper_of_config,
-    sweep_progress,
-    sweep_table,
-)
+from .questions import *  # noqa: F403  (every question)
+from .runs import *  # noqa: F403  (every reader of what theorylab wrote)
 
-__all__ = ["DERIVED_TABLES", "RunFiles", "StoredClaim", "SweepFiles", "estimate", "export",
-           "flow_gap", "gd_and_flow", "linear_law", "load_claim", "log_law", "open_run",
-           "open_source", "open_sweep", "paper_of_config", "phase_readings", "plot_reading",
-           "plot_run", "plot_sweep", "power_law", "reading_points", "scan", "seed_interval",
-           "sweep_progress", "sweep_table", "sweep_values", "symbol", "to_dataset"]
+__all__ = [*runs.__all__, *questions.__all__, "plot_reading", "plot_run", "plot_sweep", "symbol"]

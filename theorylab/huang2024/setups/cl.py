@@ -39,6 +39,14 @@ CL_DELTA = 0.25
 #: ladder (realised on the size lattice of P ∈ {32, 64, 128}: Δ = 0.129, 0.069, 0.117).
 CL_MILD_DELTA = 0.1
 
+__all__ = ["ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "CL_QUICK_TAUS", "NEGATIVES",
+           "CL_DELTA", "pair_config", "CL_MILD_DELTA", "CL_MILD_SEEDS",
+           "cl_mild_measure", "cl_ladder", "CL_SEEDS", "CL_END_FRACTION", "CL_N_CLEAN",
+           "CL_MAE_STEPS", "cl_settings", "cl_run_one", "cl_seed_run", "cl_mae_run",
+           "cl_rung_prediction", "cl_measure", "cl_measure_all", "cl_rung_rows", "CL_LONG_TAUS",
+           "CL_LONG_STEPS", "cl_steps", "CL_REDUCED_TAU", "cl_reduced_measure"]
+
+
 
 def pair_config(P: int, C1: int, C: int, steps: int, negatives: int | None, *,
                 tau: float = TAU) -> ExperimentConfig:

@@ -41,6 +41,15 @@ Z_LAWS = {"uniform": {"z_law": "uniform", "L": 0.5, "U": 1.5},
 #: loss normalisation puts a 1/P on every query's gradient) or η itself.
 ETA_READINGS = ("per-query", "loss")
 
+__all__ = ["GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES", "POLYLOG_POWER",
+           "Z_LAWS", "ETA_READINGS", "Family", "FAMILIES", "ladder", "engine_ladder",
+           "EPS_LADDER", "eps_ladder", "eps_ladder_P", "boundary_grid",
+           "BOUNDARY_DELTAS", "first_step", "boundary_rung", "boundary_table",
+           "CROSSING_EXTENSION", "crossing_rung", "crossing_table", "mae_config",
+           "family_config", "max_steps", "mae_run", "rung_summary", "ladder_table",
+           "eps_table", "stop_reached", "family_sizes", "figure_config"]
+
+
 
 @dataclass(frozen=True)
 class Family:

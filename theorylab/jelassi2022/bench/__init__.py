@@ -15,62 +15,16 @@ device peaks and machine naming are the kernel's harness, [`theorylab.core.bench
 from __future__ import annotations
 
 from theorylab.core.bench import BenchCase, PaperBench, SuiteContext
-from theorylab.jelassi2022.bench.cases import (
-    STATE,
-    AutogradBaseline,
-    autograd_for,
-    blas_read,
-    empirical_config,
-    engine_pass,
-    grad_mismatch,
-    make_empirical_engine,
-    population_engine,
-    step_bytes,
-    step_flops,
-)
-from theorylab.jelassi2022.bench.empirical import (
-    CHOICE_SIZES,
-    bench_choices,
-    bench_empirical,
-    bench_flush,
-    bench_sweep,
-    machine_line,
-    run,
-    run_choices,
-    run_sweeps,
-)
-from theorylab.jelassi2022.bench.precision import float32_errors
-from theorylab.jelassi2022.bench.targets import TARGETS, Target, run_targets, target_sizes
 
-__all__ = [
-    "BENCH",
-    "SUITE_CPU_SIZES",
-    "CHOICE_SIZES",
-    "STATE",
-    "TARGETS",
-    "AutogradBaseline",
-    "Target",
-    "autograd_for",
-    "bench_choices",
-    "bench_empirical",
-    "bench_flush",
-    "bench_sweep",
-    "blas_read",
-    "empirical_config",
-    "engine_pass",
-    "float32_errors",
-    "grad_mismatch",
-    "machine_line",
-    "make_empirical_engine",
-    "population_engine",
-    "run",
-    "run_choices",
-    "run_sweeps",
-    "run_targets",
-    "step_bytes",
-    "step_flops",
-    "target_sizes",
-]
+from . import cases, empirical, precision, targets
+from .cases import *  # noqa: F403  (re-exported: the timed engines, states, baseline, counts)
+from .empirical import *  # noqa: F403  (re-exported: the grid, sweeps and choices)
+from .precision import *  # noqa: F403  (re-exported: float32 against float64)
+from .precision import float32_errors
+from .targets import *  # noqa: F403  (re-exported: the speed targets)
+
+__all__ = ["BENCH", "SUITE_CPU_SIZES", *cases.__all__, *empirical.__all__, *precision.__all__,
+           *targets.__all__]
 
 
 def _check(args) -> None:

@@ -151,23 +151,6 @@ def _success(table: pd.DataFrame, population: pd.DataFrame, excess_tol: float) -
     return t
 
 
-def top_rung_premise(table: pd.DataFrame, population: pd.DataFrame, excess_tol: float,
-                     p_target: float) -> Verdict | None:
-    """``inconclusive`` when at the largest N of some d fewer than `p_target` of the seeds
-    have a test error within `excess_tol` of the population error (the runs have not
-    converged to what (P) reaches); None when the premise holds."""
-    t = _success(table, population, excess_tol)
-    top = t[t.N == t.groupby("d").N.transform("max")]
-    share = top.groupby("d").ok.mean()
-    low = share[share < p_target]
-    if not len(low):
-        return None
-    return Verdict("inconclusive", (
-        "premise failed: at the largest N the test error is not within "
-        f"{excess_tol:g} of the population error in at least {p_target:g} of the seeds at d = "
-        + ", ".join(f"{d:g} ({s:.2f})" for d, s in low.items()),))
-
-
 def top_cells(table: pd.DataFrame, population: pd.DataFrame) -> pd.DataFrame:
     """Per d at its largest N: the seeds, the share whose empirical A performs patch
     association, and the t-interval (95 %) over seeds of the excess test error."""
