@@ -156,7 +156,8 @@ def test_the_command_prints_a_sweep_one_row_per_run(tmp_path, capsys):
         assert np.isfinite(shown).any()
 
 
-def test_an_unfinished_sweep_is_read_and_exported_with_its_finished_points(tmp_path, capsys):
+def test_an_unfinished_sweep_is_read_and_exported_with_its_finished_points(tmp_path, capsys,
+                                                                           monkeypatch):
     """A sweep stopped before all its points ran: phases reads the finished points and says
     how many are left out; an export marks the dataset partial."""
     import xarray as xr
@@ -169,7 +170,20 @@ def test_an_unfinished_sweep_is_read_and_exported_with_its_finished_points(tmp_p
                    store, workers=0, progress=False, say=lambda text: None)
     next((store / "points").glob("*.parquet")).unlink()  # as a stopped sweep leaves it
     capsys.readouterr()
+    import theorylab.core.sweep as sweep_pkg
+    import theorylab.core.sweep.store as sweep_store
+
+    reads = []
+    load = sweep_store.load_sweep
+
+    def counted(path):
+        reads.append(path)
+        return load(path)
+
+    for module in (sweep_pkg, sweep_store):  # both names the readers import it by
+        monkeypatch.setattr(module, "load_sweep", counted)
     assert main(["phases", str(store)]) == 0
+    assert len(reads) == 1  # the store is read once (its readings and its progress)
     captured = capsys.readouterr()
     assert "note: 2 of 3 points" in captured.err and "left out" in captured.err
     assert len(captured.out.strip().splitlines()) == 1 + 2 + 1  # header, 2 runs, counts

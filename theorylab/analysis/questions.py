@@ -53,9 +53,10 @@ def phase_readings(source, cfg=None, *, paper: Paper | str | None = None) -> pd.
 
     **Arguments:**
 
-    - `source`: a run folder (or its ``trajectory.csv``), a sweep store, a trajectory table
-      (one run, or several with a column ``run``), or the result of a run (with a
-      ``trajectory`` and a ``config``).
+    - `source`: a run folder (or its ``trajectory.csv``), a sweep store (its folder or
+      [`open_sweep`][theorylab.analysis.runs.open_sweep]'s result), a trajectory table (one
+      run, or several with a column ``run``), or the result of a run (with a ``trajectory``
+      and a ``config``).
     - `cfg`: the run's config, for a table (some readings need it: jelassi2022's t_PA margin
       and t_III target, huang2024's C and γ for t_II and Δ).
     - `paper`: the paper (or its name) of a table without `cfg` (default jelassi2022).
@@ -73,6 +74,8 @@ def phase_readings(source, cfg=None, *, paper: Paper | str | None = None) -> pd.
 
     if isinstance(paper, str):
         paper = PAPERS[paper]
+    if isinstance(source, SweepFiles):
+        return phase_table(source.paper, source)
     if isinstance(source, (str, Path)):
         path = Path(source)
         folder = path.parent if path.name == "trajectory.csv" else path

@@ -55,11 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         csv = None if args.csv is None else check_output_file(
             args.csv, ".csv", command=WRITER, force=args.force, field="--csv")
-        table = phase_readings(args.source)
+        source = _opened_sweep(args.source)
+        table = phase_readings(args.source if source is None else source)
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    _say_unfinished(args.source)
+    if source is not None:
+        _say_unfinished(source)
     if csv is not None:
         write_output(csv, table.to_csv(index=False, float_format="%.17g"), command=WRITER)
     if args.json:
@@ -71,17 +73,22 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _say_unfinished(source: str) -> None:
-    """A sweep store with points not run yet: one line on stderr (they are left out)."""
+def _opened_sweep(source: str):
+    """The sweep store at `source`, read once (None: `source` is not a sweep store)."""
     from pathlib import Path
 
-    from theorylab.analysis import open_sweep, sweep_progress
+    from theorylab.analysis import open_sweep
 
-    if not (Path(source) / "results.parquet").is_file():
-        return
-    done, total = sweep_progress(open_sweep(source))
+    return open_sweep(source) if (Path(source) / "results.parquet").is_file() else None
+
+
+def _say_unfinished(sweep) -> None:
+    """A sweep store with points not run yet: one line on stderr (they are left out)."""
+    from theorylab.analysis import sweep_progress
+
+    done, total = sweep_progress(sweep)
     if done < total:
-        print(f"note: {done} of {total} points of {source} are finished; the other "
+        print(f"note: {done} of {total} points of {sweep.path} are finished; the other "
               f"{total - done} are left out (the sweep is running or was stopped)",
               file=sys.stderr)
 

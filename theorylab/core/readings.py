@@ -156,16 +156,21 @@ def _open_run(paper, path: Path) -> tuple[pd.DataFrame, Any, str]:
     return rows, paper.config_from_tables(tables), str(folder)
 
 
-def _sweep_table(paper, folder: Path) -> pd.DataFrame:
+def _sweep_table(paper, folder: Path, opened=None) -> pd.DataFrame:
+    """The readings of every finished run of the store in `folder`; `opened`: the store as
+    already read (with its ``manifest`` and ``table``), so it is not read twice."""
     from .sweep.store import META_COLUMNS, check_sweep_table, load_sweep
 
-    manifest = json.loads((folder / "sweep.json").read_text(encoding="utf-8")) if (
-        folder / "sweep.json").is_file() else {}
+    if opened is not None:
+        manifest = opened.manifest
+    else:
+        manifest = json.loads((folder / "sweep.json").read_text(encoding="utf-8")) if (
+            folder / "sweep.json").is_file() else {}
     named = manifest.get("paper", paper.name)
     if named != paper.name:
         raise ValueError(f"sweep: {str(folder)!r} is a sweep of {named}, not of {paper.name}; "
                          f"read it with theorylab.{named}.phases.phase_readings")
-    table = check_sweep_table(load_sweep(folder), folder)
+    table = opened.table if opened is not None else check_sweep_table(load_sweep(folder), folder)
     if "status" in table:
         table = table[table.status.isin(["ok", "diverged"])]
     labels = [c for c in manifest.get("labels", []) if c in table.columns]
@@ -204,9 +209,9 @@ def phase_table(paper, source, cfg=None) -> pd.DataFrame:
 
     **Arguments:**
 
-    - `source`: a run folder (or its ``trajectory.csv``), a sweep store, a trajectory table
-      (a column ``run`` separates several runs), or a run's result (with ``trajectory`` and
-      ``config``).
+    - `source`: a run folder (or its ``trajectory.csv``), a sweep store (its folder, or the
+      store as read: with ``path``, ``manifest`` and ``table``), a trajectory table (a column
+      ``run`` separates several runs), or a run's result (with ``trajectory`` and ``config``).
     - `cfg`: the config of a table (its readings that need one are missing without it).
 
     ``ValueError`` naming the field for a source that is none of these, or another paper's."""
@@ -218,6 +223,8 @@ def phase_table(paper, source, cfg=None) -> pd.DataFrame:
             raise ValueError(f"source: no such file or folder {str(path)!r}")
         trajectory, cfg, name = _open_run(paper, path)
         return _table([{"run": name, **r} for r in _one_run(paper, trajectory, cfg)], ["run"])
+    if all(hasattr(source, a) for a in ("path", "manifest", "table")):
+        return _sweep_table(paper, Path(source.path), source)
     if hasattr(source, "trajectory") and hasattr(source, "config"):
         cfg = source.config if cfg is None else cfg
         source = source.trajectory
