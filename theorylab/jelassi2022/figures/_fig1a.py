@@ -109,7 +109,7 @@ def fig1a(ctx: FigureContext) -> FigureResult:
                      desc="fig1a ViT (translations)")
     # deliberately the same run as Figure 6's vanilla ViT (same data, settings and cache key)
     res_ref = _train_vit(data_ref, ref, positional=False, seed=ctx.seed, ctx=ctx,
-                         desc="fig1a/6 ViT (no translations)", cache=True)
+                         desc="fig1a/6 ViT (no translations)")
     grid = s["image_size"] // s["patch_size"]
     sim0 = _cos(_initial_P(s, data.num_classes, ctx.seed, positional=False))
     sim1 = _cos(res.model.P.detach().cpu().numpy())
