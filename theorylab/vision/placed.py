@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import torch
 
-from .imagedata import ImageData, images_28
+from .imagedata import images_28
 from .nets import place_items, resolve_device
 
 __all__ = ["PlacedImages", "placed_images", "cached_images", "clear_placed"]
@@ -71,9 +71,6 @@ def placed_images(n_train: int, n_eval: int, seeds: tuple[int, ...], *, item_poo
     return data
 
 
-@lru_cache(maxsize=8)
-def cached_images(n_train: int, n_test: int, seed: int, *, quick: bool, pool: int = 1,
-                  pad: int = 0) -> ImageData:
-    """[`images_28`][theorylab.vision.imagedata.images_28], kept per process for the figures
-    that share a subset (the arrays are shared: read them, do not write them)."""
-    return images_28(n_train, n_test, seed, quick=quick, pool=pool, pad=pad)
+#: [`images_28`][theorylab.vision.imagedata.images_28], kept per process for the figures that
+#: share a subset (the arrays are shared: read them, do not write them).
+cached_images = lru_cache(maxsize=8)(images_28)

@@ -21,6 +21,7 @@ from ._images import (
     _style_image_axes,
     _train_vit,
     locality_scores,
+    make_vit,
 )
 
 FIG1A_FULL = {  # Figure 6's ViT trained with random +-1-patch translations, on more data
@@ -43,12 +44,8 @@ def _initial_P(s: dict, num_classes: int, seed: int, positional: bool) -> np.nda
     """Positional encodings of the ViT built by `_train_vit` at initialisation (same seed)."""
     import torch
 
-    from theorylab.vision.nets import ViT
-
     torch.manual_seed(seed)
-    model = ViT(s["image_size"], s["patch_size"], num_classes, dim=s["dim"], depth=s["depth"],
-                heads=s["heads"], mlp_ratio=s["mlp_ratio"], positional_attention=positional)
-    return model.P.detach().numpy().copy()
+    return make_vit(s, num_classes, positional).P.detach().numpy().copy()
 
 
 def _mosaic(sim: np.ndarray, grid: int, threshold: float | None, gap: int = 1) -> np.ndarray:

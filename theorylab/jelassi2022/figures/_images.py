@@ -66,6 +66,14 @@ def _stand_in(data) -> dict:
     return {"data_source": data.description}
 
 
+def make_vit(s: dict, num_classes: int, positional: bool):
+    """The ViT of settings `s` (built from torch's current random state)."""
+    from theorylab.vision.nets import ViT
+
+    return ViT(s["image_size"], s["patch_size"], num_classes, dim=s["dim"], depth=s["depth"],
+               heads=s["heads"], mlp_ratio=s["mlp_ratio"], positional_attention=positional)
+
+
 def _train_vit(data, s: dict, *, positional: bool, seed: int, ctx: FigureContext, desc: str):
     """Train a ViT with settings `s` on `data`, kept in the real-image store
     ([`theorylab.vision.store`][]: in the process, and in ``--cache DIR``): Figure 1a's
@@ -73,7 +81,7 @@ def _train_vit(data, s: dict, *, positional: bool, seed: int, ctx: FigureContext
     hence the same key)."""
     import torch
 
-    from theorylab.vision.nets import TrainConfig, TrainResult, ViT, train_classifier
+    from theorylab.vision.nets import TrainConfig, TrainResult, train_classifier
     from theorylab.vision.store import active_store, code_digest, remembered, run_key
 
     cfg = TrainConfig(epochs=s["epochs"], batch_size=s["batch_size"], lr=s["lr"],
@@ -82,9 +90,7 @@ def _train_vit(data, s: dict, *, positional: bool, seed: int, ctx: FigureContext
                       translate_unit=s["patch_size"], pos_weight_decay=s.get("pos_weight_decay"))
 
     def make():
-        return ViT(s["image_size"], s["patch_size"], data.num_classes, dim=s["dim"],
-                   depth=s["depth"], heads=s["heads"], mlp_ratio=s["mlp_ratio"],
-                   positional_attention=positional)
+        return make_vit(s, data.num_classes, positional)
 
     def compute() -> TrainResult:
         return train_classifier(make, data.x_train, data.y_train, data.x_test, data.y_test,
@@ -107,7 +113,7 @@ def _train_vit(data, s: dict, *, positional: bool, seed: int, ctx: FigureContext
                                             "positional": positional, "seed": seed,
                                             "device": str(ctx.device)},
                   stand_in=data.name == "digits-28",
-                  code=code_digest((_train_vit, train_classifier, ViT)))
+                  code=code_digest((_train_vit, train_classifier, TrainResult)))
     return remembered(key, compute, encode=encode, decode=decode, store=active_store())[0]
 
 
