@@ -48,20 +48,14 @@ else:
 @pytest.fixture
 def no_fashion_mnist(tmp_path_factory, monkeypatch):
     """A machine without the Fashion-MNIST files: ``$THEORYLAB_FASHION_MNIST_DIR`` points at an
-    empty folder, and the caches of data and runs made from the files are emptied (before and
+    empty folder, and the real-image store's memo of images and runs is emptied (before and
     after, so no other test sees the stand-in data either)."""
-    from theorylab.huang2024.realvit import clear_memo
-    from theorylab.jelassi2022.figures import _images
-
-    def clear():
-        clear_memo()
-        _images._fashion_mnist.cache_clear()
-        _images._RUNS.clear()
+    from theorylab.vision.store import clear_memo
 
     monkeypatch.setenv("THEORYLAB_FASHION_MNIST_DIR", str(tmp_path_factory.mktemp("no-data")))
-    clear()
+    clear_memo()
     yield
-    clear()
+    clear_memo()
 
 
 # --- one quick render of every figure, shared ------------------------------------------------

@@ -188,9 +188,10 @@ def fake_fmnist(out: Path) -> None:
 
 def realvit_key(cache: Path, fm_dir: Path, stand_in=False) -> Path:
     code = ("import sys; from theorylab.huang2024 import realvit as rv; "
-            f"print(rv.run_key(rv.QUICK, 'mae', {stand_in}))")
+            "from theorylab.vision.store import key_name; "
+            f"print(key_name(rv.store_key(rv.QUICK, 'mae', {stand_in})))")
     r = run([PY, "-c", code], env={"THEORYLAB_FASHION_MNIST_DIR": str(fm_dir)})
-    return cache / "realvit" / f"{r.last}.npz"
+    return cache / "vision" / f"{r.last}.npz"
 
 
 def realvit_check(cache: Path | None, fm_dir: Path, out: Path) -> Result:
@@ -498,7 +499,8 @@ def _():
     nodata = SCRATCH / "nodata"
     nodata.mkdir(exist_ok=True)
     code = ("from theorylab.huang2024 import realvit as rv; import sys; "
-            "rv.stored_realvit(rv.QUICK, sys.argv[1], stand_in=True)")
+            "from theorylab.vision.store import RunStore; "
+            "rv.run_realvit(rv.QUICK, stand_in=True, store=RunStore(sys.argv[1]))")
     made = run([PY, "-c", code, cache], env={"THEORYLAB_FASHION_MNIST_DIR": str(nodata)},
                timeout=900)
     assert made.rc == 0, made.out
@@ -525,7 +527,7 @@ def _():
 @row("V9")
 def _():
     fm, cache = _vc("c9")
-    (cache / "realvit").write_text("")
+    (cache / "vision").write_text("")
     return realvit_check(cache, fm, SCRATCH / "out" / "v9")
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from theorylab.huang2024 import realvit as rv
 from theorylab.huang2024.claims import realvit as claim
+from theorylab.vision.store import clear_memo
 
 NAN = math.nan
 UNI = 3.6094654417755114  # mean attention distance of uniform attention on the 7 × 7 grid
@@ -61,7 +62,7 @@ TINY = replace(rv.QUICK, n_train=64, n_eval=8, n_traj=4, n_show=2, steps=4, batc
 
 @pytest.mark.fashion_mnist
 def test_one_reading_tables_references_and_shared_arms():
-    rv.clear_memo()
+    clear_memo()
     a = rv.run_realvit(TINY)
     S, L, H = len(TINY.seeds), TINY.depth, TINY.heads
     assert list(a.table.columns) == list(rv.TABLE_SCHEMA)
@@ -101,7 +102,7 @@ def test_one_reading_tables_references_and_shared_arms():
     assert set(d.table.model) == set(rv.MODELS) and set(d.curves.model) == set(rv.ARM_VIEWS)
     assert d.seconds["mae"] == 0.0 and d.seconds["cl_maeviews"] > 0
     # deterministic: a fresh process state gives the same tables
-    rv.clear_memo()
+    clear_memo()
     c = rv.run_realvit(TINY)
     pd.testing.assert_frame_equal(a.table, c.table)
     pd.testing.assert_frame_equal(a.curves, c.curves)
@@ -310,7 +311,7 @@ def test_claim_declarations():
     from theorylab.core.claims import quote_problem
 
     c = claim.CLAIM
-    assert c.kind == "theorem check" and len(c.counterfactuals) == 4
+    assert c.kind == "theorem check" and len(c.counterfactuals) == 6
     assert [v.name for v in c.variants] == ["init", "mask_ratio"]
     assert claim.INIT_READINGS["local-wide"]["sigma"] == 3.0
     assert c.interval is not None and c.interval.seeds == len(rv.FULL.seeds) >= 3
@@ -334,13 +335,13 @@ def test_smaller_full_check_every_reading(monkeypatch):
     reading's tables."""
     small = replace(rv.FULL, n_train=1024, n_eval=64, n_traj=16, steps=150)
     monkeypatch.setattr(rv, "FULL", small)
-    rv.clear_memo()
+    clear_memo()
     res = claim.CLAIM.check(quick=False)
     assert res.verdict in ("agrees", "disagrees", "partial", "inconclusive")
     assert claim.judge(res.tables).verdict == res.verdict
     r = res.readings
     assert list(r.choice) == ["main", "init", "init", "mask_ratio", "mask_ratio"]
-    assert len(res.counterfactuals) == 4
+    assert len(res.counterfactuals) == 6
     assert set(res.table.model) == set(rv.MODELS)  # the main reading has the controls
     for (choice, _), vres in res.variant_results.items():
         assert set(vres.table.model) == set(rv.MODELS) - set(rv.CONTROLS)
@@ -348,4 +349,4 @@ def test_smaller_full_check_every_reading(monkeypatch):
             pd.testing.assert_frame_equal(
                 vres.table[vres.table.model == "cl"].reset_index(drop=True),
                 res.table[res.table.model == "cl"].reset_index(drop=True))
-    rv.clear_memo()
+    clear_memo()

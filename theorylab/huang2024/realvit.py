@@ -37,34 +37,34 @@ then averaged; never the metric of a head-averaged map). Five models per seed (`
 the loss of every step is recorded (window means), with the two plateau levels a loss must
 leave: the mean-predictor MSE (MAE) and log B (CL).
 
-[`run_realvit`][] runs one reading; the arms it trains are memoised in the process (and, with
-``--cache DIR``, stored: [`ArmStore`][]), keyed by the settings each arm depends on, so
-readings that change only MAE's mask ratio reuse the CL arm. A stored arm is a
-[`theorylab.core.safecache`][] entry: arrays and tables read without pickle, so no file in a
-shared or copied cache can run code, and its key (the arm's settings, the identity of the
-data, the library versions, the source of the code) is checked before it is used.
+[`run_realvit`][] runs one reading; the arms it trains are kept in the real-image store shared
+with the other paper's image figures ([`theorylab.vision.store`][]: in the process, and with
+``--cache DIR`` as files read without pickle), keyed by the settings each arm depends on
+([`store_key`][]), so readings that change only MAE's mask ratio reuse the CL arm.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
 from theorylab.core.claims import t_interval
-from theorylab.core.safecache import library_versions, read_entry, write_entry
 from theorylab.core.threads import limit_threads
-from theorylab.vision.attention_metrics import head_divergence, js_divergence
-from theorylab.vision.imagedata import image_data_identity, images_28
+from theorylab.vision.attention_metrics import (
+    attention_maps,
+    head_average,
+    head_divergence,
+    js_divergence,
+    metric_rows,
+    seed_summary,
+)
+from theorylab.vision.imagedata import images_28
 from theorylab.vision.nets import (
     INITS,
     Augment,
@@ -74,10 +74,11 @@ from theorylab.vision.nets import (
     cl_projector,
     mae_decoder,
     mean_predictor_mse,
-    place_items,
     resolve_device,
     train_seeds,
 )
+from theorylab.vision.placed import PlacedImages, placed_images
+from theorylab.vision.store import RunStore, active_store, code_digest, remembered, run_key
 
 from .diversity import (
     mean_attention_distance,
@@ -87,10 +88,8 @@ from .diversity import (
 
 __all__ = ["RealViTConfig", "ARMS", "CONTROLS", "ARM_VIEWS", "MODELS", "METRICS",
            "TABLE_SCHEMA", "TRAJECTORY_SCHEMA", "CURVE_SCHEMA", "LEVEL_SCHEMA", "QUICK", "FULL",
-           "GPU", "SETTINGS",
-           "RealViTData", "ArmRun", "RealViTResult", "load_data", "arm_key", "train_arm",
-           "reference_run", "run_realvit", "cached_realvit", "clear_memo", "ArmStore",
-           "store_key", "run_key", "stored_realvit", "metrics_rows",
+           "GPU", "SETTINGS", "ArmRun", "RealViTResult", "load_data", "arm_key", "train_arm",
+           "reference_run", "run_realvit", "cached_realvit", "store_key", "metrics_rows",
            "head_average", "seed_summary", "uniform_distance", "ORIENTED",
            "oriented_differences", "t_interval"]
 
@@ -151,7 +150,7 @@ class RealViTConfig:
     n_traj: int = 64
     n_show: int = 4
     steps: int = 500
-    batch_size: int = 64
+    batch_size: int = 32
     lr: float = 2e-3
     weight_decay: float = 0.05
     warmup: float = 0.05
@@ -166,7 +165,7 @@ class RealViTConfig:
     temperature: float = 0.2
     noise: float = 0.1
     item_pool: int = 2
-    seeds: tuple[int, ...] = (0, 1, 2)
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
     threads: int = 0
 
     def __post_init__(self) -> None:
@@ -247,8 +246,8 @@ class RealViTConfig:
 #: (placement, both objectives, every layer and head, references, trajectory, curves).
 QUICK = RealViTConfig(n_train=256, n_eval=32, n_traj=16, steps=30, batch_size=32, depth=2,
                       dim=16, heads=2, seeds=(0, 1))
-#: The full setting of ``check`` (3 seeds × 500 steps per arm; docs/reproducing.md gives its
-#: measured runtime).
+#: The full setting of ``check`` (6 seeds × 500 steps of batch 32 per arm; docs/reproducing.md
+#: gives its measured runtime).
 FULL = RealViTConfig()
 #: The setting of ``check --device cuda`` on one GPU: 8 seeds, 4× the items, a wider and
 #: deeper ViT, 1,000 steps of 4× the batch (docs/claims/huang2024/realvit-diversity.md gives
@@ -260,46 +259,11 @@ SETTINGS = {"quick": QUICK, "full": FULL, "gpu": GPU}
 
 
 # -- data ------------------------------------------------------------------------------------------
-@dataclass
-class RealViTData:
-    """The items of every seed on the device: ``items`` (S, n_train, 1, s, s), ``fill`` (S,)
-    the background of each seed's standardised items, ``x_eval`` (S, n_eval, 1, 28, 28) the
-    held-out images placed once, the data description and name."""
-
-    items: torch.Tensor
-    fill: torch.Tensor
-    x_eval: torch.Tensor
-    description: str
-    name: str
-
-
-_DATA_MEMO: dict = {}
-
-
-def load_data(cfg: RealViTConfig, *, stand_in: bool = False, device="cpu") -> RealViTData:
-    """The items and held-out images of every seed of `cfg` (memoised per process). Without
-    the Fashion-MNIST files this raises
-    [`FashionMNISTMissingError`][theorylab.vision.imagedata.FashionMNISTMissingError], unless
-    `stand_in`: then the digits upsampled to 28×28 are used (``name`` says so)."""
-    dev = resolve_device(device)
-    key = (cfg.n_train, cfg.n_eval, cfg.item_pool, cfg.seeds, stand_in, str(dev))
-    if key in _DATA_MEMO:
-        return _DATA_MEMO[key]
-    sets = [images_28(cfg.n_train, cfg.n_eval, s, quick=stand_in, pool=cfg.item_pool)
-            for s in cfg.seeds]
-    items = torch.stack([torch.as_tensor(d.x_train, dtype=torch.float32) for d in sets])
-    fill = torch.tensor([float(d.x_train.min()) for d in sets])
-    side = 28 // cfg.item_pool
-    offsets = torch.stack([torch.randint(0, 28 - side + 1, (cfg.n_eval, 2),
-                                         generator=torch.Generator().manual_seed(s + 1))
-                           for s in cfg.seeds])
-    x_test = torch.stack([torch.as_tensor(d.x_test, dtype=torch.float32) for d in sets])
-    x_eval = place_items(x_test, offsets, fill[:, None], 28)
-    data = RealViTData(items.to(dev), fill.to(dev), x_eval.to(dev), sets[0].description,
-                       sets[0].name)
-    _DATA_MEMO.clear()  # one data set at a time: a full and a quick set are not both kept
-    _DATA_MEMO[key] = data
-    return data
+def load_data(cfg: RealViTConfig, *, stand_in: bool = False, device="cpu") -> PlacedImages:
+    """The items and held-out images of every seed of `cfg`
+    ([`theorylab.vision.placed.placed_images`][])."""
+    return placed_images(cfg.n_train, cfg.n_eval, cfg.seeds, item_pool=cfg.item_pool,
+                         stand_in=stand_in, device=device)
 
 
 # -- measurement -----------------------------------------------------------------------------------
@@ -309,43 +273,25 @@ def uniform_distance(cfg: RealViTConfig) -> float:
     return float(mean_attention_distance(np.full((P, P), 1.0 / P)))
 
 
-@torch.no_grad()
-def _attention(model: SeedViT, x: torch.Tensor, chunk: int = 64) -> np.ndarray:
-    """(layers, S, n, heads, P, P) float32 attention of every block on clean images x
-    (S, n, 1, 28, 28)."""
-    out = [model.attentions(x[:, i:i + chunk]).float().cpu().numpy()
-           for i in range(0, x.shape[1], chunk)]
-    return np.concatenate(out, axis=2)
-
-
 def metrics_rows(maps: np.ndarray, start: np.ndarray | None, *, seeds: tuple[int, ...],
                  model: str, patch_size: int, step: int | None = None) -> pd.DataFrame:
     """Per (seed, layer, head) metrics of attention maps ``(layers, S, n, heads, P, P)``
     against the start's maps `start` (same shape, or broadcastable; None: ``js_start`` NaN),
     means over the images, and their head means (``head = −1``); rows follow
-    [`TABLE_SCHEMA`][] (with ``step`` first when given: [`TRAJECTORY_SCHEMA`][])."""
-    L, S, n, H = maps.shape[:4]
-    rows = []
-    for layer in range(L):
-        for s in range(S):
-            A = maps[layer, s].astype(np.float64)
-            sh = sharpness_decomposition(A)
-            dist = mean_attention_distance(A)
-            per = {"nmi": normalized_mutual_information(A), "distance_patches": dist,
-                   "distance_pixels": dist * patch_size, "total": sh.total,
-                   "shared": sh.shared, "diverse": sh.diverse,
-                   "js_start": (js_divergence(A, start[layer, s]) if start is not None
-                                else np.full(A.shape[:2], np.nan)),
-                   "head_js": head_divergence(A)}
-            common = {"seed": seeds[s], "model": model, "layer": layer, "n_images": n}
-            if step is not None:
-                common = {**common, "step": step}
-            vals = {k: v.mean(axis=0) for k, v in per.items()}  # (heads,)
-            rows += [{**common, "head": h, **{k: float(v[h]) for k, v in vals.items()}}
-                     for h in range(H)]
-            rows.append({**common, "head": -1, **{k: float(v.mean()) for k, v in vals.items()}})
-    schema = TRAJECTORY_SCHEMA if step is not None else TABLE_SCHEMA
-    return pd.DataFrame(rows).astype(schema)[list(schema)]
+    [`TABLE_SCHEMA`][] (with ``step`` when given: [`TRAJECTORY_SCHEMA`][])."""
+    def metrics(layer: int, s: int, A: np.ndarray) -> dict:
+        sh = sharpness_decomposition(A)
+        dist = mean_attention_distance(A)
+        return {"nmi": normalized_mutual_information(A), "distance_patches": dist,
+                "distance_pixels": dist * patch_size, "total": sh.total,
+                "shared": sh.shared, "diverse": sh.diverse,
+                "js_start": (js_divergence(A, start[layer, s]) if start is not None
+                             else np.full(A.shape[:2], np.nan)),
+                "head_js": head_divergence(A)}
+
+    labels = {"model": model} if step is None else {"model": model, "step": step}
+    return metric_rows(maps, metrics, seeds=seeds, **labels,
+                       columns=TABLE_SCHEMA if step is None else TRAJECTORY_SCHEMA)
 
 
 # -- the arms --------------------------------------------------------------------------------------
@@ -403,15 +349,15 @@ def _maps_of(A: np.ndarray, cfg: RealViTConfig, model: str) -> dict:
             for s, seed in enumerate(cfg.seeds)}
 
 
-def reference_run(cfg: RealViTConfig, data: RealViTData) -> ArmRun:
+def reference_run(cfg: RealViTConfig, data: PlacedImages) -> ArmRun:
     """The untrained, initial and uniform models of every seed on the held-out images."""
     t0 = time.perf_counter()
     dev = data.items.device
-    start = _attention(_model(cfg).to(dev), data.x_eval)
+    start = attention_maps(_model(cfg).to(dev), data.x_eval)
     rows = [metrics_rows(start, start, seeds=cfg.seeds, model="initial",
                          patch_size=cfg.patch_size)]
     maps = _maps_of(start, cfg, "initial")
-    A = _attention(_model(cfg, "scratch").to(dev), data.x_eval)
+    A = attention_maps(_model(cfg, "scratch").to(dev), data.x_eval)
     rows.append(metrics_rows(A, start, seeds=cfg.seeds, model="untrained",
                              patch_size=cfg.patch_size))
     maps.update(_maps_of(A, cfg, "untrained"))
@@ -449,7 +395,7 @@ def _curve_rows(losses: torch.Tensor, cfg: RealViTConfig, arm: str) -> pd.DataFr
     return pd.DataFrame(rows).astype(CURVE_SCHEMA)
 
 
-def train_arm(cfg: RealViTConfig, arm: str, data: RealViTData,
+def train_arm(cfg: RealViTConfig, arm: str, data: PlacedImages,
               progress: Callable[[int], None] | None = None) -> ArmRun:
     """Train one arm of [`ARM_VIEWS`][] (an objective with its own or the other's
     augmentation) for every seed of `cfg` from the start of `cfg` (``init``, ``sigma``) and
@@ -461,11 +407,11 @@ def train_arm(cfg: RealViTConfig, arm: str, data: RealViTData,
     head = (mae_decoder(cfg.seeds, cfg.dim, cfg.patch_size ** 2) if objective == "mae"
             else cl_projector(cfg.seeds, cfg.dim)).to(dev)
     x_traj = data.x_eval[:, :cfg.n_traj]
-    start = _attention(model, x_traj)
+    start = attention_maps(model, x_traj)
     traj = []
 
     def at_checkpoint(t: int) -> None:
-        traj.append(metrics_rows(_attention(model, x_traj), start, seeds=cfg.seeds, model=arm,
+        traj.append(metrics_rows(attention_maps(model, x_traj), start, seeds=cfg.seeds, model=arm,
                                  patch_size=cfg.patch_size, step=t))
 
     losses = train_seeds(objective, model, head, data.items, data.fill, cfg.schedule(),
@@ -474,8 +420,8 @@ def train_arm(cfg: RealViTConfig, arm: str, data: RealViTData,
                          streams=SeedStreams(cfg.seeds, dev), checkpoints=cfg.checkpoints,
                          on_checkpoint=at_checkpoint, progress=progress)
     seconds = time.perf_counter() - t0
-    A = _attention(model, data.x_eval)
-    start_full = _attention(_model(cfg).to(dev), data.x_eval)
+    A = attention_maps(model, data.x_eval)
+    start_full = attention_maps(_model(cfg).to(dev), data.x_eval)
     table = metrics_rows(A, start_full, seeds=cfg.seeds, model=arm, patch_size=cfg.patch_size)
     # the plateau levels from their own streams (the training draws are not shifted)
     mp = mean_predictor_mse(data.items, SeedStreams(tuple(s + 31337 for s in cfg.seeds), dev),
@@ -516,122 +462,27 @@ class RealViTResult:
         return float(sum(self.seconds.values()))
 
 
-_ARM_MEMO: dict[str, ArmRun] = {}
-
-
-def clear_memo() -> None:
-    """Forget the arms and data kept in this process."""
-    _ARM_MEMO.clear()
-    _DATA_MEMO.clear()
-
-
-def _arm(cfg: RealViTConfig, arm: str, data: RealViTData, stand_in: bool, device,
-         store: ArmStore | None = None, progress=None) -> tuple[ArmRun, bool]:
-    """(the arm's run, whether it was computed now): from the process memo, else from
-    `store` ([`ArmStore`][]), else computed (and put into `store`)."""
-    key = json.dumps(arm_key(cfg, arm, stand_in=stand_in, device=device), sort_keys=True)
-    if key in _ARM_MEMO:
-        return _ARM_MEMO[key], False
-    run = store.get(cfg, arm, stand_in, device) if store is not None else None
-    fresh = run is None
-    if fresh:
-        run = (reference_run(cfg, data) if arm == "reference"
-               else train_arm(cfg, arm, data, progress))
-        if store is not None:
-            store.put(cfg, arm, stand_in, device, run, data.name)
-    _ARM_MEMO[key] = run
-    return run, fresh
-
-
-# -- the store of trained arms (``--cache DIR``) ---------------------------------------------------
-#: The modules whose source a stored arm depends on (their text enters the store key; a
-#: package counts with every module of its folder).
-_SOURCE_MODULES = ("theorylab.huang2024.realvit", "theorylab.huang2024.diversity",
-                   "theorylab.vision.imagedata", "theorylab.vision.attention_metrics",
-                   "theorylab.vision.nets")
-
-
-def _source_hash() -> str:
-    import importlib
-
-    h = hashlib.sha256()
-    for name in _SOURCE_MODULES:
-        path = Path(importlib.import_module(name).__file__)
-        files = sorted(path.parent.glob("*.py")) if path.name == "__init__.py" else [path]
-        for f in files:
-            h.update(f.name.encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:32]
-
-
-def store_key(cfg: RealViTConfig, arm: str, stand_in: bool = False, device="cpu") -> dict:
-    """What a stored arm was computed from: its [`arm_key`][], the identity of the data
-    ([`image_data_identity`][theorylab.vision.imagedata.image_data_identity]: a digest of each
-    Fashion-MNIST file, or the digits stand-in), the library versions and a hash of the source
-    of every module that computes it (``_SOURCE_MODULES``)."""
-    return {"what": "huang2024 realvit arm",
-            **arm_key(cfg, arm, stand_in=stand_in, device=device),
-            "data": image_data_identity(stand_in), "versions": library_versions(),
-            "code": _source_hash()}
-
-
-def run_key(cfg: RealViTConfig, arm: str, stand_in: bool = False, device="cpu") -> str:
-    """The store file name of an arm: a SHA-256 of its [`store_key`][], so that a changed
-    setting, data file, library or line of code never reads a stale arm (the key inside the
-    file is checked again when it is read)."""
-    text = json.dumps(store_key(cfg, arm, stand_in, device), sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
+#: The functions whose source (with the modules they import from their own package) enters
+#: the key of a stored arm.
+_CODE = (train_arm, sharpness_decomposition, load_data, metrics_rows, attention_maps,
+         SeedViT, train_seeds, images_28)
 _ARM_TABLES = ("table", "trajectory", "curves", "levels")
 
 
-class ArmStore:
-    """Trained arms kept as ``FOLDER/realvit/<run_key>.npz`` ([`theorylab.core.safecache`][]
-    entries). [`get`][theorylab.huang2024.realvit.ArmStore.get] returns an arm only when the
-    file is an entry of this arm's [`store_key`][] computed on the data asked for; a file that
-    is not (damaged, foreign, a stand-in result renamed to the real key, a pickle) is reported
-    in one ``cache:`` line and the arm recomputed. A write that fails (a full disk, a folder in
-    the way) is reported in one line and the computed arm used all the same."""
-
-    def __init__(self, folder: str | Path) -> None:
-        self.folder = Path(folder)
-
-    def path(self, cfg: RealViTConfig, arm: str, stand_in: bool = False, device="cpu") -> Path:
-        return self.folder / "realvit" / f"{run_key(cfg, arm, stand_in, device)}.npz"
-
-    def get(self, cfg: RealViTConfig, arm: str, stand_in: bool, device) -> ArmRun | None:
-        path = self.path(cfg, arm, stand_in, device)
-        entry, why = read_entry(path, store_key(cfg, arm, stand_in, device))
-        if entry is not None:
-            try:
-                run = _arm_from_entry(entry)
-                made_on = str(entry.meta.get("data", ""))
-                if not stand_in and made_on != "fashion-mnist":
-                    raise ValueError(f"holds an arm trained on {made_on!r}, not Fashion-MNIST")
-                return run
-            except (KeyError, ValueError, TypeError) as e:
-                why = f"{path} is not a usable entry ({e})"
-        if why:
-            print(f"cache: {why}; recomputed", file=sys.stderr)
-        return None
-
-    def put(self, cfg: RealViTConfig, arm: str, stand_in: bool, device, run: ArmRun,
-            data_name: str) -> None:
-        path = self.path(cfg, arm, stand_in, device)
-        arrays = {f"maps/{seed}/{model}": np.asarray(a) for (seed, model), a in run.maps.items()}
-        tables = {name: getattr(run, name) for name in _ARM_TABLES}
-        try:
-            write_entry(path, store_key(cfg, arm, stand_in, device), arrays=arrays,
-                        tables=tables, meta={"seconds": run.seconds, "data": data_name})
-        except (OSError, ValueError) as e:
-            what = getattr(e, "strerror", None) or str(e)
-            if isinstance(e, FileExistsError) or not path.parent.is_dir():
-                what = f"{path.parent} is not a folder"
-            print(f"cache: cannot write {path} ({what}); the result is used but not kept",
-                  file=sys.stderr)
+def store_key(cfg: RealViTConfig, arm: str, stand_in: bool = False, device="cpu") -> dict:
+    """What a stored arm was computed from ([`theorylab.vision.store.run_key`][]): its
+    [`arm_key`][], the identity of the data, the library versions and the digest of the
+    source of the modules that compute it."""
+    return run_key("huang2024 realvit arm", arm_key(cfg, arm, stand_in=stand_in, device=device),
+                   stand_in=stand_in, code=code_digest(_CODE))
 
 
-def _arm_from_entry(entry) -> ArmRun:
+def _encode(run: ArmRun) -> tuple[dict, dict, dict]:
+    arrays = {f"maps/{seed}/{model}": np.asarray(a) for (seed, model), a in run.maps.items()}
+    return arrays, {name: getattr(run, name) for name in _ARM_TABLES}, {"seconds": run.seconds}
+
+
+def _decode(entry) -> ArmRun:
     maps = {}
     for name, a in entry.arrays.items():
         parts = name.split("/")
@@ -642,12 +493,16 @@ def _arm_from_entry(entry) -> ArmRun:
                   float(entry.meta.get("seconds", 0.0)))
 
 
-def stored_realvit(cfg: RealViTConfig, folder: str | Path | None, *, stand_in: bool = False,
-                   **kw) -> RealViTResult:
-    """[`run_realvit`][] of `cfg` with its arms kept in `folder` ([`ArmStore`][]; None: no
-    store)."""
-    return run_realvit(cfg, stand_in=stand_in,
-                       store=ArmStore(folder) if folder is not None else None, **kw)
+def _arm(cfg: RealViTConfig, arm: str, data: PlacedImages, stand_in: bool, device,
+         store: RunStore | None = None, progress=None) -> tuple[ArmRun, bool]:
+    """(the arm's run, whether it was computed now): from the process memo, else from
+    `store`, else computed (and put into `store`; [`theorylab.vision.store.remembered`][])."""
+    def compute() -> ArmRun:
+        return (reference_run(cfg, data) if arm == "reference"
+                else train_arm(cfg, arm, data, progress))
+
+    return remembered(store_key(cfg, arm, stand_in, device), compute, encode=_encode,
+                      decode=_decode, store=store)
 
 
 def run_realvit(cfg: RealViTConfig, *, stand_in: bool = False, device="cpu", store=None,
@@ -682,19 +537,17 @@ def run_realvit(cfg: RealViTConfig, *, stand_in: bool = False, device="cpu", sto
 
 
 def cached_realvit(quick: bool, stand_in: bool = False, readings: dict | None = None,
-                   store: ArmStore | None = None, *, controls: bool = False,
+                   store: RunStore | None = None, *, controls: bool = False,
                    device="cpu") -> RealViTResult:
     """[`run_realvit`][] of [`QUICK`][] or [`FULL`][] with the config overrides `readings`
     (field → value, e.g. ``{"mask_ratio": 0.75}``); arms already run in this process are
     reused (the claim's readings and the figures fig1 and fig3 share them), and inside a
     ``--cache DIR`` block of the checks and figures (or with `store`) kept in its
-    [`ArmStore`][]. `stand_in`: see [`load_data`][] (the quick figures set it; the claim
-    never does). `controls`: also the augmentation controls. `device` ``"cuda"``: the
-    [`GPU`][] setting on the GPU (`quick` then takes the quick setting there)."""
-    from theorylab.core.sweep import active_cache
-
-    if store is None and (folder := active_cache()) is not None:
-        store = ArmStore(folder)
+    [`theorylab.vision.store.RunStore`][]. `stand_in`: see [`load_data`][] (the quick
+    figures set it; the claim never does). `controls`: also the augmentation controls.
+    `device` ``"cuda"``: the [`GPU`][] setting on the GPU (`quick` then takes the quick
+    setting there)."""
+    store = store if store is not None else active_store()
     base = QUICK if quick else GPU if resolve_device(device).type == "cuda" else FULL
     cfg = replace(base, **(readings or {}))
     return run_realvit(cfg, stand_in=stand_in, store=store, controls=controls, device=device)
@@ -722,29 +575,3 @@ def oriented_differences(table: pd.DataFrame, name: str) -> np.ndarray:
         u = piv["uniform"].to_numpy(float) if "uniform" in piv else np.full(d.shape, np.nan)
         d = d / u
     return d
-
-
-def head_average(table: pd.DataFrame, layer: int | None = None) -> pd.DataFrame:
-    """The ``head = −1`` rows (means over heads), one per (seed, model, layer); with `layer`,
-    only that layer's (−1: the last layer of the table)."""
-    out = table[table["head"] == -1]
-    if layer is not None and "layer" in out:
-        out = out[out["layer"] == (int(out["layer"].max()) if layer == -1 else layer)]
-    return out.reset_index(drop=True)
-
-
-def seed_summary(table: pd.DataFrame, layer: int = -1,
-                 metrics: tuple[str, ...] = METRICS, head: int = -1) -> pd.DataFrame:
-    """Mean and 95 % t-interval over the seeds of `metrics` of one `layer` (−1: the last) and
-    `head` (−1: the head means): one row per (model, metric), columns ``model``, ``metric``,
-    ``mean``, ``lo``, ``hi``, ``n_seeds`` (``lo``/``hi`` NaN with one seed)."""
-    last = int(table["layer"].max()) if layer == -1 else layer
-    sub = table[(table["layer"] == last) & (table["head"] == head)]
-    rows = []
-    for model in sub.model.unique():
-        g = sub[sub.model == model]
-        for m in metrics:
-            mean, lo, hi = t_interval(g[m].to_numpy(float))
-            rows.append({"model": model, "metric": m, "mean": mean, "lo": lo, "hi": hi,
-                         "n_seeds": len(g)})
-    return pd.DataFrame(rows)

@@ -11,6 +11,10 @@ in units of ln 2, so it lies in [0, 1]: 0 for equal rows, 1 for rows on disjoint
 KL it is symmetric and bounded, and it does not explode on the near-zero tails of a local
 map (a Gaussian window's weights fall to e⁻³⁶ across a 7 × 7 grid), so averages over queries
 and images are not dominated by a few far keys.
+
+[`attention_maps`][] reads every layer's attention of a seed-batched model, [`metric_rows`][]
+turns any per-map metrics into a table of per-head rows and their head means, and
+[`head_average`][] selects the head means.
 """
 
 from __future__ import annotations
@@ -18,9 +22,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 from scipy.special import rel_entr
 
-__all__ = ["js_divergence", "head_divergence"]
+__all__ = ["js_divergence", "head_divergence", "attention_maps", "metric_rows", "head_average",
+           "seed_summary"]
 
 
 def _rows(a, name: str) -> np.ndarray:
@@ -58,3 +64,69 @@ def head_divergence(A, head_axis: int = -3) -> np.ndarray:
             out[..., h] += d
             out[..., k] += d
     return out / (H - 1)
+
+
+def attention_maps(model, x, chunk: int = 64) -> np.ndarray:
+    """``(layers, S, n, heads, P, P)`` float32 attention of every block of a seed-batched
+    model (``model.attentions(x)``, e.g. [`SeedViT`][theorylab.vision.nets.SeedViT]) on
+    clean images `x` ``(S, n, C, H, W)``, `chunk` images per seed at a time, without
+    gradients."""
+    import torch
+
+    with torch.no_grad():
+        out = [model.attentions(x[:, i:i + chunk]).float().cpu().numpy()
+               for i in range(0, x.shape[1], chunk)]
+    return np.concatenate(out, axis=2)
+
+
+def metric_rows(maps: np.ndarray, metrics, *, seeds, columns: dict[str, str],
+                **labels) -> pd.DataFrame:
+    """One row per (seed, layer, head) of attention maps ``(layers, S, n, heads, P, P)``:
+    ``metrics(layer, s, A)`` gives, for one layer and seed's float64 maps ``A`` ``(n, heads,
+    P, P)``, the metric name → per-image and per-head values ``(n, heads)``; each row holds
+    their means over the images, with `labels` (e.g. ``model``, ``step``), ``seed``,
+    ``layer``, ``head`` and ``n_images``, and a row ``head = −1`` per (seed, layer) holds the
+    means over heads of the per-head values (the metric of each head, then averaged; never
+    the metric of a head-averaged map). The table follows `columns` (name → dtype, in
+    order)."""
+    L, S, n, H = maps.shape[:4]
+    rows = []
+    for layer in range(L):
+        for s in range(S):
+            vals = {k: np.asarray(v).mean(axis=0)
+                    for k, v in metrics(layer, s, maps[layer, s].astype(np.float64)).items()}
+            common = {"seed": seeds[s], **labels, "layer": layer, "n_images": n}
+            rows += [{**common, "head": h, **{k: float(v[h]) for k, v in vals.items()}}
+                     for h in range(H)]
+            rows.append({**common, "head": -1, **{k: float(v.mean()) for k, v in vals.items()}})
+    return pd.DataFrame(rows).astype(columns)[list(columns)]
+
+
+def head_average(table: pd.DataFrame, layer: int | None = None) -> pd.DataFrame:
+    """The ``head = −1`` rows of a [`metric_rows`][] table (means over heads), one per
+    (seed, model, layer); with `layer`, only that layer's (−1: the last layer of the
+    table)."""
+    out = table[table["head"] == -1]
+    if layer is not None and "layer" in out:
+        out = out[out["layer"] == (int(out["layer"].max()) if layer == -1 else layer)]
+    return out.reset_index(drop=True)
+
+
+def seed_summary(table: pd.DataFrame, metrics: tuple[str, ...], layer: int = -1,
+                 head: int = -1) -> pd.DataFrame:
+    """Mean and 95 % t-interval over the seeds of `metrics` of one `layer` (−1: the last) and
+    `head` (−1: the head means) of a [`metric_rows`][] table: one row per (model, metric),
+    columns ``model``, ``metric``, ``mean``, ``lo``, ``hi``, ``n_seeds`` (``lo``/``hi`` NaN
+    with one seed)."""
+    from theorylab.core.claims import t_interval
+
+    last = int(table["layer"].max()) if layer == -1 else layer
+    sub = table[(table["layer"] == last) & (table["head"] == head)]
+    rows = []
+    for model in sub.model.unique():
+        g = sub[sub.model == model]
+        for m in metrics:
+            mean, lo, hi = t_interval(g[m].to_numpy(float))
+            rows.append({"model": model, "metric": m, "mean": mean, "lo": lo, "hi": hi,
+                         "n_seeds": len(g)})
+    return pd.DataFrame(rows)

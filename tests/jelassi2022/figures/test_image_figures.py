@@ -644,3 +644,40 @@ def test_short_training_learns_an_easy_task_well_above_chance(positional):
                                        positional_attention=positional),
                            xtr, ytr, xte, yte, cfg, seed=0)
     assert res.test_acc >= 0.85, res.test_acc
+
+
+def test_a_trained_image_vit_reads_back_from_the_real_image_store(tmp_path, monkeypatch):
+    """The first paper's image ViTs live in the same store as the second paper's arms: a run
+    put under ``--cache`` is read back in a new process (memo cleared) with the same weights,
+    history and accuracy, without training again."""
+    from theorylab.core.sweep import runner
+    from theorylab.jelassi2022.figures import _images
+    from theorylab.vision import nets, store
+    from theorylab.vision.imagedata import digits
+
+    calls = []
+    train = nets.train_classifier
+
+    def counted(*a, **k):
+        calls.append(1)
+        return train(*a, **k)
+
+    counted.__module__ = train.__module__  # the same source, hence the same key
+    monkeypatch.setattr(nets, "train_classifier", counted)
+    data = digits(0.2, seed=0)
+    s = {**_images.VIT_FM_QUICK, "image_size": 8, "patch_size": 2, "dim": 8, "heads": 2,
+         "n_train": len(data.y_train), "n_test": len(data.y_test)}
+    ctx = FigureContext(out=tmp_path, quick=True, seed=0)
+    monkeypatch.setitem(runner._DEFAULTS, "cache", str(tmp_path / "cache"))
+    store.clear_memo()
+    first = _images._train_vit(data, s, positional=True, seed=0, ctx=ctx, desc="probe")
+    assert len(list((tmp_path / "cache" / store.SUBFOLDER).glob("*.npz"))) == 1
+    store.clear_memo()  # a new process: the folder answers
+    again = _images._train_vit(data, s, positional=True, seed=0, ctx=ctx, desc="probe")
+    assert calls == [1]
+    x = torch.as_tensor(data.x_test[:16], dtype=torch.float32)
+    with torch.no_grad():
+        torch.testing.assert_close(first.model(x), again.model(x), rtol=0, atol=0)
+    assert again.test_acc == first.test_acc and not again.model.training
+    assert first.history.reset_index(drop=True).equals(again.history.reset_index(drop=True))
+    store.clear_memo()

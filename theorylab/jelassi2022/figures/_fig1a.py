@@ -21,6 +21,7 @@ from ._images import (
     _style_image_axes,
     _train_vit,
     locality_scores,
+    make_vit,
 )
 
 FIG1A_FULL = {  # Figure 6's ViT trained with random +-1-patch translations, on more data
@@ -43,12 +44,8 @@ def _initial_P(s: dict, num_classes: int, seed: int, positional: bool) -> np.nda
     """Positional encodings of the ViT built by `_train_vit` at initialisation (same seed)."""
     import torch
 
-    from theorylab.vision.nets import ViT
-
     torch.manual_seed(seed)
-    model = ViT(s["image_size"], s["patch_size"], num_classes, dim=s["dim"], depth=s["depth"],
-                heads=s["heads"], mlp_ratio=s["mlp_ratio"], positional_attention=positional)
-    return model.P.detach().numpy().copy()
+    return make_vit(s, num_classes, positional).P.detach().numpy().copy()
 
 
 def _mosaic(sim: np.ndarray, grid: int, threshold: float | None, gap: int = 1) -> np.ndarray:
@@ -109,7 +106,7 @@ def fig1a(ctx: FigureContext) -> FigureResult:
                      desc="fig1a ViT (translations)")
     # deliberately the same run as Figure 6's vanilla ViT (same data, settings and cache key)
     res_ref = _train_vit(data_ref, ref, positional=False, seed=ctx.seed, ctx=ctx,
-                         desc="fig1a/6 ViT (no translations)", cache=True)
+                         desc="fig1a/6 ViT (no translations)")
     grid = s["image_size"] // s["patch_size"]
     sim0 = _cos(_initial_P(s, data.num_classes, ctx.seed, positional=False))
     sim1 = _cos(res.model.P.detach().cpu().numpy())

@@ -38,8 +38,7 @@ def fig6(ctx: FigureContext) -> FigureResult:
     s = dict(VIT_FM_QUICK if ctx.quick else VIT_FM_FULL)
     data = _fashion_mnist(s["n_train"], s["n_test"], ctx.seed, False, ctx.quick)
     runs = {
-        "ViT": _train_vit(data, s, positional=False, seed=ctx.seed, ctx=ctx, desc="fig6 ViT",
-                          cache=True),
+        "ViT": _train_vit(data, s, positional=False, seed=ctx.seed, ctx=ctx, desc="fig6 ViT"),
         "Ours (positional attention)": _train_vit(data, s, positional=True, seed=ctx.seed,
                                                   ctx=ctx, desc="fig6 positional ViT"),
     }

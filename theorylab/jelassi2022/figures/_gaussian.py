@@ -131,49 +131,6 @@ def _cnn_teacher(X, W):
     return (pre**3).sum(dim=(1, 2))
 
 
-class _PositionalViT1:
-    """One-layer positional-attention ViT for Figure 2 (a plain container of tensors).
-
-    Head h has attention `S_h = softmax((P W_Q^h)(P W_K^h)ᵀ / √d_h)` (Definition 3.2: logits
-    from the positional encodings only, the same for every input), values `X_j V_h`, and
-    `F(X) = Σ_i ⟨a, σ(Σ_h Σ_j S_h[i, j] V_hᵀ X_j)⟩` with cubic σ, as the teacher.
-    """
-
-    def __init__(self, s: dict, gen, device) -> None:
-        import torch
-
-        D, d, H, dh, m, dp = s["D"], s["d"], s["heads"], s["head_dim"], s["hidden"], s["pos_dim"]
-
-        def randn(*shape, scale):
-            return (torch.randn(*shape, generator=gen) * scale).to(device).requires_grad_()
-
-        self.P = randn(D, dp, scale=1.0)
-        self.WQ = randn(H, dp, dh, scale=1 / math.sqrt(dp))
-        self.WK = randn(H, dp, dh, scale=1 / math.sqrt(dp))
-        self.V = randn(H, d, m, scale=1 / math.sqrt(d * H))
-        self.a = randn(m, scale=1 / math.sqrt(m))
-        self.H, self.dh, self.D = H, dh, D
-
-    def parameters(self):
-        return [self.P, self.WQ, self.WK, self.V, self.a]
-
-    def attention(self):
-        import torch
-
-        q = torch.einsum("ip,hpe->hie", self.P, self.WQ)
-        k = torch.einsum("ip,hpe->hie", self.P, self.WK)
-        return (q @ k.transpose(1, 2) / math.sqrt(self.dh)).softmax(dim=-1)  # (H, D, D)
-
-    def __call__(self, X):
-        n, D, d = X.shape
-        S = self.attention()
-        vals = (X.reshape(n * D, d) @ self.V.permute(1, 0, 2).reshape(d, -1)).reshape(
-            n, D, self.H, -1)
-        vals = vals.permute(0, 2, 1, 3).reshape(n, self.H * D, -1)  # (n, H·D, m)
-        z = S.permute(1, 0, 2).reshape(D, self.H * D) @ vals  # (n, D, m)
-        return ((z**3) @ self.a).sum(dim=1)
-
-
 def alignment_scores(sim: np.ndarray, sets: np.ndarray) -> dict[str, float]:
     """How much a `(D, D)` similarity matrix reflects a partition into sets of size C.
 
@@ -227,7 +184,7 @@ def fig2(ctx: FigureContext) -> FigureResult:
 def _fig2(ctx: FigureContext, s: dict, device) -> FigureResult:
     import torch
 
-    from theorylab.vision.nets import cosine_similarity_matrix
+    from theorylab.vision.nets import PositionalAttention1, cosine_similarity_matrix
 
     gen = torch.Generator().manual_seed(ctx.seed + 2)
     D, d, K = s["D"], s["d"], s["teacher_channels"]
@@ -236,7 +193,10 @@ def _fig2(ctx: FigureContext, s: dict, device) -> FigureResult:
     Xt = torch.randn(s["n_test"], D, d, generator=gen)
     W, X, Xt = W.to(device), X.to(device), Xt.to(device)
     y, yt = torch.sign(_cnn_teacher(X, W)), torch.sign(_cnn_teacher(Xt, W))
-    model = _PositionalViT1(s, gen, device)
+    # Definition 3.2: attention logits from the positional encodings only, cubic σ as the teacher
+    model = PositionalAttention1(D, d, heads=s["heads"], head_dim=s["head_dim"],
+                                 hidden=s["hidden"], pos_dim=s["pos_dim"], generator=gen,
+                                 device=device)
     P0 = model.P.detach().cpu().clone()
     opt = torch.optim.Adam(model.parameters(), lr=s["lr"])
 

@@ -13,9 +13,6 @@ positional attention, initial vs learned positional encodings) are the point.
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
-
 import numpy as np
 
 from theorylab.core.figures import FigureContext
@@ -50,16 +47,15 @@ THRESHOLD = 0.55
 """Similarity threshold of Figure 1a."""
 
 
-@lru_cache(maxsize=8)
 def _fashion_mnist(n_train: int, n_test: int, seed: int, pool16: bool, quick: bool):
-    """Cached Fashion-MNIST subset; `pool16`: 2x2 average-pool to 14x14, then zero-pad to 16x16.
-    A quick run without the Fashion-MNIST files gets the digits upsampled to 28x28 instead
-    ([`theorylab.vision.imagedata.images_28`][])."""
-    from theorylab.vision.imagedata import images_28
+    """Fashion-MNIST subset, kept per process; `pool16`: 2x2 average-pool to 14x14, then
+    zero-pad to 16x16. A quick run without the Fashion-MNIST files gets the digits upsampled
+    to 28x28 instead ([`theorylab.vision.placed.cached_images`][])."""
+    from theorylab.vision.placed import cached_images
 
     if pool16:
-        return images_28(n_train, n_test, seed, quick=quick, pool=2, pad=1)
-    return images_28(n_train, n_test, seed, quick=quick)
+        return cached_images(n_train, n_test, seed, quick=quick, pool=2, pad=1)
+    return cached_images(n_train, n_test, seed, quick=quick)
 
 
 def _stand_in(data) -> dict:
@@ -70,35 +66,55 @@ def _stand_in(data) -> dict:
     return {"data_source": data.description}
 
 
-_RUNS: dict[str, object] = {}
-"""In-process cache of training runs shared by figures: Figure 1a's reference ViT trained without
-translations is Figure 6's vanilla ViT (same settings, hence the same key)."""
+def make_vit(s: dict, num_classes: int, positional: bool):
+    """The ViT of settings `s` (built from torch's current random state)."""
+    from theorylab.vision.nets import ViT
+
+    return ViT(s["image_size"], s["patch_size"], num_classes, dim=s["dim"], depth=s["depth"],
+               heads=s["heads"], mlp_ratio=s["mlp_ratio"], positional_attention=positional)
 
 
-def _train_vit(data, s: dict, *, positional: bool, seed: int, ctx: FigureContext, desc: str,
-               cache: bool = False):
-    """Train a ViT with settings `s` on `data`; with `cache`, reuse / store the run in `_RUNS`."""
-    from theorylab.vision.nets import TrainConfig, ViT, train_classifier
+def _train_vit(data, s: dict, *, positional: bool, seed: int, ctx: FigureContext, desc: str):
+    """Train a ViT with settings `s` on `data`, kept in the real-image store
+    ([`theorylab.vision.store`][]: in the process, and in ``--cache DIR``): Figure 1a's
+    reference ViT trained without translations is Figure 6's vanilla ViT (same settings,
+    hence the same key)."""
+    import torch
 
-    key = json.dumps([data.description, s, positional, seed, ctx.device], sort_keys=True)
-    if cache and key in _RUNS:
-        return _RUNS[key]
+    from theorylab.vision.nets import TrainConfig, TrainResult, train_classifier
+    from theorylab.vision.store import active_store, code_digest, remembered, run_key
+
     cfg = TrainConfig(epochs=s["epochs"], batch_size=s["batch_size"], lr=s["lr"],
                       weight_decay=s["weight_decay"], evals_per_epoch=s.get("evals_per_epoch", 1),
                       translate_patches=s.get("translate_patches", 0),
                       translate_unit=s["patch_size"], pos_weight_decay=s.get("pos_weight_decay"))
 
     def make():
-        return ViT(s["image_size"], s["patch_size"], data.num_classes, dim=s["dim"],
-                   depth=s["depth"], heads=s["heads"], mlp_ratio=s["mlp_ratio"],
-                   positional_attention=positional)
+        return make_vit(s, data.num_classes, positional)
 
-    res = train_classifier(make, data.x_train, data.y_train, data.x_test, data.y_test, cfg,
-                           seed=seed, device=ctx.device,
-                           progress=lambda it: ctx.tqdm(it, desc=desc, unit="epoch"))
-    if cache:
-        _RUNS[key] = res
-    return res
+    def compute() -> TrainResult:
+        return train_classifier(make, data.x_train, data.y_train, data.x_test, data.y_test,
+                                cfg, seed=seed, device=ctx.device,
+                                progress=lambda it: ctx.tqdm(it, desc=desc, unit="epoch"))
+
+    def encode(res: TrainResult):
+        return ({f"state/{k}": v.detach().cpu().numpy() for k, v in
+                 res.model.state_dict().items()}, {"history": res.history},
+                {"test_acc": res.test_acc, "seconds": res.seconds})
+
+    def decode(entry) -> TrainResult:
+        model = make()
+        model.load_state_dict({k[len("state/"):]: torch.as_tensor(a)
+                               for k, a in entry.arrays.items()})
+        return TrainResult(model.to(ctx.device).eval(), entry.tables["history"],
+                           float(entry.meta["test_acc"]), float(entry.meta["seconds"]))
+
+    key = run_key("jelassi2022 image ViT", {"data": data.description, "settings": s,
+                                            "positional": positional, "seed": seed,
+                                            "device": str(ctx.device)},
+                  stand_in=data.name == "digits-28",
+                  code=code_digest((_train_vit, train_classifier, TrainResult)))
+    return remembered(key, compute, encode=encode, decode=decode, store=active_store())[0]
 
 
 def _cos(P: np.ndarray) -> np.ndarray:

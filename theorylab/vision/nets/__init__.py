@@ -1,5 +1,6 @@
 """Plain-torch networks for the image figures: patchify, a small ViT (vanilla or positional
-attention), small VGG-like and ResNet-like CNNs, a short seeded training loop (optionally with
+attention), a one-layer positional-attention network on patch vectors, small VGG-like and
+ResNet-like CNNs, a short seeded training loop (optionally with
 random translations by whole patches), and a seed-batched ViT ([`SeedViT`][]: several seeds'
 models in one set of weights, with a learned relative-position bias and a local or
 from-scratch start) trained by masked reconstruction (MAE) and contrastive learning (CL),
@@ -8,6 +9,7 @@ every seed in one optimiser step ([`train_seeds`][])."""
 from theorylab.vision.nets._augment import random_patch_shifts, translate_images
 from theorylab.vision.nets._cnn import SmallResNet, SmallVGG
 from theorylab.vision.nets._patch import patchify, unpatchify
+from theorylab.vision.nets._positional import PositionalAttention1
 from theorylab.vision.nets._seedvit import (
     INITS,
     SeedBlock,
@@ -52,6 +54,7 @@ __all__ = [
     "INITS",
     "OBJECTIVES",
     "Attention",
+    "PositionalAttention1",
     "Augment",
     "Block",
     "SSLSchedule",
