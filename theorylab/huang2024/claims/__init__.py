@@ -10,7 +10,7 @@ compare our own laws and reductions with the engines: ``thm4.1-eps``, ``thm4.2-l
 ``phases-reduction``, ``lemma5.1``, ``lemma5.1-rates``, ``thm4.4-plateau``.
 """
 
-from theorylab.core.claims import Claim, lookup_claim
+from theorylab.core import claims as cc
 
 from .lemma51 import CLAIM as _L51
 from .lemma51_rates import CLAIM as _L51R
@@ -24,12 +24,12 @@ from .thm44 import CLAIM as _T44
 from .thm44_plateau import CLAIM as _T44P
 
 #: id → claim, in the paper's order.
-CLAIMS: dict[str, Claim] = {c.id: c for c in (_T41, _T41E, _T42, _T42L, _RED, _L51, _L51R, _T44,
+CLAIMS: dict[str, cc.Claim] = {c.id: c for c in (_T41, _T41E, _T42, _T42L, _RED, _L51, _L51R, _T44,
                                                _T44P, _RV)}
 
 __all__ = ["CLAIMS", "get_claim"]
 
 
-def get_claim(claim_id: str) -> Claim:
+def get_claim(claim_id: str) -> cc.Claim:
     """The claim with this id (raises ``KeyError`` listing the ids)."""
-    return lookup_claim(CLAIMS, claim_id)
+    return cc.lookup_claim(CLAIMS, claim_id)

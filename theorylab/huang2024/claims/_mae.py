@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import Reading, Threshold, Variant
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..predictions.asymptotics import local_slopes, sub_ladders
@@ -39,26 +39,26 @@ __all__ = ["VARIANTS", "N_SUB", "SETTLE_TOL", "SETTLE_THRESHOLD", "measure", "x_
 
 #: The reconstruction choices that can change the MAE verdicts, each a variant.
 VARIANTS = (
-    Variant("coefficient_law",
-            Reading("uniform", "z ~ U[0.5, 1.5] (the notes' §9 setting)", "paper notes"),
-            (Reading("one", "z ≡ 1 (a point law)", "project choice"),),
-            "the paper allows any law of the area coefficients on [L, U] (FOUND); the "
-            "crossing value −(Δ/2) ln P is exact for z ≡ 1, while a spread law's lowest "
-            "coefficients take over the global attention once |Φ|(U − L) ≫ 1"),
-    Variant("masked_keys",
-            Reading(True, "masked keys in the softmax (their positional logit only)",
-                    "paper notes"),
-            (Reading(False, "masked keys left out of the softmax", "paper notes"),),
-            "whether masked keys enter the softmax was not read (notes §2.2, UNCERTAIN); it "
-            "moves the Phase I boundary and the constants of every phase"),
-    Variant("eta",
-            Reading("per-query", "η in P^{1−κ_c}/η is the per-query step η_q = η/P",
-                    "project choice"),
-            (Reading("loss", "η in P^{1−κ_c}/η is the step of the 1/P-normalised loss",
-                     "project choice"),),
-            "the paper's step-size convention was not read (notes §4.1: η ≪ poly(P)); with the "
-            "1/P loss normalisation a query's gradient carries 1/P, so the runs step with "
-            "η = η_q·P, and the phase-length scale P^{1−κ_c}/η reads (P/C)/η_q or (P/C)/η"),
+    cc.Variant("coefficient_law",
+               cc.Reading("uniform", "z ~ U[0.5, 1.5] (the notes' §9 setting)", "paper notes"),
+               (cc.Reading("one", "z ≡ 1 (a point law)", "project choice"),),
+               "the paper allows any law of the area coefficients on [L, U] (FOUND); the "
+               "crossing value −(Δ/2) ln P is exact for z ≡ 1, while a spread law's lowest "
+               "coefficients take over the global attention once |Φ|(U − L) ≫ 1"),
+    cc.Variant("masked_keys",
+               cc.Reading(True, "masked keys in the softmax (their positional logit only)",
+                          "paper notes"),
+               (cc.Reading(False, "masked keys left out of the softmax", "paper notes"),),
+               "whether masked keys enter the softmax was not read (notes §2.2, UNCERTAIN); it "
+               "moves the Phase I boundary and the constants of every phase"),
+    cc.Variant("eta",
+               cc.Reading("per-query", "η in P^{1−κ_c}/η is the per-query step η_q = η/P",
+                          "project choice"),
+               (cc.Reading("loss", "η in P^{1−κ_c}/η is the step of the 1/P-normalised loss",
+                           "project choice"),),
+               "the paper's step-size convention was not read (notes §4.1: η ≪ poly(P)); with the "
+               "1/P loss normalisation a query's gradient carries 1/P, so the runs step with "
+               "η = η_q·P, and the phase-length scale P^{1−κ_c}/η reads (P/C)/η_q or (P/C)/η"),
 )
 
 #: The ladder is read on this many consecutive sub-ladders (equal shares of ln P).
@@ -147,7 +147,7 @@ def slope_row(name: str, x, y, rungs, *, log_x: bool = True, log_y: bool = True)
 #: settled (project choice: a quarter of the unit exponents these statements are about).
 SETTLE_TOL = 0.25
 #: The declared threshold of [`SETTLE_TOL`][] (the claims that read local slopes declare it).
-SETTLE_THRESHOLD = Threshold(
+SETTLE_THRESHOLD = cc.Threshold(
     "SETTLE_TOL", SETTLE_TOL, "project choice",
     "an asymptotic statement is judged where the local slope has settled: one that still moves "
     "by more than 0.25 (a quarter of the unit exponents judged) between the top two "

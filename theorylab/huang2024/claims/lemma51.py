@@ -26,17 +26,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Settlement,
-    Threshold,
-    judge_settled,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
@@ -52,47 +42,49 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ra
 RATIO_NS = (*range(3, 17), 20, 25, 32, 40, 50, 64, 80, 100)
 
 THRESHOLDS = (
-    Threshold("RATIO_TOL", 0.1, "project choice",
-              "below half the spacing 1/4 between the exponent Δ and its neighbours 3Δ/4 and "
-              "5Δ/4 (in units of Δ)",
-              role="half-width of the band of the ratio's exponent in units of Δ"),
-    Threshold("BOUNDARY_TOL", 0.25, "project choice",
-              "a quarter in the log of the boundary constant (Δ_b off by 0.25/ln P): below "
-              "half of ln 2 to the nearest wrong constant, and above the lattice's own "
-              "resolution (the bisection half-width times ln P, at most 0.2 at P = 81)",
-              role="half-width of the band of the Phase I boundary's offset (Δ_b − formula)·ln P"),
-    Threshold("MIN_DECADES", 2.5, "project choice",
-              "an asymptotic statement is read on a ladder of at least 2.5 decades of P",
-              role="premise: each family's ladder spans at least this many decades"),
+    cc.Threshold("RATIO_TOL", 0.1, "project choice",
+                 "below half the spacing 1/4 between the exponent Δ and its neighbours 3Δ/4 and "
+                 "5Δ/4 (in units of Δ)",
+                 role="half-width of the band of the ratio's exponent in units of Δ"),
+    cc.Threshold("BOUNDARY_TOL", 0.25, "project choice",
+                 "a quarter in the log of the boundary constant (Δ_b off by 0.25/ln P): below "
+                 "half of ln 2 to the nearest wrong constant, and above the lattice's own "
+                 "resolution (the bisection half-width times ln P, at most 0.2 at P = 81)",
+                 role="half-width of the band of the Phase I boundary's offset "
+                      "(Δ_b − formula)·ln P"),
+    cc.Threshold("MIN_DECADES", 2.5, "project choice",
+                 "an asymptotic statement is read on a ladder of at least 2.5 decades of P",
+                 role="premise: each family's ladder spans at least this many decades"),
 )
 
 PREDICTIONS = (
-    Prediction("RATIO_EXP", 1.0, "shift",
-               "limit of the exponent of P in |r_glob|/r_own at Q⁰ = 0, in units of Δ "
-               "(ratio ∝ P^Δ)", "derived", check="proofs_checks/huang2024/check_rates.py",
-               tolerance="RATIO_TOL",
-               settlement=Settlement("a + b/√x", "ratio = (leading-order ratio of the notes' "
-                                     "§4.5)·(1 + O(P^{−κ_s}) + O(1/P)) (the counts' "
-                                     "fluctuations about their means; κ_s ≥ 1/2 on both "
-                                     "families), and the leading-order ratio's local exponent "
-                                     "is removed: what is left moves as P^{−1/2} at most "
-                                     "(predictions/rates.py local_query_leading)", "P")),
-    Prediction("BOUNDARY_Q", 0.0, "shift",
-               "(Δ_b − Δ_b,formula)·ln P at each P of the ladder: the log of the measured Phase "
-               "I boundary constant over the derived finite-P one (phase_one_boundary, leading "
-               "order at the actual P and C)", "derived",
-               check="proofs_checks/huang2024/check_boundaries.py", tolerance="BOUNDARY_TOL"),
+    cc.Prediction("RATIO_EXP", 1.0, "shift",
+                  "limit of the exponent of P in |r_glob|/r_own at Q⁰ = 0, in units of Δ "
+                  "(ratio ∝ P^Δ)", "derived", check="proofs_checks/huang2024/check_rates.py",
+                  tolerance="RATIO_TOL",
+                  settlement=cc.Settlement("a + b/√x", "ratio = (leading-order ratio of the notes' "
+                                           "§4.5)·(1 + O(P^{−κ_s}) + O(1/P)) (the counts' "
+                                           "fluctuations about their means; κ_s ≥ 1/2 on both "
+                                           "families), and the leading-order ratio's local "
+                                           "exponent is removed: what is left moves as P^{−1/2} "
+                                           "at most (predictions/rates.py local_query_leading)",
+                                           "P")),
+    cc.Prediction("BOUNDARY_Q", 0.0, "shift",
+                  "(Δ_b − Δ_b,formula)·ln P at each P of the ladder: the log of the measured Phase "
+                  "I boundary constant over the derived finite-P one (phase_one_boundary, leading "
+                  "order at the actual P and C)", "derived",
+                  check="proofs_checks/huang2024/check_boundaries.py", tolerance="BOUNDARY_TOL"),
 )
 
 COUNTERFACTUALS = (
-    Counterfactual("ratio ∝ P^{3Δ/4}", "the global pull grows as P^{3Δ/4}", {"RATIO_EXP": 0.75}),
-    Counterfactual("ratio ∝ P^{5Δ/4}", "the global pull grows as P^{5Δ/4}", {"RATIO_EXP": 1.25}),
-    Counterfactual("ratio ∝ P^{Δ/2}", "the global pull grows as the square root of P^Δ",
-                   {"RATIO_EXP": 0.5}),
-    Counterfactual("boundary constant ×2", "Δ_b = formula + ln 2/ln P (the (1 − γ) of the "
-                   "masked shares dropped from a_1²/a_j)", {"BOUNDARY_Q": math.log(2.0)}),
-    Counterfactual("boundary constant ÷2", "Δ_b = formula − ln 2/ln P",
-                   {"BOUNDARY_Q": -math.log(2.0)}),
+    cc.Counterfactual("ratio ∝ P^{3Δ/4}", "the global pull grows as P^{3Δ/4}", {"RATIO_EXP": 0.75}),
+    cc.Counterfactual("ratio ∝ P^{5Δ/4}", "the global pull grows as P^{5Δ/4}", {"RATIO_EXP": 1.25}),
+    cc.Counterfactual("ratio ∝ P^{Δ/2}", "the global pull grows as the square root of P^Δ",
+                      {"RATIO_EXP": 0.5}),
+    cc.Counterfactual("boundary constant ×2", "Δ_b = formula + ln 2/ln P (the (1 − γ) of the "
+                      "masked shares dropped from a_1²/a_j)", {"BOUNDARY_Q": math.log(2.0)}),
+    cc.Counterfactual("boundary constant ÷2", "Δ_b = formula − ln 2/ln P",
+                      {"BOUNDARY_Q": -math.log(2.0)}),
 )
 
 
@@ -185,7 +177,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """The signs of the own and global rates on every rung, and the limit of the ratio's
     exponent per (family, masked keys) in units of Δ, settled and in its two-sided band, with
     the declared values (or `values`)."""
-    v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    v = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     if len(t) == 0:
         return Verdict("inconclusive", ("no rung",))
@@ -204,9 +196,9 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                                                   f"than {v['MIN_DECADES']:g} decades",)))
             continue
         e = local_exponents(g)
-        w = judge_settled(PREDICTIONS[0], e["x"], e["per_delta"], v, COUNTERFACTUALS,
-                          what=f"extrapolated exponent / Δ (Δ = {e['delta']:+.3f}), "
-                          "leading-order law removed")
+        w = cc.judge_settled(PREDICTIONS[0], e["x"], e["per_delta"], v, COUNTERFACTUALS,
+                             what=f"extrapolated exponent / Δ (Δ = {e['delta']:+.3f}), "
+                             "leading-order law removed")
         parts.append(Verdict(w.verdict, tuple(f"{label}: {r}" for r in w.reasons), (label,)))
     bnd = tables.get("boundary")
     if bnd is None:
@@ -218,7 +210,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     return combine(parts)
 
 
-def run(quick: bool) -> ClaimResult:
+def run(quick: bool) -> cc.ClaimResult:
     t = rate_ladder(quick)
     bnd = boundary_ladder(quick)
     v = judge({"table": t, "boundary": bnd})
@@ -270,12 +262,12 @@ def run(quick: bool) -> ClaimResult:
         ax.set_ylabel("|r_glob| / r_own at Q⁰ = 0")
         ax.legend(fontsize=7)
 
-    return ClaimResult("lemma5.1", t, v, head, reading, brief=brief,
-                       extra={"fits": fits, "boundary": bnd},
-                       figure=figure, settings={"Q⁰": 0, "γ": GAMMA})
+    return cc.ClaimResult("lemma5.1", t, v, head, reading, brief=brief,
+                          extra={"fits": fits, "boundary": bnd},
+                          figure=figure, settings={"Q⁰": 0, "γ": GAMMA})
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="lemma5.1",
     paper=PAPER_NAME,
     figsize=(6.0, 4.0),
@@ -297,7 +289,7 @@ CLAIM = Claim(
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,
     premises=("a ladder of at least MIN_DECADES decades",),
-    interval=IntervalMethod("extrapolation"),
+    interval=cc.IntervalMethod("extrapolation"),
     reconstructed="Δ's formula 2κ_s − κ_c − 1 was inferred from its admissible range and this "
     "very ratio (notes §1.3); the lemma's own text was not read.",
     untested="Later steps, several clusters; the sign of another local area's rate "

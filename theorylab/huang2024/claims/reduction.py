@@ -22,16 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    judge_band,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
@@ -49,39 +40,39 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "en
            "quadrature_rows"]
 
 THRESHOLDS = (
-    Threshold("END_TOL", 1.0, "derived bound",
-              "the neglected order with unit coefficient: |Φ_glob| times √v, the relative "
-              "standard deviation of the rest areas' share of the softmax denominator that the "
-              "reduction replaces by its mean",
-              role="|Φ_glob(t_I) − reduced| ≤ END_TOL·|Φ_glob|·√v on every rung"),
-    Threshold("STEP_TOL", 1.0, "project choice",
-              "one step: the resolution of a first-crossing step when the crossing lies within "
-              "the neglected order of its threshold",
-              role="|t_I|, |t_II|, |T*| engine − reduced at most STEP_TOL"),
-    Threshold("SCALE_TOL", 0.01, "derived bound",
-              "the relative order the reduction neglects on the overlap: the rest areas' "
-              "relative fluctuation √v reaches 0.011 there",
-              role="half-width (a factor 1 + SCALE_TOL) of the band of exact/reduced "
-              "Φ_glob(t_I) over the Phase I runs"),
-    Threshold("QUAD_TOL", 1e-9, "project choice",
-              "far below every tolerance of the claims (the smallest, END_TOL·|Φ|·√v, is "
-              "≥ 1e−5 on the ladder) and far above float64 rounding over a run",
-              role="largest |Φ| difference along a run, 24-node Gauss rule against exact sums"),
+    cc.Threshold("END_TOL", 1.0, "derived bound",
+                 "the neglected order with unit coefficient: |Φ_glob| times √v, the relative "
+                 "standard deviation of the rest areas' share of the softmax denominator that the "
+                 "reduction replaces by its mean",
+                 role="|Φ_glob(t_I) − reduced| ≤ END_TOL·|Φ_glob|·√v on every rung"),
+    cc.Threshold("STEP_TOL", 1.0, "project choice",
+                 "one step: the resolution of a first-crossing step when the crossing lies within "
+                 "the neglected order of its threshold",
+                 role="|t_I|, |t_II|, |T*| engine − reduced at most STEP_TOL"),
+    cc.Threshold("SCALE_TOL", 0.01, "derived bound",
+                 "the relative order the reduction neglects on the overlap: the rest areas' "
+                 "relative fluctuation √v reaches 0.011 there",
+                 role="half-width (a factor 1 + SCALE_TOL) of the band of exact/reduced "
+                 "Φ_glob(t_I) over the Phase I runs"),
+    cc.Threshold("QUAD_TOL", 1e-9, "project choice",
+                 "far below every tolerance of the claims (the smallest, END_TOL·|Φ|·√v, is "
+                 "≥ 1e−5 on the ladder) and far above float64 rounding over a run",
+                 role="largest |Φ| difference along a run, 24-node Gauss rule against exact sums"),
 )
 
 PREDICTIONS = (
-    Prediction("REDUCED_SCALE", 1.0, "factor",
-               "the exact engine's Φ_glob(t_I) over the reduced dynamics' (its range over the "
-               "Phase I runs of the overlap)", "derived",
-               check="proofs_checks/huang2024/check_reduced_dynamics.py",
-               tolerance="SCALE_TOL"),
+    cc.Prediction("REDUCED_SCALE", 1.0, "factor",
+                  "the exact engine's Φ_glob(t_I) over the reduced dynamics' (its range over the "
+                  "Phase I runs of the overlap)", "derived",
+                  check="proofs_checks/huang2024/check_reduced_dynamics.py",
+                  tolerance="SCALE_TOL"),
 )
 
 COUNTERFACTUALS = (
-    Counterfactual("3 % below", "the reduction misses a term that lowers Φ_glob(t_I) by 3 % "
-                   "(three times the neglected order)", {"REDUCED_SCALE": 1 / 1.03}),
-    Counterfactual("3 % above", "the reduction misses a term that raises Φ_glob(t_I) by 3 %",
-                   {"REDUCED_SCALE": 1.03}),
+    cc.Counterfactual("3 % below", "the reduction misses a term that lowers Φ_glob(t_I) by 3 % "
+                      "(three times the neglected order)", {"REDUCED_SCALE": 1 / 1.03}),
+    cc.Counterfactual("3 % above", "the reduction misses a term that raises Φ_glob(t_I) by 3 %",
+                      {"REDUCED_SCALE": 1.03}),
 )
 
 READ = ("t_I", "t_II", "T_star", "phi_glob_end_I", "phase_I")
@@ -138,7 +129,7 @@ def quadrature_rows(quick: bool) -> pd.DataFrame:
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """Engine against reduction on the overlap (phases, steps, end of Phase I) and the Gauss
     rule against exact sums, with the declared thresholds (or `values`)."""
-    v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    v = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t, q = tables["table"], tables["quadrature"]
     if len(t) == 0 or len(q) == 0:
         return Verdict("inconclusive", ("no overlap run",))
@@ -162,9 +153,9 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     gap = (ph.phi_glob_end_I_engine - ph.phi_glob_end_I_reduced).abs()
     ratio = (ph.phi_glob_end_I_engine / ph.phi_glob_end_I_reduced).to_numpy(float)
     if len(ratio):
-        w = judge_band(PREDICTIONS[0], (float(np.median(ratio)), float(ratio.min()),
-                                        float(ratio.max())), v, COUNTERFACTUALS,
-                       what=f"exact/reduced Φ_glob(t_I) over {len(ratio)} Phase I runs")
+        w = cc.judge_band(PREDICTIONS[0], (float(np.median(ratio)), float(ratio.min()),
+                                           float(ratio.max())), v, COUNTERFACTUALS,
+                          what=f"exact/reduced Φ_glob(t_I) over {len(ratio)} Phase I runs")
         parts.append(Verdict(w.verdict, tuple(f"scale: {x}" for x in w.reasons)))
     bad += [f"{r.family} P={r.P:g} keys {'in' if r.masked_keys else 'out'}: Φ_glob(t_I) "
             f"{r.phi_glob_end_I_engine:.6f} vs {r.phi_glob_end_I_reduced:.6f} (± {tl:.2g})"
@@ -192,7 +183,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     return combine(parts)
 
 
-def run(quick: bool) -> ClaimResult:
+def run(quick: bool) -> cc.ClaimResult:
     t, q = engine_rows(quick), quadrature_rows(quick)
     v = judge({"table": t, "quadrature": q})
     reading = [
@@ -207,11 +198,11 @@ def run(quick: bool) -> ClaimResult:
     brief = (f"{v.verdict}: reduced vs exact engine on P = {min(t.P):g}–{max(t.P):g}, keys in/out:"
              f" largest Φ gap {t.gap_phi_glob.max():.1e}; Gauss rule ≤ "
              f"{q.max_phi_diff.max():.0e}; no seeds")
-    return ClaimResult("phases-reduction", t, v, head, reading, brief=brief,
-                       extra={"quadrature": q})
+    return cc.ClaimResult("phases-reduction", t, v, head, reading, brief=brief,
+                          extra={"quadrature": q})
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="phases-reduction",
     paper=PAPER_NAME,
     title="The reduced population dynamics against the exact engine (Theorems 4.1–4.2's runs)",
@@ -231,7 +222,7 @@ CLAIM = Claim(
     thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,
-    interval=IntervalMethod("exact"),
+    interval=cc.IntervalMethod("exact"),
     reconstructed="the model is the notes' reconstruction; this checks our reduction of it, not "
     "the paper.",
     untested="Several clusters, fixed-size masks and the 1/|ℳ| normalisation (the reduced "

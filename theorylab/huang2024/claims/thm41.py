@@ -23,16 +23,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    judge_band,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine, strictly_increasing
 
 from ..config import PAPER_NAME
@@ -43,32 +34,32 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "verdict_convergence", "report_growth"]
 
 THRESHOLDS = (
-    Threshold("EXCESS_TOL", 0.002, "project choice",
-              "a fifth of a percent of the initial excess: twenty times the smallest ε the "
-              "ladder reaches (10⁻⁴), and below half the distance to a GD that stalls at half "
-              "a percent of it",
-              role="half-width of the band of the relative excess the runs end at"),
-    Threshold("MIN_DECADES", 2.5, "project choice",
-              "the convergence statement is read on a ladder of at least 2.5 decades of P",
-              role="premise: each family's ladder spans at least this many decades"),
-    Threshold("EPS_REL", EPS_REL, "project choice",
-              "ε relative to L⁰ − L* = Θ(1): 5 % is an absolute ε of about 0.01",
-              role="defines T* (first step with L − L* ≤ EPS_REL·(L⁰ − L*))", judged=False),
+    cc.Threshold("EXCESS_TOL", 0.002, "project choice",
+                 "a fifth of a percent of the initial excess: twenty times the smallest ε the "
+                 "ladder reaches (10⁻⁴), and below half the distance to a GD that stalls at half "
+                 "a percent of it",
+                 role="half-width of the band of the relative excess the runs end at"),
+    cc.Threshold("MIN_DECADES", 2.5, "project choice",
+                 "the convergence statement is read on a ladder of at least 2.5 decades of P",
+                 role="premise: each family's ladder spans at least this many decades"),
+    cc.Threshold("EPS_REL", EPS_REL, "project choice",
+                 "ε relative to L⁰ − L* = Θ(1): 5 % is an absolute ε of about 0.01",
+                 role="defines T* (first step with L − L* ≤ EPS_REL·(L⁰ − L*))", judged=False),
 )
 
 PREDICTIONS = (
-    Prediction("EXCESS_LIMIT", 0.0, "shift",
-               "the relative excess (L − L*)/(L⁰ − L*) the ε-ladder runs end at (0: the "
-               "infimum L* is reached to every ε of the ladder)", "paper",
-               quote="near-optimal reconstruction", section="§2.5 The optimum",
-               tolerance="EXCESS_TOL"),
+    cc.Prediction("EXCESS_LIMIT", 0.0, "shift",
+                  "the relative excess (L − L*)/(L⁰ − L*) the ε-ladder runs end at (0: the "
+                  "infimum L* is reached to every ε of the ladder)", "paper",
+                  quote="near-optimal reconstruction", section="§2.5 The optimum",
+                  tolerance="EXCESS_TOL"),
 )
 
 COUNTERFACTUALS = (
-    Counterfactual("stalls at 0.5 %", "GD stalls with the excess at half a percent of its "
-                   "start (a near-optimal but not optimal plateau)", {"EXCESS_LIMIT": 0.005}),
-    Counterfactual("below the infimum", "the loss falls half a percent of the initial excess "
-                   "below the computed L* (the infimum is wrong)", {"EXCESS_LIMIT": -0.005}),
+    cc.Counterfactual("stalls at 0.5 %", "GD stalls with the excess at half a percent of its "
+                      "start (a near-optimal but not optimal plateau)", {"EXCESS_LIMIT": 0.005}),
+    cc.Counterfactual("below the infimum", "the loss falls half a percent of the initial excess "
+                      "below the computed L* (the infimum is wrong)", {"EXCESS_LIMIT": -0.005}),
 )
 
 
@@ -126,7 +117,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """Convergence on every rung and every ε, and the relative excess the ε-ladder runs end at
     in its two-sided band, from the ``table`` (ladder rungs) and ``eps`` tables, with the
     declared thresholds and prediction (or `values`); T*'s growth is reported."""
-    v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    v = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t, eps = tables["table"], tables["convergence"]
     short = [f"{f}: {ladder_decades(g.P):.2f}" for f, g in t.groupby("family")
              if ladder_decades(g.P) < v["MIN_DECADES"]]
@@ -138,8 +129,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         return combine(parts)
     ends = eps.groupby("family", sort=False).final_rel_excess.first()
     worst = float(ends.loc[ends.abs().idxmax()])
-    w = judge_band(PREDICTIONS[0], worst, v, COUNTERFACTUALS,
-                   what="relative excess at the end of the ε-ladder runs (the farther from 0)")
+    w = cc.judge_band(PREDICTIONS[0], worst, v, COUNTERFACTUALS,
+                      what="relative excess at the end of the ε-ladder runs (the farther from 0)")
     parts.append(Verdict(w.verdict, tuple(f"near-optimal: {r}" for r in w.reasons)
                          + ("end values per family: " + ", ".join(
                              f"{f} {x:.3g}" for f, x in ends.items()),),
@@ -161,7 +152,7 @@ def _settings() -> dict:
     return {"Q⁰": 0, "η_q": 2.0, "γ": 0.5, "ε": EPS_REL}
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     m = measure(quick, readings)
     t = m["ladder"][COLUMNS]
     eps = m["eps"][EPS_COLUMNS]
@@ -211,12 +202,12 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         ax.set_ylabel("T*")
         ax.legend(fontsize=7)
 
-    return ClaimResult("thm4.1", t, v, head, reading, brief=brief,
-                       extra={"fits": fits, "convergence": eps}, figure=figure,
-                       settings=_settings())
+    return cc.ClaimResult("thm4.1", t, v, head, reading, brief=brief,
+                          extra={"fits": fits, "convergence": eps}, figure=figure,
+                          settings=_settings())
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm4.1",
     paper=PAPER_NAME,
     figsize=(6.0, 4.0),
@@ -240,7 +231,7 @@ CLAIM = Claim(
     variants=VARIANTS,
     premises=("a ladder of at least MIN_DECADES decades per family",
               "inside the horizon: every run reaches ε before its step cap"),
-    interval=IntervalMethod("exact"),
+    interval=cc.IntervalMethod("exact"),
     reconstructed="the model (loss, masking, one trainable Q) is the notes' reconstruction; the "
     "coefficient law, the masked keys and the step-size convention are run as variants.",
     untested="T*'s formula (not read; its growth is reported, our law for it is judged in "

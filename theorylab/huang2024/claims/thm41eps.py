@@ -24,17 +24,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Settlement,
-    Threshold,
-    judge_settled,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
@@ -45,42 +35,42 @@ from ._mae import N_SUB, VARIANTS, measure, slope_row
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "tail_slopes"]
 
 THRESHOLDS = (
-    Threshold("TAIL_TOL", 0.1, "project choice",
-              "below half the spacing 1/4 between the derived exponent 1 and its neighbours "
-              "3/4 and 5/4",
-              role="half-width of the band of the ε-tail's exponent against 1/ε"),
+    cc.Threshold("TAIL_TOL", 0.1, "project choice",
+                 "below half the spacing 1/4 between the derived exponent 1 and its neighbours "
+                 "3/4 and 5/4",
+                 role="half-width of the band of the ε-tail's exponent against 1/ε"),
 )
 
 PREDICTIONS = (
-    Prediction("EPS_TAIL_EXP", 1.0, "shift",
-               "limit of the exponent of T*(ε) − T*(ε₀) against 1/ε at small ε (1: a 1/t decay "
-               "of the excess loss)", "derived",
-               check="proofs_checks/huang2024/check_eps_tail.py (DERIVED: an excess "
-               "A e^{−kΦ} under GD decays as 1/(η k² t), the optimum at infinite logits), "
-               "judged against the engine by this claim's ε ladder",
-               tolerance="TAIL_TOL",
-               settlement=Settlement("a + b/ln² x", "after the phases the excess is "
-                                     "A e^{−kΦ}/Φ^m (m = 1 for the uniform law: the "
-                                     "expectation over z), which GD brings down as "
-                                     "1/(η k² t)·(1 + 2m/ln t + …); so T*(ε) ∝ (1/ε)(1 − "
-                                     "2m/ln(1/ε)) and the tail's local exponent against "
-                                     "x = ε₀/ε is 1 + O(1/ln² x) + O(1/x) "
-                                     "(check_eps_tail.py)", "ε₀/ε")),
+    cc.Prediction("EPS_TAIL_EXP", 1.0, "shift",
+                  "limit of the exponent of T*(ε) − T*(ε₀) against 1/ε at small ε (1: a 1/t decay "
+                  "of the excess loss)", "derived",
+                  check="proofs_checks/huang2024/check_eps_tail.py (DERIVED: an excess "
+                  "A e^{−kΦ} under GD decays as 1/(η k² t), the optimum at infinite logits), "
+                  "judged against the engine by this claim's ε ladder",
+                  tolerance="TAIL_TOL",
+                  settlement=cc.Settlement("a + b/ln² x", "after the phases the excess is "
+                                           "A e^{−kΦ}/Φ^m (m = 1 for the uniform law: the "
+                                           "expectation over z), which GD brings down as "
+                                           "1/(η k² t)·(1 + 2m/ln t + …); so T*(ε) ∝ (1/ε)(1 − "
+                                           "2m/ln(1/ε)) and the tail's local exponent against "
+                                           "x = ε₀/ε is 1 + O(1/ln² x) + O(1/x) "
+                                           "(check_eps_tail.py)", "ε₀/ε")),
 )
 
 COUNTERFACTUALS = (
-    Counterfactual("tail ε^{−3/4}", "T* grows like ε^{−3/4} as ε falls", {"EPS_TAIL_EXP": 0.75}),
-    Counterfactual("tail ε^{−5/4}", "T* grows like ε^{−5/4} as ε falls", {"EPS_TAIL_EXP": 1.25}),
-    Counterfactual("tail log(1/ε)", "T*'s ε-part grows like log(1/ε) (exponent 0: the earlier "
-                   "reading of the condition polylog(P) ≫ log(1/ε))", {"EPS_TAIL_EXP": 0.0}),
-    Counterfactual("tail 1/ε²", "T* grows like 1/ε² as ε falls", {"EPS_TAIL_EXP": 2.0}),
+    cc.Counterfactual("tail ε^{−3/4}", "T* grows like ε^{−3/4} as ε falls", {"EPS_TAIL_EXP": 0.75}),
+    cc.Counterfactual("tail ε^{−5/4}", "T* grows like ε^{−5/4} as ε falls", {"EPS_TAIL_EXP": 1.25}),
+    cc.Counterfactual("tail log(1/ε)", "T*'s ε-part grows like log(1/ε) (exponent 0: the earlier "
+                      "reading of the condition polylog(P) ≫ log(1/ε))", {"EPS_TAIL_EXP": 0.0}),
+    cc.Counterfactual("tail 1/ε²", "T* grows like 1/ε² as ε falls", {"EPS_TAIL_EXP": 2.0}),
 )
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """Per family, the extrapolated limit of T*'s tail exponent against 1/ε (settled first)
     in its two-sided band; a censored T* (the run stopped before ε): ``inconclusive``."""
-    v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    v = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     if len(t) == 0:
         return Verdict("inconclusive", ("no ε ladder",))
@@ -96,7 +86,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         if ls is None:
             parts.append(Verdict("inconclusive", (f"{label}: no T* at ε₀ = {EPS_REL:g}",)))
             continue
-        w = judge_settled(PREDICTIONS[0], ls["x"], ls["slopes"], v, COUNTERFACTUALS)
+        w = cc.judge_settled(PREDICTIONS[0], ls["x"], ls["slopes"], v, COUNTERFACTUALS)
         parts.append(Verdict(w.verdict, tuple(f"{label}: {r}" for r in w.reasons), (label,)))
     return combine(parts)
 
@@ -119,7 +109,7 @@ COLUMNS = ["family", "P", "C1", "C", "delta", "eps_rel", "T_star", "t_II", "phi_
            "attn_own_T", "attn_own_max", "attn_gap_T", "coefficient_law", "masked_keys"]
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     t = measure(quick, readings)["eps"][COLUMNS]
     v = judge({"table": t})
     head, rows = {}, []
@@ -167,11 +157,11 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         ax.set_ylabel("T*")
         ax.legend(fontsize=7)
 
-    return ClaimResult("thm4.1-eps", t, v, head, reading, brief=brief, extra={"fits": fits},
-                       figure=figure, settings={"P": int(P), "ε₀": EPS_REL})
+    return cc.ClaimResult("thm4.1-eps", t, v, head, reading, brief=brief, extra={"fits": fits},
+                          figure=figure, settings={"P": int(P), "ε₀": EPS_REL})
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm4.1-eps",
     paper=PAPER_NAME,
     figsize=(6.0, 4.0),
@@ -193,7 +183,7 @@ CLAIM = Claim(
     counterfactuals=COUNTERFACTUALS,
     variants=VARIANTS,
     premises=("inside the horizon: the run reaches every ε of the ladder",),
-    interval=IntervalMethod("extrapolation"),
+    interval=cc.IntervalMethod("extrapolation"),
     reconstructed="the model is the notes' reconstruction; the paper's T* (its ε-dependence) "
     "was not read, so a disagreement here says nothing about the paper.",
     untested="ε below 10⁻⁴, other P, the paper's own T*.",

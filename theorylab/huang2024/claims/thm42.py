@@ -26,17 +26,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Settlement,
-    Threshold,
-    judge_settled,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 
 from ..config import PAPER_NAME
@@ -48,14 +38,14 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "verdict_phases", "local_estimates", "LOCALITY_QUOTE", "PHASES_QUOTE"]
 
 THRESHOLDS = (
-    Threshold("LOCALITY_TOL", 0.1, "project choice",
-              "below half the spacing 1/4 between exponent 0 (attention Θ(1) on the own area) "
-              "and its neighbours −1/4 (falling like P^{−1/4}) and +1/4 (still rising)",
-              role="half-width of the band of the own-area attention's exponent of P at T*"),
-    Threshold("MIN_DECADES", 2.5, "project choice",
-              "an asymptotic statement is read on a ladder of at least 2.5 decades of P (three "
-              "sub-ladders of more than 0.8 decade each)",
-              role="premise: each family's ladder spans at least this many decades"),
+    cc.Threshold("LOCALITY_TOL", 0.1, "project choice",
+                 "below half the spacing 1/4 between exponent 0 (attention Θ(1) on the own area) "
+                 "and its neighbours −1/4 (falling like P^{−1/4}) and +1/4 (still rising)",
+                 role="half-width of the band of the own-area attention's exponent of P at T*"),
+    cc.Threshold("MIN_DECADES", 2.5, "project choice",
+                 "an asymptotic statement is read on a ladder of at least 2.5 decades of P (three "
+                 "sub-ladders of more than 0.8 decade each)",
+                 role="premise: each family's ladder spans at least this many decades"),
 )
 
 #: The paper's sentence on what MAE learns (docs/papers/huang2024.md §4.3, FOUND).
@@ -66,25 +56,25 @@ PHASES_QUOTE = ("Phase I: decoupling global FP correlations; Phase II: growth of
                 "FP correlation")
 
 PREDICTIONS = (
-    Prediction("LOCALITY_EXP", 0.0, "shift",
-               "limit of the exponent of P of a local query's attention on its own area at T* "
-               "(0: a Θ(1) share, against the uniform share C/P ∝ P^{−3/4})", "paper",
-               quote=LOCALITY_QUOTE, section="§4.3 Theorem 4.2", tolerance="LOCALITY_TOL",
-               settlement=Settlement("a + b/ln² x", "the attention at T* tends to its level "
-                                     "A as Φ_own grows like ln P: attn = A(1 − c/ln P), so "
-                                     "ln attn = ln A − c/ln P + …, whose local slope against "
-                                     "ln P is c/ln² P", "P")),
+    cc.Prediction("LOCALITY_EXP", 0.0, "shift",
+                  "limit of the exponent of P of a local query's attention on its own area at T* "
+                  "(0: a Θ(1) share, against the uniform share C/P ∝ P^{−3/4})", "paper",
+                  quote=LOCALITY_QUOTE, section="§4.3 Theorem 4.2", tolerance="LOCALITY_TOL",
+                  settlement=cc.Settlement("a + b/ln² x", "the attention at T* tends to its level "
+                                           "A as Φ_own grows like ln P: attn = A(1 − c/ln P), so "
+                                           "ln attn = ln A − c/ln P + …, whose local slope against "
+                                           "ln P is c/ln² P", "P")),
 )
 
 COUNTERFACTUALS = (
-    Counterfactual("own attention ∝ P^{−1/4}", "the own-area attention at T* falls like "
-                   "P^{−1/4}: above the uniform share, not a Θ(1) local pattern",
-                   {"LOCALITY_EXP": -0.25}),
-    Counterfactual("own attention ∝ P^{+1/4}", "the own-area attention at T* still rises like "
-                   "P^{1/4} across the ladder (not yet concentrated at T*)",
-                   {"LOCALITY_EXP": 0.25}),
-    Counterfactual("uniform share", "the own-area attention at T* stays at the uniform share "
-                   "C/P ∝ P^{−3/4}", {"LOCALITY_EXP": -0.75}),
+    cc.Counterfactual("own attention ∝ P^{−1/4}", "the own-area attention at T* falls like "
+                      "P^{−1/4}: above the uniform share, not a Θ(1) local pattern",
+                      {"LOCALITY_EXP": -0.25}),
+    cc.Counterfactual("own attention ∝ P^{+1/4}", "the own-area attention at T* still rises like "
+                      "P^{1/4} across the ladder (not yet concentrated at T*)",
+                      {"LOCALITY_EXP": 0.25}),
+    cc.Counterfactual("uniform share", "the own-area attention at T* stays at the uniform share "
+                      "C/P ∝ P^{−3/4}", {"LOCALITY_EXP": -0.75}),
 )
 
 
@@ -138,7 +128,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """The locality sentence (the own-area attention's exponent of P at T*, settled, in its
     two-sided band, per family) and the phase sentence (every Δ > 0 rung), from the ``table``
     (ladder rungs), with the declared thresholds and predictions (or `values`)."""
-    v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    v = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     lad = tables["table"]
     failed = ladder_premises(lad, v["MIN_DECADES"])
     if failed is not None:
@@ -146,7 +136,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     parts: list = [verdict_phases(lad), report_negative(lad)]
     for e in local_estimates(lad):
         label = f"own-area attention at T* ({e['family']})"
-        w = judge_settled(PREDICTIONS[0], e["x"], e["slopes"], v, COUNTERFACTUALS)
+        w = cc.judge_settled(PREDICTIONS[0], e["x"], e["slopes"], v, COUNTERFACTUALS)
         parts.append(Verdict(w.verdict, tuple(f"{label}: {r}" for r in w.reasons), (label,)))
     return combine(parts)
 
@@ -161,7 +151,7 @@ def _settings() -> dict:
     return {"Q⁰": 0, "η_q": 2.0, "γ": 0.5, "ε": EPS_REL}
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     m = measure(quick, readings)
     lad = m["ladder"][COLUMNS]
     v = judge({"table": lad})
@@ -208,11 +198,11 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         axs[1].set_xlabel("P (Δ > 0)")
         axs[1].legend(fontsize=7)
 
-    return ClaimResult("thm4.2", lad, v, headline, reading, brief=brief, figure=figure,
-                       settings=_settings())
+    return cc.ClaimResult("thm4.2", lad, v, headline, reading, brief=brief, figure=figure,
+                          settings=_settings())
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm4.2",
     paper=PAPER_NAME,
     figsize=(10.0, 3.8),
@@ -236,7 +226,7 @@ CLAIM = Claim(
     variants=VARIANTS,
     premises=("a ladder of at least MIN_DECADES decades per family",
               "inside the horizon: every rung reaches t_I, t_II and T*"),
-    interval=IntervalMethod("extrapolation"),
+    interval=cc.IntervalMethod("extrapolation"),
     reconstructed="the model (loss, masking, one trainable Q) is the notes' reconstruction; "
     "the coefficient law, the masked keys and the step-size convention are run as variants.",
     untested="The global query's attention on the global area (not in the ladder's readings); "

@@ -47,17 +47,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Settlement,
-    Threshold,
-    judge_settled,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 
 from ..config import PAPER_NAME
@@ -100,78 +90,80 @@ _PHASE_LAW = (
     "(measured − (law − its limit)), t_II and T* on the ladder as they are")
 
 THRESHOLDS = (
-    Threshold("CROSS_TOL", 0.2, "project choice",
-              "a fifth of the unit slope: below half the spacing 1/2 of the neighbouring "
-              "fractions −1/2 and −3/2, so that the band of −1 meets neither",
-              role="half-width of the band of the crossing slope's limit"),
-    Threshold("ATTN_EXP_TOL", 0.05, "project choice",
-              "below half the spacing 1/8 between −3/8 and its neighbours −1/4 and −1/2",
-              role="half-width of the band of the crossing attention exponent"),
-    Threshold("PHASE_TOL", 0.1, "project choice",
-              "below half the spacing 1/4 between exponent 1 and its neighbours 3/4 and 5/4",
-              role="half-width of the band of the phase-length exponents"),
-    Threshold("THETA_TOL", 0.2, "project choice",
-              "a Θ(ln P) statement read as an exponent of ln P within ±0.2: below half the "
-              "spacing 1/2 to the neighbours (ln P)^{1/2} and (ln P)^{3/2}",
-              role="half-width of the band of Φ_own(T*)'s exponent in ln P"),
-    Threshold("MIN_DECADES", 2.5, "project choice",
-              "an asymptotic statement is read on a ladder of at least 2.5 decades of P (three "
-              "sub-ladders of more than 0.8 decade each)",
-              role="premise: each family's ladder spans at least this many decades"),
+    cc.Threshold("CROSS_TOL", 0.2, "project choice",
+                 "a fifth of the unit slope: below half the spacing 1/2 of the neighbouring "
+                 "fractions −1/2 and −3/2, so that the band of −1 meets neither",
+                 role="half-width of the band of the crossing slope's limit"),
+    cc.Threshold("ATTN_EXP_TOL", 0.05, "project choice",
+                 "below half the spacing 1/8 between −3/8 and its neighbours −1/4 and −1/2",
+                 role="half-width of the band of the crossing attention exponent"),
+    cc.Threshold("PHASE_TOL", 0.1, "project choice",
+                 "below half the spacing 1/4 between exponent 1 and its neighbours 3/4 and 5/4",
+                 role="half-width of the band of the phase-length exponents"),
+    cc.Threshold("THETA_TOL", 0.2, "project choice",
+                 "a Θ(ln P) statement read as an exponent of ln P within ±0.2: below half the "
+                 "spacing 1/2 to the neighbours (ln P)^{1/2} and (ln P)^{3/2}",
+                 role="half-width of the band of Φ_own(T*)'s exponent in ln P"),
+    cc.Threshold("MIN_DECADES", 2.5, "project choice",
+                 "an asymptotic statement is read on a ladder of at least 2.5 decades of P (three "
+                 "sub-ladders of more than 0.8 decade each)",
+                 role="premise: each family's ladder spans at least this many decades"),
 )
 
 PREDICTIONS = (
-    Prediction("CROSSING_LIMIT", -1.0, "shift",
-               "limit of the local slope of Φ_glob(t_I)·z_min/(Δ/2) against ln P (Phase I ends "
-               "at −(Δ/(2 z_min)) ln P)", "derived", check=_CHECK, tolerance="CROSS_TOL",
-               settlement=Settlement(_LN, _LAW + "; the measured local slopes, less the law's "
-                                     "correction (law − its limit −1), keep only what the law "
-                                     "leaves out (the crossing constant's drift), read as "
-                                     "O(1/ln P)", "P")),
-    Prediction("CROSSING_ATTN_EXP", crossing_attention_exponent(KAPPA_C), "shift",
-               "limit of the exponent of P of the local queries' attention on the global area "
-               "at t_I (attn_glob² ≈ C/P: −(1 − κ_c)/2 at κ_c = 1/4)", "derived", check=_CHECK,
-               tolerance="ATTN_EXP_TOL",
-               settlement=Settlement(_LN, _LAW + ": attn_glob(t_I) ∝ (C/P)^{1/2}·(ln P)^{−1/2} "
-                                     "for a spread law; the measured local slopes, less the "
-                                     "law's correction (law − its limit −(1 − κ_c)/2), keep "
-                                     "only what the law leaves out, read as O(1/ln P)", "P")),
-    Prediction("PHASE_EXP", 1.0, "shift",
-               "limit of the exponent of t_I (Δ > 0), t_II and T* against x = (P/C)/η (phase "
-               "lengths ∝ P^{1−κ_c}/η up to polylog factors)", "derived", check=_CHECK +
-               "; proofs_checks/huang2024/check_phase_length.py",
-               tolerance="PHASE_TOL",
-               settlement=Settlement("a + b/ln² x", _PHASE_LAW, "P")),
-    Prediction("PHI_OWN_EXP", 1.0, "shift",
-               "limit of the exponent of ln P in Φ_own(T*) (Θ(log P))", "derived", check=_CHECK,
-               tolerance="THETA_TOL",
-               settlement=Settlement(_LN, "Φ_own(T*) = a ln P + c: the local slope against "
-                                     "ln ln P is 1 − c/(a ln P + c); this form leaves out "
-                                     "what still moves on the ladder: Φ_own(T*) ≈ ℓ/z*(s) "
-                                     "with ℓ the own log-odds scale (≈ ln(P/C) + O(1)) and s "
-                                     "the own attention's level at T* (z* = U − s(U − L) for "
-                                     "a spread law; predictions/asymptotics.py own_log_odds), "
-                                     "both reported per sub-ladder", "P")),
+    cc.Prediction("CROSSING_LIMIT", -1.0, "shift",
+                  "limit of the local slope of Φ_glob(t_I)·z_min/(Δ/2) against ln P (Phase I ends "
+                  "at −(Δ/(2 z_min)) ln P)", "derived", check=_CHECK, tolerance="CROSS_TOL",
+                  settlement=cc.Settlement(_LN, _LAW + "; the measured local slopes, less the "
+                                           "law's correction (law − its limit −1), keep only what "
+                                           "the law leaves out (the crossing constant's drift), "
+                                           "read as O(1/ln P)", "P")),
+    cc.Prediction("CROSSING_ATTN_EXP", crossing_attention_exponent(KAPPA_C), "shift",
+                  "limit of the exponent of P of the local queries' attention on the global area "
+                  "at t_I (attn_glob² ≈ C/P: −(1 − κ_c)/2 at κ_c = 1/4)", "derived", check=_CHECK,
+                  tolerance="ATTN_EXP_TOL",
+                  settlement=cc.Settlement(_LN, _LAW + ": attn_glob(t_I) ∝ (C/P)^{1/2}·(ln "
+                                           "P)^{−1/2} for a spread law; the measured local "
+                                           "slopes, less the law's correction (law − its limit "
+                                           "−(1 − κ_c)/2), keep only what the law leaves out, "
+                                           "read as O(1/ln P)", "P")),
+    cc.Prediction("PHASE_EXP", 1.0, "shift",
+                  "limit of the exponent of t_I (Δ > 0), t_II and T* against x = (P/C)/η (phase "
+                  "lengths ∝ P^{1−κ_c}/η up to polylog factors)", "derived", check=_CHECK +
+                  "; proofs_checks/huang2024/check_phase_length.py",
+                  tolerance="PHASE_TOL",
+                  settlement=cc.Settlement("a + b/ln² x", _PHASE_LAW, "P")),
+    cc.Prediction("PHI_OWN_EXP", 1.0, "shift",
+                  "limit of the exponent of ln P in Φ_own(T*) (Θ(log P))", "derived", check=_CHECK,
+                  tolerance="THETA_TOL",
+                  settlement=cc.Settlement(_LN, "Φ_own(T*) = a ln P + c: the local slope against "
+                                           "ln ln P is 1 − c/(a ln P + c); this form leaves out "
+                                           "what still moves on the ladder: Φ_own(T*) ≈ ℓ/z*(s) "
+                                           "with ℓ the own log-odds scale (≈ ln(P/C) + O(1)) and s "
+                                           "the own attention's level at T* (z* = U − s(U − L) for "
+                                           "a spread law; predictions/asymptotics.py "
+                                           "own_log_odds), both reported per sub-ladder", "P")),
 )
 
 COUNTERFACTUALS = (
-    Counterfactual("slope −1/2", "Phase I ends at −(Δ/(4 z_min)) ln P; for the uniform law "
-                   "this is the notes' −(Δ/2) ln P, which ignores the coefficients' spread",
-                   {"CROSSING_LIMIT": -0.5}),
-    Counterfactual("slope −3/2", "Phase I ends at −(3Δ/(4 z_min)) ln P",
-                   {"CROSSING_LIMIT": -1.5}),
-    Counterfactual("attention exponent −1/4", "attn_glob(t_I) ∝ P^{−1/4}",
-                   {"CROSSING_ATTN_EXP": -0.25}),
-    Counterfactual("attention exponent −1/2", "attn_glob(t_I) ∝ P^{−1/2} (attn² ≈ 1/P)",
-                   {"CROSSING_ATTN_EXP": -0.5}),
-    Counterfactual("phase exponent 3/4", "the phase lengths and T* grow as x^{3/4}",
-                   {"PHASE_EXP": 0.75}),
-    Counterfactual("phase exponent 5/4", "the phase lengths and T* grow as x^{5/4}",
-                   {"PHASE_EXP": 1.25}),
-    Counterfactual("Φ_own ∝ (ln P)^{1/2}", "the own FP correlation at T* grows like √ln P",
-                   {"PHI_OWN_EXP": 0.5}),
-    Counterfactual("Φ_own ∝ (ln P)^{3/2}", "the own FP correlation at T* grows like (ln P)^{3/2}",
-                   {"PHI_OWN_EXP": 1.5}),
+    cc.Counterfactual("slope −1/2", "Phase I ends at −(Δ/(4 z_min)) ln P; for the uniform law "
+                      "this is the notes' −(Δ/2) ln P, which ignores the coefficients' spread",
+                      {"CROSSING_LIMIT": -0.5}),
+    cc.Counterfactual("slope −3/2", "Phase I ends at −(3Δ/(4 z_min)) ln P",
+                      {"CROSSING_LIMIT": -1.5}),
+    cc.Counterfactual("attention exponent −1/4", "attn_glob(t_I) ∝ P^{−1/4}",
+                      {"CROSSING_ATTN_EXP": -0.25}),
+    cc.Counterfactual("attention exponent −1/2", "attn_glob(t_I) ∝ P^{−1/2} (attn² ≈ 1/P)",
+                      {"CROSSING_ATTN_EXP": -0.5}),
+    cc.Counterfactual("phase exponent 3/4", "the phase lengths and T* grow as x^{3/4}",
+                      {"PHASE_EXP": 0.75}),
+    cc.Counterfactual("phase exponent 5/4", "the phase lengths and T* grow as x^{5/4}",
+                      {"PHASE_EXP": 1.25}),
+    cc.Counterfactual("Φ_own ∝ (ln P)^{1/2}", "the own FP correlation at T* grows like √ln P",
+                      {"PHI_OWN_EXP": 0.5}),
+    cc.Counterfactual("Φ_own ∝ (ln P)^{3/2}", "the own FP correlation at T* grows like (ln "
+                                              "P)^{3/2}",
+                      {"PHI_OWN_EXP": 1.5}),
 )
 _PRED = {p.name: p for p in PREDICTIONS}
 
@@ -256,7 +248,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """Each law's extrapolated limit (settled first) in its two-sided band, from the ``table``
     (ladder rungs), ``eps`` and ``crossing`` tables, with the declared thresholds and
     predictions (or `values`)."""
-    v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    v = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     lad = tables["table"]
     failed = ladder_premises(lad, v["MIN_DECADES"])
     if failed is not None:
@@ -268,8 +260,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
             parts.append(Reported(label, f"{label}: {gap_finding(e)}"))
             continue
         p = _PRED[e["prediction"]]
-        parts.append(_labelled(label, judge_settled(p, e["x"], e["slopes"], v,
-                                                    COUNTERFACTUALS)))
+        parts.append(_labelled(label, cc.judge_settled(p, e["x"], e["slopes"], v,
+                                                       COUNTERFACTUALS)))
     return combine(parts)
 
 
@@ -321,7 +313,7 @@ def _slope_table(tables) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     m = measure(quick, readings)
     lad = m["ladder"][COLUMNS]
     tables = {"table": lad, "eps": m["eps"], "crossing": m["crossing"]}
@@ -388,9 +380,9 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         axs[2].set_xlabel("ε (relative)")
         axs[2].legend(fontsize=7)
 
-    return ClaimResult("thm4.2-laws", lad, v, headline, reading, brief=brief,
-                       extra={"eps": m["eps"], "crossing": m["crossing"], "slopes": st},
-                       figure=figure, settings=_settings(readings))
+    return cc.ClaimResult("thm4.2-laws", lad, v, headline, reading, brief=brief,
+                          extra={"eps": m["eps"], "crossing": m["crossing"], "slopes": st},
+                          figure=figure, settings=_settings(readings))
 
 
 def crossing_law_reading(cross: pd.DataFrame, readings: dict) -> str:
@@ -464,7 +456,7 @@ def _settings(readings: dict) -> dict:
             "crossing extension n": ", ".join(map(str, CROSSING_EXTENSION))}
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm4.2-laws",
     paper=PAPER_NAME,
     figsize=(12.0, 3.8),
@@ -491,7 +483,7 @@ CLAIM = Claim(
     variants=VARIANTS,
     premises=("a ladder of at least MIN_DECADES decades per family",
               "inside the horizon: every rung reaches t_I, t_II and T*"),
-    interval=IntervalMethod("extrapolation"),
+    interval=cc.IntervalMethod("extrapolation"),
     reconstructed="the model (loss, masking, one trainable Q) is the notes' reconstruction; "
     "the coefficient law, the masked keys and the step-size convention are run as variants.",
     untested="Several clusters (K = 1 here), the constants of the phase lengths.",

@@ -40,18 +40,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    format_interval,
-    judge_band,
-    t_interval,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 
 from ..config import PAPER_NAME
@@ -80,24 +69,24 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ju
 PREF_QUOTE = "favor predominantly global features, even under mild imbalance"
 
 THRESHOLDS = (
-    Threshold("PREF_TOL", 1 / 6, "project choice",
-              "'predominantly global' read as a global attention at least twice the own-area "
-              "one, s ≥ 1/3: the band's edge 1/2 − 1/6; balanced attention (s = 0) lies three "
-              "half-widths below the band's centre",
-              role="half-width of the band of the global-versus-own contrast s"),
-    Threshold("ATTN_TOL", ATTN_TOL, "project choice",
-              "smallest attention difference that counts (setups.ATTN_TOL: ≈ 3 standard errors "
-              "of an end-window mean)",
-              role="a rise of global attention from its start, and MAE's contrast below 0, "
-              "count when their intervals clear it"),
+    cc.Threshold("PREF_TOL", 1 / 6, "project choice",
+                 "'predominantly global' read as a global attention at least twice the own-area "
+                 "one, s ≥ 1/3: the band's edge 1/2 − 1/6; balanced attention (s = 0) lies three "
+                 "half-widths below the band's centre",
+                 role="half-width of the band of the global-versus-own contrast s"),
+    cc.Threshold("ATTN_TOL", ATTN_TOL, "project choice",
+                 "smallest attention difference that counts (setups.ATTN_TOL: ≈ 3 standard errors "
+                 "of an end-window mean)",
+                 role="a rise of global attention from its start, and MAE's contrast below 0, "
+                 "count when their intervals clear it"),
 )
 
 PREDICTIONS = (
-    Prediction("GLOBAL_PREF", 0.5, "shift",
-               "the contrast s = (global − own)/(global + own) of a local query's attention "
-               "at the end of CL training, on its lowest rung (lower bound: s ≥ 1/2 − PREF_TOL "
-               "= 1/3)", "paper", quote=PREF_QUOTE, section="§4.4 Theorem 4.4",
-               tolerance="PREF_TOL", sides="lower"),
+    cc.Prediction("GLOBAL_PREF", 0.5, "shift",
+                  "the contrast s = (global − own)/(global + own) of a local query's attention "
+                  "at the end of CL training, on its lowest rung (lower bound: s ≥ 1/2 − PREF_TOL "
+                  "= 1/3)", "paper", quote=PREF_QUOTE, section="§4.4 Theorem 4.4",
+                  tolerance="PREF_TOL", sides="lower"),
 )
 
 #: The contrast s of uniform attention (the start Q⁰ = 0: attention in proportion to the area
@@ -107,14 +96,14 @@ UNIFORM_CONTRAST = min((C1 - C) / (C1 + C) for d in (None, CL_MILD_DELTA)
                        for _, C1, C in (cl_ladder(False) if d is None else cl_ladder(False, d)))
 
 COUNTERFACTUALS = (
-    Counterfactual("uniform attention", "CL leaves the attention where it starts, uniform: "
-                   "the global area dominates by its size alone (s = (C1 − C)/(C1 + C), "
-                   f"{UNIFORM_CONTRAST:.3g} on the lowest rung); the sentence read as met by "
-                   "the area sizes, with nothing learned", {"GLOBAL_PREF": UNIFORM_CONTRAST}),
-    Counterfactual("balanced", "CL ends with the global and the own-area attention alike "
-                   "(s = 0): no preference", {"GLOBAL_PREF": 0.0}),
-    Counterfactual("local like MAE", "CL learns the local areas as MAE does (s = −0.9)",
-                   {"GLOBAL_PREF": -0.9}),
+    cc.Counterfactual("uniform attention", "CL leaves the attention where it starts, uniform: "
+                      "the global area dominates by its size alone (s = (C1 − C)/(C1 + C), "
+                      f"{UNIFORM_CONTRAST:.3g} on the lowest rung); the sentence read as met by "
+                      "the area sizes, with nothing learned", {"GLOBAL_PREF": UNIFORM_CONTRAST}),
+    cc.Counterfactual("balanced", "CL ends with the global and the own-area attention alike "
+                      "(s = 0): no preference", {"GLOBAL_PREF": 0.0}),
+    cc.Counterfactual("local like MAE", "CL learns the local areas as MAE does (s = −0.9)",
+                      {"GLOBAL_PREF": -0.9}),
 )
 
 
@@ -125,8 +114,8 @@ def contrast_rows(t: pd.DataFrame, objective: str) -> pd.DataFrame:
     rows = []
     for P, g in t[t.objective == objective].groupby("P", sort=True):
         s = (g.end_glob_lq - g.end_own_lq) / (g.end_glob_lq + g.end_own_lq)
-        m, lo, hi = t_interval(s.to_numpy(float))
-        r, rlo, rhi = t_interval((g.end_glob_lq - g.init_glob_lq).to_numpy(float))
+        m, lo, hi = cc.t_interval(s.to_numpy(float))
+        r, rlo, rhi = cc.t_interval((g.end_glob_lq - g.init_glob_lq).to_numpy(float))
         rows.append({"objective": objective, "P": int(P), "delta": float(g.delta.mean()),
                      "seeds": int(g.seed.nunique()), "s": m, "s_lo": lo, "s_hi": hi,
                      "rise": r, "rise_lo": rlo, "rise_hi": rhi,
@@ -173,8 +162,8 @@ def judge_tau(t: pd.DataFrame, v: dict) -> Verdict:
     parts: list = []
     for name, c in ladders.items():
         label = f"predominantly global at τ = {tau:g} ({name})"
-        w = judge_band(PREDICTIONS[0], _lowest(c), v, COUNTERFACTUALS,
-                       what="s on the lowest rung")
+        w = cc.judge_band(PREDICTIONS[0], _lowest(c), v, COUNTERFACTUALS,
+                          what="s on the lowest rung")
         per = ", ".join(f"{r.s:.3f} [{r.s_lo:.3f}, {r.s_hi:.3f}] (P={r.P}, Δ={r.delta:.3f})"
                         for r in c.itertuples())
         parts.append(Verdict(w.verdict, tuple(f"{label}: {x}" for x in w.reasons)
@@ -185,7 +174,7 @@ def judge_tau(t: pd.DataFrame, v: dict) -> Verdict:
     local = mae[~(mae.s_hi < -tol)] if len(mae) else mae
     label = f"concentrates at τ = {tau:g}"
     txt = (f"{label}: CL's global attention rose from its start by " + ", ".join(
-        f"{format_interval(r.rise, r.rise_lo, r.rise_hi, r.seeds, '+.3f')} (P={r.P}, "
+        f"{cc.format_interval(r.rise, r.rise_lo, r.rise_hi, r.seeds, '+.3f')} (P={r.P}, "
         f"{r.objective})" for r in rises.itertuples()) + "; MAE's s " + ", ".join(
         f"{r.s:.3f} [{r.s_lo:.3f}, {r.s_hi:.3f}] (P={r.P})" for r in mae.itertuples()))
     moved = t[t.objective == "mae"].own_change_last_fifth.abs()
@@ -217,7 +206,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     when they fail at every τ, ``inconclusive`` (τ-dependent: the temperature is not read in
     the paper) when the verdicts differ between temperatures, with the verdict per τ first
     among the reasons; the same other verdict at every τ is that verdict."""
-    v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    v = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     per = {tau: judge_tau(sub, v) for tau, sub in cl_by_tau(tables["table"])}
     if not per:
         return Verdict("inconclusive", ("premise failed: no CL runs",))
@@ -270,12 +259,12 @@ def attention_panel(ax, per: dict) -> None:
     ax.legend(fontsize=7)
 
 
-def run(quick: bool) -> ClaimResult:
+def run(quick: bool) -> cc.ClaimResult:
     table, traj = measure_all(quick, mild=True)
     table = table.reindex(columns=COLUMNS)
     v = judge({"table": table})
     st = settings(quick)
-    values = threshold_values((*THRESHOLDS, *PREDICTIONS))
+    values = cc.threshold_values((*THRESHOLDS, *PREDICTIONS))
     per = {tau: (judge_tau(sub, values), {o: contrast_rows(sub, o) for o in
                                            ("cl", "cl-mild", "mae")}, rung_rows(sub))
            for tau, sub in cl_by_tau(table)}
@@ -348,8 +337,8 @@ def run(quick: bool) -> ClaimResult:
                  .groupby(["objective", "tau", "P", "step"], sort=True)
                  [["attn_glob_lq", "attn_own_lq"]].mean().reset_index()
                  .replace({"tau": {-1.0: math.nan}}))
-    return ClaimResult("thm4.4", table, v, head, reading, brief=brief,
-                       extra={"trajectories": mean_traj}, figure=figure, settings=_settings())
+    return cc.ClaimResult("thm4.4", table, v, head, reading, brief=brief,
+                          extra={"trajectories": mean_traj}, figure=figure, settings=_settings())
 
 
 def _settings() -> dict:
@@ -357,7 +346,7 @@ def _settings() -> dict:
             "steps": 200, "steps near τ_c": CL_LONG_STEPS}
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm4.4",
     paper=PAPER_NAME,
     figsize=(10.0, 4.0),
@@ -389,7 +378,7 @@ CLAIM = Claim(
     seeds="5 seeds per CL rung at Δ ≈ 0.25 (3 quick), 3 at mild imbalance, 3 for the MAE arm "
     "(sweep points), each seed its own Monte Carlo batches and area partition; every comparison "
     "on 95 % t-intervals over the seeds",
-    interval=IntervalMethod("t", seeds=3),
+    interval=cc.IntervalMethod("t", seeds=3),
     reconstructed="the CL model (InfoNCE with unnormalised dot products on masked views, mean "
     "pooling, masked keys in the softmax) and τ are reconstructions; τ is judged at 0.1 … 1 "
     "(both sides of the derived τ_c ≈ 0.21–0.22), and the sentence holds for the unknown τ only "

@@ -34,16 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    judge_band,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.bands import SETTLE_FRACTION, candidates, nearest_distance
 from theorylab.core.claims.verdict import Verdict, combine
 
@@ -56,57 +47,57 @@ from .thm44 import COLUMNS, attention_panel, cl_by_tau
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "derived_rows"]
 
 THRESHOLDS = (
-    Threshold("PRED_TOL", 0.1, "derived bound",
-              "size of the orders the derived plateau neglects, measured on the engine: the "
-              "engine on the reduced model's direction alone (table reduced) ends within "
-              "0.01 of the derived plateau at P = 64, 128 and 0.03 above it at P = 32 (τ = "
-              "0.2: finite P, the view counts at their means), and the full engine's local "
-              "correlations (|φ_l| up to 0.1 inside the premise) add about a(1 − a)·z̄·|φ_l| ≈ "
-              "0.02: together up to ×1.07 on a plateau near 0.83; 0.1 covers them with the "
-              "seeds' interval",
-              role="the plateau follows the derived one when the interval of measured/derived "
-              "lies within ×/÷(1 + PRED_TOL) of PLATEAU_FACTOR"),
-    Threshold("PHI_L_TOL", 0.25, "project choice",
-              "premise of the derivation: the local FP correlations stay frozen (φ_l = 0 in the "
-              "reduction); 0.25 moves a local area's logit by at most e^{0.375} ≈ 1.45 in "
-              "weight, about PRED_TOL in the global attention",
-              role="a rung whose mean |φ_l| exceeds it is not compared with the plateau"),
-    Threshold("ONE_TOL", 0.05, "derived bound",
-              "a plateau of the reduced model is highest just below τ_c, where its basin "
-              "closes: 0.88–0.90 on the ladder (cl_critical_temperature, exact expectation); "
-              "1 − 0.05 = 0.95 lies halfway from the highest plateau to 1, so an end value "
-              "settled above it is no plateau of the reduced model, and one above it where "
-              "the model has none reads as tending to 1. It decides τ = 0.25 (no plateau "
-              "derived; the Jensen formula's at 0.86–0.87) and the existence side of τ = 0.2 "
-              "(derived 0.82–0.83); where it flips is the sensitivity table's",
-              role="a derived plateau must be settled below 1 − ONE_TOL; where the derivation "
-              "has none, the interval must lie above 1 − ONE_TOL"),
-    Threshold("NEG_EXACT", 1.0, "derived bound",
-              "not a tolerance: the share of the exact expectation's correction to the Jensen "
-              "formula in the derived plateau, 1 because the expectation over the n negatives "
-              "is computed exactly (predictions.cl_plateau, checked against the enumerated "
-              "expectation in proofs_checks/huang2024/check_cl_plateau.py); 0 is the Jensen "
-              "formula, which the check must reject, so its ×0.5 (halfway to it) may flip the "
-              "verdict: the flip points are how finely the engine resolves the share",
-              role="which derived plateau the measured one is compared with (0: the Jensen "
-              "formula)"),
+    cc.Threshold("PRED_TOL", 0.1, "derived bound",
+                 "size of the orders the derived plateau neglects, measured on the engine: the "
+                 "engine on the reduced model's direction alone (table reduced) ends within "
+                 "0.01 of the derived plateau at P = 64, 128 and 0.03 above it at P = 32 (τ = "
+                 "0.2: finite P, the view counts at their means), and the full engine's local "
+                 "correlations (|φ_l| up to 0.1 inside the premise) add about a(1 − a)·z̄·|φ_l| ≈ "
+                 "0.02: together up to ×1.07 on a plateau near 0.83; 0.1 covers them with the "
+                 "seeds' interval",
+                 role="the plateau follows the derived one when the interval of measured/derived "
+                 "lies within ×/÷(1 + PRED_TOL) of PLATEAU_FACTOR"),
+    cc.Threshold("PHI_L_TOL", 0.25, "project choice",
+                 "premise of the derivation: the local FP correlations stay frozen (φ_l = 0 in the "
+                 "reduction); 0.25 moves a local area's logit by at most e^{0.375} ≈ 1.45 in "
+                 "weight, about PRED_TOL in the global attention",
+                 role="a rung whose mean |φ_l| exceeds it is not compared with the plateau"),
+    cc.Threshold("ONE_TOL", 0.05, "derived bound",
+                 "a plateau of the reduced model is highest just below τ_c, where its basin "
+                 "closes: 0.88–0.90 on the ladder (cl_critical_temperature, exact expectation); "
+                 "1 − 0.05 = 0.95 lies halfway from the highest plateau to 1, so an end value "
+                 "settled above it is no plateau of the reduced model, and one above it where "
+                 "the model has none reads as tending to 1. It decides τ = 0.25 (no plateau "
+                 "derived; the Jensen formula's at 0.86–0.87) and the existence side of τ = 0.2 "
+                 "(derived 0.82–0.83); where it flips is the sensitivity table's",
+                 role="a derived plateau must be settled below 1 − ONE_TOL; where the derivation "
+                 "has none, the interval must lie above 1 − ONE_TOL"),
+    cc.Threshold("NEG_EXACT", 1.0, "derived bound",
+                 "not a tolerance: the share of the exact expectation's correction to the Jensen "
+                 "formula in the derived plateau, 1 because the expectation over the n negatives "
+                 "is computed exactly (predictions.cl_plateau, checked against the enumerated "
+                 "expectation in proofs_checks/huang2024/check_cl_plateau.py); 0 is the Jensen "
+                 "formula, which the check must reject, so its ×0.5 (halfway to it) may flip the "
+                 "verdict: the flip points are how finely the engine resolves the share",
+                 role="which derived plateau the measured one is compared with (0: the Jensen "
+                 "formula)"),
 )
 
 PREDICTIONS = (
-    Prediction("PLATEAU_FACTOR", 1.0, "factor",
-               "measured plateau over the derived one, a*_glob (cl_plateau, leading order in P, "
-               "the expectation over the negatives exact)", "derived",
-               check="proofs_checks/huang2024/check_cl_plateau.py", tolerance="PRED_TOL"),
+    cc.Prediction("PLATEAU_FACTOR", 1.0, "factor",
+                  "measured plateau over the derived one, a*_glob (cl_plateau, leading order in P, "
+                  "the expectation over the negatives exact)", "derived",
+                  check="proofs_checks/huang2024/check_cl_plateau.py", tolerance="PRED_TOL"),
 )
 
 COUNTERFACTUALS = (
-    Counterfactual("plateau ×0.8", "the plateau lies a fifth below the derived one",
-                   {"PLATEAU_FACTOR": 0.8}),
-    Counterfactual("plateau ×1.25", "the plateau lies a quarter above the derived one",
-                   {"PLATEAU_FACTOR": 1.25}),
-    Counterfactual("Jensen", "the plateau and τ_c of the earlier leading-order formula: the sum "
-                   "over the n negatives replaced by n × its mean (τ_c ≈ 0.25–0.26; at τ = 0.2 "
-                   "a plateau ≈ 0.06 lower)", {"NEG_EXACT": 0.0}),
+    cc.Counterfactual("plateau ×0.8", "the plateau lies a fifth below the derived one",
+                      {"PLATEAU_FACTOR": 0.8}),
+    cc.Counterfactual("plateau ×1.25", "the plateau lies a quarter above the derived one",
+                      {"PLATEAU_FACTOR": 1.25}),
+    cc.Counterfactual("Jensen", "the plateau and τ_c of the earlier leading-order formula: the sum "
+                      "over the n negatives replaced by n × its mean (τ_c ≈ 0.25–0.26; at τ = 0.2 "
+                      "a plateau ≈ 0.06 lower)", {"NEG_EXACT": 0.0}),
 )
 
 
@@ -159,8 +150,8 @@ def _plateau_part(r, allowed: float, v: dict, one: float, label: str) -> Verdict
         return Verdict("agrees", (
             f"{exist}; its value {meas} not compared with {r.pred:.3f} (|φ_l| {r.phi_l:.2f} > "
             f"{v['PHI_L_TOL']:g}: outside the derivation's premise)",))
-    w = judge_band(PREDICTIONS[0], (r.glob / r.pred, r.glob_lo / r.pred, r.glob_hi / r.pred),
-                   v, COUNTERFACTUALS, what=f"measured/derived ({meas} / {r.pred:.3f})")
+    w = cc.judge_band(PREDICTIONS[0], (r.glob / r.pred, r.glob_lo / r.pred, r.glob_hi / r.pred),
+                      v, COUNTERFACTUALS, what=f"measured/derived ({meas} / {r.pred:.3f})")
     return Verdict(w.verdict, tuple(f"{exist}; {x}" for x in w.reasons))
 
 
@@ -168,7 +159,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """Per temperature and rung: measured against the derived plateau (or against 1 where there
     is none), with the declared values (or `values`); and the engine on the reduced model's
     direction (table ``reduced``, when given) against the same derived plateau."""
-    v = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    v = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     parts = []
     one = 1 - v["ONE_TOL"]
@@ -215,7 +206,7 @@ def _fmt(exists: bool, value: float) -> str:
     return f"{value:.3f}" if exists else "none"
 
 
-def run(quick: bool) -> ClaimResult:
+def run(quick: bool) -> cc.ClaimResult:
     table, _ = measure_all(quick)
     table = table.reindex(columns=COLUMNS)
     reduced = cl_reduced_measure(quick).reindex(columns=COLUMNS)
@@ -305,15 +296,15 @@ def run(quick: bool) -> ClaimResult:
         axs[1].set_xticks(list(per), [f"{t:g}" for t in per], fontsize=7)
         axs[1].minorticks_off()
 
-    return ClaimResult("thm4.4-plateau", table, v, head, reading, brief=brief,
-                       settings=_settings(), extra={"reduced": reduced}, figure=figure)
+    return cc.ClaimResult("thm4.4-plateau", table, v, head, reading, brief=brief,
+                          settings=_settings(), extra={"reduced": reduced}, figure=figure)
 
 
 def _settings() -> dict:
     return {"Q⁰": 0, "negatives": NEGATIVES, "steps": 200, "steps near τ_c": CL_LONG_STEPS}
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm4.4-plateau",
     paper=PAPER_NAME,
     figsize=(10.0, 4.0),
@@ -333,7 +324,7 @@ CLAIM = Claim(
     thresholds=THRESHOLDS,
     predictions=PREDICTIONS,
     counterfactuals=COUNTERFACTUALS,
-    interval=IntervalMethod("t", seeds=5),
+    interval=cc.IntervalMethod("t", seeds=5),
     premises=("≥ 3 seeds per rung, each its own area partition",
               "frozen local correlations (|φ_l| ≤ PHI_L_TOL) and a settled plateau for a "
               "plateau comparison"),

@@ -7,7 +7,7 @@ returns a [`ClaimResult`][theorylab.core.claims.ClaimResult] (tidy table + verdi
 share their measurement (sweep points and an in-process memo).
 """
 
-from theorylab.core.claims import Claim, lookup_claim
+from theorylab.core import claims as cc
 
 from .lemma41 import CLAIM as _L41
 from .lemma41_reduction import CLAIM as _L41R
@@ -22,12 +22,12 @@ from .thm42_noise import CLAIM as _T42N
 from .thm51 import CLAIM as _T51
 
 #: id → claim, in the paper's order.
-CLAIMS: dict[str, Claim] = {c.id: c for c in (_T31, _T31P, _T32, _L41, _L41R, _L41S, _T41, _T41P,
-                                              _T42, _T42N, _T51)}
+CLAIMS: dict[str, cc.Claim] = {c.id: c for c in (_T31, _T31P, _T32, _L41, _L41R, _L41S, _T41, _T41P,
+                                                 _T42, _T42N, _T51)}
 
 __all__ = ["CLAIMS", "get_claim"]
 
 
-def get_claim(claim_id: str) -> Claim:
+def get_claim(claim_id: str) -> cc.Claim:
     """The claim with this id (raises ``KeyError`` listing the ids)."""
-    return lookup_claim(CLAIMS, claim_id)
+    return cc.lookup_claim(CLAIMS, claim_id)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from theorylab.core.claims import Reading, Variant
+from theorylab.core import claims as cc
 
 from ..setups import ADMISSIBLE_Q, REF_Q, TEMPERATURES, V_STARTS
 
@@ -19,29 +19,29 @@ __all__ = ["TEMPERATURE", "TEMPERATURE_ADMISSIBLE", "V_START", "exponent_interva
 N_BOOT = 2000
 LEVEL = 0.95
 
-TEMPERATURE = Variant(
+TEMPERATURE = cc.Variant(
     "temperature",
-    Reading("1", TEMPERATURES["1"], "paper notes"),
-    (Reading("sqrt(D)", TEMPERATURES["sqrt(D)"], "paper notes"),
-     Reading("sqrt(d)", TEMPERATURES["sqrt(d)"], "printed in the paper")),
+    cc.Reading("1", TEMPERATURES["1"], "paper notes"),
+    (cc.Reading("sqrt(D)", TEMPERATURES["sqrt(D)"], "paper notes"),
+     cc.Reading("sqrt(d)", TEMPERATURES["sqrt(d)"], "printed in the paper")),
     "eq. (T) prints the softmax of A/√d, Simplification 3.1 sets d = D for the positional part, "
     "and the notes' §9 reference setting (a third-party script) has no temperature. With the "
     "diagonal of A frozen at ln ln d the temperature changes the diagonal's logit a/τ (1.53, "
     "0.48, 0.15 at d = 100), not only A's learning rate (which each reading scales by τ²)")
 #: the temperature readings of the checks whose reference runs move to an admissible q under a
 #: reading that puts the reference point beyond its association boundary (τ = √d).
-TEMPERATURE_ADMISSIBLE = Variant(
+TEMPERATURE_ADMISSIBLE = cc.Variant(
     TEMPERATURE.name, TEMPERATURE.main,
     (TEMPERATURE.alternatives[0],
-     Reading("sqrt(d)", TEMPERATURES["sqrt(d)"], "printed in the paper",
-             setting=f"reference runs at q = {ADMISSIBLE_Q['sqrt(d)']:.2f} (D = 10, d = 100), "
-             f"below this reading's boundary q*(10) ≈ 0.40; the run at q = {REF_Q:.2f} "
-             "(beyond it) is reported")),
+     cc.Reading("sqrt(d)", TEMPERATURES["sqrt(d)"], "printed in the paper",
+                setting=f"reference runs at q = {ADMISSIBLE_Q['sqrt(d)']:.2f} (D = 10, d = 100), "
+                f"below this reading's boundary q*(10) ≈ 0.40; the run at q = {REF_Q:.2f} "
+                "(beyond it) is reported")),
     TEMPERATURE.reason)
-V_START = Variant(
+V_START = cc.Variant(
     "v_start",
-    Reading("random", V_STARTS["random"], "printed in the paper"),
-    (Reading("aligned", V_STARTS["aligned"], "project choice"),),
+    cc.Reading("random", V_STARTS["random"], "printed in the paper"),
+    (cc.Reading("aligned", V_STARTS["aligned"], "project choice"),),
     "the abstract says gradient descent runs 'from random initialization'; the scale of v⁰ "
     "and whether it is aligned with w* are in the unread Parametrization paragraph. The aligned "
     "start makes the reduction to (α, γ, ρ) exact from step 0 and removes the sign problem and "

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize
 
-from theorylab.core.claims import point_rows
+from theorylab.core import claims as cc
 from theorylab.core.sweep import call_point, run_points
 
 from ..data import bayes_error
@@ -288,7 +288,7 @@ def _boundaries(Ds, temperature: str, dl: pd.DataFrame, quick: bool) -> pd.DataF
         pts = [call_point(f"{__name__}:boundary_point", D=int(D), q=round(float(q), 6),
                           temperature=temperature, horizon=start[D][1]) for D, q in cells]
         for (D, _), p in zip(cells, run_points(pts)):
-            runs[D].append(point_rows(p))
+            runs[D].append(cc.point_rows(p))
 
     go([(D, q) for D in Ds for q in (start[D][0] - width, start[D][0] + width)])
     for _ in range(BISECT_ROUNDS[1 if quick else 0]):
@@ -323,7 +323,7 @@ def reference_table(quick: bool, temperature: str, v_start: str, q: float | None
     q = reference_q(temperature) if q is None else float(q)
     key = ("reference", bool(quick), temperature, v_start, q)
     if key not in _MEMO:
-        _MEMO[key] = point_rows(run_points([call_point(
+        _MEMO[key] = cc.point_rows(run_points([call_point(
             f"{__name__}:reference_point", temperature=temperature, v_start=v_start,
             quick=bool(quick), q=round(q, 12))])[0])
     return _MEMO[key]
@@ -335,7 +335,7 @@ def _d_ladder(quick: bool, temperature: str) -> tuple[pd.DataFrame, pd.DataFrame
     key = ("D", bool(quick), temperature)
     if key not in _MEMO:
         Ds = QUICK["D"] if quick else BOUNDARY_D
-        dl = pd.concat([point_rows(p) for p in run_points([
+        dl = pd.concat([cc.point_rows(p) for p in run_points([
             call_point(f"{__name__}:dladder_point", D=int(D), temperature=temperature)
             for D in Ds])], ignore_index=True)
         _MEMO[key] = (dl, _boundaries(Ds, temperature, dl, quick))
@@ -373,7 +373,7 @@ def measure(quick: bool, temperature: str, v_start: str) -> dict[str, pd.DataFra
               if reference_q(temperature) != REF_Q else ref.iloc[:0])
     ds = QUICK["escape_d"] if quick else ESCAPE_D
     seeds = list(ESCAPE_SEEDS[:QUICK["escape_seeds"]] if quick else ESCAPE_SEEDS)
-    esc = pd.concat([point_rows(p) for p in run_points([
+    esc = pd.concat([cc.point_rows(p) for p in run_points([
         call_point(f"{__name__}:escape_point", d=int(d), temperature=temperature,
                    v_start=v_start, seeds=seeds) for d in ds])], ignore_index=True)
     esc["exp_expected"] = expected_escape_exponent(temperature, v_start,

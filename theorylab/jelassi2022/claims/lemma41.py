@@ -26,19 +26,7 @@ import numpy as np
 import pandas as pd
 
 import theorylab.jelassi2022.claims._lemma_data as data
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    format_interval,
-    judge_band,
-    point_rows,
-    t_interval,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.core.sweep import call_point, run_points
 
@@ -49,28 +37,28 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "alignment_table", "sign_name"]
 
 THRESHOLDS = (
-    Threshold("GROWTH_TOL", 0.002, "derived bound",
-              "the growth factor is first order in ε (ε ≈ 0.007 at d = 100): its neglected "
-              "O(ε²·ln²) and O(θ²) terms are below 1e−4 on the runs measured while deriving it; "
-              "0.2 % is twenty times that", role="|measured/derived − BETA_GROWTH_FACTOR| on "
-              "every start (a band ×/÷(1 + it))"),
+    cc.Threshold("GROWTH_TOL", 0.002, "derived bound",
+                 "the growth factor is first order in ε (ε ≈ 0.007 at d = 100): its neglected "
+                 "O(ε²·ln²) and O(θ²) terms are below 1e−4 on the runs measured while deriving it; "
+                 "0.2 % is twenty times that", role="|measured/derived − BETA_GROWTH_FACTOR| on "
+                 "every start (a band ×/÷(1 + it))"),
 )
 PREDICTIONS = (
-    Prediction("BETA_GROWTH_FACTOR", 1.0, "factor",
-               "β(t_I)/β⁰ measured / derived ((α(t_I)² + b²)/(α⁰² + b²))^ε, on the worst start",
-               "derived",
-               check="tests/jelassi2022/test_predictions_random_start.py::"
-               "test_escape_time_of_random_starts_against_the_reduced_engine",
-               tolerance="GROWTH_TOL"),
+    cc.Prediction("BETA_GROWTH_FACTOR", 1.0, "factor",
+                  "β(t_I)/β⁰ measured / derived ((α(t_I)² + b²)/(α⁰² + b²))^ε, on the worst start",
+                  "derived",
+                  check="tests/jelassi2022/test_predictions_random_start.py::"
+                  "test_escape_time_of_random_starts_against_the_reduced_engine",
+                  tolerance="GROWTH_TOL"),
 )
 COUNTERFACTUALS = (
-    Counterfactual("ε 8 % larger", "β grows with an exponent 8 % above ε (e.g. the own patch "
-                   "counted twice in Q_d): about ×1.005 on the growth", {"BETA_GROWTH_FACTOR":
+    cc.Counterfactual("ε 8 % larger", "β grows with an exponent 8 % above ε (e.g. the own patch "
+                      "counted twice in Q_d): about ×1.005 on the growth", {"BETA_GROWTH_FACTOR":
                                                                         1.005}),
-    Counterfactual("ε 8 % smaller", "β grows with an exponent 8 % below ε: about ÷1.005",
-                   {"BETA_GROWTH_FACTOR": 1 / 1.005}),
-    Counterfactual("β frozen in phase I", "β does not move during the escape (growth 1, about "
-                   "÷1.065 of the derived one)", {"BETA_GROWTH_FACTOR": 1 / 1.065}),
+    cc.Counterfactual("ε 8 % smaller", "β grows with an exponent 8 % below ε: about ÷1.005",
+                      {"BETA_GROWTH_FACTOR": 1 / 1.005}),
+    cc.Counterfactual("β frozen in phase I", "β does not move during the escape (growth 1, about "
+                      "÷1.065 of the derived one)", {"BETA_GROWTH_FACTOR": 1 / 1.065}),
 )
 
 
@@ -83,16 +71,16 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """The worst start's measured/derived growth of β during the escape (``reference``
     table) against ``BETA_GROWTH_FACTOR`` ×/÷ (1 + ``GROWTH_TOL``); ``inconclusive`` without
     a start that reaches t_I."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     ref = tables["reference"]
     r = (ref.beta_growth / ref.beta_growth_derived).to_numpy(float) if len(ref) else np.array([])
     r = r[np.isfinite(r) & (r > 0)]
     if not r.size:
         return Verdict("inconclusive", ("premise failed: no random start reaches t_I",))
     worst = float(r[np.argmax(np.abs(np.log(r)))])
-    v = judge_band(PREDICTIONS[0], worst, th, COUNTERFACTUALS,
-                   what=f"β(t_I)/β⁰ measured/derived on the worst of {r.size} random starts "
-                   f"(all: {r.min():.6f}–{r.max():.6f})")
+    v = cc.judge_band(PREDICTIONS[0], worst, th, COUNTERFACTUALS,
+                      what=f"β(t_I)/β⁰ measured/derived on the worst of {r.size} random starts "
+                      f"(all: {r.min():.6f}–{r.max():.6f})")
     return Verdict(v.verdict, v.reasons)
 
 
@@ -108,7 +96,7 @@ def alignment_table(quick: bool, temperature: str) -> pd.DataFrame:
         parts = run_points([call_point(f"{data.__name__}:alignment_point",
                                        temperature=temperature, seed=int(s), quick=bool(quick))
                             for s in seeds])
-        _MEMO[key] = pd.concat([point_rows(p) for p in parts], ignore_index=True)
+        _MEMO[key] = pd.concat([cc.point_rows(p) for p in parts], ignore_index=True)
     return _MEMO[key]
 
 
@@ -137,12 +125,12 @@ def _reference_ratios(quick: bool, temperature: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     tau = readings["temperature"]
     table = alignment_table(quick, tau)
     refr = _reference_ratios(quick, tau)
     v = judge({"table": table, "reference": refr})
-    m, lo, hi = t_interval(table.slope)
+    m, lo, hi = cc.t_interval(table.slope)
     growth = refr.beta_growth / refr.beta_growth_derived
     r0 = table.iloc[0]
     reading = [
@@ -152,7 +140,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         f"β⁰ = {data.BETA0:g} in a random direction ⊥ w*: after {int(r0.steps)} steps β/|α| "
         f"goes from {r0.ratio_start:.4f} to {table.ratio_end.min():.4f}–"
         f"{table.ratio_end.max():.4f}; slope of log(β/|α|) "
-        f"{format_interval(m, lo, hi, len(table), '.4g')} per step (the reduction's "
+        f"{cc.format_interval(m, lo, hi, len(table), '.4g')} per step (the reduction's "
         f"{table.slope_derived.mean():.4g}).",
         "Reference runs from random starts (reduced engine, lr 0.1): β/|α| " + "; ".join(
             f"seed {r.seed:g}: {r.ratio_start:.3g} at the start, {r.ratio_at_t_I:.2g} at t_I, "
@@ -166,7 +154,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
              f"({len(refr)} random starts); β/|α| {refr.ratio_start.min():.2g}→"
              f"{refr.ratio_end.max():.0e}")
     headline = {"beta_growth_ratio": f"[{growth.min():.6f}, {growth.max():.6f}]",
-                "slope": format_interval(m, lo, hi, len(table), ".4g"),
+                "slope": cc.format_interval(m, lo, hi, len(table), ".4g"),
                 "slope_derived": float(table.slope_derived.mean()),
                 "ref_ratio_end_max": float(refr.ratio_end.max())}
 
@@ -182,11 +170,11 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         ax.set_ylabel("d log(β/|α|) / d step")
         ax.legend(fontsize=7)
 
-    return ClaimResult("lemma4.1-4.2", table, v, headline, reading,
-                       extra={"reference": refr}, figure=figure, brief=brief)
+    return cc.ClaimResult("lemma4.1-4.2", table, v, headline, reading,
+                          extra={"reference": refr}, figure=figure, brief=brief)
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="lemma4.1-4.2",
     paper=PAPER_NAME,
     kind="derivation check",
@@ -211,7 +199,7 @@ CLAIM = Claim(
     premises=("some random start reaches t_I",),
     seeds="the reference runs' 8 random starts, each judged (the worst one); the d-dimensional "
     f"model's {len(data.SEEDS)} seeds reported with a t-interval",
-    interval=IntervalMethod("exact"),
+    interval=cc.IntervalMethod("exact"),
     settings={"reference runs": "D = 10, C = 2, d = 100, q = 0.461, v⁰ random with ‖v⁰‖ = "
               "0.01, lr 0.1, 8 seeds", **data.PAGE_SETTINGS},
     reconstructed="the lemmas' content (read as the reduction to (α, γ, ρ) with v turning "

@@ -15,18 +15,7 @@ import numpy as np
 import pandas as pd
 
 import theorylab.jelassi2022.claims._lemma_data as data
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    format_interval,
-    point_rows,
-    t_interval,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.core.sweep import call_point, run_points
 
@@ -37,34 +26,34 @@ from .lemma41 import alignment_table
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge"]
 
 THRESHOLDS = (
-    Threshold("RATE_TOL", 0.4, "project choice",
-              "the Monte Carlo gradient's noise moves a 60-step slope by 10–25 % per seed (the "
-              "t-interval over 5 seeds spans about ±25 %); a wrong second-order term (a factor 2 "
-              "in E[L₂]) would move it by ~100 %: a band of ×1.4 either way still rejects "
-              "both",
-              role="the ratio's interval within [factor/(1 + it), factor·(1 + it)]"),
-    Threshold("IDENTITY_TOL", 1e-12, "derived bound",
-              "float64 sums of the same expectation in two orders", role="β = 0 identity"),
+    cc.Threshold("RATE_TOL", 0.4, "project choice",
+                 "the Monte Carlo gradient's noise moves a 60-step slope by 10–25 % per seed (the "
+                 "t-interval over 5 seeds spans about ±25 %); a wrong second-order term (a factor "
+                 "2 in E[L₂]) would move it by ~100 %: a band of ×1.4 either way still rejects "
+                 "both",
+                 role="the ratio's interval within [factor/(1 + it), factor·(1 + it)]"),
+    cc.Threshold("IDENTITY_TOL", 1e-12, "derived bound",
+                 "float64 sums of the same expectation in two orders", role="β = 0 identity"),
 )
 PREDICTIONS = (
-    Prediction("RATE_FACTOR", 1.0, "factor",
-               "measured slope of log(β/|α|) / the reduced engine's (the O(σ²β²) reduction)",
-               "derived",
-               check="tests/jelassi2022/test_engines_reduced.py::"
-               "test_truncation_error_is_fourth_order_in_the_noise",
-               tolerance="RATE_TOL"),
+    cc.Prediction("RATE_FACTOR", 1.0, "factor",
+                  "measured slope of log(β/|α|) / the reduced engine's (the O(σ²β²) reduction)",
+                  "derived",
+                  check="tests/jelassi2022/test_engines_reduced.py::"
+                  "test_truncation_error_is_fourth_order_in_the_noise",
+                  tolerance="RATE_TOL"),
 )
 COUNTERFACTUALS = (
-    Counterfactual("twice the rate", "the orthogonal part decays twice as fast as the "
-                   "reduction says", {"RATE_FACTOR": 2.0}),
-    Counterfactual("half the rate", "the orthogonal part decays half as fast as the reduction "
-                   "says", {"RATE_FACTOR": 0.5}),
+    cc.Counterfactual("twice the rate", "the orthogonal part decays twice as fast as the "
+                      "reduction says", {"RATE_FACTOR": 2.0}),
+    cc.Counterfactual("half the rate", "the orthogonal part decays half as fast as the reduction "
+                      "says", {"RATE_FACTOR": 0.5}),
 )
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """The identity at β = 0, then the ratio's t-interval against the factor band."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     ident = tables["identity"]
     worst = float(ident[[c for c in ident.columns if c.endswith("_diff")]].max().max()) \
         if len(ident) else np.nan
@@ -79,10 +68,10 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     ratio = ratio[np.isfinite(ratio)]
     if ratio.size < 3:
         return Verdict("inconclusive", (f"premise failed: {ratio.size} seeds (need 3)",))
-    m, lo, hi = t_interval(ratio)
+    m, lo, hi = cc.t_interval(ratio)
     f, tol = th["RATE_FACTOR"], th["RATE_TOL"]
     band = (f / (1 + tol), f * (1 + tol))
-    txt = (f"measured/derived rate {format_interval(m, lo, hi, ratio.size, '.3f')} against "
+    txt = (f"measured/derived rate {cc.format_interval(m, lo, hi, ratio.size, '.3f')} against "
            f"{f:g} (band [{band[0]:.3f}, {band[1]:.3f}]); β = 0 identity to {worst:.1e}")
     if band[0] <= lo and hi <= band[1]:
         return Verdict("agrees", (txt,))
@@ -91,15 +80,15 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     return Verdict("inconclusive", (txt + ": the interval crosses the band's edge",))
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     tau = readings["temperature"]
     table = alignment_table(quick, tau)
-    ident = point_rows(run_points([call_point(f"{data.__name__}:identity_point",
-                                              temperature=tau)])[0])
+    ident = cc.point_rows(run_points([call_point(f"{data.__name__}:identity_point",
+                                                 temperature=tau)])[0])
     tables = {"table": table, "identity": ident}
     v = judge(tables)
     ratio = table.slope / table.slope_derived
-    m, lo, hi = t_interval(ratio)
+    m, lo, hi = cc.t_interval(ratio)
     reading = [
         "Per seed, measured (full model) and derived (reduced engine) slopes of log(β/|α|): "
         + "; ".join(f"seed {r.seed:g}: {r.slope:.4g} vs {r.slope_derived:.4g}"
@@ -109,12 +98,12 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     ]
     brief = (f"rate full model/reduction {m:.3f} [{lo:.3f}, {hi:.3f}], {len(table)} seeds; "
              f"β = 0 identity {ident.drop(columns='step').max().max():.0e}")
-    headline = {"rate_ratio": format_interval(m, lo, hi, len(table), ".3f")}
-    return ClaimResult("lemma4.1-4.2-reduction", table, v, headline, reading,
-                       extra={"identity": ident}, brief=brief)
+    headline = {"rate_ratio": cc.format_interval(m, lo, hi, len(table), ".3f")}
+    return cc.ClaimResult("lemma4.1-4.2-reduction", table, v, headline, reading,
+                          extra={"identity": ident}, brief=brief)
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="lemma4.1-4.2-reduction",
     paper=PAPER_NAME,
     kind="derivation check",
@@ -137,7 +126,7 @@ CLAIM = Claim(
     variants=(TEMPERATURE,),
     premises=("at least 3 seeds",),
     seeds=f"{len(data.SEEDS)} seeds (the orthogonal direction and the Monte Carlo draws)",
-    interval=IntervalMethod("t", seeds=len(data.SEEDS)),
+    interval=cc.IntervalMethod("t", seeds=len(data.SEEDS)),
     settings=data.PAGE_SETTINGS,
     reconstructed="nothing of the paper: the reduction and the full model are the same "
     "(reconstructed) model.",

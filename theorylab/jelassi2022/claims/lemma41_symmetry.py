@@ -14,13 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    IntervalMethod,
-    Threshold,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
@@ -40,16 +34,16 @@ MATCH_TOL = 1e-9
 #: is checked on a state that never moved.
 MOVE_MIN = 1e-2
 THRESHOLDS = (
-    Threshold("SYM_TOL", SYM_TOL, "derived bound",
-              "float64 rounding: O(1e−16) per entry and step over ≤ 1e4 steps stays below "
-              "1e−12", role="largest sym_dev of the brute-force run"),
-    Threshold("MATCH_TOL", MATCH_TOL, "derived bound",
-              "rounding amplified by the unstable escape of phase I (α grows ~100×) on "
-              "float64 sums in two orders", role="largest relative (α, γ, ρ) difference"),
-    Threshold("MOVE_MIN", MOVE_MIN, "project choice",
-              "A must leave its start by 1 % of the O(1) logit gap that patch association "
-              "builds, ten orders of magnitude above rounding",
-              role="premise: final |γ − ρ| above it"),
+    cc.Threshold("SYM_TOL", SYM_TOL, "derived bound",
+                 "float64 rounding: O(1e−16) per entry and step over ≤ 1e4 steps stays below "
+                 "1e−12", role="largest sym_dev of the brute-force run"),
+    cc.Threshold("MATCH_TOL", MATCH_TOL, "derived bound",
+                 "rounding amplified by the unstable escape of phase I (α grows ~100×) on "
+                 "float64 sums in two orders", role="largest relative (α, γ, ρ) difference"),
+    cc.Threshold("MOVE_MIN", MOVE_MIN, "project choice",
+                 "A must leave its start by 1 % of the O(1) logit gap that patch association "
+                 "builds, ten orders of magnitude above rounding",
+                 role="premise: final |γ − ρ| above it"),
 )
 
 
@@ -81,7 +75,7 @@ def verdict_symmetry(table: pd.DataFrame, sym_tol: float = SYM_TOL,
 CASES = ((6, 2, 0.4, 3000), (8, 2, 0.45, 600), (6, 3, 0.6, 3000))
 
 
-def run(quick: bool) -> ClaimResult:
+def run(quick: bool) -> cc.ClaimResult:
     cases = [CASES[0][:3] + (1500,)] if quick else list(CASES)
     rows, summary = [], []
     for D, C, q, steps in cases:
@@ -133,18 +127,18 @@ def run(quick: bool) -> ClaimResult:
         ax.set_ylabel("sym_dev (brute force)")
         ax.legend(fontsize=7)
 
-    return ClaimResult("lemma4.1-4.2-symmetry", table, v, headline, reading,
-                       extra={"trajectory": traj}, figure=figure, brief=brief)
+    return cc.ClaimResult("lemma4.1-4.2-symmetry", table, v, headline, reading,
+                          extra={"trajectory": traj}, figure=figure, brief=brief)
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """[`verdict_symmetry`][] on the written main table with the declared thresholds (or
     `values` replacing some)."""
-    th = threshold_values(THRESHOLDS, values)
+    th = cc.threshold_values(THRESHOLDS, values)
     return verdict_symmetry(tables["table"], th["SYM_TOL"], th["MATCH_TOL"], th["MOVE_MIN"])
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="lemma4.1-4.2-symmetry",
     paper=PAPER_NAME,
     kind="engine check",
@@ -162,7 +156,7 @@ CLAIM = Claim(
     premises=("A leaves its symmetric start (final |γ − ρ| > MOVE_MIN), else symmetry is "
               "checked on a state that never moved",),
     seeds="none (exact, deterministic)",
-    interval=IntervalMethod("exact"),
+    interval=cc.IntervalMethod("exact"),
     settings={"(D, C, q, steps)": ", ".join(f"({a}, {b}, {c}, {e})" for a, b, c, e in CASES),
               "d": "D²", "lr": 0.5, "start": "v⁰ = 0.01·w* (aligned)", "τ": 1,
               "diagonal": "ln ln 100"},

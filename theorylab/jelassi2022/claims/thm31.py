@@ -29,19 +29,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Reading,
-    Threshold,
-    Variant,
-    judge_band,
-    t_interval,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME, DataConfig
@@ -56,30 +44,30 @@ __all__ = ["CLAIM", "glm_exact_errors", "glm_best_error", "pz_bound", "glm_fit_e
 FIT_SEEDS = (0, 1, 2)
 
 THRESHOLDS = (
-    Threshold("BOUND_TOL", 0.025, "project choice",
-              "a fifth of the bound: the fitted GLM is a finite-sample estimate at d = 2 and "
-              "D ≤ 320, far from Assumption 2's asymptotics, so a GLM that errs on 10 % of the "
-              "inputs is not counted as beating 1/8 (fixed before the fits were read)",
-              role="half-width of the band below the bound (a lower bound: open above)"),
+    cc.Threshold("BOUND_TOL", 0.025, "project choice",
+                 "a fifth of the bound: the fitted GLM is a finite-sample estimate at d = 2 and "
+                 "D ≤ 320, far from Assumption 2's asymptotics, so a GLM that errs on 10 % of the "
+                 "inputs is not counted as beating 1/8 (fixed before the fits were read)",
+                 role="half-width of the band below the bound (a lower bound: open above)"),
 )
 PREDICTIONS = (
-    Prediction("GLM_BOUND", BOUND, "shift",
-               "every GLM's error against f* is at least this (Theorem 3.1: 1/8)", "paper",
-               quote="$\\mathbb P[f^*(X)g(X)\\le0]\\ge1/8$", section="§4.1 Theorem 3.1",
-               tolerance="BOUND_TOL", sides="lower"),
+    cc.Prediction("GLM_BOUND", BOUND, "shift",
+                  "every GLM's error against f* is at least this (Theorem 3.1: 1/8)", "paper",
+                  quote="$\\mathbb P[f^*(X)g(X)\\le0]\\ge1/8$", section="§4.1 Theorem 3.1",
+                  tolerance="BOUND_TOL", sides="lower"),
 )
 COUNTERFACTUALS = (
-    Counterfactual("GLMs fail at 1/5", "every GLM errs on at least a fifth of the inputs "
-                   "against f* (the next simple fraction a reader could hold, 3 tolerances "
-                   "above 1/8)", {"GLM_BOUND": 0.2}),
-    Counterfactual("GLMs no better than a coin", "no GLM beats a fair coin against f* (error "
-                   "at least 1/2)", {"GLM_BOUND": 0.5}),
+    cc.Counterfactual("GLMs fail at 1/5", "every GLM errs on at least a fifth of the inputs "
+                      "against f* (the next simple fraction a reader could hold, 3 tolerances "
+                      "above 1/8)", {"GLM_BOUND": 0.2}),
+    cc.Counterfactual("GLMs no better than a coin", "no GLM beats a fair coin against f* (error "
+                      "at least 1/2)", {"GLM_BOUND": 0.5}),
 )
-FSTAR_TIES = Variant(
+FSTAR_TIES = cc.Variant(
     "fstar_ties",
-    Reading("strict", "P[f*g < 0 or g = 0 with f* ≠ 0] (f* = 0 not a failure)",
-            "project choice"),
-    (Reading("literal", "P[f*g ≤ 0] (as printed)", "printed in the paper"),),
+    cc.Reading("strict", "P[f*g < 0 or g = 0 with f* ≠ 0] (f* = 0 not a failure)",
+               "project choice"),
+    (cc.Reading("literal", "P[f*g ≤ 0] (as printed)", "printed in the paper"),),
     "the printed bound counts f*(X) = 0 as a failure; at the fitted points f* = 0 has "
     "probability 0.16–0.18 > 1/8, so under it every classifier passes (the check cannot "
     "fail); the strict reading counts f*g < 0 and ties g = 0 where f* ≠ 0")
@@ -144,7 +132,7 @@ def fit_summary(fits: pd.DataFrame, column: str = "err_fstar") -> pd.DataFrame:
 
 def _t_row(g: pd.DataFrame) -> tuple[float, float, float]:
     """(mean, lower, upper): the t-interval (95 %) of the seeds' f*-errors of one point."""
-    return t_interval(g["err_fstar"].to_numpy(float))
+    return cc.t_interval(g["err_fstar"].to_numpy(float))
 
 
 def verdict(fits: pd.DataFrame, bound: float = BOUND, tol: float = THRESHOLDS[0].value,
@@ -166,19 +154,19 @@ def verdict(fits: pd.DataFrame, bound: float = BOUND, tol: float = THRESHOLDS[0]
                     f"{z:.3f}" for z in zero) + f" ≥ {bound:g} − {tol:g} at every fitted point, "
                 "so every classifier errs at least that often (" + txt + ")",))
     key = min(pts, key=lambda k: pts[k][0])
-    v = judge_band(PREDICTIONS[0], pts[key], {"GLM_BOUND": bound, "BOUND_TOL": tol},
-                   alternatives or (), what=f"lowest fitted f*-error (k={key[0]:g}, "
-                   f"C={key[1]:g}, D={key[2]:g}; t-interval over {len(FIT_SEEDS)} seeds)")
+    v = cc.judge_band(PREDICTIONS[0], pts[key], {"GLM_BOUND": bound, "BOUND_TOL": tol},
+                      alternatives or (), what=f"lowest fitted f*-error (k={key[0]:g}, "
+                      f"C={key[1]:g}, D={key[2]:g}; t-interval over {len(FIT_SEEDS)} seeds)")
     return Verdict(v.verdict, v.reasons + (f"every point: {txt}",))
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """[`verdict`][] on the written main table (the fits) with the declared values."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     return verdict(tables["table"], th["GLM_BOUND"], th["BOUND_TOL"], COUNTERFACTUALS)
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     ties = readings["fstar_ties"]
     fit_pts = FIT_POINTS[:1] if quick else FIT_POINTS
     n_train, n_test = (3000, 3000) if quick else (20_000, 20_000)
@@ -236,10 +224,10 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         ax.set_ylabel("test error")
         ax.legend(fontsize=7)
 
-    return ClaimResult("thm3.1", fits, v, headline, reading, figure=figure, brief=brief)
+    return cc.ClaimResult("thm3.1", fits, v, headline, reading, figure=figure, brief=brief)
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm3.1",
     paper=PAPER_NAME,
     title="Theorem 3.1 (generalized linear models fail)",
@@ -261,7 +249,7 @@ CLAIM = Claim(
     premises=("some fitted GLM inside the proved region",),
     seeds=f"{len(FIT_SEEDS)} seeds per fitted point (data, partition, w*), judged on the "
     "t-interval of the lowest point's mean",
-    interval=IntervalMethod("t", seeds=len(FIT_SEEDS)),
+    interval=cc.IntervalMethod("t", seeds=len(FIT_SEEDS)),
     settings={"d": FIT_D, "(k, C, D)": ", ".join(f"({k}, {c}, {d})" for k, c, d in FIT_POINTS),
               "q": "C^k/D", "training points": 20_000, "test points": 20_000,
               "seeds": len(FIT_SEEDS)},

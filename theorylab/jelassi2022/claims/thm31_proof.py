@@ -19,15 +19,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
@@ -41,27 +33,27 @@ D_ENUM = 64
 ENUM_UNIT = 1e-12
 
 THRESHOLDS = (
-    Threshold("ENUM_TOL", 1.0, "derived bound",
-              "two float64 sums of the same finite law (each term rounded to ~1e-16, at most a "
-              "few thousand terms): 1e-12", role="|closed form − enumeration − ENUM_SHIFT|, in "
-              "units of 1e-12"),
+    cc.Threshold("ENUM_TOL", 1.0, "derived bound",
+                 "two float64 sums of the same finite law (each term rounded to ~1e-16, at most a "
+                 "few thousand terms): 1e-12", role="|closed form − enumeration − ENUM_SHIFT|, in "
+                 "units of 1e-12"),
 )
 PREDICTIONS = (
-    Prediction("ENUM_SHIFT", 0.0, "shift", "closed form minus enumeration of the best-GLM error "
-               "(units of 1e-12)",
-               "derived", check="proofs_checks/jelassi2022/check_glm_closed_form.py",
-               tolerance="ENUM_TOL"),
+    cc.Prediction("ENUM_SHIFT", 0.0, "shift", "closed form minus enumeration of the best-GLM error "
+                  "(units of 1e-12)",
+                  "derived", check="proofs_checks/jelassi2022/check_glm_closed_form.py",
+                  tolerance="ENUM_TOL"),
 )
 #: the nearest wrong closed forms: off by two rounding budgets either way (a wrong tie weight or
 #: a dropped term moves it by far more; these are the smallest offsets the check must see), in
 #: units of ENUM_UNIT.
 COUNTERFACTUALS = (
-    Counterfactual("closed form 2e-12 low", "the closed form lies 2e-12 below the enumeration",
-                   {"ENUM_SHIFT": -2.0}),
-    Counterfactual("closed form 2e-12 high", "the closed form lies 2e-12 above the "
-                   "enumeration", {"ENUM_SHIFT": 2.0}),
-    Counterfactual("closed form off by 0.01", "the closed form differs from the enumeration "
-                   "by 0.01 (a wrong tie weight)", {"ENUM_SHIFT": 1e10}),
+    cc.Counterfactual("closed form 2e-12 low", "the closed form lies 2e-12 below the enumeration",
+                      {"ENUM_SHIFT": -2.0}),
+    cc.Counterfactual("closed form 2e-12 high", "the closed form lies 2e-12 above the "
+                      "enumeration", {"ENUM_SHIFT": 2.0}),
+    cc.Counterfactual("closed form off by 0.01", "the closed form differs from the enumeration "
+                      "by 0.01 (a wrong tie weight)", {"ENUM_SHIFT": 1e10}),
 )
 
 #: the powers k of the family q = C^k/D (Assumption 2: q = poly(C)/D) and the set sizes C.
@@ -102,7 +94,7 @@ def _inside(t: pd.DataFrame) -> pd.Series:
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """See the module."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     if not len(t) or t.err_best_glm.isna().any():
         return Verdict("inconclusive", ("no exact GLM errors",))
@@ -134,7 +126,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                               f"{inside.err_best_glm.min():.4f} ≥ 1/8",))
 
 
-def run(quick: bool) -> ClaimResult:
+def run(quick: bool) -> cc.ClaimResult:
     t = family(quick)
     v = judge({"table": t})
     inside = t[_inside(t)]
@@ -164,10 +156,10 @@ def run(quick: bool) -> ClaimResult:
         ax.set_ylabel("best GLM error (exact)")
         ax.legend(fontsize=6, ncol=2)
 
-    return ClaimResult("thm3.1-proof", t, v, headline, reading, figure=figure, brief=brief)
+    return cc.ClaimResult("thm3.1-proof", t, v, headline, reading, figure=figure, brief=brief)
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm3.1-proof",
     paper=PAPER_NAME,
     kind="derivation check",
@@ -188,7 +180,7 @@ CLAIM = Claim(
     counterfactuals=COUNTERFACTUALS,
     premises=("some point inside the proved region",),
     seeds="none (exact)",
-    interval=IntervalMethod("exact"),
+    interval=cc.IntervalMethod("exact"),
     settings={"q": "C^k/D, k = 2, 3, 4", "C": "2, 3, 4, 6, 8", "D": "up to 4096",
               "enumeration": f"D ≤ {D_ENUM}"},
     reconstructed="nothing: the symmetric GLM is settled by the proof.",

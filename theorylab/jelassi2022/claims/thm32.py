@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import Claim, ClaimResult, Threshold, threshold_values
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
@@ -86,9 +86,9 @@ def _derangement(L: int, rng, avoid: list[int]) -> list[int] | None:
 ERR_TOL = 1e-12
 
 THRESHOLDS = (
-    Threshold("ERR_TOL", ERR_TOL, "derived bound",
-              "rounding: the errors are sums of the same probabilities (each ≤ 1) in other "
-              "orders; 1e-12 is ~1e4 ulps", role="largest allowed difference of two errors"),
+    cc.Threshold("ERR_TOL", ERR_TOL, "derived bound",
+                 "rounding: the errors are sums of the same probabilities (each ≤ 1) in other "
+                 "orders; 1e-12 is ~1e4 ulps", role="largest allowed difference of two errors"),
 )
 
 
@@ -126,7 +126,7 @@ def verdict(table: pd.DataFrame, err_tol: float = ERR_TOL) -> Verdict:
         f"engine vs direct {d_cross:.1e}) and no row's Top-C meets its own set",))
 
 
-def run(quick: bool) -> ClaimResult:
+def run(quick: bool) -> cc.ClaimResult:
     cases = [(6, 2, 0.4, "cubic"), (10, 2, REF_Q, "cubic")]
     if not quick:
         cases += [(8, 2, 0.45, "cubic"), (9, 3, 0.6, "cubic"), (12, 3, 0.6, "cubic"),
@@ -201,7 +201,7 @@ def run(quick: bool) -> ClaimResult:
     brief = (f"relabelled sets: error = patch association's to {table.abs_diff.max():.0e}, own "
              f"set never in Top-C (overlap {int(table.topc_own_overlap.max())}) in {len(table)} "
              "settings (exact)")
-    return ClaimResult("thm3.2", table, v, headline, reading, brief=brief)
+    return cc.ClaimResult("thm3.2", table, v, headline, reading, brief=brief)
 
 
 def _xp():
@@ -212,10 +212,10 @@ def _xp():
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """[`verdict`][] on the written main table with the declared threshold (or `values`)."""
-    return verdict(tables["table"], threshold_values(THRESHOLDS, values)["ERR_TOL"])
+    return verdict(tables["table"], cc.threshold_values(THRESHOLDS, values)["ERR_TOL"])
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm3.2",
     paper=PAPER_NAME,
     title="Theorem 3.2 (a transformer that generalizes without patch association)",

@@ -29,17 +29,7 @@ import numpy as np
 import pandas as pd
 
 import theorylab.jelassi2022.claims._thm41_data as data
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    judge_band,
-    threshold_values,
-    wilson_interval,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
@@ -56,41 +46,41 @@ SENTENCE = ("In Section 4, we prove that a one-layer single-head ViT model train
             "gradient descent on our synthetic dataset performs patch association and "
             "generalizes, in the idealized (Theorem 4.1) and realistic (Theorem 4.2) settings.")
 THRESHOLDS = (
-    Threshold("ERR_TOL", ERR_TOL, "project choice",
-              "half a percentage point of classification error, the resolution at which an "
-              "error is called at its target (exact errors round at 1e−16)",
-              role="half-width of the band of EXCESS_ERR (final error − Bayes error)"),
-    Threshold("Q_FLOOR", -1.0, "paper convention",
-              "Assumption 2's q = poly(C)/D → 0 lies on the associating side for large D when "
-              "q*(D)·D grows, i.e. q*(D) ∝ D^k with k > −1 (our inference from Assumption 2: "
-              "the paper states no boundary)",
-              role="the exponent range of q*(D) must lie above it"),
-    Threshold("DECIDE_GAP", data.DECIDE_GAP, "project choice",
-              "a quarter logit: a boundary run that has not reached γ − ρ = ±1 in six derived "
-              "phase-II times counts as decided when |γ − ρ| is at least this and still grows",
-              role="defines the outcome of a boundary run", judged=False),
-    Threshold("ALPHA_GROWTH", ALPHA_GROWTH, "project choice",
-              "α has left its plateau: an order of magnitude above ‖v⁰‖",
-              role="defines t_I (α ≥ it × ‖v⁰‖)", judged=False),
-    Threshold("GAP_II", GAP_II, "project choice",
-              "attention decided: γ − ρ = 1 logit puts the partner e ≈ 2.7 times above "
-              "another set's patch", role="defines t_II (γ − ρ ≥ it)", judged=False),
+    cc.Threshold("ERR_TOL", ERR_TOL, "project choice",
+                 "half a percentage point of classification error, the resolution at which an "
+                 "error is called at its target (exact errors round at 1e−16)",
+                 role="half-width of the band of EXCESS_ERR (final error − Bayes error)"),
+    cc.Threshold("Q_FLOOR", -1.0, "paper convention",
+                 "Assumption 2's q = poly(C)/D → 0 lies on the associating side for large D when "
+                 "q*(D)·D grows, i.e. q*(D) ∝ D^k with k > −1 (our inference from Assumption 2: "
+                 "the paper states no boundary)",
+                 role="the exponent range of q*(D) must lie above it"),
+    cc.Threshold("DECIDE_GAP", data.DECIDE_GAP, "project choice",
+                 "a quarter logit: a boundary run that has not reached γ − ρ = ±1 in six derived "
+                 "phase-II times counts as decided when |γ − ρ| is at least this and still grows",
+                 role="defines the outcome of a boundary run", judged=False),
+    cc.Threshold("ALPHA_GROWTH", ALPHA_GROWTH, "project choice",
+                 "α has left its plateau: an order of magnitude above ‖v⁰‖",
+                 role="defines t_I (α ≥ it × ‖v⁰‖)", judged=False),
+    cc.Threshold("GAP_II", GAP_II, "project choice",
+                 "attention decided: γ − ρ = 1 logit puts the partner e ≈ 2.7 times above "
+                 "another set's patch", role="defines t_II (γ − ρ ≥ it)", judged=False),
 )
 PREDICTIONS = (
-    Prediction("EXCESS_ERR", 0.0, "shift",
-               "'generalizes': the final fair-coin error minus the Bayes error, on the worst "
-               "random start (every start must also perform patch association)", "paper",
-               quote=SENTENCE, section="§4.6b", tolerance="ERR_TOL"),
+    cc.Prediction("EXCESS_ERR", 0.0, "shift",
+                  "'generalizes': the final fair-coin error minus the Bayes error, on the worst "
+                  "random start (every start must also perform patch association)", "paper",
+                  quote=SENTENCE, section="§4.6b", tolerance="ERR_TOL"),
 )
 COUNTERFACTUALS = (
-    Counterfactual("stops a point above Bayes", "GD on (P) associates but stops one "
-                   "percentage point above the Bayes error", {"EXCESS_ERR": 0.01}),
-    Counterfactual("a point below Bayes", "the runs end one percentage point below the Bayes "
-                   "error (an error the data law does not allow: a measurement fault)",
-                   {"EXCESS_ERR": -0.01}),
-    Counterfactual("stays at the GLM plateau", "GD on (P) stays a GLM (no association): its "
-                   "error stays ~2.4 points above the Bayes error (the plateau of the reference "
-                   "run)", {"EXCESS_ERR": 0.024}),
+    cc.Counterfactual("stops a point above Bayes", "GD on (P) associates but stops one "
+                      "percentage point above the Bayes error", {"EXCESS_ERR": 0.01}),
+    cc.Counterfactual("a point below Bayes", "the runs end one percentage point below the Bayes "
+                      "error (an error the data law does not allow: a measurement fault)",
+                      {"EXCESS_ERR": -0.01}),
+    cc.Counterfactual("stays at the GLM plateau", "GD on (P) stays a GLM (no association): its "
+                      "error stays ~2.4 points above the Bayes error (the plateau of the reference "
+                      "run)", {"EXCESS_ERR": 0.024}),
 )
 
 
@@ -185,12 +175,12 @@ def verdict_reference(table: pd.DataFrame, values: dict) -> Verdict:
     worst = float(excess[np.argmax(np.abs(excess))])
     ok = (table.final_gap > 0) & np.isfinite(table.t_PA.astype(float))
     k, n = int(ok.sum()), len(table)
-    w = wilson_interval(k, n)
+    w = cc.wilson_interval(k, n)
     q = float(table.q.iloc[0]) if "q" in table else REF_Q
     share = (f"{k}/{n} starts perform patch association at q = {q:.3f} (Wilson "
              f"[{w[1]:.2f}, {w[2]:.2f}])")
-    band = judge_band(PREDICTIONS[0], worst, values, COUNTERFACTUALS,
-                      what=f"worst final error − Bayes error over {n} starts")
+    band = cc.judge_band(PREDICTIONS[0], worst, values, COUNTERFACTUALS,
+                         what=f"worst final error − Bayes error over {n} starts")
     if k < n:
         bad = table[~ok]
         return Verdict("disagrees", (f"does not perform patch association: {share}; final "
@@ -204,7 +194,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     ``boundary``) with the declared thresholds and prediction (or `values`): ``disagrees`` if a
     part disagrees, else ``inconclusive`` if one is, else ``agrees``. The runs at the
     reference q of a reading judged elsewhere (``at_ref_q``) are reported."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     parts = [verdict_reference(tables["table"], th),
              verdict_boundary(tables["boundary"], th["Q_FLOOR"])]
     kinds = {p.verdict for p in parts}
@@ -226,7 +216,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                    reported=())
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     tau, start = readings["temperature"], readings["v_start"]
     m = data.measure(quick, tau, start)
     ref = m["reference"]
@@ -313,14 +303,14 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         axs[2].set_ylabel("q (green: associates, red: anti, grey: undecided)")
         axs[2].legend(fontsize=7)
 
-    return ClaimResult("thm4.1", table, v, headline, reading,
-                       extra={"escape": esc, "boundary": bnd, "brackets": br, "at_ref_q": at_ref,
-                              "trajectory": ref[["seed", "step", "alpha", "beta", "gamma", "rho",
-                                                 "loss", "error_fair"]]},
-                       figure=figure, brief=brief)
+    return cc.ClaimResult("thm4.1", table, v, headline, reading,
+                          extra={"escape": esc, "boundary": bnd, "brackets": br, "at_ref_q": at_ref,
+                                 "trajectory": ref[["seed", "step", "alpha", "beta", "gamma", "rho",
+                                                    "loss", "error_fair"]]},
+                          figure=figure, brief=brief)
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm4.1",
     paper=PAPER_NAME,
     figsize=(13.0, 3.8),
@@ -349,7 +339,7 @@ CLAIM = Claim(
     seeds=f"reference: {len(REF_SEEDS)} random starts, the worst one judged (the share that "
     "associates with its Wilson interval); boundary: deterministic (exact engine), interval "
     "from the brackets",
-    interval=IntervalMethod("wilson", seeds=len(REF_SEEDS)),
+    interval=cc.IntervalMethod("wilson", seeds=len(REF_SEEDS)),
     settings=data.page_settings(),
     reconstructed="what 'performs patch association and generalizes' means in numbers (every "
     "start associates with a margin; error within 0.005 of the Bayes error); the regime read as "

@@ -26,17 +26,7 @@ import numpy as np
 import pandas as pd
 
 import theorylab.jelassi2022.claims._thm41_data as data
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    judge_band,
-    t_interval,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.jelassi2022.setups import ESCAPE_SEEDS, REF_SEEDS
 
@@ -48,84 +38,84 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ra
            "exponents"]
 
 THRESHOLDS = (
-    Threshold("TOL_I", 0.02, "derived bound",
-              "the threshold time's neglected orders (O(θ²) drift corrections at θ = 0.1, the "
-              "O(ε²) growth of β, O(1) steps of the fixed-step correction) are below 0.2 % on "
-              "the runs measured while deriving it; 2 % is ten times that",
-              role="|t_I / (T_I_FACTOR × derived) − 1| at most it on every run"),
-    Threshold("TOL_II", 0.03, "derived bound",
-              "the slow flow neglects the lag of α behind α*(γ, ρ), the blow-up's duration and "
-              "the difference between GD and its flow (O(η): 0.6 % at the D ladder's step "
-              "sizes); 3 % is five times the largest",
-              role="|t_II / (T_II_FACTOR × derived) − 1| at most it on every run"),
-    Threshold("EXP_TOL_d", 0.055, "project choice",
-              "about a twentieth of a power of d: the expected exponent is exact (a quadrature of "
-              "the derived times over the start), and the paired slopes of 24 starts have a "
-              "standard error near 0.01; the neighbouring laws (1/2, 1/4) lie within 3 tolerances "
-              "away", role="|paired measured exponent of t_I in d − expected derived − "
-              "T_I_EXP_SHIFT| within it (a band on the slope's t-interval)"),
-    Threshold("EXP_TOL_D", 0.1, "project choice",
-              "a tenth of a power of D on the local exponent over the top two rungs of the D "
-              "ladder (t_II grows like D^2–D^3 there)",
-              role="|measured − derived − T_II_D_SHIFT| local exponent of t_II in D at most it"),
+    cc.Threshold("TOL_I", 0.02, "derived bound",
+                 "the threshold time's neglected orders (O(θ²) drift corrections at θ = 0.1, the "
+                 "O(ε²) growth of β, O(1) steps of the fixed-step correction) are below 0.2 % on "
+                 "the runs measured while deriving it; 2 % is ten times that",
+                 role="|t_I / (T_I_FACTOR × derived) − 1| at most it on every run"),
+    cc.Threshold("TOL_II", 0.03, "derived bound",
+                 "the slow flow neglects the lag of α behind α*(γ, ρ), the blow-up's duration and "
+                 "the difference between GD and its flow (O(η): 0.6 % at the D ladder's step "
+                 "sizes); 3 % is five times the largest",
+                 role="|t_II / (T_II_FACTOR × derived) − 1| at most it on every run"),
+    cc.Threshold("EXP_TOL_d", 0.055, "project choice",
+                 "about a twentieth of a power of d: the expected exponent is exact (a quadrature "
+                 "of the derived times over the start), and the paired slopes of 24 starts have a "
+                 "standard error near 0.01; the neighbouring laws (1/2, 1/4) lie within 3 "
+                 "tolerances away", role="|paired measured exponent of t_I in d − expected "
+                 "derived − T_I_EXP_SHIFT| within it (a band on the slope's t-interval)"),
+    cc.Threshold("EXP_TOL_D", 0.1, "project choice",
+                 "a tenth of a power of D on the local exponent over the top two rungs of the D "
+                 "ladder (t_II grows like D^2–D^3 there)",
+                 role="|measured − derived − T_II_D_SHIFT| local exponent of t_II in D at most it"),
 )
 PREDICTIONS = (
-    Prediction("T_I_FACTOR", 1.0, "factor", "measured t_I / derived threshold time of phase I",
-               "derived",
-               check="tests/jelassi2022/test_predictions_random_start.py::"
-               "test_escape_time_of_random_starts_against_the_reduced_engine",
-               tolerance="TOL_I"),
-    Prediction("T_II_FACTOR", 1.0, "factor",
-               "measured t_II / derived (t_blowup + slow flow of phase II)", "derived",
-               check="tests/jelassi2022/test_predictions_random_start.py::"
-               "test_slow_flow_predicts_t_II_on_the_exact_engine",
-               tolerance="TOL_II"),
-    Prediction("T_I_EXP_SHIFT", 0.0, "shift",
-               "measured exponent of t_I in d (paired starts, d = 10–1000) minus the derived "
-               "one, E[ln t_I] of the derived threshold times over the start law (0.345 for "
-               "τ = 1 and a random start: d^{1/2} of 1/|α⁰|, lowered by the frozen diagonal's "
-               "ln ln d)", "derived",
-               check="proofs_checks/jelassi2022/check_random_start.py", tolerance="EXP_TOL_d"),
-    Prediction("T_II_D_SHIFT", 0.0, "shift",
-               "measured minus derived local exponent of t_II in D", "derived",
-               check="tests/jelassi2022/test_predictions_random_start.py::"
-               "test_slow_flow_predicts_t_II_on_the_exact_engine",
-               tolerance="EXP_TOL_D"),
+    cc.Prediction("T_I_FACTOR", 1.0, "factor", "measured t_I / derived threshold time of phase I",
+                  "derived",
+                  check="tests/jelassi2022/test_predictions_random_start.py::"
+                  "test_escape_time_of_random_starts_against_the_reduced_engine",
+                  tolerance="TOL_I"),
+    cc.Prediction("T_II_FACTOR", 1.0, "factor",
+                  "measured t_II / derived (t_blowup + slow flow of phase II)", "derived",
+                  check="tests/jelassi2022/test_predictions_random_start.py::"
+                  "test_slow_flow_predicts_t_II_on_the_exact_engine",
+                  tolerance="TOL_II"),
+    cc.Prediction("T_I_EXP_SHIFT", 0.0, "shift",
+                  "measured exponent of t_I in d (paired starts, d = 10–1000) minus the derived "
+                  "one, E[ln t_I] of the derived threshold times over the start law (0.345 for "
+                  "τ = 1 and a random start: d^{1/2} of 1/|α⁰|, lowered by the frozen diagonal's "
+                  "ln ln d)", "derived",
+                  check="proofs_checks/jelassi2022/check_random_start.py", tolerance="EXP_TOL_d"),
+    cc.Prediction("T_II_D_SHIFT", 0.0, "shift",
+                  "measured minus derived local exponent of t_II in D", "derived",
+                  check="tests/jelassi2022/test_predictions_random_start.py::"
+                  "test_slow_flow_predicts_t_II_on_the_exact_engine",
+                  tolerance="EXP_TOL_D"),
 )
 #: the derived exponent of t_I in d over d = 10–1000 for τ = 1 and a random start (the value
 #: the counterfactuals' shifts are written against; the judge reads each reading's own).
 T_I_EXP_MAIN = 0.345
 COUNTERFACTUALS = (
-    Counterfactual("t_I 5 % longer", "phase I lasts 5 % longer than the derived flow (e.g. "
-                   "the fixed-step correction dropped)", {"T_I_FACTOR": 1.05}),
-    Counterfactual("t_I 5 % shorter", "phase I lasts 5 % less than the derived flow",
-                   {"T_I_FACTOR": 1 / 1.05}),
-    Counterfactual("t_I 10 % longer", "phase I lasts 10 % longer than the derived flow",
-                   {"T_I_FACTOR": 1.1}),
-    Counterfactual("t_II 8 % longer", "phase II lasts 8 % longer than t_blowup + slow flow "
-                   "(the lag of α behind α* counted twice)", {"T_II_FACTOR": 1.08}),
-    Counterfactual("t_II 8 % shorter", "phase II lasts 8 % less than t_blowup + slow flow",
-                   {"T_II_FACTOR": 1 / 1.08}),
-    Counterfactual("linear phase II",
-                   "γ − ρ grows at its plateau rate r₀ (no self-acceleration): t_II is about "
-                   "1.5 times the slow flow's", {"T_II_FACTOR": 1.5}),
-    Counterfactual("t_I ∝ d^{1/2}",
-                   "the phase-I time grows like 1/|α⁰| ∝ d^{1/2} (no drift of the frozen "
-                   f"diagonal; shift {0.5 - T_I_EXP_MAIN:+.3f} under τ = 1)",
-                   {"T_I_EXP_SHIFT": round(0.5 - T_I_EXP_MAIN, 3)}),
-    Counterfactual("t_I ∝ d^{1/4}",
-                   "the phase-I time grows like d^{1/4} (half the scaling of 1/|α⁰|; shift "
-                   f"{0.25 - T_I_EXP_MAIN:+.3f} under τ = 1)",
-                   {"T_I_EXP_SHIFT": round(0.25 - T_I_EXP_MAIN, 3)}),
-    Counterfactual("t_I ∝ d", "the phase-I time grows like d (escape ∝ 1/|α⁰|² read for a "
-                   f"cubic; shift {1 - T_I_EXP_MAIN:+.3f} under τ = 1)",
-                   {"T_I_EXP_SHIFT": round(1 - T_I_EXP_MAIN, 3)}),
-    Counterfactual("t_II one quarter power of D faster", "t_II grows D^{1/4} more slowly than "
-                   "derived", {"T_II_D_SHIFT": -0.25}),
-    Counterfactual("t_II one quarter power of D slower", "t_II grows D^{1/4} faster than "
-                   "derived", {"T_II_D_SHIFT": 0.25}),
-    Counterfactual("t_II ∝ D² at the top",
-                   "t_II grows one power of D more slowly than derived", {"T_II_D_SHIFT": -1.0}),
+    cc.Counterfactual("t_I 5 % longer", "phase I lasts 5 % longer than the derived flow (e.g. "
+                      "the fixed-step correction dropped)", {"T_I_FACTOR": 1.05}),
+    cc.Counterfactual("t_I 5 % shorter", "phase I lasts 5 % less than the derived flow",
+                      {"T_I_FACTOR": 1 / 1.05}),
+    cc.Counterfactual("t_I 10 % longer", "phase I lasts 10 % longer than the derived flow",
+                      {"T_I_FACTOR": 1.1}),
+    cc.Counterfactual("t_II 8 % longer", "phase II lasts 8 % longer than t_blowup + slow flow "
+                      "(the lag of α behind α* counted twice)", {"T_II_FACTOR": 1.08}),
+    cc.Counterfactual("t_II 8 % shorter", "phase II lasts 8 % less than t_blowup + slow flow",
+                      {"T_II_FACTOR": 1 / 1.08}),
+    cc.Counterfactual("linear phase II",
+                      "γ − ρ grows at its plateau rate r₀ (no self-acceleration): t_II is about "
+                      "1.5 times the slow flow's", {"T_II_FACTOR": 1.5}),
+    cc.Counterfactual("t_I ∝ d^{1/2}",
+                      "the phase-I time grows like 1/|α⁰| ∝ d^{1/2} (no drift of the frozen "
+                      f"diagonal; shift {0.5 - T_I_EXP_MAIN:+.3f} under τ = 1)",
+                      {"T_I_EXP_SHIFT": round(0.5 - T_I_EXP_MAIN, 3)}),
+    cc.Counterfactual("t_I ∝ d^{1/4}",
+                      "the phase-I time grows like d^{1/4} (half the scaling of 1/|α⁰|; shift "
+                      f"{0.25 - T_I_EXP_MAIN:+.3f} under τ = 1)",
+                      {"T_I_EXP_SHIFT": round(0.25 - T_I_EXP_MAIN, 3)}),
+    cc.Counterfactual("t_I ∝ d", "the phase-I time grows like d (escape ∝ 1/|α⁰|² read for a "
+                      f"cubic; shift {1 - T_I_EXP_MAIN:+.3f} under τ = 1)",
+                      {"T_I_EXP_SHIFT": round(1 - T_I_EXP_MAIN, 3)}),
+    cc.Counterfactual("t_II one quarter power of D faster", "t_II grows D^{1/4} more slowly than "
+                      "derived", {"T_II_D_SHIFT": -0.25}),
+    cc.Counterfactual("t_II one quarter power of D slower", "t_II grows D^{1/4} faster than "
+                      "derived", {"T_II_D_SHIFT": 0.25}),
+    cc.Counterfactual("t_II ∝ D² at the top",
+                      "t_II grows one power of D more slowly than derived", {"T_II_D_SHIFT": -1.0}),
 )
 
 
@@ -138,7 +128,7 @@ def paired_exponent(escape: pd.DataFrame, column: str = "t_I") -> tuple[float, f
         if g.d.nunique() >= 2:
             slopes.append(float(np.polyfit(np.log(g.d.to_numpy(float)),
                                            np.log(g[column].to_numpy(float)), 1)[0]))
-    return t_interval(slopes)
+    return cc.t_interval(slopes)
 
 
 def ratios(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -196,7 +186,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     when a ratio leaves its tolerance around its predicted factor, or an exponent differs from
     the derived one by more than its tolerance (after the predicted shift); ``agrees``
     otherwise."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     r = ratios(tables)
     outside = r[~r.in_regime.astype(bool)]
     r = r[r.in_regime.astype(bool)]
@@ -228,10 +218,10 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                                                    if th["T_II_D_SHIFT"] else "")
                    + f" (tolerance {th['EXP_TOL_D']:g})")
     ex = e["t_I_d_derived"]
-    band_i = judge_band(PREDICTIONS[2], (e["t_I_d_measured"] - ex, e["t_I_d_lo"] - ex,
-                                         e["t_I_d_hi"] - ex), th, COUNTERFACTUALS,
-                        what=f"exponent of t_I in d minus the derived {ex:.3f} (paired, "
-                        f"{tables['escape'].seed.nunique()} seeds)")
+    band_i = cc.judge_band(PREDICTIONS[2], (e["t_I_d_measured"] - ex, e["t_I_d_lo"] - ex,
+                                            e["t_I_d_hi"] - ex), th, COUNTERFACTUALS,
+                           what=f"exponent of t_I in d minus the derived {ex:.3f} (paired, "
+                           f"{tables['escape'].seed.nunique()} seeds)")
     if band_i.verdict == "disagrees":
         bad.append(band_i.reasons[0])
     if bad:
@@ -266,7 +256,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         f"D: measured {e['t_II_D_measured']:.3f}, derived {e['t_II_D_derived']:.3f}",))
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     tau, start = readings["temperature"], readings["v_start"]
     m = data.measure(quick, tau, start)
     table = reference_summary(m["reference"])
@@ -320,12 +310,12 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         bx.set_ylabel("steps")
         bx.legend(fontsize=7)
 
-    return ClaimResult("thm4.1-phases", table, v, headline, reading,
-                       extra={"escape": m["escape"], "dladder": dl, "ratios": r},
-                       figure=figure, brief=brief)
+    return cc.ClaimResult("thm4.1-phases", table, v, headline, reading,
+                          extra={"escape": m["escape"], "dladder": dl, "ratios": r},
+                          figure=figure, brief=brief)
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm4.1-phases",
     paper=PAPER_NAME,
     kind="derivation check",
@@ -352,7 +342,7 @@ CLAIM = Claim(
     seeds=f"the same starts as thm4.1 (reference: {len(REF_SEEDS)} random starts; d ladder: "
     f"{len(ESCAPE_SEEDS)} paired starts, the same draws at every d); every run compared on its "
     "own, the exponent of t_I on the t-interval of the seeds' paired slopes",
-    interval=IntervalMethod("t", seeds=len(ESCAPE_SEEDS), paired=True),
+    interval=cc.IntervalMethod("t", seeds=len(ESCAPE_SEEDS), paired=True),
     settings=data.page_settings(),
     reconstructed="nothing of the paper is tested here: the derivation and the engine describe "
     "the same (reconstructed) model.",

@@ -33,18 +33,7 @@ import numpy as np
 import pandas as pd
 
 import theorylab.jelassi2022.claims._thm42_data as data
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    judge_band,
-    point_rows,
-    t_interval,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.core.sweep import call_point, run_points
 
@@ -71,30 +60,30 @@ EXCESS_TOL = 0.012
 P_TARGET = 0.5
 
 THRESHOLDS = (
-    Threshold("EXCESS_TOL", EXCESS_TOL, "project choice",
-              "half the error that patch association buys in the population run (0.1188 on the "
-              "plateau, 0.0944 after phase III), 2.9 standard errors of a 5000-point test error",
-              role="half-width of the band of EXCESS_ERR (test error − population error at "
+    cc.Threshold("EXCESS_TOL", EXCESS_TOL, "project choice",
+                 "half the error that patch association buys in the population run (0.1188 on the "
+                 "plateau, 0.0944 after phase III), 2.9 standard errors of a 5000-point test error",
+                 role="half-width of the band of EXCESS_ERR (test error − population error at "
                    "the largest N)"),
-    Threshold("P_TARGET", P_TARGET, "project choice",
-              "the median run generalizes", role="premise of the noise law (thm4.2-noise): "
+    cc.Threshold("P_TARGET", P_TARGET, "project choice",
+                 "the median run generalizes", role="premise of the noise law (thm4.2-noise): "
                                                  "share of seeds that generalize at the largest N"),
 )
 PREDICTIONS = (
-    Prediction("EXCESS_ERR", 0.0, "shift",
-               "'generalizes': the test error minus the population error at the same horizon, "
-               "at the largest N of every d (every seed must also perform patch association)",
-               "paper", quote=SENTENCE, section="§4.6b", tolerance="EXCESS_TOL"),
+    cc.Prediction("EXCESS_ERR", 0.0, "shift",
+                  "'generalizes': the test error minus the population error at the same horizon, "
+                  "at the largest N of every d (every seed must also perform patch association)",
+                  "paper", quote=SENTENCE, section="§4.6b", tolerance="EXCESS_TOL"),
 )
 COUNTERFACTUALS = (
-    Counterfactual("stays at the GLM plateau", "GD on (E) stays a GLM: its test error stays "
-                   "at the population's phase-I plateau, 0.024 above the final population "
-                   "error", {"EXCESS_ERR": 0.024}),
-    Counterfactual("beats the population by as much", "the empirical runs end 0.024 below the "
-                   "population error (a test-set or engine fault: (P) is the limit of (E))",
-                   {"EXCESS_ERR": -0.024}),
-    Counterfactual("a coin's error", "GD on (E) does not generalize at all (test error 1/2, "
-                   "0.4 above the population's)", {"EXCESS_ERR": 0.4}),
+    cc.Counterfactual("stays at the GLM plateau", "GD on (E) stays a GLM: its test error stays "
+                      "at the population's phase-I plateau, 0.024 above the final population "
+                      "error", {"EXCESS_ERR": 0.024}),
+    cc.Counterfactual("beats the population by as much", "the empirical runs end 0.024 below the "
+                      "population error (a test-set or engine fault: (P) is the limit of (E))",
+                      {"EXCESS_ERR": -0.024}),
+    cc.Counterfactual("a coin's error", "GD on (E) does not generalize at all (test error 1/2, "
+                      "0.4 above the population's)", {"EXCESS_ERR": 0.4}),
 )
 
 
@@ -158,7 +147,7 @@ def top_cells(table: pd.DataFrame, population: pd.DataFrame) -> pd.DataFrame:
     top = t[t.N == t.groupby("d").N.transform("max")]
     rows = []
     for (d, N), g in top.groupby(["d", "N"]):
-        m, lo, hi = t_interval(g.excess.to_numpy(float))
+        m, lo, hi = cc.t_interval(g.excess.to_numpy(float))
         rows.append({"d": d, "N": N, "seeds": len(g),
                      "pa_share": float(g.patch_association.astype(bool).mean()),
                      "excess": m, "excess_lo": lo, "excess_hi": hi})
@@ -169,7 +158,7 @@ def top_cells(table: pd.DataFrame, population: pd.DataFrame) -> pd.DataFrame:
 def verdict(table: pd.DataFrame, population: pd.DataFrame, values: dict | None = None
             ) -> Verdict:
     """See the module."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     if not len(table) or not len(population):
         return Verdict("inconclusive", ("premise failed: no runs",))
     nopa = population[~population.pa.astype(bool)]
@@ -192,9 +181,9 @@ def verdict(table: pd.DataFrame, population: pd.DataFrame, values: dict | None =
             for r in fail.itertuples()) + f" (the sentence fails at N ≤ {int(top.N.max())} on "
             "this ladder)")
     for r in top.itertuples():
-        v = judge_band(PREDICTIONS[0], (r.excess, r.excess_lo, r.excess_hi), th,
-                       COUNTERFACTUALS, what=f"d = {r.d:g}, N = {r.N:g}: test − population "
-                       f"error over {r.seeds:g} seeds")
+        v = cc.judge_band(PREDICTIONS[0], (r.excess, r.excess_lo, r.excess_hi), th,
+                          COUNTERFACTUALS, what=f"d = {r.d:g}, N = {r.N:g}: test − population "
+                          f"error over {r.seeds:g} seeds")
         kinds.add(v.verdict)
         reasons.append(v.reasons[0])
     out = ("disagrees" if "disagrees" in kinds else "inconclusive" if "inconclusive" in kinds
@@ -228,7 +217,7 @@ def measure(quick: bool, temperature: str, v_start: str) -> dict[str, pd.DataFra
     d_list = QUICK["D"] if quick else D_LIST
     seeds = list(QUICK["seeds"] if quick else SEEDS)
     horizons = {d: data.horizon(d, temperature, v_start, seeds) for d in d_list}
-    pop = pd.concat([point_rows(p) for p in run_points([
+    pop = pd.concat([cc.point_rows(p) for p in run_points([
         call_point(f"{data.__name__}:population_point", d=int(d), temperature=temperature,
                    steps=int(horizons[d][0])) for d in d_list])], ignore_index=True)
     pop["horizon"] = [horizons[d][0] for d in pop.d]
@@ -236,7 +225,7 @@ def measure(quick: bool, temperature: str, v_start: str) -> dict[str, pd.DataFra
     if not pop.pa.astype(bool).all():  # nothing for (E) to reproduce: no empirical runs
         runs = pd.DataFrame(columns=["d", "N", "seed", "r2", "test_error", "patch_association"])
     else:
-        runs = pd.concat([point_rows(p) for p in run_points([
+        runs = pd.concat([cc.point_rows(p) for p in run_points([
             call_point(f"{data.__name__}:empirical_point", d=int(d), N=int(N), seeds=seeds,
                        steps=int(horizons[d][0]), temperature=temperature, v_start=v_start)
             for d in d_list for N in grid_N(d, quick)])], ignore_index=True)
@@ -245,7 +234,7 @@ def measure(quick: bool, temperature: str, v_start: str) -> dict[str, pd.DataFra
     return out
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     tau, start = readings["temperature"], readings["v_start"]
     m = measure(quick, tau, start)
     table, pop = m["table"], m["population"]
@@ -298,11 +287,11 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         ax.set_ylabel("r² = tan²∠(v, w*)/d (dotted: derived c(d − 1)/N)")
         ax.legend(fontsize=7)
 
-    return ClaimResult("thm4.2", table, v, headline, reading, extra={"population": pop},
-                       figure=figure, brief=brief)
+    return cc.ClaimResult("thm4.2", table, v, headline, reading, extra={"population": pop},
+                          figure=figure, brief=brief)
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm4.2",
     paper=PAPER_NAME,
     title="Theorem 4.2 (realistic: GD on the empirical risk)",
@@ -328,7 +317,7 @@ CLAIM = Claim(
               "at least 3 seeds per (d, N)"),
     seeds=f"{len(SEEDS)} seeds per (d, N) (samples, test set, v⁰), batched; the excess error "
     "judged on its t-interval over the seeds of each d",
-    interval=IntervalMethod("t", seeds=len(SEEDS)),
+    interval=cc.IntervalMethod("t", seeds=len(SEEDS)),
     settings={"start of v": f"random, ‖v⁰‖ = {data.V0_NORM_E:g} (aligned reading: v⁰ = "
               f"{data.V0_NORM_E:g}·w*)", "D, C": "10, 2 (Figure 4's partition)",
               "q": "ln(100)/10 = 0.461 (τ = √d: 0.30)", "d": ", ".join(map(str, D_LIST)),

@@ -32,17 +32,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    judge_band,
-    log_t_interval,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
@@ -55,55 +45,55 @@ __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ra
 _CHECK = ("tests/jelassi2022/test_engines_reduced.py::"
           "test_noise_curvature_of_the_sandwich_formula_is_the_engines")
 THRESHOLDS = (
-    Threshold("R2_TOL", 0.5, "project choice",
-              "a factor 1.5 on r² (1.22 on the noise ratio): the formula takes the population "
-              "state for the fitted one and neglects O(d/N) (≤ 4 % at the largest N) and the "
-              "noise of A's 90 estimated entries",
-              role="the cell's interval must meet [R2_FACTOR/(1 + it), R2_FACTOR·(1 + it)]"),
-    Threshold("K_TOL", 0.25, "project choice",
-              "a quarter: half the spacing of the neighbouring halves k = 1/2, 1, 3/2, so the "
-              "bands of k = 1 and of its neighbours do not overlap",
-              role="half-width of the band of K (the fitted exponent of N ∝ d^k)"),
-    Threshold("B_D_TOL", round(math.log(1.5) / math.log(79), 3), "derived bound",
-              "the band R2_TOL expressed on the exponent of d − 1: ln 1.5 / ln 79 (the largest "
-              "d − 1 of the ladder), the shift that moves the formula by the band's factor",
-              role="the band of B_D_SHIFT (read through the R2 band)", judged=False),
-    Threshold("B_N_TOL", round(math.log(1.5) / math.log(5056), 3), "derived bound",
-              "the band R2_TOL expressed on the exponent of N: ln 1.5 / ln 5056 (the largest "
-              "N), the shift that moves the formula by the band's factor",
-              role="the band of B_N_SHIFT (read through the R2 band)", judged=False),
+    cc.Threshold("R2_TOL", 0.5, "project choice",
+                 "a factor 1.5 on r² (1.22 on the noise ratio): the formula takes the population "
+                 "state for the fitted one and neglects O(d/N) (≤ 4 % at the largest N) and the "
+                 "noise of A's 90 estimated entries",
+                 role="the cell's interval must meet [R2_FACTOR/(1 + it), R2_FACTOR·(1 + it)]"),
+    cc.Threshold("K_TOL", 0.25, "project choice",
+                 "a quarter: half the spacing of the neighbouring halves k = 1/2, 1, 3/2, so the "
+                 "bands of k = 1 and of its neighbours do not overlap",
+                 role="half-width of the band of K (the fitted exponent of N ∝ d^k)"),
+    cc.Threshold("B_D_TOL", round(math.log(1.5) / math.log(79), 3), "derived bound",
+                 "the band R2_TOL expressed on the exponent of d − 1: ln 1.5 / ln 79 (the largest "
+                 "d − 1 of the ladder), the shift that moves the formula by the band's factor",
+                 role="the band of B_D_SHIFT (read through the R2 band)", judged=False),
+    cc.Threshold("B_N_TOL", round(math.log(1.5) / math.log(5056), 3), "derived bound",
+                 "the band R2_TOL expressed on the exponent of N: ln 1.5 / ln 5056 (the largest "
+                 "N), the shift that moves the formula by the band's factor",
+                 role="the band of B_N_SHIFT (read through the R2 band)", judged=False),
 )
 PREDICTIONS = (
-    Prediction("R2_FACTOR", 1.0, "factor", "measured r² / c(d − 1)/N at the largest judged N (the "
-               "constant c of the law; its exponents are the headline)",
-               "derived", check=_CHECK, tolerance="R2_TOL", headline=False),
-    Prediction("K", 1.0, "shift", "k of N ∝ d^k: −b_d/b_N of the fit log r² = a + b_d log(d − 1) + "
-               "b_N log N over the runs of the judged cells (a fixed noise ratio r needs "
-               "N ∝ d^k)", "derived", check=_CHECK, tolerance="K_TOL"),
-    Prediction("B_D_SHIFT", 0.0, "shift", "shift of the exponent of d − 1 in the formula (k = 1 + "
-               "it: the N for a fixed noise ratio grows like d^k)", "derived", check=_CHECK,
-               tolerance="B_D_TOL"),
-    Prediction("B_N_SHIFT", 0.0, "shift", "shift of the exponent of 1/N in the formula",
-               "derived", check=_CHECK, tolerance="B_N_TOL"),
+    cc.Prediction("R2_FACTOR", 1.0, "factor", "measured r² / c(d − 1)/N at the largest judged N "
+                  "(the constant c of the law; its exponents are the headline)",
+                  "derived", check=_CHECK, tolerance="R2_TOL", headline=False),
+    cc.Prediction("K", 1.0, "shift", "k of N ∝ d^k: −b_d/b_N of the fit log r² = a + b_d log(d − "
+                  "1) + b_N log N over the runs of the judged cells (a fixed noise ratio r needs "
+                  "N ∝ d^k)", "derived", check=_CHECK, tolerance="K_TOL"),
+    cc.Prediction("B_D_SHIFT", 0.0, "shift", "shift of the exponent of d − 1 in the formula (k = "
+                  "1 + it: the N for a fixed noise ratio grows like d^k)", "derived", check=_CHECK,
+                  tolerance="B_D_TOL"),
+    cc.Prediction("B_N_SHIFT", 0.0, "shift", "shift of the exponent of 1/N in the formula",
+                  "derived", check=_CHECK, tolerance="B_N_TOL"),
 )
 COUNTERFACTUALS = (
-    Counterfactual("twice the noise", "r² is twice the derived value (a factor 2 lost in the "
-                   "sandwich's variance)", {"R2_FACTOR": 2.0}),
-    Counterfactual("half the noise", "r² is half the derived value", {"R2_FACTOR": 0.5}),
-    Counterfactual("N ∝ d^{5/4}", "r² ∝ (d − 1)^{5/4}/N: a fixed noise ratio needs N ∝ d^{5/4}",
-                   {"B_D_SHIFT": 0.25}),
-    Counterfactual("N ∝ d^{3/4}", "r² ∝ (d − 1)^{3/4}/N: a fixed noise ratio needs N ∝ d^{3/4}",
-                   {"B_D_SHIFT": -0.25}),
-    Counterfactual("N ∝ d² (k = 2)", "the noise of v grows like d²/N (a fixed cos(v, w*) "
-                   "reading: N ∝ d²)", {"B_D_SHIFT": 1.0, "K": 2.0}),
-    Counterfactual("N ∝ d^{3/2} (k = 3/2)", "the noise grows like d^{3/2}/N: a fixed noise "
-                   "ratio needs N ∝ d^{3/2}", {"B_D_SHIFT": 0.5, "K": 1.5}),
-    Counterfactual("N ∝ √d (k = 1/2)", "the noise grows like √d/N: N ∝ √d suffices",
-                   {"B_D_SHIFT": -0.5, "K": 0.5}),
-    Counterfactual("r² ∝ N^{−1.1}", "the noise decays like N^{−1.1} (the N-exponent a tenth "
-                   "off)", {"B_N_SHIFT": 0.1}),
-    Counterfactual("r² ∝ N^{−0.9}", "the noise decays like N^{−0.9}", {"B_N_SHIFT": -0.1}),
-    Counterfactual("r² ∝ 1/√N", "the noise decays like N^{−1/2} only", {"B_N_SHIFT": -0.5}),
+    cc.Counterfactual("twice the noise", "r² is twice the derived value (a factor 2 lost in the "
+                      "sandwich's variance)", {"R2_FACTOR": 2.0}),
+    cc.Counterfactual("half the noise", "r² is half the derived value", {"R2_FACTOR": 0.5}),
+    cc.Counterfactual("N ∝ d^{5/4}", "r² ∝ (d − 1)^{5/4}/N: a fixed noise ratio needs N ∝ d^{5/4}",
+                      {"B_D_SHIFT": 0.25}),
+    cc.Counterfactual("N ∝ d^{3/4}", "r² ∝ (d − 1)^{3/4}/N: a fixed noise ratio needs N ∝ d^{3/4}",
+                      {"B_D_SHIFT": -0.25}),
+    cc.Counterfactual("N ∝ d² (k = 2)", "the noise of v grows like d²/N (a fixed cos(v, w*) "
+                      "reading: N ∝ d²)", {"B_D_SHIFT": 1.0, "K": 2.0}),
+    cc.Counterfactual("N ∝ d^{3/2} (k = 3/2)", "the noise grows like d^{3/2}/N: a fixed noise "
+                      "ratio needs N ∝ d^{3/2}", {"B_D_SHIFT": 0.5, "K": 1.5}),
+    cc.Counterfactual("N ∝ √d (k = 1/2)", "the noise grows like √d/N: N ∝ √d suffices",
+                      {"B_D_SHIFT": -0.5, "K": 0.5}),
+    cc.Counterfactual("r² ∝ N^{−1.1}", "the noise decays like N^{−1.1} (the N-exponent a tenth "
+                      "off)", {"B_N_SHIFT": 0.1}),
+    cc.Counterfactual("r² ∝ N^{−0.9}", "the noise decays like N^{−0.9}", {"B_N_SHIFT": -0.1}),
+    cc.Counterfactual("r² ∝ 1/√N", "the noise decays like N^{−1/2} only", {"B_N_SHIFT": -0.5}),
 )
 
 
@@ -119,7 +109,7 @@ def ratios(tables: dict[str, pd.DataFrame], d_shift: float = 0.0,
                                   pa_share=("pa", "mean")).reset_index()
     g["derived"] = g.c * (g.d - 1.0) ** (1 + d_shift) / g.N.astype(float) ** (1 + n_shift)
     g["ratio"] = g.r2 / g.derived
-    iv = {k: log_t_interval(x.r2.to_numpy(float)) for k, x in t.groupby(["d", "N"])}
+    iv = {k: cc.log_t_interval(x.r2.to_numpy(float)) for k, x in t.groupby(["d", "N"])}
     g["ratio_lo"] = [iv[(r.d, r.N)][1] / r.derived for r in g.itertuples()]
     g["ratio_hi"] = [iv[(r.d, r.N)][2] / r.derived for r in g.itertuples()]
     g["judged"] = (g.N != g.groupby("d").N.transform("min")) & (g.pa_share >= 1)
@@ -154,7 +144,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     (shifted, scaled) formula; ``inconclusive`` when a mean lies outside its band with its
     interval reaching it (or k's interval meets a counterfactual's band); ``agrees``
     otherwise."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     if not len(t):
         return Verdict("inconclusive", ("premise failed: no empirical runs (the population "
@@ -171,8 +161,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                 f"d = {x.d:g}, N = {x.N:g}: {x.pa_share:.0%}" for x in left.itertuples())
                 + ")" if len(left) else ""),))
     kf = k_fit(tables)
-    vk = judge_band(PREDICTIONS[1], (kf["k"], kf["k_lo"], kf["k_hi"]), th, COUNTERFACTUALS,
-                    what=f"k of N ∝ d^k (fit over {len(judged_runs(tables))} runs of "
+    vk = cc.judge_band(PREDICTIONS[1], (kf["k"], kf["k_lo"], kf["k_hi"]), th, COUNTERFACTUALS,
+                       what=f"k of N ∝ d^k (fit over {len(judged_runs(tables))} runs of "
                          f"{len(judged)} judged cells, {kf['d_count']} values of d, ≥ "
                          f"{kf['min_N']} values of N each)")
     fac, tol = th["R2_FACTOR"], 1 + th["R2_TOL"]
@@ -201,7 +191,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     return Verdict(verdict, vk.reasons + vc.reasons)
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     m = measure(quick, readings["temperature"], readings["v_start"])
     v = judge(m)
     r = ratios(m) if len(m["table"]) else pd.DataFrame()
@@ -236,11 +226,11 @@ def run(quick: bool, readings: dict) -> ClaimResult:
                      f"judged cells (d {top.d.min():g}–{top.d.max():g}); r²/derived "
                      f"{top.ratio.min():.2f}–{top.ratio.max():.2f}, {int(r.seeds.min())} seeds "
                      "per cell")
-    return ClaimResult("thm4.2-noise", m["table"], v, headline, reading,
-                       extra={"population": m["population"], "ratios": r}, brief=brief)
+    return cc.ClaimResult("thm4.2-noise", m["table"], v, headline, reading,
+                          extra={"population": m["population"], "ratios": r}, brief=brief)
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm4.2-noise",
     paper=PAPER_NAME,
     kind="derivation check",
@@ -263,7 +253,7 @@ CLAIM = Claim(
               "at least 2 values of d with 2 rungs above the bottom one where every seed "
               "associates (the formula is for a converged, associating fit)"),
     seeds=f"those of thm4.2 ({len(SEEDS)} per cell), the t-interval of ln r² per cell",
-    interval=IntervalMethod("log-t", seeds=len(SEEDS)),
+    interval=cc.IntervalMethod("log-t", seeds=len(SEEDS)),
     reconstructed="nothing of the paper: the formula and the runs are of the same model.",
     untested="The paper's statement (thm4.2).",
 )

@@ -41,18 +41,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Threshold,
-    judge_band,
-    point_rows,
-    t_interval,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, ladder_threshold
 from theorylab.core.sweep import call_point, run_points
 
@@ -87,31 +76,31 @@ ARMS = ("frozen", "mismatched", "scratch")
 QUICK = {"D": (20,), "seeds": (0, 1, 2), "ladder": (25, 200), "steps": (200, 600)}
 
 THRESHOLDS = (
-    Threshold("TARGET_FRAC", TARGET_FRAC, "project choice",
-              "any target below the best-GLM error needs more than a GLM (Theorem 3.1); 0.4 "
-              "puts it between the Bayes error and the GLM error with room on both sides for "
-              "the sampling error of 5000 test points (s.e. ≈ 0.004, the gap ≈ 0.065)",
-              role="an arm passes a rung when its selected-step test error is at most "
+    cc.Threshold("TARGET_FRAC", TARGET_FRAC, "project choice",
+                 "any target below the best-GLM error needs more than a GLM (Theorem 3.1); 0.4 "
+                 "puts it between the Bayes error and the GLM error with room on both sides for "
+                 "the sampling error of 5000 test points (s.e. ≈ 0.004, the gap ≈ 0.065)",
+                 role="an arm passes a rung when its selected-step test error is at most "
                    "bayes + TARGET_FRAC·(glm − bayes)"),
-    Threshold("LOG_TOL", math.log(1.25), "project choice",
-              "a factor 1.25 on a sample size: one rung of a ladder that doubles is a factor 2, "
-              "so an arm within ×1.25 of the frozen one is not counted as needing fewer or more",
-              role="slack of the one-sided band of ln(N_arm/N_frozen)"),
+    cc.Threshold("LOG_TOL", math.log(1.25), "project choice",
+                 "a factor 1.25 on a sample size: one rung of a ladder that doubles is a factor 2, "
+                 "so an arm within ×1.25 of the frozen one is not counted as needing fewer or more",
+                 role="slack of the one-sided band of ln(N_arm/N_frozen)"),
 )
 SENTENCE = ("In Section 5, we show (Theorem 5.1) that after pre-training in our synthetic "
             "dataset, our model can be sample-efficiently fine-tuned to transfer to a downstream "
             "dataset that shares the same structure as the source dataset (and may have "
             "different features).")
 PREDICTIONS = (
-    Prediction("ADVANTAGE", math.log(2), "shift",
-               "'sample-efficiently': ln(N_scratch/N_frozen) at least ln 2 (the pre-trained "
-               "attention needs at least one rung of the doubling ladder fewer samples than "
-               "training from scratch)", "paper",
-               quote=SENTENCE, section="§4.6b", tolerance="LOG_TOL", sides="lower"),
-    Prediction("MISMATCH", math.log(2), "shift",
-               "'that shares the same structure': ln(N_mismatched/N_frozen) at least ln 2 (the "
-               "same attention with its pairs relabelled needs at least one rung more)",
-               "paper", quote=SENTENCE, section="§4.6b", tolerance="LOG_TOL", sides="lower"),
+    cc.Prediction("ADVANTAGE", math.log(2), "shift",
+                  "'sample-efficiently': ln(N_scratch/N_frozen) at least ln 2 (the pre-trained "
+                  "attention needs at least one rung of the doubling ladder fewer samples than "
+                  "training from scratch)", "paper",
+                  quote=SENTENCE, section="§4.6b", tolerance="LOG_TOL", sides="lower"),
+    cc.Prediction("MISMATCH", math.log(2), "shift",
+                  "'that shares the same structure': ln(N_mismatched/N_frozen) at least ln 2 (the "
+                  "same attention with its pairs relabelled needs at least one rung more)",
+                  "paper", quote=SENTENCE, section="§4.6b", tolerance="LOG_TOL", sides="lower"),
 )
 #: the wrong statements, each a point statement judged two-sided (a ratio within ×/÷ 1.25 of it).
 #: Above each bound (the side it is judged on) the near one is ×3, the neighbouring rung of a
@@ -119,22 +108,22 @@ PREDICTIONS = (
 #: extended until it is, or the ratio is a bound); below it, ×1.5 (on the open side of the
 #: bound: reported, not required) and no gain at all; far above, ×16.
 COUNTERFACTUALS = (
-    Counterfactual("pre-training saves ×3 only", "the pre-trained attention needs a third of "
-                   "the samples of training from scratch (within ×1.25), not fewer",
-                   {"ADVANTAGE": math.log(3)}),
-    Counterfactual("pre-training saves ×1.5 only", "the pre-trained attention needs two thirds "
-                   "of the samples of training from scratch (within ×1.25)",
-                   {"ADVANTAGE": math.log(1.5)}),
-    Counterfactual("pre-training saves nothing", "the pre-trained attention needs as many "
-                   "samples as training from scratch", {"ADVANTAGE": 0.0}),
-    Counterfactual("pre-training saves ×16", "the pre-trained attention needs a sixteenth of "
-                   "the samples of training from scratch", {"ADVANTAGE": math.log(16)}),
-    Counterfactual("structure saves ×3 only", "the relabelled attention needs three times the "
-                   "samples (within ×1.25), not more", {"MISMATCH": math.log(3)}),
-    Counterfactual("structure saves ×1.5 only", "the relabelled attention needs 1.5 times the "
-                   "samples (within ×1.25)", {"MISMATCH": math.log(1.5)}),
-    Counterfactual("structure does not matter", "the relabelled attention needs as many "
-                   "samples as the pre-trained one", {"MISMATCH": 0.0}),
+    cc.Counterfactual("pre-training saves ×3 only", "the pre-trained attention needs a third of "
+                      "the samples of training from scratch (within ×1.25), not fewer",
+                      {"ADVANTAGE": math.log(3)}),
+    cc.Counterfactual("pre-training saves ×1.5 only", "the pre-trained attention needs two thirds "
+                      "of the samples of training from scratch (within ×1.25)",
+                      {"ADVANTAGE": math.log(1.5)}),
+    cc.Counterfactual("pre-training saves nothing", "the pre-trained attention needs as many "
+                      "samples as training from scratch", {"ADVANTAGE": 0.0}),
+    cc.Counterfactual("pre-training saves ×16", "the pre-trained attention needs a sixteenth of "
+                      "the samples of training from scratch", {"ADVANTAGE": math.log(16)}),
+    cc.Counterfactual("structure saves ×3 only", "the relabelled attention needs three times the "
+                      "samples (within ×1.25), not more", {"MISMATCH": math.log(3)}),
+    cc.Counterfactual("structure saves ×1.5 only", "the relabelled attention needs 1.5 times the "
+                      "samples (within ×1.25)", {"MISMATCH": math.log(1.5)}),
+    cc.Counterfactual("structure does not matter", "the relabelled attention needs as many "
+                      "samples as the pre-trained one", {"MISMATCH": 0.0}),
 )
 
 
@@ -250,7 +239,7 @@ def pooled(need: pd.DataFrame, arm: str, n_boot: int = N_BOOT, level: float = LE
             rows.append({"d": d, "arm": arm, "seeds": lr.size, "log_ratio": math.nan,
                          "lo": math.nan, "hi": math.nan, "censored": int(cens.sum())})
             continue
-        m, lo, hi = t_interval(lr, level)
+        m, lo, hi = cc.t_interval(lr, level)
         if not np.isfinite(lo):  # every seed the same ratio: a zero-width interval
             lo = hi = m
         rows.append({"d": d, "arm": arm, "seeds": int(lr.size), "log_ratio": m,
@@ -298,8 +287,8 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) ->
             bound = (f"; {row.censored} of {row.seeds} seeds never reach the target within "
                      "the ladder (they enter with N > the largest Ñ run): a bound, ≥ ×"
                      f"{math.exp(row.lo):.3g}" if row.censored else "")
-            v = judge_band(p, (row.log_ratio, row.lo, row.hi), values, COUNTERFACTUALS,
-                           what=f"{what} at d = {row.d:g} ({row.seeds} seeds)")
+            v = cc.judge_band(p, (row.log_ratio, row.lo, row.hi), values, COUNTERFACTUALS,
+                              what=f"{what} at d = {row.d:g} ({row.seeds} seeds)")
             kinds.add(v.verdict)
             txts.append(v.reasons[0] + bound)
     out = ("disagrees" if "disagrees" in kinds else "inconclusive" if "inconclusive" in kinds
@@ -309,7 +298,7 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) ->
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """[`verdict`][] on the written tables (main: the runs; ``pretraining``)."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     tgt = target(t, th["TARGET_FRAC"]) if len(t) else math.nan
     return verdict(t, tables["pretraining"], tgt, th)
@@ -334,7 +323,7 @@ def measure(quick: bool, temperature: str, gamma: float, rho: float, q: float,
                                        seed=int(s), d=int(d), temperature=temperature,
                                        gamma=gamma, rho=rho, quick=bool(quick), q=q)
                             for d, s, a, N in cells])
-        return [point_rows(p) for p in parts]
+        return [cc.point_rows(p) for p in parts]
 
     table = pd.concat(runs([(d, s, a, N) for d in d_list for s in seeds for a in ARMS
                             for N in ladder]), ignore_index=True)
@@ -349,7 +338,7 @@ def measure(quick: bool, temperature: str, gamma: float, rho: float, q: float,
     return table.copy()
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     tau, start = readings["temperature"], readings["v_start"]
     q = reference_q(tau)
     g, r, diag = _pretrained(tau, start)
@@ -446,11 +435,11 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         ax.set_ylabel("test error at the selected step (mean over seeds)")
         ax.legend(fontsize=6, ncol=2)
 
-    return ClaimResult("thm5.1", table, v, headline, reading, extra=extra, figure=figure,
-                       brief=brief)
+    return cc.ClaimResult("thm5.1", table, v, headline, reading, extra=extra, figure=figure,
+                          brief=brief)
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="thm5.1",
     paper=PAPER_NAME,
     title="Theorem 5.1 (transfer)",
@@ -475,7 +464,7 @@ CLAIM = Claim(
               "the frozen arm's N_needed is located on the ladder at every seed"),
     seeds=f"{len(SEEDS)} seeds (samples, v⁰, validation and test sets) per run; pooled log "
     "ratios with a t-interval over seeds",
-    interval=IntervalMethod("t", seeds=len(SEEDS)),
+    interval=cc.IntervalMethod("t", seeds=len(SEEDS)),
     settings={"pre-training": "population GD from v⁰ random (‖v⁰‖ = 0.01, seed 0) at D = 10, "
               f"d = 100, q = ln(100)/10 = {reference_q('1'):.3f} (τ = √d: "
               f"{reference_q('sqrt(d)'):.2f}), {PRE_AFTER} steps after the escape",
