@@ -337,15 +337,16 @@ def verdict_boundary(b: pd.DataFrame, tol: float = 1.0, q: float = 0.0) -> Verdi
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
-    """The exact rates (``exact``), the signs (main table), the leading-order ratio's
-    coefficient RATIO_C (``ratios``), the sign boundary of another local area and its offset
-    CROSSING_Q (``boundary``) and the engine cross-check (``engines``, a premise), with the
-    declared thresholds and predictions (or `values`)."""
+    """The leading-order ratio's coefficient RATIO_C (``ratios``), the sign boundary of another
+    local area and its offset CROSSING_Q (``boundary``), the exact rates (``exact``), the signs
+    (main table) and the engine cross-check (``engines``, a premise), with the declared
+    thresholds and predictions (or `values`)."""
     th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
-    return combine([verdict_exact(tables["exact"], th["EXACT_TOL"]),
-                    verdict_signs(tables["table"]),
-                    verdict_ratio(tables["ratios"], th["RATIO_C"], th["RATIO_TOL"]),
+    # the predictions first: a counterfactual's row on the results page quotes the first reason
+    return combine([verdict_ratio(tables["ratios"], th["RATIO_C"], th["RATIO_TOL"]),
                     verdict_boundary(tables["boundary"], th["BOUNDARY_TOL"], th["CROSSING_Q"]),
+                    verdict_exact(tables["exact"], th["EXACT_TOL"]),
+                    verdict_signs(tables["table"]),
                     verdict_engines(tables["engines"], th["ENGINE_TOL"])])
 
 
