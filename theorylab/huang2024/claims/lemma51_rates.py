@@ -51,14 +51,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    Prediction,
-    Threshold,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.bands import band
 from theorylab.core.claims.verdict import Verdict, combine
 
@@ -106,56 +99,56 @@ BOUNDARY_SETTINGS = ((100, 3), (400, 4), (900, 5), (4096, 8), (65536, 16))
 BOUNDARY_HALF_WIDTH = 0.08
 
 THRESHOLDS = (
-    Threshold("BOUNDARY_TOL", 1.0, "derived bound",
-              "the neglected order with unit coefficient: the shift of the sign boundary that "
-              "the count fluctuations of the squared masses (relatively γ/((1 − γ)c) for an "
-              "area of c keys) can cause, over the rate's slope in Δ",
-              role="half-width of the band of CROSSING_Q, in units of the band: "
-              "|measured crossing − Δ₀ − CROSSING_Q·band| ≤ BOUNDARY_TOL·band, and the exact "
-              "sign as derived outside that band, on every setting"),
-    Threshold("EXACT_TOL", EXACT_TOL, "derived bound",
-              "the derived rates are an exact finite sum; the engine differs from them only by "
-              "float64 rounding and its trapezoid rule (of order 1e−11 relative at step 0.3)",
-              role="largest |engine − derived| over the (P, F) gradient, relative to its "
-              "largest entry, on each configuration"),
-    Threshold("RATIO_TOL", RATIO_TOL, "derived bound",
-              "the leading-order rates neglect the count fluctuations, relatively O(1/(P a_1)) "
-              "for the global rate and O(1/P) for the own rate: 1/(P a_1) + 1/P is at most "
-              f"0.066 on the configurations with P ≥ {RATIO_MIN_P}",
-              role="half-width (×/÷(1 + RATIO_TOL)) of the band of RATIO_C: every measured "
-              f"ratio over the leading-order one, on each configuration with P ≥ {RATIO_MIN_P}"),
-    Threshold("ENGINE_TOL", ENGINE_TOL, "derived bound",
-              "three engines summing one expectation (enumeration, counts, a Laplace integral "
-              "with trapezoid error ~1e−12) agree far above rounding",
-              role="largest relative gradient difference (premise of the measurement)"),
+    cc.Threshold("BOUNDARY_TOL", 1.0, "derived bound",
+                 "the neglected order with unit coefficient: the shift of the sign boundary that "
+                 "the count fluctuations of the squared masses (relatively γ/((1 − γ)c) for an "
+                 "area of c keys) can cause, over the rate's slope in Δ",
+                 role="half-width of the band of CROSSING_Q, in units of the band: "
+                 "|measured crossing − Δ₀ − CROSSING_Q·band| ≤ BOUNDARY_TOL·band, and the exact "
+                 "sign as derived outside that band, on every setting"),
+    cc.Threshold("EXACT_TOL", EXACT_TOL, "derived bound",
+                 "the derived rates are an exact finite sum; the engine differs from them only by "
+                 "float64 rounding and its trapezoid rule (of order 1e−11 relative at step 0.3)",
+                 role="largest |engine − derived| over the (P, F) gradient, relative to its "
+                 "largest entry, on each configuration"),
+    cc.Threshold("RATIO_TOL", RATIO_TOL, "derived bound",
+                 "the leading-order rates neglect the count fluctuations, relatively O(1/(P a_1)) "
+                 "for the global rate and O(1/P) for the own rate: 1/(P a_1) + 1/P is at most "
+                 f"0.066 on the configurations with P ≥ {RATIO_MIN_P}",
+                 role="half-width (×/÷(1 + RATIO_TOL)) of the band of RATIO_C: every measured "
+                 f"ratio over the leading-order one, on each configuration with P ≥ {RATIO_MIN_P}"),
+    cc.Threshold("ENGINE_TOL", ENGINE_TOL, "derived bound",
+                 "three engines summing one expectation (enumeration, counts, a Laplace integral "
+                 "with trapezoid error ~1e−12) agree far above rounding",
+                 role="largest relative gradient difference (premise of the measurement)"),
 )
 
 #: The two derived scalars. The exactness of the rates (engine against the derived exact sum)
 #: is an agreement to a rounding tolerance, the signs are a structure and the engines' agreement
 #: a premise: none of them is a number with a wrong neighbour.
 PREDICTIONS = (
-    Prediction("RATIO_C", 1.0, "factor",
-               "coefficient of the leading-order ratio |r_glob_lq|/r_own_lq (lemma51_ratio): "
-               "measured ratio = RATIO_C × leading order", "derived",
-               check="proofs_checks/huang2024/check_rates.py", tolerance="RATIO_TOL"),
-    Prediction("CROSSING_Q", 0.0, "shift",
-               "where another local area's rate changes sign, (crossing − Δ₀)/band: the "
-               "offset from the derived boundary Δ₀(P, γ) (other_rate_boundary) in units of its "
-               "neglected order", "derived",
-               check="proofs_checks/huang2024/check_boundaries.py", tolerance="BOUNDARY_TOL"),
+    cc.Prediction("RATIO_C", 1.0, "factor",
+                  "coefficient of the leading-order ratio |r_glob_lq|/r_own_lq (lemma51_ratio): "
+                  "measured ratio = RATIO_C × leading order", "derived",
+                  check="proofs_checks/huang2024/check_rates.py", tolerance="RATIO_TOL"),
+    cc.Prediction("CROSSING_Q", 0.0, "shift",
+                  "where another local area's rate changes sign, (crossing − Δ₀)/band: the "
+                  "offset from the derived boundary Δ₀(P, γ) (other_rate_boundary) in units of its "
+                  "neglected order", "derived",
+                  check="proofs_checks/huang2024/check_boundaries.py", tolerance="BOUNDARY_TOL"),
 )
 
 COUNTERFACTUALS = (
-    Counterfactual("leading ratio ×1.2", "the leading-order ratio's constant is 20 % too "
-                   "small (measured = 1.2 × leading order)", {"RATIO_C": 1.2}),
-    Counterfactual("leading ratio ÷1.2", "the leading-order ratio's constant is 20 % too "
-                   "large (measured = leading order / 1.2)", {"RATIO_C": 1 / 1.2}),
-    Counterfactual("Δ₀ two bands lower", "the sign boundary lies twice its neglected order "
-                   "below Δ₀, towards the notes' Δ₀ = 0 (which lies 2.2 to 18 bands below with "
-                   "masked keys in)", {"CROSSING_Q": -2.0}),
-    Counterfactual("Δ₀ two bands higher", "the sign boundary lies twice its neglected order "
-                   "above Δ₀, towards and beyond its uncorrected 1/ln P form ln κ/ln P",
-                   {"CROSSING_Q": 2.0}),
+    cc.Counterfactual("leading ratio ×1.2", "the leading-order ratio's constant is 20 % too "
+                      "small (measured = 1.2 × leading order)", {"RATIO_C": 1.2}),
+    cc.Counterfactual("leading ratio ÷1.2", "the leading-order ratio's constant is 20 % too "
+                      "large (measured = leading order / 1.2)", {"RATIO_C": 1 / 1.2}),
+    cc.Counterfactual("Δ₀ two bands lower", "the sign boundary lies twice its neglected order "
+                      "below Δ₀, towards the notes' Δ₀ = 0 (which lies 2.2 to 18 bands below with "
+                      "masked keys in)", {"CROSSING_Q": -2.0}),
+    cc.Counterfactual("Δ₀ two bands higher", "the sign boundary lies twice its neglected order "
+                      "above Δ₀, towards and beyond its uncorrected 1/ln P form ln κ/ln P",
+                      {"CROSSING_Q": 2.0}),
 )
 
 #: (name, P, C1, C): a tiny one for the engine cross-check, Δ > 0 and Δ < 0 at P = 64 and at
@@ -341,7 +334,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     local area and its offset CROSSING_Q (``boundary``), the exact rates (``exact``), the signs
     (main table) and the engine cross-check (``engines``, a premise), with the declared
     thresholds and predictions (or `values`)."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     # the predictions first: a counterfactual's row on the results page quotes the first reason
     return combine([verdict_ratio(tables["ratios"], th["RATIO_C"], th["RATIO_TOL"]),
                     verdict_boundary(tables["boundary"], th["BOUNDARY_TOL"], th["CROSSING_Q"]),
@@ -350,7 +343,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                     verdict_engines(tables["engines"], th["ENGINE_TOL"])])
 
 
-def run(quick: bool) -> ClaimResult:
+def run(quick: bool) -> cc.ClaimResult:
     rows, ratios, engines, exact = [], [], [], []
     gamma = GAMMA
     mu = z_moments(mae_config(8, 4, 2).resolved())
@@ -459,13 +452,13 @@ def run(quick: bool) -> ClaimResult:
     brief = (f"{v.verdict}: ratio/leading {k.min():.3f}…{k.max():.3f}; other area's sign flips "
              f"at Δ₀{q.min():+.2f}…{q.max():+.2f} bands (Δ₀ {d0.delta0.min():+.3f}…"
              f"{d0.delta0.max():+.3f}, not 0)")
-    return ClaimResult("lemma5.1-rates", table, v, headline, reading, brief=brief,
-                       extra={"ratios": ratios, "engines": engines, "exact": exact,
-                              "boundary": bnd},
-                       figure=figure)
+    return cc.ClaimResult("lemma5.1-rates", table, v, headline, reading, brief=brief,
+                          extra={"ratios": ratios, "engines": engines, "exact": exact,
+                                 "boundary": bnd},
+                          figure=figure)
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="lemma5.1-rates",
     paper=PAPER_NAME,
     kind="derivation check",
