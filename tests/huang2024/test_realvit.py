@@ -311,7 +311,7 @@ def test_claim_declarations():
     from theorylab.core.claims import quote_problem
 
     c = claim.CLAIM
-    assert c.kind == "theorem check" and len(c.counterfactuals) == 6
+    assert c.kind == "theorem check" and len(c.counterfactuals) == 4
     assert [v.name for v in c.variants] == ["init", "mask_ratio"]
     assert claim.INIT_READINGS["local-wide"]["sigma"] == 3.0
     assert c.interval is not None and c.interval.seeds == len(rv.FULL.seeds) >= 3
@@ -341,7 +341,7 @@ def test_smaller_full_check_every_reading(monkeypatch):
     assert claim.judge(res.tables).verdict == res.verdict
     r = res.readings
     assert list(r.choice) == ["main", "init", "init", "mask_ratio", "mask_ratio"]
-    assert len(res.counterfactuals) == 6
+    assert len(res.counterfactuals) == 4
     assert set(res.table.model) == set(rv.MODELS)  # the main reading has the controls
     for (choice, _), vres in res.variant_results.items():
         assert set(vres.table.model) == set(rv.MODELS) - set(rv.CONTROLS)
