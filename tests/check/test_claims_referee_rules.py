@@ -23,10 +23,7 @@ from theorylab.papers import PAPERS, paper_claims
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 #: The claims that break a rule today (each one's problems: ``referee_problems``).
-#: realvit-diversity: its paper sentences are directions (lower bounds), the measured gaps clear
-#: them by more than three tolerances, so no near value on the tighter side (above) is a wrong
-#: statement: there is no near counterfactual above to declare.
-NOT_YET = {"huang2024/realvit-diversity"}
+NOT_YET: set[str] = set()
 
 
 def _claims():

@@ -32,6 +32,7 @@ from theorylab.core.claims import (
     separation,
     t_interval,
     threshold_values,
+    wrong_sides,
 )
 from theorylab.core.claims.report import render_markdown
 from theorylab.core.claims.verdict import Verdict
@@ -159,6 +160,19 @@ def test_near_counterfactuals_on_each_side():
     lower = Prediction("SLOPE", 1.0, "shift", "m", "paper", quote=QUOTE, section=SECTION,
                        tolerance="TOL", sides="lower")
     assert referee_problems(toy(predictions=(lower,), counterfactuals=(NEAR[1],))) == []
+    assert wrong_sides(lower) == ("above",) and wrong_sides(SLOPE) == ("below", "above")
+    # a sentence that states a direction only: its bound is the smallest difference that
+    # counts (ours), its wrong readings lie beyond the open end (no difference, the other
+    # way); a tighter bound is a stronger statement it leaves open, not a wrong reading
+    more = Prediction("SLOPE", 1.0, "shift", "m", "paper", quote=QUOTE, section=SECTION,
+                      tolerance="TOL", sides="lower", direction=True)
+    assert wrong_sides(more) == ("below",)
+    assert referee_problems(toy(predictions=(more,), counterfactuals=(NEAR[0],))) == []
+    assert referee_problems(toy(predictions=(more,), counterfactuals=(NEAR[1],))) == [
+        "toypaper/toy SLOPE: no counterfactual below it"]
+    with pytest.raises(ValueError, match="^direction: "):
+        Prediction("SLOPE", 1.0, "shift", "m", "paper", quote=QUOTE, section=SECTION,
+                   tolerance="TOL", direction=True)
 
 
 def test_resolution_against_the_nearest_counterfactual_marks_weak_sides():
@@ -202,6 +216,29 @@ def test_a_one_sided_prediction_is_judged_on_its_closed_side():
     assert not sep.weak.any()
     assert referee_problems(toy(predictions=(upper,)), NOTES,
                             SimpleNamespace(resolution=one, settings={})) == []
+
+
+
+def test_a_direction_sentence_is_judged_on_the_side_of_the_readings_it_denies():
+    # "at least 1.0" read from a sentence that states a direction only, on a measured 1.6 ±
+    # 0.1: judged as a point once moved, the verdict flips 0.5 below and within 0.1 above;
+    # below, the readings it denies (0.75 here) must be near and beyond the resolution; above,
+    # a tighter bound (1.25) is a stronger statement the data support: not a WEAK side
+    more = Prediction("SLOPE", 1.0, "shift", "m", "paper", quote=QUOTE, section=SECTION,
+                      tolerance="TOL", sides="lower", direction=True)
+    one = pd.DataFrame([{"prediction": "SLOPE", "verdict": "agrees", "value_down": 0.9999,
+                         "value_up": 1.0001}])
+    sep = separation((more,), NEAR, toy().values(), one)
+    assert list(sep.side) == ["below", "above"]
+    assert sep.status.iloc[0] == "ok" and sep.status.iloc[1].startswith("a tighter bound")
+    assert not sep.weak.any()
+    assert referee_problems(toy(predictions=(more,)), NOTES,
+                            SimpleNamespace(resolution=one, settings={})) == []
+    # the same check whose resolution below is coarser than the denied reading: WEAK
+    coarse = one.assign(value_down=0.7)
+    probs = referee_problems(toy(predictions=(more,)), NOTES,
+                             SimpleNamespace(resolution=coarse, settings={}))
+    assert any("WEAK: resolution" in x for x in probs)
 
 
 def test_a_claim_on_seeds_declares_its_interval_method():

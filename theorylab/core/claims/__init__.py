@@ -40,7 +40,13 @@ from .readings import (
     readings_cell,
     resolution,
 )
-from .referee import near_counterfactuals, quote_problem, referee_problems, separation
+from .referee import (
+    near_counterfactuals,
+    quote_problem,
+    referee_problems,
+    separation,
+    wrong_sides,
+)
 from .report import render_markdown, write_result
 from .robustness import (
     INTERVAL_METHODS,
@@ -71,4 +77,4 @@ __all__ = [*claim.__all__, *verdict.__all__, "band_verdict", "bootstrap_interval
            "quote_problem", "Reading", "READING_SOURCES", "readings_cell", "referee_problems",
            "render_markdown", "resolution", "SCALES", "sensitivity", "separation", "settle",
            "settled_verdict", "Settlement", "SIDES", "SOURCES", "t_interval", "Threshold",
-           "threshold_values", "Variant", "wilson_interval", "write_result"]
+           "threshold_values", "Variant", "wilson_interval", "write_result", "wrong_sides"]

@@ -166,6 +166,13 @@ class Prediction:
       resolution is wider than the distance to a near counterfactual): the sentence saying so.
     - `headline`: whether the prediction is a headline part of the verdict (a headline part may
       not be WEAK).
+    - `direction`: the paper's one-sided sentence states a direction only ("more than", "at
+      least as"): the bound's value is the smallest difference that counts, ours, not the
+      paper's. Its wrong readings lie beyond the open end (no difference, the other way), and
+      a tighter bound is a stronger statement the sentence leaves open, not a wrong reading
+      (the referee asks near counterfactuals there:
+      [`wrong_sides`][theorylab.core.claims.referee.wrong_sides]). Only for a one-sided
+      ``paper`` prediction.
     """
 
     name: str
@@ -181,6 +188,7 @@ class Prediction:
     settlement: Settlement | None = None
     weak: str = ""
     headline: bool = True
+    direction: bool = False
     legacy_source: str = field(default="", init=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -215,6 +223,9 @@ class Prediction:
             raise ValueError(f"sides: prediction {self.name} is one-sided ({self.sides}), which "
                              f"only a one-sided sentence of the paper allows (source "
                              f"{self.source})")
+        if self.direction and self.sides == "two":
+            raise ValueError(f"direction: prediction {self.name} is two-sided; only a one-sided "
+                             "sentence of the paper can state a direction only")
 
     @property
     def one_sided(self) -> bool:

@@ -10,7 +10,10 @@ runs over every claim.
 - Near counterfactuals ([`separation`][]): each prediction declares a wrong value on each side
   within [`NEAR_TOLERANCES`][theorylab.core.claims.bands.NEAR_TOLERANCES] tolerances of it, and
   the check's resolution is tighter than the distance to it, or the prediction is declared
-  WEAK (its page says so; a headline part may not be WEAK).
+  WEAK (its page says so; a headline part may not be WEAK). A one-sided prediction needs them
+  on the sides [`wrong_sides`][] names: a bound whose value the paper gives on the side of a
+  tighter bound, a sentence that states a direction only on the side of the readings it
+  denies.
 - Intervals: a claim that rests on seeds declares its interval method; a bootstrap on fewer
   than 10 seeds is shown calibrated
   ([`IntervalMethod`][theorylab.core.claims.robustness.IntervalMethod] refuses it otherwise).
@@ -32,9 +35,9 @@ import pandas as pd
 from .bands import NEAR_TOLERANCES
 from .readings import Counterfactual, Prediction
 
-__all__ = ["SEPARATION_COLUMNS", "open_side", "near_counterfactuals", "separation", "weak_lines",
-           "quote_problem", "settings_mismatches", "stated_settings_mismatches",
-           "referee_problems"]
+__all__ = ["SEPARATION_COLUMNS", "open_side", "wrong_sides", "near_counterfactuals",
+           "separation", "weak_lines", "quote_problem", "settings_mismatches",
+           "stated_settings_mismatches", "referee_problems"]
 
 #: The columns of the [`separation`][] table.
 SEPARATION_COLUMNS = ["prediction", "side", "counterfactual", "cf_value", "distance", "near",
@@ -66,6 +69,19 @@ def open_side(p: Prediction) -> str:
     (lowering it) keeps every measurement inside it, so the check cannot tell the prediction
     from a counterfactual there; the other side is the one it is judged on."""
     return {"upper": "above", "lower": "below"}.get(p.sides, "")
+
+
+def wrong_sides(p: Prediction) -> tuple[str, ...]:
+    """The sides on which `p` must have a near counterfactual that the check rejects: both for
+    a two-sided prediction; for a one-sided bound whose value the paper gives, the side of a
+    tighter bound (the data can reject it); for a sentence that states a direction only
+    (``direction``), the side of its open end, where the readings it denies lie (no
+    difference, the other way): a tighter bound is a stronger statement it leaves open."""
+    if not p.one_sided:
+        return ("below", "above")
+    if p.direction:
+        return (open_side(p),)
+    return tuple(s for s in ("below", "above") if s != open_side(p))
 
 
 def near_counterfactuals(p: Prediction, counterfactuals: Sequence[Counterfactual],
@@ -115,7 +131,10 @@ def separation(predictions: Sequence[Prediction], counterfactuals: Sequence[Coun
             col = "value_down" if side == "below" else "value_up"
             flip = math.nan if r is None else float(getattr(r, col))
             row["resolution"] = _distance(p, flip) if math.isfinite(flip) else math.nan
-            if side == open_side(p):
+            if p.direction and side not in wrong_sides(p):
+                row["status"] = ("a tighter bound: a stronger statement the direction sentence "
+                                 "leaves open, not a wrong reading of it")
+            elif side not in wrong_sides(p):
                 names = [c.name for c in counterfactuals if p.name in c.values
                          and _side(p, float(c.values[p.name])) == side
                          and float(c.values[p.name]) != p.value]
@@ -280,9 +299,7 @@ def referee_problems(claim, notes: str | None = None, res=None) -> list[str]:
         elif p.tolerance in thresholds:
             tol = next(t.value for t in claim.thresholds if t.name == p.tolerance)
             near = near_counterfactuals(p, claim.counterfactuals, tol)
-            for side in ("below", "above"):
-                if side == open_side(p):
-                    continue
+            for side in wrong_sides(p):
                 cf = near[side]
                 if cf is None:
                     out.append(f"{who}: no counterfactual {side} it")

@@ -20,7 +20,8 @@ last layer's head means, two paired differences:
 
 Each is judged with the kernel's band ([`theorylab.core.claims.judge_band`][]) on its 95 %
 t-interval over seeds: the paper gives a direction, so each prediction is a lower bound
-(``sides="lower"``) at the smallest difference that counts, with half-width ``SPLIT_TOL``; "no
+(``sides="lower"``, ``direction``) at the smallest difference that counts, with half-width
+``SPLIT_TOL``; "no
 difference" (0) and "the opposite order" are judged as points. The
 claim's verdict combines the two halves ([`theorylab.core.claims.combine`][]). Attention
 distance, NMI and the Jensen–Shannon divergences (from the start, between heads) are a side
@@ -136,13 +137,13 @@ PREDICTIONS = (
                "CL − MAE shared focus 1 − H(K)/log P of the last layer (the focus all query "
                "patches have in common): at least " + _GAP,
                "paper", quote="collapses to a single global pattern", section="§4.4",
-               tolerance="SPLIT_TOL", sides="lower"),
+               tolerance="SPLIT_TOL", sides="lower", direction=True),
     Prediction("DIVERSE", MIN_SPLIT, "shift",
                "MAE − CL diverse focus I(Q;K)/log P of the last layer (the focus that differs "
                "between query patches): at least " + _GAP,
                "paper", quote="learns diverse feature-position correlations across all "
                "areas, fostering locality-aware attention", section="§4.3",
-               tolerance="SPLIT_TOL", sides="lower"),
+               tolerance="SPLIT_TOL", sides="lower", direction=True),
 )
 
 COUNTERFACTUALS = (
