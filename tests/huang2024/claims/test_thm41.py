@@ -37,3 +37,16 @@ def test_thm41_agrees_disagrees_and_premises():
     stuck = _ladder(nan_T=True)
     stuck.loc[stuck.T_star.isna(), "final_rel_excess"] = 1.0
     assert thm41.verdict_convergence(stuck).verdict == "disagrees"
+
+
+def test_thm41_reports_the_gaps_below_the_statements_ranges():
+    """|Δ| ≤ 0.2 (outside [−0.5, −Ω(1)] ∪ [Ω(1), 1]): a quick table of real reduced runs, one
+    per gap, with whether each converged and where Phase I ends; reported, never judged."""
+    readings = {"coefficient_law": "uniform", "masked_keys": True, "eta": "per-query"}
+    sd = thm41.small_delta_table(True, readings)
+    assert len(sd) == len(thm41.SMALL_DELTAS) and (sd.delta.abs() < 0.25).all()
+    assert sd.converged.all() and (sd.final_rel_excess <= 0.05).all()
+    # Phase I needs Δ above its finite-P boundary (lemma5.1): none below 0
+    assert not sd[sd.delta < 0].phase_I.any()
+    line = thm41._small_delta_line(sd)
+    assert line.startswith("Below the statement's ranges (reported, not judged), P = 256")

@@ -27,7 +27,8 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine, strictly_increasing
 
 from ..config import PAPER_NAME
-from ..setups import EPS_REL
+from ..phases import read_phases
+from ..setups import EPS_REL, mae_config, mae_run
 from ._mae import VARIANTS, ladder_decades, measure, slope_row, x_axis
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
@@ -148,6 +149,43 @@ EPS_COLUMNS = ["family", "P", "C1", "C", "delta", "eps_rel", "T_star", "final_re
                "coefficient_law", "masked_keys"]
 
 
+#: Information gaps below the statement's ranges [−0.5, −Ω(1)] ∪ [Ω(1), 1], run at one P
+#: (SMALL_DELTA_P; quick: 256) with κ_c = 1/4: reported, not judged (the statement says
+#: nothing there).
+SMALL_DELTAS = (-0.2, -0.1, -0.05, 0.05, 0.1, 0.2)
+SMALL_DELTA_P = 4096
+
+
+def small_delta_table(quick: bool, readings: dict) -> pd.DataFrame:
+    """Reduced population GD at |Δ| below the statement's ranges (SMALL_DELTAS, the realised
+    Δ on the size lattice), one run each to T* or to its step budget: whether it converges,
+    T*, the relative excess it ends at and the Phase I reading."""
+    P = 256 if quick else SMALL_DELTA_P
+    keys = bool(readings["masked_keys"])
+    z_law = str(readings["coefficient_law"])
+    rows = []
+    for D in SMALL_DELTAS:
+        cfg = mae_config(P, Delta=D, kappa_c=0.25, engine="population-reduced", mask_keys=keys,
+                         z_law=z_law)
+        C1, C = int(cfg.data.C1), int(cfg.data.C)
+        tr = mae_run(P, C1, C, mask_keys=keys, z_law=z_law)
+        r = read_phases(tr, cfg)
+        rows.append({"P": P, "C1": C1, "C": C, "delta_target": D, "delta": cfg.delta,
+                     "steps_run": int(tr.step.iloc[-1]), "T_star": r["T_star"],
+                     "converged": bool(r["T_star"] == r["T_star"]),
+                     "final_rel_excess": float(tr.rel_excess.iloc[-1]),
+                     "phase_I": r.get("phase_I", math.nan), "t_I": r.get("t_I", math.nan)})
+    return pd.DataFrame(rows)
+
+
+def _small_delta_line(sd: pd.DataFrame) -> str:
+    return (f"Below the statement's ranges (reported, not judged), P = {int(sd.P.iloc[0])}: "
+            + "; ".join(f"Δ = {r.delta:+.3f}: " + (f"T* = {r.T_star:g}" if r.converged else
+                        f"not converged in {r.steps_run} steps (excess {r.final_rel_excess:.2g})")
+                        + (f", Phase I to t_I = {r.t_I:g}" if r.phase_I else ", no Phase I")
+                        for r in sd.itertuples()) + ".")
+
+
 def _settings() -> dict:
     return {"Q⁰": 0, "η_q": 2.0, "γ": 0.5, "ε": EPS_REL}
 
@@ -180,6 +218,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         ("The population loss decreased at every step of every run." if t.loss_monotone.all()
          else f"The loss rose at some step in {int((~t.loss_monotone).sum())} runs."),
     ]
+    small = small_delta_table(quick, readings)
+    reading.append(_small_delta_line(small))
     ends = eps.groupby("family", sort=False).final_rel_excess.first()
     head.update({f"relative excess at the end of the ε ladder ({f})": float(x)
                  for f, x in ends.items()})
@@ -203,7 +243,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         ax.legend(fontsize=7)
 
     return cc.ClaimResult("thm4.1", t, v, head, reading, brief=brief,
-                          extra={"fits": fits, "convergence": eps}, figure=figure,
+                          extra={"fits": fits, "convergence": eps, "small-delta": small},
+                          figure=figure,
                           settings=_settings())
 
 
@@ -235,8 +276,8 @@ CLAIM = cc.Claim(
     reconstructed="the model (loss, masking, one trainable Q) is the notes' reconstruction; the "
     "coefficient law, the masked keys and the step-size convention are run as variants.",
     untested="T*'s formula (not read; its growth is reported, our law for it is judged in "
-    "thm4.2-laws), the conditions polylog(P) ≫ log(1/ε) and η ≪ poly(P), |Δ| below the ranges "
-    "of the statement, several clusters.",
+    "thm4.2-laws), the conditions polylog(P) ≫ log(1/ε) and η ≪ poly(P), several clusters; "
+    "|Δ| below the ranges of the statement (0.05–0.2) is run and reported, not judged.",
     settings=_settings(),
     run=run,
     judge=judge,
