@@ -1122,12 +1122,16 @@ def _():
                                   "0"], {"results.parquet": "mine"}, "e04")
 
 
+def _phases_over_run_file(row: str, name: str):
+    """``phases --csv`` aimed at a file of a copied run folder (it must be refused)."""
+    src = SCRATCH / "h27" / row
+    shutil.copytree(h_run(), src)
+    return _guarded(["theorylab", "phases", src, "--csv", src / name], src / name)
+
+
 @row27("E07")
 def _():
-    src = SCRATCH / "h27" / "e07"
-    shutil.copytree(h_run(), src)
-    return _guarded(["theorylab", "phases", src, "--csv", src / "trajectory.csv"],
-                    src / "trajectory.csv")
+    return _phases_over_run_file("e07", "trajectory.csv")
 
 
 @row27("E08")
@@ -1138,10 +1142,7 @@ def _():
 
 @row27("E09")
 def _():
-    src = SCRATCH / "h27" / "e09"
-    shutil.copytree(h_run(), src)
-    return _guarded(["theorylab", "phases", src, "--csv", src / "config.toml"],
-                    src / "config.toml")
+    return _phases_over_run_file("e09", "config.toml")
 
 
 @row27("E15")

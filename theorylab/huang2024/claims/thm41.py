@@ -27,8 +27,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine, strictly_increasing
 
 from ..config import PAPER_NAME
-from ..phases import read_phases
-from ..setups import EPS_REL, mae_config, mae_run
+from ..setups import EPS_REL, mae_config, rung_summary
 from ._mae import VARIANTS, ladder_decades, measure, slope_row, x_axis
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
@@ -154,28 +153,24 @@ EPS_COLUMNS = ["family", "P", "C1", "C", "delta", "eps_rel", "T_star", "final_re
 #: nothing there).
 SMALL_DELTAS = (-0.2, -0.1, -0.05, 0.05, 0.1, 0.2)
 SMALL_DELTA_P = 4096
+SMALL_DELTA_COLUMNS = ["P", "C1", "C", "delta_target", "delta", "steps_run", "T_star",
+                       "converged", "final_rel_excess", "phase_I", "t_I"]
 
 
 def small_delta_table(quick: bool, readings: dict) -> pd.DataFrame:
     """Reduced population GD at |Δ| below the statement's ranges (SMALL_DELTAS, the realised
-    Δ on the size lattice), one run each to T* or to its step budget: whether it converges,
-    T*, the relative excess it ends at and the Phase I reading."""
+    Δ on the size lattice): [`rung_summary`][theorylab.huang2024.setups.rung_summary] of one
+    run each to T* or to its step budget, with whether it converged."""
     P = 256 if quick else SMALL_DELTA_P
-    keys = bool(readings["masked_keys"])
-    z_law = str(readings["coefficient_law"])
+    keys, z_law = bool(readings["masked_keys"]), str(readings["coefficient_law"])
     rows = []
     for D in SMALL_DELTAS:
-        cfg = mae_config(P, Delta=D, kappa_c=0.25, engine="population-reduced", mask_keys=keys,
-                         z_law=z_law)
-        C1, C = int(cfg.data.C1), int(cfg.data.C)
-        tr = mae_run(P, C1, C, mask_keys=keys, z_law=z_law)
-        r = read_phases(tr, cfg)
-        rows.append({"P": P, "C1": C1, "C": C, "delta_target": D, "delta": cfg.delta,
-                     "steps_run": int(tr.step.iloc[-1]), "T_star": r["T_star"],
-                     "converged": bool(r["T_star"] == r["T_star"]),
-                     "final_rel_excess": float(tr.rel_excess.iloc[-1]),
-                     "phase_I": r.get("phase_I", math.nan), "t_I": r.get("t_I", math.nan)})
-    return pd.DataFrame(rows)
+        d = mae_config(P, Delta=D, kappa_c=0.25, engine="population-reduced").data
+        rows.append(rung_summary(f"Δ={D:+g}", P, int(d.C1), int(d.C), mask_keys=keys,
+                                 z_law=z_law).assign(delta_target=D))
+    out = pd.concat(rows, ignore_index=True)
+    out = out.assign(steps_run=out.steps_run.astype(int), converged=out.T_star.notna())
+    return out[SMALL_DELTA_COLUMNS]
 
 
 def _small_delta_line(sd: pd.DataFrame) -> str:
