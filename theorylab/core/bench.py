@@ -7,8 +7,9 @@ numbers come from:
 
 - [`PaperBench`][], [`BenchCase`][], [`SuiteContext`][]: what a paper hands to ``theorylab
   bench`` (its own run and flag checks) and to the GPU suite (its parts);
-- [`time_call`][], [`interleaved_times`][] and [`time_engine_step`][]: wall times, CUDA
-  synchronised (an engine is anything with ``evaluate``, ``apply`` and ``xp.synchronize``,
+- [`time_call`][], [`interleaved_times`][], [`interleaved_medians`][] and
+  [`time_engine_step`][]: wall times, CUDA synchronised ([`device_sync`][]; a step to time:
+  [`engine_step`][]) (an engine is anything with ``evaluate``, ``apply`` and ``xp.synchronize``,
   [`theorylab.core.engine`][]);
 - [`measure_peaks`][], [`peak_bandwidth`][], [`read_once_seconds`][]: the device's copy
   bandwidth and matmul rate measured in the same run, and nominal GPU bandwidths;
@@ -44,7 +45,11 @@ __all__ = [
     "check_device",
     "default_max_bytes",
     "device_name",
+    "device_sync",
+    "empty_cache",
+    "engine_step",
     "fmt_row",
+    "interleaved_medians",
     "interleaved_times",
     "machine_line",
     "measure_peaks",
@@ -134,15 +139,36 @@ def time_call(
     return times
 
 
+def engine_step(engine, params, step: int = 0) -> Callable[[], object]:
+    """One GD step of an engine as a callable to time: ``evaluate`` at ``step`` with gradients,
+    then ``apply``, always from ``params`` (a diverging run would time NaNs)."""
+    return lambda: engine.apply(params, engine.evaluate(params, step, need_grad=True,
+                                                        record=False).grads)
+
+
+def device_sync(device: str) -> Callable[[], None]:
+    """What waits for ``device``'s queued work: ``torch.cuda.synchronize`` on CUDA, else
+    nothing."""
+    if device.startswith("cuda"):
+        import torch
+
+        return torch.cuda.synchronize
+    return lambda: None
+
+
+def empty_cache(device: str) -> None:
+    """Give the memory torch's CUDA allocator holds back to ``device`` (nothing on a CPU)."""
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.empty_cache()
+
+
 def time_engine_step(engine, params, *, repeats: int = 5, max_seconds: float | None = 30.0):
-    """Median wall time (s) of one GD step (``evaluate`` with gradients + ``apply``) of an engine,
-    always from ``params`` (a diverging run would time NaNs), and the number of timed steps."""
-
-    def step():
-        ev = engine.evaluate(params, 0, need_grad=True, record=False)
-        return engine.apply(params, ev.grads)
-
-    times = time_call(step, engine.xp.synchronize, repeats=repeats, max_seconds=max_seconds)
+    """Median wall time (s) of one GD step ([`engine_step`][]) of an engine from ``params``,
+    and the number of timed steps."""
+    times = time_call(engine_step(engine, params), engine.xp.synchronize, repeats=repeats,
+                      max_seconds=max_seconds)
     return statistics.median(times), len(times)
 
 
@@ -169,6 +195,14 @@ def interleaved_times(fns: dict[str, Callable[[], object]], sync: Callable[[], N
         if max_seconds is not None and used > max_seconds:
             break
     return times
+
+
+def interleaved_medians(fns: dict, sync: Callable[[], None] = lambda: None, *, repeats: int = 5,
+                        max_seconds: float | None = None) -> tuple[dict, int]:
+    """The median wall time (s) of each callable of [`interleaved_times`][], and the number of
+    timed rounds."""
+    times = interleaved_times(fns, sync, repeats=repeats, max_seconds=max_seconds)
+    return {k: statistics.median(v) for k, v in times.items()}, len(next(iter(times.values())))
 
 
 def device_name(device: str = "cpu") -> str:
@@ -199,7 +233,7 @@ def measure_peaks(device: str = "cpu", dtype: str = "float64", *, n_bytes: float
 
     dt = getattr(torch, dtype)
     dev = torch.device(device)
-    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    sync = device_sync(device)
     n = int(n_bytes) // torch.empty((), dtype=dt).element_size()
     a = torch.ones(n, dtype=dt, device=dev)
     b = torch.empty_like(a)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from theorylab.core.bench import BenchCase, PaperBench, SuiteContext
+from theorylab.core.bench import BenchCase, PaperBench, SuiteContext, empty_cache
 
 from .baselines import AutogradExactLoss, AutogradLaplace, autograd_batch_loss
 from .cases import (
@@ -60,49 +60,28 @@ def _run(args) -> int:
     return 0
 
 
-def _rows(ctx: SuiteContext, part: str, measure) -> list[dict]:
-    """One row per P of the part; a P that does not fit (refused up front, or out of device
-    memory) is a row with a note, and the larger ones are not tried."""
-    rows = []
-    for P in SUITE_SIZES[part][1 if ctx.cpu_sizes else 0]:
-        try:
-            rows.append(measure(P))
-        except (ValueError, MemoryError, RuntimeError) as err:  # torch's OOM is a RuntimeError
-            rows.append({"device": ctx.device, "P": P,
-                         "note": f"not measured: {str(err).splitlines()[0][:200]}"})
-            break
-        finally:
-            _free(ctx.device)
-    return rows
+def _part(part: str, bench, numpy: bool = False):
+    """The suite's run of a part: one row per P of [`SUITE_SIZES`][] by ``bench(P, device,
+    ...)`` (`numpy`: `bench` times the numpy engine too, at CPU sizes only); a P that does not
+    fit (refused up front, or out of device memory) is a row with a note, and the larger ones
+    are not tried."""
+    def run(ctx: SuiteContext):
+        import pandas as pd
 
-
-def _free(device: str) -> None:
-    if device.startswith("cuda"):
-        import torch
-
-        torch.cuda.empty_cache()
-
-
-def _exact(ctx: SuiteContext):
-    import pandas as pd
-
-    return pd.DataFrame(_rows(ctx, "exact", lambda P: bench_exact(
-        P, ctx.device, repeats=ctx.repeats, max_seconds=ctx.max_seconds,
-        numpy=ctx.cpu_sizes)))
-
-
-def _laplace(ctx: SuiteContext):
-    import pandas as pd
-
-    return pd.DataFrame(_rows(ctx, "laplace", lambda P: bench_laplace(
-        P, ctx.device, repeats=ctx.repeats, max_seconds=ctx.max_seconds)))
-
-
-def _reduced(ctx: SuiteContext):
-    import pandas as pd
-
-    return pd.DataFrame(_rows(ctx, "reduced", lambda P: bench_reduced(
-        P, ctx.device, repeats=ctx.repeats, max_seconds=ctx.max_seconds)))
+        rows = []
+        for P in SUITE_SIZES[part][1 if ctx.cpu_sizes else 0]:
+            try:
+                rows.append(bench(P, ctx.device, repeats=ctx.repeats,
+                                  max_seconds=ctx.max_seconds,
+                                  **({"numpy": ctx.cpu_sizes} if numpy else {})))
+            except (ValueError, MemoryError, RuntimeError) as err:  # torch's OOM: RuntimeError
+                rows.append({"device": ctx.device, "P": P,
+                             "note": f"not measured: {str(err).splitlines()[0][:200]}"})
+                break
+            finally:
+                empty_cache(ctx.device)
+        return pd.DataFrame(rows)
+    return run
 
 
 def _lines(engine_col: str, diff_cols: tuple[str, ...], baseline_col: str = "autograd_s",
@@ -126,14 +105,16 @@ def _lines(engine_col: str, diff_cols: tuple[str, ...], baseline_col: str = "aut
 def _suite() -> list[BenchCase]:
     return [
         BenchCase("exact", "population-exact step (torch on the device, float64) against "
-                  "plain autograd of the same sum", _exact, budget_s=150.0,
+                  "plain autograd of the same sum", _part("exact", bench_exact, numpy=True),
+                  budget_s=150.0,
                   summary=_lines("torch_s", ("torch_vs_numpy", "autograd_vs_numpy",
                                              "autograd_vs_torch"))),
         BenchCase("laplace", "population-laplace step (torch on the device, float64) against "
-                  "its t-integral differentiated by autograd", _laplace, budget_s=90.0,
-                  summary=_lines("engine_s", ("autograd_vs_engine",))),
+                  "its t-integral differentiated by autograd", _part("laplace", bench_laplace),
+                  budget_s=90.0, summary=_lines("engine_s", ("autograd_vs_engine",))),
         BenchCase("reduced", "population-reduced step (torch on the device, float64, exact "
-                  "count sums) against its numpy backend on the CPU", _reduced, budget_s=60.0,
+                  "count sums) against its numpy backend on the CPU",
+                  _part("reduced", bench_reduced), budget_s=60.0,
                   summary=_lines("engine_s", ("torch_vs_numpy",), "numpy_s",
                                      "numpy on the CPU")),
     ]

@@ -16,11 +16,17 @@ that they agree.
 from __future__ import annotations
 
 import math
-import statistics
 
 import numpy as np
 
-from theorylab.core.bench import interleaved_times, machine_line, print_and_save
+from theorylab.core.bench import (
+    device_sync,
+    empty_cache,
+    engine_step,
+    interleaved_medians,
+    machine_line,
+    print_and_save,
+)
 from theorylab.core.faults import keeping
 
 from ..config import PAPER_NAME, ExperimentConfig, config_from_dict
@@ -66,8 +72,6 @@ def bench_exact(P: int, device: str = "cpu", *, repeats: int = 3,
     timed interleaved (medians), after checking that all three agree. ``numpy=False`` leaves
     the numpy engine out (large P on a GPU): its columns are NaN and the differences are taken
     to the torch engine."""
-    import torch
-
     cn, ct = bench_config(P), bench_config(P, "torch", device)
     s = cn.data.make_structure()
     en, et = ExactEngine(cn, s), ExactEngine(ct, s)
@@ -77,32 +81,24 @@ def bench_exact(P: int, device: str = "cpu", *, repeats: int = 3,
     a = en.evaluate(params, 0, need_grad=True, record=False) if numpy else b
     lc, gp, gu = base.loss_grad(params)
 
-    def diff(loss, gPhi, gUps):
-        return _diff(a, loss, gPhi, gUps)
-
-    def step(engine):
-        return lambda: engine.apply(params, engine.evaluate(params, 0, need_grad=True,
-                                                            record=False).grads)
-
     def autograd_step():
         _l, gPhi, gUps = base.loss_grad(params)
         return en.apply(params, {"Phi": gPhi, "Ups": gUps})
 
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    steps = {"torch": step(et), "autograd": autograd_step}
+    steps = {"torch": engine_step(et, params), "autograd": autograd_step}
     if numpy:
-        steps["numpy"] = step(en)
-    t = interleaved_times(steps, sync, repeats=repeats, max_seconds=max_seconds)
-    med = {k: statistics.median(v) for k, v in t.items()}
+        steps["numpy"] = engine_step(en, params)
+    med, timed = interleaved_medians(steps, device_sync(device), repeats=repeats,
+                                     max_seconds=max_seconds)
     med.setdefault("numpy", math.nan)
     rows = int(sum(len(en.plans[p][3]) for p in range(P)))
-    return {"device": device, "P": P, "count_rows": rows, "timed": len(t["torch"]),
+    return {"device": device, "P": P, "count_rows": rows, "timed": timed,
             "numpy_s": med["numpy"], "torch_s": med["torch"], "autograd_s": med["autograd"],
             "numpy/autograd": med["numpy"] / med["autograd"],
             "torch/autograd": med["torch"] / med["autograd"],
             "torch_vs_numpy": (_diff(a, b.loss, b.grads["Phi"], b.grads["Ups"]) if numpy
                                else math.nan),
-            "autograd_vs_numpy" if numpy else "autograd_vs_torch": diff(lc, gp, gu),
+            "autograd_vs_numpy" if numpy else "autograd_vs_torch": _diff(a, lc, gp, gu),
             "loss": b.loss}
 
 
@@ -118,8 +114,6 @@ def bench_laplace(P: int, device: str = "cpu", *, repeats: int = 3,
     the numpy backend) against the same engine with its t-integral differentiated by plain
     autograd ([`AutogradLaplace`][theorylab.huang2024.bench.baselines.AutogradLaplace]),
     timed interleaved, after checking that they agree."""
-    import torch
-
     cfg = laplace_config(P, "torch", device)
     s = cfg.data.make_structure()
     eng, base = LaplaceEngine(cfg, s), AutogradLaplace(cfg, s)
@@ -128,18 +122,13 @@ def bench_laplace(P: int, device: str = "cpu", *, repeats: int = 3,
     a = eng.evaluate(params, 1, need_grad=True, record=False)
     b = base.evaluate(params, 1, need_grad=True, record=False)
 
-    def step(engine):
-        return lambda: engine.apply(params, engine.evaluate(params, 1, need_grad=True,
-                                                            record=False).grads)
-
-    steps = {"engine": step(eng), "autograd": step(base)}
+    steps = {"engine": engine_step(eng, params, 1), "autograd": engine_step(base, params, 1)}
     if device == "cpu":
-        steps["numpy"] = step(LaplaceEngine(laplace_config(P), s))
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    t = interleaved_times(steps, sync, repeats=repeats, max_seconds=max_seconds)
-    med = {k: statistics.median(v) for k, v in t.items()}
+        steps["numpy"] = engine_step(LaplaceEngine(laplace_config(P), s), params, 1)
+    med, timed = interleaved_medians(steps, device_sync(device), repeats=repeats,
+                                     max_seconds=max_seconds)
     med.setdefault("numpy", math.nan)
-    return {"device": device, "P": P, "timed": len(t["engine"]), "engine_s": med["engine"],
+    return {"device": device, "P": P, "timed": timed, "engine_s": med["engine"],
             "numpy_s": med["numpy"], "autograd_s": med["autograd"],
             "engine/autograd": med["engine"] / med["autograd"],
             "autograd_vs_engine": _diff(a, b.loss, b.grads["Phi"], b.grads["Ups"]),
@@ -149,8 +138,6 @@ def bench_laplace(P: int, device: str = "cpu", *, repeats: int = 3,
 def run(args) -> list[dict]:
     """The command line's run: one row per P (``args.sizes``, else [`SIZES`][] or
     [`QUICK_SIZES`][] with ``--quick``), printed with the machine line; ``--out`` keeps it."""
-    import torch
-
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     estimates = check_sizes(sizes, args.device)
     print(machine_line(args.device, {"paper": PAPER_NAME, "engine": "population-exact",
@@ -171,8 +158,7 @@ def run(args) -> list[dict]:
                   f"autograd {row['autograd_s']:.4g} s (torch/autograd "
                   f"{row['torch/autograd']:.3g}); |torch - numpy| <= "
                   f"{row['torch_vs_numpy']:.2g}", flush=True)
-            if args.device.startswith("cuda"):
-                torch.cuda.empty_cache()
+            empty_cache(args.device)
         print_and_save(rows, args.out)
     return rows
 
@@ -217,8 +203,6 @@ def bench_reduced(P: int, device: str = "cpu", *, repeats: int = 3,
     steps of the numpy engine (the Δ = 0.5, κ_c = 1/4 size family at P), after checking that
     both give the same loss and gradients (``torch_vs_numpy``, the largest absolute
     difference)."""
-    import torch
-
     from ..setups import mae_config
 
     cfg = mae_config(P, Delta=0.5, kappa_c=0.25, engine="population-reduced").replace(
@@ -234,16 +218,11 @@ def bench_reduced(P: int, device: str = "cpu", *, repeats: int = 3,
                                                       - np.asarray(b.grads[k])).max())
                                          for k in a.grads])
 
-    def step(engine):
-        return lambda: engine.apply(params, engine.evaluate(params, 0, need_grad=True,
-                                                            record=False).grads)
-
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
-    t = interleaved_times({"torch": step(et), "numpy": step(en)}, sync, repeats=repeats,
-                          max_seconds=max_seconds)
-    med = {k: statistics.median(v) for k, v in t.items()}
+    med, timed = interleaved_medians({"torch": engine_step(et, params),
+                                      "numpy": engine_step(en, params)}, device_sync(device),
+                                     repeats=repeats, max_seconds=max_seconds)
     return {"device": device, "P": P, "C1": int(cfg.data.C1), "C": int(cfg.data.C),
-            "timed": len(t["torch"]), "numpy_s": med["numpy"], "engine_s": med["torch"],
+            "timed": timed, "numpy_s": med["numpy"], "engine_s": med["torch"],
             "numpy/torch": med["numpy"] / med["torch"], "torch_vs_numpy": diff,
             "loss": a.loss}
 

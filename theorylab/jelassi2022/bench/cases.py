@@ -9,8 +9,8 @@ from collections.abc import Callable
 import numpy as np
 
 __all__ = ["STATE", "AutogradBaseline", "autograd_for", "blas_read", "empirical_config",
-           "engine_pass", "grad_mismatch", "make_empirical_engine", "population_engine",
-           "step_bytes", "step_flops"]
+           "engine_pass", "grad_mismatch", "make_empirical_engine", "mc_states",
+           "population_engine", "step_bytes", "step_flops"]
 
 
 # -- configuration and engine -------------------------------------------------------------------
@@ -190,3 +190,18 @@ def population_engine(D: int, C: int, method: str, *, backend: str = "torch",
 
 #: a partition-symmetric state with γ ≠ ρ, the state the population steps are timed from
 STATE = {"gamma": 0.3, "rho": -0.05, "alpha": 0.4}
+
+
+def mc_states(engine) -> dict[str, dict]:
+    """The Monte Carlo engine's two timed states at [`STATE`][]: ``"aligned"``, v = α·w* (the
+    aligned shortcut: no noise draws), and ``"general"``, v = α·w* + 1e-9·e with a unit e ⊥ w*
+    (the general path); A partition-symmetric in both."""
+    from theorylab.jelassi2022.observables import symmetric_A
+
+    A = engine.xp.asarray(symmetric_A(engine.D, engine.partition, engine.diag, STATE["gamma"],
+                                      STATE["rho"]))
+    v = STATE["alpha"] * engine.wstar
+    e = np.random.default_rng(0).standard_normal(v.shape)
+    e -= (e @ engine.wstar) * engine.wstar
+    e /= np.linalg.norm(e)
+    return {"aligned": {"A": A, "v": v}, "general": {"A": A, "v": v + 1e-9 * e}}

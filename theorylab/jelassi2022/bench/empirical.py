@@ -23,14 +23,11 @@ any device a memcpy bandwidth and a matmul FLOP rate measured in the same run
 
 from __future__ import annotations
 
-import statistics
-
-import numpy as np
-
 from theorylab.core.atomic_io import write_csv
 from theorylab.core.bench import (
+    engine_step,
     fmt_row,
-    interleaved_times,
+    interleaved_medians,
     measure_peaks,
     peak_bandwidth,
     peak_memory_mb,
@@ -47,6 +44,7 @@ from theorylab.jelassi2022.bench.cases import (
     engine_pass,
     grad_mismatch,
     make_empirical_engine,
+    mc_states,
     population_engine,
     step_bytes,
     step_flops,
@@ -84,7 +82,7 @@ def bench_empirical(
     check: bool = True, copy_gbs: float | None = None,
 ) -> dict[str, object]:
     """One row: time per empirical step and per autograd step on the same data, timed
-    interleaved ([`interleaved_times`][]; see module). With ``copy_gbs`` (the copy rate of
+    interleaved ([`interleaved_medians`][]; see module). With ``copy_gbs`` (the copy rate of
     [`measure_peaks`][]), also the time to read X once and the step's multiple of it."""
     import torch
 
@@ -101,29 +99,25 @@ def bench_empirical(
     if check:
         row["grad_rel_err"] = grad_mismatch(engine, params)
 
-    def step():
-        ev = engine.evaluate(params, 0, need_grad=True, record=False)
-        return engine.apply(params, ev.grads)
-
-    fns = {"engine": step}
+    fns = {"engine": engine_step(engine, params)}
     base = autograd_for(engine, params) if autograd else None
     if base is not None:
         fns["autograd"] = base.step
         if not device.startswith("cuda"):
             fns["blas_read"] = blas_read(engine, params)
-    times = interleaved_times(fns, sync, repeats=repeats, max_seconds=max_seconds)
-    t = statistics.median(times["engine"])
-    row["repeats"] = len(times["engine"])
+    med, row["repeats"] = interleaved_medians(fns, sync, repeats=repeats,
+                                              max_seconds=max_seconds)
+    t = med["engine"]
     row["pass"] = engine_pass(engine)
     row["step_ms"] = 1e3 * t
     row["GB/s"] = step_bytes(N, D, d, itemsize) / t / 1e9
     row["GFLOP/s"] = step_flops(N, D, d, engine.model.activation.degree) / t / 1e9
     if base is not None:
-        ta = statistics.median(times["autograd"])
+        ta = med["autograd"]
         row["autograd_ms"] = 1e3 * ta
         row["speedup_vs_autograd"] = ta / t
-        if "blas_read" in times:
-            tr = statistics.median(times["blas_read"])
+        if "blas_read" in med:
+            tr = med["blas_read"]
             row["blas_read_ms"] = 1e3 * tr
             row["autograd_over_blas_read"] = ta / tr
         del base
@@ -287,9 +281,9 @@ def bench_choices(N: int, D: int, d: int, *, repeats: int = 5, max_seconds: floa
             fns[f"fused_t{n}_ms"] = step("auto", n, "fused")
         fns[f"autograd_t{n}_ms"] = autograd(n)
     fns["blas_read_ms"] = blas_read(engine, params)
-    times = interleaved_times(fns, repeats=repeats, max_seconds=max_seconds)
+    med, _ = interleaved_medians(fns, repeats=repeats, max_seconds=max_seconds)
     row: dict[str, object] = {"N": N, "D": D, "d": d}
-    row.update({k: 1e3 * statistics.median(v) for k, v in times.items()})
+    row.update({k: 1e3 * v for k, v in med.items()})
     t1 = threads[0]
     row[f"auto_vs_einsum_t{t1}"] = row[f"einsum_t{t1}_ms"] / row[f"auto_t{t1}_ms"]
     row[f"speedup_vs_autograd_t{t1}"] = row[f"autograd_t{t1}_ms"] / row[f"auto_t{t1}_ms"]
@@ -308,34 +302,26 @@ def bench_flush(*, repeats: int = 5, max_seconds: float = 30.0) -> list[dict]:
     general path) and the exchangeable step at D = 32 (C = 4) and D = 64 (C = 2), with
     flush-to-zero off and on, torch and numpy CPU backends, float64, timed
     interleaved; ns per draw or per histogram."""
-    from theorylab.jelassi2022.observables import symmetric_A
-
     rows = []
     for backend in ("numpy", "torch"):
         M = 100_000
         mc = population_engine(32, 4, "montecarlo", backend=backend, mc_samples=M)
-        A = mc.xp.asarray(symmetric_A(32, mc.partition, mc.diag, STATE["gamma"], STATE["rho"]))
-        v = STATE["alpha"] * mc.wstar
-        e = np.random.default_rng(0).standard_normal(v.shape)
-        e -= (e @ mc.wstar) * mc.wstar
-        e /= np.linalg.norm(e)
-        states = {"aligned": {"A": A, "v": v}, "general": {"A": A, "v": v + 1e-9 * e}}
-        cases = [("montecarlo D=32 C=4 " + k, mc, p, M) for k, p in states.items()]
+        cases = [("montecarlo D=32 C=4 " + k, mc, p, M) for k, p in mc_states(mc).items()]
         for D, C in ((32, 4), (64, 2)):
             ex = population_engine(D, C, "exchangeable", backend=backend)
             cases.append((f"exchangeable D={D} C={C}", ex, dict(STATE), ex.n_configs))
         fns = {}
         for name, eng, p, _ in cases:
+            step = engine_step(eng, p)
             for flush in (False, True):
-                def run(eng=eng, p=p, flush=flush):
+                def run(eng=eng, step=step, flush=flush):
                     eng.flush_denormals = flush
-                    eng.apply(p, eng.evaluate(p, 0, need_grad=True, record=False).grads)
+                    step()
                 fns[(name, flush)] = run
-        times = interleaved_times(fns, repeats=repeats, max_seconds=max_seconds)
+        med, _ = interleaved_medians(fns, repeats=repeats, max_seconds=max_seconds)
         for name, eng, _, n in cases:
             eng.flush_denormals = True
-            off = statistics.median(times[(name, False)])
-            on = statistics.median(times[(name, True)])
+            off, on = med[(name, False)], med[(name, True)]
             rows.append({"backend": backend, "case": name, "units": n,
                          "ns_per_unit_ftz_off": 1e9 * off / n, "ns_per_unit_ftz_on": 1e9 * on / n,
                          "speedup": off / on})

@@ -46,12 +46,13 @@ import time
 import numpy as np
 
 from theorylab.core.bench import (
-    interleaved_times,
+    engine_step,
+    interleaved_medians,
     measure_peaks,
     peak_bandwidth,
     time_engine_step,
 )
-from theorylab.jelassi2022.bench.cases import STATE, population_engine, step_bytes
+from theorylab.jelassi2022.bench.cases import STATE, mc_states, population_engine, step_bytes
 from theorylab.jelassi2022.bench.empirical import bench_empirical
 
 __all__ = ["TARGETS", "TARGET_SCHEMA", "Target", "run_targets", "target_sizes"]
@@ -148,8 +149,6 @@ def _size_str(size: dict[str, int]) -> str:
 
 def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, args,
              cache: dict) -> dict:
-    from theorylab.jelassi2022.observables import symmetric_A
-
     row: dict[str, object] = {}
     if target.key in ("T1", "T2", "T5"):
         key = (size["N"], size["D"], size["d"], dtype)
@@ -192,8 +191,7 @@ def _measure(target: Target, size: dict, device: str, dtype: str, peaks: dict, a
     else:
         eng = population_engine(size["D"], 4, "montecarlo", device=device, dtype=dtype,
                                 mc_samples=size["M"])
-        A = symmetric_A(size["D"], eng.partition, eng.diag, STATE["gamma"], STATE["rho"])
-        params = {"A": eng.xp.asarray(A), "v": STATE["alpha"] * eng.wstar}
+        params = mc_states(eng)["aligned"]
         row["note"] = f"C=4, chunk {eng.chunk:,} samples"
     eng.xp.synchronize()
     row["setup_s"] = time.perf_counter() - t0
@@ -209,26 +207,11 @@ def _measure_mc_aligned(size: dict, device: str, dtype: str, args) -> dict:
     """T6: one Monte Carlo step (fresh draws) from v = α·w* (the aligned shortcut: no noise
     draws, two matrix products per chunk) and from v = α·w* + 1e-9·e, e ⊥ w* (the general path),
     timed interleaved; the ratio of the medians."""
-    import statistics
-
-    from theorylab.jelassi2022.observables import symmetric_A
-
     eng = population_engine(size["D"], size["C"], "montecarlo", device=device, dtype=dtype,
                             mc_samples=size["M"])
-    A = eng.xp.asarray(symmetric_A(size["D"], eng.partition, eng.diag, STATE["gamma"],
-                                   STATE["rho"]))
-    v = STATE["alpha"] * eng.wstar
-    e = np.random.default_rng(0).standard_normal(v.shape)
-    e -= (e @ eng.wstar) * eng.wstar
-    e /= np.linalg.norm(e)
-    states = {"aligned": {"A": A, "v": v}, "general": {"A": A, "v": v + 1e-9 * e}}
-
-    def step(p):
-        return lambda: eng.apply(p, eng.evaluate(p, 0, need_grad=True, record=False).grads)
-
-    times = interleaved_times({k: step(p) for k, p in states.items()}, eng.xp.synchronize,
-                              repeats=max(args.repeats, 5), max_seconds=args.max_seconds)
-    med = {k: statistics.median(v) for k, v in times.items()}
+    med, _ = interleaved_medians({k: engine_step(eng, p) for k, p in mc_states(eng).items()},
+                                 eng.xp.synchronize, repeats=max(args.repeats, 5),
+                                 max_seconds=args.max_seconds)
     M = size["M"]
     return {"measured": med["aligned"] / med["general"], "step_ms": 1e3 * med["aligned"],
             "note": (f"aligned {1e9 * med['aligned'] / M:.0f} ns/draw, general "
