@@ -23,11 +23,18 @@ docs/performance/: a bad value ends with one line ``error: <flag>: ...`` and exi
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from pathlib import Path
 
-from theorylab.core.bench import SuiteContext, check_csv_out, check_device, device_name
+from theorylab.core.bench import (
+    SuiteContext,
+    check_csv_out,
+    check_device,
+    device_name,
+    given_modes,
+)
 from theorylab.core.cli import ArgumentParser, output_argument
 from theorylab.core.faults import command
 from theorylab.core.provenance import refuse_committed
@@ -93,8 +100,8 @@ def _parser() -> ArgumentParser:
                    help="run the GPU suite into the folder --out (see the module help)")
     p.add_argument("--suite-seconds", type=float, default=SUITE_SECONDS,
                    help=f"with --gpu-suite: the total time (default {SUITE_SECONDS:.0f})")
-    p.add_argument("--suite-part", default=None, help=argparse_suppress())
-    p.add_argument("--cpu-sizes", action="store_true", help=argparse_suppress())
+    p.add_argument("--suite-part", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--cpu-sizes", action="store_true", help=argparse.SUPPRESS)
     output_argument(p, "--out", writes=(".csv", "folder"),
                     help="the table as CSV (a new file, or a benchmark CSV to replace); with "
                          "--gpu-suite a folder (new, empty, or a previous suite's); a reduced run "
@@ -104,12 +111,6 @@ def _parser() -> ArgumentParser:
                    help="replace an --out CSV that theorylab did not write, or (--gpu-suite) "
                         "write into a folder that it did not write")
     return p
-
-
-def argparse_suppress():
-    import argparse
-
-    return argparse.SUPPRESS
 
 
 def _check(args) -> None:
@@ -159,7 +160,7 @@ def _defaults(args) -> None:
 def _check_suite(args) -> None:
     if args.gpu_suite and args.out is None:
         raise ValueError("--out: the GPU suite needs a folder for its tables (--out DIR)")
-    used = [f for f in ("targets", "sweep", "choices") if getattr(args, f)]
+    used = given_modes(args)
     if used or args.sizes is not None:
         flag = f"--{used[0]}" if used else "--sizes"
         raise ValueError(f"{flag}: not taken with --gpu-suite (the suite runs fixed parts)")
@@ -210,9 +211,8 @@ def _run_part(args) -> int:
 
     cases = _cases()
     if args.suite_part not in cases:
-        print(f"error: --suite-part: unknown part {args.suite_part!r} (known: "
-              f"{', '.join(cases)})", file=sys.stderr)
-        return 2
+        raise ValueError(f"--suite-part: unknown part {args.suite_part!r} (known: "
+                         f"{', '.join(cases)})")
     _paper, case = cases[args.suite_part]
     ctx = SuiteContext(device=args.device, cpu_sizes=args.cpu_sizes,
                        max_seconds=args.max_seconds, repeats=args.repeats)

@@ -160,23 +160,17 @@ def _rejudge(a) -> int:
     from theorylab.analysis import load_claim
 
     if a.only or a.quick or a.device:
-        print("error: --rejudge: runs nothing; not with --only, --quick or --device",
-              file=sys.stderr)
-        return 2
-    try:
-        values = _pairs("--threshold", a.threshold, number=True)
-        stored = load_claim(a.rejudge, a.results,
-                            readings=_pairs("--reading", a.reading, number=False))
-        declared = list(stored.claim.values())
-        unknown = [k for k in values if k not in declared]
-        if unknown:
-            raise ValueError(f"--threshold: {stored.claim.key} declares no {unknown[0]!r}; "
-                             f"declared: {declared}")
-        verdict = stored.judge(**values)
-        against = [(name, stored.counterfactual(name)) for name in a.counterfactual]
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+        raise ValueError("--rejudge: runs nothing; not with --only, --quick or --device")
+    values = _pairs("--threshold", a.threshold, number=True)
+    stored = load_claim(a.rejudge, a.results,
+                        readings=_pairs("--reading", a.reading, number=False))
+    declared = list(stored.claim.values())
+    unknown = [k for k in values if k not in declared]
+    if unknown:
+        raise ValueError(f"--threshold: {stored.claim.key} declares no {unknown[0]!r}; "
+                         f"declared: {declared}")
+    verdict = stored.judge(**values)
+    against = [(name, stored.counterfactual(name)) for name in a.counterfactual]
     claim = stored.claim
     away = {k: v for k, v in stored.readings.items() if v != claim.main_readings()[k]}
     print(f"{claim.key}: re-judged from {stored.folder} (tables: {', '.join(stored.tables)}); "
@@ -319,29 +313,23 @@ def main(argv=None) -> int:
         for key, claim in all_claims().items():
             print(f"{key:<28} {claim.label:<14} {claim.kind:<16} {claim.title}")
         return 0
-    try:  # both refused before any claim runs
-        _check_device(a.device or "cpu", resolve_claims(a.only, field="--only"))
-        if a.out is None:
-            a.out = default_out("results", quick=a.quick)
-        elif a.quick:
-            refuse_committed(a.out, "results", "--quick")
-        refuse_foreign_committed(a.out, "results", what="theorylab check")
-        check_out_folder(a.out)
-        claim_folder(a.out, "results", field="--out", create=False, force=a.force)
-    except ValueError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    # refused before any claim runs
+    _check_device(a.device or "cpu", resolve_claims(a.only, field="--only"))
+    if a.out is None:
+        a.out = default_out("results", quick=a.quick)
+    elif a.quick:
+        refuse_committed(a.out, "results", "--quick")
+    refuse_foreign_committed(a.out, "results", what="theorylab check")
+    check_out_folder(a.out)
+    claim_folder(a.out, "results", field="--out", create=False, force=a.force)
     _say_recorded_time(resolve_claims(a.only), a.out, quick=a.quick)
     t0 = time.perf_counter()
-    try:
-        with keeping(written_since(a.out, time.time())), executor_from_args(a), \
-                use_device(a.device or "cpu"):
-            claim_folder(a.out, "results", field="--out", force=a.force)
-            summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures,
-                                 variants=not a.main_reading_only)
-    except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    # a scheduler that cannot be reached, an unusable --cache: a ValueError, exit 2
+    with keeping(written_since(a.out, time.time())), executor_from_args(a), \
+            use_device(a.device or "cpu"):
+        claim_folder(a.out, "results", field="--out", force=a.force)
+        summary = run_checks(a.only, quick=a.quick, out=a.out, figures=not a.no_figures,
+                             variants=not a.main_reading_only)
     print(console_summary(summary))
     print(f"total {time.perf_counter() - t0:.1f} s; details: {a.out}/<paper>/summary.md and "
           "one page per claim")

@@ -100,11 +100,6 @@ def _say_estimate(ids: list[str], out, quick: bool) -> None:
             print(line, flush=True)
 
 
-def _error(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
 @command("figures")
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
@@ -126,44 +121,40 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [i for i in args.only or [] if i not in known and i not in papers]
     # every argument is checked before anything is rendered or written
     if unknown:
-        return _error(f"--only: unknown figure id or paper (got {', '.join(map(repr, unknown))})"
-                      "; see --list")
+        raise ValueError(f"--only: unknown figure id or paper (got "
+                         f"{', '.join(map(repr, unknown))}); see --list")
     try:
         threads = threads_from_args(args)
     except ValueError as err:  # a bad $THEORYLAB_THREADS
-        return _error(f"--threads: {err}")
+        raise ValueError(f"--threads: {err}") from None
     if args.seed < 0:  # numpy's generators take seeds >= 0
-        return _error(f"--seed: must be >= 0 (got {args.seed})")
+        raise ValueError(f"--seed: must be >= 0 (got {args.seed})")
     if args.device == "cuda":
         import torch
 
         if not torch.cuda.is_available():
-            return _error("--device: 'cuda' requested but CUDA is not available (got 'cuda')")
+            raise ValueError("--device: 'cuda' requested but CUDA is not available (got "
+                             "'cuda')")
     custom = [f for f, on in (("--quick", args.quick), ("--seed", args.seed != 0),
                               ("--device", args.device != "cpu")) if on]
-    try:
-        if args.out is None:
-            args.out = default_out("figures", quick=args.quick, custom=bool(custom))
-        elif custom:
-            refuse_committed(args.out, "figures", " ".join(custom))
-        refuse_foreign_committed(args.out, "figures", what="theorylab figures")
-        check_out_folder(args.out)
-        claim_folder(args.out, "figures", field="--out", create=False, force=args.force)
-        read_manifest(args.out)
-    except ValueError as err:
-        return _error(str(err))
+    if args.out is None:
+        args.out = default_out("figures", quick=args.quick, custom=bool(custom))
+    elif custom:
+        refuse_committed(args.out, "figures", " ".join(custom))
+    refuse_foreign_committed(args.out, "figures", what="theorylab figures")
+    check_out_folder(args.out)
+    claim_folder(args.out, "figures", field="--out", create=False, force=args.force)
+    read_manifest(args.out)
     set_threads(threads)
     if args.only:
         args.only = [s.id for s in specs if s.id in args.only or s.paper in args.only]
     _say_estimate(args.only or [s.id for s in specs], args.out, args.quick)
     t0 = time.perf_counter()
-    try:
-        with keeping(written_since(args.out, time.time())), executor_from_args(args):
-            claim_folder(args.out, "figures", field="--out", force=args.force)
-            manifest = run_figures(args.only, out=args.out, quick=args.quick,
-                                   device=args.device, seed=args.seed)
-    except ValueError as err:  # a scheduler that cannot be reached, an unusable --cache
-        return _error(str(err))
+    # a scheduler that cannot be reached, an unusable --cache: a ValueError, exit 2
+    with keeping(written_since(args.out, time.time())), executor_from_args(args):
+        claim_folder(args.out, "figures", field="--out", force=args.force)
+        manifest = run_figures(args.only, out=args.out, quick=args.quick,
+                               device=args.device, seed=args.seed)
     skipped = manifest.pop("skipped")
     done = [i for i in args.only or [s.id for s in specs] if i not in skipped]
     for i in done:

@@ -49,6 +49,8 @@ __all__ = [
     "empty_cache",
     "engine_step",
     "fmt_row",
+    "given_flags",
+    "given_modes",
     "interleaved_medians",
     "interleaved_times",
     "machine_line",
@@ -331,6 +333,23 @@ def machine_line(device: str = "cpu", extra: Mapping[str, str] | None = None) ->
 CSV_MARK = "device"
 #: The command named in the sidecar of a benchmark CSV.
 WRITER = "theorylab bench"
+
+
+def given_modes(args) -> list[str]:
+    """The modes of a paper's benchmark given to ``theorylab bench`` (``targets``, ``sweep``,
+    ``choices``), in that order."""
+    return [f for f in ("targets", "sweep", "choices") if getattr(args, f, False)]
+
+
+def given_flags(args) -> list[str]:
+    """The optional flags of a paper's benchmark given to ``theorylab bench`` (``--backend``,
+    ``--dtypes``, ``--max-bytes``, ``--quick``, ``--targets-size``): a paper honours each or
+    refuses it, never ignores it."""
+    return [flag for flag, on in (("--backend", args.backend is not None),
+                                  ("--dtypes", args.dtypes is not None),
+                                  ("--max-bytes", args.max_bytes is not None),
+                                  ("--quick", args.quick),
+                                  ("--targets-size", args.targets_size != "auto")) if on]
 
 
 def check_device(device: str) -> str:

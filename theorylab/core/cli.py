@@ -20,32 +20,28 @@ _PROG: dict[str, str | None] = {"name": None}
 
 _KINDS = {"int": "an integer", "float": "a number"}
 
+#: argparse's error messages (``argument --x/-x: ...`` names the flag by its first spelling)
+#: and their one-line forms, tried in order.
+_FORMS = (
+    (r"argument (\S+?)(?:/\S+)?: invalid choice: (.*) \(choose from (.*)\)",
+     lambda flag, got, choices: f"{flag}: must be one of [{choices}] (got {got})"),
+    (r"argument (\S+?)(?:/\S+)?: invalid (\w+) value: (.*)",
+     lambda flag, kind, got: f"{flag}: must be {_KINDS.get(kind, kind)} (got {got})"),
+    (r"argument (\S+?)(?:/\S+)?: expected (.*)",
+     lambda flag, rest: f"{flag}: needs a value (expected {rest})"),
+    (r"unrecognized arguments: (.*)",
+     lambda got: f"{got.split(' ')[0]}: unknown argument (got {got!r}); see --help"),
+    (r"the following arguments are required: (.*)", lambda names: f"{names}: required; see --help"),
+    (r"argument (\S+?)(?:/\S+)?: (.*)", lambda flag, rest: f"{flag}: {rest}"),
+)
+
 
 def one_line(message: str) -> str:
     """argparse's error ``message`` as ``<flag>: <what is wrong> (got ...)``."""
-    m = re.fullmatch(r"argument (\S+?)(?:/\S+)?: invalid choice: (.*) \(choose from (.*)\)",
-                     message, re.S)
-    if m:
-        flag, got, choices = m.groups()
-        return f"{flag}: must be one of [{choices}] (got {got})"
-    m = re.fullmatch(r"argument (\S+?)(?:/\S+)?: invalid (\w+) value: (.*)", message, re.S)
-    if m:
-        flag, kind, got = m.groups()
-        return f"{flag}: must be {_KINDS.get(kind, kind)} (got {got})"
-    m = re.fullmatch(r"argument (\S+?)(?:/\S+)?: expected (.*)", message, re.S)
-    if m:
-        flag, rest = m.groups()
-        return f"{flag}: needs a value (expected {rest})"
-    m = re.fullmatch(r"unrecognized arguments: (.*)", message, re.S)
-    if m:
-        first = m.group(1).split(" ")[0]
-        return f"{first}: unknown argument (got {m.group(1)!r}); see --help"
-    m = re.fullmatch(r"the following arguments are required: (.*)", message, re.S)
-    if m:
-        return f"{m.group(1)}: required; see --help"
-    m = re.fullmatch(r"argument (\S+?)(?:/\S+)?: (.*)", message, re.S)
-    if m:
-        return f"{m.group(1)}: {m.group(2)}"
+    for pattern, form in _FORMS:
+        m = re.fullmatch(pattern, message, re.S)
+        if m:
+            return form(*m.groups())
     return message
 
 

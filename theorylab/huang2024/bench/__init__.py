@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import math
 
-from theorylab.core.bench import BenchCase, PaperBench, SuiteContext, empty_cache
+from theorylab.core.bench import (
+    BenchCase,
+    PaperBench,
+    SuiteContext,
+    empty_cache,
+    given_flags,
+    given_modes,
+)
 
 from .baselines import AutogradExactLoss, AutogradLaplace, autograd_batch_loss
 from .cases import (
@@ -38,15 +45,11 @@ SUITE_SIZES = {"exact": ((64, 256, 576, 1024), (8, 16)),
 
 
 def _check(args) -> None:
-    modes = [f for f in ("targets", "sweep", "choices") if getattr(args, f, False)]
+    modes = given_modes(args)
     if modes:
         raise ValueError(f"--paper: huang2024 times the exact population step only (got "
                          f"--{modes[0]})")
-    unused = [flag for flag, given in (("--backend", args.backend is not None),
-                                       ("--dtypes", args.dtypes is not None),
-                                       ("--max-bytes", args.max_bytes is not None),
-                                       ("--targets-size", args.targets_size != "auto"))
-              if given]
+    unused = [flag for flag in given_flags(args) if flag != "--quick"]
     if unused:  # every flag is honoured or refused, never ignored
         raise ValueError(f"{unused[0]}: not used by --paper huang2024 (it times the exact step "
                          "in float64 on numpy, torch and autograd; its flags: --quick, --sizes, "

@@ -14,7 +14,7 @@ device peaks and machine naming are the kernel's harness, [`theorylab.core.bench
 
 from __future__ import annotations
 
-from theorylab.core.bench import BenchCase, PaperBench, SuiteContext
+from theorylab.core.bench import BenchCase, PaperBench, SuiteContext, given_flags, given_modes
 
 from . import cases, empirical, precision, targets
 from .cases import *  # noqa: F403  (re-exported: the timed engines, states, baseline, counts)
@@ -30,7 +30,7 @@ __all__ = ["BENCH", "SUITE_CPU_SIZES", *cases.__all__, *empirical.__all__, *prec
 def _check(args) -> None:
     """This paper's flags (``theorylab bench``): one mode at a time; ``--sizes`` is not
     taken; ``--choices`` times the CPU step only."""
-    modes = [f for f in ("targets", "sweep", "choices") if getattr(args, f)]
+    modes = given_modes(args)
     if len(modes) > 1:
         raise ValueError(f"--{modes[1]}: one of --targets, --sweep, --choices at a time (got "
                          f"{', '.join('--' + m for m in modes)})")
@@ -40,12 +40,7 @@ def _check(args) -> None:
     if args.choices and args.device != "cpu":
         raise ValueError(f"--device: --choices times the CPU step only (got {args.device!r})")
     mode = modes[0] if modes else "grid"
-    given = [flag for flag, on in (("--backend", args.backend is not None),
-                                   ("--dtypes", args.dtypes is not None),
-                                   ("--max-bytes", args.max_bytes is not None),
-                                   ("--quick", args.quick),
-                                   ("--targets-size", args.targets_size != "auto"))
-             if on and flag not in _USED[mode]]
+    given = [flag for flag in given_flags(args) if flag not in _USED[mode]]
     if given:  # every flag is honoured by the mode or refused, never ignored
         what = f"--{mode}" if modes else "the size grid"
         raise ValueError(f"{given[0]}: not used by {what} (its flags: "
