@@ -187,16 +187,12 @@ class RealViTConfig:
                              f"{self.n_eval} (got {self.n_traj}, {self.n_show})")
         if self.init not in INITS:
             raise ValueError(f"realvit.init: must be one of {list(INITS)} (got {self.init!r})")
-        for name in ("lr", "temperature", "mlp_ratio", "sigma"):
-            v = getattr(self, name)
+        for name in ("lr", "temperature", "mlp_ratio", "sigma", "weight_decay", "noise"):
+            v, zero = getattr(self, name), name in ("weight_decay", "noise")  # 0 allowed
             if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
-                                           and v > 0):
-                raise ValueError(f"realvit.{name}: must be a finite number > 0 (got {v!r})")
-        for name in ("weight_decay", "noise"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
-                                           and v >= 0):
-                raise ValueError(f"realvit.{name}: must be a finite number >= 0 (got {v!r})")
+                                           and (v >= 0 if zero else v > 0)):
+                raise ValueError(f"realvit.{name}: must be a finite number "
+                                 f"{'>=' if zero else '>'} 0 (got {v!r})")
         if not (isinstance(self.warmup, (int, float)) and 0 <= self.warmup < 1):
             raise ValueError(f"realvit.warmup: must be in [0, 1) (got {self.warmup!r})")
         if not (isinstance(self.mask_ratio, (int, float)) and 0 < self.mask_ratio < 1):
@@ -372,11 +368,10 @@ def reference_run(cfg: RealViTConfig, data: PlacedImages) -> ArmRun:
             uni.loc[sel & (uni["head"] >= 0), "js_start"] = js
             uni.loc[sel & (uni["head"] == -1), "js_start"] = float(js.mean())
     rows.append(uni)
-    empty = {"trajectory": pd.DataFrame(columns=list(TRAJECTORY_SCHEMA)).astype(
-        TRAJECTORY_SCHEMA), "curves": pd.DataFrame(columns=list(CURVE_SCHEMA)).astype(
-        CURVE_SCHEMA), "levels": pd.DataFrame(columns=list(LEVEL_SCHEMA)).astype(LEVEL_SCHEMA)}
-    return ArmRun(pd.concat(rows, ignore_index=True), maps=maps,
-                  seconds=time.perf_counter() - t0, **empty)
+    empty = [pd.DataFrame(columns=list(schema)).astype(schema)
+             for schema in (TRAJECTORY_SCHEMA, CURVE_SCHEMA, LEVEL_SCHEMA)]
+    return ArmRun(pd.concat(rows, ignore_index=True), *empty, maps=maps,
+                  seconds=time.perf_counter() - t0)
 
 
 def _curve_rows(losses: torch.Tensor, cfg: RealViTConfig, arm: str) -> pd.DataFrame:
