@@ -141,15 +141,21 @@ def check_attention(A, *, atol: float = ROW_SUM_ATOL, name: str = "A") -> np.nda
     arr = np.asarray(A, dtype=np.float64)
     if arr.ndim < 2 or arr.shape[-1] != arr.shape[-2] or arr.shape[-1] == 0:
         raise ValueError(f"{name} must have shape (..., P, P) with P >= 1, got shape {arr.shape}")
+    return _check_law(arr, atol, name, rows=True)
+
+
+def _check_law(arr: np.ndarray, atol: float, name: str, rows: bool) -> np.ndarray:
+    """`arr` when its last axis holds probability laws: finite, non-negative, summing to 1
+    within `atol` (`rows`: the laws are the rows of a map, and the messages say so)."""
+    label, total = (f"{name} rows", "row sum") if rows else (name, "sum")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (found NaN or inf)")
     if np.any(arr < 0):
-        raise ValueError(f"{name} rows must be non-negative (min entry {arr.min():.3g})")
-    if arr.size:
-        dev = float(np.max(np.abs(arr.sum(axis=-1) - 1.0)))
-        if dev > atol:
-            raise ValueError(f"{name} rows must sum to 1 within atol={atol:g} "
-                             f"(max |row sum - 1| = {dev:.3g})")
+        raise ValueError(f"{label} must be non-negative (min entry {arr.min():.3g})")
+    dev = float(np.max(np.abs(arr.sum(axis=-1) - 1.0))) if arr.size else 0.0
+    if dev > atol:
+        raise ValueError(f"{label} must sum to 1 within atol={atol:g} "
+                         f"(max |{total} - 1| = {dev:.3g})")
     return arr
 
 
@@ -168,14 +174,7 @@ def _prepare(A, query_weights, atol: float) -> tuple[np.ndarray, np.ndarray]:
     except ValueError:
         raise ValueError(f"query_weights leading shape {w.shape[:-1]} does not broadcast with "
                          f"A's leading shape {arr.shape[:-2]}") from None
-    if not np.all(np.isfinite(w)):
-        raise ValueError("query_weights must be finite (found NaN or inf)")
-    if np.any(w < 0):
-        raise ValueError(f"query_weights must be non-negative (min entry {w.min():.3g})")
-    dev = float(np.max(np.abs(w.sum(axis=-1) - 1.0))) if w.size else 0.0
-    if dev > atol:
-        raise ValueError(f"query_weights must sum to 1 within atol={atol:g} "
-                         f"(max |sum - 1| = {dev:.3g})")
+    _check_law(w, atol, "query_weights", rows=False)
     return np.broadcast_to(arr, lead + (P, P)), np.broadcast_to(w, lead + (P,))
 
 
