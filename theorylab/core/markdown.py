@@ -34,19 +34,11 @@ def _stars_of(text: str) -> list[int]:
 def _pieces(text: str):
     """(offset, piece, is_text) in order: fenced code, code spans, math and comments are not
     text; list markers (``* item``) and rules (``***``) count as kept."""
-    pos = 0
-    kept = sorted([(m.start(), m.end()) for m in _FENCE.finditer(text)])
-    spans: list[tuple[int, int]] = []
-    for a, b in kept:
-        if a >= pos:
-            spans.append((a, b))
-            pos = b
-    out = []
-    pos = 0
-    for a, b in spans:
-        out += _inline(text, pos, a)
-        out.append((a, text[a:b], False))
-        pos = b
+    out, pos = [], 0
+    for m in _FENCE.finditer(text):  # in order, never overlapping
+        out += _inline(text, pos, m.start())
+        out.append((m.start(), m.group(0), False))
+        pos = m.end()
     out += _inline(text, pos, len(text))
     return out
 
@@ -79,15 +71,10 @@ def stray_stars(text: str) -> list[int]:
 
 def escape_stray_stars(text: str) -> str:
     """`text` with every stray ``*`` ([`stray_stars`][]) written ``\\*``."""
-    stars = stray_stars(text)
-    if not stars:
-        return text
-    parts, pos = [], 0
-    for i in stars:
-        parts += [text[pos:i], "\\*"]
-        pos = i + 1
-    parts.append(text[pos:])
-    return "".join(parts)
+    chars = list(text)
+    for i in stray_stars(text):
+        chars[i] = "\\*"
+    return "".join(chars)
 
 
 # --- formulas written in text -------------------------------------------------------------------
@@ -247,12 +234,9 @@ def typeset_formulas(text: str) -> str:
     code, math, HTML, link targets and addresses are left alone, and so is text already in
     ``$…$``. A title line (``# …``) is changed like any other."""
     out, pos = [], 0
-    kept = [(m.start(), m.end()) for m in _FENCE.finditer(text)]
-    kept += [(m.start(), m.end()) for m in _NOT_TEXT.finditer(text)]
-    kept.sort()
     blocked = bytearray(len(text))
-    for a, b in kept:
-        blocked[a:b] = b"\x01" * (b - a)
+    for m in (*_FENCE.finditer(text), *_NOT_TEXT.finditer(text)):
+        blocked[m.start():m.end()] = b"\x01" * (m.end() - m.start())
     # a table row's cells end at an unescaped ``|``: no formula runs across one
     # (nor an escaped one ``\|``, a bar the cell shows, which TeX would read as ``‖``)
     scan = _TABLE_ROW.sub(lambda m: re.sub(r"\\?\|", lambda b: "\v" * len(b[0]), m[0]), text)
