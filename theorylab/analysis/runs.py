@@ -123,14 +123,18 @@ def open_sweep(path: str | Path) -> SweepFiles:
     from theorylab.core.sweep.store import check_sweep_table
 
     path = Path(path)
-    manifest = json.loads((path / "sweep.json").read_text()) if (path / "sweep.json"
-                                                                  ).is_file() else {}
+    manifest = read_manifest(path)
     table = check_sweep_table(load_sweep(path), path)
+    return SweepFiles(_store_paper(manifest), manifest, table, path)
+
+
+def _store_paper(manifest: dict) -> Paper:
+    """The registered paper a sweep store's manifest names (default: the default paper)."""
     name = manifest.get("paper", DEFAULT_PAPER)
     if name not in PAPERS:
         raise ValueError(f"sweep: the store's paper {name!r} is not registered "
                          f"(known: {list(PAPERS)})")
-    return SweepFiles(PAPERS[name], manifest, table, path)
+    return PAPERS[name]
 
 
 def sweep_progress(sweep: SweepFiles) -> tuple[int, int]:
@@ -160,13 +164,7 @@ def _paper_of_path(path: Path) -> Paper:
     """The paper of a run folder (its ``config.toml``) or of a sweep store (``sweep.json``)."""
     folder = path.parent if path.name == "trajectory.csv" else path
     if (folder / "results.parquet").is_file():
-        manifest = folder / "sweep.json"
-        name = json.loads(manifest.read_text()).get("paper", DEFAULT_PAPER) if \
-            manifest.is_file() else DEFAULT_PAPER
-        if name not in PAPERS:
-            raise ValueError(f"sweep: the store's paper {name!r} is not registered "
-                             f"(known: {list(PAPERS)})")
-        return PAPERS[name]
+        return _store_paper(read_manifest(folder))
     if folder.is_dir() and not (folder / "trajectory.csv").is_file():
         raise ValueError(f"source: {str(path)!r} is neither a run folder (trajectory.csv) nor "
                          "a sweep store (results.parquet)")
