@@ -222,8 +222,6 @@ def device_name(device: str = "cpu") -> str:
                     break
     except OSError:  # pragma: no cover - non-Linux
         pass
-    import os
-
     return f"{name or platform.processor() or platform.machine()} ({os.cpu_count()} logical CPUs)"
 
 

@@ -104,10 +104,6 @@ _FUNCTIONS = {"log", "ln", "exp", "sin", "cos", "max", "min", "sup", "inf", "lim
 _OPEN, _CLOSE = "([{⟨", ")]}⟩"
 
 
-def _depth(text: str) -> int:
-    return sum((ch in _OPEN) - (ch in _CLOSE) for ch in text)
-
-
 def _tex(formula: str) -> str:
     """A formula written in text as TeX: ``*`` of a name a superscript (``T*`` → ``T^*``), an
     index or power of several characters braced, a word upright (``\\mathrm{polylog}``,
