@@ -58,7 +58,6 @@ _USED = {"grid": {"--backend", "--dtypes", "--max-bytes", "--quick"},
 def _run(args) -> int:
     from theorylab.core.atomic_io import write_csv
     from theorylab.core.bench import default_max_bytes
-    from theorylab.jelassi2022.bench import empirical, targets
 
     if args.max_bytes is None:
         args.max_bytes = default_max_bytes(args.device)
@@ -100,7 +99,6 @@ def _targets(ctx: SuiteContext):
     import argparse
 
     from theorylab.core.bench import default_max_bytes
-    from theorylab.jelassi2022.bench import targets
 
     args = argparse.Namespace(device=ctx.device, dtypes=["float32", "float64"],
                               targets_size="cpu" if ctx.cpu_sizes else "target",
