@@ -136,9 +136,7 @@ def runs_dataset(tables: Mapping[Any, pd.DataFrame], *, attrs: Mapping[str, Any]
             ds[name].values[at] = value if isinstance(value, str) else float(value)
     if clocks:
         etas = {str(k): float(v) for k, v in clocks.items()}
-        if single:
-            ds = ds.assign_coords(time=("step", ds.step.values * etas[str(None)]))
-        elif len(set(etas.values())) == 1:
+        if len(set(etas.values())) == 1:  # one clock (one run, or runs alike)
             ds = ds.assign_coords(time=("step", ds.step.values * next(iter(etas.values()))))
         else:
             eta = np.array([etas.get(str(r), math.nan) for r in ds[dim].values])
@@ -192,31 +190,27 @@ def _global_attrs(head: bytes) -> dict[str, object]:
         pos += 4
         return value
 
-    def name() -> bytes:
+    def padded(n: int) -> bytes:  # n bytes, then padding to a multiple of 4
         nonlocal pos
-        n = u32()
         text = head[pos:pos + n]
         pos += (n + 3) // 4 * 4
         return text
-
     tag, count = u32(), u32()
     if tag not in (0, _NC_DIMENSION) or count > 10_000:
         raise ValueError("bad dimension list")
-    for _ in range(count):
-        name()
+    for _ in range(count):  # a dimension: its name and length
+        padded(u32())
         u32()
     tag, count = u32(), u32()
     if tag not in (0, _NC_ATTRIBUTE) or count > 10_000:
         raise ValueError("bad attribute list")
     out: dict[str, object] = {}
     for _ in range(count):
-        key = name().decode("utf-8")
+        key = padded(u32()).decode("utf-8")
         kind, n = u32(), u32()
         if kind not in _NC_SIZES:
             raise ValueError("bad attribute type")
-        size = n * _NC_SIZES[kind]
-        value = head[pos:pos + size]
-        pos += (size + 3) // 4 * 4
+        value = padded(n * _NC_SIZES[kind])
         if kind == _NC_CHAR:
             out[key] = value.decode("utf-8")
     return out
