@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..config import ExperimentConfig, config_from_dict
 from ..engines import make_engine
+from .mae import sweep
 
 # -- the CL setting (Theorem 4.4) ---------------------------------------------------------------
 #: A difference of attention masses counts when it exceeds ATTN_TOL (absolute). The readings
@@ -234,31 +235,38 @@ def cl_rung_prediction(P: int, C1: int, C: int, tau: float) -> dict:
     return out
 
 
+def _cl_rows(quick: bool, ladder, seeds, tau: float, objective: str, *, predict: bool = True,
+             reduced: bool = False) -> tuple[list[dict], list[pd.DataFrame]]:
+    """The CL runs ([`cl_seed_run`][], sweep points) of every rung of `ladder` and seed of
+    `seeds` at temperature `tau`: one summary row each (objective `objective`, with the derived
+    plateau and τ_c of [`cl_rung_prediction`][] when `predict`) and their trajectories."""
+    st = cl_settings(quick)
+    steps = cl_steps(quick, tau)
+    cells = [(r, sd) for r in ladder for sd in seeds]
+    more = {"reduced": True} if reduced else {}
+    trs = sweep(f"{__name__}:cl_seed_run", [
+        dict(P=P, C1=C1, C=C, steps=steps, tau=float(tau), every=st["every"], seed=sd, **more)
+        for (P, C1, C), sd in cells])
+    rows = []
+    for ((P, C1, C), sd), tr in zip(cells, trs):
+        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
+        rows.append({"objective": objective, "tau": float(tau), "seed": sd, "P": P, "C1": C1,
+                     "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
+                     **_cl_summary(tr),
+                     **(cl_rung_prediction(P, C1, C, float(tau)) if predict else {})})
+    return rows, trs
+
+
 @lru_cache(maxsize=32)
 def _cl_measure(quick: bool, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from theorylab.core.claims import point_rows
-    from theorylab.core.sweep import call_point, run_points
-
     st = cl_settings(quick)
-    cells = [(r, sd) for r in st["ladder"] for sd in st["seeds"]]
-    steps = cl_steps(quick, tau)
-    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=steps,
-                                 tau=float(tau), every=st["every"], seed=sd)
-                      for (P, C1, C), sd in cells])
+    rows, trs = _cl_rows(quick, st["ladder"], st["seeds"], tau, "cl")
+    trajs = [tr.assign(objective="cl", P=r["P"], seed=r["seed"], tau=float(tau))
+             for r, tr in zip(rows, trs)]
     mcells = [(r, sd) for r in st["ladder"] for sd in CL_SEEDS[:3]]
-    mtrs = run_points([call_point(f"{__name__}:cl_mae_run", P=P, C1=C1, C=C,
-                                  steps=st["mae_steps"], seed=sd)
-                       for (P, C1, C), sd in mcells])
-    rows, trajs = [], []
-    for ((P, C1, C), sd), tr in zip(cells, trs):
-        tr = point_rows(tr)
-        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
-        rows.append({"objective": "cl", "tau": float(tau), "seed": sd, "P": P, "C1": C1, "C": C,
-                     "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
-                     **_cl_summary(tr), **cl_rung_prediction(P, C1, C, float(tau))})
-        trajs.append(tr.assign(objective="cl", P=P, seed=sd, tau=float(tau)))
+    mtrs = sweep(f"{__name__}:cl_mae_run", [dict(P=P, C1=C1, C=C, steps=st["mae_steps"], seed=sd)
+                                            for (P, C1, C), sd in mcells])
     for ((P, C1, C), sd), tr in zip(mcells, mtrs):
-        tr = point_rows(tr)
         cfg = pair_config(P, C1, C, st["mae_steps"], None)
         rows.append({"objective": "mae", "tau": math.nan, "seed": sd, "P": P, "C1": C1, "C": C,
                      "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": math.nan,
@@ -294,22 +302,8 @@ CL_MILD_SEEDS = CL_SEEDS[:3]
 
 @lru_cache(maxsize=32)
 def _cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
-    from theorylab.core.claims import point_rows
-    from theorylab.core.sweep import call_point, run_points
-
-    st = cl_settings(quick)
-    cells = [(r, sd) for r in cl_ladder(quick, CL_MILD_DELTA) for sd in CL_MILD_SEEDS]
-    steps = cl_steps(quick, tau)
-    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=steps,
-                                 tau=float(tau), every=st["every"], seed=sd)
-                      for (P, C1, C), sd in cells])
-    rows = []
-    for ((P, C1, C), sd), tr in zip(cells, trs):
-        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
-        rows.append({"objective": "cl-mild", "tau": float(tau), "seed": sd, "P": P, "C1": C1,
-                     "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
-                     **_cl_summary(point_rows(tr))})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(_cl_rows(quick, cl_ladder(quick, CL_MILD_DELTA), CL_MILD_SEEDS, tau,
+                                 "cl-mild", predict=False)[0])
 
 
 def cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
@@ -364,23 +358,8 @@ CL_REDUCED_TAU = 0.2
 
 @lru_cache(maxsize=4)
 def _cl_reduced_measure(quick: bool) -> pd.DataFrame:
-    from theorylab.core.claims import point_rows
-    from theorylab.core.sweep import call_point, run_points
-
-    st = cl_settings(quick)
-    tau = CL_REDUCED_TAU
-    steps = cl_steps(quick, tau)
-    cells = [(r, sd) for r in st["ladder"] for sd in CL_SEEDS[:3]]
-    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=steps,
-                                 tau=tau, every=st["every"], seed=sd, reduced=True)
-                      for (P, C1, C), sd in cells])
-    rows = []
-    for ((P, C1, C), sd), tr in zip(cells, trs):
-        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
-        rows.append({"objective": "cl-reduced", "tau": tau, "seed": sd, "P": P, "C1": C1,
-                     "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
-                     **_cl_summary(point_rows(tr)), **cl_rung_prediction(P, C1, C, tau)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(_cl_rows(quick, cl_settings(quick)["ladder"], CL_SEEDS[:3],
+                                 CL_REDUCED_TAU, "cl-reduced", reduced=True)[0])
 
 
 def cl_reduced_measure(quick: bool) -> pd.DataFrame:
