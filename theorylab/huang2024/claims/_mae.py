@@ -22,6 +22,7 @@ from theorylab.core.claims.verdict import Verdict
 
 from ..predictions.asymptotics import local_slopes, sub_ladders
 from ..setups import (
+    EPS_REL,
     ETA_Q,
     FAMILIES,
     boundary_table,
@@ -35,7 +36,7 @@ from ..setups import (
 
 __all__ = ["VARIANTS", "N_SUB", "SETTLE_TOL", "SETTLE_THRESHOLD", "measure", "x_axis",
            "lnlog_allowance", "slope_verdict", "ladder_decades", "ladder_premises",
-           "reading_columns", "slope_row"]
+           "reading_columns", "slope_row", "mae_settings", "readings_text"]
 
 #: The reconstruction choices that can change the MAE verdicts, each a variant.
 VARIANTS = (
@@ -131,16 +132,32 @@ def ladder_premises(lad: pd.DataFrame, min_decades: float) -> Verdict | None:
     return None
 
 
-def slope_row(name: str, x, y, rungs, *, log_x: bool = True, log_y: bool = True) -> dict:
-    """The local slopes of y against x on the sub-ladders of `rungs` (the values that set the
-    sub-ladders, e.g. P): ``slopes``, ``top``, ``drift`` and the rungs of the top one."""
-    g = sub_ladders(rungs, N_SUB)
+def slope_row(name: str, x, y, rungs, *, n: int = N_SUB, log_x: bool = True,
+              log_y: bool = True) -> dict:
+    """The local slopes of y against x on the `n` sub-ladders of `rungs` (the values that set
+    the sub-ladders, e.g. P): ``slopes``, ``top``, ``drift``, the rungs of the top one, each
+    sub-ladder's (lowest, highest) rung ``sub_rungs`` and the geometric middle ``x`` of its
+    rungs."""
+    g = sub_ladders(rungs, n)
     ls = local_slopes(x, y, g, log_x=log_x, log_y=log_y)
     rungs = np.asarray(rungs, dtype=np.float64)
     ls["name"] = name
     ls["top_rungs"] = rungs[g[-1]] if g else np.array([])
     ls["sub_rungs"] = [(float(rungs[i].min()), float(rungs[i].max())) for i in g]
+    ls["x"] = [float(math.sqrt(a * b)) for a, b in ls["sub_rungs"]]
     return ls
+
+
+def mae_settings(**more) -> dict:
+    """The settings the MAE claims' runs share (start, per-query step, γ, ε), and `more`."""
+    return {"Q⁰": 0, "η_q": 2.0, "γ": 0.5, "ε": EPS_REL, **more}
+
+
+def readings_text(readings: dict, z_min: float | None = None) -> str:
+    """The readings of a run in words (with the lowest coefficient `z_min` when given)."""
+    z = "" if z_min is None else f" (z_min = {z_min:g})"
+    return (f"readings: coefficients {readings['coefficient_law']}{z}, masked keys "
+            f"{'in' if readings['masked_keys'] else 'out'}, η reading {readings['eta']}")
 
 
 #: A local slope that still moves by more than this between the top two sub-ladders has not
