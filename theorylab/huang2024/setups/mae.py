@@ -29,9 +29,6 @@ LAPLACE_STEP = 0.3
 #: Gauss nodes of the reduced engine's large counts (its error against the exact sums:
 #: ≤ 1e-15 in Φ after 20 steps at P ≤ 16384, tests/huang2024/test_engines_reduced.py).
 COUNT_NODES = 24
-#: "Up to polylog(P) factors" read as at most this power of ln P (the smallest polylog
-#: factor, the ln P of the crossing value −(Δ/2) ln P).
-POLYLOG_POWER = 1.0
 
 #: The coefficient law: the notes' §9 U[0.5, 1.5] (main) and the point law z ≡ 1 (the law for
 #: which the notes' −(Δ/2) ln P is the crossing value itself; the paper allows any law).
@@ -41,7 +38,7 @@ Z_LAWS = {"uniform": {"z_law": "uniform", "L": 0.5, "U": 1.5},
 #: loss normalisation puts a 1/P on every query's gradient) or η itself.
 ETA_READINGS = ("per-query", "loss")
 
-__all__ = ["GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES", "POLYLOG_POWER",
+__all__ = ["GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES",
            "Z_LAWS", "ETA_READINGS", "Family", "FAMILIES", "ladder", "engine_ladder",
            "EPS_LADDER", "eps_ladder", "eps_ladder_P", "boundary_grid",
            "BOUNDARY_DELTAS", "first_step", "boundary_rung", "boundary_table",
