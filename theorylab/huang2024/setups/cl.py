@@ -312,38 +312,41 @@ def cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
     return _cl_mild_measure(bool(quick), float(tau)).copy()
 
 
+def _interval(name: str, values) -> dict:
+    """``name``, ``name_lo``, ``name_hi``: the mean of `values` and its 95 % t-interval over
+    the seeds (NaN without `values`)."""
+    from theorylab.core.claims import t_interval
+
+    m, lo, hi = (math.nan,) * 3 if values is None else t_interval(values)
+    return {name: m, f"{name}_lo": lo, f"{name}_hi": hi}
+
+
 def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:
     """One row per rung of the CL ladder (of one temperature): seeds, the intervals (over
     seeds) of the end global attention, of its rise from the start, of its drift, of
     (measured − derived), the derived plateau and τ_c (and the Jensen formula's, when the
     table has them), and the MAE arm's own-area attention and convergence beside CL's."""
-    from theorylab.core.claims import t_interval
-
     cl = table[table.objective == "cl"]
     mae = table[table.objective == "mae"]
     out = []
     for P, g in cl.groupby("P", sort=True):
         m = mae[mae.P == P]
-        end, rise = t_interval(g.end_glob_lq), t_interval(g.end_glob_lq - g.init_glob_lq)
-        dr = t_interval(g.drift_glob_lq)
-        dev = t_interval(g.end_glob_lq - g.pred_glob)
-        gap = t_interval(m.end_own_lq.to_numpy() - g.end_own_lq.mean()) if len(m) else (
-            math.nan, math.nan, math.nan)
         out.append({
             "P": int(P), "seeds": int(g.seed.nunique()), "steps": int(g.steps.max()),
-            "delta": float(g.delta.mean()),
-            "rho": float(g.rho.mean()), "glob": end[0], "glob_lo": end[1], "glob_hi": end[2],
-            "rise": rise[0], "rise_lo": rise[1], "rise_hi": rise[2],
-            "drift": dr[0], "drift_lo": dr[1], "drift_hi": dr[2],
+            "delta": float(g.delta.mean()), "rho": float(g.rho.mean()),
+            **_interval("glob", g.end_glob_lq),
+            **_interval("rise", g.end_glob_lq - g.init_glob_lq),
+            **_interval("drift", g.drift_glob_lq),
             "pred_exists": bool(g.pred_exists.iloc[0]), "pred": float(g.pred_glob.iloc[0]),
-            "tau_c": float(g.tau_c.iloc[0]), "dev": dev[0], "dev_lo": dev[1], "dev_hi": dev[2],
+            "tau_c": float(g.tau_c.iloc[0]), **_interval("dev", g.end_glob_lq - g.pred_glob),
             **({"pred_exists_jensen": bool(g.pred_exists_jensen.iloc[0]),
                 "pred_jensen": float(g.pred_glob_jensen.iloc[0]),
                 "tau_c_jensen": float(g.tau_c_jensen.iloc[0])}
                if "pred_glob_jensen" in g else {}),
             "phi_l": float(np.abs(g.end_phi_own_lq).mean()), "own_cl": float(g.end_own_lq.mean()),
             "own_mae": float(m.end_own_lq.mean()) if len(m) else math.nan,
-            "mae_gap": gap[0], "mae_gap_lo": gap[1], "mae_gap_hi": gap[2],
+            **_interval("mae_gap", m.end_own_lq.to_numpy() - g.end_own_lq.mean() if len(m)
+                        else None),
             "mae_moved": float(m.own_change_last_fifth.abs().max()) if len(m) else math.nan,
             "finite": bool(np.all(np.isfinite(g[["end_glob_lq", "drift_glob_lq"]].to_numpy(
                 float))))})
