@@ -56,6 +56,7 @@ from ..setups import (
     K,
     cl_ladder,
     cl_steps,
+    interval_columns,
 )
 from ..setups import CL_END_FRACTION as END_FRACTION
 from ..setups import cl_measure_all as measure_all
@@ -115,11 +116,9 @@ def contrast_rows(t: pd.DataFrame, objective: str) -> pd.DataFrame:
     rows = []
     for P, g in t[t.objective == objective].groupby("P", sort=True):
         s = (g.end_glob_lq - g.end_own_lq) / (g.end_glob_lq + g.end_own_lq)
-        m, lo, hi = cc.t_interval(s.to_numpy(float))
-        r, rlo, rhi = cc.t_interval((g.end_glob_lq - g.init_glob_lq).to_numpy(float))
         rows.append({"objective": objective, "P": int(P), "delta": float(g.delta.mean()),
-                     "seeds": int(g.seed.nunique()), "s": m, "s_lo": lo, "s_hi": hi,
-                     "rise": r, "rise_lo": rlo, "rise_hi": rhi,
+                     "seeds": int(g.seed.nunique()), **interval_columns("s", s.to_numpy(float)),
+                     **interval_columns("rise", (g.end_glob_lq - g.init_glob_lq).to_numpy(float)),
                      "finite": bool(np.isfinite(s).all())})
     return pd.DataFrame(rows, columns=["objective", "P", "delta", "seeds", "s", "s_lo", "s_hi",
                                        "rise", "rise_lo", "rise_hi", "finite"])

@@ -45,7 +45,8 @@ __all__ = ["ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "CL_QUICK_TAUS"
            "cl_mild_measure", "cl_ladder", "CL_SEEDS", "CL_END_FRACTION", "CL_N_CLEAN",
            "CL_MAE_STEPS", "cl_settings", "cl_run_one", "cl_seed_run", "cl_mae_run",
            "cl_rung_prediction", "cl_measure", "cl_measure_all", "cl_rung_rows", "CL_LONG_TAUS",
-           "CL_LONG_STEPS", "cl_steps", "CL_REDUCED_TAU", "cl_reduced_measure"]
+           "CL_LONG_STEPS", "cl_steps", "CL_REDUCED_TAU", "cl_reduced_measure",
+           "interval_columns"]
 
 
 
@@ -312,7 +313,7 @@ def cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
     return _cl_mild_measure(bool(quick), float(tau)).copy()
 
 
-def _interval(name: str, values) -> dict:
+def interval_columns(name: str, values) -> dict:
     """``name``, ``name_lo``, ``name_hi``: the mean of `values` and its 95 % t-interval over
     the seeds (NaN without `values`)."""
     from theorylab.core.claims import t_interval
@@ -334,18 +335,18 @@ def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:
         out.append({
             "P": int(P), "seeds": int(g.seed.nunique()), "steps": int(g.steps.max()),
             "delta": float(g.delta.mean()), "rho": float(g.rho.mean()),
-            **_interval("glob", g.end_glob_lq),
-            **_interval("rise", g.end_glob_lq - g.init_glob_lq),
-            **_interval("drift", g.drift_glob_lq),
+            **interval_columns("glob", g.end_glob_lq),
+            **interval_columns("rise", g.end_glob_lq - g.init_glob_lq),
+            **interval_columns("drift", g.drift_glob_lq),
             "pred_exists": bool(g.pred_exists.iloc[0]), "pred": float(g.pred_glob.iloc[0]),
-            "tau_c": float(g.tau_c.iloc[0]), **_interval("dev", g.end_glob_lq - g.pred_glob),
+            "tau_c": float(g.tau_c.iloc[0]), **interval_columns("dev", g.end_glob_lq - g.pred_glob),
             **({"pred_exists_jensen": bool(g.pred_exists_jensen.iloc[0]),
                 "pred_jensen": float(g.pred_glob_jensen.iloc[0]),
                 "tau_c_jensen": float(g.tau_c_jensen.iloc[0])}
                if "pred_glob_jensen" in g else {}),
             "phi_l": float(np.abs(g.end_phi_own_lq).mean()), "own_cl": float(g.end_own_lq.mean()),
             "own_mae": float(m.end_own_lq.mean()) if len(m) else math.nan,
-            **_interval("mae_gap", m.end_own_lq.to_numpy() - g.end_own_lq.mean() if len(m)
+            **interval_columns("mae_gap", m.end_own_lq.to_numpy() - g.end_own_lq.mean() if len(m)
                         else None),
             "mae_moved": float(m.own_change_last_fifth.abs().max()) if len(m) else math.nan,
             "finite": bool(np.all(np.isfinite(g[["end_glob_lq", "drift_glob_lq"]].to_numpy(

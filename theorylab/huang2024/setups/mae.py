@@ -315,6 +315,7 @@ def boundary_rung(P: int, *, mask_keys: bool = True, z_law: str = "uniform") -> 
             hit[k] = first_step(P, P - k * C, C, mask_keys=mask_keys, z_law=z_law)
         return bool(hit[k]["phase_I"])
 
+    at = {"kind": "boundary", "delta_target": math.nan, "P": P, "C": C}
     if present(k_lo) and not present(k_hi):
         while k_hi - k_lo > 1:
             mid = (k_lo + k_hi) // 2
@@ -323,13 +324,11 @@ def boundary_rung(P: int, *, mask_keys: bool = True, z_law: str = "uniform") -> 
             else:
                 k_hi = mid
         a, b = hit[k_hi], hit[k_lo]  # a: no Phase I, b: Phase I
-        rows.append({"kind": "boundary", "delta_target": math.nan, "P": P, "C": C,
-                     "C1": b["C1"], "delta": 0.5 * (a["delta"] + b["delta"]),
+        rows.append({**at, "C1": b["C1"], "delta": 0.5 * (a["delta"] + b["delta"]),
                      "delta_b_halfwidth": 0.5 * (b["delta"] - a["delta"]),
                      "phase_I": True, "ratio": b["ratio"]})
     else:
-        rows.append({"kind": "boundary", "delta_target": math.nan, "P": P, "C": C,
-                     "delta": math.nan, "delta_b_halfwidth": math.nan, "phase_I": False,
+        rows.append({**at, "delta": math.nan, "delta_b_halfwidth": math.nan, "phase_I": False,
                      "ratio": math.nan})
     out = pd.DataFrame(rows)
     out["mask_keys"], out["z_law"] = mask_keys, z_law
