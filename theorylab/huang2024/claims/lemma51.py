@@ -161,15 +161,13 @@ def boundary_verdict(b: pd.DataFrame, values, label: str) -> Verdict:
     """The offset q of one masked-keys reading: its mean over the rungs, with the interval
     from the lowest q − half-width to the highest q + half-width, in the two-sided band of
     BOUNDARY_Q."""
-    from theorylab.core.claims import judge_band
-
     if not len(b) or not np.isfinite(b.q).all():
         return Verdict("inconclusive", (f"{label}: a rung without a measured boundary",))
     est = (float(b.q.mean()), float((b.q - b.q_halfwidth).min()),
            float((b.q + b.q_halfwidth).max()))
-    return labelled(label, judge_band(PREDICTIONS[1], est, values, COUNTERFACTUALS,
-                                      what=f"offset (Δ_b − formula)·ln P over P = "
-                                      f"{b.P.min():g}–{b.P.max():g}"))
+    return labelled(label, cc.judge_band(PREDICTIONS[1], est, values, COUNTERFACTUALS,
+                                         what=f"offset (Δ_b − formula)·ln P over P = "
+                                         f"{b.P.min():g}–{b.P.max():g}"))
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
