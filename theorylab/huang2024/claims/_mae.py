@@ -20,9 +20,9 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
+from ..phases import EPS_REL
 from ..predictions.asymptotics import local_slopes, sub_ladders
 from ..setups import (
-    EPS_REL,
     ETA_Q,
     FAMILIES,
     boundary_table,
@@ -34,8 +34,8 @@ from ..setups import (
     ladder_table,
 )
 
-__all__ = ["VARIANTS", "N_SUB", "measure", "x_axis", "ladder_decades", "ladder_premises",
-           "reading_columns", "slope_row", "mae_settings", "readings_text"]
+__all__ = ["VARIANTS", "N_SUB", "measure", "reading_columns", "mae_settings", "readings_text",
+           "x_axis", "slope_row", "ladder_decades", "ladder_premises"]
 
 #: The reconstruction choices that can change the MAE verdicts, each a variant.
 VARIANTS = (
