@@ -1,6 +1,6 @@
 """What the MAE claims (thm4.1, thm4.1-eps, thm4.2, phases-reduction) share: the reading
 variants, the measurement of one reading (cached in this process, so the claims read the
-same runs), and the local-slope verdict.
+same runs), and the local slopes they read.
 
 Measurement ([`measure`][]) for one reading of the coefficient law and of the masked keys:
 the two size families at fixed Δ over the ladder P = n⁴ (``setups.ladder``) with the
@@ -20,6 +20,7 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
+from ..phases import EPS_REL
 from ..predictions.asymptotics import local_slopes, sub_ladders
 from ..setups import (
     ETA_Q,
@@ -33,9 +34,8 @@ from ..setups import (
     ladder_table,
 )
 
-__all__ = ["VARIANTS", "N_SUB", "SETTLE_TOL", "SETTLE_THRESHOLD", "measure", "x_axis",
-           "lnlog_allowance", "slope_verdict", "ladder_decades", "ladder_premises",
-           "reading_columns", "slope_row"]
+__all__ = ["VARIANTS", "N_SUB", "measure", "reading_columns", "mae_settings", "readings_text",
+           "x_axis", "slope_row", "ladder_decades", "ladder_premises"]
 
 #: The reconstruction choices that can change the MAE verdicts, each a variant.
 VARIANTS = (
@@ -101,14 +101,6 @@ def x_axis(t: pd.DataFrame) -> np.ndarray:
     return x
 
 
-def lnlog_allowance(P, power: float) -> float:
-    """How far a factor (ln P)^power moves a slope against ln P over the rungs P:
-    power · ln(ln P_max/ln P_min)/(ln P_max − ln P_min)."""
-    P = np.asarray(P, dtype=np.float64)
-    lo, hi = float(np.log(P.min())), float(np.log(P.max()))
-    return power * math.log(hi / lo) / (hi - lo) if hi > lo else math.nan
-
-
 def ladder_decades(P) -> float:
     """log10(P_max/P_min)."""
     P = np.asarray(P, dtype=np.float64)
@@ -131,50 +123,29 @@ def ladder_premises(lad: pd.DataFrame, min_decades: float) -> Verdict | None:
     return None
 
 
-def slope_row(name: str, x, y, rungs, *, log_x: bool = True, log_y: bool = True) -> dict:
-    """The local slopes of y against x on the sub-ladders of `rungs` (the values that set the
-    sub-ladders, e.g. P): ``slopes``, ``top``, ``drift`` and the rungs of the top one."""
-    g = sub_ladders(rungs, N_SUB)
+def slope_row(name: str, x, y, rungs, *, n: int = N_SUB, log_x: bool = True,
+              log_y: bool = True) -> dict:
+    """The local slopes of y against x on the `n` sub-ladders of `rungs` (the values that set
+    the sub-ladders, e.g. P): ``slopes``, ``top``, ``drift``, the rungs of the top one, each
+    sub-ladder's (lowest, highest) rung ``sub_rungs`` and the geometric middle ``x`` of its
+    rungs."""
+    g = sub_ladders(rungs, n)
     ls = local_slopes(x, y, g, log_x=log_x, log_y=log_y)
     rungs = np.asarray(rungs, dtype=np.float64)
     ls["name"] = name
     ls["top_rungs"] = rungs[g[-1]] if g else np.array([])
     ls["sub_rungs"] = [(float(rungs[i].min()), float(rungs[i].max())) for i in g]
+    ls["x"] = [float(math.sqrt(a * b)) for a, b in ls["sub_rungs"]]
     return ls
 
 
-#: A local slope that still moves by more than this between the top two sub-ladders has not
-#: settled (project choice: a quarter of the unit exponents these statements are about).
-SETTLE_TOL = 0.25
-#: The declared threshold of [`SETTLE_TOL`][] (the claims that read local slopes declare it).
-SETTLE_THRESHOLD = cc.Threshold(
-    "SETTLE_TOL", SETTLE_TOL, "project choice",
-    "an asymptotic statement is judged where the local slope has settled: one that still moves "
-    "by more than 0.25 (a quarter of the unit exponents judged) between the top two "
-    "sub-ladders has not", role="premise: |drift| of every judged local slope at most it")
+def mae_settings(**more) -> dict:
+    """The settings the MAE claims' runs share (start, per-query step, γ, ε), and `more`."""
+    return {"Q⁰": 0, "η_q": 2.0, "γ": 0.5, "ε": EPS_REL, **more}
 
 
-def slope_verdict(label: str, ls: dict, predicted: float, allowance: float,
-                  fmt: str = ".3f", settle: float = SETTLE_TOL) -> Verdict:
-    """The top local slope against a predicted one: ``agrees`` when |top − predicted| ≤
-    allowance + |drift| (the neglected orders: what polylog(P) factors or the declared
-    tolerance can add, and how far the slope still moves between the top two sub-ladders);
-    ``disagrees`` otherwise; ``inconclusive`` without a top slope, or when |drift| exceeds
-    `settle` (the slope has not settled on the ladder: a premise)."""
-    top, drift = ls["top"], ls["drift"]
-    subs = ", ".join(f"{s:{fmt}} ({a:g}–{b:g})" for s, (a, b) in zip(ls["slopes"],
-                                                                    ls["sub_rungs"]))
-    if not math.isfinite(top):
-        return Verdict("inconclusive", (f"{label}: no local slope on the top sub-ladder "
-                                        f"(slopes {subs})",))
-    if math.isfinite(drift) and abs(drift) > settle:
-        return Verdict("inconclusive", (f"premise failed: {label}: local slopes {subs} still "
-                                        f"move by {abs(drift):{fmt}} > {settle:g} between the "
-                                        "top two sub-ladders (not settled)",))
-    tol = allowance + (abs(drift) if math.isfinite(drift) else 0.0)
-    gap = abs(top - predicted)
-    ok = gap <= tol
-    return Verdict("agrees" if ok else "disagrees", (
-        f"{label}: local slopes {subs}; top {top:{fmt}} vs {predicted:{fmt}}: |gap| "
-        f"{gap:{fmt}} {'≤' if ok else '>'} {tol:{fmt}} (allowance {allowance:{fmt}} + drift "
-        f"{abs(drift) if math.isfinite(drift) else 0.0:{fmt}})",))
+def readings_text(readings: dict, z_min: float | None = None) -> str:
+    """The readings of a run in words (with the lowest coefficient `z_min` when given)."""
+    z = "" if z_min is None else f" (z_min = {z_min:g})"
+    return (f"readings: coefficients {readings['coefficient_law']}{z}, masked keys "
+            f"{'in' if readings['masked_keys'] else 'out'}, η reading {readings['eta']}")

@@ -30,10 +30,11 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
-from ..predictions.asymptotics import law_corrected_slopes, local_slopes, sub_ladders
+from ..predictions.asymptotics import law_corrected_slopes
 from ..predictions.rates import ZMoments, local_query_leading, phase_one_boundary
 from ..setups import FAMILIES, GAMMA, Z_LAWS, boundary_rung, family_sizes, first_step
-from ._mae import N_SUB, ladder_decades, slope_row
+from ._common import axes, keys, labelled, per_group
+from ._mae import ladder_decades, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "rate_ladder",
            "RATIO_NS"]
@@ -127,14 +128,12 @@ def local_exponents(g: pd.DataFrame) -> dict:
     geometric middle ``x`` of each sub-ladder's P."""
     ls = slope_row("ratio", g.P, g.ratio, g.P)
     D = float(g.delta.mean())
-    P = g.P.to_numpy(dtype=np.float64)
-    groups = sub_ladders(P, N_SUB)
-    law = local_slopes(P, leading_ratio(g, bool(g.masked_keys.iloc[0])), groups)["slopes"]
+    law = slope_row("law", g.P, leading_ratio(g, bool(g.masked_keys.iloc[0])), g.P)["slopes"]
     meas = [s / D for s in ls["slopes"]]
     lawd = [s / D for s in law]
     return {"per_delta": list(law_corrected_slopes(meas, lawd, 1.0)), "measured": meas,
             "law": lawd, "slopes": ls["slopes"], "sub_rungs": ls["sub_rungs"], "delta": D,
-            "x": [float(math.sqrt(P[i].min() * P[i].max())) for i in groups]}
+            "x": ls["x"]}
 
 
 def boundary_ladder(quick: bool) -> pd.DataFrame:
@@ -162,15 +161,13 @@ def boundary_verdict(b: pd.DataFrame, values, label: str) -> Verdict:
     """The offset q of one masked-keys reading: its mean over the rungs, with the interval
     from the lowest q − half-width to the highest q + half-width, in the two-sided band of
     BOUNDARY_Q."""
-    from theorylab.core.claims import judge_band
-
     if not len(b) or not np.isfinite(b.q).all():
         return Verdict("inconclusive", (f"{label}: a rung without a measured boundary",))
     est = (float(b.q.mean()), float((b.q - b.q_halfwidth).min()),
            float((b.q + b.q_halfwidth).max()))
-    w = judge_band(PREDICTIONS[1], est, values, COUNTERFACTUALS,
-                   what=f"offset (Δ_b − formula)·ln P over P = {b.P.min():g}–{b.P.max():g}")
-    return Verdict(w.verdict, tuple(f"{label}: {r}" for r in w.reasons), (label,))
+    return labelled(label, cc.judge_band(PREDICTIONS[1], est, values, COUNTERFACTUALS,
+                                         what=f"offset (Δ_b − formula)·ln P over P = "
+                                         f"{b.P.min():g}–{b.P.max():g}"))
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
@@ -190,23 +187,21 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                               for r in bad.head(6).itertuples()),), ("signs",)))
     for (fam, mk), g in t.groupby(["family", "masked_keys"], sort=False):
         g = g.sort_values("P")
-        label = f"|r_glob|/r_own vs P ({fam}, keys {'in' if mk else 'out'})"
+        label = f"|r_glob|/r_own vs P ({fam}, keys {keys(mk)})"
         if ladder_decades(g.P) < v["MIN_DECADES"]:
             parts.append(Verdict("inconclusive", (f"premise failed: {label}: ladder shorter "
                                                   f"than {v['MIN_DECADES']:g} decades",)))
             continue
         e = local_exponents(g)
-        w = cc.judge_settled(PREDICTIONS[0], e["x"], e["per_delta"], v, COUNTERFACTUALS,
-                             what=f"extrapolated exponent / Δ (Δ = {e['delta']:+.3f}), "
-                             "leading-order law removed")
-        parts.append(Verdict(w.verdict, tuple(f"{label}: {r}" for r in w.reasons), (label,)))
+        parts.append(labelled(label, cc.judge_settled(
+            PREDICTIONS[0], e["x"], e["per_delta"], v, COUNTERFACTUALS,
+            what=f"extrapolated exponent / Δ (Δ = {e['delta']:+.3f}), leading-order law removed")))
     bnd = tables.get("boundary")
     if bnd is None:
         parts.append(Verdict("inconclusive", ("Phase I boundary: not measured",)))
     else:
         for mk, b in bnd.groupby("masked_keys", sort=False):
-            parts.append(boundary_verdict(b, v, f"Phase I boundary Δ_b (keys "
-                                                f"{'in' if mk else 'out'})"))
+            parts.append(boundary_verdict(b, v, f"Phase I boundary Δ_b (keys {keys(mk)})"))
     return combine(parts)
 
 
@@ -217,8 +212,7 @@ def run(quick: bool) -> cc.ClaimResult:
     head, rows = {}, []
     for (fam, mk), g in t.groupby(["family", "masked_keys"], sort=False):
         e = local_exponents(g.sort_values("P"))
-        head[f"ratio exponent / Δ, top ({fam}, keys {'in' if mk else 'out'})"] = \
-            e["measured"][-1]
+        head[f"ratio exponent / Δ, top ({fam}, keys {keys(mk)})"] = e["measured"][-1]
         for sl, pd_, m, w, x, (a, b) in zip(e["slopes"], e["per_delta"], e["measured"],
                                             e["law"], e["x"], e["sub_rungs"]):
             rows.append({"family": fam, "masked_keys": mk, "from": a, "to": b, "middle": x,
@@ -227,19 +221,16 @@ def run(quick: bool) -> cc.ClaimResult:
     fits = pd.DataFrame(rows)
     reading = [
         "Local exponent of |r_glob|/r_own against P, in units of Δ, per sub-ladder, measured "
-        "/ leading-order law / measured with the law's correction removed: " + "; ".join(
-            f"{fam} keys {'in' if mk else 'out'}: " + ", ".join(
-                f"{r.measured_per_delta:.3f} / {r.law_per_delta:.3f} / {r.per_delta:.4f} "
-                f"({r['from']:g}–{r['to']:g})" for _, r in g.iterrows())
-            for (fam, mk), g in fits.groupby(["family", "masked_keys"], sort=False)) + ".",
+        "/ leading-order law / measured with the law's correction removed: " + per_group(
+            fits, lambda r: f"{r.measured_per_delta:.3f} / {r.law_per_delta:.3f} / "
+            f"{r.per_delta:.4f} ({r['from']:g}–{r['to']:g})", ["family", "masked_keys"],
+            lambda k: f"{k[0]} keys {keys(k[1])}", series=True) + ".",
         "Phase I boundary Δ_b measured (± bisection half-width) / derived finite-P formula, "
-        "per P: " + "; ".join(
-            f"keys {'in' if mk else 'out'}: " + ", ".join(
-                f"{r.delta_b:.4f}±{r.halfwidth:.1g} / {r.formula:.4f} (P={r.P:g})"
-                for r in b.itertuples()) for mk, b in bnd.groupby("masked_keys", sort=False))
-        + ".",
+        "per P: " + per_group(bnd, lambda r: f"{r.delta_b:.4f}±{r.halfwidth:.1g} / "
+                              f"{r.formula:.4f} (P={r.P:g})", "masked_keys",
+                              lambda mk: f"keys {keys(mk)}") + ".",
         "Rate ratio at the largest P: " + ", ".join(
-            f"{fam} keys {'in' if mk else 'out'}: {g.sort_values('P').ratio.iloc[-1]:.4g} "
+            f"{fam} keys {keys(mk)}: {g.sort_values('P').ratio.iloc[-1]:.4g} "
             f"(P={g.P.max():g})" for (fam, mk), g in t.groupby(["family", "masked_keys"],
                                                                sort=False)) + ".",
     ]
@@ -251,16 +242,11 @@ def run(quick: bool) -> cc.ClaimResult:
         ax = fig.add_subplot(1, 1, 1)
         for (fam, mk), g in t.groupby(["family", "masked_keys"], sort=False):
             g = g.sort_values("P")
-            ax.plot(g.P, g.ratio, "o-" if mk else "s--", ms=3,
-                    label=f"{fam}, keys {'in' if mk else 'out'}")
+            ax.plot(g.P, g.ratio, "o-" if mk else "s--", ms=3, label=f"{fam}, keys {keys(mk)}")
             ax.plot(g.P, g.ratio.iloc[-1] * (g.P / g.P.iloc[-1]) ** g.delta.mean(), ":",
                     color="gray")
         ax.plot([], [], ":", color="gray", label="∝ P^Δ")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("P")
-        ax.set_ylabel("|r_glob| / r_own at Q⁰ = 0")
-        ax.legend(fontsize=7)
+        axes(ax, "P", "|r_glob| / r_own at Q⁰ = 0")
 
     return cc.ClaimResult("lemma5.1", t, v, head, reading, brief=brief,
                           extra={"fits": fits, "boundary": bnd},

@@ -343,35 +343,37 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                     verdict_engines(tables["engines"], th["ENGINE_TOL"])])
 
 
+def _rel_diff(a: np.ndarray, b: np.ndarray) -> float:
+    """The largest |a − b| relative to the largest |b|."""
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
 def run(quick: bool) -> cc.ClaimResult:
     rows, ratios, engines, exact = [], [], [], []
-    gamma = GAMMA
     mu = z_moments(mae_config(8, 4, 2).resolved())
     for name, P, C1, C in CONFIGS:
         delta = information_gap(P, C1, C)
         for mk in (True, False):
             rates, r_lap, derived, d_rates, lead = gradient_rates(P, C1, C, mk,
                                                                   "population-laplace")
-            exact.append({"config": name, "P": P, "mask_keys": mk, "max_rel_diff": float(
-                np.abs(r_lap - derived).max() / np.abs(derived).max())})
+            exact.append({"config": name, "P": P, "mask_keys": mk,
+                          "max_rel_diff": _rel_diff(r_lap, derived)})
             if P <= 8:
                 for other in ("population-brute", "population-exact"):
-                    r_o = gradient_rates(P, C1, C, mk, other)[1]
-                    rel = float(np.abs(r_o - r_lap).max() / np.abs(r_lap).max())
-                    engines.append({"config": name, "P": P, "mask_keys": mk,
-                                    "engine": other, "max_rel_diff": rel})
+                    engines.append({"config": name, "P": P, "mask_keys": mk, "engine": other,
+                                    "max_rel_diff": _rel_diff(
+                                        gradient_rates(P, C1, C, mk, other)[1], r_lap)})
+            at = {"config": name, "P": P, "C1": C1, "C": C, "delta": delta, "mask_keys": mk}
             for coord, val in rates.items():
                 ds = float(np.sign(d_rates[coord])) if np.isfinite(d_rates[coord]) else math.nan
-                rows.append({"config": name, "P": P, "C1": C1, "C": C, "delta": delta,
-                             "mask_keys": mk, "coordinate": coord, "rate": val,
+                rows.append({**at, "coordinate": coord, "rate": val,
                              "rate_derived": d_rates[coord], "rate_leading": lead[coord],
                              "derived_sign": ds, "notes_sign": NOTES_SIGNS[coord],
                              "sign_ok": bool(np.sign(val) == ds)
                              if np.isfinite(val) else math.nan})
-            lr = lemma51_ratio(P, C1, C, mu, gamma=gamma, mask_keys=mk)
-            a1 = (1 - gamma) * C1 / P if mk else C1 / (P - 1)  # leading_rates' a_1
-            ratios.append({"config": name, "P": P, "C1": C1, "C": C, "delta": delta,
-                           "mask_keys": mk, "ratio": -rates["glob_lq"] / rates["own_lq"],
+            lr = lemma51_ratio(P, C1, C, mu, gamma=GAMMA, mask_keys=mk)
+            a1 = (1 - GAMMA) * C1 / P if mk else C1 / (P - 1)  # leading_rates' a_1
+            ratios.append({**at, "ratio": -rates["glob_lq"] / rates["own_lq"],
                            "ratio_exact": lr["exact"], "ratio_leading": lr["leading"],
                            "ratio_notes_heuristic": lr["notes"],
                            "neglected_order": 1 / (P * a1) + 1 / P})

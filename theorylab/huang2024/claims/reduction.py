@@ -35,6 +35,7 @@ from ..setups import (
     mae_config,
     mae_run,
 )
+from ._common import keys
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "engine_rows",
            "quadrature_rows"]
@@ -78,6 +79,14 @@ COUNTERFACTUALS = (
 READ = ("t_I", "t_II", "T_star", "phi_glob_end_I", "phase_I")
 
 
+def _compare(a: pd.DataFrame, b: pd.DataFrame, cfg, columns) -> tuple[dict, dict, dict]:
+    """The phase readings of two runs of one setting and the largest difference of each of
+    `columns` along their common steps."""
+    m = min(len(a), len(b))
+    return read_phases(a, cfg), read_phases(b, cfg), {
+        c: float(np.max(np.abs(a[c].to_numpy()[:m] - b[c].to_numpy()[:m]))) for c in columns}
+
+
 def engine_rows(quick: bool) -> pd.DataFrame:
     """One row per (family, P, masked keys) of the overlap: the exact engine's readings, the
     reduced engine's (exact count sums, the same number of steps), the largest gaps of Φ and
@@ -91,10 +100,7 @@ def engine_rows(quick: bool) -> pd.DataFrame:
                 n = int(red.step.iloc[-1])
                 eng = mae_run(P, C1, C, engine="population-laplace", mask_keys=mk, steps=n)
                 cfg = mae_config(P, C1, C, mask_keys=mk)
-                a, b = read_phases(eng, cfg), read_phases(red, cfg)
-                m = min(len(eng), len(red))
-                gap = {c: float(np.max(np.abs(eng[c].to_numpy()[:m] - red[c].to_numpy()[:m])))
-                       for c in ("phi_glob_lq", "phi_own_lq", "attn_own_lq")}
+                a, b, gap = _compare(eng, red, cfg, ("phi_glob_lq", "phi_own_lq", "attn_own_lq"))
                 rows.append({"family": fam, "P": P, "C1": C1, "C": C, "delta": cfg.delta,
                              "masked_keys": mk, "steps": n,
                              **{f"{k}_engine": a[k] for k in READ},
@@ -113,17 +119,16 @@ def quadrature_rows(quick: bool) -> pd.DataFrame:
     rows = []
     for P in ((256,) if quick else (1296, 4096, 16384)):
         C1, C = family_sizes("pos", P)
-        g = mae_run(P, C1, C)
-        e = mae_run(P, C1, C, count_nodes=0)
-        cfg = mae_config(P, C1, C)
-        a, b = read_phases(g, cfg), read_phases(e, cfg)
-        m = min(len(g), len(e))
-        d = float(np.max(np.abs(g[["phi_glob_lq", "phi_own_lq", "phi_own_gq"]].to_numpy()[:m]
-                                - e[["phi_glob_lq", "phi_own_lq", "phi_own_gq"]].to_numpy()[:m])))
+        a, b, gap = _compare(mae_run(P, C1, C), mae_run(P, C1, C, count_nodes=0),
+                             mae_config(P, C1, C), ("phi_glob_lq", "phi_own_lq", "phi_own_gq"))
         rows.append({"family": "pos", "P": P, "C1": C1, "C": C, "count_nodes": COUNT_NODES,
                      **{f"{k}_gauss": a[k] for k in READ}, **{f"{k}_exact": b[k] for k in READ},
-                     "max_phi_diff": d})
+                     "max_phi_diff": max(gap.values())})
     return pd.DataFrame(rows)
+
+
+def _name(r) -> str:
+    return f"{r.family} P={r.P:g} keys {keys(r.masked_keys)}"
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
@@ -134,14 +139,13 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     if len(t) == 0 or len(q) == 0:
         return Verdict("inconclusive", ("no overlap run",))
     parts = []
-    bad = [f"{r.family} P={r.P:g} keys {'in' if r.masked_keys else 'out'}: Phase I "
-           f"{r.phase_I_engine} (engine) vs {r.phase_I_reduced} (reduced)"
+    bad = [f"{_name(r)}: Phase I {r.phase_I_engine} (engine) vs {r.phase_I_reduced} (reduced)"
            for r in t.itertuples() if bool(r.phase_I_engine) != bool(r.phase_I_reduced)]
     for k in ("t_I", "t_II", "T_star"):
         a, b = t[f"{k}_engine"], t[f"{k}_reduced"]
         both = np.isfinite(a) & np.isfinite(b)
-        bad += [f"{r.family} P={r.P:g} keys {'in' if r.masked_keys else 'out'}: {k} "
-                f"{getattr(r, k + '_engine'):g} vs {getattr(r, k + '_reduced'):g}"
+        bad += [f"{_name(r)}: {k} {getattr(r, k + '_engine'):g} vs "
+                f"{getattr(r, k + '_reduced'):g}"
                 for r, ok in zip(t.itertuples(), both)
                 if ok and abs(getattr(r, k + "_engine") - getattr(r, k + "_reduced"))
                 > v["STEP_TOL"]]
@@ -157,8 +161,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                                            float(ratio.max())), v, COUNTERFACTUALS,
                           what=f"exact/reduced Φ_glob(t_I) over {len(ratio)} Phase I runs")
         parts.append(Verdict(w.verdict, tuple(f"scale: {x}" for x in w.reasons)))
-    bad += [f"{r.family} P={r.P:g} keys {'in' if r.masked_keys else 'out'}: Φ_glob(t_I) "
-            f"{r.phi_glob_end_I_engine:.6f} vs {r.phi_glob_end_I_reduced:.6f} (± {tl:.2g})"
+    bad += [f"{_name(r)}: Φ_glob(t_I) {r.phi_glob_end_I_engine:.6f} vs "
+            f"{r.phi_glob_end_I_reduced:.6f} (± {tl:.2g})"
             for r, g_, tl in zip(ph.itertuples(), gap, tol) if g_ > tl]
     if bad:
         parts.append(Verdict("disagrees", ("engine vs reduction: " + "; ".join(bad)
@@ -188,9 +192,9 @@ def run(quick: bool) -> cc.ClaimResult:
     v = judge({"table": t, "quadrature": q})
     reading = [
         "Largest gaps along the runs (engine − reduced): " + "; ".join(
-            f"{r.family} P={r.P:g} keys {'in' if r.masked_keys else 'out'}: Φ_glob "
-            f"{r.gap_phi_glob:.1e}, Φ_own {r.gap_phi_own:.1e}, attention {r.gap_attn_own:.1e} "
-            f"(√v ≤ {r.neglect:.1e}, |Φ| ≤ {r.max_abs_phi:.2f})" for r in t.itertuples()) + ".",
+            f"{_name(r)}: Φ_glob {r.gap_phi_glob:.1e}, Φ_own {r.gap_phi_own:.1e}, attention "
+            f"{r.gap_attn_own:.1e} (√v ≤ {r.neglect:.1e}, |Φ| ≤ {r.max_abs_phi:.2f})"
+            for r in t.itertuples()) + ".",
     ]
     head = {"largest Φ_glob gap along a run": float(t.gap_phi_glob.max()),
             "largest √v": float(t.neglect.max()),

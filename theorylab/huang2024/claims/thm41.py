@@ -28,7 +28,16 @@ from theorylab.core.claims.verdict import Reported, Verdict, combine, strictly_i
 
 from ..config import PAPER_NAME
 from ..setups import EPS_REL, mae_config, rung_summary
-from ._mae import VARIANTS, ladder_decades, measure, slope_row, x_axis
+from ._common import axes, per_group
+from ._mae import (
+    VARIANTS,
+    ladder_decades,
+    mae_settings,
+    measure,
+    readings_text,
+    slope_row,
+    x_axis,
+)
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "verdict_convergence", "report_growth"]
@@ -98,15 +107,20 @@ def verdict_eps_convergence(eps: pd.DataFrame) -> Verdict:
         f"{eps.eps_rel.min():g}(L⁰ − L*)",), ("convergence",))
 
 
+def growth_slopes(table: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, dict]]:
+    """Per family (in order): its rungs sorted by P and the local slopes of T* against
+    x = (P/C)/η per sub-ladder ([`slope_row`][theorylab.huang2024.claims._mae.slope_row])."""
+    return {fam: (g, slope_row("T*", x_axis(g), g.T_star, g.P)) for fam, g in
+            ((f, g.sort_values("P")) for f, g in table.groupby("family", sort=False))}
+
+
 def report_growth(table: pd.DataFrame) -> Reported:
     """T*'s growth with P per family (strictly increasing or not, its local exponents against
     x = (P/C)/η per sub-ladder): reported (the theorem's formula for T* was not read)."""
     out = []
-    for fam, g in table.groupby("family", sort=False):
-        g = g.sort_values("P")
-        T = g.T_star.to_numpy(dtype=float)
-        ls = slope_row("T*", x_axis(g), g.T_star, g.P)
-        mono = "strictly increasing" if strictly_increasing(T) else "not strictly increasing"
+    for fam, (g, ls) in growth_slopes(table).items():
+        mono = ("strictly increasing" if strictly_increasing(g.T_star.to_numpy(dtype=float))
+                else "not strictly increasing")
         out.append(f"{fam}: T* {mono} in P, local exponents against x "
                    + ", ".join(f"{s:.3f}" for s in ls["slopes"]))
     return Reported("T*'s growth", "T*'s growth (reported: the theorem's T* was not read): "
@@ -181,35 +195,23 @@ def _small_delta_line(sd: pd.DataFrame) -> str:
                         for r in sd.itertuples()) + ".")
 
 
-def _settings() -> dict:
-    return {"Q⁰": 0, "η_q": 2.0, "γ": 0.5, "ε": EPS_REL}
-
-
 def run(quick: bool, readings: dict) -> cc.ClaimResult:
     m = measure(quick, readings)
     t = m["ladder"][COLUMNS]
     eps = m["eps"][EPS_COLUMNS]
     v = judge({"table": t, "convergence": eps})
-    rows, head = [], {}
-    for fam, g in t.groupby("family", sort=False):
-        g = g.sort_values("P")
-        ls = slope_row("T*", x_axis(g), g.T_star, g.P)
-        head[f"T* exponent vs x, top ({fam})"] = ls["top"]
-        for s, (a, b) in zip(ls["slopes"], ls["sub_rungs"]):
-            rows.append({"family": fam, "from": a, "to": b, "local_exponent": s})
-    fits = pd.DataFrame(rows)
+    slopes = growth_slopes(t)
+    head = {f"T* exponent vs x, top ({fam})": ls["top"] for fam, (_, ls) in slopes.items()}
+    fits = pd.DataFrame([{"family": fam, "from": a, "to": b, "local_exponent": s}
+                         for fam, (_, ls) in slopes.items()
+                         for s, (a, b) in zip(ls["slopes"], ls["sub_rungs"])])
     reading = [
         f"Reduced population GD (population-reduced), per-query step η_q = 2, T* the first "
-        f"step with L − L* ≤ {EPS_REL:g}(L⁰ − L*); readings: coefficients "
-        f"{readings['coefficient_law']}, masked keys {'in' if readings['masked_keys'] else 'out'}, "
-        f"η reading {readings['eta']}.",
-        "Local exponent of T* against x per sub-ladder: " + "; ".join(
-            f"{fam}: " + ", ".join(f"{r.local_exponent:.3f} (P {r['from']:g}–{r['to']:g})"
-                                   for _, r in g.iterrows())
-            for fam, g in fits.groupby("family", sort=False)) + ".",
-        "T* per rung: " + "; ".join(f"{fam}: " + ", ".join(
-            f"{r.T_star:g} (P={r.P:g})" for r in g.itertuples())
-            for fam, g in t.groupby("family", sort=False)) + ".",
+        f"step with L − L* ≤ {EPS_REL:g}(L⁰ − L*); {readings_text(readings)}.",
+        "Local exponent of T* against x per sub-ladder: " + per_group(
+            fits, lambda r: f"{r.local_exponent:.3f} (P {r['from']:g}–{r['to']:g})",
+            series=True) + ".",
+        "T* per rung: " + per_group(t, lambda r: f"{r.T_star:g} (P={r.P:g})") + ".",
         ("The population loss decreased at every step of every run." if t.loss_monotone.all()
          else f"The loss rose at some step in {int((~t.loss_monotone).sum())} runs."),
     ]
@@ -231,16 +233,12 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         ref = t.sort_values("P").iloc[-1]
         ax.plot(x, x * float(ref.T_star) / float(x_axis(t.sort_values("P").iloc[[-1]])[0]),
                 "k--", label="∝ x (leading order)")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("x = (P/C)/η")
-        ax.set_ylabel("T*")
-        ax.legend(fontsize=7)
+        axes(ax, "x = (P/C)/η", "T*")
 
     return cc.ClaimResult("thm4.1", t, v, head, reading, brief=brief,
                           extra={"fits": fits, "convergence": eps, "small-delta": small},
                           figure=figure,
-                          settings=_settings())
+                          settings=mae_settings())
 
 
 CLAIM = cc.Claim(
@@ -273,7 +271,7 @@ CLAIM = cc.Claim(
     untested="T*'s formula (not read; its growth is reported, our law for it is judged in "
     "thm4.2-laws), the conditions polylog(P) ≫ log(1/ε) and η ≪ poly(P), several clusters; "
     "|Δ| below the ranges of the statement (0.05–0.2) is run and reported, not judged.",
-    settings=_settings(),
+    settings=mae_settings(),
     run=run,
     judge=judge,
 )

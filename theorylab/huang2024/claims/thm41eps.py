@@ -28,9 +28,9 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 
 from ..config import PAPER_NAME
-from ..predictions.asymptotics import sub_ladders
 from ..setups import EPS_REL
-from ._mae import N_SUB, VARIANTS, measure, slope_row
+from ._common import axes, labelled, per_group
+from ._mae import VARIANTS, measure, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "tail_slopes"]
 
@@ -86,8 +86,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         if ls is None:
             parts.append(Verdict("inconclusive", (f"{label}: no T* at ε₀ = {EPS_REL:g}",)))
             continue
-        w = cc.judge_settled(PREDICTIONS[0], ls["x"], ls["slopes"], v, COUNTERFACTUALS)
-        parts.append(Verdict(w.verdict, tuple(f"{label}: {r}" for r in w.reasons), (label,)))
+        parts.append(labelled(label, cc.judge_settled(PREDICTIONS[0], ls["x"], ls["slopes"],
+                                                      v, COUNTERFACTUALS)))
     return combine(parts)
 
 
@@ -100,9 +100,7 @@ def tail_slopes(g: pd.DataFrame) -> dict | None:
         return None
     g = g[g.eps_rel < EPS_REL].sort_values("eps_rel", ascending=False)
     r = EPS_REL / g.eps_rel.to_numpy(dtype=float)
-    ls = slope_row("tail", r, g.T_star.to_numpy(dtype=float) - float(ref.T_star.iloc[0]), r)
-    ls["x"] = [float(math.sqrt(r[i].min() * r[i].max())) for i in sub_ladders(r, N_SUB)]
-    return ls
+    return slope_row("tail", r, g.T_star.to_numpy(dtype=float) - float(ref.T_star.iloc[0]), r)
 
 
 COLUMNS = ["family", "P", "C1", "C", "delta", "eps_rel", "T_star", "t_II", "phi_own_T",
@@ -123,20 +121,14 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                          "local_exponent": s})
     fits = pd.DataFrame(rows)
     reading = [
-        "T*(ε) per family: " + "; ".join(f"{fam}: " + ", ".join(
-            f"{r.T_star:g} (ε={r.eps_rel:g})" for r in g.itertuples())
-            for fam, g in t.groupby("family", sort=False)) + ".",
+        "T*(ε) per family: " + per_group(t, lambda r: f"{r.T_star:g} (ε={r.eps_rel:g})") + ".",
         f"Local exponent of the tail T*(ε) − T*({EPS_REL:g}) against 1/ε per sub-ladder: "
-        + "; ".join(
-            f"{fam}: " + ", ".join(f"{r.local_exponent:.3f} (ε {r.eps_from:g}–{r.eps_to:g})"
-                                   for _, r in g.iterrows())
-            for fam, g in fits.groupby("family", sort=False)) + ".",
+        + per_group(fits, lambda r: f"{r.local_exponent:.3f} (ε {r.eps_from:g}–{r.eps_to:g})",
+                    series=True) + ".",
         "Why a power of 1/ε: the loss's infimum is approached only as the own-area logits grow "
         "without bound, so the excess is A e^{−kΦ} in a growing logit Φ, and GD brings it down "
         "as 1/(η k² t) whatever A and k (the rate only sets the prefactor); Φ_own(T*) per ε: "
-        + "; ".join(f"{fam}: " + ", ".join(f"{r.phi_own_T:.2f} (ε={r.eps_rel:g})"
-                                           for r in g.itertuples())
-                    for fam, g in t.groupby("family", sort=False)) + ".",
+        + per_group(t, lambda r: f"{r.phi_own_T:.2f} (ε={r.eps_rel:g})") + ".",
     ]
     P = int(t.P.iloc[0]) if len(t) else 0
     brief = (f"{v.verdict}: at P = {P}, T*'s ε-tail ∝ ε^−"
@@ -151,11 +143,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             inv = np.sort(1 / g.eps_rel.to_numpy())
             ax.plot(inv, ref.T_star * (1 + np.log(inv * ref.eps_rel)), ":", color="gray")
         ax.plot([], [], ":", color="gray", label="T*(ε₀)(1 + ln(ε₀/ε)): a log(1/ε) tail")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("1/ε (ε relative to L⁰ − L*)")
-        ax.set_ylabel("T*")
-        ax.legend(fontsize=7)
+        axes(ax, "1/ε (ε relative to L⁰ − L*)", "T*")
 
     return cc.ClaimResult("thm4.1-eps", t, v, head, reading, brief=brief, extra={"fits": fits},
                           figure=figure, settings={"P": int(P), "ε₀": EPS_REL})

@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 
 from ..config import PAPER_NAME
-from ..predictions.asymptotics import sub_ladders
 from ..setups import EPS_REL, FAMILIES
-from ._mae import N_SUB, VARIANTS, ladder_premises, measure, slope_row
+from ._common import axes, labelled
+from ._mae import VARIANTS, ladder_premises, mae_settings, measure, readings_text, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "verdict_phases", "local_estimates", "LOCALITY_QUOTE", "PHASES_QUOTE"]
@@ -117,10 +116,8 @@ def local_estimates(ladder: pd.DataFrame) -> list[dict]:
     for fam, g in ladder.groupby("family", sort=False):
         g = g.sort_values("P")
         ls = slope_row("own-area attention at T*", g.P, g.attn_own_T, g.P)
-        groups = sub_ladders(g.P, N_SUB)
-        P = g.P.to_numpy(dtype=np.float64)
         out.append({"family": fam, "slopes": list(ls["slopes"]), "sub_rungs": ls["sub_rungs"],
-                    "x": [float(math.sqrt(P[i].min() * P[i].max())) for i in groups]})
+                    "x": ls["x"]})
     return out
 
 
@@ -136,8 +133,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     parts: list = [verdict_phases(lad), report_negative(lad)]
     for e in local_estimates(lad):
         label = f"own-area attention at T* ({e['family']})"
-        w = cc.judge_settled(PREDICTIONS[0], e["x"], e["slopes"], v, COUNTERFACTUALS)
-        parts.append(Verdict(w.verdict, tuple(f"{label}: {r}" for r in w.reasons), (label,)))
+        parts.append(labelled(label, cc.judge_settled(PREDICTIONS[0], e["x"], e["slopes"], v,
+                                                      COUNTERFACTUALS)))
     return combine(parts)
 
 
@@ -145,10 +142,6 @@ COLUMNS = ["family", "P", "C1", "C", "delta", "delta_target", "delta_rounding", 
            "phase_I", "dphi_glob_1", "dphi_own_1", "t_I", "phi_glob_end_I", "attn_glob_end_I",
            "t_II", "T_star", "len_I", "len_II", "phi_own_T", "attn_own_T", "attn_own_max",
            "neglect", "loss_monotone", "coefficient_law", "masked_keys", "eta"]
-
-
-def _settings() -> dict:
-    return {"Q⁰": 0, "η_q": 2.0, "γ": 0.5, "ε": EPS_REL}
 
 
 def run(quick: bool, readings: dict) -> cc.ClaimResult:
@@ -160,9 +153,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         "Reduced population GD (population-reduced) from Q⁰ = 0, per-query step η_q = 2, both "
         f"size families at fixed Δ (Δ > 0: {FAMILIES['pos'].Delta:g}, Δ < 0: "
         f"{FAMILIES['neg'].Delta:g}; κ_c = 1/4) on P = n⁴ from {lad.P.min():g} to "
-        f"{lad.P.max():g}; T* at ε = {EPS_REL:g}(L⁰ − L*); readings: coefficients "
-        f"{readings['coefficient_law']}, masked keys "
-        f"{'in' if readings['masked_keys'] else 'out'}, η reading {readings['eta']}.",
+        f"{lad.P.max():g}; T* at ε = {EPS_REL:g}(L⁰ − L*); {readings_text(readings)}.",
         "Own-area attention of local queries at T* against the uniform share C/P: " + ", ".join(
             f"{r.attn_own_T:.3f} vs {r.C / r.P:.2g} (P={r.P:g}, {r.family})"
             for r in lad.itertuples()) + ".",
@@ -186,20 +177,14 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             g = g.sort_values("P")
             axs[0].plot(g.P, g.attn_own_T, "o-", label=f"own-area attention at T* ({fam})")
             axs[0].plot(g.P, g.C / g.P, ":", label=f"uniform share C/P ({fam})")
-        axs[0].set_xscale("log")
-        axs[0].set_yscale("log")
-        axs[0].set_xlabel("P")
-        axs[0].legend(fontsize=7)
+        axes(axs[0], "P")
         g = pos.sort_values("P")
         axs[1].plot(g.P, g.t_I, "s-", label="t_I (end of Phase I)")
         axs[1].plot(g.P, g.t_II, "o-", label="t_II (own attention at its target)")
-        axs[1].set_xscale("log")
-        axs[1].set_yscale("log")
-        axs[1].set_xlabel("P (Δ > 0)")
-        axs[1].legend(fontsize=7)
+        axes(axs[1], "P (Δ > 0)")
 
     return cc.ClaimResult("thm4.2", lad, v, headline, reading, brief=brief, figure=figure,
-                          settings=_settings())
+                          settings=mae_settings())
 
 
 CLAIM = cc.Claim(
@@ -232,7 +217,7 @@ CLAIM = cc.Claim(
     untested="The global query's attention on the global area (not in the ladder's readings); "
     "several clusters (K = 1 here); the diversity across queries is by construction in this "
     "model (each local query's own area is another area) and is not measured separately.",
-    settings=_settings(),
+    settings=mae_settings(),
     run=run,
     judge=judge,
 )

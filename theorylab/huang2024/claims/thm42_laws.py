@@ -62,7 +62,17 @@ from ..predictions.asymptotics import (
     sub_ladders,
 )
 from ..setups import CROSSING_EXTENSION, EPS_REL, FAMILIES, GAMMA, Z_LAWS
-from ._mae import N_SUB, VARIANTS, ladder_premises, measure, x_axis
+from ._common import axes, labelled, per_group
+from ._mae import (
+    N_SUB,
+    VARIANTS,
+    ladder_premises,
+    mae_settings,
+    measure,
+    readings_text,
+    slope_row,
+    x_axis,
+)
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "estimates",
            "crossing_rows", "N_CROSS"]
@@ -182,11 +192,6 @@ def crossing_rows(lad: pd.DataFrame, cross: pd.DataFrame) -> pd.DataFrame:
     return out.astype(float).sort_values("P", ignore_index=True)
 
 
-def _middles(P, groups) -> list[float]:
-    P = np.asarray(P, dtype=np.float64)
-    return [float(math.sqrt(P[g].min() * P[g].max())) for g in groups]
-
-
 def estimates(tables: dict[str, pd.DataFrame]) -> list[dict]:
     """The local estimates each prediction is settled on: one dict per statement and family
     with ``prediction``, ``name``, ``family``, ``x`` (the geometric middle of each sub-ladder:
@@ -198,15 +203,13 @@ def estimates(tables: dict[str, pd.DataFrame]) -> list[dict]:
     out = []
 
     def add(pred, name, fam, rungs, x, y, n, law=None, **kw):
-        g = sub_ladders(rungs, n)
-        ls = list(local_slopes(x, y, g, **kw)["slopes"])
-        e = {"prediction": pred, "name": name, "family": fam, "x": _middles(rungs, g),
-             "slopes": ls, "raw": ls, "law": [math.nan] * len(ls),
-             "sub_rungs": [(float(np.min(np.asarray(rungs)[i])),
-                            float(np.max(np.asarray(rungs)[i]))) for i in g]}
+        r = slope_row(name, x, y, rungs, n=n, **kw)
+        ls = list(r["slopes"])
+        e = {"prediction": pred, "name": name, "family": fam, "x": r["x"], "slopes": ls,
+             "raw": ls, "law": [math.nan] * len(ls), "sub_rungs": r["sub_rungs"]}
         if law is not None:
             # the derived finite-P correction removed: measured − (law − the law's limit)
-            e["law"] = list(local_slopes(x, law[0], g, **kw)["slopes"])
+            e["law"] = list(slope_row(name, x, law[0], rungs, n=n, **kw)["slopes"])
             e["slopes"] = list(law_corrected_slopes(ls, e["law"], law[1]))
         out.append(e)
 
@@ -240,10 +243,6 @@ def estimates(tables: dict[str, pd.DataFrame]) -> list[dict]:
     return out
 
 
-def _labelled(label: str, v: Verdict) -> Verdict:
-    return Verdict(v.verdict, tuple(f"{label}: {r}" for r in v.reasons), (label,))
-
-
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """Each law's extrapolated limit (settled first) in its two-sided band, from the ``table``
     (ladder rungs), ``eps`` and ``crossing`` tables, with the declared thresholds and
@@ -260,8 +259,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
             parts.append(Reported(label, f"{label}: {gap_finding(e)}"))
             continue
         p = _PRED[e["prediction"]]
-        parts.append(_labelled(label, cc.judge_settled(p, e["x"], e["slopes"], v,
-                                                       COUNTERFACTUALS)))
+        parts.append(labelled(label, cc.judge_settled(p, e["x"], e["slopes"], v,
+                                                      COUNTERFACTUALS)))
     return combine(parts)
 
 
@@ -326,13 +325,10 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         f"size families (Δ > 0: {FAMILIES['pos'].Delta:g}, Δ < 0: {FAMILIES['neg'].Delta:g}; "
         f"κ_c = 1/4) on P = n⁴ from {lad.P.min():g} to {lad.P.max():g}, the end of Phase I "
         f"alone at n = {', '.join(map(str, CROSSING_EXTENSION))} (P up to {cross.P.max():g}); "
-        f"T* at ε = {EPS_REL:g}(L⁰ − L*); readings: coefficients "
-        f"{readings['coefficient_law']} (z_min = {z:g}), masked keys "
-        f"{'in' if readings['masked_keys'] else 'out'}, η reading {readings['eta']}.",
-        "Local estimates per sub-ladder (bottom → top): " + "; ".join(
-            f"{stm} ({fam}): " + ", ".join(f"{r.local_slope:.3f} ({r['from']:g}–{r['to']:g})"
-                                           for _, r in g.iterrows())
-            for (stm, fam), g in st.groupby(["statement", "family"], sort=False)) + ".",
+        f"T* at ε = {EPS_REL:g}(L⁰ − L*); {readings_text(readings, z)}.",
+        "Local estimates per sub-ladder (bottom → top): " + per_group(
+            st, lambda r: f"{r.local_slope:.3f} ({r['from']:g}–{r['to']:g})",
+            ["statement", "family"], lambda k: f"{k[0]} ({k[1]})", series=True) + ".",
         "Φ_glob(t_I) + (Δ/(2 z_min)) ln P (offset of the crossing value, Δ > 0): " + ", ".join(
             f"{r.phi_glob_end_I + r.delta / (2 * z) * math.log(r.P):.3f} (P={r.P:g})"
             for r in cross.itertuples()) + ".",
@@ -358,31 +354,22 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         axs[0].plot(cross.P, lt.phi_law * z / (cross.delta / 2), "-", color="grey",
                     label="finite-P crossing law")
         axs[0].plot(cross.P, -np.log(cross.P), "k--", label="−ln P (derived limit slope)")
-        axs[0].set_xscale("log")
-        axs[0].set_xlabel("P")
-        axs[0].set_ylabel("Φ_glob(t_I)·z_min/(Δ/2)")
-        axs[0].legend(fontsize=7)
+        axes(axs[0], "P", "Φ_glob(t_I)·z_min/(Δ/2)", logy=False)
         for fam, g in lad.groupby("family", sort=False):
             x = x_axis(g)
             axs[1].plot(x, g.t_II, "o-", label=f"t_II ({fam})")
             if fam == "pos":
                 axs[1].plot(x, g.t_I, "s-", label="t_I (pos)")
-        axs[1].set_xscale("log")
-        axs[1].set_yscale("log")
-        axs[1].set_xlabel("x = (P/C)/η")
-        axs[1].legend(fontsize=7)
+        axes(axs[1], "x = (P/C)/η")
         for fam, g in m["eps"].groupby("family", sort=False):
             axs[2].plot(g.eps_rel, g.attn_gap_T, "o-", label=f"gap at T* ({fam})")
         e = m["eps"].eps_rel
         axs[2].plot(e, np.sqrt(e), "k--", label="∝ ε^{1/2} (reference)")
-        axs[2].set_xscale("log")
-        axs[2].set_yscale("log")
-        axs[2].set_xlabel("ε (relative)")
-        axs[2].legend(fontsize=7)
+        axes(axs[2], "ε (relative)")
 
     return cc.ClaimResult("thm4.2-laws", lad, v, headline, reading, brief=brief,
                           extra={"eps": m["eps"], "crossing": m["crossing"], "slopes": st},
-                          figure=figure, settings=_settings(readings))
+                          figure=figure, settings=SETTINGS)
 
 
 def crossing_law_reading(cross: pd.DataFrame, readings: dict) -> str:
@@ -451,9 +438,8 @@ def own_scale_reading(lad: pd.DataFrame, readings: dict) -> str:
             "ln P is then 1 + O(1/ln P), slowly: ℓ's own exponent still falls on the ladder).")
 
 
-def _settings(readings: dict) -> dict:
-    return {"Q⁰": 0, "η_q": 2.0, "γ": 0.5, "ε": EPS_REL,
-            "crossing extension n": ", ".join(map(str, CROSSING_EXTENSION))}
+#: The settings of the runs.
+SETTINGS = mae_settings(**{"crossing extension n": ", ".join(map(str, CROSSING_EXTENSION))})
 
 
 CLAIM = cc.Claim(
@@ -487,7 +473,7 @@ CLAIM = cc.Claim(
     reconstructed="the model (loss, masking, one trainable Q) is the notes' reconstruction; "
     "the coefficient law, the masked keys and the step-size convention are run as variants.",
     untested="Several clusters (K = 1 here), the constants of the phase lengths.",
-    settings=_settings({}),
+    settings=SETTINGS,
     run=run,
     judge=judge,
 )

@@ -56,11 +56,13 @@ from ..setups import (
     K,
     cl_ladder,
     cl_steps,
+    interval_columns,
 )
 from ..setups import CL_END_FRACTION as END_FRACTION
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
 from ..setups import cl_settings as settings
+from ._common import axes
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "judge_tau",
            "contrast_rows", "cl_by_tau", "attention_panel", "PREF_QUOTE", "UNIFORM_CONTRAST"]
@@ -114,11 +116,9 @@ def contrast_rows(t: pd.DataFrame, objective: str) -> pd.DataFrame:
     rows = []
     for P, g in t[t.objective == objective].groupby("P", sort=True):
         s = (g.end_glob_lq - g.end_own_lq) / (g.end_glob_lq + g.end_own_lq)
-        m, lo, hi = cc.t_interval(s.to_numpy(float))
-        r, rlo, rhi = cc.t_interval((g.end_glob_lq - g.init_glob_lq).to_numpy(float))
         rows.append({"objective": objective, "P": int(P), "delta": float(g.delta.mean()),
-                     "seeds": int(g.seed.nunique()), "s": m, "s_lo": lo, "s_hi": hi,
-                     "rise": r, "rise_lo": rlo, "rise_hi": rhi,
+                     "seeds": int(g.seed.nunique()), **interval_columns("s", s.to_numpy(float)),
+                     **interval_columns("rise", (g.end_glob_lq - g.init_glob_lq).to_numpy(float)),
                      "finite": bool(np.isfinite(s).all())})
     return pd.DataFrame(rows, columns=["objective", "P", "delta", "seeds", "s", "s_lo", "s_hi",
                                        "rise", "rise_lo", "rise_hi", "finite"])
@@ -250,13 +250,21 @@ def attention_panel(ax, per: dict) -> None:
                 color=f"C{k}", lw=0.6, alpha=0.7)
         ax.axvline(float(pts[0][1].tau_c), color=f"C{k}", ls=":", lw=0.8)
     ax.axhline(1.0, color="k", lw=0.8)
-    ax.set_xscale("log")
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("τ")
-    ax.set_ylabel("CL: attention on the global area (end)")
     ax.set_title("dashed: derived plateau (1: none); dash-dot: Jensen formula; dotted: τ_c",
                  fontsize=7)
-    ax.legend(fontsize=7)
+    axes(ax, "τ", "CL: attention on the global area (end)", logy=False)
+
+
+def tau_c_text(rows: pd.DataFrame) -> str:
+    """The derived τ_c per rung with the Jensen formula's in brackets."""
+    return ", ".join(f"P={r.P}: {r.tau_c:.3f} ({r.tau_c_jensen:.3f})" for r in rows.itertuples())
+
+
+def tau_ticks(ax, taus) -> None:
+    """One tick per temperature run, no minor ticks."""
+    ax.set_xticks(list(taus), [f"{t:g}" for t in taus], fontsize=7)
+    ax.minorticks_off()
 
 
 def run(quick: bool) -> cc.ClaimResult:
@@ -282,8 +290,7 @@ def run(quick: bool) -> cc.ClaimResult:
         "Verdict per τ: " + "; ".join(f"τ = {tau:g}: {j.verdict}" for tau, (j, _, _) in
                                       per.items()) + ".",
         "Derived τ_c (exact expectation over the negatives; Jensen formula in brackets): "
-        + ", ".join(f"P={r.P}: {r.tau_c:.3f} ({r.tau_c_jensen:.3f})"
-                    for r in first_rows.itertuples()) + ".",
+        + tau_c_text(first_rows) + ".",
     ]
     for tau, (_, con, rows) in per.items():
         reading.append(f"τ = {tau:g}: contrast s per P: " + "; ".join(
@@ -323,15 +330,11 @@ def run(quick: bool) -> cc.ClaimResult:
         axs[0].axhline(1 / 3, color="k", ls="--", lw=0.8, label="s = 1/3 (predominantly)")
         axs[0].axhline(UNIFORM_CONTRAST, color="0.5", ls=":", lw=0.8,
                        label="uniform attention (lowest rung)")
-        axs[0].set_xscale("log")
         axs[0].set_ylim(0, 1.05)
-        axs[0].set_xlabel("τ")
-        axs[0].set_ylabel("contrast s = (global − own)/(global + own)")
-        axs[0].legend(fontsize=7)
+        axes(axs[0], "τ", "contrast s = (global − own)/(global + own)", logy=False)
         attention_panel(axs[1], {tau: rows for tau, (_, _, rows) in per.items()})
         for ax in axs:
-            ax.set_xticks(list(per), [f"{t:g}" for t in per], fontsize=7)
-            ax.minorticks_off()
+            tau_ticks(ax, per)
 
     mean_traj = (traj.assign(tau=traj.tau.fillna(-1.0))
                  .groupby(["objective", "tau", "P", "step"], sort=True)

@@ -42,7 +42,7 @@ from ..config import PAPER_NAME
 from ..setups import CL_LONG_STEPS, CL_REDUCED_TAU, NEGATIVES, cl_reduced_measure
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
-from .thm44 import COLUMNS, attention_panel, cl_by_tau
+from .thm44 import COLUMNS, attention_panel, cl_by_tau, tau_c_text, tau_ticks
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "derived_rows"]
 
@@ -219,8 +219,7 @@ def run(quick: bool) -> cc.ClaimResult:
     at = per.get(CL_REDUCED_TAU, first)
     reading = [
         "Derived τ_c per P (exact expectation over the negatives; the Jensen formula's in "
-        "brackets): " + ", ".join(f"P={r.P}: {r.tau_c:.3f} ({r.tau_c_jensen:.3f})"
-                                  for r in first.itertuples()) + ".",
+        "brackets): " + tau_c_text(first) + ".",
         "Plateau per τ and P: measured (engine, mean over seeds, 95 % interval) / derived "
         "exact / Jensen formula (drift over the last half of the run; the drift that still "
         "counts as settled): " + "; ".join(
@@ -293,8 +292,7 @@ def run(quick: bool) -> cc.ClaimResult:
         axs[0].set_title("×: the Jensen formula's plateau / the derived one", fontsize=7)
         axs[0].legend(fontsize=6)
         attention_panel(axs[1], per)
-        axs[1].set_xticks(list(per), [f"{t:g}" for t in per], fontsize=7)
-        axs[1].minorticks_off()
+        tau_ticks(axs[1], per)
 
     return cc.ClaimResult("thm4.4-plateau", table, v, head, reading, brief=brief,
                           settings=_settings(), extra={"reduced": reduced}, figure=figure)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..config import ExperimentConfig, config_from_dict
 from ..engines import make_engine
+from .mae import sweep
 
 # -- the CL setting (Theorem 4.4) ---------------------------------------------------------------
 #: A difference of attention masses counts when it exceeds ATTN_TOL (absolute). The readings
@@ -44,7 +45,8 @@ __all__ = ["ATTN_TOL", "BATCH", "ETA_PER_P", "K", "TAU", "TAUS", "CL_QUICK_TAUS"
            "cl_mild_measure", "cl_ladder", "CL_SEEDS", "CL_END_FRACTION", "CL_N_CLEAN",
            "CL_MAE_STEPS", "cl_settings", "cl_run_one", "cl_seed_run", "cl_mae_run",
            "cl_rung_prediction", "cl_measure", "cl_measure_all", "cl_rung_rows", "CL_LONG_TAUS",
-           "CL_LONG_STEPS", "cl_steps", "CL_REDUCED_TAU", "cl_reduced_measure"]
+           "CL_LONG_STEPS", "cl_steps", "CL_REDUCED_TAU", "cl_reduced_measure",
+           "interval_columns"]
 
 
 
@@ -234,31 +236,38 @@ def cl_rung_prediction(P: int, C1: int, C: int, tau: float) -> dict:
     return out
 
 
+def _cl_rows(quick: bool, ladder, seeds, tau: float, objective: str, *, predict: bool = True,
+             reduced: bool = False) -> tuple[list[dict], list[pd.DataFrame]]:
+    """The CL runs ([`cl_seed_run`][], sweep points) of every rung of `ladder` and seed of
+    `seeds` at temperature `tau`: one summary row each (objective `objective`, with the derived
+    plateau and τ_c of [`cl_rung_prediction`][] when `predict`) and their trajectories."""
+    st = cl_settings(quick)
+    steps = cl_steps(quick, tau)
+    cells = [(r, sd) for r in ladder for sd in seeds]
+    more = {"reduced": True} if reduced else {}
+    trs = sweep(f"{__name__}:cl_seed_run", [
+        dict(P=P, C1=C1, C=C, steps=steps, tau=float(tau), every=st["every"], seed=sd, **more)
+        for (P, C1, C), sd in cells])
+    rows = []
+    for ((P, C1, C), sd), tr in zip(cells, trs):
+        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
+        rows.append({"objective": objective, "tau": float(tau), "seed": sd, "P": P, "C1": C1,
+                     "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
+                     **_cl_summary(tr),
+                     **(cl_rung_prediction(P, C1, C, float(tau)) if predict else {})})
+    return rows, trs
+
+
 @lru_cache(maxsize=32)
 def _cl_measure(quick: bool, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from theorylab.core.claims import point_rows
-    from theorylab.core.sweep import call_point, run_points
-
     st = cl_settings(quick)
-    cells = [(r, sd) for r in st["ladder"] for sd in st["seeds"]]
-    steps = cl_steps(quick, tau)
-    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=steps,
-                                 tau=float(tau), every=st["every"], seed=sd)
-                      for (P, C1, C), sd in cells])
+    rows, trs = _cl_rows(quick, st["ladder"], st["seeds"], tau, "cl")
+    trajs = [tr.assign(objective="cl", P=r["P"], seed=r["seed"], tau=float(tau))
+             for r, tr in zip(rows, trs)]
     mcells = [(r, sd) for r in st["ladder"] for sd in CL_SEEDS[:3]]
-    mtrs = run_points([call_point(f"{__name__}:cl_mae_run", P=P, C1=C1, C=C,
-                                  steps=st["mae_steps"], seed=sd)
-                       for (P, C1, C), sd in mcells])
-    rows, trajs = [], []
-    for ((P, C1, C), sd), tr in zip(cells, trs):
-        tr = point_rows(tr)
-        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
-        rows.append({"objective": "cl", "tau": float(tau), "seed": sd, "P": P, "C1": C1, "C": C,
-                     "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
-                     **_cl_summary(tr), **cl_rung_prediction(P, C1, C, float(tau))})
-        trajs.append(tr.assign(objective="cl", P=P, seed=sd, tau=float(tau)))
+    mtrs = sweep(f"{__name__}:cl_mae_run", [dict(P=P, C1=C1, C=C, steps=st["mae_steps"], seed=sd)
+                                            for (P, C1, C), sd in mcells])
     for ((P, C1, C), sd), tr in zip(mcells, mtrs):
-        tr = point_rows(tr)
         cfg = pair_config(P, C1, C, st["mae_steps"], None)
         rows.append({"objective": "mae", "tau": math.nan, "seed": sd, "P": P, "C1": C1, "C": C,
                      "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": math.nan,
@@ -294,22 +303,8 @@ CL_MILD_SEEDS = CL_SEEDS[:3]
 
 @lru_cache(maxsize=32)
 def _cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
-    from theorylab.core.claims import point_rows
-    from theorylab.core.sweep import call_point, run_points
-
-    st = cl_settings(quick)
-    cells = [(r, sd) for r in cl_ladder(quick, CL_MILD_DELTA) for sd in CL_MILD_SEEDS]
-    steps = cl_steps(quick, tau)
-    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=steps,
-                                 tau=float(tau), every=st["every"], seed=sd)
-                      for (P, C1, C), sd in cells])
-    rows = []
-    for ((P, C1, C), sd), tr in zip(cells, trs):
-        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
-        rows.append({"objective": "cl-mild", "tau": float(tau), "seed": sd, "P": P, "C1": C1,
-                     "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
-                     **_cl_summary(point_rows(tr))})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(_cl_rows(quick, cl_ladder(quick, CL_MILD_DELTA), CL_MILD_SEEDS, tau,
+                                 "cl-mild", predict=False)[0])
 
 
 def cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
@@ -318,38 +313,41 @@ def cl_mild_measure(quick: bool, tau: float) -> pd.DataFrame:
     return _cl_mild_measure(bool(quick), float(tau)).copy()
 
 
+def interval_columns(name: str, values) -> dict:
+    """``name``, ``name_lo``, ``name_hi``: the mean of `values` and its 95 % t-interval over
+    the seeds (NaN without `values`)."""
+    from theorylab.core.claims import t_interval
+
+    m, lo, hi = (math.nan,) * 3 if values is None else t_interval(values)
+    return {name: m, f"{name}_lo": lo, f"{name}_hi": hi}
+
+
 def cl_rung_rows(table: pd.DataFrame) -> pd.DataFrame:
     """One row per rung of the CL ladder (of one temperature): seeds, the intervals (over
     seeds) of the end global attention, of its rise from the start, of its drift, of
     (measured − derived), the derived plateau and τ_c (and the Jensen formula's, when the
     table has them), and the MAE arm's own-area attention and convergence beside CL's."""
-    from theorylab.core.claims import t_interval
-
     cl = table[table.objective == "cl"]
     mae = table[table.objective == "mae"]
     out = []
     for P, g in cl.groupby("P", sort=True):
         m = mae[mae.P == P]
-        end, rise = t_interval(g.end_glob_lq), t_interval(g.end_glob_lq - g.init_glob_lq)
-        dr = t_interval(g.drift_glob_lq)
-        dev = t_interval(g.end_glob_lq - g.pred_glob)
-        gap = t_interval(m.end_own_lq.to_numpy() - g.end_own_lq.mean()) if len(m) else (
-            math.nan, math.nan, math.nan)
         out.append({
             "P": int(P), "seeds": int(g.seed.nunique()), "steps": int(g.steps.max()),
-            "delta": float(g.delta.mean()),
-            "rho": float(g.rho.mean()), "glob": end[0], "glob_lo": end[1], "glob_hi": end[2],
-            "rise": rise[0], "rise_lo": rise[1], "rise_hi": rise[2],
-            "drift": dr[0], "drift_lo": dr[1], "drift_hi": dr[2],
+            "delta": float(g.delta.mean()), "rho": float(g.rho.mean()),
+            **interval_columns("glob", g.end_glob_lq),
+            **interval_columns("rise", g.end_glob_lq - g.init_glob_lq),
+            **interval_columns("drift", g.drift_glob_lq),
             "pred_exists": bool(g.pred_exists.iloc[0]), "pred": float(g.pred_glob.iloc[0]),
-            "tau_c": float(g.tau_c.iloc[0]), "dev": dev[0], "dev_lo": dev[1], "dev_hi": dev[2],
+            "tau_c": float(g.tau_c.iloc[0]), **interval_columns("dev", g.end_glob_lq - g.pred_glob),
             **({"pred_exists_jensen": bool(g.pred_exists_jensen.iloc[0]),
                 "pred_jensen": float(g.pred_glob_jensen.iloc[0]),
                 "tau_c_jensen": float(g.tau_c_jensen.iloc[0])}
                if "pred_glob_jensen" in g else {}),
             "phi_l": float(np.abs(g.end_phi_own_lq).mean()), "own_cl": float(g.end_own_lq.mean()),
             "own_mae": float(m.end_own_lq.mean()) if len(m) else math.nan,
-            "mae_gap": gap[0], "mae_gap_lo": gap[1], "mae_gap_hi": gap[2],
+            **interval_columns("mae_gap", m.end_own_lq.to_numpy() - g.end_own_lq.mean() if len(m)
+                        else None),
             "mae_moved": float(m.own_change_last_fifth.abs().max()) if len(m) else math.nan,
             "finite": bool(np.all(np.isfinite(g[["end_glob_lq", "drift_glob_lq"]].to_numpy(
                 float))))})
@@ -364,23 +362,8 @@ CL_REDUCED_TAU = 0.2
 
 @lru_cache(maxsize=4)
 def _cl_reduced_measure(quick: bool) -> pd.DataFrame:
-    from theorylab.core.claims import point_rows
-    from theorylab.core.sweep import call_point, run_points
-
-    st = cl_settings(quick)
-    tau = CL_REDUCED_TAU
-    steps = cl_steps(quick, tau)
-    cells = [(r, sd) for r in st["ladder"] for sd in CL_SEEDS[:3]]
-    trs = run_points([call_point(f"{__name__}:cl_seed_run", P=P, C1=C1, C=C, steps=steps,
-                                 tau=tau, every=st["every"], seed=sd, reduced=True)
-                      for (P, C1, C), sd in cells])
-    rows = []
-    for ((P, C1, C), sd), tr in zip(cells, trs):
-        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
-        rows.append({"objective": "cl-reduced", "tau": tau, "seed": sd, "P": P, "C1": C1,
-                     "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
-                     **_cl_summary(point_rows(tr)), **cl_rung_prediction(P, C1, C, tau)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(_cl_rows(quick, cl_settings(quick)["ladder"], CL_SEEDS[:3],
+                                 CL_REDUCED_TAU, "cl-reduced", reduced=True)[0])
 
 
 def cl_reduced_measure(quick: bool) -> pd.DataFrame:

@@ -29,9 +29,6 @@ LAPLACE_STEP = 0.3
 #: Gauss nodes of the reduced engine's large counts (its error against the exact sums:
 #: ≤ 1e-15 in Φ after 20 steps at P ≤ 16384, tests/huang2024/test_engines_reduced.py).
 COUNT_NODES = 24
-#: "Up to polylog(P) factors" read as at most this power of ln P (the smallest polylog
-#: factor, the ln P of the crossing value −(Δ/2) ln P).
-POLYLOG_POWER = 1.0
 
 #: The coefficient law: the notes' §9 U[0.5, 1.5] (main) and the point law z ≡ 1 (the law for
 #: which the notes' −(Δ/2) ln P is the crossing value itself; the paper allows any law).
@@ -41,7 +38,7 @@ Z_LAWS = {"uniform": {"z_law": "uniform", "L": 0.5, "U": 1.5},
 #: loss normalisation puts a 1/P on every query's gradient) or η itself.
 ETA_READINGS = ("per-query", "loss")
 
-__all__ = ["GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES", "POLYLOG_POWER",
+__all__ = ["GAMMA", "ETA_Q", "EPS_REL", "Z_NODES", "LAPLACE_STEP", "COUNT_NODES",
            "Z_LAWS", "ETA_READINGS", "Family", "FAMILIES", "ladder", "engine_ladder",
            "EPS_LADDER", "eps_ladder", "eps_ladder_P", "boundary_grid",
            "BOUNDARY_DELTAS", "first_step", "boundary_rung", "boundary_table",
@@ -175,6 +172,29 @@ def max_steps(P: int, C: int, eps_rel: float = EPS_REL) -> int:
     return int(math.ceil((40 * (P / C) / ETA_Q + 40) * max(1.0, EPS_REL / eps_rel)))
 
 
+def sweep(function: str, calls: list[dict]) -> list[pd.DataFrame]:
+    """The table of `function` ("module:name") at each keyword set of `calls`, one sweep
+    point each (in this process by default; on Dask and/or from a shared store with ``python
+    -m theorylab check --scheduler/--workers/--cache``)."""
+    from theorylab.core.claims import point_rows
+    from theorylab.core.sweep import call_point, run_points
+
+    return [point_rows(t) for t in run_points([call_point(function, **kw) for kw in calls])]
+
+
+def gd_steps(cfg: ExperimentConfig, cap: int):
+    """Population GD from Q⁰ = 0 with `cfg`'s engine: yields (step, recorded row, evaluation)
+    at steps 0 … `cap`, stepping after each yield but the last (stop early by leaving the
+    loop)."""
+    eng = make_engine(cfg)
+    params = eng.initial_params()
+    for step in range(cap + 1):
+        ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
+        yield step, eng.record(params, step, ev), ev
+        if step < cap:
+            params = eng.apply(params, ev.grads)
+
+
 @lru_cache(maxsize=256)
 def mae_run(P: int, C1: int, C: int, *, engine: str = "population-reduced",
             mask_keys: bool = True, z_law: str = "uniform", eps_rel: float = EPS_REL,
@@ -188,20 +208,12 @@ def mae_run(P: int, C1: int, C: int, *, engine: str = "population-reduced",
     cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine=engine)
     if count_nodes is not None and engine == "population-reduced":
         cfg = cfg.replace(train={"count_nodes": count_nodes})
-    eng = make_engine(cfg)
-    params = eng.initial_params()
-    cap = max_steps(P, C, eps_rel) if steps is None else int(steps)
     target = own_attention_target(C, cfg.model.gamma)
     rows: list[dict] = []
-    for step in range(cap + 1):
-        ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
-        row = {"step": step, **eng.record(params, step, ev)}
-        row["neglect"] = getattr(ev, "neglect", math.nan)
-        rows.append(row)
-        if (not np.isfinite(row["loss"]) or step == cap
-                or (steps is None and stop_reached(rows, target, eps_rel))):
+    for step, rec, ev in gd_steps(cfg, max_steps(P, C, eps_rel) if steps is None else int(steps)):
+        rows.append({"step": step, **rec, "neglect": getattr(ev, "neglect", math.nan)})
+        if not np.isfinite(rec["loss"]) or (steps is None and stop_reached(rows, target, eps_rel)):
             break
-        params = eng.apply(params, ev.grads)
     tr = pd.DataFrame(rows)
     tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]
     return tr
@@ -243,14 +255,10 @@ def ladder_table(fams, Ps, *, engine: str = "population-reduced", mask_keys: boo
     """[`rung_summary`][] of every family in `fams` at every P of `Ps`, one sweep point each
     (in this process by default; on Dask and/or from a shared store with ``python -m
     theorylab check --scheduler/--workers/--cache``)."""
-    from theorylab.core.claims import point_rows
-    from theorylab.core.sweep import call_point, run_points
-
     cells = [(fam, P, *family_sizes(fam, P)) for fam in fams for P in Ps]
-    pts = [call_point(f"{__name__}:rung_summary", fam=fam, P=P, C1=C1, C=C, engine=engine,
-                      mask_keys=mask_keys, z_law=z_law, eps_rel=eps_rel)
-           for fam, P, C1, C in cells]
-    return pd.concat([point_rows(t) for t in run_points(pts)], ignore_index=True)
+    return pd.concat(sweep(f"{__name__}:rung_summary", [
+        dict(fam=fam, P=P, C1=C1, C=C, engine=engine, mask_keys=mask_keys, z_law=z_law,
+             eps_rel=eps_rel) for fam, P, C1, C in cells]), ignore_index=True)
 
 
 def eps_table(fam: str, P: int, *, mask_keys: bool = True, z_law: str = "uniform",
@@ -275,15 +283,8 @@ def first_step(P: int, C1: int, C: int, *, mask_keys: bool = True,
     raises Φ_own), the increments and their ratio ``ratio`` = −dΦ_glob/dΦ_own = |r_glob|/r_own
     at Q⁰ = 0 (exact in the reduction)."""
     cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine="population-reduced")
-    eng = make_engine(cfg)
-    params = eng.initial_params()
-    rows = []
-    for step in range(2):
-        ev = eng.evaluate(params, step, need_grad=step == 0, record=True)
-        rows.append({"step": step, **eng.record(params, step, ev)})
-        if step == 0:
-            params = eng.apply(params, ev.grads)
-    r = read_phases(pd.DataFrame(rows), cfg)
+    r = read_phases(pd.DataFrame([{"step": step, **rec} for step, rec, _ in gd_steps(cfg, 1)]),
+                    cfg)
     return {"P": P, "C1": C1, "C": C, "delta": cfg.delta, "phase_I": r["phase_I"],
             "dphi_glob_1": r["dphi_glob_1"], "dphi_own_1": r["dphi_own_1"],
             "ratio": -r["dphi_glob_1"] / r["dphi_own_1"]}
@@ -314,6 +315,7 @@ def boundary_rung(P: int, *, mask_keys: bool = True, z_law: str = "uniform") -> 
             hit[k] = first_step(P, P - k * C, C, mask_keys=mask_keys, z_law=z_law)
         return bool(hit[k]["phase_I"])
 
+    at = {"kind": "boundary", "delta_target": math.nan, "P": P, "C": C}
     if present(k_lo) and not present(k_hi):
         while k_hi - k_lo > 1:
             mid = (k_lo + k_hi) // 2
@@ -322,13 +324,11 @@ def boundary_rung(P: int, *, mask_keys: bool = True, z_law: str = "uniform") -> 
             else:
                 k_hi = mid
         a, b = hit[k_hi], hit[k_lo]  # a: no Phase I, b: Phase I
-        rows.append({"kind": "boundary", "delta_target": math.nan, "P": P, "C": C,
-                     "C1": b["C1"], "delta": 0.5 * (a["delta"] + b["delta"]),
+        rows.append({**at, "C1": b["C1"], "delta": 0.5 * (a["delta"] + b["delta"]),
                      "delta_b_halfwidth": 0.5 * (b["delta"] - a["delta"]),
                      "phase_I": True, "ratio": b["ratio"]})
     else:
-        rows.append({"kind": "boundary", "delta_target": math.nan, "P": P, "C": C,
-                     "delta": math.nan, "delta_b_halfwidth": math.nan, "phase_I": False,
+        rows.append({**at, "delta": math.nan, "delta_b_halfwidth": math.nan, "phase_I": False,
                      "ratio": math.nan})
     out = pd.DataFrame(rows)
     out["mask_keys"], out["z_law"] = mask_keys, z_law
@@ -337,12 +337,9 @@ def boundary_rung(P: int, *, mask_keys: bool = True, z_law: str = "uniform") -> 
 
 def boundary_table(quick: bool, *, mask_keys: bool = True, z_law: str = "uniform"):
     """[`boundary_rung`][] at every P of [`boundary_grid`][] (sweep points)."""
-    from theorylab.core.claims import point_rows
-    from theorylab.core.sweep import call_point, run_points
-
-    pts = [call_point(f"{__name__}:boundary_rung", P=P, mask_keys=mask_keys, z_law=z_law)
-           for P in boundary_grid(quick)[0]]
-    return pd.concat([point_rows(t) for t in run_points(pts)], ignore_index=True)
+    return pd.concat(sweep(f"{__name__}:boundary_rung", [
+        dict(P=P, mask_keys=mask_keys, z_law=z_law) for P in boundary_grid(quick)[0]]),
+        ignore_index=True)
 
 
 #: The rungs n of P = n⁴ beyond the ladder on which only the end of Phase I is run (Δ > 0
@@ -361,20 +358,14 @@ def crossing_rung(fam: str, P: int, *, mask_keys: bool = True,
     global attention at t_I. A sweep point; cached in this process."""
     C1, C = family_sizes(fam, P)
     cfg = mae_config(P, C1, C, mask_keys=mask_keys, z_law=z_law, engine="population-reduced")
-    eng = make_engine(cfg)
-    params = eng.initial_params()
-    cap = max_steps(P, C)
     prev = None
     t_I, row = math.nan, None
-    for step in range(cap + 1):
-        ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
-        row = eng.record(params, step, ev)
+    for step, row, _ in gd_steps(cfg, max_steps(P, C)):
         if prev is not None and (row["phi_own_lq"] - prev["phi_own_lq"]
                                  >= -(row["phi_glob_lq"] - prev["phi_glob_lq"])):
             t_I = float(step)
             break
         prev = row
-        params = eng.apply(params, ev.grads)
     done = math.isfinite(t_I)
     return pd.DataFrame([{
         "family": fam, "P": P, "C1": C1, "C": C, "delta": cfg.delta, "mask_keys": mask_keys,
@@ -386,15 +377,12 @@ def crossing_rung(fam: str, P: int, *, mask_keys: bool = True,
 def crossing_table(quick: bool, *, mask_keys: bool = True, z_law: str = "uniform"):
     """[`crossing_rung`][] of the Δ > 0 family at every P = n⁴ of [`CROSSING_EXTENSION`][]
     (sweep points; none in quick mode)."""
-    from theorylab.core.claims import point_rows
-    from theorylab.core.sweep import call_point, run_points
-
     if quick:
         return pd.DataFrame(columns=["family", "P", "C1", "C", "delta", "mask_keys", "z_law",
                                      "t_I", "phi_glob_end_I", "attn_glob_end_I"])
-    pts = [call_point(f"{__name__}:crossing_rung", fam="pos", P=n ** 4, mask_keys=mask_keys,
-                      z_law=z_law) for n in CROSSING_EXTENSION]
-    return pd.concat([point_rows(t) for t in run_points(pts)], ignore_index=True)
+    return pd.concat(sweep(f"{__name__}:crossing_rung", [
+        dict(fam="pos", P=n ** 4, mask_keys=mask_keys, z_law=z_law)
+        for n in CROSSING_EXTENSION]), ignore_index=True)
 
 
 # -- the figures' MAE config --------------------------------------------------------------------
