@@ -17,9 +17,9 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ..config import PAPER_NAME
 from ..setups import REF_DIAG, line_config
 from ..trainer import run_experiment
+from ._common import declare, finish_axes
 
 __all__ = ["CLAIM", "SYM_TOL", "MATCH_TOL", "MOVE_MIN", "THRESHOLDS", "judge",
            "verdict_symmetry"]
@@ -120,12 +120,8 @@ def run(quick: bool) -> cc.ClaimResult:
         ax = fig.add_subplot(1, 1, 1)
         for (D, C), g in traj.groupby(["D", "C"]):
             ax.plot(g.step.clip(lower=1), g.sym_dev_brute.clip(lower=1e-18), label=f"D={D}, C={C}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
         ax.axhline(SYM_TOL, color="k", ls="--", label="tolerance")
-        ax.set_xlabel("GD step")
-        ax.set_ylabel("sym_dev (brute force)")
-        ax.legend(fontsize=7)
+        finish_axes(ax, "GD step", "sym_dev (brute force)")
 
     return cc.ClaimResult("lemma4.1-4.2-symmetry", table, v, headline, reading,
                           extra={"trajectory": traj}, figure=figure, brief=brief)
@@ -138,9 +134,9 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     return verdict_symmetry(tables["table"], th["SYM_TOL"], th["MATCH_TOL"], th["MOVE_MIN"])
 
 
-CLAIM = cc.Claim(
+CLAIM = declare(
+    globals(),
     id="lemma4.1-4.2-symmetry",
-    paper=PAPER_NAME,
     kind="engine check",
     title="Lemmas 4.1–4.2, symmetry of A along GD (engine check)",
     label="RECONSTRUCTED",
@@ -150,9 +146,6 @@ CLAIM = cc.Claim(
     measured="sym_dev = max |A − (its partition-symmetric projection)| along brute-force GD on "
     "every entry of A; difference of (α, γ, ρ) from the exchangeable engine.",
     predicted="sym_dev at rounding level; identical (α, γ, ρ) trajectories.",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
     premises=("A leaves its symmetric start (final |γ − ρ| > MOVE_MIN), else symmetry is "
               "checked on a state that never moved",),
     seeds="none (exact, deterministic)",
