@@ -10,13 +10,14 @@ import numpy as np
 import pandas as pd
 
 from theorylab.core import claims as cc
+from theorylab.core.claims.verdict import Verdict
 from theorylab.core.sweep import call_point, run_points
 
 from ..config import PAPER_NAME
 from ..setups import ADMISSIBLE_Q, REF_Q, TEMPERATURES, V_STARTS
 
 __all__ = ["TEMPERATURE", "TEMPERATURE_ADMISSIBLE", "V_START", "exponent_interval", "N_BOOT",
-           "LEVEL", "GD_VARIANTS", "declare", "point_table", "finish_axes"]
+           "LEVEL", "GD_VARIANTS", "declare", "point_table", "finish_axes", "premise_failed"]
 
 #: bootstrap resamples of every exponent interval, and their level (the generator is seeded, so
 #: the same tables give the same interval).
@@ -99,6 +100,11 @@ def declare(namespace: dict, **fields) -> cc.Claim:
     ``globals()``, defines) with the other `fields`."""
     parts = {field: namespace[name] for field, name in _PARTS.items() if name in namespace}
     return cc.Claim(paper=PAPER_NAME, **parts, **fields)
+
+
+def premise_failed(why: str) -> Verdict:
+    """The ``inconclusive`` verdict of a check whose premise failed, saying `why`."""
+    return Verdict("inconclusive", (f"premise failed: {why}",))
 
 
 def point_table(function: str, calls) -> pd.DataFrame:

@@ -101,10 +101,10 @@ def reference_point(temperature: str, v_start: str, quick: bool, q: float = REF_
     esc = pred["t_blowup"]
     t_slow = slow_flow(cfg, GAP_II).t_slow
     a_star = plateau(cfg).alpha_star
-    after = AFTER_STEPS * 0.1 / cfg.train.lr_v
-    horizon = int(math.ceil(np.max(esc) + after))
-    if not math.isfinite(horizon):
+    end = np.max(esc) + AFTER_STEPS * 0.1 / cfg.train.lr_v
+    if not math.isfinite(end):
         raise ValueError("reference_point: no derived escape time (a start without blow-up)")
+    horizon = int(math.ceil(end))
     path = ReducedEngine(cfg, a0, b0).run(horizon)
     record = np.unique(np.r_[0, np.geomspace(1, horizon, 300).astype(int), horizon])
     pa_fair = pa_limit_error(cfg)

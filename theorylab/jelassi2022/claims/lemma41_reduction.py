@@ -18,7 +18,7 @@ import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ._common import TEMPERATURE, declare, point_table
+from ._common import TEMPERATURE, declare, point_table, premise_failed
 from .lemma41 import alignment_table
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge"]
@@ -65,7 +65,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     ratio = (t.slope / t.slope_derived).to_numpy(float)
     ratio = ratio[np.isfinite(ratio)]
     if ratio.size < 3:
-        return Verdict("inconclusive", (f"premise failed: {ratio.size} seeds (need 3)",))
+        return premise_failed(f"{ratio.size} seeds (need 3)")
     m, lo, hi = cc.t_interval(ratio)
     f, tol = th["RATE_FACTOR"], th["RATE_TOL"]
     band = (f / (1 + tol), f * (1 + tol))

@@ -34,7 +34,7 @@ from theorylab.core.claims.verdict import Verdict
 
 from ..phases import ALPHA_GROWTH, ERR_TOL, GAP_II
 from ..setups import BOUNDARY_D, REF_Q, REF_SEEDS, reference_q
-from ._common import GD_VARIANTS, declare, exponent_interval, finish_axes
+from ._common import GD_VARIANTS, declare, exponent_interval, finish_axes, premise_failed
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_boundary",
            "verdict_reference", "SENTENCE", "boundary_exponent", "escape_exponent",
@@ -136,8 +136,7 @@ def verdict_boundary(boundary: pd.DataFrame, floor: float) -> Verdict:
     br = boundary_brackets(boundary)
     txt = ", ".join(f"q*({r.D:g}) ∈ [{r.q_lo:.3f}, {r.q_hi:.3f}]" for r in br.itertuples())
     if e["n"] < 2:
-        return Verdict("inconclusive", (f"premise failed: fewer than 2 D with a bracketed "
-                                        f"association boundary ({txt})",))
+        return premise_failed(f"fewer than 2 D with a bracketed association boundary ({txt})")
     k = (f"q*(D) ∝ D^{e['k']:.2f}, range [{e['lo']:.2f}, {e['hi']:.2f}] over the brackets "
          f"({txt})")
     if e["lo"] > floor:
@@ -165,7 +164,7 @@ def verdict_reference(table: pd.DataFrame, values: dict) -> Verdict:
     start's final error minus the Bayes error is judged against ``EXCESS_ERR`` ± ``ERR_TOL``
     ([`judge_band`][theorylab.core.claims.judge_band]); ``inconclusive`` without runs."""
     if not len(table):
-        return Verdict("inconclusive", ("premise failed: no reference run",))
+        return premise_failed("no reference run")
     excess = (table.final_error_fair - table.bayes_error).to_numpy(float)
     worst = float(excess[np.argmax(np.abs(excess))])
     ok = (table.final_gap > 0) & np.isfinite(table.t_PA.astype(float))
@@ -249,9 +248,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         "for any time t') is reported, not judged: from a random start γ − ρ can dip below 0 "
         "by ~1e−9 logits in phase I (min literal PA gap above), far below any margin.",
     ]
-    n_seed = len(table)
     excess = (table.final_error_fair - table.bayes_error).abs().max()
-    brief = (f"q={reference_q(tau):.2f}: {int((table.final_gap > 0).sum())}/{n_seed} "
+    brief = (f"q={reference_q(tau):.2f}: {int((table.final_gap > 0).sum())}/{len(table)} "
              f"starts associate, error ≤ Bayes + {excess:.1e}; q*(D) ∝ D^{be['k']:.2f} "
              f"[{be['lo']:.2f}, {be['hi']:.2f}] (D {min(br.D):g}–{max(br.D):g})")
     headline = {"q_star_exponent": f"{be['k']:.3f} [{be['lo']:.3f}, {be['hi']:.3f}]",
@@ -271,11 +269,9 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                     axs[0].axvline(t, color=c, lw=0.4, ls=":")
         axs[0].set_title(f"reference runs, τ={tau}, v⁰ {start}", fontsize=8)
         finish_axes(axs[0], "GD step (dotted: t_I, t_II, t_III per seed)", "", log="x")
-        for d, g in esc.groupby("d"):
-            axs[1].plot(np.full(len(g), d), g.t_I, "o", color="C0", ms=3)
-        ds = np.sort(esc.d.unique())
-        med = [esc[esc.d == d].t_I.median() for d in ds]
-        axs[1].plot(ds, med, "C0-", label=f"median; fit d^{ee['k']:.2f}")
+        axs[1].plot(esc.d, esc.t_I, "o", color="C0", ms=3)
+        med = esc.groupby("d").t_I.median()
+        axs[1].plot(med.index, med.to_numpy(), "C0-", label=f"median; fit d^{ee['k']:.2f}")
         finish_axes(axs[1], "d", "t_I (steps, lr 1)")
         for r in bnd.itertuples():
             c = {"associates": "C2", "anti-associates": "C3"}.get(r.outcome, "grey")

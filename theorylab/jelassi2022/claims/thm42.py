@@ -38,7 +38,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..setups import reference_q
-from ._common import GD_VARIANTS, LEVEL, N_BOOT, declare, finish_axes, point_table
+from ._common import GD_VARIANTS, LEVEL, N_BOOT, declare, finish_axes, point_table, premise_failed
 from .thm41 import SENTENCE
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict",
@@ -159,17 +159,16 @@ def verdict(table: pd.DataFrame, population: pd.DataFrame, values: dict | None =
     """See the module."""
     th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     if not len(table) or not len(population):
-        return Verdict("inconclusive", ("premise failed: no runs",))
+        return premise_failed("no runs")
     nopa = population[~population.pa.astype(bool)]
     if len(nopa):
-        return Verdict("inconclusive", (
-            "premise failed: the population run does not associate at the reference point "
-            f"(γ − ρ = {nopa.gamma_minus_rho.min():.2f} at d = {nopa.d.min():g}): there is "
-            "nothing for (E) to reproduce",))
+        return premise_failed(
+            "the population run does not associate at the reference point (γ − ρ = "
+            f"{nopa.gamma_minus_rho.min():.2f} at d = {nopa.d.min():g}): there is nothing for (E) "
+            "to reproduce")
     few = table.groupby(["d", "N"]).size()
     if (few < 3).any():
-        return Verdict("inconclusive", (f"premise failed: fewer than 3 seeds at "
-                                        f"{list(few[few < 3].index)}",))
+        return premise_failed(f"fewer than 3 seeds at {list(few[few < 3].index)}")
     top = top_cells(table, population)
     parts = [cc.judge_band(PREDICTIONS[0], (r.excess, r.excess_lo, r.excess_hi), th,
                            COUNTERFACTUALS, what=f"d = {r.d:g}, N = {r.N:g}: test − population "

@@ -35,7 +35,7 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ._common import GD_VARIANTS, declare
+from ._common import GD_VARIANTS, declare, premise_failed
 from .thm42 import SEEDS, measure, noise_fit
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios",
@@ -144,19 +144,19 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     if not len(t):
-        return Verdict("inconclusive", ("premise failed: no empirical runs (the population "
-                                        "does not associate under this reading)",))
+        return premise_failed("no empirical runs (the population does not associate under this "
+                              "reading)")
     r = ratios(tables, th["B_D_SHIFT"], th["B_N_SHIFT"])
     judged = r[r.judged.astype(bool)]
     top = judged[judged.N == judged.groupby("d").N.transform("max")]
     left = r[(r.N != r.groupby("d").N.transform("min")) & ~r.judged.astype(bool)]
     per = judged.groupby("d").N.nunique()
     if (per >= 2).sum() < 2:
-        return Verdict("inconclusive", (
-            "premise failed: fewer than 2 values of d with 2 rungs above the bottom one where "
-            "every seed associates" + (" (not associating in every seed: " + ", ".join(
+        return premise_failed(
+            "fewer than 2 values of d with 2 rungs above the bottom one where every seed "
+            "associates" + (" (not associating in every seed: " + ", ".join(
                 f"d = {x.d:g}, N = {x.N:g}: {x.pa_share:.0%}" for x in left.itertuples())
-                + ")" if len(left) else ""),))
+                + ")" if len(left) else ""))
     kf = k_fit(tables)
     vk = cc.judge_band(PREDICTIONS[1], (kf["k"], kf["k_lo"], kf["k_hi"]), th, COUNTERFACTUALS,
                        what=f"k of N ∝ d^k (fit over {len(judged_runs(tables))} runs of "

@@ -51,7 +51,7 @@ from ..partition import Partition
 from ..predictions.random_start import escape_time
 from ..setups import REF_DIAG, REF_Q, REF_SETS, reference_config, reference_q, with_readings
 from ..transfer import DOWNSTREAM, finetune, finetune_summary
-from ._common import GD_VARIANTS, LEVEL, declare, finish_axes, point_table
+from ._common import GD_VARIANTS, LEVEL, declare, finish_axes, point_table, premise_failed
 from .thm31 import glm_exact_errors
 
 __all__ = ["CLAIM", "TARGET_FRAC", "SEEDS", "D_LIST", "THRESHOLDS", "PREDICTIONS",
@@ -169,8 +169,7 @@ def finetune_point(arm: str, N: int, seed: int, d: int, temperature: str, gamma:
     ⌊N/5⌋ (≥ 1) of them for validation; the downstream data at `q` (None: the reading's
     [`reference_q`][theorylab.jelassi2022.setups.reference_q])."""
     q = reference_q(temperature) if q is None else float(q)
-    sets = REF_SETS
-    part = Partition(tuple(tuple(s) for s in sets))
+    part = Partition(tuple(tuple(s) for s in REF_SETS))
     tau = with_readings(reference_config().replace(data={"d": d}), temperature).temperature
     v_steps, sc_steps = QUICK["steps"] if quick else (STEPS_V, STEPS_SCRATCH)
     steps = sc_steps if arm == "scratch" else v_steps
@@ -185,7 +184,7 @@ def finetune_point(arm: str, N: int, seed: int, d: int, temperature: str, gamma:
               model={"diag": 0.0 if arm == "uniform" else REF_DIAG, "temperature": tau})
     A_pre = symmetric_A(10, part, REF_DIAG, gamma, rho)
     if arm == "mismatched":
-        pi = mismatch_permutation(sets)
+        pi = mismatch_permutation(REF_SETS)
         A0 = np.empty_like(A_pre)
         A0[np.ix_(pi, pi)] = A_pre
     else:
@@ -259,14 +258,14 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) ->
     runs, or below; a mean below its band with its interval reaching it. ``agrees``: every mean
     within its band at every d."""
     if not bool(pre.pa.iloc[0]):
-        return Verdict("inconclusive", (
-            f"premise failed: pre-training does not learn patch association under this reading "
-            f"(γ − ρ = {pre.gamma_minus_rho.iloc[0]:.2f} at the end): nothing to transfer",))
+        return premise_failed(
+            f"pre-training does not learn patch association under this reading "
+            f"(γ − ρ = {pre.gamma_minus_rho.iloc[0]:.2f} at the end): nothing to transfer")
     if not len(table) or table.test_error_best.isna().all():
         return Verdict("inconclusive", ("no fine-tuning runs",))
     need = n_needed(table, tgt)
     if need.seed.nunique() < 5:
-        return Verdict("inconclusive", (f"premise failed: {need.seed.nunique()} seeds (need 5)",))
+        return premise_failed(f"{need.seed.nunique()} seeds (need 5)")
     fz = need[need.arm == "frozen"]
     above = fz[fz.status == "censored-above"]
     if len(above) * 2 >= len(fz):  # a finding: the pre-trained attention does not transfer
@@ -277,17 +276,14 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) ->
             + f" ({len(above)} of {len(fz)} runs): not sample-efficient at these Ñ",))
     if (fz.status != "ok").any():
         bad = fz[fz.status != "ok"]
-        return Verdict("inconclusive", ("premise failed: the frozen arm's N_needed is censored "
-                                        "at " + ", ".join(f"d = {r.d:g}, seed {r.seed:g} "
-                                                          f"({r.status})"
-                                                          for r in bad.itertuples()),))
+        return premise_failed("the frozen arm's N_needed is censored at " + ", ".join(
+            f"d = {r.d:g}, seed {r.seed:g} ({r.status})" for r in bad.itertuples()))
     parts = []
     for arm, p, what in (("scratch", PREDICTIONS[0], "ln(N_scratch/N_frozen)"),
                          ("mismatched", PREDICTIONS[1], "ln(N_mismatched/N_frozen)")):
         for row in pooled(need, arm).itertuples():
             if not np.isfinite(row.lo):
-                return Verdict("inconclusive", (f"premise failed: no interval for {what} at "
-                                                f"d = {row.d:g}",))
+                return premise_failed(f"no interval for {what} at d = {row.d:g}")
             bound = (f"; {row.censored} of {row.seeds} seeds never reach the target within "
                      "the ladder (they enter with N > the largest Ñ run): a bound, ≥ ×"
                      f"{math.exp(row.lo):.3g}" if row.censored else "")
