@@ -274,8 +274,8 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) ->
             f"(Ñ ≤ {int(fz.N_max.max())}) at " + ", ".join(
                 f"d = {r.d:g}, seed {r.seed:g}" for r in above.itertuples())
             + f" ({len(above)} of {len(fz)} runs): not sample-efficient at these Ñ",))
-    if (fz.status != "ok").any():
-        bad = fz[fz.status != "ok"]
+    bad = fz[fz.status != "ok"]
+    if len(bad):
         return premise_failed("the frozen arm's N_needed is censored at " + ", ".join(
             f"d = {r.d:g}, seed {r.seed:g} ({r.status})" for r in bad.itertuples()))
     parts = []
@@ -338,8 +338,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
     bayes, glm = _reference_errors(q)
     seeds, d_list, ladder, cap = _grid(quick)
     if pre.pa.iloc[0]:
-        tgt0 = bayes + TARGET_FRAC * (glm - bayes)
-        table = measure(quick, tau, g, r, q, tgt0)
+        table = measure(quick, tau, g, r, q, bayes + TARGET_FRAC * (glm - bayes))
     else:
         table = pd.DataFrame(columns=["d", "arm", "N", "seed", "test_error_best"])
     table = table.assign(bayes_error=bayes, glm_error=glm)
