@@ -1,6 +1,6 @@
 """Helpers shared by the first paper's claim checks: the variants they declare, the
 seed-stratified bootstrap of a power-law exponent, the declaration of a claim from its module,
-the tables of sweep points and the finish of a figure's axes."""
+the verdict of a failed premise, the tables of sweep points and the finish of a figure's axes."""
 
 from __future__ import annotations
 
