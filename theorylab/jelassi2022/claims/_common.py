@@ -1,5 +1,5 @@
 """Helpers shared by the first paper's claim checks: the variants they declare, the
-seed-stratified bootstrap of a power-law exponent, the declaration of a claim from its module,
+seed-stratified bootstrap of a power-law exponent, the fields a claim module declares by name,
 the verdict of a failed premise, the tables of sweep points and the finish of a figure's axes."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..config import PAPER_NAME
 from ..setups import ADMISSIBLE_Q, REF_Q, TEMPERATURES, V_STARTS
 
 __all__ = ["TEMPERATURE", "TEMPERATURE_ADMISSIBLE", "V_START", "exponent_interval", "N_BOOT",
-           "LEVEL", "GD_VARIANTS", "declare", "point_table", "finish_axes", "premise_failed"]
+           "LEVEL", "GD_VARIANTS", "declared", "point_table", "finish_axes", "premise_failed"]
 
 #: bootstrap resamples of every exponent interval, and their level (the generator is seeded, so
 #: the same tables give the same interval).
@@ -94,12 +94,12 @@ _PARTS = {"run": "run", "judge": "judge", "thresholds": "THRESHOLDS",
           "predictions": "PREDICTIONS", "counterfactuals": "COUNTERFACTUALS"}
 
 
-def declare(namespace: dict, **fields) -> cc.Claim:
-    """The claim of this paper that a claim module declares: its ``run``, ``judge``,
-    ``THRESHOLDS``, ``PREDICTIONS`` and ``COUNTERFACTUALS`` (those `namespace`, the module's
-    ``globals()``, defines) with the other `fields`."""
-    parts = {field: namespace[name] for field, name in _PARTS.items() if name in namespace}
-    return cc.Claim(paper=PAPER_NAME, **parts, **fields)
+def declared(namespace: dict) -> dict:
+    """The fields of [`Claim`][theorylab.core.claims.Claim] that a claim module of this paper
+    declares by name: this paper, and its ``run``, ``judge``, ``THRESHOLDS``, ``PREDICTIONS``
+    and ``COUNTERFACTUALS`` (those `namespace`, the module's ``globals()``, defines)."""
+    return {"paper": PAPER_NAME,
+            **{field: namespace[name] for field, name in _PARTS.items() if name in namespace}}
 
 
 def premise_failed(why: str) -> Verdict:

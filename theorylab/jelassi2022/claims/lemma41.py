@@ -31,7 +31,7 @@ import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ._common import TEMPERATURE, declare, finish_axes, point_table, premise_failed
+from ._common import TEMPERATURE, declared, finish_axes, point_table, premise_failed
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "alignment_table", "sign_name"]
@@ -165,8 +165,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                           extra={"reference": refr}, figure=figure, brief=brief)
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="lemma4.1-4.2",
     kind="derivation check",
     title="Lemmas 4.1–4.2: v turns towards w* from a random start (the reduction)",

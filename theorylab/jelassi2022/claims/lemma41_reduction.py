@@ -18,7 +18,7 @@ import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ._common import TEMPERATURE, declare, point_table, premise_failed
+from ._common import TEMPERATURE, declared, point_table, premise_failed
 from .lemma41 import alignment_table
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge"]
@@ -100,8 +100,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                           extra={"identity": ident}, brief=brief)
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="lemma4.1-4.2-reduction",
     kind="derivation check",
     title="The reduction to (alpha, beta, gamma, rho) against the full model",

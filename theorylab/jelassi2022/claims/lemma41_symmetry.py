@@ -19,7 +19,7 @@ from theorylab.core.claims.verdict import Verdict
 
 from ..setups import REF_DIAG, line_config
 from ..trainer import run_experiment
-from ._common import declare, finish_axes, premise_failed
+from ._common import declared, finish_axes, premise_failed
 
 __all__ = ["CLAIM", "SYM_TOL", "MATCH_TOL", "MOVE_MIN", "THRESHOLDS", "judge",
            "verdict_symmetry"]
@@ -133,8 +133,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     return verdict_symmetry(tables["table"], th["SYM_TOL"], th["MATCH_TOL"], th["MOVE_MIN"])
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="lemma4.1-4.2-symmetry",
     kind="engine check",
     title="Lemmas 4.1–4.2, symmetry of A along GD (engine check)",

@@ -35,7 +35,7 @@ from theorylab.core.claims.verdict import Verdict
 from ..config import DataConfig
 from ..data import make_wstar, sample
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
-from ._common import declare, finish_axes, premise_failed
+from ._common import declared, finish_axes, premise_failed
 
 __all__ = ["CLAIM", "glm_exact_errors", "glm_best_error", "pz_bound", "glm_fit_errors",
            "verdict", "X_PROVED", "BOUND", "FIT_SEEDS", "FIT_POINTS", "THRESHOLDS",
@@ -222,8 +222,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
     return cc.ClaimResult("thm3.1", fits, v, headline, reading, figure=figure, brief=brief)
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm3.1",
     title="Theorem 3.1 (generalized linear models fail)",
     label="FOUND",

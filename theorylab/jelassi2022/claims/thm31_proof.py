@@ -23,7 +23,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
-from ._common import declare, finish_axes, premise_failed
+from ._common import declared, finish_axes, premise_failed
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "family"]
 
@@ -157,8 +157,8 @@ def run(quick: bool) -> cc.ClaimResult:
     return cc.ClaimResult("thm3.1-proof", t, v, headline, reading, figure=figure, brief=brief)
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm3.1-proof",
     kind="derivation check",
     title="Theorem 3.1: the symmetric GLM against the proof",

@@ -25,7 +25,7 @@ from ..data import enumerate_c, fstar_from_c, make_wstar
 from ..engines import BruteForceEngine
 from ..partition import Partition
 from ..setups import REF_Q, REF_SETS, line_config
-from ._common import declare, premise_failed
+from ._common import declared, premise_failed
 
 __all__ = ["CLAIM", "set_permutation_A", "topc_overlap", "verdict", "ERR_TOL"]
 
@@ -211,8 +211,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     return verdict(tables["table"], cc.threshold_values(THRESHOLDS, values)["ERR_TOL"])
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm3.2",
     title="Theorem 3.2 (a transformer that generalizes without patch association)",
     label="FOUND",

@@ -34,7 +34,7 @@ from theorylab.core.claims.verdict import Verdict
 
 from ..phases import ALPHA_GROWTH, ERR_TOL, GAP_II
 from ..setups import BOUNDARY_D, REF_Q, REF_SEEDS, reference_q
-from ._common import GD_VARIANTS, declare, exponent_interval, finish_axes, premise_failed
+from ._common import GD_VARIANTS, declared, exponent_interval, finish_axes, premise_failed
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_boundary",
            "verdict_reference", "SENTENCE", "boundary_exponent", "escape_exponent",
@@ -290,8 +290,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                           figure=figure, brief=brief)
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.1",
     figsize=(13.0, 3.8),
     title="Theorem 4.1 (idealized: GD on the population risk)",

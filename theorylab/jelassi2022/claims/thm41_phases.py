@@ -30,7 +30,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.jelassi2022.setups import ESCAPE_SEEDS, REF_SEEDS
 
-from ._common import GD_VARIANTS, declare, finish_axes, premise_failed
+from ._common import GD_VARIANTS, declared, finish_axes, premise_failed
 from .thm41 import reference_summary
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios",
@@ -297,8 +297,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                           figure=figure, brief=brief)
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.1-phases",
     kind="derivation check",
     figsize=(10.0, 4.0),

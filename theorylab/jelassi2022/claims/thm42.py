@@ -38,7 +38,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..setups import reference_q
-from ._common import GD_VARIANTS, LEVEL, N_BOOT, declare, finish_axes, point_table, premise_failed
+from ._common import GD_VARIANTS, LEVEL, N_BOOT, declared, finish_axes, point_table, premise_failed
 from .thm41 import SENTENCE
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict",
@@ -271,8 +271,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                           figure=figure, brief=brief)
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.2",
     title="Theorem 4.2 (realistic: GD on the empirical risk)",
     label="FOUND",

@@ -35,7 +35,7 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ._common import GD_VARIANTS, declare, premise_failed
+from ._common import GD_VARIANTS, declared, premise_failed
 from .thm42 import SEEDS, measure, noise_fit
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios",
@@ -224,8 +224,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                           extra={"population": m["population"], "ratios": r}, brief=brief)
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.2-noise",
     kind="derivation check",
     title="Theorem 4.2: the noise law of the fitted v against our derivation",

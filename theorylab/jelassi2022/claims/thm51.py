@@ -51,7 +51,7 @@ from ..partition import Partition
 from ..predictions.random_start import escape_time
 from ..setups import REF_DIAG, REF_Q, REF_SETS, reference_config, reference_q, with_readings
 from ..transfer import DOWNSTREAM, finetune, finetune_summary
-from ._common import GD_VARIANTS, LEVEL, declare, finish_axes, point_table, premise_failed
+from ._common import GD_VARIANTS, LEVEL, declared, finish_axes, point_table, premise_failed
 from .thm31 import glm_exact_errors
 
 __all__ = ["CLAIM", "TARGET_FRAC", "SEEDS", "D_LIST", "THRESHOLDS", "PREDICTIONS",
@@ -425,8 +425,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                           brief=brief)
 
 
-CLAIM = declare(
-    globals(),
+CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm5.1",
     title="Theorem 5.1 (transfer)",
     label="FOUND",
