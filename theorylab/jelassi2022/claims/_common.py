@@ -1,18 +1,23 @@
-"""Helpers shared by the first paper's claim checks: the variants they declare and the
-seed-stratified bootstrap of a power-law exponent."""
+"""Helpers shared by the first paper's claim checks: the variants they declare, the
+seed-stratified bootstrap of a power-law exponent, the fields a claim module declares by name,
+the verdict of a failed premise, the tables of sweep points and the finish of a figure's axes."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pandas as pd
 
 from theorylab.core import claims as cc
+from theorylab.core.claims.verdict import Verdict
+from theorylab.core.sweep import call_point, run_points
 
+from ..config import PAPER_NAME
 from ..setups import ADMISSIBLE_Q, REF_Q, TEMPERATURES, V_STARTS
 
 __all__ = ["TEMPERATURE", "TEMPERATURE_ADMISSIBLE", "V_START", "exponent_interval", "N_BOOT",
-           "LEVEL"]
+           "LEVEL", "GD_VARIANTS", "declared", "point_table", "finish_axes", "premise_failed"]
 
 #: bootstrap resamples of every exponent interval, and their level (the generator is seeded, so
 #: the same tables give the same interval).
@@ -46,6 +51,9 @@ V_START = cc.Variant(
     "and whether it is aligned with w* are in the unread Parametrization paragraph. The aligned "
     "start makes the reduction to (α, γ, ρ) exact from step 0 and removes the sign problem and "
     "the d-dependence of phase I")
+#: the variants of the checks that run GD from a start of v (the temperature, judged at an
+#: admissible q, and the start).
+GD_VARIANTS = (TEMPERATURE_ADMISSIBLE, V_START)
 
 
 def exponent_interval(x, y, n_boot: int = N_BOOT, level: float = LEVEL,
@@ -79,3 +87,40 @@ def exponent_interval(x, y, n_boot: int = N_BOOT, level: float = LEVEL,
     s = (boots - boots.mean(axis=1, keepdims=True)) @ cx / den
     a = (1 - level) / 2
     return slope, float(np.quantile(s, a)), float(np.quantile(s, 1 - a))
+
+
+#: the parts of a claim that each claim module declares under these names (those it has).
+_PARTS = {"run": "run", "judge": "judge", "thresholds": "THRESHOLDS",
+          "predictions": "PREDICTIONS", "counterfactuals": "COUNTERFACTUALS"}
+
+
+def declared(namespace: dict) -> dict:
+    """The fields of [`Claim`][theorylab.core.claims.Claim] that a claim module of this paper
+    declares by name: this paper, and its ``run``, ``judge``, ``THRESHOLDS``, ``PREDICTIONS``
+    and ``COUNTERFACTUALS`` (those `namespace`, the module's ``globals()``, defines)."""
+    return {"paper": PAPER_NAME,
+            **{field: namespace[name] for field, name in _PARTS.items() if name in namespace}}
+
+
+def premise_failed(why: str) -> Verdict:
+    """The ``inconclusive`` verdict of a check whose premise failed, saying `why`."""
+    return Verdict("inconclusive", (f"premise failed: {why}",))
+
+
+def point_table(function: str, calls) -> pd.DataFrame:
+    """The sweep points ``function(**kw)`` for every `kw` of `calls`, run together
+    ([`run_points`][theorylab.core.sweep.run_points]), their rows stacked in order."""
+    points = run_points([call_point(function, **kw) for kw in calls])
+    return pd.concat([cc.point_rows(p) for p in points], ignore_index=True)
+
+
+def finish_axes(ax, xlabel: str, ylabel: str, log: str = "xy", **legend) -> None:
+    """Label `ax`, put the axes named in `log` (``"x"``, ``"y"``, both or neither) on a log
+    scale, and draw its legend (``legend``: its options, font size 7 unless given)."""
+    if "x" in log:
+        ax.set_xscale("log")
+    if "y" in log:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(**{"fontsize": 7, **legend})

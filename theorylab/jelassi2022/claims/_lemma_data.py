@@ -45,18 +45,19 @@ PAGE_SETTINGS = {"start": "the aligned reference path (v⁰ = 0.01·w*) at t_II,
 
 
 def _start(temperature: str):
+    """The config, the state the alignment runs start from, and the aligned reference path."""
     cfg = with_readings(reference_config(lr_v=LR), temperature, "aligned").resolved()
     path = exact_path(cfg, 3000)
     rd = read_phases(path, cfg)
     at = rd["t_II"] if np.isfinite(rd["t_II"]) else 2 * rd["t_I"]
     st = path.iloc[int(at) if np.isfinite(at) else len(path) - 1]
-    return cfg, st
+    return cfg, st, path
 
 
 def alignment_point(temperature: str, seed: int, quick: bool) -> pd.DataFrame:
     """One seed: the measured and the derived slope of log(β/|α|) (see the module)."""
     M, steps, _ = SETTINGS[bool(quick)]
-    cfg, st = _start(temperature)
+    cfg, st, _ = _start(temperature)
     w = make_wstar(cfg.data)
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), 41]))
     e = rng.standard_normal(w.size)
@@ -90,8 +91,7 @@ def alignment_point(temperature: str, seed: int, quick: bool) -> pd.DataFrame:
 def identity_point(temperature: str) -> pd.DataFrame:
     """At 8 states of the aligned reference path: |reduced (β = 0) − exchangeable| of the loss
     and of the gradients in α, γ, ρ (the reduction's β = 0 case is the exact engine)."""
-    cfg, _ = _start(temperature)
-    path = exact_path(cfg, 3000)
+    cfg, _, path = _start(temperature)
     ex = _exchangeable(cfg)
     idx = np.unique(np.linspace(0, len(path) - 1, 8).astype(int))
     st = path.iloc[idx]

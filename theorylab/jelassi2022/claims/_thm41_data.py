@@ -18,11 +18,12 @@ in-process memo so that the second check of a process reuses the first one's tab
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
+from scipy import optimize, stats
 
 from theorylab.core import claims as cc
 from theorylab.core.sweep import call_point, run_points
@@ -45,6 +46,7 @@ from ..setups import (
     reference_q,
     with_readings,
 )
+from ._common import point_table
 
 __all__ = ["measure", "reference_table", "reference_point", "escape_point", "boundary_point",
            "paired_start", "expected_escape_exponent", "page_settings",
@@ -99,10 +101,10 @@ def reference_point(temperature: str, v_start: str, quick: bool, q: float = REF_
     esc = pred["t_blowup"]
     t_slow = slow_flow(cfg, GAP_II).t_slow
     a_star = plateau(cfg).alpha_star
-    after = AFTER_STEPS * 0.1 / cfg.train.lr_v
-    horizon = int(math.ceil(np.max(esc) + after))
-    if not math.isfinite(horizon):
+    end = np.max(esc) + AFTER_STEPS * 0.1 / cfg.train.lr_v
+    if not math.isfinite(end):
         raise ValueError("reference_point: no derived escape time (a start without blow-up)")
+    horizon = int(math.ceil(end))
     path = ReducedEngine(cfg, a0, b0).run(horizon)
     record = np.unique(np.r_[0, np.geomspace(1, horizon, 300).astype(int), horizon])
     pa_fair = pa_limit_error(cfg)
@@ -139,8 +141,6 @@ def paired_start(cfg, seeds) -> tuple[np.ndarray, np.ndarray]:
     α⁰ = s·z, β⁰ = s·√(χ²_{d−1} quantile at u): the exact law of (⟨v⁰, w*⟩, ‖v⁰ − α⁰w*‖)
     at every d, with the seed's draws shared along the d ladder (its exponent in d carries no
     seed noise of its own). Aligned: (α⁰, 0)."""
-    from scipy import stats
-
     cfg = cfg.resolved()
     if cfg.train.init_v == "aligned":
         return reduced_start(cfg, seeds)
@@ -151,15 +151,11 @@ def paired_start(cfg, seeds) -> tuple[np.ndarray, np.ndarray]:
     return s * z, s * np.sqrt(stats.chi2.ppf(zu[:, 1], cfg.data.d - 1))
 
 
+@functools.cache
 def expected_escape_exponent(temperature: str, v_start: str, n: int = 2000) -> float:
     """The derived exponent of t_I in d over ESCAPE_D, as an expectation over the start: the
     least-squares slope of E[ln t_I] (derived threshold times of `n` paired starts, a fixed
     quasi-sample of (z, u)) against ln d. For an aligned start it is the derived times' slope."""
-    key = ("expected exponent", temperature, v_start, n)
-    if key in _MEMO:
-        return _MEMO[key]
-    from scipy import stats
-
     grid = (np.arange(n) + 0.5) / n
     z = stats.norm.ppf(grid)
     u = np.random.default_rng(7).permutation(grid)  # independent of z, stratified
@@ -174,9 +170,7 @@ def expected_escape_exponent(temperature: str, v_start: str, n: int = 2000) -> f
             a0, b0 = s * z, s * np.sqrt(stats.chi2.ppf(u, d - 1))
         t = escape_time(cfg, a0, b0, ALPHA_GROWTH * np.hypot(a0, b0))["t_threshold"]
         logs.append(float(np.mean(np.log(t))))
-    out = float(np.polyfit(np.log(ESCAPE_D), logs, 1)[0])
-    _MEMO[key] = out
-    return out
+    return float(np.polyfit(np.log(ESCAPE_D), logs, 1)[0])
 
 
 def escape_point(d: int, temperature: str, v_start: str, seeds: list[int]) -> pd.DataFrame:
@@ -187,13 +181,13 @@ def escape_point(d: int, temperature: str, v_start: str, seeds: list[int]) -> pd
                         temperature, v_start)
     a0, b0 = paired_start(cfg, seeds)
     theta = ALPHA_GROWTH * np.hypot(a0, b0)
-    pred = [escape_time(cfg, a, b, th) for a, b, th in zip(a0, b0, theta)]
-    cap = int(3 * max(float(p["t_threshold"][0]) for p in pred) + 1000)
+    pred = escape_time(cfg, a0, b0, theta)
+    cap = int(3 * max(pred["t_threshold"]) + 1000)
     path = ReducedEngine(cfg, a0, b0).run(cap, stop=lambda n, a, b, g, r: a >= theta)
     t_I = [read_phases(path[path.run == i])["t_I"] for i in range(len(seeds))]
     return pd.DataFrame({"d": d, "seed": seeds, "alpha0": a0, "beta0": b0, "theta": theta,
-                         "t_I": t_I, "t_I_pred": [float(p["t_threshold"][0]) for p in pred],
-                         "t_blowup": [float(p["t_blowup"][0]) for p in pred], "cap": cap,
+                         "t_I": t_I, "t_I_pred": pred["t_threshold"], "t_blowup": pred["t_blowup"],
+                         "cap": cap,
                          "tau": cfg.temperature, "lr": ESCAPE_LR})
 
 
@@ -266,10 +260,8 @@ def _bracket(rows: pd.DataFrame) -> tuple[float, float]:
     a = rows[rows.outcome == "associates"].q
     n = rows[rows.outcome == "anti-associates"].q
     hi = float(n.min()) if len(n) else math.nan
-    lo = float(a[a < hi].max()) if len(a) and (not len(n) or (a < hi).any()) else math.nan
-    if not len(n) and len(a):
-        lo = float(a.max())
-    return lo, hi
+    below = a[a < hi] if len(n) else a
+    return (float(below.max()) if len(below) else math.nan), hi
 
 
 def _boundaries(Ds, temperature: str, dl: pd.DataFrame, quick: bool) -> pd.DataFrame:
@@ -321,25 +313,21 @@ def reference_table(quick: bool, temperature: str, v_start: str, q: float | None
     [`reference_q`][theorylab.jelassi2022.setups.reference_q]; a sweep point, memoised per
     process: the lemma's check reads them too)."""
     q = reference_q(temperature) if q is None else float(q)
-    key = ("reference", bool(quick), temperature, v_start, q)
+    key = (bool(quick), temperature, v_start, q)
     if key not in _MEMO:
-        _MEMO[key] = cc.point_rows(run_points([call_point(
-            f"{__name__}:reference_point", temperature=temperature, v_start=v_start,
-            quick=bool(quick), q=round(q, 12))])[0])
+        _MEMO[key] = point_table(f"{__name__}:reference_point", [dict(
+            temperature=temperature, v_start=v_start, quick=bool(quick), q=round(q, 12))])
     return _MEMO[key]
 
 
+@functools.cache
 def _d_ladder(quick: bool, temperature: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The D ladder and the boundary of a temperature reading (the start of v does not enter:
     aligned starts; memoised per process)."""
-    key = ("D", bool(quick), temperature)
-    if key not in _MEMO:
-        Ds = QUICK["D"] if quick else BOUNDARY_D
-        dl = pd.concat([cc.point_rows(p) for p in run_points([
-            call_point(f"{__name__}:dladder_point", D=int(D), temperature=temperature)
-            for D in Ds])], ignore_index=True)
-        _MEMO[key] = (dl, _boundaries(Ds, temperature, dl, quick))
-    return _MEMO[key]
+    Ds = QUICK["D"] if quick else BOUNDARY_D
+    dl = point_table(f"{__name__}:dladder_point",
+                     (dict(D=int(D), temperature=temperature) for D in Ds))
+    return dl, _boundaries(Ds, temperature, dl, quick)
 
 
 def page_settings() -> dict[str, object]:
@@ -362,24 +350,18 @@ def page_settings() -> dict[str, object]:
     }
 
 
+@functools.cache
 def measure(quick: bool, temperature: str, v_start: str) -> dict[str, pd.DataFrame]:
     """Every table of both Theorem 4.1 checks under a reading (memoised per process)."""
-    key = (bool(quick), temperature, v_start)
-    if key in _MEMO:
-        return _MEMO[key]
     ref = reference_table(quick, temperature, v_start)
     # the reference point itself, reported where the reading judges at an admissible q
     at_ref = (reference_table(quick, temperature, v_start, REF_Q)
               if reference_q(temperature) != REF_Q else ref.iloc[:0])
     ds = QUICK["escape_d"] if quick else ESCAPE_D
     seeds = list(ESCAPE_SEEDS[:QUICK["escape_seeds"]] if quick else ESCAPE_SEEDS)
-    esc = pd.concat([cc.point_rows(p) for p in run_points([
-        call_point(f"{__name__}:escape_point", d=int(d), temperature=temperature,
-                   v_start=v_start, seeds=seeds) for d in ds])], ignore_index=True)
+    esc = point_table(f"{__name__}:escape_point", (
+        dict(d=int(d), temperature=temperature, v_start=v_start, seeds=seeds) for d in ds))
     esc["exp_expected"] = expected_escape_exponent(temperature, v_start,
                                                    400 if quick else 2000)
     dl, bnd = _d_ladder(quick, temperature)
-    out = {"reference": ref, "escape": esc, "dladder": dl, "boundary": bnd,
-           "at_ref_q": at_ref}
-    _MEMO[key] = out
-    return out
+    return {"reference": ref, "escape": esc, "dladder": dl, "boundary": bnd, "at_ref_q": at_ref}

@@ -51,12 +51,9 @@ N_TEST = 5000
 def _cfg(d: int, temperature: str, v_start: str, **train):
     cfg = reference_config(lr_v=LR, **train).replace(
         data={"d": int(d), "q": reference_q(temperature)}, model={"diag": REF_DIAG})
-    cfg = with_readings(cfg, temperature, v_start)
-    if v_start == "random":
-        cfg = cfg.replace(train={"v0_scale": V0_NORM_E / math.sqrt(d)})
-    else:
-        cfg = cfg.replace(train={"alpha0": V0_NORM_E})
-    return cfg.resolved()
+    start = ({"v0_scale": V0_NORM_E / math.sqrt(d)} if v_start == "random"
+             else {"alpha0": V0_NORM_E})
+    return with_readings(cfg, temperature, v_start).replace(train=start).resolved()
 
 
 def horizon(d: int, temperature: str, v_start: str, seeds) -> tuple[int, dict]:

@@ -22,16 +22,16 @@ exponentially.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
 import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
-from theorylab.core.sweep import call_point, run_points
 
-from ..config import PAPER_NAME
-from ._common import TEMPERATURE
+from ._common import TEMPERATURE, declared, finish_axes, point_table, premise_failed
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "alignment_table", "sign_name"]
@@ -76,28 +76,20 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     r = (ref.beta_growth / ref.beta_growth_derived).to_numpy(float) if len(ref) else np.array([])
     r = r[np.isfinite(r) & (r > 0)]
     if not r.size:
-        return Verdict("inconclusive", ("premise failed: no random start reaches t_I",))
+        return premise_failed("no random start reaches t_I")
     worst = float(r[np.argmax(np.abs(np.log(r)))])
-    v = cc.judge_band(PREDICTIONS[0], worst, th, COUNTERFACTUALS,
-                      what=f"β(t_I)/β⁰ measured/derived on the worst of {r.size} random starts "
-                      f"(all: {r.min():.6f}–{r.max():.6f})")
-    return Verdict(v.verdict, v.reasons)
+    return cc.judge_band(PREDICTIONS[0], worst, th, COUNTERFACTUALS,
+                         what=f"β(t_I)/β⁰ measured/derived on the worst of {r.size} random "
+                         f"starts (all: {r.min():.6f}–{r.max():.6f})")
 
 
-_MEMO: dict = {}
-
-
+@functools.cache
 def alignment_table(quick: bool, temperature: str) -> pd.DataFrame:
     """The measured and derived slopes of every seed (one sweep point each; memoised per
     process: the derivation check reads the same table)."""
-    key = (bool(quick), temperature)
-    if key not in _MEMO:
-        _, _, seeds = data.SETTINGS[bool(quick)]
-        parts = run_points([call_point(f"{data.__name__}:alignment_point",
-                                       temperature=temperature, seed=int(s), quick=bool(quick))
-                            for s in seeds])
-        _MEMO[key] = pd.concat([cc.point_rows(p) for p in parts], ignore_index=True)
-    return _MEMO[key]
+    _, _, seeds = data.SETTINGS[bool(quick)]
+    return point_table(f"{data.__name__}:alignment_point", (
+        dict(temperature=temperature, seed=int(s), quick=bool(quick)) for s in seeds))
 
 
 def _reference_ratios(quick: bool, temperature: str) -> pd.DataFrame:
@@ -167,16 +159,15 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         ax.axhline(0, color="k", lw=0.8)
         ax.set_xlim(-0.5, 0.8)
         ax.set_xticks([])
-        ax.set_ylabel("d log(β/|α|) / d step")
-        ax.legend(fontsize=7)
+        finish_axes(ax, "", "d log(β/|α|) / d step", log="")
 
     return cc.ClaimResult("lemma4.1-4.2", table, v, headline, reading,
                           extra={"reference": refr}, figure=figure, brief=brief)
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="lemma4.1-4.2",
-    paper=PAPER_NAME,
     kind="derivation check",
     title="Lemmas 4.1–4.2: v turns towards w* from a random start (the reduction)",
     label="RECONSTRUCTED",
@@ -190,11 +181,6 @@ CLAIM = cc.Claim(
     "β/|α| along them; the slope of log(β/|α|) of the d-dimensional model from a perturbed "
     "state (5 seeds, reported).",
     predicted="measured/derived growth of β within 0.2 % of 1 on every start (two-sided).",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     variants=(TEMPERATURE,),
     premises=("some random start reaches t_I",),
     seeds="the reference runs' 8 random starts, each judged (the worst one); the d-dimensional "

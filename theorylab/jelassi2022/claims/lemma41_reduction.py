@@ -17,10 +17,8 @@ import pandas as pd
 import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
-from theorylab.core.sweep import call_point, run_points
 
-from ..config import PAPER_NAME
-from ._common import TEMPERATURE
+from ._common import TEMPERATURE, declared, point_table, premise_failed
 from .lemma41 import alignment_table
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge"]
@@ -67,7 +65,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     ratio = (t.slope / t.slope_derived).to_numpy(float)
     ratio = ratio[np.isfinite(ratio)]
     if ratio.size < 3:
-        return Verdict("inconclusive", (f"premise failed: {ratio.size} seeds (need 3)",))
+        return premise_failed(f"{ratio.size} seeds (need 3)")
     m, lo, hi = cc.t_interval(ratio)
     f, tol = th["RATE_FACTOR"], th["RATE_TOL"]
     band = (f / (1 + tol), f * (1 + tol))
@@ -83,8 +81,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
 def run(quick: bool, readings: dict) -> cc.ClaimResult:
     tau = readings["temperature"]
     table = alignment_table(quick, tau)
-    ident = cc.point_rows(run_points([call_point(f"{data.__name__}:identity_point",
-                                                 temperature=tau)])[0])
+    ident = point_table(f"{data.__name__}:identity_point", [dict(temperature=tau)])
     tables = {"table": table, "identity": ident}
     v = judge(tables)
     ratio = table.slope / table.slope_derived
@@ -104,8 +101,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="lemma4.1-4.2-reduction",
-    paper=PAPER_NAME,
     kind="derivation check",
     title="The reduction to (alpha, beta, gamma, rho) against the full model",
     label="RECONSTRUCTED",
@@ -118,11 +115,6 @@ CLAIM = cc.Claim(
     "from the same states; the reduced and exchangeable engines at states of the reference path.",
     predicted="measured/derived rate within ×1.4 of 1 (t-interval over seeds); identity to "
     "1e−12.",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     variants=(TEMPERATURE,),
     premises=("at least 3 seeds",),
     seeds=f"{len(data.SEEDS)} seeds (the orthogonal direction and the Monte Carlo draws)",

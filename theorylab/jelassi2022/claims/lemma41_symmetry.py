@@ -17,9 +17,9 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ..config import PAPER_NAME
 from ..setups import REF_DIAG, line_config
 from ..trainer import run_experiment
+from ._common import declared, finish_axes, premise_failed
 
 __all__ = ["CLAIM", "SYM_TOL", "MATCH_TOL", "MOVE_MIN", "THRESHOLDS", "judge",
            "verdict_symmetry"]
@@ -58,9 +58,8 @@ def verdict_symmetry(table: pd.DataFrame, sym_tol: float = SYM_TOL,
         return Verdict("inconclusive", ("symmetry: no finite measurement",))
     moved = (table.final_gamma - table.final_rho).abs()
     if (moved <= move_min).any():
-        return Verdict("inconclusive", (f"premise failed: a run ended with |γ − ρ| = "
-                                        f"{moved.min():.1e} ≤ {move_min:g}, so A never left the "
-                                        "symmetric start",))
+        return premise_failed(f"a run ended with |γ − ρ| = {moved.min():.1e} ≤ {move_min:g}, so "
+                              "A never left the symmetric start")
     sd, md = table.max_sym_dev.max(), table.max_rel_diff_alpha_gamma_rho.max()
     if sd > sym_tol or md > match_tol:
         return Verdict("disagrees", (f"symmetry (engine check): sym_dev up to {sd:.1e} "
@@ -120,12 +119,8 @@ def run(quick: bool) -> cc.ClaimResult:
         ax = fig.add_subplot(1, 1, 1)
         for (D, C), g in traj.groupby(["D", "C"]):
             ax.plot(g.step.clip(lower=1), g.sym_dev_brute.clip(lower=1e-18), label=f"D={D}, C={C}")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
         ax.axhline(SYM_TOL, color="k", ls="--", label="tolerance")
-        ax.set_xlabel("GD step")
-        ax.set_ylabel("sym_dev (brute force)")
-        ax.legend(fontsize=7)
+        finish_axes(ax, "GD step", "sym_dev (brute force)")
 
     return cc.ClaimResult("lemma4.1-4.2-symmetry", table, v, headline, reading,
                           extra={"trajectory": traj}, figure=figure, brief=brief)
@@ -139,8 +134,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="lemma4.1-4.2-symmetry",
-    paper=PAPER_NAME,
     kind="engine check",
     title="Lemmas 4.1–4.2, symmetry of A along GD (engine check)",
     label="RECONSTRUCTED",
@@ -150,9 +145,6 @@ CLAIM = cc.Claim(
     measured="sym_dev = max |A − (its partition-symmetric projection)| along brute-force GD on "
     "every entry of A; difference of (α, γ, ρ) from the exchangeable engine.",
     predicted="sym_dev at rounding level; identical (α, γ, ρ) trajectories.",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
     premises=("A leaves its symmetric start (final |γ − ρ| > MOVE_MIN), else symmetry is "
               "checked on a state that never moved",),
     seeds="none (exact, deterministic)",

@@ -32,9 +32,10 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ..config import PAPER_NAME, DataConfig
+from ..config import DataConfig
 from ..data import make_wstar, sample
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
+from ._common import declared, finish_axes, premise_failed
 
 __all__ = ["CLAIM", "glm_exact_errors", "glm_best_error", "pz_bound", "glm_fit_errors",
            "verdict", "X_PROVED", "BOUND", "FIT_SEEDS", "FIT_POINTS", "THRESHOLDS",
@@ -130,19 +131,16 @@ def fit_summary(fits: pd.DataFrame, column: str = "err_fstar") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def _t_row(g: pd.DataFrame) -> tuple[float, float, float]:
-    """(mean, lower, upper): the t-interval (95 %) of the seeds' f*-errors of one point."""
-    return cc.t_interval(g["err_fstar"].to_numpy(float))
-
-
 def verdict(fits: pd.DataFrame, bound: float = BOUND, tol: float = THRESHOLDS[0].value,
             alternatives=None) -> Verdict:
     """See the module (`fits`: one row per (point, seed) with ``err_fstar``, the reading's
     error against f*, ``p_fstar_zero_fit`` and ``fstar_ties``)."""
     fs = fits[fits.x <= X_PROVED] if len(fits) else fits
     if len(fs) == 0 or fs.err_fstar.isna().any():
-        return Verdict("inconclusive", ("premise failed: no fitted GLM inside the proved region",))
-    pts = {key: _t_row(g) for key, g in fs.groupby(["k", "C", "D"], sort=False)}
+        return premise_failed("no fitted GLM inside the proved region")
+    # per point: the t-interval (95 %) of its seeds' f*-errors
+    pts = {key: cc.t_interval(g.err_fstar.to_numpy(float))
+           for key, g in fs.groupby(["k", "C", "D"], sort=False)}
     txt = "; ".join(f"k={k:g}, C={c:g}, D={d:g}: {m:.4f} [{lo:.4f}, {hi:.4f}]"
                     for (k, c, d), (m, lo, hi) in pts.items())
     literal = "fstar_ties" in fs and (fs.fstar_ties == "literal").all()
@@ -218,18 +216,15 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         ax.errorbar(x + 0.1, fy.err_mean, yerr=2 * fy.err_se, fmt="s", capsize=3,
                     label="fitted GLM vs y")
         ax.axhline(BOUND, color="k", ls="--", label="1/8")
-        ax.set_xticks(x)
-        ax.set_xticklabels(lab)
-        ax.set_xlabel("(k, C, D), q = C^k/D")
-        ax.set_ylabel("test error")
-        ax.legend(fontsize=7)
+        ax.set_xticks(x, lab)
+        finish_axes(ax, "(k, C, D), q = C^k/D", "test error", log="")
 
     return cc.ClaimResult("thm3.1", fits, v, headline, reading, figure=figure, brief=brief)
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm3.1",
-    paper=PAPER_NAME,
     title="Theorem 3.1 (generalized linear models fail)",
     label="FOUND",
     source="notes §4.1; arXiv v1 text (S1), proof in Appendix J",
@@ -240,11 +235,6 @@ CLAIM = cc.Claim(
     "the region where the bound is proved for the symmetric GLM.",
     predicted="the lowest fitted GLM's f*-error (t-interval over seeds) at least 1/8 − 0.025 "
     "(a lower bound, as the paper's sentence).",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     variants=(FSTAR_TIES,),
     premises=("some fitted GLM inside the proved region",),
     seeds=f"{len(FIT_SEEDS)} seeds per fitted point (data, partition, w*), judged on the "

@@ -22,8 +22,8 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ..config import PAPER_NAME
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
+from ._common import declared, finish_axes, premise_failed
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "family"]
 
@@ -112,7 +112,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                    f"{r.pz_bound:.4f})")
     inside = t[_inside(t)]
     if not len(inside):
-        return Verdict("inconclusive", ("premise failed: no point inside the proved region",))
+        return premise_failed("no point inside the proved region")
     under = inside[inside.err_best_glm < BOUND]
     if len(under):
         bad.append(f"{len(under)} points inside the proved region below 1/8")
@@ -151,17 +151,15 @@ def run(quick: bool) -> cc.ClaimResult:
         ax.plot(t.x, t.pz_bound, "k.", ms=2, label="proved bound")
         ax.axhline(BOUND, color="k", ls="--", label="1/8")
         ax.axvline(X_PROVED, color="grey", ls=":", label="proved region x ≤ 1 − √3/2")
-        ax.set_xscale("log")
-        ax.set_xlabel("x = C² / (q (D - C))")
-        ax.set_ylabel("best GLM error (exact)")
-        ax.legend(fontsize=6, ncol=2)
+        finish_axes(ax, "x = C² / (q (D - C))", "best GLM error (exact)", log="x", fontsize=6,
+                    ncol=2)
 
     return cc.ClaimResult("thm3.1-proof", t, v, headline, reading, figure=figure, brief=brief)
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm3.1-proof",
-    paper=PAPER_NAME,
     kind="derivation check",
     title="Theorem 3.1: the symmetric GLM against the proof",
     label="FOUND",
@@ -173,11 +171,6 @@ CLAIM = cc.Claim(
     measured="Closed form, enumeration (D ≤ 64) and proved bound on q = C^k/D, k = 2, 3, 4, "
     "C = 2–8, D up to 4096.",
     predicted="closed form = enumeration to 1e−12; exact ≥ bound everywhere; ≥ 1/8 inside.",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     premises=("some point inside the proved region",),
     seeds="none (exact)",
     interval=cc.IntervalMethod("exact"),

@@ -18,13 +18,14 @@ import numpy as np
 import pandas as pd
 
 from theorylab.core import claims as cc
+from theorylab.core.backend import get_backend
 from theorylab.core.claims.verdict import Verdict
 
-from ..config import PAPER_NAME
 from ..data import enumerate_c, fstar_from_c, make_wstar
 from ..engines import BruteForceEngine
 from ..partition import Partition
 from ..setups import REF_Q, REF_SETS, line_config
+from ._common import declared, premise_failed
 
 __all__ = ["CLAIM", "set_permutation_A", "topc_overlap", "verdict", "ERR_TOL"]
 
@@ -104,8 +105,8 @@ def verdict(table: pd.DataFrame, err_tol: float = ERR_TOL) -> Verdict:
     if len(table) == 0 or table[cols].isna().any().any():
         return Verdict("inconclusive", ("no constructions measured (empty table or NaN)",))
     if (table.topc_own_overlap_pa != table.C).any():
-        return Verdict("inconclusive", ("premise failed: the patch-associating reference does "
-                                        "not perform patch association",))
+        return premise_failed("the patch-associating reference does not perform patch "
+                              "association")
     why = []
     d_eng = (table.err_perm - table.err_pa).abs().max()
     d_dir = (table.err_perm_direct - table.err_pa_direct).abs().max()
@@ -139,7 +140,8 @@ def run(quick: bool) -> cc.ClaimResult:
             cfg = cfg.replace(data={"partition": REF_SETS})
         cfg = cfg.resolved()
         part = cfg.data.make_partition()
-        eng = BruteForceEngine(cfg, _xp(), part, make_wstar(cfg.data))
+        eng = BruteForceEngine(cfg, get_backend("numpy", "float64", "cpu"), part,
+                               make_wstar(cfg.data))
         c, y, _, w = enumerate_c(part, q)
         act = cfg.model.make_activation()
         L = part.L
@@ -204,20 +206,14 @@ def run(quick: bool) -> cc.ClaimResult:
     return cc.ClaimResult("thm3.2", table, v, headline, reading, brief=brief)
 
 
-def _xp():
-    from theorylab.core.backend import get_backend
-
-    return get_backend("numpy", "float64", "cpu")
-
-
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """[`verdict`][] on the written main table with the declared threshold (or `values`)."""
     return verdict(tables["table"], cc.threshold_values(THRESHOLDS, values)["ERR_TOL"])
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm3.2",
-    paper=PAPER_NAME,
     title="Theorem 3.2 (a transformer that generalizes without patch association)",
     label="FOUND",
     source="notes §4.2; S1 text and S2 screenshot; proof in Appendix J (not read)",
@@ -226,10 +222,7 @@ CLAIM = cc.Claim(
     measured="Exact population error (brute force) of the set-permuted A against the "
     "patch-associating A with the same v; Top-C overlap of every row with its own set.",
     predicted="Equal errors (to rounding) while no row's Top-C meets its own set.",
-    run=run,
-    judge=judge,
     kind="sanity check",
-    thresholds=THRESHOLDS,
     premises=("the patch-associating reference A performs patch association (Top-C = own "
               "set), so the comparison is with the model the theorem contrasts",),
     untested="the rate P[f*(X) M(X) ≤ 0] = d^{−ω(1)}: it is asymptotic (C = polylog d) and the "

@@ -32,10 +32,9 @@ import theorylab.jelassi2022.claims._thm41_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ..config import PAPER_NAME
 from ..phases import ALPHA_GROWTH, ERR_TOL, GAP_II
 from ..setups import BOUNDARY_D, REF_Q, REF_SEEDS, reference_q
-from ._common import TEMPERATURE_ADMISSIBLE, V_START, exponent_interval
+from ._common import GD_VARIANTS, declared, exponent_interval, finish_axes, premise_failed
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_boundary",
            "verdict_reference", "SENTENCE", "boundary_exponent", "escape_exponent",
@@ -122,15 +121,11 @@ def boundary_exponent(boundary: pd.DataFrame) -> dict[str, float]:
 def escape_exponent(escape: pd.DataFrame, column: str = "t_I") -> dict[str, float]:
     """The exponent of `column` in d (mean log over seeds per d, least squares), its seed
     bootstrap interval, and the local exponent over the top two d."""
-    k, lo, hi = data_exponent(escape, column)
+    k, lo, hi = exponent_interval(escape.d, escape[column])
     ds = np.sort(escape.d.unique())
     top = escape[escape.d.isin(ds[-2:])]
-    k_top = data_exponent(top, column)[0] if len(ds) >= 2 else math.nan
+    k_top = exponent_interval(top.d, top[column])[0] if len(ds) >= 2 else math.nan
     return {"k": k, "lo": lo, "hi": hi, "k_top": k_top, "n_d": len(ds)}
-
-
-def data_exponent(escape: pd.DataFrame, column: str):
-    return exponent_interval(escape.d, escape[column])
 
 
 def verdict_boundary(boundary: pd.DataFrame, floor: float) -> Verdict:
@@ -141,8 +136,7 @@ def verdict_boundary(boundary: pd.DataFrame, floor: float) -> Verdict:
     br = boundary_brackets(boundary)
     txt = ", ".join(f"q*({r.D:g}) ∈ [{r.q_lo:.3f}, {r.q_hi:.3f}]" for r in br.itertuples())
     if e["n"] < 2:
-        return Verdict("inconclusive", (f"premise failed: fewer than 2 D with a bracketed "
-                                        f"association boundary ({txt})",))
+        return premise_failed(f"fewer than 2 D with a bracketed association boundary ({txt})")
     k = (f"q*(D) ∝ D^{e['k']:.2f}, range [{e['lo']:.2f}, {e['hi']:.2f}] over the brackets "
          f"({txt})")
     if e["lo"] > floor:
@@ -170,7 +164,7 @@ def verdict_reference(table: pd.DataFrame, values: dict) -> Verdict:
     start's final error minus the Bayes error is judged against ``EXCESS_ERR`` ± ``ERR_TOL``
     ([`judge_band`][theorylab.core.claims.judge_band]); ``inconclusive`` without runs."""
     if not len(table):
-        return Verdict("inconclusive", ("premise failed: no reference run",))
+        return premise_failed("no reference run")
     excess = (table.final_error_fair - table.bayes_error).to_numpy(float)
     worst = float(excess[np.argmax(np.abs(excess))])
     ok = (table.final_gap > 0) & np.isfinite(table.t_PA.astype(float))
@@ -195,11 +189,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     part disagrees, else ``inconclusive`` if one is, else ``agrees``. The runs at the
     reference q of a reading judged elsewhere (``at_ref_q``) are reported."""
     th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
-    parts = [verdict_reference(tables["table"], th),
-             verdict_boundary(tables["boundary"], th["Q_FLOOR"])]
-    kinds = {p.verdict for p in parts}
-    v = ("disagrees" if "disagrees" in kinds else "inconclusive" if "inconclusive" in kinds
-         else "agrees")
+    v = cc.combine([verdict_reference(tables["table"], th),
+                    verdict_boundary(tables["boundary"], th["Q_FLOOR"])])
     note = ()
     at = tables.get("at_ref_q")
     if at is not None and len(at):
@@ -210,10 +201,9 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                 + ("it anti-associates, a point of Assumption 2's family (q·D = "
                    f"{REF_Q * 10:.1f}) outside the associating side"
                    if (at.final_gap < 0).all() else "it associates"),)
-    return Verdict(v, tuple(r for p in parts for r in p.reasons) + note,
+    return Verdict(v.verdict, v.reasons + note,
                    judged=("association and generalization (reference runs)",
-                           "Assumption-2 regime (boundary q*(D))"),
-                   reported=())
+                           "Assumption-2 regime (boundary q*(D))"))
 
 
 def run(quick: bool, readings: dict) -> cc.ClaimResult:
@@ -258,9 +248,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         "for any time t') is reported, not judged: from a random start γ − ρ can dip below 0 "
         "by ~1e−9 logits in phase I (min literal PA gap above), far below any margin.",
     ]
-    n_seed = len(table)
     excess = (table.final_error_fair - table.bayes_error).abs().max()
-    brief = (f"q={reference_q(tau):.2f}: {int((table.final_gap > 0).sum())}/{n_seed} "
+    brief = (f"q={reference_q(tau):.2f}: {int((table.final_gap > 0).sum())}/{len(table)} "
              f"starts associate, error ≤ Bayes + {excess:.1e}; q*(D) ∝ D^{be['k']:.2f} "
              f"[{be['lo']:.2f}, {be['hi']:.2f}] (D {min(br.D):g}–{max(br.D):g})")
     headline = {"q_star_exponent": f"{be['k']:.3f} [{be['lo']:.3f}, {be['hi']:.3f}]",
@@ -278,20 +267,12 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             for t, c in ((r.t_I, "C0"), (r.t_II, "C3"), (r.t_III, "k")):
                 if np.isfinite(t):
                     axs[0].axvline(t, color=c, lw=0.4, ls=":")
-        axs[0].set_xscale("log")
-        axs[0].set_xlabel("GD step (dotted: t_I, t_II, t_III per seed)")
         axs[0].set_title(f"reference runs, τ={tau}, v⁰ {start}", fontsize=8)
-        axs[0].legend(fontsize=7)
-        for d, g in esc.groupby("d"):
-            axs[1].plot(np.full(len(g), d), g.t_I, "o", color="C0", ms=3)
-        ds = np.sort(esc.d.unique())
-        med = [esc[esc.d == d].t_I.median() for d in ds]
-        axs[1].plot(ds, med, "C0-", label=f"median; fit d^{ee['k']:.2f}")
-        axs[1].set_xscale("log")
-        axs[1].set_yscale("log")
-        axs[1].set_xlabel("d")
-        axs[1].set_ylabel("t_I (steps, lr 1)")
-        axs[1].legend(fontsize=7)
+        finish_axes(axs[0], "GD step (dotted: t_I, t_II, t_III per seed)", "", log="x")
+        axs[1].plot(esc.d, esc.t_I, "o", color="C0", ms=3)
+        med = esc.groupby("d").t_I.median()
+        axs[1].plot(med.index, med.to_numpy(), "C0-", label=f"median; fit d^{ee['k']:.2f}")
+        finish_axes(axs[1], "d", "t_I (steps, lr 1)")
         for r in bnd.itertuples():
             c = {"associates": "C2", "anti-associates": "C3"}.get(r.outcome, "grey")
             axs[2].plot(r.D, r.q, "o", color=c, ms=4)
@@ -299,9 +280,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                             label="q*(D) bracket")
         DD = np.linspace(min(br.D), max(br.D), 50)
         axs[2].plot(DD, 4 / DD, "k:", label="q = C²/D")
-        axs[2].set_xlabel("D (C = 2, d = 100)")
-        axs[2].set_ylabel("q (green: associates, red: anti, grey: undecided)")
-        axs[2].legend(fontsize=7)
+        finish_axes(axs[2], "D (C = 2, d = 100)",
+                    "q (green: associates, red: anti, grey: undecided)", log="")
 
     return cc.ClaimResult("thm4.1", table, v, headline, reading,
                           extra={"escape": esc, "boundary": bnd, "brackets": br, "at_ref_q": at_ref,
@@ -311,8 +291,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.1",
-    paper=PAPER_NAME,
     figsize=(13.0, 3.8),
     title="Theorem 4.1 (idealized: GD on the population risk)",
     label="FOUND",
@@ -328,12 +308,7 @@ CLAIM = cc.Claim(
     predicted="Every random start performs patch association (margin held to the end) and its "
     "final error lies within 0.005 of the Bayes error (two-sided); q*(D)·D grows along the D "
     "ladder (exponent range of q*(D) above −1, our inference from Assumption 2).",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
-    variants=(TEMPERATURE_ADMISSIBLE, V_START),
+    variants=GD_VARIANTS,
     premises=("the boundary is bracketed at ≥ 2 values of D",
               "reference runs exist at the reading's q"),
     seeds=f"reference: {len(REF_SEEDS)} random starts, the worst one judged (the share that "

@@ -30,8 +30,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.jelassi2022.setups import ESCAPE_SEEDS, REF_SEEDS
 
-from ..config import PAPER_NAME
-from ._common import TEMPERATURE_ADMISSIBLE, V_START
+from ._common import GD_VARIANTS, declared, finish_axes, premise_failed
 from .thm41 import reference_summary
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios",
@@ -59,16 +58,16 @@ THRESHOLDS = (
                  "ladder (t_II grows like D^2–D^3 there)",
                  role="|measured − derived − T_II_D_SHIFT| local exponent of t_II in D at most it"),
 )
+#: the tests that check the derived phase times against the engines.
+_TESTS = "tests/jelassi2022/test_predictions_random_start.py::"
 PREDICTIONS = (
     cc.Prediction("T_I_FACTOR", 1.0, "factor", "measured t_I / derived threshold time of phase I",
                   "derived",
-                  check="tests/jelassi2022/test_predictions_random_start.py::"
-                  "test_escape_time_of_random_starts_against_the_reduced_engine",
+                  check=_TESTS + "test_escape_time_of_random_starts_against_the_reduced_engine",
                   tolerance="TOL_I"),
     cc.Prediction("T_II_FACTOR", 1.0, "factor",
                   "measured t_II / derived (t_blowup + slow flow of phase II)", "derived",
-                  check="tests/jelassi2022/test_predictions_random_start.py::"
-                  "test_slow_flow_predicts_t_II_on_the_exact_engine",
+                  check=_TESTS + "test_slow_flow_predicts_t_II_on_the_exact_engine",
                   tolerance="TOL_II"),
     cc.Prediction("T_I_EXP_SHIFT", 0.0, "shift",
                   "measured exponent of t_I in d (paired starts, d = 10–1000) minus the derived "
@@ -78,8 +77,7 @@ PREDICTIONS = (
                   check="proofs_checks/jelassi2022/check_random_start.py", tolerance="EXP_TOL_d"),
     cc.Prediction("T_II_D_SHIFT", 0.0, "shift",
                   "measured minus derived local exponent of t_II in D", "derived",
-                  check="tests/jelassi2022/test_predictions_random_start.py::"
-                  "test_slow_flow_predicts_t_II_on_the_exact_engine",
+                  check=_TESTS + "test_slow_flow_predicts_t_II_on_the_exact_engine",
                   tolerance="EXP_TOL_D"),
 )
 #: the derived exponent of t_I in d over d = 10–1000 for τ = 1 and a random start (the value
@@ -135,22 +133,15 @@ def ratios(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Every measured/derived ratio: one row per (what, run) with t_I or t_II; ``in_regime``:
     the run's time scales are separated (α reaches 95 % of α* before t_II; column
     ``separated``), the premise of the slow flow (t_I is always in its regime)."""
-    rows = []
+    def row(what, where, r):
+        return {"what": what, "where": where, "measured": getattr(r, what),
+                "derived": getattr(r, f"{what}_pred"),
+                "in_regime": what == "t_I" or bool(getattr(r, "separated", True))}
 
-    def sep(r):
-        return bool(getattr(r, "separated", True))
-
-    for r in tables["table"].itertuples():
-        rows.append({"what": "t_I", "where": f"reference seed {r.seed:g}", "measured": r.t_I,
-                     "derived": r.t_I_pred, "in_regime": True})
-        rows.append({"what": "t_II", "where": f"reference seed {r.seed:g}", "measured": r.t_II,
-                     "derived": r.t_II_pred, "in_regime": sep(r)})
-    for r in tables["escape"].itertuples():
-        rows.append({"what": "t_I", "where": f"d = {r.d:g}, seed {r.seed:g}", "measured": r.t_I,
-                     "derived": r.t_I_pred, "in_regime": True})
-    for r in tables["dladder"].itertuples():
-        rows.append({"what": "t_II", "where": f"D = {r.D:g}", "measured": r.t_II,
-                     "derived": r.t_II_pred, "in_regime": sep(r)})
+    rows = [row(what, f"reference seed {r.seed:g}", r) for r in tables["table"].itertuples()
+            for what in ("t_I", "t_II")]
+    rows += [row("t_I", f"d = {r.d:g}, seed {r.seed:g}", r) for r in tables["escape"].itertuples()]
+    rows += [row("t_II", f"D = {r.D:g}", r) for r in tables["dladder"].itertuples()]
     out = pd.DataFrame(rows, columns=["what", "where", "measured", "derived", "in_regime"])
     out["ratio"] = out.measured / out.derived
     return out
@@ -197,11 +188,10 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     r = r[np.isfinite(r.derived)]
     bad_in = r[~np.isfinite(r.measured)]
     if len(bad_in) and not bad:
-        return Verdict("inconclusive", ("premise failed: no measured time within the horizon "
-                                        "at " + ", ".join(f"{x.what} ({x['where']})"
-                                                          for _, x in bad_in.head(5).iterrows()),))
+        return premise_failed("no measured time within the horizon at " + ", ".join(
+            f"{x.what} ({x['where']})" for _, x in bad_in.head(5).iterrows()))
     if not len(r):
-        return Verdict("inconclusive", ("premise failed: no run with a derived time",))
+        return premise_failed("no run with a derived time")
     for what, fac, tol in (("t_I", th["T_I_FACTOR"], th["TOL_I"]),
                            ("t_II", th["T_II_FACTOR"], th["TOL_II"])):
         g = r[r.what == what]
@@ -296,19 +286,11 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             ax.plot(g.derived, g.measured, mk, ms=4, label=what)
         lim = [r.derived.min() / 2, r.derived.max() * 2]
         ax.plot(lim, lim, "k:", lw=0.8)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("derived (steps)")
-        ax.set_ylabel("measured (steps)")
-        ax.legend(fontsize=7)
+        finish_axes(ax, "derived (steps)", "measured (steps)")
         bx.plot(dl.D, dl.t_II, "o", label="t_II measured")
         bx.plot(dl.D, dl.t_II_pred, "-", label="t_blowup + slow flow")
         bx.plot(dl.D, dl.t_II_linear, "--", label="t_blowup + 1/r₀ (linear)")
-        bx.set_xscale("log")
-        bx.set_yscale("log")
-        bx.set_xlabel("D (lr 0.25·(D/8)²)")
-        bx.set_ylabel("steps")
-        bx.legend(fontsize=7)
+        finish_axes(bx, "D (lr 0.25·(D/8)²)", "steps")
 
     return cc.ClaimResult("thm4.1-phases", table, v, headline, reading,
                           extra={"escape": m["escape"], "dladder": dl, "ratios": r},
@@ -316,8 +298,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.1-phases",
-    paper=PAPER_NAME,
     kind="derivation check",
     figsize=(10.0, 4.0),
     title="Theorem 4.1's phase times against our derivation",
@@ -332,12 +314,7 @@ CLAIM = cc.Claim(
     predicted="measured/derived within 2 % (t_I) and 3 % (t_II) on every run; the exponent of "
     "t_I in d within 0.05 of the derived expectation (two-sided, on its t-interval); the local "
     "exponent of t_II in D within 0.1 of the derived one.",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
-    variants=(TEMPERATURE_ADMISSIBLE, V_START),
+    variants=GD_VARIANTS,
     premises=("every run reaches t_I and t_II and has a derived value",),
     seeds=f"the same starts as thm4.1 (reference: {len(REF_SEEDS)} random starts; d ladder: "
     f"{len(ESCAPE_SEEDS)} paired starts, the same draws at every d); every run compared on its "

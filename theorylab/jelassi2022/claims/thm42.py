@@ -27,6 +27,7 @@ Premises: the population run associates at every d (else nothing for (E) to repr
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -35,11 +36,9 @@ import pandas as pd
 import theorylab.jelassi2022.claims._thm42_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
-from theorylab.core.sweep import call_point, run_points
 
-from ..config import PAPER_NAME
 from ..setups import reference_q
-from ._common import LEVEL, N_BOOT, TEMPERATURE_ADMISSIBLE, V_START
+from ._common import GD_VARIANTS, LEVEL, N_BOOT, declared, finish_axes, point_table, premise_failed
 from .thm41 import SENTENCE
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict",
@@ -160,46 +159,37 @@ def verdict(table: pd.DataFrame, population: pd.DataFrame, values: dict | None =
     """See the module."""
     th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     if not len(table) or not len(population):
-        return Verdict("inconclusive", ("premise failed: no runs",))
+        return premise_failed("no runs")
     nopa = population[~population.pa.astype(bool)]
     if len(nopa):
-        return Verdict("inconclusive", (
-            "premise failed: the population run does not associate at the reference point "
-            f"(γ − ρ = {nopa.gamma_minus_rho.min():.2f} at d = {nopa.d.min():g}): there is "
-            "nothing for (E) to reproduce",))
+        return premise_failed(
+            "the population run does not associate at the reference point (γ − ρ = "
+            f"{nopa.gamma_minus_rho.min():.2f} at d = {nopa.d.min():g}): there is nothing for (E) "
+            "to reproduce")
     few = table.groupby(["d", "N"]).size()
     if (few < 3).any():
-        return Verdict("inconclusive", (f"premise failed: fewer than 3 seeds at "
-                                        f"{list(few[few < 3].index)}",))
+        return premise_failed(f"fewer than 3 seeds at {list(few[few < 3].index)}")
     top = top_cells(table, population)
-    reasons, kinds = [], set()
+    parts = [cc.judge_band(PREDICTIONS[0], (r.excess, r.excess_lo, r.excess_hi), th,
+                           COUNTERFACTUALS, what=f"d = {r.d:g}, N = {r.N:g}: test − population "
+                           f"error over {r.seeds:g} seeds") for r in top.itertuples()]
     fail = top[top.pa_share < 1]
     if len(fail):
-        kinds.add("disagrees")
-        reasons.append("does not perform patch association at the largest N: " + ", ".join(
-            f"d = {r.d:g}, N = {r.N:g}: {r.pa_share * r.seeds:.0f}/{r.seeds:g} seeds associate"
-            for r in fail.itertuples()) + f" (the sentence fails at N ≤ {int(top.N.max())} on "
-            "this ladder)")
-    for r in top.itertuples():
-        v = cc.judge_band(PREDICTIONS[0], (r.excess, r.excess_lo, r.excess_hi), th,
-                          COUNTERFACTUALS, what=f"d = {r.d:g}, N = {r.N:g}: test − population "
-                          f"error over {r.seeds:g} seeds")
-        kinds.add(v.verdict)
-        reasons.append(v.reasons[0])
-    out = ("disagrees" if "disagrees" in kinds else "inconclusive" if "inconclusive" in kinds
-           else "agrees")
-    if out == "agrees":
-        reasons.insert(0, f"every seed performs patch association at the largest N of every d "
-                          f"(d = {top.d.min():g}–{top.d.max():g})")
-    return Verdict(out, tuple(reasons))
+        parts.insert(0, Verdict("disagrees", (
+            "does not perform patch association at the largest N: " + ", ".join(
+                f"d = {r.d:g}, N = {r.N:g}: {r.pa_share * r.seeds:.0f}/{r.seeds:g} seeds "
+                "associate" for r in fail.itertuples())
+            + f" (the sentence fails at N ≤ {int(top.N.max())} on this ladder)",)))
+    v = cc.combine(parts)
+    if v.verdict == "agrees":
+        return Verdict("agrees", (f"every seed performs patch association at the largest N of "
+                                  f"every d (d = {top.d.min():g}–{top.d.max():g})",) + v.reasons)
+    return v
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     """[`verdict`][] on the written tables (main table: the runs; ``population``)."""
     return verdict(tables["table"], tables["population"], values)
-
-
-_MEMO: dict = {}
 
 
 def grid_N(d: int, quick: bool = False) -> list[int]:
@@ -209,29 +199,24 @@ def grid_N(d: int, quick: bool = False) -> list[int]:
     return [M_LIST[0] * (d - 1)] + [max(m * (d - 1), N_PER_M * m) for m in M_LIST[1:]]
 
 
+@functools.cache
 def measure(quick: bool, temperature: str, v_start: str) -> dict[str, pd.DataFrame]:
     """The runs and the population table of a reading (sweep points; memoised per process)."""
-    key = (bool(quick), temperature, v_start)
-    if key in _MEMO:
-        return _MEMO[key]
     d_list = QUICK["D"] if quick else D_LIST
     seeds = list(QUICK["seeds"] if quick else SEEDS)
     horizons = {d: data.horizon(d, temperature, v_start, seeds) for d in d_list}
-    pop = pd.concat([cc.point_rows(p) for p in run_points([
-        call_point(f"{data.__name__}:population_point", d=int(d), temperature=temperature,
-                   steps=int(horizons[d][0])) for d in d_list])], ignore_index=True)
+    pop = point_table(f"{data.__name__}:population_point", (
+        dict(d=int(d), temperature=temperature, steps=int(horizons[d][0])) for d in d_list))
     pop["horizon"] = [horizons[d][0] for d in pop.d]
     pop["t_esc"] = [horizons[d][1]["t_esc"] for d in pop.d]
     if not pop.pa.astype(bool).all():  # nothing for (E) to reproduce: no empirical runs
         runs = pd.DataFrame(columns=["d", "N", "seed", "r2", "test_error", "patch_association"])
     else:
-        runs = pd.concat([cc.point_rows(p) for p in run_points([
-            call_point(f"{data.__name__}:empirical_point", d=int(d), N=int(N), seeds=seeds,
-                       steps=int(horizons[d][0]), temperature=temperature, v_start=v_start)
-            for d in d_list for N in grid_N(d, quick)])], ignore_index=True)
-    out = {"table": runs, "population": pop}
-    _MEMO[key] = out
-    return out
+        runs = point_table(f"{data.__name__}:empirical_point", (
+            dict(d=int(d), N=int(N), seeds=seeds, steps=int(horizons[d][0]),
+                 temperature=temperature, v_start=v_start)
+            for d in d_list for N in grid_N(d, quick)))
+    return {"table": runs, "population": pop}
 
 
 def run(quick: bool, readings: dict) -> cc.ClaimResult:
@@ -248,10 +233,9 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
     brief = "population does not associate under this reading (premise)"
     if len(table):
         t = _success(table, pop, EXCESS_TOL)
-        cells = t.groupby(["d", "N"]).agg(r2=("r2", "mean"), excess=("excess", "mean"),
-                                          ok=("ok", "mean")).reset_index()
-        pa = t.groupby(["d", "N"]).patch_association.mean().reset_index()
-        cells = cells.merge(pa, on=["d", "N"])
+        cells = t.groupby(["d", "N"]).agg(
+            r2=("r2", "mean"), excess=("excess", "mean"), ok=("ok", "mean"),
+            patch_association=("patch_association", "mean")).reset_index()
         reading.append(f"The sentence judged (notes §4.6b): “{SENTENCE}” Read as: at the largest "
                        "N of every d every seed's empirical A performs patch association and its "
                        "test error lies within EXCESS_TOL of the population run's (two-sided).")
@@ -281,19 +265,15 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             ax.plot(mm.index, mm.values, "o-", label=f"d = {d:g}")
             c = float(pop[pop.d == d].c.iloc[0])
             ax.plot(mm.index, c * (d - 1) / mm.index.to_numpy(float), ":", color="grey")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("N")
-        ax.set_ylabel("r² = tan²∠(v, w*)/d (dotted: derived c(d − 1)/N)")
-        ax.legend(fontsize=7)
+        finish_axes(ax, "N", "r² = tan²∠(v, w*)/d (dotted: derived c(d − 1)/N)")
 
     return cc.ClaimResult("thm4.2", table, v, headline, reading, extra={"population": pop},
                           figure=figure, brief=brief)
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.2",
-    paper=PAPER_NAME,
     title="Theorem 4.2 (realistic: GD on the empirical risk)",
     label="FOUND",
     source="notes §4.6b: the paper's list of contributions (S1) states the sentence judged; the "
@@ -307,12 +287,7 @@ CLAIM = cc.Claim(
     f"96 (the largest judged, the others reported), {len(SEEDS)} seeds.",
     predicted="At the largest N of every d: every seed's A performs patch association, and the "
     "test error lies within 0.012 of the population error (two-sided, t-interval over seeds).",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
-    variants=(TEMPERATURE_ADMISSIBLE, V_START),
+    variants=GD_VARIANTS,
     premises=("the population run associates at the reading's q at every d",
               "at least 3 seeds per (d, N)"),
     seeds=f"{len(SEEDS)} seeds per (d, N) (samples, test set, v⁰), batched; the excess error "

@@ -35,8 +35,7 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ..config import PAPER_NAME
-from ._common import TEMPERATURE_ADMISSIBLE, V_START
+from ._common import GD_VARIANTS, declared, premise_failed
 from .thm42 import SEEDS, measure, noise_fit
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios",
@@ -120,11 +119,9 @@ def judged_runs(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """The runs of the judged cells ([`ratios`][]' ``judged``: above the bottom rung, every
     seed associates)."""
     r = ratios(tables)
-    cells = set(map(tuple, r.loc[r.judged.astype(bool), ["d", "N"]].to_numpy().tolist()))
+    cells = {(float(a), float(b)) for a, b in r.loc[r.judged.astype(bool), ["d", "N"]].to_numpy()}
     t = tables["table"]
-    keep = [(float(d), float(n)) in {(float(a), float(b)) for a, b in cells}
-            for d, n in zip(t.d, t.N)]
-    return t[np.asarray(keep, dtype=bool)]
+    return t[np.array([(float(d), float(n)) in cells for d, n in zip(t.d, t.N)], dtype=bool)]
 
 
 def k_fit(tables: dict[str, pd.DataFrame]) -> dict[str, float]:
@@ -147,19 +144,19 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     if not len(t):
-        return Verdict("inconclusive", ("premise failed: no empirical runs (the population "
-                                        "does not associate under this reading)",))
+        return premise_failed("no empirical runs (the population does not associate under this "
+                              "reading)")
     r = ratios(tables, th["B_D_SHIFT"], th["B_N_SHIFT"])
     judged = r[r.judged.astype(bool)]
     top = judged[judged.N == judged.groupby("d").N.transform("max")]
     left = r[(r.N != r.groupby("d").N.transform("min")) & ~r.judged.astype(bool)]
     per = judged.groupby("d").N.nunique()
     if (per >= 2).sum() < 2:
-        return Verdict("inconclusive", (
-            "premise failed: fewer than 2 values of d with 2 rungs above the bottom one where "
-            "every seed associates" + (" (not associating in every seed: " + ", ".join(
+        return premise_failed(
+            "fewer than 2 values of d with 2 rungs above the bottom one where every seed "
+            "associates" + (" (not associating in every seed: " + ", ".join(
                 f"d = {x.d:g}, N = {x.N:g}: {x.pa_share:.0%}" for x in left.itertuples())
-                + ")" if len(left) else ""),))
+                + ")" if len(left) else ""))
     kf = k_fit(tables)
     vk = cc.judge_band(PREDICTIONS[1], (kf["k"], kf["k_lo"], kf["k_hi"]), th, COUNTERFACTUALS,
                        what=f"k of N ∝ d^k (fit over {len(judged_runs(tables))} runs of "
@@ -185,10 +182,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                                       "reaching it",))
     else:
         vc = Verdict("agrees", (txt,))
-    kinds = {vk.verdict, vc.verdict}
-    verdict = ("disagrees" if "disagrees" in kinds else "inconclusive" if "inconclusive" in kinds
-               else "agrees")
-    return Verdict(verdict, vk.reasons + vc.reasons)
+    return cc.combine([vk, vc])
 
 
 def run(quick: bool, readings: dict) -> cc.ClaimResult:
@@ -231,8 +225,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.2-noise",
-    paper=PAPER_NAME,
     kind="derivation check",
     title="Theorem 4.2: the noise law of the fitted v against our derivation",
     label="RECONSTRUCTED",
@@ -243,12 +237,7 @@ CLAIM = cc.Claim(
     predicted="k = 1 ± 0.25 (N ∝ d^k; the fit over the judged cells: the three rungs above the "
     "bottom one where every seed associates, bootstrap interval) and r²/(c(d − 1)/N) within a "
     "factor 1.5 of 1 (two-sided, on each cell's interval) at the largest of them.",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
-    variants=(TEMPERATURE_ADMISSIBLE, V_START),
+    variants=GD_VARIANTS,
     premises=("empirical runs exist (the population associates)",
               "at least 2 values of d with 2 rungs above the bottom one where every seed "
               "associates (the formula is for a converged, associating fit)"),

@@ -43,9 +43,7 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, ladder_threshold
-from theorylab.core.sweep import call_point, run_points
 
-from ..config import PAPER_NAME
 from ..data import bayes_error
 from ..engines._reduced import ReducedEngine, reduced_start
 from ..observables import symmetric_A
@@ -53,7 +51,7 @@ from ..partition import Partition
 from ..predictions.random_start import escape_time
 from ..setups import REF_DIAG, REF_Q, REF_SETS, reference_config, reference_q, with_readings
 from ..transfer import DOWNSTREAM, finetune, finetune_summary
-from ._common import LEVEL, N_BOOT, TEMPERATURE_ADMISSIBLE, V_START
+from ._common import GD_VARIANTS, LEVEL, declared, finish_axes, point_table, premise_failed
 from .thm31 import glm_exact_errors
 
 __all__ = ["CLAIM", "TARGET_FRAC", "SEEDS", "D_LIST", "THRESHOLDS", "PREDICTIONS",
@@ -143,6 +141,13 @@ def mismatch_permutation(sets) -> np.ndarray:
 _MEMO: dict = {}
 
 
+def _grid(quick: bool) -> tuple[tuple, tuple, tuple, int]:
+    """(seeds, d, Ñ ladder, largest Ñ) of a full or a quick check."""
+    if quick:
+        return QUICK["seeds"], QUICK["D"], QUICK["ladder"], max(QUICK["ladder"])
+    return SEEDS, D_LIST, LADDER, N_CAP
+
+
 @lru_cache(maxsize=8)
 def _pretrained(temperature: str, v_start: str, q: float | None = None
                 ) -> tuple[float, float, float]:
@@ -164,8 +169,7 @@ def finetune_point(arm: str, N: int, seed: int, d: int, temperature: str, gamma:
     ⌊N/5⌋ (≥ 1) of them for validation; the downstream data at `q` (None: the reading's
     [`reference_q`][theorylab.jelassi2022.setups.reference_q])."""
     q = reference_q(temperature) if q is None else float(q)
-    sets = REF_SETS
-    part = Partition(tuple(tuple(s) for s in sets))
+    part = Partition(tuple(tuple(s) for s in REF_SETS))
     tau = with_readings(reference_config().replace(data={"d": d}), temperature).temperature
     v_steps, sc_steps = QUICK["steps"] if quick else (STEPS_V, STEPS_SCRATCH)
     steps = sc_steps if arm == "scratch" else v_steps
@@ -180,7 +184,7 @@ def finetune_point(arm: str, N: int, seed: int, d: int, temperature: str, gamma:
               model={"diag": 0.0 if arm == "uniform" else REF_DIAG, "temperature": tau})
     A_pre = symmetric_A(10, part, REF_DIAG, gamma, rho)
     if arm == "mismatched":
-        pi = mismatch_permutation(sets)
+        pi = mismatch_permutation(REF_SETS)
         A0 = np.empty_like(A_pre)
         A0[np.ix_(pi, pi)] = A_pre
     else:
@@ -216,8 +220,7 @@ def n_needed(table: pd.DataFrame, tgt: float) -> pd.DataFrame:
                                        "best_error"])
 
 
-def pooled(need: pd.DataFrame, arm: str, n_boot: int = N_BOOT, level: float = LEVEL,
-           seed: int = 0) -> pd.DataFrame:
+def pooled(need: pd.DataFrame, arm: str, level: float = LEVEL) -> pd.DataFrame:
     """Per d: the mean over seeds of log(N_arm/N_frozen) with a t-interval (95 %). An arm that
     never reaches the target within the ladder enters with N_arm > N_max (the largest Ñ it
     ran): that seed's ratio is a lower bound, and so is the pooled mean; its interval is then
@@ -255,14 +258,14 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) ->
     runs, or below; a mean below its band with its interval reaching it. ``agrees``: every mean
     within its band at every d."""
     if not bool(pre.pa.iloc[0]):
-        return Verdict("inconclusive", (
-            f"premise failed: pre-training does not learn patch association under this reading "
-            f"(γ − ρ = {pre.gamma_minus_rho.iloc[0]:.2f} at the end): nothing to transfer",))
+        return premise_failed(
+            f"pre-training does not learn patch association under this reading "
+            f"(γ − ρ = {pre.gamma_minus_rho.iloc[0]:.2f} at the end): nothing to transfer")
     if not len(table) or table.test_error_best.isna().all():
         return Verdict("inconclusive", ("no fine-tuning runs",))
     need = n_needed(table, tgt)
     if need.seed.nunique() < 5:
-        return Verdict("inconclusive", (f"premise failed: {need.seed.nunique()} seeds (need 5)",))
+        return premise_failed(f"{need.seed.nunique()} seeds (need 5)")
     fz = need[need.arm == "frozen"]
     above = fz[fz.status == "censored-above"]
     if len(above) * 2 >= len(fz):  # a finding: the pre-trained attention does not transfer
@@ -271,29 +274,23 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) ->
             f"(Ñ ≤ {int(fz.N_max.max())}) at " + ", ".join(
                 f"d = {r.d:g}, seed {r.seed:g}" for r in above.itertuples())
             + f" ({len(above)} of {len(fz)} runs): not sample-efficient at these Ñ",))
-    if (fz.status != "ok").any():
-        bad = fz[fz.status != "ok"]
-        return Verdict("inconclusive", ("premise failed: the frozen arm's N_needed is censored "
-                                        "at " + ", ".join(f"d = {r.d:g}, seed {r.seed:g} "
-                                                          f"({r.status})"
-                                                          for r in bad.itertuples()),))
-    kinds, txts = set(), []
+    bad = fz[fz.status != "ok"]
+    if len(bad):
+        return premise_failed("the frozen arm's N_needed is censored at " + ", ".join(
+            f"d = {r.d:g}, seed {r.seed:g} ({r.status})" for r in bad.itertuples()))
+    parts = []
     for arm, p, what in (("scratch", PREDICTIONS[0], "ln(N_scratch/N_frozen)"),
                          ("mismatched", PREDICTIONS[1], "ln(N_mismatched/N_frozen)")):
         for row in pooled(need, arm).itertuples():
             if not np.isfinite(row.lo):
-                return Verdict("inconclusive", (f"premise failed: no interval for {what} at "
-                                                f"d = {row.d:g}",))
+                return premise_failed(f"no interval for {what} at d = {row.d:g}")
             bound = (f"; {row.censored} of {row.seeds} seeds never reach the target within "
                      "the ladder (they enter with N > the largest Ñ run): a bound, ≥ ×"
                      f"{math.exp(row.lo):.3g}" if row.censored else "")
             v = cc.judge_band(p, (row.log_ratio, row.lo, row.hi), values, COUNTERFACTUALS,
                               what=f"{what} at d = {row.d:g} ({row.seeds} seeds)")
-            kinds.add(v.verdict)
-            txts.append(v.reasons[0] + bound)
-    out = ("disagrees" if "disagrees" in kinds else "inconclusive" if "inconclusive" in kinds
-           else "agrees")
-    return Verdict(out, tuple(txts))
+            parts.append(Verdict(v.verdict, (v.reasons[0] + bound,)))
+    return cc.combine(parts)
 
 
 def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
@@ -313,27 +310,21 @@ def measure(quick: bool, temperature: str, gamma: float, rho: float, q: float,
     key = (bool(quick), temperature, gamma, rho, q)
     if key in _MEMO:
         return _MEMO[key].copy()
-    seeds = QUICK["seeds"] if quick else SEEDS
-    d_list = QUICK["D"] if quick else D_LIST
-    ladder = QUICK["ladder"] if quick else LADDER
-    cap = max(ladder) if quick else N_CAP
+    seeds, d_list, ladder, cap = _grid(quick)
 
     def runs(cells):
-        parts = run_points([call_point(f"{__name__}:finetune_point", arm=a, N=int(N),
-                                       seed=int(s), d=int(d), temperature=temperature,
-                                       gamma=gamma, rho=rho, quick=bool(quick), q=q)
-                            for d, s, a, N in cells])
-        return [cc.point_rows(p) for p in parts]
+        return point_table(f"{__name__}:finetune_point", (
+            dict(arm=a, N=int(N), seed=int(s), d=int(d), temperature=temperature, gamma=gamma,
+                 rho=rho, quick=bool(quick), q=q) for d, s, a, N in cells))
 
-    table = pd.concat(runs([(d, s, a, N) for d in d_list for s in seeds for a in ARMS
-                            for N in ladder]), ignore_index=True)
+    table = runs([(d, s, a, N) for d in d_list for s in seeds for a in ARMS for N in ladder])
     while True:
         top = table.sort_values("N").groupby(["d", "seed", "arm"]).tail(1)
         todo = top[(top.test_error_best > tgt) & (top.N < cap)]
         if not len(todo):
             break
-        table = pd.concat([table, *runs([(r.d, r.seed, r.arm, min(2 * int(r.N), cap))
-                                          for r in todo.itertuples()])], ignore_index=True)
+        table = pd.concat([table, runs([(r.d, r.seed, r.arm, min(2 * int(r.N), cap))
+                                         for r in todo.itertuples()])], ignore_index=True)
     _MEMO[key] = table
     return table.copy()
 
@@ -345,12 +336,9 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
     pre = pd.DataFrame([{"gamma": g, "rho": r, "diag": diag, "gamma_minus_rho": g - r,
                          "pa": bool(g - r > 0 and diag - r > 0), "q": q}])
     bayes, glm = _reference_errors(q)
-    seeds = QUICK["seeds"] if quick else SEEDS
-    d_list = QUICK["D"] if quick else D_LIST
-    ladder = QUICK["ladder"] if quick else LADDER
+    seeds, d_list, ladder, cap = _grid(quick)
     if pre.pa.iloc[0]:
-        tgt0 = bayes + TARGET_FRAC * (glm - bayes)
-        table = measure(quick, tau, g, r, q, tgt0)
+        table = measure(quick, tau, g, r, q, bayes + TARGET_FRAC * (glm - bayes))
     else:
         table = pd.DataFrame(columns=["d", "arm", "N", "seed", "test_error_best"])
     table = table.assign(bayes_error=bayes, glm_error=glm)
@@ -367,7 +355,6 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                           "does not associate: nothing to fine-tune") + ").")
     brief = "pre-training does not associate under this reading (premise)"
     extra = {"pretraining": pre}
-    cap = max(ladder) if quick else N_CAP
     if len(table) and pre.pa.iloc[0]:
         need = n_needed(table, tgt)
         pl = pd.concat([pooled(need, "scratch"), pooled(need, "mismatched")], ignore_index=True)
@@ -407,14 +394,14 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         reading.append(f"The mismatched attention's best test error on the ladder: "
                        f"{mis.test_error_best.min():.4f}, against the exact best-GLM error "
                        f"{glm:.4f} (uniform attention is a GLM: Theorem 3.1, thm3.1).")
-        sc = pl[pl.arm == "scratch"]
-        mm = pl[pl.arm == "mismatched"]
-        def _ratio(x):
-            return (f"≥×{math.exp(x.lo):.2g}" if x.censored else
-                    f"×{math.exp(x.log_ratio):.2g}")
-        brief = ("N_scratch/N_frozen " + ", ".join(_ratio(x) for x in sc.itertuples())
-                 + "; N_mismatched/N_frozen " + ", ".join(_ratio(x) for x in mm.itertuples())
-                 + " (d = " + ",".join(f"{d:g}" for d in d_list) + f"; {len(seeds)} seeds)")
+
+        def ratios(arm):
+            return ", ".join(f"≥×{math.exp(x.lo):.2g}" if x.censored else
+                             f"×{math.exp(x.log_ratio):.2g}"
+                             for x in pl[pl.arm == arm].itertuples())
+        brief = ("N_scratch/N_frozen " + ratios("scratch") + "; N_mismatched/N_frozen "
+                 + ratios("mismatched") + " (d = " + ",".join(f"{d:g}" for d in d_list)
+                 + f"; {len(seeds)} seeds)")
     headline = {"target": tgt, "pretrained_gap": g - r}
 
     def figure(fig):
@@ -430,18 +417,17 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                         label=f"{arm}, d = {d:g}")
         ax.axhline(tgt, color="k", ls=":", label=f"target {tgt:.3f}")
         ax.axhline(glm, color="grey", ls="-.", label=f"best GLM {glm:.3f}")
-        ax.set_xscale("log")
-        ax.set_xlabel("Ñ (training + validation samples)")
-        ax.set_ylabel("test error at the selected step (mean over seeds)")
-        ax.legend(fontsize=6, ncol=2)
+        finish_axes(ax, "Ñ (training + validation samples)",
+                    "test error at the selected step (mean over seeds)", log="x", fontsize=6,
+                    ncol=2)
 
     return cc.ClaimResult("thm5.1", table, v, headline, reading, extra=extra, figure=figure,
                           brief=brief)
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm5.1",
-    paper=PAPER_NAME,
     title="Theorem 5.1 (transfer)",
     label="FOUND",
     source="notes §4.6b: the paper's list of contributions (S1) states the sentence judged; "
@@ -453,12 +439,7 @@ CLAIM = cc.Claim(
     predicted="N_scratch/N_frozen and N_mismatched/N_frozen at least ×2 within ×1.25 "
     "(one-sided, as the sentence; pooled over seeds, t-interval) at every d; a censored arm "
     "gives a bound.",
-    run=run,
-    judge=judge,
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
-    variants=(TEMPERATURE_ADMISSIBLE, V_START),
+    variants=GD_VARIANTS,
     premises=("pre-training learns patch association under the reading",
               "at least 5 seeds",
               "the frozen arm's N_needed is located on the ladder at every seed"),

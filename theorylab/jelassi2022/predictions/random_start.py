@@ -44,8 +44,7 @@ from scipy import integrate
 from ..config import ExperimentConfig, Setting, setting_of
 from .phase_one import _lowest_power, reduced_moments
 
-__all__ = ["EscapeConstants", "escape_constants", "escape_time", "start_moments",
-           "log_time_exponent"]
+__all__ = ["EscapeConstants", "escape_constants", "escape_time", "start_moments"]
 
 
 def start_moments(d: int, norm: float) -> dict[str, float]:
@@ -133,13 +132,3 @@ def escape_time(cfg: ExperimentConfig | Setting, alpha0, beta0, theta: float
         t_thr[i] = flow + 0.5 * math.log(rate(theta) / rate(a))
     return {"t_threshold": t_thr, "t_blowup": t_blow, "b": b}
 
-
-def log_time_exponent(d, times) -> float:
-    """The least-squares slope of mean log t against log d (one mean per d over its starts),
-    the statistic of the escape-time exponent."""
-    d = np.asarray(d, dtype=float)
-    t = np.asarray(times, dtype=float)
-    ds = np.unique(d)
-    m = np.array([np.log(t[d == x]).mean() for x in ds])
-    x = np.log(ds)
-    return float(np.polyfit(x, m, 1)[0])
