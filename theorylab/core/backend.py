@@ -196,6 +196,21 @@ class NumpyBackend(Backend):
         self.dtype = dtype
         self._np_dtype = np.dtype(dtype)
 
+    # numpy's own functions, with the interface's arguments
+    exp = staticmethod(np.exp)
+    abs = staticmethod(np.abs)
+    log = staticmethod(np.log)
+    sqrt = staticmethod(np.sqrt)
+    where = staticmethod(np.where)
+    maximum = staticmethod(np.maximum)
+    isfinite = staticmethod(np.isfinite)
+    logaddexp = staticmethod(np.logaddexp)
+    take_along_axis = staticmethod(np.take_along_axis)
+    moveaxis = staticmethod(np.moveaxis)
+    concatenate = staticmethod(np.concatenate)
+    stack = staticmethod(np.stack)
+    sigmoid = staticmethod(special.expit)
+
     def asarray(self, x, dtype=None):
         return np.asarray(x, dtype=dtype or self._np_dtype)
 
@@ -205,50 +220,14 @@ class NumpyBackend(Backend):
     def zeros(self, shape, dtype=None):
         return np.zeros(shape, dtype=dtype or self._np_dtype)
 
-    def exp(self, x):
-        return np.exp(x)
-
-    def abs(self, x):
-        return np.abs(x)
-
     def sum(self, x, axis=None, keepdims=False):
         return np.sum(x, axis=axis, keepdims=keepdims)
-
-    def log(self, x):
-        return np.log(x)
-
-    def sqrt(self, x):
-        return np.sqrt(x)
-
-    def where(self, cond, a, b):
-        return np.where(cond, a, b)
-
-    def maximum(self, a, b):
-        return np.maximum(a, b)
-
-    def isfinite(self, x):
-        return np.isfinite(x)
-
-    def logaddexp(self, a, b):
-        return np.logaddexp(a, b)
 
     def logsumexp(self, x, axis):
         return special.logsumexp(x, axis=axis)
 
     def einsum(self, spec, *operands):
         return np.einsum(spec, *operands, optimize=len(operands) > 2)
-
-    def take_along_axis(self, x, idx, axis):
-        return np.take_along_axis(x, idx, axis=axis)
-
-    def moveaxis(self, x, source, destination):
-        return np.moveaxis(x, source, destination)
-
-    def concatenate(self, xs, axis=0):
-        return np.concatenate(xs, axis=axis)
-
-    def stack(self, xs, axis=0):
-        return np.stack(xs, axis=axis)
 
     def arange(self, n):
         return np.arange(n, dtype=np.int64)
@@ -265,9 +244,6 @@ class NumpyBackend(Backend):
     def softplus_neg(self, m):
         return np.logaddexp(0.0, -m)
 
-    def sigmoid(self, x):
-        return special.expit(x)
-
     def index_add(self, target, index, values):
         n = target.shape[0]
         if values.ndim == 1:
@@ -280,13 +256,11 @@ class NumpyBackend(Backend):
     def asindex(self, idx):
         return np.asarray(idx, dtype=np.int64)
 
-    def cast(self, x, dtype=None):
-        return np.asarray(x, dtype=dtype or self._np_dtype)
+    cast = asarray
 
     def rng(self, seq):
         g = np.random.default_rng(seq)
         return _Draws(lambda high, n: g.integers(0, high, size=n), g.random, g.standard_normal)
-
 
 class TorchBackend(Backend):
     """torch on ``device`` ("cpu", "cuda", "cuda:1", ...)."""
