@@ -196,23 +196,10 @@ class NumpyBackend(Backend):
         self.dtype = dtype
         self._np_dtype = np.dtype(dtype)
 
-    # numpy's own functions, with the interface's arguments
-    exp = staticmethod(np.exp)
-    abs = staticmethod(np.abs)
-    log = staticmethod(np.log)
-    sqrt = staticmethod(np.sqrt)
-    where = staticmethod(np.where)
-    maximum = staticmethod(np.maximum)
-    isfinite = staticmethod(np.isfinite)
-    logaddexp = staticmethod(np.logaddexp)
-    take_along_axis = staticmethod(np.take_along_axis)
-    moveaxis = staticmethod(np.moveaxis)
-    concatenate = staticmethod(np.concatenate)
-    stack = staticmethod(np.stack)
-    sigmoid = staticmethod(special.expit)
-
     def asarray(self, x, dtype=None):
         return np.asarray(x, dtype=dtype or self._np_dtype)
+
+    cast = asarray
 
     def to_numpy(self, x):
         return np.asarray(x)
@@ -220,14 +207,33 @@ class NumpyBackend(Backend):
     def zeros(self, shape, dtype=None):
         return np.zeros(shape, dtype=dtype or self._np_dtype)
 
+    # elementwise functions: numpy's own (the interface's arguments are theirs)
+    exp = staticmethod(np.exp)
+    abs = staticmethod(np.abs)
+    log = staticmethod(np.log)
+    sqrt = staticmethod(np.sqrt)
+    isfinite = staticmethod(np.isfinite)
+
     def sum(self, x, axis=None, keepdims=False):
         return np.sum(x, axis=axis, keepdims=keepdims)
+
+    # of two arrays (or an array and a number), and the logistic function: numpy's own
+    where = staticmethod(np.where)
+    maximum = staticmethod(np.maximum)
+    logaddexp = staticmethod(np.logaddexp)
+    sigmoid = staticmethod(special.expit)
 
     def logsumexp(self, x, axis):
         return special.logsumexp(x, axis=axis)
 
     def einsum(self, spec, *operands):
         return np.einsum(spec, *operands, optimize=len(operands) > 2)
+
+    # gathers and shapes: numpy's own
+    take_along_axis = staticmethod(np.take_along_axis)
+    moveaxis = staticmethod(np.moveaxis)
+    concatenate = staticmethod(np.concatenate)
+    stack = staticmethod(np.stack)
 
     def arange(self, n):
         return np.arange(n, dtype=np.int64)
@@ -255,8 +261,6 @@ class NumpyBackend(Backend):
 
     def asindex(self, idx):
         return np.asarray(idx, dtype=np.int64)
-
-    cast = asarray
 
     def rng(self, seq):
         g = np.random.default_rng(seq)
