@@ -279,6 +279,17 @@ class TorchBackend(Backend):
         self.device = device
         self.dtype = dtype
         self._t_dtype = getattr(torch, dtype)
+        # elementwise functions: torch's own (the interface's arguments are theirs)
+        self.exp = torch.exp
+        self.abs = torch.abs
+        self.log = torch.log
+        self.sqrt = torch.sqrt
+        self.isfinite = torch.isfinite
+        # of two arrays, the logistic function and einsum: torch's own
+        self.where = torch.where
+        self.maximum = torch.maximum
+        self.sigmoid = torch.sigmoid
+        self.einsum = torch.einsum
 
     def _dt(self, dtype):
         return getattr(self._torch, dtype) if dtype else self._t_dtype
@@ -297,31 +308,10 @@ class TorchBackend(Backend):
     def zeros(self, shape, dtype=None):
         return self._torch.zeros(shape, dtype=self._dt(dtype), device=self.device)
 
-    def exp(self, x):
-        return self._torch.exp(x)
-
-    def abs(self, x):
-        return self._torch.abs(x)
-
     def sum(self, x, axis=None, keepdims=False):
         if axis is None:
             return self._torch.sum(x)
         return self._torch.sum(x, dim=axis, keepdim=keepdims)
-
-    def log(self, x):
-        return self._torch.log(x)
-
-    def sqrt(self, x):
-        return self._torch.sqrt(x)
-
-    def where(self, cond, a, b):
-        return self._torch.where(cond, a, b)
-
-    def maximum(self, a, b):
-        return self._torch.maximum(a, b)
-
-    def isfinite(self, x):
-        return self._torch.isfinite(x)
 
     def logaddexp(self, a, b):
         t = self._torch
@@ -333,9 +323,6 @@ class TorchBackend(Backend):
 
     def logsumexp(self, x, axis):
         return self._torch.logsumexp(x, dim=axis)
-
-    def einsum(self, spec, *operands):
-        return self._torch.einsum(spec, *operands)
 
     def take_along_axis(self, x, idx, axis):
         return self._torch.take_along_dim(x, idx, dim=axis)
@@ -368,9 +355,6 @@ class TorchBackend(Backend):
 
     def softplus_neg(self, m):
         return self._torch.logaddexp(self._torch.zeros_like(m), -m)
-
-    def sigmoid(self, x):
-        return self._torch.sigmoid(x)
 
     def index_add(self, target, index, values):
         return target.index_add_(0, index, values)
@@ -414,7 +398,6 @@ class TorchBackend(Backend):
         t = self._torch
         part = host[sl] if isinstance(host, t.Tensor) else t.from_numpy(np.asarray(host[sl]))
         return part.to(device=self.device, dtype=self._t_dtype, non_blocking=True)
-
 
 def check_device(device: str, section: str = "") -> None:
     """Raise a one-line ``ValueError`` naming ``<section>device`` when the torch ``device``
