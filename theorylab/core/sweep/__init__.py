@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -161,16 +161,15 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
         t0 = time.perf_counter()
         if all(store.done(p) for p in chosen):
             client, scheduler, workers, slurm = None, None, 0, 0  # all cached: no cluster to start
-        run = functools.partial(execute, chosen, store, threads=threads, progress=progress,
-                                say=say, worker_timeout=worker_timeout, live=tensorboard)
+        opened = (contextlib.nullcontext(client)
+                  if client is not None or workers == 0 and scheduler is None and not slurm
+                  else open_client(scheduler, workers, slurm=slurm, slurm_memory=slurm_memory,
+                                   say=say, oversubscribe=oversubscribe,
+                                   worker_timeout=worker_timeout, verbose=verbose))
         try:
-            if client is not None or workers == 0 and scheduler is None and not slurm:
-                res = run(client=client)
-            else:
-                with open_client(scheduler, workers, slurm=slurm, slurm_memory=slurm_memory,
-                                 say=say, oversubscribe=oversubscribe,
-                                 worker_timeout=worker_timeout, verbose=verbose) as c:
-                    res = run(client=c)
+            with opened as c:
+                res = execute(chosen, store, client=c, threads=threads, progress=progress,
+                              say=say, worker_timeout=worker_timeout, live=tensorboard)
         except (SweepStoppedError, SweepInterrupted) as e:
             store.consolidate(points, e.results)
             raise

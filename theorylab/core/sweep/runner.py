@@ -457,14 +457,12 @@ def use_executor(*, cache: str | Path | None = None, scheduler: str | None = Non
     ``cache`` and a Dask client on ``scheduler`` or on a LocalCluster of ``workers`` workers
     (opened once for the block; ``workers = 0`` and no scheduler: in this process)."""
     old = dict(_DEFAULTS)
+    opened = (contextlib.nullcontext() if scheduler is None and not workers
+              else open_client(scheduler, workers, say=say))
     try:
-        if scheduler is None and not workers:
-            _DEFAULTS.update(cache=cache, client=None)
+        with opened as client:
+            _DEFAULTS.update(cache=cache, client=client)
             yield
-        else:
-            with open_client(scheduler, workers, say=say) as client:
-                _DEFAULTS.update(cache=cache, client=client)
-                yield
     finally:
         _DEFAULTS.clear()
         _DEFAULTS.update(old)
@@ -488,12 +486,10 @@ def run_points(points: Sequence[Point], *, cache: str | Path | None = None,
     store = Store(cache) if cache is not None else None
     if store is not None and all(store.done(p) for p in points):
         client, scheduler, workers = None, None, 0  # all cached: no cluster to start
-    if client is not None or scheduler is None and not workers:
-        res = execute(points, store, client=client, threads=threads, progress=progress,
-                      say=say)
-    else:
-        with open_client(scheduler, workers, say=say) as c:
-            res = execute(points, store, client=c, threads=threads, progress=progress, say=say)
+    opened = (contextlib.nullcontext(client) if client is not None or scheduler is None
+              and not workers else open_client(scheduler, workers, say=say))
+    with opened as c:
+        res = execute(points, store, client=c, threads=threads, progress=progress, say=say)
     failed = [p for p in points if res[p.run_id].status.iloc[0] == "failed"]
     if failed:
         raise RuntimeError(f"{len(failed)} sweep point(s) failed, first {failed[0].labels}: "
