@@ -157,8 +157,6 @@ class RunFolder:
         """``provenance.json``: how the run was made, taken when it starts
         ([`run_provenance`][theorylab.core.provenance.run_provenance]); a resume keeps the
         start's and adds its own, with the step it continues from, under ``resumed``."""
-        import json
-
         from .provenance import run_provenance
 
         path = self.out / "provenance.json"

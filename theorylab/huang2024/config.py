@@ -176,14 +176,11 @@ class DataConfig:
             if self.C is None and self.kappa_c is None:
                 raise ValueError("data.C: give the local area size C or kappa_c (or Delta with "
                                  "a global size)")
-        if self.C1 is not None and self.kappa_s is not None:
-            raise ValueError("data.C1: give C1 or kappa_s, not both")
-        if self.C is not None and self.kappa_c is not None:
-            raise ValueError("data.C: give C or kappa_c, not both")
-        if self.C1 is not None:
-            _set(self, "C1", _int("data.C1", self.C1, lo=1, hi=P))
-        if self.C is not None:
-            _set(self, "C", _int("data.C", self.C, lo=1, hi=P))
+        for size, kappa in (("C1", "kappa_s"), ("C", "kappa_c")):
+            if getattr(self, size) is not None and getattr(self, kappa) is not None:
+                raise ValueError(f"data.{size}: give {size} or {kappa}, not both")
+            if getattr(self, size) is not None:
+                _set(self, size, _int(f"data.{size}", getattr(self, size), lo=1, hi=P))
         C1, C = self.global_size, self.local_size
         if C1 >= P:
             raise ValueError(f"data.C1: the global area must leave room for local areas "
