@@ -74,12 +74,9 @@ def quiet_dask_logs(verbose: bool = False) -> None:
     inherit it."""
     level = "info" if verbose else "error"
     os.environ["DASK_LOGGING__DISTRIBUTED"] = level
-    try:
-        import dask
+    import dask
 
-        dask.config.set({"logging.distributed": level})
-    except ImportError:  # pragma: no cover - a core dependency
-        pass
+    dask.config.set({"logging.distributed": level})
     for name in ("distributed", "dask_jobqueue"):
         logging.getLogger(name).setLevel(logging.INFO if verbose else logging.ERROR)
 
@@ -260,12 +257,9 @@ def open_client(scheduler: str | None = None, workers: int | None = None, *, slu
     then waits up to ``worker_timeout`` seconds (default [`WORKER_TIMEOUT_S`][], SLURM
     [`SLURM_WORKER_TIMEOUT_S`][]; 0: forever) for a first worker: ``ValueError("workers: ...")``
     when none joins. Dask's log lines show only with ``verbose``."""
+    from dask.distributed import Client, LocalCluster
+
     quiet_dask_logs(verbose)
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError as e:  # pragma: no cover - a core dependency
-        raise ValueError(f"scheduler: Dask is not installed ({e}); pip install "
-                         f"'dask[distributed]'") from None
     if worker_timeout is None:
         worker_timeout = SLURM_WORKER_TIMEOUT_S if slurm else WORKER_TIMEOUT_S
     if slurm:
