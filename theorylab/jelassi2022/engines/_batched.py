@@ -108,13 +108,6 @@ class BatchedEmpiricalEngine(Engine):
             for r, (a, b) in enumerate(self.lrs)
         ]
 
-    def run_config(self, b: int):
-        """The unbatched configuration that run b reproduces."""
-        k, r = divmod(b, self.R)
-        cfg = self._seed_cfg(self.seeds[k])
-        lv, la = self.lrs[r]
-        return dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, lr_v=lv, lr_A=la))
-
     def initial_params(self):
         A = np.stack([a for a, _ in self._init for _ in range(self.R)])
         v = np.stack([v for _, v in self._init for _ in range(self.R)])
