@@ -30,6 +30,7 @@ __all__ = [
     "check_float",
     "check_int",
     "check_keys",
+    "check_path",
     "check_run_steps",
     "apply_sets",
     "frozen_set",
@@ -241,11 +242,7 @@ def _section_class(cfg, f) -> type:
 def read_toml(path: str | Path) -> dict[str, Any]:
     """The tables of a TOML file (UTF-8 text, a byte-order mark allowed); unreadable, non-UTF-8
     or invalid files raise ``ValueError`` naming it."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"config: must be a path (got {type(path).__name__} {path!r:.60})")
-    if "\0" in str(path):
-        raise ValueError(f"config: a path cannot hold a NUL character (got {str(path)!r})")
-    path = Path(path)
+    path = check_path(path, "config")
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -259,6 +256,16 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         ) from None
     text = text.removeprefix("\ufeff")  # a byte-order mark (Windows editors) is not TOML
     return loads_toml(text, what=f"config: {path}")
+
+
+def check_path(value: Any, field: str) -> Path:
+    """``value`` as a ``Path``: a text or ``os.PathLike`` without a NUL character, else
+    ``ValueError("<field>: ...")``."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise ValueError(f"{field}: must be a path (got {type(value).__name__} {value!r:.60})")
+    if "\0" in str(value):
+        raise ValueError(f"{field}: a path cannot hold a NUL character (got {str(value)!r})")
+    return Path(value)
 
 
 #: The largest TOML text read (bytes): a run config or a sweep spec is a few kB.

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import atomic_io
+from .config import check_path, loads_toml
 
 __all__ = ["KINDS", "MARKER", "OWN_FILES", "FolderKind", "check_new_file", "check_out_folder",
            "check_output_file", "claim_folder", "folder_kind", "is_empty_folder", "make_folder",
@@ -109,8 +110,6 @@ def _first_line(path: Path) -> str:
 def config_paper(config: Path | str) -> str | None:
     """The ``[experiment] paper`` of a run's ``config.toml`` (its path, or its text); None
     when it names none or cannot be read."""
-    from .config import loads_toml
-
     try:
         text = config.read_text(encoding="utf-8") if isinstance(config, Path) else config
         exp = loads_toml(text).get("experiment")
@@ -228,13 +227,9 @@ def check_out_folder(out: str | Path, create: bool = False, field: str = "out") 
     wrong: an empty name, an existing file, a path below a file, or a folder that cannot be
     written. Nothing is created unless ``create`` (so a command refused later leaves no empty
     folder)."""
-    if out is not None and not isinstance(out, (str, os.PathLike)):
-        raise ValueError(f"{field}: must be a path (got {type(out).__name__} {out!r:.60})")
-    if out is None or str(out).strip() == "":
+    if out is None or isinstance(out, str) and out.strip() == "":
         raise ValueError(f"{field}: must name a folder (got an empty path)")
-    if "\0" in str(out):
-        raise ValueError(f"{field}: a path cannot hold a NUL character (got {str(out)!r})")
-    path = Path(out)
+    path = check_path(out, field)
     try:
         for parent in [path, *path.parents]:
             if parent.exists() and not parent.is_dir():
@@ -324,9 +319,7 @@ def check_output_file(path: str | os.PathLike, suffix: str | tuple[str, ...], *,
     suffixes = (suffix,) if isinstance(suffix, str) else tuple(suffix)
     if not isinstance(path, (str, os.PathLike)) or str(path).strip() == "":
         raise ValueError(f"{field}: must name a {suffixes[0]} file (got {str(path)!r})")
-    if "\0" in str(path):
-        raise ValueError(f"{field}: a path cannot hold a NUL character (got {str(path)!r})")
-    p = Path(path)
+    p = check_path(path, field)
     if p.suffix.lower() not in suffixes:
         raise ValueError(f"{field}: must be a {' or '.join(suffixes)} file (got {str(p)!r})")
     if len(os.fsencode(p.name)) + len(f".{SIDECAR}.12345678.tmp") > _NAME_MAX:
