@@ -162,11 +162,15 @@ class SweepSpec:
     point: str
     source: str = ""
 
+    def _grid_axes(self) -> list[str]:
+        """The axes whose values make points of their own (a batched point takes the paper's
+        batched axis whole)."""
+        skip = batched_axis(self.paper) if self.point == "batched" else None
+        return [n for n in self.axes if n != skip]
+
     def axis_names(self) -> list[str]:
-        names = list(self.axes)
-        if self.point == "batched":
-            names = [n for n in names if n != batched_axis(self.paper)]
-        return names + (["train.seed"] if self.seeds is not None and self.point == "run" else [])
+        seeds = self.seeds is not None and self.point == "run"
+        return self._grid_axes() + (["train.seed"] if seeds else [])
 
     def combos(self) -> list[dict]:
         """One ``{axis: value}`` per point (before batching)."""
@@ -180,10 +184,7 @@ class SweepSpec:
 
     def n_points(self) -> int:
         """How many points the spec has (without expanding them)."""
-        names = list(self.axes)
-        if self.point == "batched":
-            names = [n for n in names if n != batched_axis(self.paper)]
-        lens = [len(self.axes[n]) for n in names]
+        lens = [len(self.axes[n]) for n in self._grid_axes()]
         n = (math.prod(lens) if self.mode == "product" else min(lens, default=1))
         if self.seeds is not None and self.point == "run":
             n *= len(self.seeds)
