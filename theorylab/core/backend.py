@@ -290,6 +290,10 @@ class TorchBackend(Backend):
         self.maximum = torch.maximum
         self.sigmoid = torch.sigmoid
         self.einsum = torch.einsum
+        # gathers and axes: torch's own (``dim`` is the interface's ``axis``)
+        self.logsumexp = torch.logsumexp
+        self.take_along_axis = torch.take_along_dim
+        self.moveaxis = torch.movedim
 
     def _dt(self, dtype):
         return getattr(self._torch, dtype) if dtype else self._t_dtype
@@ -320,15 +324,6 @@ class TorchBackend(Backend):
         elif not isinstance(b, t.Tensor):
             b = t.full_like(a, b)
         return t.logaddexp(a, b)
-
-    def logsumexp(self, x, axis):
-        return self._torch.logsumexp(x, dim=axis)
-
-    def take_along_axis(self, x, idx, axis):
-        return self._torch.take_along_dim(x, idx, dim=axis)
-
-    def moveaxis(self, x, source, destination):
-        return self._torch.movedim(x, source, destination)
 
     def concatenate(self, xs, axis=0):
         return self._torch.cat(list(xs), dim=axis)
