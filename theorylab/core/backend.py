@@ -275,20 +275,20 @@ class TorchBackend(Backend):
 
         self._torch = torch
         check_device(device, section)
-        self.device = device
-        self.dtype = dtype
-        self._t_dtype = getattr(torch, dtype)
         # elementwise functions: torch's own (the interface's arguments are theirs)
         self.exp = torch.exp
         self.abs = torch.abs
         self.log = torch.log
         self.sqrt = torch.sqrt
         self.isfinite = torch.isfinite
+        self.device = device
         # of two arrays, the logistic function and einsum: torch's own
         self.where = torch.where
         self.maximum = torch.maximum
         self.sigmoid = torch.sigmoid
         self.einsum = torch.einsum
+        self.dtype = dtype
+        self._t_dtype = getattr(torch, dtype)
         # gathers and axes: torch's own (``dim`` is the interface's ``axis``)
         self.logsumexp = torch.logsumexp
         self.take_along_axis = torch.take_along_dim
