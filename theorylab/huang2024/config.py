@@ -30,6 +30,7 @@ from theorylab.core.config import check_choice as _choice
 from theorylab.core.config import check_float as _float
 from theorylab.core.config import check_int as _int
 from theorylab.core.config import frozen_set as _set
+from theorylab.core.configdoc import config_markdown, one_of, run_fields_allowed
 from theorylab.core.flow import check_flow_fields
 
 from .data import AreaStructure, contiguous_labels, information_gap, random_labels, sizes_for_gap
@@ -550,8 +551,6 @@ def config_to_toml(cfg: ExperimentConfig, header: str = "") -> str:
 
 def config_doc(level: int = 2) -> str:
     """Markdown reference of ``[data]``, ``[model]`` and ``[train]`` (docs/config.md)."""
-    from theorylab.core.configdoc import config_markdown, one_of, run_fields_allowed
-
     allowed = {"data.areas": one_of(AREAS), "data.z_law": one_of(Z_LAWS),
                "model.objective": one_of(OBJECTIVES), "model.cl_pooling": one_of(CL_POOLINGS),
                "model.mask": one_of(MASKS), "model.loss_norm": one_of(LOSS_NORMS),
