@@ -204,12 +204,7 @@ def compute_point(point: Point, threads: int = 1, live: str | Path | None = None
             "host": socket.gethostname(), "device": str(train.get("device", "cpu")),
             "dtype": str(train.get("dtype", "float64")), "version": __version__,
             "git_rev": git_revision()}
-    if len(table) == 0:
-        return pd.DataFrame({k: [v] for k, v in meta.items()})
-    table = table.copy()
-    for k, v in meta.items():
-        table[k] = v
-    return table
+    return table.assign(**meta) if len(table) else pd.DataFrame({k: [v] for k, v in meta.items()})
 
 
 def slurm_cluster(jobs: int, memory: str = "4GB"):
