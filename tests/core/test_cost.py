@@ -194,7 +194,7 @@ def test_wall_range_spreads_the_cpu_time_over_workers_and_the_load(monkeypatch):
 
     from theorylab.core import cost
 
-    monkeypatch.setattr(cost, "_usable_cores", lambda: 2)
+    monkeypatch.setattr(cost, "usable_cores", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (3.0, 3.0, 3.0))
     assert cost.wall_range(100.0) == (100.0, 150.0)  # 3 jobs on 2 cores
     assert cost.wall_range(100.0, workers=2) == (50.0, 100.0)  # 4 jobs on 2 cores

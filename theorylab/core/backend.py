@@ -199,56 +199,40 @@ class NumpyBackend(Backend):
     def asarray(self, x, dtype=None):
         return np.asarray(x, dtype=dtype or self._np_dtype)
 
+    cast = asarray
+
     def to_numpy(self, x):
         return np.asarray(x)
 
     def zeros(self, shape, dtype=None):
         return np.zeros(shape, dtype=dtype or self._np_dtype)
 
-    def exp(self, x):
-        return np.exp(x)
-
-    def abs(self, x):
-        return np.abs(x)
+    # elementwise functions: numpy's own (the interface's arguments are theirs)
+    exp = staticmethod(np.exp)
+    abs = staticmethod(np.abs)
+    log = staticmethod(np.log)
+    sqrt = staticmethod(np.sqrt)
+    isfinite = staticmethod(np.isfinite)
 
     def sum(self, x, axis=None, keepdims=False):
         return np.sum(x, axis=axis, keepdims=keepdims)
 
-    def log(self, x):
-        return np.log(x)
+    # of two arrays (or an array and a number), and the logistic function: numpy's own
+    where = staticmethod(np.where)
+    maximum = staticmethod(np.maximum)
+    logaddexp = staticmethod(np.logaddexp)
+    sigmoid = staticmethod(special.expit)
 
-    def sqrt(self, x):
-        return np.sqrt(x)
-
-    def where(self, cond, a, b):
-        return np.where(cond, a, b)
-
-    def maximum(self, a, b):
-        return np.maximum(a, b)
-
-    def isfinite(self, x):
-        return np.isfinite(x)
-
-    def logaddexp(self, a, b):
-        return np.logaddexp(a, b)
-
-    def logsumexp(self, x, axis):
-        return special.logsumexp(x, axis=axis)
+    logsumexp = staticmethod(special.logsumexp)
 
     def einsum(self, spec, *operands):
         return np.einsum(spec, *operands, optimize=len(operands) > 2)
 
-    def take_along_axis(self, x, idx, axis):
-        return np.take_along_axis(x, idx, axis=axis)
-
-    def moveaxis(self, x, source, destination):
-        return np.moveaxis(x, source, destination)
-
-    def concatenate(self, xs, axis=0):
-        return np.concatenate(xs, axis=axis)
-
-    def stack(self, xs, axis=0):
-        return np.stack(xs, axis=axis)
+    # gathers and shapes: numpy's own
+    take_along_axis = staticmethod(np.take_along_axis)
+    moveaxis = staticmethod(np.moveaxis)
+    concatenate = staticmethod(np.concatenate)
+    stack = staticmethod(np.stack)
 
     def arange(self, n):
         return np.arange(n, dtype=np.int64)
@@ -265,9 +249,6 @@ class NumpyBackend(Backend):
     def softplus_neg(self, m):
         return np.logaddexp(0.0, -m)
 
-    def sigmoid(self, x):
-        return special.expit(x)
-
     def index_add(self, target, index, values):
         n = target.shape[0]
         if values.ndim == 1:
@@ -280,13 +261,9 @@ class NumpyBackend(Backend):
     def asindex(self, idx):
         return np.asarray(idx, dtype=np.int64)
 
-    def cast(self, x, dtype=None):
-        return np.asarray(x, dtype=dtype or self._np_dtype)
-
     def rng(self, seq):
         g = np.random.default_rng(seq)
         return _Draws(lambda high, n: g.integers(0, high, size=n), g.random, g.standard_normal)
-
 
 class TorchBackend(Backend):
     """torch on ``device`` ("cpu", "cuda", "cuda:1", ...)."""
@@ -298,9 +275,24 @@ class TorchBackend(Backend):
 
         self._torch = torch
         check_device(device, section)
+        # elementwise functions: torch's own (the interface's arguments are theirs)
+        self.exp = torch.exp
+        self.abs = torch.abs
+        self.log = torch.log
+        self.sqrt = torch.sqrt
+        self.isfinite = torch.isfinite
         self.device = device
+        # of two arrays, the logistic function and einsum: torch's own
+        self.where = torch.where
+        self.maximum = torch.maximum
+        self.sigmoid = torch.sigmoid
+        self.einsum = torch.einsum
         self.dtype = dtype
         self._t_dtype = getattr(torch, dtype)
+        # gathers and axes: torch's own (``dim`` is the interface's ``axis``)
+        self.logsumexp = torch.logsumexp
+        self.take_along_axis = torch.take_along_dim
+        self.moveaxis = torch.movedim
 
     def _dt(self, dtype):
         return getattr(self._torch, dtype) if dtype else self._t_dtype
@@ -319,31 +311,10 @@ class TorchBackend(Backend):
     def zeros(self, shape, dtype=None):
         return self._torch.zeros(shape, dtype=self._dt(dtype), device=self.device)
 
-    def exp(self, x):
-        return self._torch.exp(x)
-
-    def abs(self, x):
-        return self._torch.abs(x)
-
     def sum(self, x, axis=None, keepdims=False):
         if axis is None:
             return self._torch.sum(x)
         return self._torch.sum(x, dim=axis, keepdim=keepdims)
-
-    def log(self, x):
-        return self._torch.log(x)
-
-    def sqrt(self, x):
-        return self._torch.sqrt(x)
-
-    def where(self, cond, a, b):
-        return self._torch.where(cond, a, b)
-
-    def maximum(self, a, b):
-        return self._torch.maximum(a, b)
-
-    def isfinite(self, x):
-        return self._torch.isfinite(x)
 
     def logaddexp(self, a, b):
         t = self._torch
@@ -352,18 +323,6 @@ class TorchBackend(Backend):
         elif not isinstance(b, t.Tensor):
             b = t.full_like(a, b)
         return t.logaddexp(a, b)
-
-    def logsumexp(self, x, axis):
-        return self._torch.logsumexp(x, dim=axis)
-
-    def einsum(self, spec, *operands):
-        return self._torch.einsum(spec, *operands)
-
-    def take_along_axis(self, x, idx, axis):
-        return self._torch.take_along_dim(x, idx, dim=axis)
-
-    def moveaxis(self, x, source, destination):
-        return self._torch.movedim(x, source, destination)
 
     def concatenate(self, xs, axis=0):
         return self._torch.cat(list(xs), dim=axis)
@@ -390,9 +349,6 @@ class TorchBackend(Backend):
 
     def softplus_neg(self, m):
         return self._torch.logaddexp(self._torch.zeros_like(m), -m)
-
-    def sigmoid(self, x):
-        return self._torch.sigmoid(x)
 
     def index_add(self, target, index, values):
         return target.index_add_(0, index, values)
@@ -436,7 +392,6 @@ class TorchBackend(Backend):
         t = self._torch
         part = host[sl] if isinstance(host, t.Tensor) else t.from_numpy(np.asarray(host[sl]))
         return part.to(device=self.device, dtype=self._t_dtype, non_blocking=True)
-
 
 def check_device(device: str, section: str = "") -> None:
     """Raise a one-line ``ValueError`` naming ``<section>device`` when the torch ``device``

@@ -14,7 +14,7 @@ import numbers
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ __all__ = [
     "check_float",
     "check_int",
     "check_keys",
+    "check_path",
     "check_run_steps",
     "apply_sets",
     "frozen_set",
@@ -66,13 +67,7 @@ def check_int(
             value = int(value)
         else:
             raise ValueError(f"{name}: must be an integer (got {value!r})")
-    value = int(value)
-    shown = raw if isinstance(raw, float) else value
-    if lo is not None and value < lo:
-        raise ValueError(f"{name}: must be >= {lo} ({_why(why)}got {shown})")
-    if hi is not None and value > hi:
-        raise ValueError(f"{name}: must be <= {hi} ({_why(why)}got {shown})")
-    return value
+    return _within(name, int(value), lo, hi, False, why, raw if isinstance(raw, float) else None)
 
 
 def check_float(
@@ -93,11 +88,18 @@ def check_float(
         raise ValueError(f"{name}: must be finite (got an integer too large for a float)") from None
     if not math.isfinite(value):
         raise ValueError(f"{name}: must be finite (got {value})")
+    return _within(name, value, lo, hi, lo_open, why)
+
+
+def _within(name: str, value, lo, hi, lo_open: bool, why: str | None, shown: Any = None):
+    """``value`` when it lies in ``[lo, hi]`` (``(lo, hi]`` with ``lo_open``), else the
+    ``ValueError`` of the field ``name``, with ``why`` and the value as given (``shown``)."""
+    shown = value if shown is None else shown
     if lo is not None and (value < lo or (lo_open and value == lo)):
-        rel = ">" if lo_open else ">="
-        raise ValueError(f"{name}: must be {rel} {lo} ({_why(why)}got {value})")
+        raise ValueError(f"{name}: must be {'>' if lo_open else '>='} {lo} ({_why(why)}got "
+                         f"{shown})")
     if hi is not None and value > hi:
-        raise ValueError(f"{name}: must be <= {hi} ({_why(why)}got {value})")
+        raise ValueError(f"{name}: must be <= {hi} ({_why(why)}got {shown})")
     return value
 
 
@@ -183,8 +185,6 @@ def sections_from_tables(tables: Mapping[str, Any], classes: Mapping[str, type],
 def replace_sections(cfg, sections: Mapping[str, Mapping[str, Any]]):
     """A copy of the frozen config ``cfg`` (a dataclass whose fields are its sections) with
     the given fields of each section changed, e.g. ``{"train": {"steps": 10}}``."""
-    import dataclasses
-
     names = [f.name for f in fields(cfg)]
     unknown = [k for k in sections if k not in names]
     if unknown:
@@ -194,7 +194,7 @@ def replace_sections(cfg, sections: Mapping[str, Mapping[str, Any]]):
         sec = getattr(cfg, name)
         changes = dict(sections.get(name, {}))
         check_keys(type(sec), name, changes)
-        new[name] = dataclasses.replace(sec, **changes)
+        new[name] = replace(sec, **changes)
     return type(cfg)(**new)
 
 
@@ -242,11 +242,7 @@ def _section_class(cfg, f) -> type:
 def read_toml(path: str | Path) -> dict[str, Any]:
     """The tables of a TOML file (UTF-8 text, a byte-order mark allowed); unreadable, non-UTF-8
     or invalid files raise ``ValueError`` naming it."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise ValueError(f"config: must be a path (got {type(path).__name__} {path!r:.60})")
-    if "\0" in str(path):
-        raise ValueError(f"config: a path cannot hold a NUL character (got {str(path)!r})")
-    path = Path(path)
+    path = check_path(path, "config")
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -260,6 +256,16 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         ) from None
     text = text.removeprefix("\ufeff")  # a byte-order mark (Windows editors) is not TOML
     return loads_toml(text, what=f"config: {path}")
+
+
+def check_path(value: Any, field: str) -> Path:
+    """``value`` as a ``Path``: a text or ``os.PathLike`` without a NUL character, else
+    ``ValueError("<field>: ...")``."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise ValueError(f"{field}: must be a path (got {type(value).__name__} {value!r:.60})")
+    if "\0" in str(value):
+        raise ValueError(f"{field}: a path cannot hold a NUL character (got {str(value)!r})")
+    return Path(value)
 
 
 #: The largest TOML text read (bytes): a run config or a sweep spec is a few kB.

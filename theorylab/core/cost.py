@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .resources import format_bytes
+from .threads import usable_cores
 
 __all__ = ["LONG_RUN_S", "CostModel", "Estimate", "Progress", "announce", "cpu_seconds",
            "estimate", "recorded_estimate", "Timing", "format_seconds", "format_wall",
@@ -194,13 +195,6 @@ def _resident_bytes() -> float:
     return 0.0
 
 
-def _usable_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def _load_factor(workers: int = 1) -> float:
     """How much slower than alone each of `workers` single-threaded jobs runs now: the
     1-minute load average (this process included, which the first job replaces) and the
@@ -209,7 +203,7 @@ def _load_factor(workers: int = 1) -> float:
         load = os.getloadavg()[0]
     except OSError:  # pragma: no cover
         return 1.0
-    return max(1.0, (load + max(workers, 1) - 1) / _usable_cores())
+    return max(1.0, (load + max(workers, 1) - 1) / usable_cores())
 
 
 def wall_range(cpu_s: float, workers: int = 1) -> tuple[float, float]:
@@ -218,7 +212,7 @@ def wall_range(cpu_s: float, workers: int = 1) -> tuple[float, float]:
     divided by the workers that get a core each), and at the machine's load now (the other
     jobs of the load average share the cores with them)."""
     workers = max(int(workers), 1)
-    low = cpu_s / min(workers, _usable_cores())
+    low = cpu_s / min(workers, usable_cores())
     return low, cpu_s / workers * _load_factor(workers)
 
 
@@ -226,14 +220,10 @@ def machine_load() -> str:
     """This machine as an estimate names it: CPUs usable by this process and the load
     average (a busy shared machine runs slower than the estimate says if the load drops)."""
     try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    try:
         load = ", load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
     except OSError:  # pragma: no cover
         load = ""
-    return f"{cores} usable CPUs{load}"
+    return f"{usable_cores()} usable CPUs{load}"
 
 
 class Timing(NamedTuple):
@@ -254,8 +244,6 @@ class Timing(NamedTuple):
 
 
 def _cuda_used() -> bool:
-    import sys
-
     torch = sys.modules.get("torch")
     try:
         return bool(torch is not None and torch.cuda.is_initialized())

@@ -45,10 +45,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import atomic_io
+from .config import check_path, loads_toml
 
 __all__ = ["KINDS", "MARKER", "OWN_FILES", "FolderKind", "check_new_file", "check_out_folder",
-           "check_output_file", "claim_folder", "folder_kind", "is_empty_folder", "marked_by",
-           "sidecar_path", "write_marker", "write_output"]
+           "check_output_file", "claim_folder", "folder_kind", "is_empty_folder", "make_folder",
+           "marked_by", "sidecar_path", "write_marker", "write_output"]
 
 #: The marker file of a folder written by theorylab.
 MARKER = ".theorylab.json"
@@ -106,14 +107,14 @@ def _first_line(path: Path) -> str:
         return ""
 
 
-def _run_paper(config: Path) -> str | None:
-    from .config import loads_toml
-
+def config_paper(config: Path | str) -> str | None:
+    """The ``[experiment] paper`` of a run's ``config.toml`` (its path, or its text); None
+    when it names none or cannot be read."""
     try:
-        tables = loads_toml(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        text = config.read_text(encoding="utf-8") if isinstance(config, Path) else config
+        exp = loads_toml(text).get("experiment")
+    except (OSError, TypeError, ValueError):  # a decoding error is a ValueError
         return None
-    exp = tables.get("experiment")
     paper = exp.get("paper") if isinstance(exp, dict) else None
     return paper if isinstance(paper, str) else None
 
@@ -124,18 +125,13 @@ def folder_kind(folder: str | os.PathLike) -> FolderKind | None:
     root = Path(folder)
     if not root.is_dir():
         return None
-    marker = root / MARKER
-    if marker.is_file():
-        try:
-            info = json.loads(marker.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            info = None
-        if isinstance(info, dict) and info.get("kind") in KINDS:
-            paper = info.get("paper")
-            return FolderKind(info["kind"], paper if isinstance(paper, str) else None)
+    info = _json_object(root / MARKER)
+    if info is not None and info.get("kind") in KINDS:
+        paper = info.get("paper")
+        return FolderKind(info["kind"], paper if isinstance(paper, str) else None)
     config = root / "config.toml"
     if config.is_file() and _first_line(config).startswith(RUN_CONFIG_HEADER):
-        return FolderKind("run", _run_paper(config), marked=False)
+        return FolderKind("run", config_paper(config), marked=False)
     if _json_with(root / "sweep.json", "fingerprint"):
         return FolderKind("sweep", marked=False)
     if _point_folder(root / "points") or _entry_folders(root):
@@ -154,15 +150,22 @@ def folder_kind(folder: str | os.PathLike) -> FolderKind | None:
     return None
 
 
-def _json_with(path: Path, key: str) -> bool:
-    """Whether ``path`` is a JSON object holding ``key`` (an older folder's own file)."""
+def _json_object(path: Path, max_bytes: int = 64 << 20) -> dict | None:
+    """The JSON object in the file ``path`` (at most ``max_bytes``), or None: no such file,
+    too large, unreadable, or not a JSON object."""
     try:
-        if not path.is_file() or path.stat().st_size > 64 << 20:
-            return False
+        if not path.is_file() or path.stat().st_size > max_bytes:
+            return None
         info = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return isinstance(info, dict) and key in info
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def _json_with(path: Path, key: str) -> bool:
+    """Whether ``path`` is a JSON object holding ``key`` (an older folder's own file)."""
+    info = _json_object(path)
+    return info is not None and key in info
 
 
 def _point_folder(points: Path, pattern: re.Pattern = _POINT_FILE) -> bool:
@@ -224,13 +227,9 @@ def check_out_folder(out: str | Path, create: bool = False, field: str = "out") 
     wrong: an empty name, an existing file, a path below a file, or a folder that cannot be
     written. Nothing is created unless ``create`` (so a command refused later leaves no empty
     folder)."""
-    if out is not None and not isinstance(out, (str, os.PathLike)):
-        raise ValueError(f"{field}: must be a path (got {type(out).__name__} {out!r:.60})")
-    if out is None or str(out).strip() == "":
+    if out is None or isinstance(out, str) and out.strip() == "":
         raise ValueError(f"{field}: must name a folder (got an empty path)")
-    if "\0" in str(out):
-        raise ValueError(f"{field}: a path cannot hold a NUL character (got {str(out)!r})")
-    path = Path(out)
+    path = check_path(out, field)
     try:
         for parent in [path, *path.parents]:
             if parent.exists() and not parent.is_dir():
@@ -243,11 +242,21 @@ def check_out_folder(out: str | Path, create: bool = False, field: str = "out") 
         where = "" if existing == path else f" (its parent {existing} is not writable)"
         raise ValueError(f"{field}: the folder {path} is not writable{where}")
     if create:
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise ValueError(f"{field}: cannot create the folder {path} ({e.strerror})") from None
+        make_folder(path, field)
     return path
+
+
+def make_folder(path: Path, field: str = "out", shown: str | None = None) -> None:
+    """Create the folder ``path`` with its parents: a full disk ends as the ``OSError`` it is
+    (exit 1), any other failure as ``ValueError("<field>: cannot create the folder <shown>
+    ...")`` (``shown``: how the message writes the path; default as it is)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise OSError(e.errno, e.strerror, str(path)) from None
+        raise ValueError(f"{field}: cannot create the folder {shown or path} ({e.strerror})"
+                         ) from None
 
 
 def claim_folder(folder: str | os.PathLike, kind: str, *, paper: str | None = None,
@@ -278,13 +287,7 @@ def claim_folder(folder: str | os.PathLike, kind: str, *, paper: str | None = No
                              "would replace it: choose another folder, or delete that run "
                              f"first (nothing was written)")
     if create:
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            if e.errno in (errno.ENOSPC, errno.EDQUOT):  # a full disk ends as one (exit 1)
-                raise OSError(e.errno, e.strerror, str(root)) from None
-            raise ValueError(f"{field}: cannot create the folder {root} ({e.strerror})"
-                             ) from None
+        make_folder(root, field)
         keep = found.kind if found is not None and found.kind != kind else kind
         write_marker(root, keep, paper if keep == "run" else None)
     return found
@@ -316,9 +319,7 @@ def check_output_file(path: str | os.PathLike, suffix: str | tuple[str, ...], *,
     suffixes = (suffix,) if isinstance(suffix, str) else tuple(suffix)
     if not isinstance(path, (str, os.PathLike)) or str(path).strip() == "":
         raise ValueError(f"{field}: must name a {suffixes[0]} file (got {str(path)!r})")
-    if "\0" in str(path):
-        raise ValueError(f"{field}: a path cannot hold a NUL character (got {str(path)!r})")
-    p = Path(path)
+    p = check_path(path, field)
     if p.suffix.lower() not in suffixes:
         raise ValueError(f"{field}: must be a {' or '.join(suffixes)} file (got {str(p)!r})")
     if len(os.fsencode(p.name)) + len(f".{SIDECAR}.12345678.tmp") > _NAME_MAX:
@@ -341,11 +342,7 @@ def check_output_file(path: str | os.PathLike, suffix: str | tuple[str, ...], *,
                          "refusing to replace it, even with --force (choose another file; "
                          "nothing was written)")
     if missing:
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise ValueError(f"{field}: cannot create the folder {str(parent)!r} "
-                             f"({e.strerror})") from None
+        make_folder(parent, field, repr(str(parent)))
     _probe(parent, field)
 
     def owned(q: Path) -> bool:
@@ -398,15 +395,9 @@ def marked_by(path: str | os.PathLike, command: str) -> bool:
     """Whether the sidecar of ``path`` says that ``command`` wrote it and the file is still the
     one it wrote (its SHA-256): a file edited since, or renamed onto, is not ours."""
     p = Path(path)
-    side = sidecar_path(p)
-    try:
-        if not p.is_file() or not side.is_file() or side.stat().st_size > 4096:
-            return False
-        info = json.loads(side.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return (isinstance(info, dict) and info.get("written_by") == command
-            and info.get("sha256") == _digest(p))
+    info = _json_object(sidecar_path(p), max_bytes=4096) or {}
+    return (info.get("written_by") == command and isinstance(info.get("sha256"), str)
+            and info["sha256"] == _digest(p))
 
 
 def write_output(path: str | os.PathLike, data: bytes | str, *, command: str,

@@ -40,7 +40,7 @@ import numpy as np
 from . import atomic_io, faults
 from .config import loads_toml
 from .engine import Engine
-from .folders import check_out_folder, claim_folder, folder_kind
+from .folders import check_out_folder, claim_folder, config_paper, folder_kind
 from .locks import folder_lock
 
 if TYPE_CHECKING:  # pandas is imported where a table is made (a run needs it, a config check not)
@@ -77,15 +77,6 @@ def run_identity(config_text: str) -> str:
     except (TypeError, ValueError):
         canon = config_text
     return hashlib.sha256(canon.encode()).hexdigest()[:32]
-
-
-def _paper_of(config_text: str) -> str | None:
-    try:
-        exp = loads_toml(config_text).get("experiment")
-    except (TypeError, ValueError):
-        return None
-    paper = exp.get("paper") if isinstance(exp, dict) else None
-    return paper if isinstance(paper, str) else None
 
 
 def empty_table(schema: Mapping[str, str]) -> pd.DataFrame:
@@ -166,8 +157,6 @@ class RunFolder:
         """``provenance.json``: how the run was made, taken when it starts
         ([`run_provenance`][theorylab.core.provenance.run_provenance]); a resume keeps the
         start's and adds its own, with the step it continues from, under ``resumed``."""
-        import json
-
         from .provenance import run_provenance
 
         path = self.out / "provenance.json"
@@ -366,7 +355,7 @@ def run_folder(out: str | Path | None, schema: Mapping[str, str], config_text: s
     if out is None:
         yield None
         return
-    folder = RunFolder(out, schema, _paper_of(config_text))
+    folder = RunFolder(out, schema, config_paper(config_text))
     with folder.locked(), faults.keeping(folder.describe):
         yield folder
 

@@ -212,25 +212,27 @@ class Recording:
     def _last_row(self, at: int) -> int:
         return max((int(r["step"]) for r in self.rows if r["step"] <= at), default=-1)
 
+    def _keep(self, rows: list[dict], *, finite_only: bool) -> None:
+        """Write ``rows`` and a checkpoint at the current step (with ``finite_only``: where the
+        parameters are finite; a resume, with other settings too, continues from there)."""
+        if self.folder is None:
+            return
+        self.folder.write_rows(rows)
+        at, params = self.state
+        arrays = self.engine.params_to_arrays(params)
+        if not finite_only or all(np.all(np.isfinite(v)) for v in arrays.values()):
+            self.folder.checkpoint(at, arrays, identity=self.identity, rows_to=self._last_row(at))
+
     def _diverged(self, err: DivergenceError) -> None:
         """Keep the rows and, where the parameters are still finite, a checkpoint at the current
-        step (a resume with other settings can continue from there)."""
+        step."""
         err.result = self.result(err.step)
-        if self.folder is not None:
-            self.folder.write_rows(self.rows)
-            at, params = self.state
-            arrays = self.engine.params_to_arrays(params)
-            if all(np.all(np.isfinite(v)) for v in arrays.values()):
-                self.folder.checkpoint(at, arrays, identity=self.identity,
-                                       rows_to=self._last_row(at))
+        self._keep(self.rows, finite_only=True)
 
     def _interrupted(self) -> Interrupted:
         """Keep the rows to the current step and a checkpoint there."""
-        at, params = self.state
-        if self.folder is not None:
-            self.folder.write_rows([r for r in self.rows if r["step"] <= at])
-            self.folder.checkpoint(at, self.engine.params_to_arrays(params),
-                                   identity=self.identity, rows_to=self._last_row(at))
+        at = self.state[0]
+        self._keep([r for r in self.rows if r["step"] <= at], finite_only=False)
         return Interrupted(at, self.folder.out if self.folder else None, self.result(at))
 
     def finish(self) -> TrainOutcome:

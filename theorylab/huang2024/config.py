@@ -30,6 +30,7 @@ from theorylab.core.config import check_choice as _choice
 from theorylab.core.config import check_float as _float
 from theorylab.core.config import check_int as _int
 from theorylab.core.config import frozen_set as _set
+from theorylab.core.configdoc import config_markdown, one_of, run_fields_allowed
 from theorylab.core.flow import check_flow_fields
 
 from .data import AreaStructure, contiguous_labels, information_gap, random_labels, sizes_for_gap
@@ -102,11 +103,6 @@ def _bounded(name: str, value: Any, lo: int) -> int:
     return _int(name, value, hi=hi, why=why)
 
 
-def _size_from_kappa(name: str, kappa, P: int) -> int:
-    k = _float(name, kappa, lo=0.0, hi=1.0)
-    return max(1, int(round(P ** k)))
-
-
 @dataclass(frozen=True)
 class DataConfig:
     """Data model of Huang et al. (2025), Def. 2.1 (areas FOUND; sizes, coefficient law and
@@ -155,8 +151,7 @@ class DataConfig:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        P = _int("data.P", self.P, lo=2)
-        P = _int("data.P", self.P, hi=LIMITS["data.P"][0], why=LIMITS["data.P"][1])
+        P = _bounded("data.P", self.P, lo=2)
         _set(self, "P", P)
         _set(self, "K", _int("data.K", self.K, lo=1))
         _choice("data.areas", self.areas, AREAS)
@@ -182,14 +177,11 @@ class DataConfig:
             if self.C is None and self.kappa_c is None:
                 raise ValueError("data.C: give the local area size C or kappa_c (or Delta with "
                                  "a global size)")
-        if self.C1 is not None and self.kappa_s is not None:
-            raise ValueError("data.C1: give C1 or kappa_s, not both")
-        if self.C is not None and self.kappa_c is not None:
-            raise ValueError("data.C: give C or kappa_c, not both")
-        if self.C1 is not None:
-            _set(self, "C1", _int("data.C1", self.C1, lo=1, hi=P))
-        if self.C is not None:
-            _set(self, "C", _int("data.C", self.C, lo=1, hi=P))
+        for size, kappa in (("C1", "kappa_s"), ("C", "kappa_c")):
+            if getattr(self, size) is not None and getattr(self, kappa) is not None:
+                raise ValueError(f"data.{size}: give {size} or {kappa}, not both")
+            if getattr(self, size) is not None:
+                _set(self, size, _int(f"data.{size}", getattr(self, size), lo=1, hi=P))
         C1, C = self.global_size, self.local_size
         if C1 >= P:
             raise ValueError(f"data.C1: the global area must leave room for local areas "
@@ -225,31 +217,26 @@ class DataConfig:
             raise ValueError(f"{name}: only used with z_law = 'values'")
         _set(self, "seed", _int("data.seed", self.seed, lo=0))
 
-    def _given_global(self) -> int | None:
-        if self.C1 is not None:
-            return self.C1
-        return None if self.kappa_s is None else _size_from_kappa("data.kappa_s",
-                                                                  self.kappa_s, self.P)
+    def _given(self, size: int | None, kappa: float | None) -> int | None:
+        """An area size given as itself or by its exponent κ (round(P^κ)); None if neither."""
+        if size is not None or kappa is None:
+            return size
+        return max(1, int(round(self.P ** kappa)))
 
-    def _given_local(self) -> int | None:
-        if self.C is not None:
-            return self.C
-        return None if self.kappa_c is None else _size_from_kappa("data.kappa_c",
-                                                                 self.kappa_c, self.P)
-
-    def _gap_sizes(self) -> tuple[int, int]:
-        return sizes_for_gap(self.P, self.Delta, C=self._given_local(),
-                             C1=self._given_global())
+    def _sizes(self) -> tuple[int, int]:
+        """(C1, C): the sizes given, the other one from ``Delta`` when one is not."""
+        C1, C = self._given(self.C1, self.kappa_s), self._given(self.C, self.kappa_c)
+        if C1 is None or C is None:
+            return sizes_for_gap(self.P, self.Delta, C=C, C1=C1)
+        return C1, C
 
     @property
     def global_size(self) -> int:
-        c1 = self._given_global()
-        return c1 if c1 is not None else self._gap_sizes()[0]
+        return self._sizes()[0]
 
     @property
     def local_size(self) -> int:
-        c = self._given_local()
-        return c if c is not None else self._gap_sizes()[1]
+        return self._sizes()[1]
 
     @property
     def delta(self) -> float:
@@ -564,8 +551,6 @@ def config_to_toml(cfg: ExperimentConfig, header: str = "") -> str:
 
 def config_doc(level: int = 2) -> str:
     """Markdown reference of ``[data]``, ``[model]`` and ``[train]`` (docs/config.md)."""
-    from theorylab.core.configdoc import config_markdown, one_of, run_fields_allowed
-
     allowed = {"data.areas": one_of(AREAS), "data.z_law": one_of(Z_LAWS),
                "model.objective": one_of(OBJECTIVES), "model.cl_pooling": one_of(CL_POOLINGS),
                "model.mask": one_of(MASKS), "model.loss_norm": one_of(LOSS_NORMS),

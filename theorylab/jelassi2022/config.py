@@ -241,12 +241,9 @@ class ModelConfig:
             Activation.from_spec(act)
         else:
             _set(self, "activation", list(Activation.from_spec(act).coeffs))
-        if self.temperature is not None:
-            _set(self, "temperature", _float("model.temperature", self.temperature, lo=0.0,
-                                             lo_open=True))
-        if self.value_scale is not None:
-            _set(self, "value_scale", _float("model.value_scale", self.value_scale, lo=0.0,
-                                             lo_open=True))
+        for name in ("temperature", "value_scale"):
+            if getattr(self, name) is not None:
+                _set(self, name, _float(f"model.{name}", getattr(self, name), lo=0.0, lo_open=True))
         if isinstance(self.diag, str):
             _choice("model.diag", self.diag, DIAG_NAMED)
         else:
@@ -361,10 +358,8 @@ class TrainConfig:
         _set(self, "lr_v", _float("train.lr_v", self.lr_v, lo=0.0))
         if self.lr_A is not None:
             _set(self, "lr_A", _float("train.lr_A", self.lr_A, lo=0.0))
-        _set(self, "steps", _bounded_int("train.steps", self.steps))
-        _set(self, "n_train", _bounded_int("train.n_train", self.n_train))
-        _set(self, "n_test", _bounded_int("train.n_test", self.n_test))
-        _set(self, "mc_samples", _bounded_int("train.mc_samples", self.mc_samples))
+        for name in ("steps", "n_train", "n_test", "mc_samples"):
+            _set(self, name, _bounded_int(f"train.{name}", getattr(self, name)))
         _bool("train.mc_resample", self.mc_resample)
         _choice("train.init_v", self.init_v, INIT_V)
         _set(self, "alpha0", _float("train.alpha0", self.alpha0))

@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -123,12 +123,11 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
     if dry_run:
         say(head)
     points = spec.points()
-    chosen = [p for i, p in enumerate(points) if shard is None or i % shard[1] == shard[0] - 1]
+    index = range(len(points)) if shard is None else range(shard[0] - 1, len(points), shard[1])
+    chosen = [points[i] for i in index]
     if dry_run:
         present = ({f.name[:-len(".parquet")] for f in store.points_dir.glob("*.parquet")}
                    if store.points_dir.is_dir() else set())
-        index = range(len(points)) if shard is None else range(shard[0] - 1, len(points),
-                                                                   shard[1])
         table = pd.DataFrame({"point": list(index), "run_id": [p.run_id for p in chosen]})
         for name in spec.axis_names():
             table[name] = [p.labels.get(name) for p in chosen]
@@ -140,11 +139,46 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
             say(line)
         return table
     with store.lock(say=say, force=force):
-        return _run_locked(spec, store, points, chosen, new_store=new_store, client=client,
-                           scheduler=scheduler, workers=workers, slurm=slurm,
-                           slurm_memory=slurm_memory, threads=threads, progress=progress,
-                           oversubscribe=oversubscribe, worker_timeout=worker_timeout,
-                           verbose=verbose, tensorboard=tensorboard, force=force, say=say)
+        fingerprint = spec.fingerprint()
+        run_ids = [p.run_id for p in points]
+        store.check_spec(fingerprint, "", new_store, base_hash=spec.base_hash(), run_ids=run_ids,
+                         say=say)
+        store.write_manifest({"fingerprint": fingerprint, "base_hash": spec.base_hash(),
+                              "source": spec.source, "n_points": len(points), "paper": spec.paper,
+                              "mode": spec.mode, "axes": spec.axes, "seeds": spec.seeds,
+                              "keep": spec.keep, "point": spec.point, "base": spec.base,
+                              "labels": spec.axis_names(), "run_ids": run_ids,
+                              "schema": RESULT_SCHEMA_VERSION})
+        if tensorboard is not None:
+            claim_folder(tensorboard, livelog.KIND, field="tensorboard", force=force)
+        todo = [p for p in chosen if not store.done(p)]
+        if todo:
+            est = estimate_points(todo)
+            if est.seconds > LONG_RUN_S:
+                for line in est.lines(_workers(workers, scheduler, slurm)):
+                    say(line)
+        t0 = time.perf_counter()
+        if all(store.done(p) for p in chosen):
+            client, scheduler, workers, slurm = None, None, 0, 0  # all cached: no cluster to start
+        opened = (contextlib.nullcontext(client)
+                  if client is not None or workers == 0 and scheduler is None and not slurm
+                  else open_client(scheduler, workers, slurm=slurm, slurm_memory=slurm_memory,
+                                   say=say, oversubscribe=oversubscribe,
+                                   worker_timeout=worker_timeout, verbose=verbose))
+        try:
+            with opened as c:
+                res = execute(chosen, store, client=c, threads=threads, progress=progress,
+                              say=say, worker_timeout=worker_timeout, live=tensorboard)
+        except (SweepStoppedError, SweepInterrupted) as e:
+            store.consolidate(points, e.results)
+            raise
+        table = store.consolidate(points, res)
+        status = pd.Series([res[p.run_id].status.iloc[0] for p in chosen], dtype=object)
+        say(f"sweep: {len(chosen)} points in {time.perf_counter() - t0:.1f} s "
+            f"({json.dumps(status.value_counts().to_dict())}); table: "
+            f"{store.root / 'results.parquet'}")
+        return table
+
 
 
 def _workers(workers: int | None, scheduler: str | None, slurm: int) -> int:
@@ -154,48 +188,3 @@ def _workers(workers: int | None, scheduler: str | None, slurm: int) -> int:
     if scheduler is not None or workers == 0:
         return 1
     return workers if workers is not None else usable_cores()
-
-
-def _run_locked(spec, store, points, chosen, *, new_store, client, scheduler, workers, slurm,
-                slurm_memory, threads, progress, oversubscribe, worker_timeout, verbose,
-                tensorboard, force, say) -> pd.DataFrame:
-    fingerprint = spec.fingerprint()
-    run_ids = [p.run_id for p in points]
-    store.check_spec(fingerprint, "", new_store, base_hash=spec.base_hash(), run_ids=run_ids,
-                     say=say)
-    store.write_manifest({"fingerprint": fingerprint, "base_hash": spec.base_hash(),
-                          "source": spec.source, "n_points": len(points), "paper": spec.paper,
-                          "mode": spec.mode, "axes": spec.axes, "seeds": spec.seeds,
-                          "keep": spec.keep, "point": spec.point, "base": spec.base,
-                          "labels": spec.axis_names(), "run_ids": run_ids,
-                          "schema": RESULT_SCHEMA_VERSION})
-    if tensorboard is not None:
-        claim_folder(tensorboard, livelog.KIND, field="tensorboard", force=force)
-    todo = [p for p in chosen if not store.done(p)]
-    if todo:
-        est = estimate_points(todo)
-        if est.seconds > LONG_RUN_S:
-            for line in est.lines(_workers(workers, scheduler, slurm)):
-                say(line)
-    t0 = time.perf_counter()
-    if all(store.done(p) for p in chosen):
-        client, scheduler, workers, slurm = None, None, 0, 0  # all cached: no cluster to start
-    run = functools.partial(execute, chosen, store, threads=threads, progress=progress,
-                            say=say, worker_timeout=worker_timeout, live=tensorboard)
-    try:
-        if client is not None or workers == 0 and scheduler is None and not slurm:
-            res = run(client=client)
-        else:
-            with open_client(scheduler, workers, slurm=slurm, slurm_memory=slurm_memory,
-                             say=say, oversubscribe=oversubscribe,
-                             worker_timeout=worker_timeout, verbose=verbose) as c:
-                res = run(client=c)
-    except (SweepStoppedError, SweepInterrupted) as e:
-        store.consolidate(points, e.results)
-        raise
-    table = store.consolidate(points, res)
-    status = pd.Series([res[p.run_id].status.iloc[0] for p in chosen], dtype=object)
-    say(f"sweep: {len(chosen)} points in {time.perf_counter() - t0:.1f} s "
-        f"({json.dumps(status.value_counts().to_dict())}); table: "
-        f"{store.root / 'results.parquet'}")
-    return table

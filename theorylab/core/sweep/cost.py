@@ -58,14 +58,13 @@ class SweepEstimate:
                 f"({format_wall(*wall_range(self.seconds, workers))} {where})")
         out = [head + f"; at most {format_bytes(self.memory)} of memory per point",
                f"  from {self.timed} distinct configs timed on this machine ({machine_load()})"]
+        untimed = f"not timed (the CPU budget of {ESTIMATE_BUDGET_S:g} s for timing ran out)"
         if self.scaled:
-            out.append(f"  {self.scaled} more distinct configs not timed (the CPU budget of "
-                       f"{ESTIMATE_BUDGET_S:g} s for timing ran out): each scaled from a timed "
-                       f"one of its engine by the work per step")
+            out.append(f"  {self.scaled} more distinct configs {untimed}: each scaled from a "
+                       "timed one of its engine by the work per step")
         if self.guessed:
-            out.append(f"  {self.guessed} more distinct configs not timed (the CPU budget of "
-                       f"{ESTIMATE_BUDGET_S:g} s for timing ran out): each taken as the mean of "
-                       f"those timed")
+            out.append(f"  {self.guessed} more distinct configs {untimed}: each taken as the "
+                       "mean of those timed")
         if self.call:
             out.append(f"  {self.call} points call a paper's function: not estimated")
         if self.refused:

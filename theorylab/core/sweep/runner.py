@@ -74,12 +74,9 @@ def quiet_dask_logs(verbose: bool = False) -> None:
     inherit it."""
     level = "info" if verbose else "error"
     os.environ["DASK_LOGGING__DISTRIBUTED"] = level
-    try:
-        import dask
+    import dask
 
-        dask.config.set({"logging.distributed": level})
-    except ImportError:  # pragma: no cover - a core dependency
-        pass
+    dask.config.set({"logging.distributed": level})
     for name in ("distributed", "dask_jobqueue"):
         logging.getLogger(name).setLevel(logging.INFO if verbose else logging.ERROR)
 
@@ -207,12 +204,7 @@ def compute_point(point: Point, threads: int = 1, live: str | Path | None = None
             "host": socket.gethostname(), "device": str(train.get("device", "cpu")),
             "dtype": str(train.get("dtype", "float64")), "version": __version__,
             "git_rev": git_revision()}
-    if len(table) == 0:
-        return pd.DataFrame({k: [v] for k, v in meta.items()})
-    table = table.copy()
-    for k, v in meta.items():
-        table[k] = v
-    return table
+    return table.assign(**meta) if len(table) else pd.DataFrame({k: [v] for k, v in meta.items()})
 
 
 def slurm_cluster(jobs: int, memory: str = "4GB"):
@@ -260,12 +252,9 @@ def open_client(scheduler: str | None = None, workers: int | None = None, *, slu
     then waits up to ``worker_timeout`` seconds (default [`WORKER_TIMEOUT_S`][], SLURM
     [`SLURM_WORKER_TIMEOUT_S`][]; 0: forever) for a first worker: ``ValueError("workers: ...")``
     when none joins. Dask's log lines show only with ``verbose``."""
+    from dask.distributed import Client, LocalCluster
+
     quiet_dask_logs(verbose)
-    try:
-        from dask.distributed import Client, LocalCluster
-    except ImportError as e:  # pragma: no cover - a core dependency
-        raise ValueError(f"scheduler: Dask is not installed ({e}); pip install "
-                         f"'dask[distributed]'") from None
     if worker_timeout is None:
         worker_timeout = SLURM_WORKER_TIMEOUT_S if slurm else WORKER_TIMEOUT_S
     if slurm:
@@ -457,14 +446,12 @@ def use_executor(*, cache: str | Path | None = None, scheduler: str | None = Non
     ``cache`` and a Dask client on ``scheduler`` or on a LocalCluster of ``workers`` workers
     (opened once for the block; ``workers = 0`` and no scheduler: in this process)."""
     old = dict(_DEFAULTS)
+    opened = (contextlib.nullcontext() if scheduler is None and not workers
+              else open_client(scheduler, workers, say=say))
     try:
-        if scheduler is None and not workers:
-            _DEFAULTS.update(cache=cache, client=None)
+        with opened as client:
+            _DEFAULTS.update(cache=cache, client=client)
             yield
-        else:
-            with open_client(scheduler, workers, say=say) as client:
-                _DEFAULTS.update(cache=cache, client=client)
-                yield
     finally:
         _DEFAULTS.clear()
         _DEFAULTS.update(old)
@@ -488,12 +475,10 @@ def run_points(points: Sequence[Point], *, cache: str | Path | None = None,
     store = Store(cache) if cache is not None else None
     if store is not None and all(store.done(p) for p in points):
         client, scheduler, workers = None, None, 0  # all cached: no cluster to start
-    if client is not None or scheduler is None and not workers:
-        res = execute(points, store, client=client, threads=threads, progress=progress,
-                      say=say)
-    else:
-        with open_client(scheduler, workers, say=say) as c:
-            res = execute(points, store, client=c, threads=threads, progress=progress, say=say)
+    opened = (contextlib.nullcontext(client) if client is not None or scheduler is None
+              and not workers else open_client(scheduler, workers, say=say))
+    with opened as c:
+        res = execute(points, store, client=c, threads=threads, progress=progress, say=say)
     failed = [p for p in points if res[p.run_id].status.iloc[0] == "failed"]
     if failed:
         raise RuntimeError(f"{len(failed)} sweep point(s) failed, first {failed[0].labels}: "

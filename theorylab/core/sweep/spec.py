@@ -129,16 +129,14 @@ def set_dotted(tables: dict, key: str, value: Any) -> None:
 
 def resolved_tables(paper, tables: Mapping[str, Any]) -> dict:
     """The paper's resolved config of ``tables`` as plain tables (every field written out)."""
-    cfg = paper.config_from_tables(tables)
-    if hasattr(cfg, "resolved"):
-        cfg = cfg.resolved()
-    if hasattr(cfg, "to_dict"):
-        d = cfg.to_dict()
-    else:  # pragma: no cover - both papers' configs have to_dict
-        import dataclasses
+    return _resolved_dict(paper, paper.config_from_tables(tables))
 
-        d = dataclasses.asdict(cfg)
-    return {"experiment": {"paper": paper.name}, **d}
+
+def _resolved_dict(paper, cfg) -> dict:
+    """The tables of the config ``cfg`` of ``paper``, resolved (a paper's config may resolve
+    its defaults: ``resolved()``), under ``[experiment] paper``."""
+    cfg = cfg.resolved() if hasattr(cfg, "resolved") else cfg
+    return {"experiment": {"paper": paper.name}, **cfg.to_dict()}
 
 
 def run_point(paper, tables: Mapping[str, Any], keep, labels: Mapping[str, Any]) -> Point:
@@ -164,11 +162,15 @@ class SweepSpec:
     point: str
     source: str = ""
 
+    def _grid_axes(self) -> list[str]:
+        """The axes whose values make points of their own (a batched point takes the paper's
+        batched axis whole)."""
+        skip = batched_axis(self.paper) if self.point == "batched" else None
+        return [n for n in self.axes if n != skip]
+
     def axis_names(self) -> list[str]:
-        names = list(self.axes)
-        if self.point == "batched":
-            names = [n for n in names if n != batched_axis(self.paper)]
-        return names + (["train.seed"] if self.seeds is not None and self.point == "run" else [])
+        seeds = self.seeds is not None and self.point == "run"
+        return self._grid_axes() + (["train.seed"] if seeds else [])
 
     def combos(self) -> list[dict]:
         """One ``{axis: value}`` per point (before batching)."""
@@ -182,10 +184,7 @@ class SweepSpec:
 
     def n_points(self) -> int:
         """How many points the spec has (without expanding them)."""
-        names = list(self.axes)
-        if self.point == "batched":
-            names = [n for n in names if n != batched_axis(self.paper)]
-        lens = [len(self.axes[n]) for n in names]
+        lens = [len(self.axes[n]) for n in self._grid_axes()]
         n = (math.prod(lens) if self.mode == "product" else min(lens, default=1))
         if self.seeds is not None and self.point == "run":
             n *= len(self.seeds)
@@ -228,12 +227,17 @@ def _where(combo: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} = {v!r}" for k, v in combo.items())
 
 
-def _one_point(spec: SweepSpec, paper, combo: Mapping[str, Any]) -> Point:
-    tables = copy.deepcopy(spec.base)
+def _point_tables(base: Mapping[str, Any], combo: Mapping[str, Any]) -> dict:
+    """A copy of the base tables with each ``section.field`` of ``combo`` set to its value."""
+    tables = copy.deepcopy(dict(base))
     for k, v in combo.items():
         set_dotted(tables, k, v)
+    return tables
+
+
+def _one_point(spec: SweepSpec, paper, combo: Mapping[str, Any]) -> Point:
     try:
-        return run_point(paper, tables, spec.keep, combo)
+        return run_point(paper, _point_tables(spec.base, combo), spec.keep, combo)
     except ValueError as e:
         raise ValueError(
             f"sweep.axes: the point {_where(combo)} is not a valid config: {e}") from None
@@ -308,13 +312,6 @@ def _assembled_points(spec: SweepSpec, paper) -> list[Point]:
     return out
 
 
-_MISSING = object()
-
-
-def _hashable(v: Any) -> Any:
-    return json.dumps(_canon(v), sort_keys=True)
-
-
 def _batched_points(spec: SweepSpec, paper) -> list[Point]:
     """One point per combination of the other axes; each batches the seeds and every value of
     the paper's batched axis ([`BatchedRun`][theorylab.core.paper.BatchedRun])."""
@@ -331,9 +328,7 @@ def _batched_points(spec: SweepSpec, paper) -> list[Point]:
     out = []
     for r in rows:
         combo = dict(zip(names, r))
-        tables = copy.deepcopy(spec.base)
-        for k, v in combo.items():
-            set_dotted(tables, k, v)
+        tables = _point_tables(spec.base, combo)
         try:
             cfg = resolved_tables(paper, tables)
         except ValueError as e:
@@ -408,7 +403,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
             raise ValueError(f"sweep.axes: unknown field {key!r} of {paper} (known: "
                              f"{', '.join(fields_)})")
         axes[key] = _check_list(f"sweep.axes.{key}", values)
-        keys = [_hashable(v) for v in axes[key]]
+        keys = [json.dumps(_canon(v), sort_keys=True) for v in axes[key]]
         if sweep.get("mode", "product") == "product" and len(set(keys)) != len(keys):
             dup = next(v for i, v in enumerate(axes[key]) if keys.index(keys[i]) != i)
             raise ValueError(f"sweep.axes.{key}: values must be distinct (got {dup!r} twice)")
@@ -440,7 +435,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
         bad = [c for c in keep if not isinstance(c, str) or not c]
         if bad:
             raise ValueError(f"sweep.keep: columns must be names (got {bad[0]!r})")
-        schema = _trajectory_schema(paper)
+        schema = get_paper(paper).trajectory_schema
         unknown = [c for c in keep if schema is not None and c not in schema]
         if unknown:
             raise ValueError(f"sweep.keep: unknown column {unknown[0]!r} of {paper}'s "
@@ -464,60 +459,25 @@ def _known_fields(paper, base: dict, axes_in: Mapping[str, Any]) -> dict:
     """The fields an axis may name: the paper's resolved tables of the base (with each axis's
     first value applied when the base alone is not a complete config) and every documented
     field of its config sections (a field the resolved form leaves out, such as an input that
-    determines others)."""
-    known = _resolved_base(paper, base, axes_in)
-    for section, names in _documented_fields(paper, base, axes_in).items():
-        table = known.setdefault(section, {})
-        for name in names:
-            table.setdefault(name, None)
-    return known
-
-
-def _documented_fields(paper, base: dict, axes_in: Mapping[str, Any]) -> dict[str, list[str]]:
-    """``{section: [field, ...]}`` of the paper's config dataclass (its documented keys)."""
+    determines others); ``ValueError("base: ...")`` when neither is a valid config."""
     import dataclasses
 
-    try:
-        cfg = paper.config_from_tables(base)
-    except ValueError:
-        tables = _with_first_values(base, axes_in)
+    firsts = {k: v[0] for k, v in axes_in.items()
+              if (isinstance(k, str) and k.count(".") == 1 and isinstance(v, Sequence)
+                  and not isinstance(v, str) and len(v))}
+    errors = []
+    for tables in (base, _point_tables(base, firsts)):
         try:
             cfg = paper.config_from_tables(tables)
-        except ValueError:
-            return {}
-    if not dataclasses.is_dataclass(cfg):
-        return {}
-    out = {}
-    for f in dataclasses.fields(cfg):
-        sec = getattr(cfg, f.name)
-        if dataclasses.is_dataclass(sec):
-            out[f.name] = [g.name for g in dataclasses.fields(sec) if not g.name.startswith("_")]
-    return out
-
-
-def _with_first_values(base: dict, axes_in: Mapping[str, Any]) -> dict:
-    tables = copy.deepcopy(base)
-    for key, values in axes_in.items():
-        if (isinstance(key, str) and key.count(".") == 1 and isinstance(values, Sequence)
-                and not isinstance(values, str) and len(values)):
-            set_dotted(tables, key, values[0])
-    return tables
-
-
-def _resolved_base(paper, base: dict, axes_in: Mapping[str, Any]) -> dict:
-    try:
-        return resolved_tables(paper, base)
-    except ValueError as first:
-        try:
-            return resolved_tables(paper, _with_first_values(base, axes_in))
-        except ValueError:
-            raise ValueError(f"base: not a valid {paper.name} config: {first}") from None
-
-
-def _trajectory_schema(paper: str):
-    """The paper's trajectory columns (its `Paper.trajectory_schema`), or None if unknown."""
-    schema = get_paper(paper).trajectory_schema
-    return dict(schema) if schema is not None else None
+            known = _resolved_dict(paper, cfg)
+        except ValueError as e:
+            errors.append(e)
+            continue
+        for f in dataclasses.fields(cfg):
+            for g in dataclasses.fields(getattr(cfg, f.name)):
+                known.setdefault(f.name, {}).setdefault(g.name, None)
+        return known
+    raise ValueError(f"base: not a valid {paper.name} config: {errors[0]}") from None
 
 
 def load_spec(path: str | Path, sets: Sequence[str] | None = None) -> SweepSpec:

@@ -93,15 +93,17 @@ def _own_table(path: Path) -> bool:
     return {"run_id", "status"} <= names
 
 
-def _read_point(points_dir: Path, run_id: str) -> pd.DataFrame | None:
+def _read_point(points_dir: Path, run_id: str) -> pd.DataFrame:
+    """The table of the point file of ``run_id``, or one ``pending`` row when there is none
+    that is the run's (missing, damaged, another run's)."""
     p = points_dir / f"{run_id}.parquet"
-    if not p.is_file():
-        return None
     try:
-        table, rid, _ = read_point_file(p)
+        table, rid, _ = read_point_file(p) if p.is_file() else (None, "", "")
     except Exception:  # a damaged file: the point is pending
-        return None
-    return table if rid == run_id else None
+        rid = ""
+    if rid != run_id:
+        return pd.DataFrame({"status": ["pending"], "message": [""]})
+    return table
 
 
 def _read_manifest(path: Path) -> dict | None:
@@ -169,10 +171,6 @@ class Store:
     def done(self, point: Point | str) -> bool:
         """True when the point is a cache hit (see [`cached`][])."""
         return self.cached(point) is not None
-
-    def read(self, run_id: str) -> pd.DataFrame | None:
-        """The point file's table when it is the run ``run_id``'s, else None."""
-        return _read_point(self.points_dir, run_id)
 
     def write(self, point: Point, table: pd.DataFrame) -> None:
         """The point's file, atomically, with its run id and config hash as metadata."""
@@ -247,13 +245,10 @@ class Store:
         """The table of ``points`` (spec order): ``point``, ``run_id``, the axes, then the
         stored columns; a point not computed yet is one row with status ``pending``.
         ``known``: tables already in memory (run_id → table), not read again."""
-        parts = []
-        for i, p in enumerate(points):
-            t = (known or {}).get(p.run_id)
-            t = self.read(p.run_id) if t is None else t
-            if t is None:
-                t = pd.DataFrame({"status": ["pending"], "message": [""]})
-            parts.append(label(t, i, p))
+        known = known or {}
+        parts = [label(known[p.run_id] if known.get(p.run_id) is not None
+                       else _read_point(self.points_dir, p.run_id), i, p)
+                 for i, p in enumerate(points)]
         table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
         if self.manifest.is_file():
             atomic_io.atomic_write_bytes(self.root / "results.parquet",
@@ -315,11 +310,7 @@ def load_sweep(folder: str | Path) -> pd.DataFrame:
     labels = manifest.get("labels")
     if not isinstance(labels, list):  # a store of an older manifest: the axis-named columns
         labels = [c for c in table.columns if "." in c]
-    parts = []
-    for _, h in heads.iterrows():
-        t = _read_point(points_dir, h.run_id)
-        if t is None:
-            t = pd.DataFrame({"status": ["pending"], "message": [""]})
-        parts.append(_with_head(t, {"point": h.point, "run_id": h.run_id,
-                                    **{c: h[c] for c in labels if c in h}}))
+    parts = [_with_head(_read_point(points_dir, h.run_id), {"point": h.point, "run_id": h.run_id,
+                                                            **{c: h[c] for c in labels if c in h}})
+             for _, h in heads.iterrows()]
     return pd.concat(parts, ignore_index=True)

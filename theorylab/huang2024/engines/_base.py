@@ -20,7 +20,7 @@ from theorylab.core import engine as _kernel
 from theorylab.core.backend import Backend, get_backend
 
 from ..config import ExperimentConfig
-from ..data import AreaStructure, Batch, zlaw_nodes
+from ..data import AreaStructure, Batch, sample_batch, sample_masks, zlaw_nodes
 from ..model import BatchEval, mae_loss_grad, norm_factor
 from ..observables import RECORD_COLUMNS, masked_query_masses, phi_summary
 
@@ -149,12 +149,30 @@ class MAEEngine(_kernel.Engine):
 
         return cpu_threads(capped_threads(n))
 
+    # -- draws -------------------------------------------------------------------------------
+    def rng(self, *tags: int) -> np.random.Generator:
+        """The generator seeded by ``train.seed`` and ``tags`` (what is drawn, and the step)."""
+        return np.random.default_rng(np.random.SeedSequence([self.cfg.train.seed, *tags]))
+
+    def sample(self, rng: np.random.Generator, n: int) -> Batch:
+        """``n`` images of the config's data law with their masks ([`sample_batch`][theorylab.
+        huang2024.data.sample_batch])."""
+        cfg, d = self.cfg, self.cfg.data
+        return sample_batch(rng, self.structure, n, law=d.z_law, L=d.L, U=d.U, values=d.z_values,
+                            probs=d.z_probs, mask_kind=cfg.model.mask, gamma=cfg.model.gamma,
+                            mask_size=cfg.mask_size)
+
+    def masks(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` fresh masks of the config's masking."""
+        m = self.cfg.model
+        return sample_masks(rng, n, self.structure.P, m.mask, m.gamma, self.cfg.mask_size)
+
     # -- parameters --------------------------------------------------------------------------
     def initial_params(self) -> Params:
         P, F = self.structure.P, self.structure.F
         if self.cfg.train.init == "zero":
             return Params(np.zeros((P, F)), np.zeros((P, P)))
-        rng = np.random.default_rng(np.random.SeedSequence([self.cfg.train.seed, 3]))
+        rng = self.rng(3)
         sc = self.cfg.train.init_scale
         return Params(sc * rng.standard_normal((P, F)), sc * rng.standard_normal((P, P)))
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..cl import CLBatch, CLEval, cl_loss_grad
 from ..config import ExperimentConfig
-from ..data import AreaStructure, sample_batch, sample_masks
+from ..data import AreaStructure
 from ..observables import clean_batch, clean_masses, view_masses
 from ._base import Evaluation, MAEEngine, Params
 
@@ -45,15 +45,9 @@ class CLMonteCarloEngine(MAEEngine):
 
     def draw(self, step: int) -> CLBatch:
         """The images and both views of a step (seeded by ``train.seed`` and the step)."""
-        cfg = self.cfg
-        rng = np.random.default_rng(np.random.SeedSequence([cfg.train.seed, 17, step]))
-        d = cfg.data
-        b = sample_batch(rng, self.structure, cfg.train.mc_samples, law=d.z_law, L=d.L, U=d.U,
-                         values=d.z_values, probs=d.z_probs, mask_kind=cfg.model.mask,
-                         gamma=cfg.model.gamma, mask_size=cfg.mask_size)
-        mask2 = sample_masks(rng, len(b), self.structure.P, cfg.model.mask, cfg.model.gamma,
-                             cfg.mask_size)
-        return CLBatch(b.cluster, b.z, b.mask, mask2)
+        rng = self.rng(17, step)
+        b = self.sample(rng, self.cfg.train.mc_samples)
+        return CLBatch(b.cluster, b.z, b.mask, self.masks(rng, len(b)))
 
     def eval_cl(self, params: Params, batch: CLBatch, need_grad: bool) -> CLEval:
         with self.threads():

@@ -3,9 +3,7 @@ Huang et al. (2025)'s data (masks fixed, or fresh per step with ``train.resample
 
 from __future__ import annotations
 
-import numpy as np
-
-from ..data import Batch, sample_batch, sample_masks
+from ..data import Batch
 from ._base import Evaluation, MAEEngine, Params, batch_lstar
 
 __all__ = ["EmpiricalEngine"]
@@ -17,22 +15,13 @@ class EmpiricalEngine(MAEEngine):
     name = "empirical"
 
     def setup(self) -> None:
-        cfg = self.cfg
-        rng = np.random.default_rng(np.random.SeedSequence([cfg.train.seed, 11]))
-        d = cfg.data
-        self.batch = sample_batch(rng, self.structure, cfg.train.n_train, law=d.z_law, L=d.L,
-                                  U=d.U, values=d.z_values, probs=d.z_probs,
-                                  mask_kind=cfg.model.mask, gamma=cfg.model.gamma,
-                                  mask_size=cfg.mask_size)
+        self.batch = self.sample(self.rng(11), self.cfg.train.n_train)
 
     def batch_at(self, step: int) -> Batch:
         if not self.cfg.train.resample_masks:
             return self.batch
-        rng = np.random.default_rng(np.random.SeedSequence([self.cfg.train.seed, 13, step]))
         b = self.batch
-        mask = sample_masks(rng, len(b), self.structure.P, self.cfg.model.mask,
-                            self.cfg.model.gamma, self.cfg.mask_size)
-        return Batch(b.cluster, b.z, mask, b.weight)
+        return Batch(b.cluster, b.z, self.masks(self.rng(13, step), len(b)), b.weight)
 
     def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
         batch = self.batch_at(step)

@@ -35,6 +35,7 @@ nodes (the integrand is analytic in z, so the error falls geometrically with the
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -235,11 +236,8 @@ class LaplaceEngine(MAEEngine):
         return total, attn, grads
 
 
-class _Constants:
-    """What [`_laplace_chunk`][] needs of a cluster's query types besides t and the logits."""
-
-    def __init__(self, **kw) -> None:
-        self.__dict__.update(kw)
+#: What [`_laplace_chunk`][] needs of a cluster's query types besides t and the logits.
+_Constants = SimpleNamespace
 
 
 def _laplace_chunk(xp, k: _Constants, t, u, w, Zs, need_grad: bool):

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..data import Batch, sample_batch
+from ..data import Batch
 from ._base import Evaluation, MAEEngine, Params
 
 __all__ = ["MonteCarloEngine"]
@@ -20,12 +20,7 @@ class MonteCarloEngine(MAEEngine):
     name = "population-montecarlo"
 
     def draw(self, step: int) -> Batch:
-        cfg = self.cfg
-        rng = np.random.default_rng(np.random.SeedSequence([cfg.train.seed, 7, step]))
-        d = cfg.data
-        return sample_batch(rng, self.structure, cfg.train.mc_samples, law=d.z_law, L=d.L, U=d.U,
-                            values=d.z_values, probs=d.z_probs, mask_kind=cfg.model.mask,
-                            gamma=cfg.model.gamma, mask_size=cfg.mask_size)
+        return self.sample(self.rng(7, step), self.cfg.train.mc_samples)
 
     def evaluate(self, params: Params, step: int, *, need_grad: bool, record: bool):
         batch = self.draw(step)

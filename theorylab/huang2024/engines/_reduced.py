@@ -212,9 +212,9 @@ def reduced_lstar(cfg: ExperimentConfig, z: np.ndarray, w: np.ndarray) -> float:
     infimum within the exchangeable family, which carries the mean-field rest of the engine:
     declared, not proved, to be the full model's)."""
     P, C1, C = reduced_premise(cfg)
+    g = float(cfg.model.gamma)
+    norm = 1.0 / P if cfg.model.loss_norm == "P" else 1.0
     if not cfg.model.mask_keys:
-        g = float(cfg.model.gamma)
-        norm = 1.0 / P if cfg.model.loss_norm == "P" else 1.0
         qcs = query_classes(P, C1, C)
         nodes = int(cfg.train.count_nodes)
         total = 0.0
@@ -224,8 +224,6 @@ def reduced_lstar(cfg: ExperimentConfig, z: np.ndarray, w: np.ndarray) -> float:
             if p_all > 1e-300:
                 total += count * p_all * _conditional_min(qc, g, z, w, nodes)
         return g * norm * total
-    g = float(cfg.model.gamma)
-    norm = 1.0 / P if cfg.model.loss_norm == "P" else 1.0
     M = (P - C1) // C
     return 0.5 * _ez2(z, w) * norm * (C1 * g ** C1 + M * C * g ** C)
 

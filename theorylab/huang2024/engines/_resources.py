@@ -108,13 +108,17 @@ def _brute_log10(cfg: ExperimentConfig, structure: AreaStructure) -> float:
     return _log10_sum_pow(_nodes(cfg), structure.n_areas) + masks
 
 
+def _atom_rows(structure: AreaStructure) -> tuple[np.ndarray, np.ndarray]:
+    """(the size of each atom, log10 of the count rows Π_a (c_a + 1) of a query of each atom,
+    whose own atom has one key fewer)."""
+    size = np.bincount(structure.atoms()[0]).astype(np.float64)
+    return size, np.sum(np.log10(size + 1.0)) - np.log10(size + 1.0) + np.log10(size)
+
+
 def exact_log10_rows(structure: AreaStructure) -> tuple[float, int]:
     """(log10 of Σ_p Π_a (c_a + 1), the most atoms of any query): the rows of unmasked-key
     counts that ``population-exact`` enumerates, computed in logs without building them."""
-    atom, _area = structure.atoms()
-    size = np.bincount(atom).astype(np.float64)
-    base = np.sum(np.log10(size + 1.0))
-    per_atom = base - np.log10(size + 1.0) + np.log10(size)  # a query of that atom
+    size, per_atom = _atom_rows(structure)
     log_rows = float(np.log10(np.sum(size * 10.0 ** (per_atom - per_atom.max())))
                      + per_atom.max())
     groups = int(len(size) - np.min(size == 1)) if len(size) else 0
@@ -133,12 +137,8 @@ def exact_sum_bytes(cfg: ExperimentConfig, structure: AreaStructure) -> float:
     largest: ``chunk_elements`` of the sum, or one query's (count rows × coefficient vectors ×
     atoms) when that is larger)."""
     chunk = chunk_elements(cfg.train.device)
-
-    atom, _area = structure.atoms()
-    size = np.bincount(atom).astype(np.float64)
+    size, per_atom = _atom_rows(structure)
     groups = len(size)
-    # log10 of the count rows of a query of each atom (its own atom has one key fewer)
-    per_atom = np.sum(np.log10(size + 1.0)) - np.log10(size + 1.0) + np.log10(size)
     _P, K, N, _F = _sizes(cfg)
     log_cz = N * math.log10(max(_nodes(cfg), 1))
     log_query = float(per_atom.max()) + log_cz + math.log10(max(groups, 1))

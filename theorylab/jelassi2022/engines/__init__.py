@@ -36,10 +36,12 @@ __all__ = [
 #: "auto" uses brute force for non-symmetric aligned states up to this many configurations.
 BRUTE_AUTO_LIMIT = 2_000_000
 
+#: The engine of each population method, and of the empirical problem.
 _METHODS = {
     "brute": BruteForceEngine,
     "exchangeable": ExchangeableEngine,
     "montecarlo": MonteCarloEngine,
+    "empirical": EmpiricalEngine,
 }
 
 
@@ -78,8 +80,6 @@ def make_engine(
     need, info = memory_estimate(cfg, partition, method)
     check_memory(need, **info)
     xp = xp or get_backend(t.backend, t.dtype, t.device, section="train.")
-    if t.engine == "empirical":
-        return EmpiricalEngine(cfg, xp, partition, wstar)
     return _METHODS[method](cfg, xp, partition, wstar)
 
 

@@ -20,10 +20,9 @@ import math
 
 import numpy as np
 
-from ..data import sample
 from ..model import evaluate_projections
 from ._base import ChunkSums, Engine, binomial_se, iter_chunks
-from ._empirical import place_data
+from ._empirical import draw_split, place_data
 from ._reads import project_batched, pullback_batched
 
 __all__ = ["BatchedEmpiricalEngine", "BatchEvaluation"]
@@ -67,15 +66,10 @@ class BatchedEmpiricalEngine(Engine):
         self.K, self.R = len(seeds), len(lrs)
         self.B = self.K * self.R
         t = cfg.train
-        dtype = np.float32 if xp.dtype == "float32" else np.float64
         trains, tests, self._init = [], [], []
         for s in seeds:
-            rng = np.random.default_rng(np.random.SeedSequence([s, 21]))
-            trains.append(sample(cfg.data, t.n_train, rng, partition=partition, wstar=wstar,
-                                 dtype=dtype))
-            rng = np.random.default_rng(np.random.SeedSequence([s, 22]))
-            tests.append(sample(cfg.data, t.n_test, rng, partition=partition, wstar=wstar,
-                                dtype=dtype))
+            trains.append(draw_split(cfg, xp, s, partition, wstar, test=False))
+            tests.append(draw_split(cfg, xp, s, partition, wstar, test=True))
             one = Engine(self._seed_cfg(s), xp, partition, wstar)
             self._init.append((one.initial_A(), one.initial_v()))
         self.N, self.Nt = t.n_train, t.n_test
@@ -107,13 +101,6 @@ class BatchedEmpiricalEngine(Engine):
             for k, s in enumerate(self.seeds)
             for r, (a, b) in enumerate(self.lrs)
         ]
-
-    def run_config(self, b: int):
-        """The unbatched configuration that run b reproduces."""
-        k, r = divmod(b, self.R)
-        cfg = self._seed_cfg(self.seeds[k])
-        lv, la = self.lrs[r]
-        return dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, lr_v=lv, lr_A=la))
 
     def initial_params(self):
         A = np.stack([a for a, _ in self._init for _ in range(self.R)])

@@ -26,10 +26,18 @@ from ._base import ChunkSums, Engine, Evaluation, binomial_se, iter_chunks, stan
 from ._reads import project, pullback
 from .fused import PASSES, FusedPass, default_pass, fused_eligible, pass_choices
 
-__all__ = ["EmpiricalEngine", "place_data", "STREAM_FRACTION"]
+__all__ = ["EmpiricalEngine", "draw_split", "place_data", "STREAM_FRACTION"]
 
 #: "auto" streams when the data would take more than this fraction of the free device memory.
 STREAM_FRACTION = 0.8
+
+
+def draw_split(cfg, xp, seed: int, partition, wstar, *, test: bool):
+    """The ``train.n_train`` training samples (``test``: the ``train.n_test`` test samples) of
+    the run seeded by ``seed``, in the backend's dtype."""
+    n, stream = (cfg.train.n_test, 22) if test else (cfg.train.n_train, 21)
+    return sample(cfg.data, n, np.random.SeedSequence([seed, stream]), partition=partition,
+                  wstar=wstar, dtype=np.dtype(xp.dtype))
 
 
 def place_data(xp, stream, arrays, n_bytes: int):
@@ -59,13 +67,10 @@ class EmpiricalEngine(Engine):
     def __init__(self, cfg, xp, partition, wstar, train=None, test=None) -> None:
         super().__init__(cfg, xp, partition, wstar)
         t = cfg.train
-        dtype = np.float32 if xp.dtype == "float32" else np.float64
         if train is None:
-            rng = np.random.default_rng(np.random.SeedSequence([t.seed, 21]))
-            train = sample(cfg.data, t.n_train, rng, partition=partition, wstar=wstar, dtype=dtype)
+            train = draw_split(cfg, xp, t.seed, partition, wstar, test=False)
         if test is None:
-            rng = np.random.default_rng(np.random.SeedSequence([t.seed, 22]))
-            test = sample(cfg.data, t.n_test, rng, partition=partition, wstar=wstar, dtype=dtype)
+            test = draw_split(cfg, xp, t.seed, partition, wstar, test=True)
         self.train = train
         self.test = test
         self.N, self.Nt = train.X.shape[0], test.X.shape[0]

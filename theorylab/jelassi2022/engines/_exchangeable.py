@@ -38,7 +38,8 @@ from theorylab.core.backend import flush_denormals
 from ..observables import symmetric_A
 from ._base import Engine, Evaluation, iter_chunks
 
-__all__ = ["ExchangeableEngine", "count_patterns", "histograms", "n_histograms"]
+__all__ = ["ExchangeableEngine", "count_patterns", "histograms", "n_histograms",
+           "pattern_log_probs"]
 
 
 def count_patterns(C: int) -> np.ndarray:
@@ -46,6 +47,16 @@ def count_patterns(C: int) -> np.ndarray:
     return np.array(
         [(a, C - a - b, b) for a in range(C + 1) for b in range(C + 1 - a)], dtype=np.int64
     )
+
+
+def pattern_log_probs(C: int, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """The count patterns of a set of C patches ([`count_patterns`][]) and the log probability
+    of each: log multinomial + (n₊ + n₋) log(q/2) + n₀ log(1 − q), with 0·log 0 = 0 (−inf for
+    a pattern of probability 0)."""
+    pats = count_patterns(C)
+    return pats, (special.gammaln(C + 1) - special.gammaln(pats + 1).sum(axis=1)
+                  + special.xlogy(pats[:, 0] + pats[:, 2], q / 2)
+                  + special.xlogy(pats[:, 1], 1 - q))
 
 
 def n_histograms(n: int, P: int) -> int:
@@ -155,14 +166,7 @@ class ExchangeableEngine(Engine):
         super().__init__(cfg, xp, partition, wstar)
         C, L, q = partition.C, partition.L, cfg.data.q
         self.C, self.L = C, L
-        pats = count_patterns(C)
-        # log P(pattern) = log multinomial + (n₊ + n₋) log(q/2) + n₀ log(1 − q), with 0·log 0 = 0
-        logp = (
-            special.gammaln(C + 1)
-            - special.gammaln(pats + 1).sum(axis=1)
-            + special.xlogy(pats[:, 0] + pats[:, 2], q / 2)
-            + special.xlogy(pats[:, 1], 1 - q)
-        )
+        pats, logp = pattern_log_probs(C, q)
         positive = np.isfinite(logp)
         self.patterns = pats  # (P, 3): n₊, n₀, n₋
         self.s = pats[:, 0] - pats[:, 2]

@@ -39,7 +39,7 @@ import pandas as pd
 from theorylab.core.jit import HAVE_NUMBA, njit
 
 from ..config import setting_of
-from ._exchangeable import count_patterns, histograms
+from ._exchangeable import histograms, pattern_log_probs
 
 __all__ = ["ReducedEngine", "reduced_start"]
 
@@ -241,10 +241,7 @@ class ReducedEngine:
         self._major = act.majorant()
         self.lr_v, self.lr_A = st.lr_v, st.lr_A
         self.tie_tol = cfg.train.tie_tol
-        pats = count_patterns(C)
-        logp = (special.gammaln(C + 1) - special.gammaln(pats + 1).sum(axis=1)
-                + special.xlogy(pats[:, 0] + pats[:, 2], q / 2)
-                + special.xlogy(pats[:, 1], 1 - q))
+        pats, logp = pattern_log_probs(C, q)
         live = np.flatnonzero(np.isfinite(logp))
         m = histograms(L - 1, live.size).astype(np.int64)
         P = pats.shape[0]
