@@ -33,7 +33,8 @@ from .robustness import IntervalMethod, Threshold, is_robust, sensitivity, thres
 from .verdict import VERDICTS, Verdict
 
 __all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "DEVICES", "active_device",
-           "use_device", "lookup_claim", "markdown_table", "point_rows"]
+           "use_device", "lookup_claim", "markdown_table", "point_rows",
+           "point_tables", "point_table"]
 
 #: The devices a claim may run on (``check --device``; a claim lists its own in `devices`).
 DEVICES = ("cpu", "cuda")
@@ -377,6 +378,20 @@ def point_rows(table: pd.DataFrame) -> pd.DataFrame:
     ``theorylab.core.sweep.run_points`` adds (host, version, ...: not results)."""
     drop = {"status", "message", *PROVENANCE_COLUMNS}
     return table[[c for c in table.columns if c not in drop]].reset_index(drop=True)
+
+
+def point_tables(function: str, calls) -> list[pd.DataFrame]:
+    """The rows ([`point_rows`][]) of `function` (``"module:name"``) at each keyword set of
+    `calls`, one sweep point each, run together (in this process by default; on Dask and/or
+    from a shared store with ``theorylab check --scheduler/--workers/--cache``)."""
+    from ..sweep import call_point, run_points
+
+    return [point_rows(t) for t in run_points([call_point(function, **kw) for kw in calls])]
+
+
+def point_table(function: str, calls) -> pd.DataFrame:
+    """[`point_tables`][] stacked in order into one table."""
+    return pd.concat(point_tables(function, calls), ignore_index=True)
 
 
 def lookup_claim(claims: dict[str, Claim], claim_id: str) -> Claim:

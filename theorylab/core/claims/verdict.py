@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["VERDICTS", "Verdict", "Reported", "MIN_FIT_POINTS", "strictly_increasing", "loglog_fit",
-           "ladder_threshold", "combine"]
+           "ladder_threshold", "combine", "premise_failed"]
 
 #: ``agrees``: the measurement matches the prediction on the whole grid. ``agrees-in-regime``: it
 #: matches inside the stated regime and departs outside it. ``partial``: some predicted items
@@ -62,6 +62,11 @@ class Reported:
 
     part: str
     reason: str
+
+
+def premise_failed(why: str) -> Verdict:
+    """The ``inconclusive`` verdict of a check whose premise failed, saying `why`."""
+    return Verdict("inconclusive", (f"premise failed: {why}",))
 
 
 def strictly_increasing(values) -> bool:

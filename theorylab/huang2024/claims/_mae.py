@@ -113,8 +113,8 @@ def ladder_premises(lad: pd.DataFrame, min_decades: float) -> Verdict | None:
     short = [f"{f}: {ladder_decades(g.P):.2f} decades" for f, g in lad.groupby("family")
              if ladder_decades(g.P) < min_decades]
     if short or not len(lad):
-        return Verdict("inconclusive", ("premise failed: ladder shorter than "
-                                        f"{min_decades:g} decades ({'; '.join(short)})",))
+        return cc.premise_failed("ladder shorter than "
+                                 f"{min_decades:g} decades ({'; '.join(short)})")
     cens = lad[~np.isfinite(lad.t_II) | ~np.isfinite(lad.T_star) | ~np.isfinite(lad.t_I)]
     if len(cens):
         return Verdict("inconclusive", tuple(

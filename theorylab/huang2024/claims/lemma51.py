@@ -189,8 +189,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         g = g.sort_values("P")
         label = f"|r_glob|/r_own vs P ({fam}, keys {keys(mk)})"
         if ladder_decades(g.P) < v["MIN_DECADES"]:
-            parts.append(Verdict("inconclusive", (f"premise failed: {label}: ladder shorter "
-                                                  f"than {v['MIN_DECADES']:g} decades",)))
+            parts.append(cc.premise_failed(f"{label}: ladder shorter "
+                                           f"than {v['MIN_DECADES']:g} decades"))
             continue
         e = local_exponents(g)
         parts.append(labelled(label, cc.judge_settled(

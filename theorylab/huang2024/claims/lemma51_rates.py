@@ -251,8 +251,8 @@ def verdict_engines(engines: pd.DataFrame, tol: float = ENGINE_TOL) -> Verdict:
         return Verdict("inconclusive", ("engines: no cross-check",))
     worst = float(engines.max_rel_diff.max())
     if worst > tol:
-        return Verdict("inconclusive", (f"premise failed: engines: gradients differ by "
-                                        f"{worst:.1e} (relative) > {tol:g}",))
+        return cc.premise_failed(f"engines: gradients differ by "
+                                 f"{worst:.1e} (relative) > {tol:g}")
     return Verdict("agrees", (f"engines: brute force, exact and laplace gradients agree to "
                               f"{worst:.1e}",))
 

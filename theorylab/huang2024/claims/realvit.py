@@ -70,6 +70,7 @@ from theorylab.core.claims import (
     combine,
     format_interval,
     judge_band,
+    premise_failed,
     t_interval,
     threshold_values,
 )
@@ -294,8 +295,8 @@ def loss_premise(curves: pd.DataFrame | None, levels: pd.DataFrame | None,
     """(``inconclusive`` or None, a summary line): every seed's final loss of each of `arms`
     at most `max_ratio` × its plateau level (the mean-predictor MSE for MAE, log B for CL)."""
     if curves is None or levels is None or len(curves) == 0 or len(levels) == 0:
-        return Verdict("inconclusive", ("premise failed: the losses left their plateau: no "
-                                        "loss curves or levels",)), "no loss curves"
+        return premise_failed("the losses left their plateau: no "
+                              "loss curves or levels"), "no loss curves"
     ratios = {k: v for k, v in (_loss_ratios(curves, levels) if ratios is None
                                 else ratios).items() if k[1] in arms}
     parts, bad = [], []
@@ -310,8 +311,8 @@ def loss_premise(curves: pd.DataFrame | None, levels: pd.DataFrame | None,
     line = "final loss / plateau level: " + ", ".join(parts)
     if not bad:
         return None, line + f" (all ≤ {max_ratio:g})"
-    return Verdict("inconclusive", (f"premise failed: the losses left their plateau (final "
-                                    f"≤ {max_ratio:g} × level): " + "; ".join(bad),)), line
+    return premise_failed(f"the losses left their plateau (final "
+                          f"≤ {max_ratio:g} × level): " + "; ".join(bad)), line
 
 
 def focus_premise(table: pd.DataFrame, min_focus: float = MIN_FOCUS,
@@ -325,8 +326,8 @@ def focus_premise(table: pd.DataFrame, min_focus: float = MIN_FOCUS,
         return None
     vals = ", ".join(f"seed {i} MAE {a:.4f} / CL {b:.4f}"
                      for i, (a, b) in enumerate(zip(mae, cl))) or "no rows"
-    return Verdict("inconclusive", (f"premise failed: the attention is focused (MAE's or CL's "
-                                    f"last-layer focus above {min_focus:.3f}): {vals}",))
+    return premise_failed(f"the attention is focused (MAE's or CL's "
+                          f"last-layer focus above {min_focus:.3f}): {vals}")
 
 
 # -- the verdict -----------------------------------------------------------------------------------

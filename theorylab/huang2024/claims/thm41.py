@@ -136,8 +136,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     short = [f"{f}: {ladder_decades(g.P):.2f}" for f, g in t.groupby("family")
              if ladder_decades(g.P) < v["MIN_DECADES"]]
     if short or not len(t):
-        return Verdict("inconclusive", (f"premise failed: ladder shorter than "
-                                        f"{v['MIN_DECADES']:g} decades ({'; '.join(short)})",))
+        return cc.premise_failed(f"ladder shorter than "
+                                 f"{v['MIN_DECADES']:g} decades ({'; '.join(short)})")
     parts = [verdict_convergence(t), verdict_eps_convergence(eps)]
     if any(p.verdict != "agrees" for p in parts):
         return combine(parts)

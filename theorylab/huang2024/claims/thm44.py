@@ -155,8 +155,8 @@ def judge_tau(t: pd.DataFrame, v: dict) -> Verdict:
     bad = [k for k, c in ladders.items()
            if len(c) < 2 or (c.seeds < 3).any() or not c.finite.all()]
     if bad:
-        return Verdict("inconclusive", ("premise failed: need CL runs at ≥ 2 values of P with "
-                                        f"≥ 3 finite seeds each ({', '.join(bad)})",))
+        return cc.premise_failed("need CL runs at ≥ 2 values of P with "
+                                 f"≥ 3 finite seeds each ({', '.join(bad)})")
     tau = float(t[t.objective != "mae"].tau.iloc[0])
     tol = v["ATTN_TOL"]
     parts: list = []
@@ -209,7 +209,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     v = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     per = {tau: judge_tau(sub, v) for tau, sub in cl_by_tau(tables["table"])}
     if not per:
-        return Verdict("inconclusive", ("premise failed: no CL runs",))
+        return cc.premise_failed("no CL runs")
     kinds = {p.verdict for p in per.values()}
     head = "per τ: " + ", ".join(f"{p.verdict} at τ = {tau:g}" for tau, p in per.items())
     whole = combine(list(per.values()))

@@ -198,7 +198,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                     parts.append(_plateau_part(r, _allowed(r.pred), v, one,
                                                "reduced direction, "))
     if not parts:
-        return Verdict("inconclusive", ("premise failed: no CL runs",))
+        return cc.premise_failed("no CL runs")
     return combine(parts)
 
 

@@ -10,9 +10,10 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from theorylab.core.claims.claim import point_tables
+
 from ..config import ExperimentConfig, config_from_dict
 from ..engines import make_engine
-from .mae import sweep
 
 # -- the CL setting (Theorem 4.4) ---------------------------------------------------------------
 #: A difference of attention masses counts when it exceeds ATTN_TOL (absolute). The readings
@@ -245,7 +246,7 @@ def _cl_rows(quick: bool, ladder, seeds, tau: float, objective: str, *, predict:
     steps = cl_steps(quick, tau)
     cells = [(r, sd) for r in ladder for sd in seeds]
     more = {"reduced": True} if reduced else {}
-    trs = sweep(f"{__name__}:cl_seed_run", [
+    trs = point_tables(f"{__name__}:cl_seed_run", [
         dict(P=P, C1=C1, C=C, steps=steps, tau=float(tau), every=st["every"], seed=sd, **more)
         for (P, C1, C), sd in cells])
     rows = []
@@ -265,8 +266,8 @@ def _cl_measure(quick: bool, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     trajs = [tr.assign(objective="cl", P=r["P"], seed=r["seed"], tau=float(tau))
              for r, tr in zip(rows, trs)]
     mcells = [(r, sd) for r in st["ladder"] for sd in CL_SEEDS[:3]]
-    mtrs = sweep(f"{__name__}:cl_mae_run", [dict(P=P, C1=C1, C=C, steps=st["mae_steps"], seed=sd)
-                                            for (P, C1, C), sd in mcells])
+    mtrs = point_tables(f"{__name__}:cl_mae_run", [
+        dict(P=P, C1=C1, C=C, steps=st["mae_steps"], seed=sd) for (P, C1, C), sd in mcells])
     for ((P, C1, C), sd), tr in zip(mcells, mtrs):
         cfg = pair_config(P, C1, C, st["mae_steps"], None)
         rows.append({"objective": "mae", "tau": math.nan, "seed": sd, "P": P, "C1": C1, "C": C,

@@ -11,6 +11,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from theorylab.core.claims.claim import point_table
+
 from ..config import ExperimentConfig, config_from_dict
 from ..engines import make_engine
 from ..phases import EPS_REL, own_attention_target, read_phases, stop_reached
@@ -172,16 +174,6 @@ def max_steps(P: int, C: int, eps_rel: float = EPS_REL) -> int:
     return int(math.ceil((40 * (P / C) / ETA_Q + 40) * max(1.0, EPS_REL / eps_rel)))
 
 
-def sweep(function: str, calls: list[dict]) -> list[pd.DataFrame]:
-    """The table of `function` ("module:name") at each keyword set of `calls`, one sweep
-    point each (in this process by default; on Dask and/or from a shared store with ``python
-    -m theorylab check --scheduler/--workers/--cache``)."""
-    from theorylab.core.claims import point_rows
-    from theorylab.core.sweep import call_point, run_points
-
-    return [point_rows(t) for t in run_points([call_point(function, **kw) for kw in calls])]
-
-
 def gd_steps(cfg: ExperimentConfig, cap: int):
     """Population GD from Q⁰ = 0 with `cfg`'s engine: yields (step, recorded row, evaluation)
     at steps 0 … `cap`, stepping after each yield but the last (stop early by leaving the
@@ -256,9 +248,9 @@ def ladder_table(fams, Ps, *, engine: str = "population-reduced", mask_keys: boo
     (in this process by default; on Dask and/or from a shared store with ``python -m
     theorylab check --scheduler/--workers/--cache``)."""
     cells = [(fam, P, *family_sizes(fam, P)) for fam in fams for P in Ps]
-    return pd.concat(sweep(f"{__name__}:rung_summary", [
+    return point_table(f"{__name__}:rung_summary", [
         dict(fam=fam, P=P, C1=C1, C=C, engine=engine, mask_keys=mask_keys, z_law=z_law,
-             eps_rel=eps_rel) for fam, P, C1, C in cells]), ignore_index=True)
+             eps_rel=eps_rel) for fam, P, C1, C in cells])
 
 
 def eps_table(fam: str, P: int, *, mask_keys: bool = True, z_law: str = "uniform",
@@ -337,9 +329,8 @@ def boundary_rung(P: int, *, mask_keys: bool = True, z_law: str = "uniform") -> 
 
 def boundary_table(quick: bool, *, mask_keys: bool = True, z_law: str = "uniform"):
     """[`boundary_rung`][] at every P of [`boundary_grid`][] (sweep points)."""
-    return pd.concat(sweep(f"{__name__}:boundary_rung", [
-        dict(P=P, mask_keys=mask_keys, z_law=z_law) for P in boundary_grid(quick)[0]]),
-        ignore_index=True)
+    return point_table(f"{__name__}:boundary_rung", [
+        dict(P=P, mask_keys=mask_keys, z_law=z_law) for P in boundary_grid(quick)[0]])
 
 
 #: The rungs n of P = n⁴ beyond the ladder on which only the end of Phase I is run (Δ > 0
@@ -380,9 +371,9 @@ def crossing_table(quick: bool, *, mask_keys: bool = True, z_law: str = "uniform
     if quick:
         return pd.DataFrame(columns=["family", "P", "C1", "C", "delta", "mask_keys", "z_law",
                                      "t_I", "phi_glob_end_I", "attn_glob_end_I"])
-    return pd.concat(sweep(f"{__name__}:crossing_rung", [
+    return point_table(f"{__name__}:crossing_rung", [
         dict(fam="pos", P=n ** 4, mask_keys=mask_keys, z_law=z_law)
-        for n in CROSSING_EXTENSION]), ignore_index=True)
+        for n in CROSSING_EXTENSION])
 
 
 # -- the figures' MAE config --------------------------------------------------------------------

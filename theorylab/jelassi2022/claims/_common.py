@@ -7,17 +7,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 
 from theorylab.core import claims as cc
-from theorylab.core.claims.verdict import Verdict
-from theorylab.core.sweep import call_point, run_points
 
 from ..config import PAPER_NAME
 from ..setups import ADMISSIBLE_Q, REF_Q, TEMPERATURES, V_STARTS
 
 __all__ = ["TEMPERATURE", "TEMPERATURE_ADMISSIBLE", "V_START", "exponent_interval", "N_BOOT",
-           "LEVEL", "GD_VARIANTS", "declared", "point_table", "finish_axes", "premise_failed"]
+           "LEVEL", "GD_VARIANTS", "declared", "finish_axes"]
 
 #: bootstrap resamples of every exponent interval, and their level (the generator is seeded, so
 #: the same tables give the same interval).
@@ -100,18 +97,6 @@ def declared(namespace: dict) -> dict:
     and ``COUNTERFACTUALS`` (those `namespace`, the module's ``globals()``, defines)."""
     return {"paper": PAPER_NAME,
             **{field: namespace[name] for field, name in _PARTS.items() if name in namespace}}
-
-
-def premise_failed(why: str) -> Verdict:
-    """The ``inconclusive`` verdict of a check whose premise failed, saying `why`."""
-    return Verdict("inconclusive", (f"premise failed: {why}",))
-
-
-def point_table(function: str, calls) -> pd.DataFrame:
-    """The sweep points ``function(**kw)`` for every `kw` of `calls`, run together
-    ([`run_points`][theorylab.core.sweep.run_points]), their rows stacked in order."""
-    points = run_points([call_point(function, **kw) for kw in calls])
-    return pd.concat([cc.point_rows(p) for p in points], ignore_index=True)
 
 
 def finish_axes(ax, xlabel: str, ylabel: str, log: str = "xy", **legend) -> None:

@@ -46,7 +46,6 @@ from ..setups import (
     reference_q,
     with_readings,
 )
-from ._common import point_table
 
 __all__ = ["measure", "reference_table", "reference_point", "escape_point", "boundary_point",
            "paired_start", "expected_escape_exponent", "page_settings",
@@ -315,7 +314,7 @@ def reference_table(quick: bool, temperature: str, v_start: str, q: float | None
     q = reference_q(temperature) if q is None else float(q)
     key = (bool(quick), temperature, v_start, q)
     if key not in _MEMO:
-        _MEMO[key] = point_table(f"{__name__}:reference_point", [dict(
+        _MEMO[key] = cc.point_table(f"{__name__}:reference_point", [dict(
             temperature=temperature, v_start=v_start, quick=bool(quick), q=round(q, 12))])
     return _MEMO[key]
 
@@ -325,7 +324,7 @@ def _d_ladder(quick: bool, temperature: str) -> tuple[pd.DataFrame, pd.DataFrame
     """The D ladder and the boundary of a temperature reading (the start of v does not enter:
     aligned starts; memoised per process)."""
     Ds = QUICK["D"] if quick else BOUNDARY_D
-    dl = point_table(f"{__name__}:dladder_point",
+    dl = cc.point_table(f"{__name__}:dladder_point",
                      (dict(D=int(D), temperature=temperature) for D in Ds))
     return dl, _boundaries(Ds, temperature, dl, quick)
 
@@ -359,7 +358,7 @@ def measure(quick: bool, temperature: str, v_start: str) -> dict[str, pd.DataFra
               if reference_q(temperature) != REF_Q else ref.iloc[:0])
     ds = QUICK["escape_d"] if quick else ESCAPE_D
     seeds = list(ESCAPE_SEEDS[:QUICK["escape_seeds"]] if quick else ESCAPE_SEEDS)
-    esc = point_table(f"{__name__}:escape_point", (
+    esc = cc.point_table(f"{__name__}:escape_point", (
         dict(d=int(d), temperature=temperature, v_start=v_start, seeds=seeds) for d in ds))
     esc["exp_expected"] = expected_escape_exponent(temperature, v_start,
                                                    400 if quick else 2000)

@@ -31,7 +31,7 @@ import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ._common import TEMPERATURE, declared, finish_axes, point_table, premise_failed
+from ._common import TEMPERATURE, declared, finish_axes
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "alignment_table", "sign_name"]
@@ -76,7 +76,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     r = (ref.beta_growth / ref.beta_growth_derived).to_numpy(float) if len(ref) else np.array([])
     r = r[np.isfinite(r) & (r > 0)]
     if not r.size:
-        return premise_failed("no random start reaches t_I")
+        return cc.premise_failed("no random start reaches t_I")
     worst = float(r[np.argmax(np.abs(np.log(r)))])
     return cc.judge_band(PREDICTIONS[0], worst, th, COUNTERFACTUALS,
                          what=f"β(t_I)/β⁰ measured/derived on the worst of {r.size} random "
@@ -88,7 +88,7 @@ def alignment_table(quick: bool, temperature: str) -> pd.DataFrame:
     """The measured and derived slopes of every seed (one sweep point each; memoised per
     process: the derivation check reads the same table)."""
     _, _, seeds = data.SETTINGS[bool(quick)]
-    return point_table(f"{data.__name__}:alignment_point", (
+    return cc.point_table(f"{data.__name__}:alignment_point", (
         dict(temperature=temperature, seed=int(s), quick=bool(quick)) for s in seeds))
 
 

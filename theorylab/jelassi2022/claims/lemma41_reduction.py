@@ -18,7 +18,7 @@ import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ._common import TEMPERATURE, declared, point_table, premise_failed
+from ._common import TEMPERATURE, declared
 from .lemma41 import alignment_table
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge"]
@@ -65,7 +65,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     ratio = (t.slope / t.slope_derived).to_numpy(float)
     ratio = ratio[np.isfinite(ratio)]
     if ratio.size < 3:
-        return premise_failed(f"{ratio.size} seeds (need 3)")
+        return cc.premise_failed(f"{ratio.size} seeds (need 3)")
     m, lo, hi = cc.t_interval(ratio)
     f, tol = th["RATE_FACTOR"], th["RATE_TOL"]
     band = (f / (1 + tol), f * (1 + tol))
@@ -81,7 +81,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
 def run(quick: bool, readings: dict) -> cc.ClaimResult:
     tau = readings["temperature"]
     table = alignment_table(quick, tau)
-    ident = point_table(f"{data.__name__}:identity_point", [dict(temperature=tau)])
+    ident = cc.point_table(f"{data.__name__}:identity_point", [dict(temperature=tau)])
     tables = {"table": table, "identity": ident}
     v = judge(tables)
     ratio = table.slope / table.slope_derived

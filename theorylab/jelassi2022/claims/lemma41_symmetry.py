@@ -19,7 +19,7 @@ from theorylab.core.claims.verdict import Verdict
 
 from ..setups import REF_DIAG, line_config
 from ..trainer import run_experiment
-from ._common import declared, finish_axes, premise_failed
+from ._common import declared, finish_axes
 
 __all__ = ["CLAIM", "SYM_TOL", "MATCH_TOL", "MOVE_MIN", "THRESHOLDS", "judge",
            "verdict_symmetry"]
@@ -58,7 +58,7 @@ def verdict_symmetry(table: pd.DataFrame, sym_tol: float = SYM_TOL,
         return Verdict("inconclusive", ("symmetry: no finite measurement",))
     moved = (table.final_gamma - table.final_rho).abs()
     if (moved <= move_min).any():
-        return premise_failed(f"a run ended with |γ − ρ| = {moved.min():.1e} ≤ {move_min:g}, so "
+        return cc.premise_failed(f"a run ended with |γ − ρ| = {moved.min():.1e} ≤ {move_min:g}, so "
                               "A never left the symmetric start")
     sd, md = table.max_sym_dev.max(), table.max_rel_diff_alpha_gamma_rho.max()
     if sd > sym_tol or md > match_tol:

@@ -35,7 +35,7 @@ from theorylab.core.claims.verdict import Verdict
 from ..config import DataConfig
 from ..data import make_wstar, sample
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
-from ._common import declared, finish_axes, premise_failed
+from ._common import declared, finish_axes
 
 __all__ = ["CLAIM", "glm_exact_errors", "glm_best_error", "pz_bound", "glm_fit_errors",
            "verdict", "X_PROVED", "BOUND", "FIT_SEEDS", "FIT_POINTS", "THRESHOLDS",
@@ -137,7 +137,7 @@ def verdict(fits: pd.DataFrame, bound: float = BOUND, tol: float = THRESHOLDS[0]
     error against f*, ``p_fstar_zero_fit`` and ``fstar_ties``)."""
     fs = fits[fits.x <= X_PROVED] if len(fits) else fits
     if len(fs) == 0 or fs.err_fstar.isna().any():
-        return premise_failed("no fitted GLM inside the proved region")
+        return cc.premise_failed("no fitted GLM inside the proved region")
     # per point: the t-interval (95 %) of its seeds' f*-errors
     pts = {key: cc.t_interval(g.err_fstar.to_numpy(float))
            for key, g in fs.groupby(["k", "C", "D"], sort=False)}

@@ -23,7 +23,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
-from ._common import declared, finish_axes, premise_failed
+from ._common import declared, finish_axes
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "family"]
 
@@ -112,7 +112,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
                    f"{r.pz_bound:.4f})")
     inside = t[_inside(t)]
     if not len(inside):
-        return premise_failed("no point inside the proved region")
+        return cc.premise_failed("no point inside the proved region")
     under = inside[inside.err_best_glm < BOUND]
     if len(under):
         bad.append(f"{len(under)} points inside the proved region below 1/8")

@@ -25,7 +25,7 @@ from ..data import enumerate_c, fstar_from_c, make_wstar
 from ..engines import BruteForceEngine
 from ..partition import Partition
 from ..setups import REF_Q, REF_SETS, line_config
-from ._common import declared, premise_failed
+from ._common import declared
 
 __all__ = ["CLAIM", "set_permutation_A", "topc_overlap", "verdict", "ERR_TOL"]
 
@@ -105,7 +105,7 @@ def verdict(table: pd.DataFrame, err_tol: float = ERR_TOL) -> Verdict:
     if len(table) == 0 or table[cols].isna().any().any():
         return Verdict("inconclusive", ("no constructions measured (empty table or NaN)",))
     if (table.topc_own_overlap_pa != table.C).any():
-        return premise_failed("the patch-associating reference does not perform patch "
+        return cc.premise_failed("the patch-associating reference does not perform patch "
                               "association")
     why = []
     d_eng = (table.err_perm - table.err_pa).abs().max()

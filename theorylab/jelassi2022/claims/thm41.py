@@ -34,7 +34,7 @@ from theorylab.core.claims.verdict import Verdict
 
 from ..phases import ALPHA_GROWTH, ERR_TOL, GAP_II
 from ..setups import BOUNDARY_D, REF_Q, REF_SEEDS, reference_q
-from ._common import GD_VARIANTS, declared, exponent_interval, finish_axes, premise_failed
+from ._common import GD_VARIANTS, declared, exponent_interval, finish_axes
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_boundary",
            "verdict_reference", "SENTENCE", "boundary_exponent", "escape_exponent",
@@ -136,7 +136,7 @@ def verdict_boundary(boundary: pd.DataFrame, floor: float) -> Verdict:
     br = boundary_brackets(boundary)
     txt = ", ".join(f"q*({r.D:g}) ∈ [{r.q_lo:.3f}, {r.q_hi:.3f}]" for r in br.itertuples())
     if e["n"] < 2:
-        return premise_failed(f"fewer than 2 D with a bracketed association boundary ({txt})")
+        return cc.premise_failed(f"fewer than 2 D with a bracketed association boundary ({txt})")
     k = (f"q*(D) ∝ D^{e['k']:.2f}, range [{e['lo']:.2f}, {e['hi']:.2f}] over the brackets "
          f"({txt})")
     if e["lo"] > floor:
@@ -164,7 +164,7 @@ def verdict_reference(table: pd.DataFrame, values: dict) -> Verdict:
     start's final error minus the Bayes error is judged against ``EXCESS_ERR`` ± ``ERR_TOL``
     ([`judge_band`][theorylab.core.claims.judge_band]); ``inconclusive`` without runs."""
     if not len(table):
-        return premise_failed("no reference run")
+        return cc.premise_failed("no reference run")
     excess = (table.final_error_fair - table.bayes_error).to_numpy(float)
     worst = float(excess[np.argmax(np.abs(excess))])
     ok = (table.final_gap > 0) & np.isfinite(table.t_PA.astype(float))

@@ -30,7 +30,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.jelassi2022.setups import ESCAPE_SEEDS, REF_SEEDS
 
-from ._common import GD_VARIANTS, declared, finish_axes, premise_failed
+from ._common import GD_VARIANTS, declared, finish_axes
 from .thm41 import reference_summary
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios",
@@ -188,10 +188,10 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     r = r[np.isfinite(r.derived)]
     bad_in = r[~np.isfinite(r.measured)]
     if len(bad_in) and not bad:
-        return premise_failed("no measured time within the horizon at " + ", ".join(
+        return cc.premise_failed("no measured time within the horizon at " + ", ".join(
             f"{x.what} ({x['where']})" for _, x in bad_in.head(5).iterrows()))
     if not len(r):
-        return premise_failed("no run with a derived time")
+        return cc.premise_failed("no run with a derived time")
     for what, fac, tol in (("t_I", th["T_I_FACTOR"], th["TOL_I"]),
                            ("t_II", th["T_II_FACTOR"], th["TOL_II"])):
         g = r[r.what == what]

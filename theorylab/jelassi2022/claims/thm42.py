@@ -38,7 +38,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..setups import reference_q
-from ._common import GD_VARIANTS, LEVEL, N_BOOT, declared, finish_axes, point_table, premise_failed
+from ._common import GD_VARIANTS, LEVEL, N_BOOT, declared, finish_axes
 from .thm41 import SENTENCE
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict",
@@ -159,16 +159,16 @@ def verdict(table: pd.DataFrame, population: pd.DataFrame, values: dict | None =
     """See the module."""
     th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     if not len(table) or not len(population):
-        return premise_failed("no runs")
+        return cc.premise_failed("no runs")
     nopa = population[~population.pa.astype(bool)]
     if len(nopa):
-        return premise_failed(
+        return cc.premise_failed(
             "the population run does not associate at the reference point (γ − ρ = "
             f"{nopa.gamma_minus_rho.min():.2f} at d = {nopa.d.min():g}): there is nothing for (E) "
             "to reproduce")
     few = table.groupby(["d", "N"]).size()
     if (few < 3).any():
-        return premise_failed(f"fewer than 3 seeds at {list(few[few < 3].index)}")
+        return cc.premise_failed(f"fewer than 3 seeds at {list(few[few < 3].index)}")
     top = top_cells(table, population)
     parts = [cc.judge_band(PREDICTIONS[0], (r.excess, r.excess_lo, r.excess_hi), th,
                            COUNTERFACTUALS, what=f"d = {r.d:g}, N = {r.N:g}: test − population "
@@ -205,14 +205,14 @@ def measure(quick: bool, temperature: str, v_start: str) -> dict[str, pd.DataFra
     d_list = QUICK["D"] if quick else D_LIST
     seeds = list(QUICK["seeds"] if quick else SEEDS)
     horizons = {d: data.horizon(d, temperature, v_start, seeds) for d in d_list}
-    pop = point_table(f"{data.__name__}:population_point", (
+    pop = cc.point_table(f"{data.__name__}:population_point", (
         dict(d=int(d), temperature=temperature, steps=int(horizons[d][0])) for d in d_list))
     pop["horizon"] = [horizons[d][0] for d in pop.d]
     pop["t_esc"] = [horizons[d][1]["t_esc"] for d in pop.d]
     if not pop.pa.astype(bool).all():  # nothing for (E) to reproduce: no empirical runs
         runs = pd.DataFrame(columns=["d", "N", "seed", "r2", "test_error", "patch_association"])
     else:
-        runs = point_table(f"{data.__name__}:empirical_point", (
+        runs = cc.point_table(f"{data.__name__}:empirical_point", (
             dict(d=int(d), N=int(N), seeds=seeds, steps=int(horizons[d][0]),
                  temperature=temperature, v_start=v_start)
             for d in d_list for N in grid_N(d, quick)))

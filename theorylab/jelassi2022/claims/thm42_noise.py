@@ -35,7 +35,7 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ._common import GD_VARIANTS, declared, premise_failed
+from ._common import GD_VARIANTS, declared
 from .thm42 import SEEDS, measure, noise_fit
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios",
@@ -144,7 +144,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     t = tables["table"]
     if not len(t):
-        return premise_failed("no empirical runs (the population does not associate under this "
+        return cc.premise_failed("no empirical runs (the population does not associate under this "
                               "reading)")
     r = ratios(tables, th["B_D_SHIFT"], th["B_N_SHIFT"])
     judged = r[r.judged.astype(bool)]
@@ -152,7 +152,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     left = r[(r.N != r.groupby("d").N.transform("min")) & ~r.judged.astype(bool)]
     per = judged.groupby("d").N.nunique()
     if (per >= 2).sum() < 2:
-        return premise_failed(
+        return cc.premise_failed(
             "fewer than 2 values of d with 2 rungs above the bottom one where every seed "
             "associates" + (" (not associating in every seed: " + ", ".join(
                 f"d = {x.d:g}, N = {x.N:g}: {x.pa_share:.0%}" for x in left.itertuples())

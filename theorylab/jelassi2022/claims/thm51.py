@@ -51,7 +51,7 @@ from ..partition import Partition
 from ..predictions.random_start import escape_time
 from ..setups import REF_DIAG, REF_Q, REF_SETS, reference_config, reference_q, with_readings
 from ..transfer import DOWNSTREAM, finetune, finetune_summary
-from ._common import GD_VARIANTS, LEVEL, declared, finish_axes, point_table, premise_failed
+from ._common import GD_VARIANTS, LEVEL, declared, finish_axes
 from .thm31 import glm_exact_errors
 
 __all__ = ["CLAIM", "TARGET_FRAC", "SEEDS", "D_LIST", "THRESHOLDS", "PREDICTIONS",
@@ -258,14 +258,14 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) ->
     runs, or below; a mean below its band with its interval reaching it. ``agrees``: every mean
     within its band at every d."""
     if not bool(pre.pa.iloc[0]):
-        return premise_failed(
+        return cc.premise_failed(
             f"pre-training does not learn patch association under this reading "
             f"(γ − ρ = {pre.gamma_minus_rho.iloc[0]:.2f} at the end): nothing to transfer")
     if not len(table) or table.test_error_best.isna().all():
         return Verdict("inconclusive", ("no fine-tuning runs",))
     need = n_needed(table, tgt)
     if need.seed.nunique() < 5:
-        return premise_failed(f"{need.seed.nunique()} seeds (need 5)")
+        return cc.premise_failed(f"{need.seed.nunique()} seeds (need 5)")
     fz = need[need.arm == "frozen"]
     above = fz[fz.status == "censored-above"]
     if len(above) * 2 >= len(fz):  # a finding: the pre-trained attention does not transfer
@@ -276,14 +276,14 @@ def verdict(table: pd.DataFrame, pre: pd.DataFrame, tgt: float, values: dict) ->
             + f" ({len(above)} of {len(fz)} runs): not sample-efficient at these Ñ",))
     bad = fz[fz.status != "ok"]
     if len(bad):
-        return premise_failed("the frozen arm's N_needed is censored at " + ", ".join(
+        return cc.premise_failed("the frozen arm's N_needed is censored at " + ", ".join(
             f"d = {r.d:g}, seed {r.seed:g} ({r.status})" for r in bad.itertuples()))
     parts = []
     for arm, p, what in (("scratch", PREDICTIONS[0], "ln(N_scratch/N_frozen)"),
                          ("mismatched", PREDICTIONS[1], "ln(N_mismatched/N_frozen)")):
         for row in pooled(need, arm).itertuples():
             if not np.isfinite(row.lo):
-                return premise_failed(f"no interval for {what} at d = {row.d:g}")
+                return cc.premise_failed(f"no interval for {what} at d = {row.d:g}")
             bound = (f"; {row.censored} of {row.seeds} seeds never reach the target within "
                      "the ladder (they enter with N > the largest Ñ run): a bound, ≥ ×"
                      f"{math.exp(row.lo):.3g}" if row.censored else "")
@@ -313,7 +313,7 @@ def measure(quick: bool, temperature: str, gamma: float, rho: float, q: float,
     seeds, d_list, ladder, cap = _grid(quick)
 
     def runs(cells):
-        return point_table(f"{__name__}:finetune_point", (
+        return cc.point_table(f"{__name__}:finetune_point", (
             dict(arm=a, N=int(N), seed=int(s), d=int(d), temperature=temperature, gamma=gamma,
                  rho=rho, quick=bool(quick), q=q) for d, s, a, N in cells))
 
