@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import image_axes
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
 from ..config import PAPER_NAME
@@ -24,7 +25,7 @@ from ..setups import ATTN_TOL, pair_config
 from ..trainer import RunResult, run_experiment
 from ._common import draw_areas, expected_attention, grid_of
 
-__all__ = ["CL_NEGATIVES", "CL_STEPS", "cl_run", "pair_run", "cl_collapses", "fig1"]
+__all__ = ["CL_NEGATIVES", "CL_STEPS", "cl_run", "pair_run", "cl_collapses", "end_mean", "fig1"]
 
 #: Negatives of the figures' CL runs (the Theorem 4.4 check uses 15: every other image of its
 #: batch of 16; the captions say so).
@@ -52,10 +53,14 @@ def cl_collapses(run: RunResult, mae_glob_end: float, tol: float = ATTN_TOL) -> 
     """CL's global collapse as in the Theorem 4.4 check: the global attention of masked local
     queries rose by more than ``tol`` from its start and ends more than ``tol`` above MAE's
     (end values: means over the last fifth of the steps)."""
-    tr = run.trajectory
-    end = tr[tr.step >= 0.8 * tr.step.iloc[-1]].attn_glob_lq.mean()
-    start = tr.attn_glob_lq.iloc[0]
+    end, start = end_mean(run.trajectory), run.trajectory.attn_glob_lq.iloc[0]
     return bool(end - start > tol and end - mae_glob_end > tol)
+
+
+def end_mean(tr, column: str = "attn_glob_lq") -> float:
+    """Mean of `column` of a trajectory over the last fifth of its steps (an end value of the
+    Theorem 4.4 check)."""
+    return float(tr[tr.step >= 0.8 * tr.step.iloc[-1]][column].mean())
 
 
 def _fig1_sizes(quick: bool) -> tuple[int, int, int, int]:
@@ -155,9 +160,7 @@ def fig1(ctx: FigureContext) -> FigureResult:
     headline["uniform weight 1/P (synthetic)"] = 1.0 / P
     headline["uniform weight 1/P (real)"] = 1.0 / side ** 2
     for ax in axs.ravel():
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.grid(False)
+        image_axes(ax)
     reading = [
         f"Synthetic (P = {P}, C1 = {C1}, C = {C}, {steps} steps): the local query puts "
         f"{headline['synthetic MAE local query: own-area mass']:.2f} on its own area under MAE "

@@ -10,7 +10,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures import FigureContext, FigureResult, new_figure, register, style_axes
 
 from ..config import PAPER_NAME
 from ..data import information_gap
@@ -18,7 +18,7 @@ from ..phases import EPS_REL, own_attention_target, read_phases
 from ..predictions import has_phase_one, phase_one_prediction, reduced_gd, z_moments
 from ..setups import ATTN_TOL, ETA_Q, family_sizes, figure_config, pair_config
 from ..trainer import RunResult, run_experiment
-from ._cl import CL_STEPS, cl_collapses, pair_run
+from ._cl import CL_STEPS, cl_collapses, end_mean, pair_run
 from ._common import fmt, trained_run
 
 __all__ = ["SECTION9_SIZES", "dynamics", "phase_diagram", "dynamics_settings", "pd_grid",
@@ -186,14 +186,11 @@ def dynamics(ctx: FigureContext) -> FigureResult:
                     a.axvline(t, color="0.35", ls=ls, lw=0.9)
                     a.text(t, 0.97, f" {name} = {t:g}", transform=a.get_xaxis_transform(),
                            fontsize=7, va="top", color="0.25")
-        ax.set_title(f"Δ = {delta:+.3f}: P = {P}, C1 = {C1}, C = {C} "
-                     f"({'Phase I present' if present else 'no Phase I'})")
-        ax.set_ylabel("FP correlation Φ")
-        axa.set_ylabel("attention of a masked local query")
-        axa.set_xlabel("GD steps")
+        style_axes(ax, None, "FP correlation Φ", f"Δ = {delta:+.3f}: P = {P}, C1 = {C1}, C = "
+                   f"{C} ({'Phase I present' if present else 'no Phase I'})", legend=7)
         axa.set_ylim(-0.02, 1.02)
-        ax.legend(fontsize=7, loc="best")
-        axa.legend(fontsize=7, loc="center right")
+        style_axes(axa, "GD steps", "attention of a masked local query",
+                   legend={"fontsize": 7, "loc": "center right"})
         last = tr.iloc[-1]
         h = {
             "P": P, "C1": C1, "C": C, "steps": steps, "delta": delta, "phase_I": present,
@@ -315,14 +312,11 @@ def _cl_column(ax, axa, quick: bool, headline: dict, reading: list, settings: di
     for a in (ax, axa):  # CL's plateau comes within tens of steps, MAE's after hundreds
         a.set_xscale("symlog", linthresh=10)
     delta = runs["CL"].config.delta
-    ax.set_title(f"CL ({cl_steps} steps) vs converged MAE ({mae_steps}), K = 4\nΔ = "
-                 f"{delta:+.3f}: P = {P}, C1 = {C1}, C = {C}", fontsize=9)
-    ax.set_ylabel("FP correlation Φ")
-    axa.set_ylabel("attention of a masked local query")
-    axa.set_xlabel("GD steps")
+    style_axes(ax, None, "FP correlation Φ", f"CL ({cl_steps} steps) vs converged MAE "
+               f"({mae_steps}), K = 4\nΔ = {delta:+.3f}: P = {P}, C1 = {C1}, C = {C}",
+               title_size=9, legend=7)
     axa.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=7)
-    axa.legend(fontsize=7)
+    style_axes(axa, "GD steps", "attention of a masked local query", legend=7)
     ends = {name: r.trajectory.iloc[-1] for name, r in runs.items()}
     headline["cl"] = {"P": P, "C1": C1, "C": C, "delta": delta, "steps": cl_steps,
                       "mae_steps": mae_steps, "mae_plateau": mae["plateau"],
@@ -415,7 +409,6 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
     P, C, C1s, gammas, steps = pd_grid(ctx.quick)
     deltas = [information_gap(P, c1, C) for c1 in C1s]
     cat = np.zeros((len(gammas), len(C1s)), dtype=int)
-    own = np.full(cat.shape, np.nan)
     ratio = np.full(cat.shape, np.nan)
     collapsed = np.zeros(cat.shape, dtype=bool)
     cl_glob = np.full(cat.shape, np.nan)
@@ -429,18 +422,14 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
             a = float(tr.attn_own_lq.iloc[-1])
             learned = a >= own_attention_target(C, g)
             cat[i, j] = 2 * int(learned) + int(present)
-            own[i, j] = a
             end = summ["phi_glob_end_I"] if present else math.nan
             pred = phase_one_end(figure_config(P, c1, C, gamma=g, steps=steps), steps)
             ratio[i, j] = end / pred if math.isfinite(end) and pred != 0 else math.nan
             cl_steps = steps if ctx.quick else CL_STEPS
             clr = pair_run(P, c1, C, g, cl_steps, True)
-            mae_ref = pair_run(P, c1, C, g, cl_steps, False).trajectory
-            mae_glob = float(mae_ref[mae_ref.step >= 0.8 * mae_ref.step.iloc[-1]]
-                             .attn_glob_lq.mean())
+            mae_glob = end_mean(pair_run(P, c1, C, g, cl_steps, False).trajectory)
             collapsed[i, j] = cl_collapses(clr, mae_glob)
-            ctr = clr.trajectory
-            cl_glob[i, j] = float(ctr[ctr.step >= 0.8 * ctr.step.iloc[-1]].attn_glob_lq.mean())
+            cl_glob[i, j] = end_mean(clr.trajectory)
             cells.append({"gamma": g, "C1": c1, "delta": deltas[j], "learned": learned,
                           "phase_I": present, "final_attn_own_lq": a,
                           "target": own_attention_target(C, g), "t_I": summ["t_I"],
@@ -454,29 +443,26 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
     ax1, ax2, ax3 = fig.subplots(1, 3)
     pal = ["#d9d9d9", "#fdae6b", "#9ecae1", "#3182bd"]
     xt = [f"{d:+.2f}\n({c1})" for d, c1 in zip(deltas, C1s)]
-    yt = [f"{g:g}" for g in gammas]
-    t2 = {(c["gamma"], c["C1"]): c["t_II"] for c in cells}
-    annot = np.array([[f"{own[i, j]:.2f}\nt_II {fmt(t2[(g, c1)])}" for j, c1 in enumerate(C1s)]
-                      for i, g in enumerate(gammas)])
+    ticks = {"xticklabels": xt, "yticklabels": [f"{g:g}" for g in gammas],
+             "annot_kws": {"fontsize": 7}}
+    cells_kw = {"cbar": False, "linewidths": 0.5, "linecolor": "white", **ticks}
+    annot = np.array([f"{c['final_attn_own_lq']:.2f}\nt_II {fmt(c['t_II'])}"
+                      for c in cells]).reshape(cat.shape)  # cells run over γ, then C1
     sns.heatmap(cat, ax=ax1, cmap=ListedColormap(pal), vmin=-0.5, vmax=3.5, annot=annot, fmt="",
-                xticklabels=xt, yticklabels=yt, cbar=False, linewidths=0.5, linecolor="white",
-                annot_kws={"fontsize": 7})
+                **cells_kw)
     from matplotlib.patches import Patch
 
     ax1.legend(handles=[Patch(color=pal[k], label=_CATS[k]) for k in range(4)], fontsize=6,
                loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax1.set_title(f"after {steps} steps (cell: own-area attention, t_II)")
     sns.heatmap(ratio, ax=ax2, cmap="vlag", vmin=0.0, vmax=2.0, annot=True, fmt=".2f",
-                xticklabels=xt, yticklabels=yt, cbar_kws={"label": "Φ_glob(t_I) / predicted"},
-                annot_kws={"fontsize": 7})
+                cbar_kws={"label": "Φ_glob(t_I) / predicted"}, **ticks)
     ax2.set_title(f"end of Phase I against the {PHASE_ONE_END_LABEL}", fontsize=9)
     sns.heatmap(collapsed.astype(float), ax=ax3, cmap=ListedColormap(["#d9d9d9", "#e6550d"]),
-                vmin=0, vmax=1, annot=cl_glob, fmt=".2f", xticklabels=xt, yticklabels=yt,
-                cbar=False, linewidths=0.5, linecolor="white", annot_kws={"fontsize": 7})
+                vmin=0, vmax=1, annot=cl_glob, fmt=".2f", **cells_kw)
     ax3.set_title("CL: global collapse (orange) and final global attention")
     for ax in (ax1, ax2, ax3):
-        ax.set_xlabel(f"Δ (C1), P = {P}, C = {C}")
-        ax.set_ylabel("masking probability γ")
+        style_axes(ax, f"Δ (C1), P = {P}, C = {C}", "masking probability γ")
         ax.grid(False)
     n_pos = sum(d > 0 for d in deltas) * len(gammas)
     n_pos_I = int(sum(c["phase_I"] for c in cells if c["delta"] > 0))

@@ -10,6 +10,7 @@ import time
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..data import bayes_error
@@ -183,20 +184,13 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
     ax.plot(sp[mp], tp["error_fair"].to_numpy()[mp], color="C1", ls="--",
             label="exact population (P), fair-coin ties")
     ax.axhline(bayes, color="k", ls=":", lw=1, label=f"Bayes error {bayes:.4f}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("GD steps")
-    ax.set_ylabel("test error")
     draw_phase_lines(ax, ph)  # the exact twin's absolute phase times (phases.phase_readings)
-    ax.legend(fontsize=6)
-    ax.set_title("test error (dash-dot: exact phase times)", fontsize=9)
+    style_axes(ax, "GD steps", "test error", "test error (dash-dot: exact phase times)",
+               log="xy", title_size=9, legend=6)
     ax = axes[3]
     ax.plot(steps[m], cos[m], color="C2")
-    ax.set_xscale("log")
     ax.set_ylim(min(0.0, float(np.nanmin(cos))), 1.02)
-    ax.set_xlabel("GD steps")
-    ax.set_ylabel("cos(w*, v)")
-    ax.set_title("cos(w*, v)", fontsize=9)
+    style_axes(ax, "GD steps", "cos(w*, v)", "cos(w*, v)", log="x", title_size=9)
     # α, γ, ρ of the exact population twin beside the derived predictions (and the empirical run)
     ax = axes[4]
     pred = predicted_curves(r["pop_cfg"], int(sp[-1]))
@@ -208,12 +202,9 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
             label="γ − ρ exact (P)")
     draw_predictions(ax, pred, int(sp[-1]))
     draw_phase_lines(ax, ph)
-    ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=0.1)
-    ax.set_xlabel("GD steps")
-    ax.set_title("α, γ, ρ: exact (P) solid, empirical (E) faint,\npredicted dashed/dotted",
-                 fontsize=8)
-    ax.legend(fontsize=5, loc="lower left")
+    style_axes(ax, "GD steps", None, "α, γ, ρ: exact (P) solid, empirical (E) faint,\npredicted "
+               "dashed/dotted", log="x", title_size=8, legend={"fontsize": 5, "loc": "lower left"})
     last = te.iloc[-1]
     return {
         "plateau_test_error": plateau,

@@ -8,6 +8,7 @@ import json
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import style_axes
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
 from ..config import PAPER_NAME
@@ -89,9 +90,7 @@ def fig7(ctx: FigureContext) -> FigureResult:
         jitter = np.random.default_rng(ctx.seed).uniform(-0.1, 0.1, size=len(sub))
         xs = np.where(sub["model"].to_numpy() == "ViT", 0.0, 1.0) + jitter
         ax.scatter(xs, sub["test_acc"], s=6, color="k", zorder=3)
-        ax.set_title(f"({k + 1}) {name}")
-        ax.set_xlabel("")
-        ax.set_ylabel("test accuracy (%)" if k == 0 else "")
+        style_axes(ax, "", "test accuracy (%)" if k == 0 else "", f"({k + 1}) {name}")
         tag = {"Fashion-MNIST": "fashion_mnist", "digits (28x28)": "digits28"}.get(name, "digits")
         for model in ("ViT", "Ours"):
             acc = sub.loc[sub["model"] == model, "test_acc"]

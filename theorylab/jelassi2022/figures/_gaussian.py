@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import image_axes, style_axes
 
 from ..config import PAPER_NAME
 
@@ -66,9 +67,7 @@ def _draw_partition(ax, sets: np.ndarray, grid: int, colors, title: str) -> None
     ax.set_xlim(0, grid)
     ax.set_ylim(0, grid)
     ax.set_aspect("equal")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)
+    image_axes(ax)
     ax.set_title(title)
 
 
@@ -253,12 +252,10 @@ def _fig2(ctx: FigureContext, s: dict, device) -> FigureResult:
     ax = fig.add_subplot(gs[0])
     ax.plot(hist[:, 0], 100 * hist[:, 2], label="test", lw=1.6)
     ax.plot(hist[:, 0], 100 * hist[:, 1], label="train", lw=1.0, ls="--")
-    ax.set_xlabel("Adam step (full batch)")
-    ax.set_ylabel("error (%)")
     ax.set_ylim(0, max(55.0, 100 * hist[:, 1:].max() + 2))
     ax.set_xlim(0, s["steps"])
-    ax.legend(frameon=False)
-    ax.set_title(f"test error, final {100 * hist[-1, 2]:.1f}%")
+    style_axes(ax, "Adam step (full batch)", "error (%)", f"test error, final "
+               f"{100 * hist[-1, 2]:.1f}%", legend={"frameon": False})
     ticks = np.arange(0, D, 4)
     panels = [
         (mask.astype(float), "block mask (2x2 blocks)", "viridis", (0, 1)),

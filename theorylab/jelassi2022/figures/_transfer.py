@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import merged_legend, style_axes, twin_y
 
 from ..config import PAPER_NAME, ExperimentConfig, TrainConfig
 from ..data import bayes_error
@@ -107,26 +108,17 @@ def transfer(ctx: FigureContext) -> FigureResult:
             ax.errorbar(Ns, mean, yerr=[mean - e.min(axis=1), e.max(axis=1) - mean], marker="o",
                         ms=3, capsize=2, color=f"C{c}", ls=ls, label=f"{a} ({lab})")
     ax.axhline(bayes, color="k", ls=":", lw=1, label=f"Bayes error {bayes:.4f}")
-    ax.set_xscale("log")
-    ax.set_xlabel("fine-tuning samples Ñ")
-    ax.set_ylabel("downstream test error")
-    ax.set_title(f"transfer to a new feature w̃* ({steps} fine-tuning steps)")
-    ax.legend(fontsize=6)
+    style_axes(ax, "fine-tuning samples Ñ", "downstream test error", "transfer to a new feature "
+               f"w̃* ({steps} fine-tuning steps)", log="x", legend=6)
     fz = res[arms[0]]
     ax2.plot(Ns, fz["cos_v_wstar_best"].mean(axis=1), "o-", color="C2", label="cos(v, w̃*) best")
     ax2.plot(Ns, fz["cos_v_wstar_last"].mean(axis=1), "o:", color="C2", label="cos(v, w̃*) last")
-    ax2.set_xscale("log")
-    ax2.set_xlabel("fine-tuning samples Ñ")
-    ax2.set_ylabel("cos(v, w̃*)")
-    ax2b = ax2.twinx()
+    style_axes(ax2, "fine-tuning samples Ñ", "cos(v, w̃*)", "frozen pre-trained A: alignment of v",
+               log="x")
+    ax2b = twin_y(ax2, "β = ‖v − ⟨v, w̃*⟩ w̃*‖")
     ax2b.plot(Ns, fz["beta_best"].mean(axis=1), "s-", color="C3", label="β = ‖v⊥‖ best")
     ax2b.plot(Ns, fz["beta_last"].mean(axis=1), "s:", color="C3", label="β = ‖v⊥‖ last")
-    ax2b.set_ylabel("β = ‖v − ⟨v, w̃*⟩ w̃*‖")
-    ax2b.grid(False)
-    h1, l1 = ax2.get_legend_handles_labels()
-    h2, l2 = ax2b.get_legend_handles_labels()
-    ax2.legend(h1 + h2, l1 + l2, fontsize=6)
-    ax2.set_title("frozen pre-trained A: alignment of v")
+    merged_legend(ax2, ax2b, fontsize=6)
 
     def mean(a, key):
         return [float(x) for x in res[a][key].mean(axis=1)]
