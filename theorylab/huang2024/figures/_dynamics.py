@@ -22,7 +22,7 @@ from ._cl import CL_STEPS, cl_collapses, end_mean, pair_run
 from ._common import fmt, trained_run
 
 __all__ = ["SECTION9_SIZES", "dynamics", "phase_diagram", "dynamics_settings", "pd_grid",
-           "phase_I_present", "phase_one_end", "phase_one_heuristic", "PHASE_ONE_END_LABEL",
+           "phase_one_end", "phase_one_heuristic", "PHASE_ONE_END_LABEL",
            "PHASE_ONE_HEURISTIC_LABEL", "mae_plateau",
            "converged_mae_run", "MAE_PLATEAU_TOL"]
 
@@ -76,21 +76,10 @@ def _max_gap(measured: pd.Series, derived: pd.Series) -> float:
     return float(np.max(np.abs(measured.to_numpy()[:n] - derived.to_numpy()[:n])))
 
 
-def _with_rel_excess(tr: pd.DataFrame) -> pd.DataFrame:
-    tr = tr.copy()
-    tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]
-    return tr
-
-
-def phase_I_present(tr: pd.DataFrame) -> bool:
-    """Whether the first GD step lowers the mean global FP correlation of the local queries by
-    more than it raises their own-area one (``phase_I`` of
-    [`phase_readings`][theorylab.huang2024.phases.phase_readings], notes §4.5)."""
-    return bool(read_phases(tr)["phase_I"])
-
-
 def _summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float) -> dict:
-    """The phase readings of a run with its Δ and whether its loss decreased at every step."""
+    """The phase readings of a run with its Δ and whether its loss decreased at every step
+    (``phase_I``: whether the first GD step lowers the mean global FP correlation of the local
+    queries by more than it raises their own-area one, notes §4.5)."""
     out = read_phases(tr, C=C, gamma=gamma)
     out["delta"] = information_gap(P, C1, C)
     out["loss_monotone"] = bool(np.all(np.diff(tr.loss.to_numpy()) <= 0))
@@ -149,10 +138,9 @@ def dynamics(ctx: FigureContext) -> FigureResult:
     for col, fam in enumerate(("pos", "neg")):
         C1, C = sizes[fam]
         run = trained_run(P, C1, C, gamma, steps, "contiguous")
-        tr = _with_rel_excess(run.trajectory)
+        tr = run.trajectory
         summ = _summary(tr, P, C1, C, gamma)
-        delta = summ["delta"]
-        present = phase_I_present(tr)
+        delta, present = summ["delta"], summ["phase_I"]
         s = tr.step.to_numpy()
         ax, axa = axes[0, col], axes[1, col]
         ax.plot(s, tr.phi_own_lq, color="C2", label="Φ local patch → own area")
@@ -209,7 +197,7 @@ def dynamics(ctx: FigureContext) -> FigureResult:
             "final_attn_glob_lq": float(last.attn_glob_lq),
             "final_attn_masked_lq": float(last.attn_masked_lq),
             "final_attn_own_gq": float(last.attn_own_gq),
-            "final_rel_excess": float(last.rel_excess),
+            "final_rel_excess": summ["final_rel_excess"],
             "loss_monotone": summ["loss_monotone"],
         }
         headline[fam] = h
@@ -416,9 +404,9 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
     for i, g in enumerate(gammas):
         for j, c1 in enumerate(ctx.tqdm(C1s, desc=f"γ={g}")):
             run = trained_run(P, c1, C, g, steps, "contiguous")
-            tr = _with_rel_excess(run.trajectory)
+            tr = run.trajectory
             summ = _summary(tr, P, c1, C, g)
-            present = phase_I_present(tr)
+            present = summ["phase_I"]
             a = float(tr.attn_own_lq.iloc[-1])
             learned = a >= own_attention_target(C, g)
             cat[i, j] = 2 * int(learned) + int(present)

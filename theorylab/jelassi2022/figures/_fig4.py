@@ -14,7 +14,7 @@ from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..data import bayes_error
-from ..setups import REF_Q, REF_SETS
+from ..setups import REF_SETS, reference_config
 from ..trainer import run_experiment
 from ._common import (
     backend_fields,
@@ -25,7 +25,6 @@ from ._common import (
     positive_v0_seed,
     predicted_curves,
     prediction_sentence,
-    tau1_model,
 )
 
 __all__ = ["fig4", "fig4_config", "fig4_model", "fig4_tau1_config"]
@@ -78,11 +77,11 @@ def fig4_tau1_config(quick: bool, device: str, seed: int) -> ExperimentConfig:
     """The τ = 1 parametrisation beside Figure 4 (RECONSTRUCTED): temperature 1, value_scale 1,
     q = ln(d)/D (the third-party script's q), lr 0.1 for v and A, otherwise as
     [`fig4_config`][]."""
-    data = DataConfig(D=10, C=2, partition=REF_SETS, d=100, q=REF_Q)
+    ref = reference_config()
     train = dict(FIG4_TRAIN, lr_v=0.1, lr_A=None, **(FIG4_QUICK if quick else {}),
                  **backend_fields(device))
-    train["seed"] = positive_v0_seed(data, train["v0_scale"], seed)
-    return ExperimentConfig(data=data, model=tau1_model(), train=TrainConfig(**train))
+    train["seed"] = positive_v0_seed(ref.data, train["v0_scale"], seed)
+    return ExperimentConfig(data=ref.data, model=ref.model, train=TrainConfig(**train))
 
 
 FIG4_CAPTION = (

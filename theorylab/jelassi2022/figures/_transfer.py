@@ -16,12 +16,7 @@ from ..partition import Partition
 from ..setups import REF_SETS, reference_config
 from ..trainer import run_experiment
 from ..transfer import DOWNSTREAM, N_VAL, downstream_fields, finetune, finetune_summary
-from ._common import (
-    backend_fields,
-    positive_v0_seed,
-    ref_data,
-    tau1_model,
-)
+from ._common import backend_fields, positive_v0_seed
 
 __all__ = ["transfer"]
 
@@ -74,7 +69,8 @@ def transfer(ctx: FigureContext) -> FigureResult:
     Ns = (50, 200) if quick else TR_N
     seeds = (ctx.seed,) if quick else (ctx.seed, ctx.seed + 1)
     steps = 100 if quick else TR_STEPS
-    data = dataclasses.replace(ref_data(), **downstream_fields())
+    ref = reference_config()  # the τ = 1 model on the reference data
+    data = dataclasses.replace(ref.data, **downstream_fields())
     n_val = 200 if quick else N_VAL
     base = dict(TR_TRAIN, steps=steps, n_test=1000 if quick else TR_TRAIN["n_test"],
                 **backend_fields(ctx.device))
@@ -86,7 +82,7 @@ def transfer(ctx: FigureContext) -> FigureResult:
         seed = positive_v0_seed(data, base["v0_scale"], 100 * s0 + k)
         for i, n in enumerate(ctx.tqdm(Ns, desc="transfer")):
             tr = dict(base, n_train=n, seed=seed)
-            cfg = ExperimentConfig(data=data, model=tau1_model(), train=TrainConfig(**tr))
+            cfg = ExperimentConfig(data=data, model=ref.model, train=TrainConfig(**tr))
             runs = (
                 (cfg.replace(train={"lr_A": 0.0}), A_pre),
                 (cfg.replace(model={"diag": 0.0}, train={"lr_A": 0.0}), None),
