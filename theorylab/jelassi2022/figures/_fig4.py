@@ -64,13 +64,20 @@ def fig4_model() -> ModelConfig:
     return ModelConfig(activation="cubic", diag="loglogd")
 
 
-def fig4_config(quick: bool, device: str, seed: int) -> ExperimentConfig:
-    """The (RECONSTRUCTED) empirical setting of our Figure 4; the train seed is the first one
-    ≥ `seed` whose v⁰ points along +w* (see [`positive_v0_seed`][])."""
-    data = DataConfig(D=10, C=2, partition=REF_SETS, d=100, q=FIG4_Q)
-    train = dict(FIG4_TRAIN, **(FIG4_QUICK if quick else {}), **backend_fields(device))
+def _empirical(data: DataConfig, model: ModelConfig, quick: bool, device: str, seed: int,
+               **train) -> ExperimentConfig:
+    """Figure 4's empirical run of `data` and `model` (`train`: fields changed from
+    ``FIG4_TRAIN``); the train seed is the first one ≥ `seed` whose v⁰ points along +w* (see
+    [`positive_v0_seed`][])."""
+    train = dict(FIG4_TRAIN, **train, **(FIG4_QUICK if quick else {}), **backend_fields(device))
     train["seed"] = positive_v0_seed(data, train["v0_scale"], seed)
-    return ExperimentConfig(data=data, model=fig4_model(), train=TrainConfig(**train))
+    return ExperimentConfig(data=data, model=model, train=TrainConfig(**train))
+
+
+def fig4_config(quick: bool, device: str, seed: int) -> ExperimentConfig:
+    """The (RECONSTRUCTED) empirical setting of our Figure 4."""
+    data = DataConfig(D=10, C=2, partition=REF_SETS, d=100, q=FIG4_Q)
+    return _empirical(data, fig4_model(), quick, device, seed)
 
 
 def fig4_tau1_config(quick: bool, device: str, seed: int) -> ExperimentConfig:
@@ -78,10 +85,7 @@ def fig4_tau1_config(quick: bool, device: str, seed: int) -> ExperimentConfig:
     q = ln(d)/D (the third-party script's q), lr 0.1 for v and A, otherwise as
     [`fig4_config`][]."""
     ref = reference_config()
-    train = dict(FIG4_TRAIN, lr_v=0.1, lr_A=None, **(FIG4_QUICK if quick else {}),
-                 **backend_fields(device))
-    train["seed"] = positive_v0_seed(ref.data, train["v0_scale"], seed)
-    return ExperimentConfig(data=ref.data, model=ref.model, train=TrainConfig(**train))
+    return _empirical(ref.data, ref.model, quick, device, seed, lr_v=0.1, lr_A=None)
 
 
 FIG4_CAPTION = (
