@@ -205,9 +205,9 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
             label="γ − ρ exact (P)")
     draw_predictions(ax, pred, int(sp[-1]))
     draw_phase_lines(ax, ph)
-    ax.set_yscale("symlog", linthresh=0.1)
     style_axes(ax, "GD steps", None, "α, γ, ρ: exact (P) solid, empirical (E) faint,\npredicted "
                "dashed/dotted", log="x", title_size=8, legend={"fontsize": 5, "loc": "lower left"})
+    ax.set_yscale("symlog", linthresh=0.1)  # after the log x axis: the y limits depend on it
     last = te.iloc[-1]
     return {
         "plateau_test_error": plateau,
