@@ -7,6 +7,7 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 
 @register(
     "mypaper-fig4",
+    paper="mypaper",
     paper_figure="Figure 4",
     title="Learned attention against the paper's prediction",
     caption="...what is shown, and which settings/data were used...",
@@ -144,10 +145,10 @@ _ALIASES: dict[str, str] = {}
 def register(
     id: str,
     *,
+    paper: str,
     paper_figure: str,
     caption: str,
     data_source: str,
-    paper: str | None = None,
     title: str | None = None,
     aliases: Iterable[str] = (),
 ) -> Callable[[Callable[[FigureContext], FigureResult]], Callable[[FigureContext], FigureResult]]:
@@ -156,12 +157,11 @@ def register(
     **Arguments:**
 
     - `id`: stable id, lower case, ``<paper>-<name>`` (e.g. `"mypaper-fig5"`); must be unique.
+    - `paper`: the paper the figure belongs to, e.g. `"mypaper"` (`--only <paper>` runs
+      all of its figures).
     - `paper_figure`: the paper figure reproduced, e.g. `"Figure 5"` (or `"none (theorylab)"`).
     - `caption`: full caption; say plainly when stand-in data replace the paper's.
     - `data_source`: where the data come from (data set and package, or "synthetic: ...").
-    - `paper`: the paper the figure belongs to, e.g. `"mypaper"` (`--only <paper>` runs
-      all of its figures); default: the id's part before its first ``-`` (a paper's name
-      has none).
     - `title`: one-line description for `--list`; default: the caption's first sentence.
     - `aliases`: former ids of a renamed figure; they keep working for one release (the
       runner renders under `id` and the command says the figure was renamed).
@@ -173,8 +173,9 @@ def register(
         if id in _REGISTRY and _REGISTRY[id].func is not func:
             raise ValueError(f"figure id {id!r} is already registered by {_REGISTRY[id].module}")
         line = title if title is not None else caption.split(". ")[0].strip().rstrip(".")
-        _REGISTRY[id] = FigureSpec(id, paper or id.split("-")[0], paper_figure, line, caption,
-                                   data_source, func, func.__module__)
+        _REGISTRY[id] = FigureSpec(
+            id, paper, paper_figure, line, caption, data_source, func, func.__module__
+        )
         for old in aliases:
             if old in _REGISTRY or _ALIASES.get(old, id) != id:
                 raise ValueError(f"figure alias {old!r} is already an id or another alias")

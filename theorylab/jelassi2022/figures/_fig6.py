@@ -6,6 +6,7 @@ from __future__ import annotations
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ._images import (
     FM_NOTE,
     RECON_NOTE,
@@ -19,6 +20,7 @@ from ._images import (
 
 @register(
     "jelassi2022-fig6",
+    paper=PAPER_NAME,
     paper_figure="Figure 6",
     title="Training loss and test accuracy: vanilla ViT vs positional-attention ViT",
     caption=(

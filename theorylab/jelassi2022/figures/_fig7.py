@@ -11,6 +11,7 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 from theorylab.core.figures.axes import style_axes
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
+from ..config import PAPER_NAME
 from ._images import (
     RECON_NOTE,
     VIT_FM_FULL,
@@ -39,6 +40,7 @@ FIG7_QUICK = {
 
 @register(
     "jelassi2022-fig7",
+    paper=PAPER_NAME,
     paper_figure="Figure 7",
     title="Box plots over seeds of test accuracy: vanilla vs positional-attention ViT",
     caption=(
