@@ -25,7 +25,7 @@ from ..setups import ATTN_TOL, pair_config
 from ..trainer import RunResult, run_experiment
 from ._common import draw_areas, expected_attention, grid_of
 
-__all__ = ["CL_NEGATIVES", "CL_STEPS", "cl_run", "pair_run", "cl_collapses", "end_mean", "fig1"]
+__all__ = ["CL_NEGATIVES", "CL_STEPS", "pair_run", "cl_collapses", "end_mean", "fig1"]
 
 #: Negatives of the figures' CL runs (the Theorem 4.4 check uses 15: every other image of its
 #: batch of 16; the captions say so).
@@ -42,11 +42,6 @@ def pair_run(P: int, C1: int, C: int, gamma: float, steps: int, cl: bool) -> Run
     cfg = pair_config(P, C1, C, steps, CL_NEGATIVES if cl else None)
     cfg = cfg.replace(data={"areas": "contiguous"}, model={"gamma": gamma}).resolved()
     return run_experiment(cfg, progress=False)
-
-
-def cl_run(P: int, C1: int, C: int, gamma: float, steps: int) -> RunResult:
-    """The CL run of [`pair_run`][]."""
-    return pair_run(P, C1, C, gamma, steps, True)
 
 
 def cl_collapses(run: RunResult, mae_glob_end: float, tol: float = ATTN_TOL) -> bool:

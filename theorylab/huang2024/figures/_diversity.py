@@ -27,7 +27,7 @@ from ..realvit import (
     seed_summary,
     t_interval,
 )
-from ._cl import CL_NEGATIVES, CL_STEPS, cl_run
+from ._cl import CL_NEGATIVES, CL_STEPS, pair_run
 from ._common import ETA_Q, expected_attention, fmt, trained_run
 from ._dynamics import pd_grid
 from ._realvit import COLORS, LABELS, METRIC_LABELS, head_panel, trajectory_panel
@@ -126,7 +126,7 @@ def fig3(ctx: FigureContext) -> FigureResult:
     for i, c1 in enumerate(ctx.tqdm(C1s, desc="fig3")):
         run = trained_run(P, c1, C, gamma, steps, "contiguous")
         maps, _ = expected_attention(run, n_samples=n, seed=ctx.seed + i)
-        cl_maps, _ = expected_attention(cl_run(P, c1, C, gamma, cl_steps), n_samples=n,
+        cl_maps, _ = expected_attention(pair_run(P, c1, C, gamma, cl_steps, True), n_samples=n,
                                         seed=ctx.seed + i)
         rows.append((diversity_metrics(maps),
                      diversity_metrics(own_area_map(run.structure.labels[0])[None]),
@@ -207,15 +207,13 @@ def fig3(ctx: FigureContext) -> FigureResult:
         m, lo, hi = decided["distance" if metric == "distance_patches" else "nmi"]
         what = "CL − MAE distance" if metric == "distance_patches" else "MAE − CL NMI"
         unit = " × uniform's" if metric == "distance_patches" else ""
-        ax.set_title(f"layer {last} during training\nend: {what} {m:+.3f} "
-                     f"[{lo:+.3f}, {hi:+.3f}]{unit}", fontsize=7)
-        ax.legend(fontsize=6)
+        style_axes(ax, title=f"layer {last} during training\nend: {what} {m:+.3f} "
+                   f"[{lo:+.3f}, {hi:+.3f}]{unit}", title_size=7, legend=6)
     ax4.axhline(0.0, color="0.5", ls=":", lw=0.8)
     ax4.set_xticks(range(len(real_keys)), ["NMI", "focus", "shared", "diverse", "JS from start"])
     m, lo, hi = decided["moved"]
-    ax4.set_title(f"real ViTs, last layer (seeds {list(real.config.seeds)})\nCL − MAE JS "
-                  f"from the start {m:+.3f} [{lo:+.3f}, {hi:+.3f}]", fontsize=8)
-    ax4.legend(fontsize=6)
+    style_axes(ax4, title=f"real ViTs, last layer (seeds {list(real.config.seeds)})\nCL − MAE "
+               f"JS from the start {m:+.3f} [{lo:+.3f}, {hi:+.3f}]", title_size=8, legend=6)
     resid = np.abs(meas["total"][:, 0] - meas["shared"][:, 0] - meas["diverse"][:, 0])
     headline = {
         "delta": deltas.tolist(), "C1": list(C1s),

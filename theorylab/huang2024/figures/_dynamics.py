@@ -182,20 +182,18 @@ def dynamics(ctx: FigureContext) -> FigureResult:
         last = tr.iloc[-1]
         h = {
             "P": P, "C1": C1, "C": C, "steps": steps, "delta": delta, "phase_I": present,
-            "t_I": summ["t_I"], "t_II": summ["t_II"], "T_star": summ["T_star"],
+            **{k: summ[k] for k in ("t_I", "t_II", "T_star", "dphi_glob_1", "dphi_own_1",
+                                    "final_rel_excess", "loss_monotone")},
             "phase_I_predicted": predicted_I,
             "phi_glob_end_I": summ["phi_glob_end_I"] if present else math.nan,
             "phi_glob_pred": pred if present and delta > 0 else math.nan,
             "phi_glob_heuristic": heur if present and delta > 0 else math.nan,
             "max_abs_phi_own_vs_derived": _max_gap(tr.phi_own_lq, red.phi_own_lq),
             "max_abs_phi_glob_vs_derived": _max_gap(tr.phi_glob_lq, red.phi_glob_lq),
-            "dphi_glob_1": summ["dphi_glob_1"], "dphi_own_1": summ["dphi_own_1"],
             "min_phi_glob_lq": float(tr.phi_glob_lq.min()),
             **{f"final_{k}": float(last[k]) for k in ("phi_own_lq", "phi_glob_lq", "attn_own_lq",
                                                       "attn_glob_lq", "attn_masked_lq",
                                                       "attn_own_gq")},
-            "final_rel_excess": summ["final_rel_excess"],
-            "loss_monotone": summ["loss_monotone"],
         }
         headline[fam] = h
         settings[fam] = cfg.resolved().to_dict()

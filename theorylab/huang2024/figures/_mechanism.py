@@ -126,9 +126,8 @@ def fig4(ctx: FigureContext) -> FigureResult:
         ax = axes[row, 2]
         cols = ["C2" if m == j else ("C1" if m == 0 else "0.6") for m in range(len(phi))]
         ax.bar(np.arange(len(phi)), phi, color=cols)
-        ax.set_xticks(np.arange(len(phi)))
-        ax.set_xticklabels(["G" if m == 0 else str(m) for m in range(len(phi))],
-                           fontsize=6 if len(phi) > 12 else 8)
+        ax.set_xticks(np.arange(len(phi)), ["G" if m == 0 else str(m) for m in range(len(phi))],
+                      fontsize=6 if len(phi) > 12 else 8)
         ax.axhline(0, color="0.3", lw=0.6)
         ups = run.Ups[p]
         mates = own & (np.arange(P) != p)

@@ -91,11 +91,10 @@ def fig5(ctx: FigureContext) -> FigureResult:
         "ResNet-like": (lambda: SmallResNet(10, widths=widths), s["lr_cnn"]),
     }
     acc: dict[str, dict[int, float]] = {m: {} for m in models}
-    perms, vit_at = {}, {}
+    perms = {g: block_permutation(size, g, perm_seed) for g in s["grid_sizes"]}
+    vit_at = {}
     jobs = [(g, m) for g in s["grid_sizes"] for m in models]
     for g, name in ctx.tqdm(jobs, desc="fig5 runs"):
-        if g not in perms:
-            perms[g] = block_permutation(size, g, perm_seed)
         d = data.permuted(perms[g])
         make, lr = models[name]
         cfg = TrainConfig(epochs=s["epochs"], batch_size=s["batch_size"], lr=lr,

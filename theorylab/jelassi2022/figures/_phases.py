@@ -12,13 +12,14 @@ from theorylab.core.figures.axes import merged_legend, style_axes, twin_y
 
 from ..config import PAPER_NAME
 from ..data import bayes_error
-from ..phases import PHASE_TIMES, exact_path, pa_limit_error, read_phases
+from ..phases import exact_path
 from ..setups import reference_config
 from ..trainer import run_experiment
 from ._common import (
     draw_phase_lines,
     draw_predictions,
     measured_against_predicted,
+    phase_times_of,
     predicted_curves,
     prediction_sentence,
 )
@@ -67,8 +68,7 @@ def phases(ctx: FigureContext) -> FigureResult:
     res = run_experiment(cfg, progress=ctx.progress)
     tr = res.trajectory
     # the phase times to the step, with the Theorem 4.1 check's absolute thresholds
-    rd = read_phases(exact_path(cfg, int(cfg.train.steps)), cfg, pa_limit_error(cfg))
-    ph = {k: rd[k] for k in PHASE_TIMES}
+    ph = phase_times_of(exact_path(cfg, int(cfg.train.steps)), cfg)
     bayes = bayes_error(res.partition, cfg.data.q)
     s = tr["step"].to_numpy()
     m = s >= 1
