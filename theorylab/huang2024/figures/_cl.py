@@ -36,12 +36,15 @@ CL_STEPS = 150
 
 
 @lru_cache(maxsize=64)
-def pair_run(P: int, C1: int, C: int, gamma: float, steps: int, cl: bool) -> RunResult:
+def pair_run(P: int, C1: int, C: int, gamma: float, steps: int, cl: bool,
+             linear_records: int | None = None) -> RunResult:
     """The CL run (``cl = True``) or the MAE run (``population-montecarlo``) of the Theorem
-    4.4 setting at (P, C1, C) with masking probability γ and contiguous areas (cached)."""
+    4.4 setting at (P, C1, C) with masking probability γ and contiguous areas (cached);
+    `linear_records`: that many linearly spaced readings instead of the setting's."""
     cfg = pair_config(P, C1, C, steps, CL_NEGATIVES if cl else None)
-    cfg = cfg.replace(data={"areas": "contiguous"}, model={"gamma": gamma}).resolved()
-    return run_experiment(cfg, progress=False)
+    train = {} if linear_records is None else {"record": "linear", "n_records": linear_records}
+    cfg = cfg.replace(data={"areas": "contiguous"}, model={"gamma": gamma}, train=train)
+    return run_experiment(cfg.resolved(), progress=False)
 
 
 def cl_collapses(run: RunResult, mae_glob_end: float, tol: float = ATTN_TOL) -> bool:

@@ -5,7 +5,6 @@ phase diagram. Registered ids: ``huang2024-dynamics``, ``huang2024-phase-diagram
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -16,15 +15,14 @@ from ..config import PAPER_NAME
 from ..data import information_gap
 from ..phases import EPS_REL, own_attention_target, read_phases
 from ..predictions import has_phase_one, phase_one_prediction, reduced_gd, z_moments
-from ..setups import ATTN_TOL, ETA_Q, family_sizes, figure_config, pair_config
-from ..trainer import RunResult, run_experiment
+from ..setups import ATTN_TOL, ETA_Q, family_sizes, figure_config
 from ._cl import CL_STEPS, cl_collapses, end_mean, pair_run
 from ._common import fmt, trained_run
 
 __all__ = ["SECTION9_SIZES", "dynamics", "phase_diagram", "dynamics_settings", "pd_grid",
            "phase_one_end", "phase_one_heuristic", "PHASE_ONE_END_LABEL",
            "PHASE_ONE_HEURISTIC_LABEL", "mae_plateau",
-           "converged_mae_run", "MAE_PLATEAU_TOL"]
+           "MAE_PLATEAU_TOL"]
 
 
 # -- the predicted end of Phase I ------------------------------------------------------------------
@@ -225,9 +223,11 @@ def dynamics(ctx: FigureContext) -> FigureResult:
 
 #: Patch count of the CL column of huang2024-dynamics (the Δ > 0 size family at this P).
 DYN_CL_P = 64
-#: GD steps of the MAE reference of the CL column: its own-area attention is at its plateau
-#: by then (measured at P = 64: window means 0.659, 0.683, 0.684 over the third, fourth and
-#: last fifth of 1,200 steps; at P = 36, 0.426, 0.436, 0.443 over 800).
+#: GD steps of the MAE reference of the CL column (``population-montecarlo`` in the Theorem 4.4
+#: setting of [`pair_run`][], read at 201 linearly spaced steps): its own-area attention is at
+#: its plateau ([`mae_plateau`][]) by then (measured at P = 64: window means 0.659, 0.683, 0.684
+#: over the third, fourth and last fifth of 1,200 steps; at P = 36, 0.426, 0.436, 0.443 over
+#: 800).
 DYN_MAE_STEPS = 1200
 #: The MAE reference is at its plateau when the own-area attention of masked local queries,
 #: averaged over the last fifth of the run, is within MAE_PLATEAU_TOL of its average over the
@@ -240,17 +240,6 @@ MAE_PLATEAU_TOL = ATTN_TOL
 def cl_column_settings(quick: bool) -> tuple[int, int, int]:
     """(P, CL steps, MAE steps) of the CL column (quick: P = 36)."""
     return (36, 30, 800) if quick else (DYN_CL_P, CL_STEPS, DYN_MAE_STEPS)
-
-
-@lru_cache(maxsize=8)
-def converged_mae_run(P: int, C1: int, C: int, steps: int) -> RunResult:
-    """MAE (``population-montecarlo``) in the Theorem 4.4 setting of [`pair_run`][] (contiguous
-    areas, γ = 0.5) run for `steps` steps with 201 linearly spaced readings, long enough for
-    [`mae_plateau`][] to hold at the figure's sizes."""
-    cfg = pair_config(P, C1, C, steps, None)
-    cfg = cfg.replace(data={"areas": "contiguous"}, model={"gamma": 0.5},
-                      train={"record": "linear", "n_records": 201}).resolved()
-    return run_experiment(cfg, progress=False)
 
 
 def mae_plateau(tr: pd.DataFrame, column: str = "attn_own_lq",
@@ -274,7 +263,7 @@ def _cl_column(ax, axa, quick: bool, headline: dict, reading: list, settings: di
     P, cl_steps, mae_steps = cl_column_settings(quick)
     C1, C = family_sizes("pos", P)
     runs = {"CL": pair_run(P, C1, C, 0.5, cl_steps, True),
-            "MAE": converged_mae_run(P, C1, C, mae_steps)}
+            "MAE": pair_run(P, C1, C, 0.5, mae_steps, False, 201)}
     for name, r in runs.items():
         tr = r.trajectory
         ls = "-" if name == "CL" else "--"
