@@ -154,7 +154,6 @@ def run_figures(
     read_manifest(out)  # a damaged manifest is refused before anything is rendered
     claim_folder(out, "figures")  # never a run folder, a store or results; marks a new one
     ctx = FigureContext(out=out, quick=quick, device=device, seed=seed, progress=progress)
-    version = package_version()
     made = provenance(quick)
     manifest = read_manifest(out)
     skipped: dict[str, str] = {}
@@ -178,10 +177,7 @@ def run_figures(
         runtime, cpu = time.perf_counter() - t0, cpu_seconds() - c0
         manifest = read_manifest(out)  # re-read: merge with anything written meanwhile
         manifest["figures"][spec.id] = _jsonable({
-            "paper": spec.paper,
-            "paper_figure": spec.paper_figure,
-            "title": spec.title,
-            "caption": spec.caption,
+            **{k: getattr(spec, k) for k in ("paper", "paper_figure", "title", "caption")},
             "reading": list(result.reading),
             "data_source": result.data_source or spec.data_source,
             "settings": result.settings,
@@ -189,13 +185,10 @@ def run_figures(
             "device": device,
             "runtime_s": round(runtime, 2),
             "cpu_s": round(cpu, 2),
-            "version": version,
             "quick": quick,
             "seed": seed,
             "files": sorted(p.name for p in files),
-            "run": made["run"],
-            "commit": made["commit"],
-            "date": made["date"],
+            **made,  # how it was made: run, commit, date and version
         })
         _write_manifest(out, manifest)
     return {**manifest, "skipped": skipped}
