@@ -148,15 +148,14 @@ def fig1(ctx: FigureContext) -> FigureResult:
         ax.set_title(f"Fashion-MNIST ViT {name}, {where} query\nmax weight "
                      f"{row.max():.3f} (uniform {1 / side ** 2:.3f})", fontsize=8)
         headline[f"real {name} {where} query: max weight"] = float(row.max())
-    for im, row_axs, n_keys in ((im_syn, axs[0], P), (im_real, axs[1], side ** 2)):
+    for im, row_axs, n_keys, vmax, kind in ((im_syn, axs[0], P, vmax_syn, "synthetic"),
+                                            (im_real, axs[1], side ** 2, vmax_real, "real")):
         bar = fig.colorbar(im, ax=list(row_axs), fraction=0.02, pad=0.01)
         bar.ax.axhline(1.0 / n_keys, color="r", lw=1.5)
         bar.set_label(f"attention weight (red: uniform 1/P = {1 / n_keys:.3f})", fontsize=7)
         bar.ax.tick_params(labelsize=6)
-    headline["colour scale max (synthetic row)"] = vmax_syn
-    headline["colour scale max (real row)"] = vmax_real
-    headline["uniform weight 1/P (synthetic)"] = 1.0 / P
-    headline["uniform weight 1/P (real)"] = 1.0 / side ** 2
+        headline[f"colour scale max ({kind} row)"] = vmax
+        headline[f"uniform weight 1/P ({kind})"] = 1.0 / n_keys
     for ax in axs.ravel():
         image_axes(ax)
     reading = [
