@@ -27,7 +27,7 @@ from theorylab.core.folders import claim_folder
 from theorylab.core.missing import MissingDataError
 from theorylab.core.provenance import default_out, provenance
 
-__all__ = ["MANIFEST_NAME", "package_version", "read_manifest", "run_figures"]
+__all__ = ["MANIFEST_NAME", "read_manifest", "run_figures"]
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_KEYS = (
@@ -52,13 +52,6 @@ MANIFEST_KEYS = (
 """Keys of every manifest entry (`manifest["figures"][id]`): ``runtime_s`` is the figure's wall
 time, ``cpu_s`` the CPU time of this process (and of its children that ended) while it was
 made (what ``theorylab figures`` estimates the next run from)."""
-
-
-def package_version() -> str:
-    """The package's version ([`theorylab.core.__version__`][theorylab.core])."""
-    from theorylab.core import __version__
-
-    return __version__
 
 
 def _jsonable(x: Any) -> Any:
