@@ -100,7 +100,7 @@ def heat_map(source: Path, value: str, x: str, y: str, out: Path, *, default: bo
     no grid lines through them, cells without a value in their own colour and legend."""
     from matplotlib.patches import Patch, Rectangle
 
-    from theorylab.core.figures import figure_theme, new_figure
+    from theorylab.core.figures import figure_theme, new_figure, style_axes
 
     rows, axes, manifest = sweep_values(source, value)
     paper = paper_named(manifest.get("paper"))
@@ -127,8 +127,7 @@ def heat_map(source: Path, value: str, x: str, y: str, out: Path, *, default: bo
         ax.tick_params(length=0)
         for side in ax.spines.values():
             side.set_visible(False)
-        ax.set_xlabel(axis_label(x, paper))
-        ax.set_ylabel(axis_label(y, paper))
+        style_axes(ax, axis_label(x, paper), axis_label(y, paper))
         fig.colorbar(mesh, ax=ax, label=axis_label(value, paper))
         handles = {}
         annotate = len(xs) * len(ys) <= 64
@@ -199,7 +198,7 @@ def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fi
     """[`plot_reading`][]'s figure; `series` False: the other axes averaged, one series."""
     from matplotlib.transforms import blended_transform_factory
 
-    from theorylab.core.figures import figure_theme, new_figure
+    from theorylab.core.figures import figure_theme, new_figure, style_axes
 
     rows, axes, manifest = sweep_values(source, reading)
     if x not in rows.columns:
@@ -259,10 +258,9 @@ def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fi
                     [rows[a] == v for a, v in zip(by, key)])], x, log, colour, name)
         if log:
             _log_axes(ax, points, x)
-        ax.set_xlabel(axis_label(x, paper))
-        ax.set_ylabel(axis_label(reading, paper))
-        ax.set_title(f"{symbol(reading, paper)} against {symbol(x, paper)}"
-                     + (" (log–log)" if log else ""), fontsize="medium")
+        style_axes(ax, axis_label(x, paper), axis_label(reading, paper), f"{symbol(reading, paper)}"
+                   f" against {symbol(x, paper)}" + (" (log–log)" if log else ""),
+                   title_size="medium")
         if setting:
             fig.suptitle(setting, fontsize="small")
         title = (spread + ("\ndashed: least-squares fits, slope ± its 95 % interval"

@@ -130,6 +130,37 @@ def _draw_marks(ax, groups: list[tuple[str, float]], legend: bool) -> None:
                    zorder=3)
 
 
+def _panel_figure(df: pd.DataFrame, chosen, size: tuple[float, float, float]):
+    """The figure of `chosen`'s panels, three a row (`size`: a panel's width and height and the
+    height of the titles, in inches; each note adds a line), its axes flat with those past the
+    last panel hidden, and whether the step axis is logarithmic. Inside ``figure_theme()``."""
+    from theorylab.core.figures import new_figure
+    from theorylab.core.plotting import log_steps
+
+    with _huge_values():
+        logx = log_steps(df, chosen.panels)
+    n = len(chosen.panels)
+    cols = min(3, n)
+    rows = -(-n // cols)
+    fig = new_figure((size[0] * cols, size[1] * rows + size[2] + 0.2 * len(chosen.notes)))
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes, logx
+
+
+def _legend_in_free_panel(axes, n: int) -> bool:
+    """The first panel's legend, at full size, in the first panel past the `n` drawn (False:
+    there is none)."""
+    if n >= len(axes):
+        return False
+    handles, names = axes[0].get_legend_handles_labels()
+    axes[n].set_visible(True)
+    axes[n].axis("off")
+    axes[n].legend(handles, names, loc="center", fontsize="medium", frameon=False)
+    return True
+
+
 def plot_run(run: str | Path, *, out: str | Path | None = None,
              columns: Sequence[str] | None = None, force: bool = False) -> Path:
     """Plot ``run``'s ``trajectory.csv`` (one panel per quantity against ``step``) as a PNG.
@@ -151,8 +182,8 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
 
     **Returns:** the path written. ``ValueError`` naming the field on bad input.
     """
-    from theorylab.core.figures import figure_theme, new_figure
-    from theorylab.core.plotting import Panels, choose_panels, log_steps, phase_marks
+    from theorylab.core.figures import figure_theme
+    from theorylab.core.plotting import Panels, choose_panels, phase_marks
 
     opened = open_run(run, strict=False)
     df, paper, cfg, folder = opened.trajectory, opened.paper, opened.config, opened.path
@@ -184,17 +215,11 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
     if marks:
         chosen.notes.append("vertical lines: the paper's phase readings of this run ("
                             + ", ".join(f"{k} = {v:g}" for k, v in marks.items()) + ")")
-    with _huge_values():
-        logx = log_steps(df, chosen.panels)
-    n = len(chosen.panels)
-    cols = min(3, n)
-    rows = -(-n // cols)
     default = out is None
     out = Path(out) if out is not None else path.parent / "trajectory.png"
     check_out(out, default=default, force=force)
     with figure_theme():
-        fig = new_figure((3.6 * cols, 2.7 * rows + 0.6 + 0.2 * len(chosen.notes)))
-        axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+        fig, axes, logx = _panel_figure(df, chosen, (3.6, 2.7, 0.6))
         runs = [(None, df)] if "run" not in df.columns else list(df.groupby("run"))
         for k, (ax, group) in enumerate(zip(axes, chosen.panels)):
             col = group[0]
@@ -214,14 +239,8 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
             _draw_marks(ax, groups, legend=k == 0)
             _panel_title(ax, [symbol(c, paper) for c in group],
                          f" ({hidden} beyond ±1e300 not drawn)" if hidden else "")
-        for ax in axes[n:]:
-            ax.set_visible(False)
-        handles, names = axes[0].get_legend_handles_labels()
-        if handles and n < len(axes):  # the legend in the first free panel, at full size
-            axes[n].set_visible(True)
-            axes[n].axis("off")
-            axes[n].legend(handles, names, loc="center", fontsize="medium", frameon=False)
-        elif handles:
+        handles, _ = axes[0].get_legend_handles_labels()
+        if handles and not _legend_in_free_panel(axes, len(chosen.panels)):
             axes[0].legend(fontsize="small", loc="best")
         if paper is not None and cfg is not None and paper.describe is not None:
             title = f"{paper.name}: {paper.describe(cfg)}"
@@ -322,8 +341,8 @@ def _plot_sweep_trajectories(df: pd.DataFrame, axes: list[str], manifest: dict,
     """The kept values of a sweep that keeps whole trajectories: one panel per value against
     the step, one line per point (mean over seeds, the band their range), labelled by what
     sets the point apart."""
-    from theorylab.core.figures import figure_theme, new_figure
-    from theorylab.core.plotting import choose_panels, log_steps
+    from theorylab.core.figures import figure_theme
+    from theorylab.core.plotting import choose_panels
 
     with _huge_values():
         chosen = choose_panels(df, values, limit=MAX_PANELS)
@@ -336,14 +355,8 @@ def _plot_sweep_trajectories(df: pd.DataFrame, axes: list[str], manifest: dict,
     title, labels = point_settings(manifest, points, [k for k in keys if k != "run_id"])
     if seeds:
         chosen.notes.append("lines: means over the seeds of each point; bands: their range")
-    with _huge_values():
-        logx = log_steps(df, chosen.panels)
-    n = len(chosen.panels)
-    cols = min(3, n)
-    rows = -(-n // cols)
     with figure_theme():
-        fig = new_figure((3.8 * cols, 2.8 * rows + 0.9 + 0.2 * len(chosen.notes)))
-        axs = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+        fig, axs, logx = _panel_figure(df, chosen, (3.8, 2.8, 0.9))
         for ax, group in zip(axs, chosen.panels):
             for i, row in points.iterrows():
                 mask = np.logical_and.reduce([df[k] == row[k] for k in keys])
@@ -356,15 +369,9 @@ def _plot_sweep_trajectories(df: pd.DataFrame, axes: list[str], manifest: dict,
                                     alpha=0.2, lw=0)
             _panel_title(ax, [symbol(c, paper) for c in group])
             _step_axis(ax, df["step"], logx)
-        for ax in axs[n:]:
-            ax.set_visible(False)
-        handles, names = axs[0].get_legend_handles_labels()
-        if n < len(axs):  # the legend in the first free panel
-            axs[n].set_visible(True)
-            axs[n].axis("off")
-            axs[n].legend(handles, names, loc="center", fontsize="medium", frameon=False)
-        else:
-            fig.legend(handles, names, loc="outside right upper", fontsize="small")
+        if not _legend_in_free_panel(axs, len(chosen.panels)):
+            fig.legend(*axs[0].get_legend_handles_labels(), loc="outside right upper",
+                       fontsize="small")
         over = ", ".join(symbol(a, paper) for a in axes) or "its points"
         fig.suptitle(title or f"sweep over {over}", fontsize="medium")
         note_box(fig, chosen.notes, fig.get_figwidth())

@@ -144,10 +144,11 @@ def test_alignment_scores_and_the_chance_overlap_of_fig2():
     """`alignment_scores` is 1 on the set mask itself, 0-ish on its complement, and its Top-C
     overlap on random similarities matches the chance value written in Figure 2's headline."""
     import theorylab.jelassi2022.figures._gaussian as g
+    from theorylab.jelassi2022.partition import Partition
     from theorylab.vision.nets import cosine_similarity_matrix
 
-    sets = np.arange(16).reshape(4, 4)  # any partition into 4 sets of C = 4
-    mask = g.set_mask(sets, 16).astype(float)
+    sets = Partition(tuple(map(tuple, np.arange(16).reshape(4, 4).tolist())))  # any, C = 4
+    mask = sets.same_set_mask().astype(float)
     perfect = g.alignment_scores(mask, sets)
     assert perfect["patch_association"] == 1.0 and perfect["topC_overlap"] == 1.0
     assert perfect["within_minus_between"] == 1.0

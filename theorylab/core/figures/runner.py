@@ -27,7 +27,7 @@ from theorylab.core.folders import claim_folder
 from theorylab.core.missing import MissingDataError
 from theorylab.core.provenance import default_out, provenance
 
-__all__ = ["MANIFEST_NAME", "package_version", "read_manifest", "run_figures"]
+__all__ = ["MANIFEST_NAME", "read_manifest", "run_figures"]
 
 MANIFEST_NAME = "manifest.json"
 MANIFEST_KEYS = (
@@ -52,13 +52,6 @@ MANIFEST_KEYS = (
 """Keys of every manifest entry (`manifest["figures"][id]`): ``runtime_s`` is the figure's wall
 time, ``cpu_s`` the CPU time of this process (and of its children that ended) while it was
 made (what ``theorylab figures`` estimates the next run from)."""
-
-
-def package_version() -> str:
-    """The package's version ([`theorylab.core.__version__`][theorylab.core])."""
-    from theorylab.core import __version__
-
-    return __version__
 
 
 def _jsonable(x: Any) -> Any:
@@ -154,7 +147,6 @@ def run_figures(
     read_manifest(out)  # a damaged manifest is refused before anything is rendered
     claim_folder(out, "figures")  # never a run folder, a store or results; marks a new one
     ctx = FigureContext(out=out, quick=quick, device=device, seed=seed, progress=progress)
-    version = package_version()
     made = provenance(quick)
     manifest = read_manifest(out)
     skipped: dict[str, str] = {}
@@ -178,10 +170,7 @@ def run_figures(
         runtime, cpu = time.perf_counter() - t0, cpu_seconds() - c0
         manifest = read_manifest(out)  # re-read: merge with anything written meanwhile
         manifest["figures"][spec.id] = _jsonable({
-            "paper": spec.paper,
-            "paper_figure": spec.paper_figure,
-            "title": spec.title,
-            "caption": spec.caption,
+            **{k: getattr(spec, k) for k in ("paper", "paper_figure", "title", "caption")},
             "reading": list(result.reading),
             "data_source": result.data_source or spec.data_source,
             "settings": result.settings,
@@ -189,13 +178,10 @@ def run_figures(
             "device": device,
             "runtime_s": round(runtime, 2),
             "cpu_s": round(cpu, 2),
-            "version": version,
             "quick": quick,
             "seed": seed,
             "files": sorted(p.name for p in files),
-            "run": made["run"],
-            "commit": made["commit"],
-            "date": made["date"],
+            **made,  # how it was made: run, commit, date and version
         })
         _write_manifest(out, manifest)
     return {**manifest, "skipped": skipped}

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures import FigureContext, FigureResult, new_figure, register, style_axes
 
 from ..config import PAPER_NAME
 from ..predictions.asymptotics import crossing_law_fit, local_slopes, sub_ladders
@@ -73,31 +73,26 @@ def asymptotics(ctx: FigureContext) -> FigureResult:
     pos, neg = (main[main.family == f].sort_values("P") for f in ("pos", "neg"))
     pos1 = one.sort_values("P")
     headline, reading = {}, []
-    ax = axs[0, 0]
-    for t, mk, lab in ((pos, "o-", "z ~ U[0.5, 1.5] (main)"), (pos1, "s--", "z ≡ 1")):
-        ax.plot(t.P, t.phi_glob_end_I / (t.delta / 2 * np.log(t.P)), mk, ms=4, label=lab)
-    for t, law, c in ((pos, "uniform", "C0"), (pos1, "one", "C1")):
+    ax, axb = axs[0, 0], axs[0, 1]
+    ends = []  # Φ_glob(t_I)/((Δ/2) ln P) at the largest P, per coefficient law
+    for t, mk, lab, law, c in ((pos, "o-", "z ~ U[0.5, 1.5]", "uniform", "C0"),
+                               (pos1, "s--", "z ≡ 1", "one", "C1")):
+        ratio = t.phi_glob_end_I / (t.delta / 2 * np.log(t.P))
+        ax.plot(t.P, ratio, mk, ms=4, label=lab + (" (main)" if law == "uniform" else ""))
         zl = Z_LAWS[law]
         lt = crossing_law_fit(t.P, t.C1, t.C, t.phi_glob_end_I, zl["L"], zl["U"], GAMMA)
         ax.plot(t.P, lt["phi"] / (t.delta / 2 * np.log(t.P)), "-", color=c, lw=0.8)
+        axb.plot(t.P, np.log(t.attn_glob_end_I) / (0.5 * np.log(t.C / t.P)), mk, ms=4,
+                 label=lab)
+        ends.append(float(ratio.iloc[-1]))
     ax.axhline(-1.0, color="k", ls="--", lw=1, label="leading order −1 (notes)")
     ax.axhline(-2.0, color="0.5", ls=":", lw=1, label="limit −1/L of U[L, U] (derived)")
-    ax.set_xscale("log")
-    ax.set_xlabel("P")
-    ax.set_ylabel("Φ_glob(t_I) / ((Δ/2) ln P)")
-    ax.set_title("(a) end of Phase I, Δ > 0", fontsize=9)
-    ax.legend(fontsize=7)
-    ax = axs[0, 1]
-    ax.plot(pos.P, np.log(pos.attn_glob_end_I) / (0.5 * np.log(pos.C / pos.P)), "o-", ms=4,
-            label="z ~ U[0.5, 1.5]")
-    ax.plot(pos1.P, np.log(pos1.attn_glob_end_I) / (0.5 * np.log(pos1.C / pos1.P)), "s--",
-            ms=4, label="z ≡ 1")
+    style_axes(ax, "P", "Φ_glob(t_I) / ((Δ/2) ln P)", "(a) end of Phase I, Δ > 0", log="x",
+               title_size=9, legend=7)
+    ax = axb
     ax.axhline(1.0, color="k", ls="--", lw=1, label="leading order 1")
-    ax.set_xscale("log")
-    ax.set_xlabel("P")
-    ax.set_ylabel("ln attn_glob(t_I) / ln √(C/P)")
-    ax.set_title("(b) end of Phase I in attention, Δ > 0", fontsize=9)
-    ax.legend(fontsize=7)
+    style_axes(ax, "P", "ln attn_glob(t_I) / ln √(C/P)", "(b) end of Phase I in attention, Δ > 0",
+               log="x", title_size=9, legend=7)
     for ax, t, fam in ((axs[0, 2], pos, "Δ > 0"), (axs[1, 0], neg, "Δ < 0")):
         x = (t.P / t.C / ETA_Q).to_numpy()
         cols = (("t_I", "t_I"), ("t_II", "t_II"), ("T_star", "T*")) if fam == "Δ > 0" else \
@@ -106,13 +101,9 @@ def asymptotics(ctx: FigureContext) -> FigureResult:
             y = t[c].to_numpy(dtype=float)
             line, = ax.plot(x, y, "o-", ms=4, label=lab)
             ax.plot(x, y[-1] * x / x[-1], "--", color=line.get_color(), lw=0.8)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("x = (P/C)/η_q")
-        ax.set_ylabel("steps")
-        ax.set_title(f"({'c' if fam == 'Δ > 0' else 'd'}) phase lengths, {fam} "
-                     "(dashed: ∝ x)", fontsize=9)
-        ax.legend(fontsize=7)
+        style_axes(ax, "x = (P/C)/η_q", "steps",
+                   f"({'c' if fam == 'Δ > 0' else 'd'}) phase lengths, {fam} (dashed: ∝ x)",
+                   log="xy", title_size=9, legend=7)
     ax = axs[1, 1]
     stmts = []
     for name, t, xcol, y, log_y, pred in (
@@ -131,11 +122,8 @@ def asymptotics(ctx: FigureContext) -> FigureResult:
         headline[f"local slopes {name}"] = [float(s) for s in ls["slopes"]]
     for v in (-1.0, 1.0):
         ax.axhline(v, color="k", ls="--", lw=0.8)
-    ax.set_xscale("log")
-    ax.set_xlabel("P (geometric mean of the sub-ladder)")
-    ax.set_ylabel("local slope")
-    ax.set_title("(e) local slopes per sub-ladder", fontsize=9)
-    ax.legend(fontsize=6)
+    style_axes(ax, "P (geometric mean of the sub-ladder)", "local slope",
+               "(e) local slopes per sub-ladder", log="x", title_size=9, legend=6)
     ax = axs[1, 2]
     for mk, m in ((True, "o-"), (False, "s--")):
         b = boundary_table(ctx.quick, mask_keys=mk)
@@ -153,15 +141,9 @@ def asymptotics(ctx: FigureContext) -> FigureResult:
     ax.plot(Pd, math.log(1 / (1 - GAMMA)) / np.log(Pd), "k--", lw=0.8,
             label="ln(1/(1 − γ))/ln P (derived limit, keys in)")
     ax.axhline(0, color="0.5", lw=0.6)
-    ax.set_xscale("log")
-    ax.set_xlabel("P")
-    ax.set_ylabel("Δ_b(P)")
-    ax.set_title("(f) where Phase I starts", fontsize=9)
-    ax.legend(fontsize=7)
+    style_axes(ax, "P", "Δ_b(P)", "(f) where Phase I starts", log="x", title_size=9, legend=7)
     reading.append("Local slopes per sub-ladder (bottom → top): " + "; ".join(
         f"{n}: " + ", ".join(f"{s:.3f}" for s in sl) for n, sl in stmts) + ".")
-    ends = [float((t.phi_glob_end_I / (t.delta / 2 * np.log(t.P))).iloc[-1])
-            for t in (pos, pos1)]
     reading.append(f"Φ_glob(t_I)/((Δ/2) ln P) at the largest P: {ends[0]:.3f} "
                    f"(z ~ U[0.5, 1.5]), {ends[1]:.3f} (z ≡ 1).")
     settings = {"ladder": list(Ps), "families": {f: {"Delta": v.Delta, "kappa_c": v.kappa_c}
@@ -212,11 +194,9 @@ def cl_temperature(ctx: FigureContext) -> FigureResult:
             ax.axhline(r.pred if r.pred_exists else 1.0, color=c, ls=":", lw=1)
         ax.axhline(1.0, color="k", lw=0.6)
         ax.set_ylim(0, 1.05)
-        ax.set_xlabel("GD step")
-        ax.set_title(f"τ = {tau:g}", fontsize=9)
-        if tau == taus[0]:
-            ax.set_ylabel("attention on the global area")
-            ax.legend(fontsize=7)
+        first = tau == taus[0]
+        style_axes(ax, "GD step", "attention on the global area" if first else None,
+                   f"τ = {tau:g}", title_size=9, legend=7 if first else None)
         for r in rows.itertuples():
             ends.append({"tau": tau, **r._asdict()})
         headline[f"τ={tau:g}"] = {f"P={r.P}": [float(r.glob), float(r.glob_lo),
@@ -239,9 +219,7 @@ def cl_temperature(ctx: FigureContext) -> FigureResult:
         ax.axvline(float(g.tau_c.iloc[0]), color=c, ls=":", lw=0.8)
         headline[f"tau_c P={P}"] = float(g.tau_c.iloc[0])
         headline[f"Jensen tau_c P={P}"] = float(g.tau_c_jensen.iloc[0])
-    ax.set_xscale("log")
-    ax.set_xlabel("τ")
     ax.set_ylim(0, 1.05)
-    ax.set_title("end; dashed: derived; dash-dot: Jensen; dotted: τ_c", fontsize=8)
-    ax.legend(fontsize=7)
+    style_axes(ax, "τ", None, "end; dashed: derived; dash-dot: Jensen; dotted: τ_c", log="x",
+               title_size=8, legend=7)
     return FigureResult(fig, headline=headline, settings={"taus": list(taus)}, reading=reading)

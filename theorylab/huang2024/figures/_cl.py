@@ -16,6 +16,7 @@ from functools import lru_cache
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import image_axes
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
 from ..config import PAPER_NAME
@@ -24,7 +25,7 @@ from ..setups import ATTN_TOL, pair_config
 from ..trainer import RunResult, run_experiment
 from ._common import draw_areas, expected_attention, grid_of
 
-__all__ = ["CL_NEGATIVES", "CL_STEPS", "cl_run", "pair_run", "cl_collapses", "fig1"]
+__all__ = ["CL_NEGATIVES", "CL_STEPS", "pair_run", "cl_collapses", "end_mean", "fig1"]
 
 #: Negatives of the figures' CL runs (the Theorem 4.4 check uses 15: every other image of its
 #: batch of 16; the captions say so).
@@ -35,27 +36,29 @@ CL_STEPS = 150
 
 
 @lru_cache(maxsize=64)
-def pair_run(P: int, C1: int, C: int, gamma: float, steps: int, cl: bool) -> RunResult:
+def pair_run(P: int, C1: int, C: int, gamma: float, steps: int, cl: bool,
+             linear_records: int | None = None) -> RunResult:
     """The CL run (``cl = True``) or the MAE run (``population-montecarlo``) of the Theorem
-    4.4 setting at (P, C1, C) with masking probability γ and contiguous areas (cached)."""
+    4.4 setting at (P, C1, C) with masking probability γ and contiguous areas (cached);
+    `linear_records`: that many linearly spaced readings instead of the setting's."""
     cfg = pair_config(P, C1, C, steps, CL_NEGATIVES if cl else None)
-    cfg = cfg.replace(data={"areas": "contiguous"}, model={"gamma": gamma}).resolved()
-    return run_experiment(cfg, progress=False)
-
-
-def cl_run(P: int, C1: int, C: int, gamma: float, steps: int) -> RunResult:
-    """The CL run of [`pair_run`][]."""
-    return pair_run(P, C1, C, gamma, steps, True)
+    train = {} if linear_records is None else {"record": "linear", "n_records": linear_records}
+    cfg = cfg.replace(data={"areas": "contiguous"}, model={"gamma": gamma}, train=train)
+    return run_experiment(cfg.resolved(), progress=False)
 
 
 def cl_collapses(run: RunResult, mae_glob_end: float, tol: float = ATTN_TOL) -> bool:
     """CL's global collapse as in the Theorem 4.4 check: the global attention of masked local
     queries rose by more than ``tol`` from its start and ends more than ``tol`` above MAE's
     (end values: means over the last fifth of the steps)."""
-    tr = run.trajectory
-    end = tr[tr.step >= 0.8 * tr.step.iloc[-1]].attn_glob_lq.mean()
-    start = tr.attn_glob_lq.iloc[0]
+    end, start = end_mean(run.trajectory), run.trajectory.attn_glob_lq.iloc[0]
     return bool(end - start > tol and end - mae_glob_end > tol)
+
+
+def end_mean(tr, column: str = "attn_glob_lq") -> float:
+    """Mean of `column` of a trajectory over the last fifth of its steps (an end value of the
+    Theorem 4.4 check)."""
+    return float(tr[tr.step >= 0.8 * tr.step.iloc[-1]][column].mean())
 
 
 def _fig1_sizes(quick: bool) -> tuple[int, int, int, int]:
@@ -145,19 +148,16 @@ def fig1(ctx: FigureContext) -> FigureResult:
         ax.set_title(f"Fashion-MNIST ViT {name}, {where} query\nmax weight "
                      f"{row.max():.3f} (uniform {1 / side ** 2:.3f})", fontsize=8)
         headline[f"real {name} {where} query: max weight"] = float(row.max())
-    for im, row_axs, n_keys in ((im_syn, axs[0], P), (im_real, axs[1], side ** 2)):
+    for im, row_axs, n_keys, vmax, kind in ((im_syn, axs[0], P, vmax_syn, "synthetic"),
+                                            (im_real, axs[1], side ** 2, vmax_real, "real")):
         bar = fig.colorbar(im, ax=list(row_axs), fraction=0.02, pad=0.01)
         bar.ax.axhline(1.0 / n_keys, color="r", lw=1.5)
         bar.set_label(f"attention weight (red: uniform 1/P = {1 / n_keys:.3f})", fontsize=7)
         bar.ax.tick_params(labelsize=6)
-    headline["colour scale max (synthetic row)"] = vmax_syn
-    headline["colour scale max (real row)"] = vmax_real
-    headline["uniform weight 1/P (synthetic)"] = 1.0 / P
-    headline["uniform weight 1/P (real)"] = 1.0 / side ** 2
+        headline[f"colour scale max ({kind} row)"] = vmax
+        headline[f"uniform weight 1/P ({kind})"] = 1.0 / n_keys
     for ax in axs.ravel():
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.grid(False)
+        image_axes(ax)
     reading = [
         f"Synthetic (P = {P}, C1 = {C1}, C = {C}, {steps} steps): the local query puts "
         f"{headline['synthetic MAE local query: own-area mass']:.2f} on its own area under MAE "

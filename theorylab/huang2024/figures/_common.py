@@ -110,12 +110,9 @@ def draw_areas(ax, labels: np.ndarray, *, color: str = "k", lw: float = 1.0,
                 col, w = highlight.get(int(a), (color, lw))
                 if not inside and int(a) not in highlight:
                     continue
-                if dr == 0:
-                    x = c + 0.5 * dc
-                    ax.plot([x, x], [r - 0.5, r + 0.5], color=col, lw=w, solid_capstyle="butt")
-                else:
-                    y = r + 0.5 * dr
-                    ax.plot([c - 0.5, c + 0.5], [y, y], color=col, lw=w, solid_capstyle="butt")
+                # the cell side facing (dr, dc): through its midpoint, across that direction
+                x, y, hx, hy = c + 0.5 * dc, r + 0.5 * dr, 0.5 * abs(dr), 0.5 * abs(dc)
+                ax.plot([x - hx, x + hx], [y - hy, y + hy], color=col, lw=w, solid_capstyle="butt")
 
 
 def fmt(x: float, nd: int = 3) -> str:

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import image_axes
 
 from ..config import PAPER_NAME, DataConfig
 from ._common import draw_areas, grid_of
@@ -85,9 +86,7 @@ def fig2(ctx: FigureContext) -> FigureResult:
             r, c = divmod(p, side)
             ax.text(c, r, "G" if lab[p] == 0 else str(int(lab[p])), ha="center", va="center",
                     fontsize=7 if side > 4 else 9, color="0.1")
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.grid(False)
+        image_axes(ax)
         ax.set_title(f"cluster {k + 1}: global area C1 = {C1}, "
                      f"{int(s.n_areas[k]) - 1} local areas of C = {C}", fontsize=8)
     fig.suptitle(f"P = {P} patches ({side}×{side}), K = {K}: κ_s = {ks:.3f}, κ_c = {kc:.3f}, "

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import style_axes
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
 from ..config import PAPER_NAME
@@ -26,7 +27,7 @@ from ..realvit import (
     seed_summary,
     t_interval,
 )
-from ._cl import CL_NEGATIVES, CL_STEPS, cl_run
+from ._cl import CL_NEGATIVES, CL_STEPS, pair_run
 from ._common import ETA_Q, expected_attention, fmt, trained_run
 from ._dynamics import pd_grid
 from ._realvit import COLORS, LABELS, METRIC_LABELS, head_panel, trajectory_panel
@@ -120,29 +121,22 @@ def fig3(ctx: FigureContext) -> FigureResult:
     n = 16 if ctx.quick else 64
     deltas = np.array([information_gap(P, c1, C) for c1 in C1s])
     keys = ("nmi", "distance", "total", "shared", "diverse")
-    meas = {k: np.zeros((len(C1s), 2)) for k in keys}
-    ideal = {k: np.zeros(len(C1s)) for k in keys}
-    formula = np.zeros(len(C1s))
-    final_own = np.zeros(len(C1s))
     cl_steps = 20 if ctx.quick else CL_STEPS
-    cl_meas = {k: np.zeros((len(C1s), 2)) for k in keys}
+    rows, final_own = [], []  # per C1: the metrics of trained MAE, idealised MAE, trained CL
     for i, c1 in enumerate(ctx.tqdm(C1s, desc="fig3")):
         run = trained_run(P, c1, C, gamma, steps, "contiguous")
         maps, _ = expected_attention(run, n_samples=n, seed=ctx.seed + i)
-        m = diversity_metrics(maps)
-        for k in keys:
-            meas[k][i] = m[k]
-        ideal_map = own_area_map(run.structure.labels[0])[None]
-        mi = diversity_metrics(ideal_map)
-        for k in keys:
-            ideal[k][i] = mi[k][0]
-        formula[i] = idealised_mae_diverse(P, c1, C)
-        final_own[i] = float(run.trajectory.attn_own_lq.iloc[-1])
-        cl_maps, _ = expected_attention(cl_run(P, c1, C, gamma, cl_steps), n_samples=n,
+        cl_maps, _ = expected_attention(pair_run(P, c1, C, gamma, cl_steps, True), n_samples=n,
                                         seed=ctx.seed + i)
-        mc = diversity_metrics(cl_maps)
-        for k in keys:
-            cl_meas[k][i] = mc[k]
+        rows.append((diversity_metrics(maps),
+                     diversity_metrics(own_area_map(run.structure.labels[0])[None]),
+                     diversity_metrics(cl_maps)))
+        final_own.append(float(run.trajectory.attn_own_lq.iloc[-1]))
+    # {metric: (C1, 2) array of mean and standard error} per kind of map
+    meas, ideal, cl_meas = ({k: np.array([r[w][k] for r in rows]) for k in keys} for w in range(3))
+    ideal = {k: v[:, 0] for k, v in ideal.items()}
+    formula = np.array([idealised_mae_diverse(P, c1, C) for c1 in C1s])
+    final_own = np.array(final_own)
     uniform = np.full((1, P, P), 1.0 / P)
     uni_dist = float(mean_attention_distance(uniform)[0])
     ks = np.array([math.log(c1) / math.log(P) for c1 in C1s])
@@ -159,25 +153,21 @@ def fig3(ctx: FigureContext) -> FigureResult:
     curve(ax1, "nmi", "C3", "CL, trained", cl_meas, "s", "-.")
     ax1.plot(deltas, ideal["nmi"], color="C0", ls="--", label="MAE idealised (own area, §5.4)")
     ax1.axhline(0, color="0.5", ls=":", label="uniform (Q⁰ = 0)")
-    ax1.set_ylabel("NMI (geometric)")
-    ax1.set_title("normalised mutual information")
     for k, c in (("total", "C2"), ("shared", "C3"), ("diverse", "C0")):
         curve(ax2, k, c, f"{k} (trained)")
         ax2.plot(deltas, ideal[k], color=c, ls="--", lw=0.9)
     for k, c in (("shared", "C3"), ("diverse", "C0")):
         curve(ax2, k, c, f"{k} (CL)", cl_meas, "s", "-.")
     ax2.plot(deltas, 1 - ks, color="C3", ls=":", lw=0.9, label="CL idealised shared 1 − κ_s")
-    ax2.set_ylabel("fraction of log P")
-    ax2.set_title("sharpness: total = shared + diverse (dashed: idealised MAE)")
     curve(ax3, "distance", "C0", "MAE, trained")
     curve(ax3, "distance", "C3", "CL, trained", cl_meas, "s", "-.")
     ax3.plot(deltas, ideal["distance"], color="C0", ls="--", label="MAE idealised (own area)")
     ax3.axhline(uni_dist, color="0.5", ls=":", label=f"uniform (Q⁰ = 0): {uni_dist:.2f}")
-    ax3.set_ylabel("mean attention distance (patches)")
-    ax3.set_title("mean attention distance")
-    for ax in (ax1, ax2, ax3):
-        ax.set_xlabel(f"Δ (P = {P}, C = {C}, C1 = {C1s[0]}…{C1s[-1]})")
-        ax.legend(fontsize=6)
+    for ax, y, title in ((ax1, "NMI (geometric)", "normalised mutual information"),
+                         (ax2, "fraction of log P",
+                          "sharpness: total = shared + diverse (dashed: idealised MAE)"),
+                         (ax3, "mean attention distance (patches)", "mean attention distance")):
+        style_axes(ax, f"Δ (P = {P}, C = {C}, C1 = {C1s[0]}…{C1s[-1]})", y, title, legend=6)
     real = cached_realvit(ctx.quick, stand_in=ctx.quick)
     avg = head_average(real.table, layer=-1)
     real_mean, real_iv = {}, {}
@@ -204,10 +194,9 @@ def fig3(ctx: FigureContext) -> FigureResult:
             if c < len(layers):
                 head_panel(ax, real.table, layers[c], metric, legend=(c == 0))
                 ax.set_ylabel(METRIC_LABELS[metric], fontsize=7)
-                ax.set_title(f"real ViTs, layer {layers[c]}"
-                             + (" (last)" if layers[c] == last else ""), fontsize=9)
-                if c == 0:
-                    ax.legend(fontsize=6)
+                style_axes(ax, title=f"real ViTs, layer {layers[c]}" + (
+                    " (last)" if layers[c] == last else ""), title_size=9,
+                    legend=6 if c == 0 else None)
             else:
                 ax.axis("off")
         ax = grid[row, 3]
@@ -218,15 +207,13 @@ def fig3(ctx: FigureContext) -> FigureResult:
         m, lo, hi = decided["distance" if metric == "distance_patches" else "nmi"]
         what = "CL − MAE distance" if metric == "distance_patches" else "MAE − CL NMI"
         unit = " × uniform's" if metric == "distance_patches" else ""
-        ax.set_title(f"layer {last} during training\nend: {what} {m:+.3f} "
-                     f"[{lo:+.3f}, {hi:+.3f}]{unit}", fontsize=7)
-        ax.legend(fontsize=6)
+        style_axes(ax, title=f"layer {last} during training\nend: {what} {m:+.3f} "
+                   f"[{lo:+.3f}, {hi:+.3f}]{unit}", title_size=7, legend=6)
     ax4.axhline(0.0, color="0.5", ls=":", lw=0.8)
     ax4.set_xticks(range(len(real_keys)), ["NMI", "focus", "shared", "diverse", "JS from start"])
     m, lo, hi = decided["moved"]
-    ax4.set_title(f"real ViTs, last layer (seeds {list(real.config.seeds)})\nCL − MAE JS "
-                  f"from the start {m:+.3f} [{lo:+.3f}, {hi:+.3f}]", fontsize=8)
-    ax4.legend(fontsize=6)
+    style_axes(ax4, title=f"real ViTs, last layer (seeds {list(real.config.seeds)})\nCL − MAE "
+               f"JS from the start {m:+.3f} [{lo:+.3f}, {hi:+.3f}]", title_size=8, legend=6)
     resid = np.abs(meas["total"][:, 0] - meas["shared"][:, 0] - meas["diverse"][:, 0])
     headline = {
         "delta": deltas.tolist(), "C1": list(C1s),

@@ -5,26 +5,24 @@ phase diagram. Registered ids: ``huang2024-dynamics``, ``huang2024-phase-diagram
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
 
-from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures import FigureContext, FigureResult, new_figure, register, style_axes
 
 from ..config import PAPER_NAME
 from ..data import information_gap
 from ..phases import EPS_REL, own_attention_target, read_phases
 from ..predictions import has_phase_one, phase_one_prediction, reduced_gd, z_moments
-from ..setups import ATTN_TOL, ETA_Q, family_sizes, figure_config, pair_config
-from ..trainer import RunResult, run_experiment
-from ._cl import CL_STEPS, cl_collapses, pair_run
+from ..setups import ATTN_TOL, ETA_Q, family_sizes, figure_config
+from ._cl import CL_STEPS, cl_collapses, end_mean, pair_run
 from ._common import fmt, trained_run
 
 __all__ = ["SECTION9_SIZES", "dynamics", "phase_diagram", "dynamics_settings", "pd_grid",
-           "phase_I_present", "phase_one_end", "phase_one_heuristic", "PHASE_ONE_END_LABEL",
+           "phase_one_end", "phase_one_heuristic", "PHASE_ONE_END_LABEL",
            "PHASE_ONE_HEURISTIC_LABEL", "mae_plateau",
-           "converged_mae_run", "MAE_PLATEAU_TOL"]
+           "MAE_PLATEAU_TOL"]
 
 
 # -- the predicted end of Phase I ------------------------------------------------------------------
@@ -76,21 +74,10 @@ def _max_gap(measured: pd.Series, derived: pd.Series) -> float:
     return float(np.max(np.abs(measured.to_numpy()[:n] - derived.to_numpy()[:n])))
 
 
-def _with_rel_excess(tr: pd.DataFrame) -> pd.DataFrame:
-    tr = tr.copy()
-    tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]
-    return tr
-
-
-def phase_I_present(tr: pd.DataFrame) -> bool:
-    """Whether the first GD step lowers the mean global FP correlation of the local queries by
-    more than it raises their own-area one (``phase_I`` of
-    [`phase_readings`][theorylab.huang2024.phases.phase_readings], notes §4.5)."""
-    return bool(read_phases(tr)["phase_I"])
-
-
 def _summary(tr: pd.DataFrame, P: int, C1: int, C: int, gamma: float) -> dict:
-    """The phase readings of a run with its Δ and whether its loss decreased at every step."""
+    """The phase readings of a run with its Δ and whether its loss decreased at every step
+    (``phase_I``: whether the first GD step lowers the mean global FP correlation of the local
+    queries by more than it raises their own-area one, notes §4.5)."""
     out = read_phases(tr, C=C, gamma=gamma)
     out["delta"] = information_gap(P, C1, C)
     out["loss_monotone"] = bool(np.all(np.diff(tr.loss.to_numpy()) <= 0))
@@ -149,10 +136,9 @@ def dynamics(ctx: FigureContext) -> FigureResult:
     for col, fam in enumerate(("pos", "neg")):
         C1, C = sizes[fam]
         run = trained_run(P, C1, C, gamma, steps, "contiguous")
-        tr = _with_rel_excess(run.trajectory)
+        tr = run.trajectory
         summ = _summary(tr, P, C1, C, gamma)
-        delta = summ["delta"]
-        present = phase_I_present(tr)
+        delta, present = summ["delta"], summ["phase_I"]
         s = tr.step.to_numpy()
         ax, axa = axes[0, col], axes[1, col]
         ax.plot(s, tr.phi_own_lq, color="C2", label="Φ local patch → own area")
@@ -186,34 +172,26 @@ def dynamics(ctx: FigureContext) -> FigureResult:
                     a.axvline(t, color="0.35", ls=ls, lw=0.9)
                     a.text(t, 0.97, f" {name} = {t:g}", transform=a.get_xaxis_transform(),
                            fontsize=7, va="top", color="0.25")
-        ax.set_title(f"Δ = {delta:+.3f}: P = {P}, C1 = {C1}, C = {C} "
-                     f"({'Phase I present' if present else 'no Phase I'})")
-        ax.set_ylabel("FP correlation Φ")
-        axa.set_ylabel("attention of a masked local query")
-        axa.set_xlabel("GD steps")
+        style_axes(ax, None, "FP correlation Φ", f"Δ = {delta:+.3f}: P = {P}, C1 = {C1}, C = "
+                   f"{C} ({'Phase I present' if present else 'no Phase I'})", legend=7)
         axa.set_ylim(-0.02, 1.02)
-        ax.legend(fontsize=7, loc="best")
-        axa.legend(fontsize=7, loc="center right")
+        style_axes(axa, "GD steps", "attention of a masked local query",
+                   legend={"fontsize": 7, "loc": "center right"})
         last = tr.iloc[-1]
         h = {
             "P": P, "C1": C1, "C": C, "steps": steps, "delta": delta, "phase_I": present,
-            "t_I": summ["t_I"], "t_II": summ["t_II"], "T_star": summ["T_star"],
+            **{k: summ[k] for k in ("t_I", "t_II", "T_star", "dphi_glob_1", "dphi_own_1",
+                                    "final_rel_excess", "loss_monotone")},
             "phase_I_predicted": predicted_I,
             "phi_glob_end_I": summ["phi_glob_end_I"] if present else math.nan,
             "phi_glob_pred": pred if present and delta > 0 else math.nan,
             "phi_glob_heuristic": heur if present and delta > 0 else math.nan,
             "max_abs_phi_own_vs_derived": _max_gap(tr.phi_own_lq, red.phi_own_lq),
             "max_abs_phi_glob_vs_derived": _max_gap(tr.phi_glob_lq, red.phi_glob_lq),
-            "dphi_glob_1": summ["dphi_glob_1"], "dphi_own_1": summ["dphi_own_1"],
             "min_phi_glob_lq": float(tr.phi_glob_lq.min()),
-            "final_phi_own_lq": float(last.phi_own_lq),
-            "final_phi_glob_lq": float(last.phi_glob_lq),
-            "final_attn_own_lq": float(last.attn_own_lq),
-            "final_attn_glob_lq": float(last.attn_glob_lq),
-            "final_attn_masked_lq": float(last.attn_masked_lq),
-            "final_attn_own_gq": float(last.attn_own_gq),
-            "final_rel_excess": float(last.rel_excess),
-            "loss_monotone": summ["loss_monotone"],
+            **{f"final_{k}": float(last[k]) for k in ("phi_own_lq", "phi_glob_lq", "attn_own_lq",
+                                                      "attn_glob_lq", "attn_masked_lq",
+                                                      "attn_own_gq")},
         }
         headline[fam] = h
         settings[fam] = cfg.resolved().to_dict()
@@ -245,9 +223,11 @@ def dynamics(ctx: FigureContext) -> FigureResult:
 
 #: Patch count of the CL column of huang2024-dynamics (the Δ > 0 size family at this P).
 DYN_CL_P = 64
-#: GD steps of the MAE reference of the CL column: its own-area attention is at its plateau
-#: by then (measured at P = 64: window means 0.659, 0.683, 0.684 over the third, fourth and
-#: last fifth of 1,200 steps; at P = 36, 0.426, 0.436, 0.443 over 800).
+#: GD steps of the MAE reference of the CL column (``population-montecarlo`` in the Theorem 4.4
+#: setting of [`pair_run`][], read at 201 linearly spaced steps): its own-area attention is at
+#: its plateau ([`mae_plateau`][]) by then (measured at P = 64: window means 0.659, 0.683, 0.684
+#: over the third, fourth and last fifth of 1,200 steps; at P = 36, 0.426, 0.436, 0.443 over
+#: 800).
 DYN_MAE_STEPS = 1200
 #: The MAE reference is at its plateau when the own-area attention of masked local queries,
 #: averaged over the last fifth of the run, is within MAE_PLATEAU_TOL of its average over the
@@ -260,17 +240,6 @@ MAE_PLATEAU_TOL = ATTN_TOL
 def cl_column_settings(quick: bool) -> tuple[int, int, int]:
     """(P, CL steps, MAE steps) of the CL column (quick: P = 36)."""
     return (36, 30, 800) if quick else (DYN_CL_P, CL_STEPS, DYN_MAE_STEPS)
-
-
-@lru_cache(maxsize=8)
-def converged_mae_run(P: int, C1: int, C: int, steps: int) -> RunResult:
-    """MAE (``population-montecarlo``) in the Theorem 4.4 setting of [`pair_run`][] (contiguous
-    areas, γ = 0.5) run for `steps` steps with 201 linearly spaced readings, long enough for
-    [`mae_plateau`][] to hold at the figure's sizes."""
-    cfg = pair_config(P, C1, C, steps, None)
-    cfg = cfg.replace(data={"areas": "contiguous"}, model={"gamma": 0.5},
-                      train={"record": "linear", "n_records": 201}).resolved()
-    return run_experiment(cfg, progress=False)
 
 
 def mae_plateau(tr: pd.DataFrame, column: str = "attn_own_lq",
@@ -294,7 +263,7 @@ def _cl_column(ax, axa, quick: bool, headline: dict, reading: list, settings: di
     P, cl_steps, mae_steps = cl_column_settings(quick)
     C1, C = family_sizes("pos", P)
     runs = {"CL": pair_run(P, C1, C, 0.5, cl_steps, True),
-            "MAE": converged_mae_run(P, C1, C, mae_steps)}
+            "MAE": pair_run(P, C1, C, 0.5, mae_steps, False, 201)}
     for name, r in runs.items():
         tr = r.trajectory
         ls = "-" if name == "CL" else "--"
@@ -315,14 +284,11 @@ def _cl_column(ax, axa, quick: bool, headline: dict, reading: list, settings: di
     for a in (ax, axa):  # CL's plateau comes within tens of steps, MAE's after hundreds
         a.set_xscale("symlog", linthresh=10)
     delta = runs["CL"].config.delta
-    ax.set_title(f"CL ({cl_steps} steps) vs converged MAE ({mae_steps}), K = 4\nΔ = "
-                 f"{delta:+.3f}: P = {P}, C1 = {C1}, C = {C}", fontsize=9)
-    ax.set_ylabel("FP correlation Φ")
-    axa.set_ylabel("attention of a masked local query")
-    axa.set_xlabel("GD steps")
+    style_axes(ax, None, "FP correlation Φ", f"CL ({cl_steps} steps) vs converged MAE "
+               f"({mae_steps}), K = 4\nΔ = {delta:+.3f}: P = {P}, C1 = {C1}, C = {C}",
+               title_size=9, legend=7)
     axa.set_ylim(-0.02, 1.02)
-    ax.legend(fontsize=7)
-    axa.legend(fontsize=7)
+    style_axes(axa, "GD steps", "attention of a masked local query", legend=7)
     ends = {name: r.trajectory.iloc[-1] for name, r in runs.items()}
     headline["cl"] = {"P": P, "C1": C1, "C": C, "delta": delta, "steps": cl_steps,
                       "mae_steps": mae_steps, "mae_plateau": mae["plateau"],
@@ -415,7 +381,6 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
     P, C, C1s, gammas, steps = pd_grid(ctx.quick)
     deltas = [information_gap(P, c1, C) for c1 in C1s]
     cat = np.zeros((len(gammas), len(C1s)), dtype=int)
-    own = np.full(cat.shape, np.nan)
     ratio = np.full(cat.shape, np.nan)
     collapsed = np.zeros(cat.shape, dtype=bool)
     cl_glob = np.full(cat.shape, np.nan)
@@ -423,24 +388,20 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
     for i, g in enumerate(gammas):
         for j, c1 in enumerate(ctx.tqdm(C1s, desc=f"γ={g}")):
             run = trained_run(P, c1, C, g, steps, "contiguous")
-            tr = _with_rel_excess(run.trajectory)
+            tr = run.trajectory
             summ = _summary(tr, P, c1, C, g)
-            present = phase_I_present(tr)
+            present = summ["phase_I"]
             a = float(tr.attn_own_lq.iloc[-1])
             learned = a >= own_attention_target(C, g)
             cat[i, j] = 2 * int(learned) + int(present)
-            own[i, j] = a
             end = summ["phi_glob_end_I"] if present else math.nan
             pred = phase_one_end(figure_config(P, c1, C, gamma=g, steps=steps), steps)
             ratio[i, j] = end / pred if math.isfinite(end) and pred != 0 else math.nan
             cl_steps = steps if ctx.quick else CL_STEPS
             clr = pair_run(P, c1, C, g, cl_steps, True)
-            mae_ref = pair_run(P, c1, C, g, cl_steps, False).trajectory
-            mae_glob = float(mae_ref[mae_ref.step >= 0.8 * mae_ref.step.iloc[-1]]
-                             .attn_glob_lq.mean())
+            mae_glob = end_mean(pair_run(P, c1, C, g, cl_steps, False).trajectory)
             collapsed[i, j] = cl_collapses(clr, mae_glob)
-            ctr = clr.trajectory
-            cl_glob[i, j] = float(ctr[ctr.step >= 0.8 * ctr.step.iloc[-1]].attn_glob_lq.mean())
+            cl_glob[i, j] = end_mean(clr.trajectory)
             cells.append({"gamma": g, "C1": c1, "delta": deltas[j], "learned": learned,
                           "phase_I": present, "final_attn_own_lq": a,
                           "target": own_attention_target(C, g), "t_I": summ["t_I"],
@@ -454,29 +415,26 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
     ax1, ax2, ax3 = fig.subplots(1, 3)
     pal = ["#d9d9d9", "#fdae6b", "#9ecae1", "#3182bd"]
     xt = [f"{d:+.2f}\n({c1})" for d, c1 in zip(deltas, C1s)]
-    yt = [f"{g:g}" for g in gammas]
-    t2 = {(c["gamma"], c["C1"]): c["t_II"] for c in cells}
-    annot = np.array([[f"{own[i, j]:.2f}\nt_II {fmt(t2[(g, c1)])}" for j, c1 in enumerate(C1s)]
-                      for i, g in enumerate(gammas)])
+    ticks = {"xticklabels": xt, "yticklabels": [f"{g:g}" for g in gammas],
+             "annot_kws": {"fontsize": 7}}
+    cells_kw = {"cbar": False, "linewidths": 0.5, "linecolor": "white", **ticks}
+    annot = np.array([f"{c['final_attn_own_lq']:.2f}\nt_II {fmt(c['t_II'])}"
+                      for c in cells]).reshape(cat.shape)  # cells run over γ, then C1
     sns.heatmap(cat, ax=ax1, cmap=ListedColormap(pal), vmin=-0.5, vmax=3.5, annot=annot, fmt="",
-                xticklabels=xt, yticklabels=yt, cbar=False, linewidths=0.5, linecolor="white",
-                annot_kws={"fontsize": 7})
+                **cells_kw)
     from matplotlib.patches import Patch
 
     ax1.legend(handles=[Patch(color=pal[k], label=_CATS[k]) for k in range(4)], fontsize=6,
                loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax1.set_title(f"after {steps} steps (cell: own-area attention, t_II)")
     sns.heatmap(ratio, ax=ax2, cmap="vlag", vmin=0.0, vmax=2.0, annot=True, fmt=".2f",
-                xticklabels=xt, yticklabels=yt, cbar_kws={"label": "Φ_glob(t_I) / predicted"},
-                annot_kws={"fontsize": 7})
+                cbar_kws={"label": "Φ_glob(t_I) / predicted"}, **ticks)
     ax2.set_title(f"end of Phase I against the {PHASE_ONE_END_LABEL}", fontsize=9)
     sns.heatmap(collapsed.astype(float), ax=ax3, cmap=ListedColormap(["#d9d9d9", "#e6550d"]),
-                vmin=0, vmax=1, annot=cl_glob, fmt=".2f", xticklabels=xt, yticklabels=yt,
-                cbar=False, linewidths=0.5, linecolor="white", annot_kws={"fontsize": 7})
+                vmin=0, vmax=1, annot=cl_glob, fmt=".2f", **cells_kw)
     ax3.set_title("CL: global collapse (orange) and final global attention")
     for ax in (ax1, ax2, ax3):
-        ax.set_xlabel(f"Δ (C1), P = {P}, C = {C}")
-        ax.set_ylabel("masking probability γ")
+        style_axes(ax, f"Δ (C1), P = {P}, C = {C}", "masking probability γ")
         ax.grid(False)
     n_pos = sum(d > 0 for d in deltas) * len(gammas)
     n_pos_I = int(sum(c["phase_I"] for c in cells if c["delta"] > 0))

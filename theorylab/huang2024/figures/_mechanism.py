@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import image_axes, style_axes
 
 from ..config import PAPER_NAME
 from ._common import draw_areas, expected_attention, fmt, grid_of, trained_run
@@ -118,18 +119,15 @@ def fig4(ctx: FigureContext) -> FigureResult:
             if col == 0:
                 mr, mc = np.divmod(np.flatnonzero(mask[b]), side)
                 ax.plot(mc, mr, ".", color="0.85", ms=2.5)
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.grid(False)
+            image_axes(ax)
             ax.set_title(title, fontsize=8)
             fig.colorbar(im, ax=ax, shrink=0.8)
         phi = run.Phi[p, s.offset[0]:s.offset[0] + int(s.n_areas[0])]
         ax = axes[row, 2]
         cols = ["C2" if m == j else ("C1" if m == 0 else "0.6") for m in range(len(phi))]
         ax.bar(np.arange(len(phi)), phi, color=cols)
-        ax.set_xticks(np.arange(len(phi)))
-        ax.set_xticklabels(["G" if m == 0 else str(m) for m in range(len(phi))],
-                           fontsize=6 if len(phi) > 12 else 8)
+        ax.set_xticks(np.arange(len(phi)), ["G" if m == 0 else str(m) for m in range(len(phi))],
+                      fontsize=6 if len(phi) > 12 else 8)
         ax.axhline(0, color="0.3", lw=0.6)
         ups = run.Ups[p]
         mates = own & (np.arange(P) != p)
@@ -137,10 +135,8 @@ def fig4(ctx: FigureContext) -> FigureResult:
         u_oth = float(ups[~own].mean())
         ax.text(0.02, 0.98, f"Υ own area {fmt(u_own)}\nΥ other areas {fmt(u_oth)}\n"
                 f"Υ[p, p] {fmt(float(ups[p]))}", transform=ax.transAxes, va="top", fontsize=7)
-        ax.set_xlabel("area m of the feature v_m")
-        ax.set_ylabel(f"Φ[p = {p}, v_m]")
-        ax.set_title(f"{name}-area query (area {'G' if j == 0 else j}): learned FP correlations",
-                     fontsize=8)
+        style_axes(ax, "area m of the feature v_m", f"Φ[p = {p}, v_m]", f"{name}-area query "
+                   f"(area {'G' if j == 0 else j}): learned FP correlations", title_size=8)
         split = attention_split(maps, mask, lab, p)
         others_phi = np.delete(phi, [j] if j == 0 else [0, j])
         tag = "lq" if j != 0 else "gq"

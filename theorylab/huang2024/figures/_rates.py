@@ -11,7 +11,7 @@ import math
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
-from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures import FigureContext, FigureResult, new_figure, register, style_axes
 
 from ..config import PAPER_NAME
 from ..data import information_gap
@@ -175,17 +175,13 @@ def rates(ctx: FigureContext) -> FigureResult:
                     if math.isfinite(v):
                         ax.plot(m["P"], abs(v), "o", ms=6, color=color,
                                 mfc=color if v > 0 else "white")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("P")
-            ax.set_ylabel("|rate| at Q⁰ = 0")
             worst_ex = _nanmax(_rel(m[k], m[f"{k}_exact"]) for m in ms for k in COORDS)
             big = ms[-1]
             worst_ld = {k: _rel(big[k], big[f"{k}_leading"]) for k in COORDS}
-            ax.set_title(f"{fam_name}, masked keys {keys}: max |meas − exact|/|exact| = "
-                         f"{worst_ex:.1e}", fontsize=8)
-            if row == 0 and col == 0:
-                ax.legend(fontsize=6, ncol=3, loc="lower left")
+            style_axes(ax, "P", "|rate| at Q⁰ = 0", f"{fam_name}, masked keys {keys}: max "
+                       f"|meas − exact|/|exact| = {worst_ex:.1e}", log="xy", title_size=8,
+                       legend={"fontsize": 6, "ncol": 3, "loc": "lower left"}
+                       if row == 0 and col == 0 else None)
             panel = f"{fam}/{keys}"
             headline[panel] = {
                 "max_rel_diff_exact": worst_ex,
@@ -253,12 +249,8 @@ def _ratio_panel(ax, fam_name: str, curves: dict, meas: dict, headline: dict, fa
             f"{ms[-1]['P']}; the notes' old heuristic is {min(folds):.3g}–{max(folds):.3g} "
             "times the measured ratio.")
     ax.axhline(1.0, color="0.3", lw=0.7)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("P")
-    ax.set_ylabel("|r_glob| / r_own (local query)")
-    ax.set_title(f"{fam_name}: ratio (> 1: Phase I starts)", fontsize=8)
-    ax.legend(fontsize=6, loc="best")
+    style_axes(ax, "P", "|r_glob| / r_own (local query)", f"{fam_name}: ratio (> 1: Phase I "
+               "starts)", log="xy", title_size=8, legend={"fontsize": 6, "loc": "best"})
 
 
 def _order_panel(ax, fam_name: str, meas: dict) -> None:
@@ -273,9 +265,6 @@ def _order_panel(ax, fam_name: str, meas: dict) -> None:
             ax.plot(x, [m[order] for m in ms], color=COORDS[k], lw=0.8, ls=":",
                     alpha=1.0 if mk else 0.5,
                     label=("1/P" if k == "own" else "1/(P a_1)") + f" ({keys})")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("P")
-    ax.set_ylabel("|leading − measured| / |measured|")
-    ax.set_title(f"{fam_name}: leading order against its neglected order", fontsize=8)
-    ax.legend(fontsize=6, ncol=2, loc="lower left")
+    style_axes(ax, "P", "|leading − measured| / |measured|",
+               f"{fam_name}: leading order against its neglected order", log="xy", title_size=8,
+               legend={"fontsize": 6, "ncol": 2, "loc": "lower left"})

@@ -11,6 +11,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from theorylab.core.figures.axes import style_axes
+
 from ..realvit import MODELS, t_interval
 
 __all__ = ["COLORS", "LABELS", "METRIC_LABELS", "head_panel", "trajectory_panel",
@@ -107,10 +109,8 @@ def loss_panel(ax, curves: pd.DataFrame, levels: pd.DataFrame,
     ax.axhline(1.0, color="0.5", lw=0.8)
     if max_ratio is not None:
         ax.axhline(max_ratio, color="k", ls="--", lw=0.8, label=f"premise: ≤ {max_ratio:g}")
-    ax.set_xlabel("optimiser step")
-    ax.set_ylabel("loss / plateau level")
-    ax.set_title("loss curves (every seed)", fontsize=8)
-    ax.legend(fontsize=6)
+    style_axes(ax, "optimiser step", "loss / plateau level", "loss curves (every seed)",
+               title_size=8, legend=6)
 
 
 def draw_layer_head_panels(fig, table: pd.DataFrame, trajectory: pd.DataFrame,

@@ -1,6 +1,6 @@
 """What the figures on the synthetic data of Jelassi et al. (2022) share: phase times of a
-trajectory, the seeds whose Gaussian v⁰ points along +w*, backend fields of a device, the
-reference data and the τ = 1 model, and the phase predictions of
+trajectory, the seeds whose Gaussian v⁰ points along +w*, backend fields of a device, and the
+phase predictions of
 [`theorylab.jelassi2022.predictions`][] drawn beside the measured coefficients."""
 
 from __future__ import annotations
@@ -9,12 +9,11 @@ import math
 
 import numpy as np
 
-from ..config import DataConfig, ExperimentConfig, ModelConfig
+from ..config import DataConfig, ExperimentConfig
 from ..data import make_wstar
 from ..phases import PHASE_TIMES, pa_limit_error, read_phases
 from ..predictions import phase_i, phase_ii
 from ..predictions.phase_two import slow_flow
-from ..setups import REF_Q, REF_SETS
 
 __all__ = [
     "backend_fields",
@@ -25,8 +24,6 @@ __all__ = [
     "positive_v0_seed",
     "predicted_curves",
     "prediction_sentence",
-    "ref_data",
-    "tau1_model",
 ]
 
 
@@ -60,14 +57,6 @@ def backend_fields(device: str) -> dict:
     if device == "cpu":
         return {"backend": "numpy", "device": "cpu"}
     return {"backend": "torch", "device": device}
-
-
-def ref_data(seed: int = 0) -> DataConfig:
-    return DataConfig(D=10, C=2, partition=REF_SETS, d=100, q=REF_Q, seed=seed)
-
-
-def tau1_model() -> ModelConfig:
-    return ModelConfig(activation="cubic", temperature=1.0, value_scale=1.0, diag="loglogd")
 
 
 # -- derived predictions drawn beside the measured coefficients ---------------------------------

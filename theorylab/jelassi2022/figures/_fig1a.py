@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import image_axes, style_axes
 
 from ..config import PAPER_NAME
 from ._images import (
@@ -18,7 +19,6 @@ from ._images import (
     _fashion_mnist,
     _grid_distance,
     _stand_in,
-    _style_image_axes,
     _train_vit,
     locality_scores,
     make_vit,
@@ -127,10 +127,8 @@ def fig1a(ctx: FigureContext) -> FigureResult:
         lo = THRESHOLD if thr is not None else -1.0
         im = ax.imshow(_mosaic(sim, grid, thr), cmap="viridis", vmin=lo, vmax=1.0,
                        interpolation="nearest")
-        _style_image_axes(ax)
-        ax.set_title(title)
-        ax.set_xlabel("input patch column")
-        ax.set_ylabel("input patch row")
+        image_axes(ax)
+        style_axes(ax, "input patch column", "input patch row", title)
         label = "cosine (floored at 0.55)" if thr is not None else "cosine"
         fig.colorbar(im, ax=ax, shrink=0.75, label=label)
     ax = fig.add_subplot(gs[3])
@@ -154,11 +152,9 @@ def fig1a(ctx: FigureContext) -> FigureResult:
                        f"$\\rho$ {loc['corr_with_distance']:+.2f}"))
     ax.axhline(THRESHOLD, color="grey", ls=":", lw=1, label="threshold 0.55")
     ax.set_ylim(min(-0.1, min(lows) - 0.05), 1.0)  # room for the legend at the top
-    ax.set_xlabel("patch distance (rounded)")
-    ax.set_ylabel("mean cosine similarity")
-    ax.set_title("similarity vs distance\n(cos$_1$: 4-neighbour mean, "
-                 "$\\rho$: Spearman with distance)")
-    ax.legend(frameon=False, loc="upper right", fontsize="x-small")
+    style_axes(ax, "patch distance (rounded)", "mean cosine similarity", "similarity vs distance"
+               "\n(cos$_1$: 4-neighbour mean, $\\rho$: Spearman with distance)",
+               legend={"frameon": False, "loc": "upper right", "fontsize": "x-small"})
     paper = "ImageNet ViT-small-patch32: random at init, local connectivity after training"
     headline = {
         "test_acc": res.test_acc,
@@ -185,5 +181,5 @@ def fig1a(ctx: FigureContext) -> FigureResult:
                 "no_translation_reference": {  # where Figure 6's ViT differs from this one
                     **{k: ref.get(k) for k in sorted(set(s) | set(ref)) if s.get(k) != ref.get(k)},
                     "translate_patches": 0, "run": "jelassi2022-fig6 vanilla ViT"}}
-    extra = {"reading": reading} if "reading" in FigureResult.__dataclass_fields__ else {}
-    return FigureResult(fig, headline=headline, settings=settings, **extra, **_stand_in(data))
+    return FigureResult(fig, headline=headline, settings=settings, reading=reading,
+                        **_stand_in(data))

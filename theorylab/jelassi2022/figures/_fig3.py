@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import image_axes
 
 from ..config import PAPER_NAME
 from ..data import sample_c
@@ -71,9 +72,7 @@ def fig3(ctx: FigureContext) -> FigureResult:
     rows, cols = cells // 6, cells % 6
     ax.add_patch(Rectangle((cols.min() - 0.5, rows.min() - 0.5), 2, 2, fill=False,
                            edgecolor="red", lw=3.5, zorder=5))
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)
+    image_axes(ax)
     ax.set_title(f"label y = {yk:+d}:  #(+1) = {int(npos[k])},  #(−1) = {int(nneg[k])}")
     return FigureResult(
         fig,

@@ -10,10 +10,11 @@ import time
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..data import bayes_error
-from ..setups import REF_Q, REF_SETS
+from ..setups import REF_SETS, reference_config
 from ..trainer import run_experiment
 from ._common import (
     backend_fields,
@@ -24,7 +25,6 @@ from ._common import (
     positive_v0_seed,
     predicted_curves,
     prediction_sentence,
-    tau1_model,
 )
 
 __all__ = ["fig4", "fig4_config", "fig4_model", "fig4_tau1_config"]
@@ -64,24 +64,28 @@ def fig4_model() -> ModelConfig:
     return ModelConfig(activation="cubic", diag="loglogd")
 
 
-def fig4_config(quick: bool, device: str, seed: int) -> ExperimentConfig:
-    """The (RECONSTRUCTED) empirical setting of our Figure 4; the train seed is the first one
-    ≥ `seed` whose v⁰ points along +w* (see [`positive_v0_seed`][])."""
-    data = DataConfig(D=10, C=2, partition=REF_SETS, d=100, q=FIG4_Q)
-    train = dict(FIG4_TRAIN, **(FIG4_QUICK if quick else {}), **backend_fields(device))
+def _empirical(data: DataConfig, model: ModelConfig, quick: bool, device: str, seed: int,
+               **train) -> ExperimentConfig:
+    """Figure 4's empirical run of `data` and `model` (`train`: fields changed from
+    ``FIG4_TRAIN``); the train seed is the first one ≥ `seed` whose v⁰ points along +w* (see
+    [`positive_v0_seed`][])."""
+    train = dict(FIG4_TRAIN, **train, **(FIG4_QUICK if quick else {}), **backend_fields(device))
     train["seed"] = positive_v0_seed(data, train["v0_scale"], seed)
-    return ExperimentConfig(data=data, model=fig4_model(), train=TrainConfig(**train))
+    return ExperimentConfig(data=data, model=model, train=TrainConfig(**train))
+
+
+def fig4_config(quick: bool, device: str, seed: int) -> ExperimentConfig:
+    """The (RECONSTRUCTED) empirical setting of our Figure 4."""
+    data = DataConfig(D=10, C=2, partition=REF_SETS, d=100, q=FIG4_Q)
+    return _empirical(data, fig4_model(), quick, device, seed)
 
 
 def fig4_tau1_config(quick: bool, device: str, seed: int) -> ExperimentConfig:
     """The τ = 1 parametrisation beside Figure 4 (RECONSTRUCTED): temperature 1, value_scale 1,
     q = ln(d)/D (the third-party script's q), lr 0.1 for v and A, otherwise as
     [`fig4_config`][]."""
-    data = DataConfig(D=10, C=2, partition=REF_SETS, d=100, q=REF_Q)
-    train = dict(FIG4_TRAIN, lr_v=0.1, lr_A=None, **(FIG4_QUICK if quick else {}),
-                 **backend_fields(device))
-    train["seed"] = positive_v0_seed(data, train["v0_scale"], seed)
-    return ExperimentConfig(data=data, model=tau1_model(), train=TrainConfig(**train))
+    ref = reference_config()
+    return _empirical(ref.data, ref.model, quick, device, seed, lr_v=0.1, lr_A=None)
 
 
 FIG4_CAPTION = (
@@ -183,20 +187,13 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
     ax.plot(sp[mp], tp["error_fair"].to_numpy()[mp], color="C1", ls="--",
             label="exact population (P), fair-coin ties")
     ax.axhline(bayes, color="k", ls=":", lw=1, label=f"Bayes error {bayes:.4f}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("GD steps")
-    ax.set_ylabel("test error")
     draw_phase_lines(ax, ph)  # the exact twin's absolute phase times (phases.phase_readings)
-    ax.legend(fontsize=6)
-    ax.set_title("test error (dash-dot: exact phase times)", fontsize=9)
+    style_axes(ax, "GD steps", "test error", "test error (dash-dot: exact phase times)",
+               log="xy", title_size=9, legend=6)
     ax = axes[3]
     ax.plot(steps[m], cos[m], color="C2")
-    ax.set_xscale("log")
     ax.set_ylim(min(0.0, float(np.nanmin(cos))), 1.02)
-    ax.set_xlabel("GD steps")
-    ax.set_ylabel("cos(w*, v)")
-    ax.set_title("cos(w*, v)", fontsize=9)
+    style_axes(ax, "GD steps", "cos(w*, v)", "cos(w*, v)", log="x", title_size=9)
     # α, γ, ρ of the exact population twin beside the derived predictions (and the empirical run)
     ax = axes[4]
     pred = predicted_curves(r["pop_cfg"], int(sp[-1]))
@@ -208,12 +205,9 @@ def _fig4_row(axes, r: dict, label: str) -> dict:
             label="γ − ρ exact (P)")
     draw_predictions(ax, pred, int(sp[-1]))
     draw_phase_lines(ax, ph)
-    ax.set_xscale("log")
-    ax.set_yscale("symlog", linthresh=0.1)
-    ax.set_xlabel("GD steps")
-    ax.set_title("α, γ, ρ: exact (P) solid, empirical (E) faint,\npredicted dashed/dotted",
-                 fontsize=8)
-    ax.legend(fontsize=5, loc="lower left")
+    style_axes(ax, "GD steps", None, "α, γ, ρ: exact (P) solid, empirical (E) faint,\npredicted "
+               "dashed/dotted", log="x", title_size=8, legend={"fontsize": 5, "loc": "lower left"})
+    ax.set_yscale("symlog", linthresh=0.1)  # after the log x axis: the y limits depend on it
     last = te.iloc[-1]
     return {
         "plateau_test_error": plateau,

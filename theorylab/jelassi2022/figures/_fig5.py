@@ -8,6 +8,7 @@ import json
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import image_axes, style_axes
 
 from ..config import PAPER_NAME
 from ._images import (
@@ -15,7 +16,6 @@ from ._images import (
     _cos,
     _fashion_mnist,
     _stand_in,
-    _style_image_axes,
     locality_scores,
 )
 
@@ -91,11 +91,10 @@ def fig5(ctx: FigureContext) -> FigureResult:
         "ResNet-like": (lambda: SmallResNet(10, widths=widths), s["lr_cnn"]),
     }
     acc: dict[str, dict[int, float]] = {m: {} for m in models}
-    perms, vit_at = {}, {}
+    perms = {g: block_permutation(size, g, perm_seed) for g in s["grid_sizes"]}
+    vit_at = {}
     jobs = [(g, m) for g in s["grid_sizes"] for m in models]
     for g, name in ctx.tqdm(jobs, desc="fig5 runs"):
-        if g not in perms:
-            perms[g] = block_permutation(size, g, perm_seed)
         d = data.permuted(perms[g])
         make, lr = models[name]
         cfg = TrainConfig(epochs=s["epochs"], batch_size=s["batch_size"], lr=lr,
@@ -130,17 +129,17 @@ def fig5(ctx: FigureContext) -> FigureResult:
     ax.set_xscale("log", base=2)
     ax.set_xticks(gs_list, labels=[str(g) for g in gs_list])
     ax.minorticks_off()
-    ax.set_xlabel(f"shuffle grid size g (pixels); g = {gs_list[-1]}: no permutation")
-    ax.set_ylabel(f"test accuracy (%), permuted Fashion-MNIST {size}x{size}")
-    ax.set_title("(a) test accuracy vs shuffle grid size (dashed: baseline)")
     ax.set_ylim(0, 100)
-    ax.legend(frameon=False, loc="center right")
+    style_axes(ax, f"shuffle grid size g (pixels); g = {gs_list[-1]}: no permutation",
+               f"test accuracy (%), permuted Fashion-MNIST {size}x{size}",
+               "(a) test accuracy vs shuffle grid size (dashed: baseline)",
+               legend={"frameon": False, "loc": "center right"})
 
     img = data.x_test[0, 0]
     top.suptitle("(b) a test image, original and permuted")
     for a, g in zip(top.subplots(1, len(gs_list)), reversed(gs_list), strict=True):
         a.imshow(permute_blocks(img, perms[g]), cmap="gray", interpolation="nearest")
-        _style_image_axes(a)
+        image_axes(a)
         a.set_title("original" if g == gs_list[-1] else f"g = {g}", fontsize="small")
     bottom.suptitle(f"(c) learned P similarity of the ViT trained at g = {g_show}")
     axes = bottom.subplots(1, 4)
@@ -153,7 +152,7 @@ def fig5(ctx: FigureContext) -> FigureResult:
                           interpolation="nearest")
             r, c = divmod(qpos, grid)
             a.plot(c, r, "o", ms=3, color="white")
-            _style_image_axes(a)
+            image_axes(a)
             a.set_title(lab + (" permuted grid" if j == 0 else " original grid"),
                         fontsize="small")
     bottom.colorbar(im, ax=axes, shrink=0.7, label="cosine")

@@ -4,6 +4,7 @@ ViT, training loss and test accuracy (the shared data, settings and training: ``
 from __future__ import annotations
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME
 from ._images import (
@@ -53,14 +54,10 @@ def fig6(ctx: FigureContext) -> FigureResult:
         ta = h.dropna(subset=["test_acc"])
         ax2.plot(ta["epoch"], 100 * ta["test_acc"], color=color, marker="o", ms=3,
                  label=f"{name}: {100 * res.test_acc:.1f}%")
-    ax1.set_xlabel("epoch")
-    ax1.set_ylabel("training loss (cross-entropy)")
-    ax1.set_title("(1) training loss")
-    ax1.legend(frameon=False)
-    ax2.set_xlabel("epoch")
-    ax2.set_ylabel("test accuracy (%)")
-    ax2.set_title("(2) test accuracy")
-    ax2.legend(frameon=False, loc="lower right")
+    style_axes(ax1, "epoch", "training loss (cross-entropy)", "(1) training loss",
+               legend={"frameon": False})
+    style_axes(ax2, "epoch", "test accuracy (%)", "(2) test accuracy",
+               legend={"frameon": False, "loc": "lower right"})
     (van, pos) = runs.values()
 
     def final_loss(res) -> float:

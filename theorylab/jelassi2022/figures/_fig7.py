@@ -8,6 +8,7 @@ import json
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import style_axes
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
 from ..config import PAPER_NAME
@@ -89,15 +90,12 @@ def fig7(ctx: FigureContext) -> FigureResult:
         jitter = np.random.default_rng(ctx.seed).uniform(-0.1, 0.1, size=len(sub))
         xs = np.where(sub["model"].to_numpy() == "ViT", 0.0, 1.0) + jitter
         ax.scatter(xs, sub["test_acc"], s=6, color="k", zorder=3)
-        ax.set_title(f"({k + 1}) {name}")
-        ax.set_xlabel("")
-        ax.set_ylabel("test accuracy (%)" if k == 0 else "")
+        style_axes(ax, "", "test accuracy (%)" if k == 0 else "", f"({k + 1}) {name}")
         tag = {"Fashion-MNIST": "fashion_mnist", "digits (28x28)": "digits28"}.get(name, "digits")
         for model in ("ViT", "Ours"):
             acc = sub.loc[sub["model"] == model, "test_acc"]
-            headline[f"{tag}_{model.lower()}_median"] = float(acc.median())
-            headline[f"{tag}_{model.lower()}_min"] = float(acc.min())
-            headline[f"{tag}_{model.lower()}_max"] = float(acc.max())
+            for stat in ("median", "min", "max"):
+                headline[f"{tag}_{model.lower()}_{stat}"] = float(acc.agg(stat))
     headline["n_seeds"] = s["seeds"]
     headline["paper_medians"] = ("CIFAR-10 90.2 vs 90.55; CIFAR-100 68.0 vs 67.95; "
                                  "SVHN 98.2 vs 97.3 (ViT vs Ours)")

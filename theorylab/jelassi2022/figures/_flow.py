@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME
 from ..phases import pa_target, read_phases
@@ -79,19 +80,13 @@ def flow(ctx: FigureContext) -> FigureResult:
             k: (r[k] * step if math.isfinite(r[k]) else None) for k in ("t_I", "t_PA")}
         if math.isfinite(r["t_PA"]):
             ax2.axvline(r["t_PA"] * step, color=style["color"], lw=0.7, ls=":")
-    for ax, name in ((ax1, "α = ⟨v, w*⟩"), (ax2, "γ − ρ")):
-        ax.set_xlabel("time t = η·step")
-        ax.set_ylabel(name)
-    ax1.legend(fontsize=7)
-    ax1.set_title("α against time")
-    ax2.set_title("γ − ρ against time (dotted: t_PA)")
+    style_axes(ax1, "time t = η·step", "α = ⟨v, w*⟩", "α against time", legend=7)
+    style_axes(ax2, "time t = η·step", "γ − ρ", "γ − ρ against time (dotted: t_PA)")
     x = np.array(list(gaps))
     ax3.loglog(x, list(gaps.values()), "o-", color="C3", label=f"measured, slope {slope:.3f}")
     ax3.loglog(x, gaps[etas[-1]] * x / etas[-1], ":", color="k", label="order η (slope 1)")
-    ax3.set_xlabel("step size η")
-    ax3.set_ylabel("max |GD − flow| over α, γ, ρ")
-    ax3.set_title(f"GD-to-flow gap up to T = {horizon:g}")
-    ax3.legend(fontsize=7)
+    style_axes(ax3, "step size η", "max |GD − flow| over α, γ, ρ",
+               f"GD-to-flow gap up to T = {horizon:g}", legend=7)
     headline = {"horizon": horizon, "gaps": {f"{k:g}": v for k, v in gaps.items()},
                 "slope": slope, "phase_times_in_time_units": readings}
     return FigureResult(fig, headline=headline, settings=flow_cfg.resolved().to_dict(),

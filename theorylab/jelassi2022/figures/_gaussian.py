@@ -17,58 +17,28 @@ import time
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import image_axes, style_axes
 
 from ..config import PAPER_NAME
+from ..partition import Partition
 
 GRID = 4
 """Side of the patch grid of Figures 1b and 2 (D = 16 patches)."""
+#: The 2×2 blocks of the 4×4 grid, {1,2,5,6}, {3,4,7,8}, {9,10,13,14}, {11,12,15,16} (1-indexed)
+#: as in Figure 1b-(1); inside a set the patches are listed row-major, so position r of a set is
+#: the same relative position in every block.
+BLOCKS = Partition.grid(GRID * GRID, 4)
 
 
-def block_partition(grid: int = GRID, block: int = 2) -> np.ndarray:
-    """Contiguous `block×block` sets of a `grid×grid` patch grid, 0-indexed, row-major patches.
-
-    Returns an int array `(L, C)`; for grid 4 and block 2 the rows are (1-indexed)
-    {1,2,5,6}, {3,4,7,8}, {9,10,13,14}, {11,12,15,16} as in Figure 1b-(1). Inside a set the
-    patches are listed row-major, so column r is the same relative position in every block.
-    """
-    if grid % block:
-        raise ValueError(f"block={block} must divide grid={grid}")
-    nb = grid // block
-    idx = np.arange(grid * grid).reshape(nb, block, nb, block)
-    return idx.transpose(0, 2, 1, 3).reshape(nb * nb, block * block)
-
-
-def random_partition(D: int, L: int, seed: int) -> np.ndarray:
-    """A seeded random partition of `range(D)` into `L` sets of `D // L` (rows sorted)."""
-    if D % L:
-        raise ValueError(f"L={L} must divide D={D}")
-    perm = np.random.default_rng(seed).permutation(D).reshape(L, D // L)
-    perm = np.sort(perm, axis=1)
-    return perm[np.argsort(perm[:, 0])]
-
-
-def set_mask(sets: np.ndarray, D: int) -> np.ndarray:
-    """Boolean `(D, D)` mask, True where i and j are in the same set."""
-    label = np.empty(D, dtype=np.int64)
-    for ell, s in enumerate(sets):
-        label[s] = ell
-    return label[:, None] == label[None, :]
-
-
-def _draw_partition(ax, sets: np.ndarray, grid: int, colors, title: str) -> None:
-    label = np.empty(grid * grid, dtype=np.int64)
-    for ell, s in enumerate(sets):
-        label[s] = ell
+def _draw_partition(ax, part: Partition, grid: int, colors, title: str) -> None:
     for i in range(grid * grid):
         r, c = divmod(i, grid)
-        ax.add_patch(_rect((c, grid - 1 - r), colors[label[i]]))
+        ax.add_patch(_rect((c, grid - 1 - r), colors[part.labels[i]]))
         ax.text(c + 0.5, grid - 0.5 - r, str(i + 1), ha="center", va="center", fontsize=11)
     ax.set_xlim(0, grid)
     ax.set_ylim(0, grid)
     ax.set_aspect("equal")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)
+    image_axes(ax)
     ax.set_title(title)
 
 
@@ -95,14 +65,13 @@ def _rect(xy, color):
 def fig1b(ctx: FigureContext) -> FigureResult:
     import seaborn as sns
 
-    blocks = block_partition()
-    scattered = random_partition(GRID * GRID, 4, seed=ctx.seed + 1)
+    blocks, scattered = BLOCKS, Partition.random(GRID * GRID, 4, seed=ctx.seed + 1)
     colors = sns.color_palette("pastel", 4)
     fig = new_figure((6.4, 3.4))
     axes = fig.subplots(1, 2)
     _draw_partition(axes[0], blocks, GRID, colors, "(1) spatially localized sets")
     _draw_partition(axes[1], scattered, GRID, colors, "(2) non-contiguous sets")
-    one = lambda sets: [sorted(int(i) + 1 for i in s) for s in sets]  # noqa: E731
+    one = lambda part: [sorted(int(i) + 1 for i in s) for s in part.sets]  # noqa: E731
     return FigureResult(
         fig,
         headline={"sets_localized": one(blocks), "sets_noncontiguous": one(scattered)},
@@ -126,12 +95,12 @@ def _cnn_teacher(X, W):
     """f*(X) = Σ_ℓ Σ_k (Σ_r ⟨w_{k,r}, X_{S_ℓ[r]}⟩)³ for X `(N, D, d)`, W `(K, C, d)`."""
     import torch
 
-    blocks = torch.as_tensor(block_partition(), device=X.device)
+    blocks = torch.as_tensor(BLOCKS.sets, device=X.device)
     pre = torch.einsum("nlrd,krd->nlk", X[:, blocks], W)
     return (pre**3).sum(dim=(1, 2))
 
 
-def alignment_scores(sim: np.ndarray, sets: np.ndarray) -> dict[str, float]:
+def alignment_scores(sim: np.ndarray, part: Partition) -> dict[str, float]:
     """How much a `(D, D)` similarity matrix reflects a partition into sets of size C.
 
     - `patch_association`: fraction of rows i whose Top-C entries are exactly i's set
@@ -140,8 +109,8 @@ def alignment_scores(sim: np.ndarray, sets: np.ndarray) -> dict[str, float]:
     - `within_minus_between`: mean off-diagonal similarity within sets minus across sets.
     """
     D = sim.shape[0]
-    C = sets.shape[1]
-    mask = set_mask(sets, D)
+    C = part.C
+    mask = part.same_set_mask()
     off = ~np.eye(D, dtype=bool)
     top = np.argsort(-sim, axis=1, kind="stable")[:, :C]
     hits = np.array([mask[i, top[i]].sum() for i in range(D)])
@@ -219,15 +188,14 @@ def _fig2(ctx: FigureContext, s: dict, device) -> FigureResult:
     seconds = time.perf_counter() - t0
     hist = np.array(rows)
 
-    blocks = block_partition()
-    mask = set_mask(blocks, D)
+    mask = BLOCKS.same_set_mask()
     sim = cosine_similarity_matrix(model.P.detach().cpu()).numpy()
     sim0 = cosine_similarity_matrix(P0).numpy()
     S = model.attention().detach().cpu().numpy()
     S_mean = S.mean(axis=0)
     own_mass = float(np.mean([(S[h] * mask).sum(axis=1).mean() for h in range(S.shape[0])]))
-    block_mass = np.stack([S[:, :, b].sum(-1) for b in blocks], axis=-1)  # (H, D, L)
-    learned, init = alignment_scores(sim, blocks), alignment_scores(sim0, blocks)
+    block_mass = np.stack([S[:, :, list(b)].sum(-1) for b in BLOCKS.sets], axis=-1)  # (H, D, L)
+    learned, init = alignment_scores(sim, BLOCKS), alignment_scores(sim0, BLOCKS)
     below = np.flatnonzero(hist[:, 2] <= 0.10)
     headline = {
         "final_test_error": float(hist[-1, 2]),
@@ -253,12 +221,10 @@ def _fig2(ctx: FigureContext, s: dict, device) -> FigureResult:
     ax = fig.add_subplot(gs[0])
     ax.plot(hist[:, 0], 100 * hist[:, 2], label="test", lw=1.6)
     ax.plot(hist[:, 0], 100 * hist[:, 1], label="train", lw=1.0, ls="--")
-    ax.set_xlabel("Adam step (full batch)")
-    ax.set_ylabel("error (%)")
     ax.set_ylim(0, max(55.0, 100 * hist[:, 1:].max() + 2))
     ax.set_xlim(0, s["steps"])
-    ax.legend(frameon=False)
-    ax.set_title(f"test error, final {100 * hist[-1, 2]:.1f}%")
+    style_axes(ax, "Adam step (full batch)", "error (%)", f"test error, final "
+               f"{100 * hist[-1, 2]:.1f}%", legend={"frameon": False})
     ticks = np.arange(0, D, 4)
     panels = [
         (mask.astype(float), "block mask (2x2 blocks)", "viridis", (0, 1)),

@@ -153,9 +153,3 @@ def locality_scores(sim: np.ndarray, grid: int) -> dict[str, float]:
         "above_threshold_local": (float((dist[above] <= np.sqrt(2) + 1e-9).mean())
                                   if above.any() else float("nan")),
     }
-
-
-def _style_image_axes(ax) -> None:
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)

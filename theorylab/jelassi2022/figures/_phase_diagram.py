@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import style_axes
 from theorylab.core.sweep import run_point, run_points
 
 from ..config import PAPER_NAME
@@ -91,9 +92,7 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
                 yticklabels=yt, cbar_kws={"label": "error − Bayes error"},
                 annot_kws={"fontsize": 7})
     for ax, t in ((ax1, f"γ − ρ after {steps} steps"), (ax2, "final error − Bayes error")):
-        ax.set_xlabel("q")
-        ax.set_ylabel(f"C (L = {PD_L} sets)")
-        ax.set_title(t)
+        style_axes(ax, "q", f"C (L = {PD_L} sets)", t)
     headline = {
         "n_cells": int(gap.size),
         "n_patch_association": int(pa.sum()),

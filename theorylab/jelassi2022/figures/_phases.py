@@ -8,16 +8,18 @@ import math
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import merged_legend, style_axes, twin_y
 
 from ..config import PAPER_NAME
 from ..data import bayes_error
-from ..phases import PHASE_TIMES, exact_path, pa_limit_error, read_phases
+from ..phases import exact_path
 from ..setups import reference_config
 from ..trainer import run_experiment
 from ._common import (
     draw_phase_lines,
     draw_predictions,
     measured_against_predicted,
+    phase_times_of,
     predicted_curves,
     prediction_sentence,
 )
@@ -66,8 +68,7 @@ def phases(ctx: FigureContext) -> FigureResult:
     res = run_experiment(cfg, progress=ctx.progress)
     tr = res.trajectory
     # the phase times to the step, with the Theorem 4.1 check's absolute thresholds
-    rd = read_phases(exact_path(cfg, int(cfg.train.steps)), cfg, pa_limit_error(cfg))
-    ph = {k: rd[k] for k in PHASE_TIMES}
+    ph = phase_times_of(exact_path(cfg, int(cfg.train.steps)), cfg)
     bayes = bayes_error(res.partition, cfg.data.q)
     s = tr["step"].to_numpy()
     m = s >= 1
@@ -81,26 +82,18 @@ def phases(ctx: FigureContext) -> FigureResult:
         ax1.plot(s[m], tr[col].to_numpy()[m], color=c, label=lab)
     ax1.plot(s[m], (tr["gamma"] - tr["rho"]).to_numpy()[m], color="k", lw=1.2, label="γ − ρ")
     draw_predictions(ax1, pred, int(s[-1]))
-    ax1.set_ylabel("value")
     ax2.plot(s[m], tr["error"].to_numpy()[m], color="C0", label="error (F = 0 counted as error)")
     ax2.plot(s[m], tr["error_fair"].to_numpy(dtype=float)[m], color="C0", ls="--",
              label="error (fair-coin ties)")
     ax2.axhline(bayes, color="k", ls=":", lw=1, label=f"Bayes error {bayes:.4f}")
-    ax2.set_ylabel("error")
-    ax2b = ax2.twinx()
+    ax2b = twin_y(ax2, "population loss")
     ax2b.plot(s[m], tr["loss"].to_numpy()[m], color="C4", label="loss (right axis)")
-    ax2b.set_ylabel("population loss")
-    ax2b.grid(False)
     for ax in (ax1, ax2):
-        ax.set_xscale("log")
-        ax.set_xlabel("GD steps")
         draw_phase_lines(ax, ph)
-    ax1.legend(fontsize=6, loc="upper left")
-    h1, l1 = ax2.get_legend_handles_labels()
-    h2, l2 = ax2b.get_legend_handles_labels()
-    ax2.legend(h1 + h2, l1 + l2, fontsize=7, loc="center left")
-    ax1.set_title("α, γ, ρ (exact population GD)")
-    ax2.set_title("error and loss")
+    style_axes(ax1, "GD steps", "value", "α, γ, ρ (exact population GD)", log="x",
+               legend={"fontsize": 6, "loc": "upper left"})
+    style_axes(ax2, "GD steps", "error", "error and loss", log="x")
+    merged_legend(ax2, ax2b, fontsize=7, loc="center left")
 
     def at(step):
         i = int(np.searchsorted(s, step))

@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
+from theorylab.core.figures.axes import merged_legend, style_axes, twin_y
 
 from ..config import PAPER_NAME, ExperimentConfig, TrainConfig
 from ..data import bayes_error
@@ -15,12 +16,7 @@ from ..partition import Partition
 from ..setups import REF_SETS, reference_config
 from ..trainer import run_experiment
 from ..transfer import DOWNSTREAM, N_VAL, downstream_fields, finetune, finetune_summary
-from ._common import (
-    backend_fields,
-    positive_v0_seed,
-    ref_data,
-    tau1_model,
-)
+from ._common import backend_fields, positive_v0_seed
 
 __all__ = ["transfer"]
 
@@ -73,7 +69,8 @@ def transfer(ctx: FigureContext) -> FigureResult:
     Ns = (50, 200) if quick else TR_N
     seeds = (ctx.seed,) if quick else (ctx.seed, ctx.seed + 1)
     steps = 100 if quick else TR_STEPS
-    data = dataclasses.replace(ref_data(), **downstream_fields())
+    ref = reference_config()  # the τ = 1 model on the reference data
+    data = dataclasses.replace(ref.data, **downstream_fields())
     n_val = 200 if quick else N_VAL
     base = dict(TR_TRAIN, steps=steps, n_test=1000 if quick else TR_TRAIN["n_test"],
                 **backend_fields(ctx.device))
@@ -85,7 +82,7 @@ def transfer(ctx: FigureContext) -> FigureResult:
         seed = positive_v0_seed(data, base["v0_scale"], 100 * s0 + k)
         for i, n in enumerate(ctx.tqdm(Ns, desc="transfer")):
             tr = dict(base, n_train=n, seed=seed)
-            cfg = ExperimentConfig(data=data, model=tau1_model(), train=TrainConfig(**tr))
+            cfg = ExperimentConfig(data=data, model=ref.model, train=TrainConfig(**tr))
             runs = (
                 (cfg.replace(train={"lr_A": 0.0}), A_pre),
                 (cfg.replace(model={"diag": 0.0}, train={"lr_A": 0.0}), None),
@@ -107,26 +104,17 @@ def transfer(ctx: FigureContext) -> FigureResult:
             ax.errorbar(Ns, mean, yerr=[mean - e.min(axis=1), e.max(axis=1) - mean], marker="o",
                         ms=3, capsize=2, color=f"C{c}", ls=ls, label=f"{a} ({lab})")
     ax.axhline(bayes, color="k", ls=":", lw=1, label=f"Bayes error {bayes:.4f}")
-    ax.set_xscale("log")
-    ax.set_xlabel("fine-tuning samples Ñ")
-    ax.set_ylabel("downstream test error")
-    ax.set_title(f"transfer to a new feature w̃* ({steps} fine-tuning steps)")
-    ax.legend(fontsize=6)
+    style_axes(ax, "fine-tuning samples Ñ", "downstream test error", "transfer to a new feature "
+               f"w̃* ({steps} fine-tuning steps)", log="x", legend=6)
     fz = res[arms[0]]
     ax2.plot(Ns, fz["cos_v_wstar_best"].mean(axis=1), "o-", color="C2", label="cos(v, w̃*) best")
     ax2.plot(Ns, fz["cos_v_wstar_last"].mean(axis=1), "o:", color="C2", label="cos(v, w̃*) last")
-    ax2.set_xscale("log")
-    ax2.set_xlabel("fine-tuning samples Ñ")
-    ax2.set_ylabel("cos(v, w̃*)")
-    ax2b = ax2.twinx()
+    style_axes(ax2, "fine-tuning samples Ñ", "cos(v, w̃*)", "frozen pre-trained A: alignment of v",
+               log="x")
+    ax2b = twin_y(ax2, "β = ‖v − ⟨v, w̃*⟩ w̃*‖")
     ax2b.plot(Ns, fz["beta_best"].mean(axis=1), "s-", color="C3", label="β = ‖v⊥‖ best")
     ax2b.plot(Ns, fz["beta_last"].mean(axis=1), "s:", color="C3", label="β = ‖v⊥‖ last")
-    ax2b.set_ylabel("β = ‖v − ⟨v, w̃*⟩ w̃*‖")
-    ax2b.grid(False)
-    h1, l1 = ax2.get_legend_handles_labels()
-    h2, l2 = ax2b.get_legend_handles_labels()
-    ax2.legend(h1 + h2, l1 + l2, fontsize=6)
-    ax2.set_title("frozen pre-trained A: alignment of v")
+    merged_legend(ax2, ax2b, fontsize=6)
 
     def mean(a, key):
         return [float(x) for x in res[a][key].mean(axis=1)]
