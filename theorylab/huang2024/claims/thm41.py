@@ -109,7 +109,7 @@ def verdict_eps_convergence(eps: pd.DataFrame) -> Verdict:
 
 def growth_slopes(table: pd.DataFrame) -> dict[str, tuple[pd.DataFrame, dict]]:
     """Per family (in order): its rungs sorted by P and the local slopes of T* against
-    x = (P/C)/η per sub-ladder ([`slope_row`][theorylab.huang2024.claims._mae.slope_row])."""
+    x = (P/C)/η per sub-ladder (``_mae.slope_row``)."""
     return {fam: (g, slope_row("T*", x_axis(g), g.T_star, g.P)) for fam, g in
             ((f, g.sort_values("P")) for f, g in table.groupby("family", sort=False))}
 
