@@ -107,11 +107,7 @@ def contiguous_labels(P: int, C1: int, C: int, K: int) -> np.ndarray:
     side = math.isqrt(P)
     labels = np.empty((K, P), dtype=np.int64)
     for k in range(K):
-        order = _snake(side, k)
-        lab = np.empty(P, dtype=np.int64)
-        lab[order[:C1]] = 0
-        lab[order[C1:]] = 1 + np.arange(P - C1) // C
-        labels[k] = lab
+        labels[k, _snake(side, k)] = _path_labels(P, C1, C)
     return labels
 
 
@@ -120,10 +116,14 @@ def random_labels(P: int, C1: int, C: int, K: int, seed: int) -> np.ndarray:
     first C1 patches form the global area, then runs of C the local areas."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 24]))
     labels = np.empty((K, P), dtype=np.int64)
-    base = np.concatenate([np.zeros(C1, dtype=np.int64), 1 + np.arange(P - C1) // C])
     for k in range(K):
-        labels[k, rng.permutation(P)] = base
+        labels[k, rng.permutation(P)] = _path_labels(P, C1, C)
     return labels
+
+
+def _path_labels(P: int, C1: int, C: int) -> np.ndarray:
+    """The labels along an order of the patches: C1 of the global area (0), then runs of C."""
+    return np.concatenate([np.zeros(C1, dtype=np.int64), 1 + np.arange(P - C1) // C])
 
 
 @dataclass(frozen=True)

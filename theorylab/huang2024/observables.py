@@ -22,7 +22,7 @@ import numpy as np
 from .cl import clean_attention
 from .data import AreaStructure, Batch
 
-__all__ = ["ATTN_COLUMNS", "CLEAN_COLUMNS", "N_CLEAN", "RECORD_COLUMNS", "attention_means",
+__all__ = ["CLEAN_COLUMNS", "N_CLEAN", "RECORD_COLUMNS", "attention_means",
            "clean_batch", "clean_masses", "masked_query_masses", "phi_summary", "view_masses"]
 
 #: The columns that an engine's recorded row fills (the trainer adds ``step``).
@@ -40,8 +40,6 @@ CLEAN_COLUMNS = ("clean_glob_lq", "clean_own_lq", "clean_glob_gq")
 N_CLEAN = 256
 #: Images per chunk of the clean read-out (bounds its (images, P, P) arrays).
 _CLEAN_CHUNK = 32
-#: The attention columns: (own area, global area, masked keys) × (``gq``, ``lq``) queries.
-ATTN_COLUMNS = tuple(c for c in RECORD_COLUMNS if c.startswith("attn_"))
 _KINDS = ("own", "glob", "masked")
 
 

@@ -51,12 +51,6 @@ class Sample:
     wstar: np.ndarray
 
 
-def _rng(seed_or_rng) -> np.random.Generator:
-    if isinstance(seed_or_rng, np.random.Generator):
-        return seed_or_rng
-    return np.random.default_rng(seed_or_rng)
-
-
 def make_wstar(cfg: DataConfig) -> np.ndarray:
     """The feature w*: a uniformly random unit vector of ℝ^d seeded by ``cfg.seed``."""
     g = np.random.default_rng(np.random.SeedSequence([cfg.seed, 2])).standard_normal(cfg.d)
@@ -69,7 +63,7 @@ def sample_c(
     """Draw (c, y, ℓ): c ∈ {−1,0,1}^{N×D} with the signal set equal to y (Assumption 1)."""
     if N < 0:
         raise ValueError(f"N: must be >= 0 (got {N})")
-    rng = _rng(rng)
+    rng = np.random.default_rng(rng)  # a Generator is kept as it is
     D = partition.D
     y = rng.choice(np.array([-1, 1], dtype=np.int8), size=N)
     ell = rng.integers(0, partition.L, size=N)
@@ -101,7 +95,7 @@ def sample(
     - `rng`: a seed or ``numpy.random.Generator``.
     - `partition`, `wstar`: default to ``cfg.make_partition()`` and ``make_wstar(cfg)``.
     """
-    rng = _rng(rng)
+    rng = np.random.default_rng(rng)
     partition = cfg.make_partition() if partition is None else partition
     wstar = make_wstar(cfg) if wstar is None else np.asarray(wstar, dtype=np.float64)
     c, y, ell = sample_c(partition, cfg.q, N, rng)
@@ -232,9 +226,7 @@ def bayes_error(partition_or_cfg, q: float | None = None) -> float:
     n = L - 1
     err = 0.0
     for a in range(n + 1):
-        for b in range(n + 1 - a):
-            if b < a + 1:
-                continue
+        for b in range(a + 1, n + 1 - a):
             logw = (
                 special.gammaln(n + 1)
                 - special.gammaln(a + 1)

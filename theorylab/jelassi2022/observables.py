@@ -73,14 +73,9 @@ def symmetric_A(D: int, partition: Partition, a: float, gamma: float, rho: float
 def symmetric_projection(A: np.ndarray, partition: Partition) -> np.ndarray:
     """Projection of A on partition-symmetric matrices: mean over the diagonal, the same-set
     off-diagonal entries and the cross-set entries."""
-    diag, same, cross = _masks(partition)
     A = np.asarray(A, dtype=np.float64)
-    P = np.empty_like(A)
-    P[diag] = A[diag].mean()
-    if same.any():
-        P[same] = A[same].mean()
-    P[cross] = A[cross].mean()
-    return P
+    diag = np.eye(partition.D, dtype=bool)
+    return symmetric_A(partition.D, partition, A[diag].mean(), *gamma_rho(A, partition))
 
 
 def sym_dev(A: np.ndarray, partition: Partition) -> float:

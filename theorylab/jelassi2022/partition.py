@@ -57,15 +57,9 @@ class Partition:
             raise ValueError(
                 f"data.C: partition='grid' needs C = b² with b dividing √D={side} (got C={C})"
             )
-        sets = []
-        for bi in range(side // b):
-            for bj in range(side // b):
-                sets.append(
-                    tuple(
-                        (bi * b + r) * side + (bj * b + s) for r in range(b) for s in range(b)
-                    )
-                )
-        return cls(tuple(sets))
+        corners = [(bi * b, bj * b) for bi in range(side // b) for bj in range(side // b)]
+        return cls(tuple(tuple((i + r) * side + (j + s) for r in range(b) for s in range(b))
+                         for i, j in corners))
 
     @classmethod
     def random(cls, D: int, C: int, seed: int) -> Partition:

@@ -67,23 +67,25 @@ def reference_config(**train) -> ExperimentConfig:
     """Digest §9: D = 10, C = 2, Figure 4's sets, d = 100, q = ln(100)/10, cubic σ,
     temperature 1, value_scale 1, diagonal ln ln d, lr 0.1, alpha0 0.01, exact exchangeable
     engine. Keyword arguments override `TrainConfig` fields."""
-    base = dict(lr_v=0.1, alpha0=V0_NORM, steps=20_000, method="exchangeable")
-    base.update(train)
-    return ExperimentConfig(
-        data=DataConfig(D=10, C=2, partition=REF_SETS, d=100, q=REF_Q),
-        model=ModelConfig(activation="cubic", temperature=1.0, value_scale=1.0, diag="loglogd"),
-        train=TrainConfig(**base),
-    )
+    return _config(DataConfig(D=10, C=2, partition=REF_SETS, d=100, q=REF_Q), "loglogd",
+                   "cubic", train)
 
 
 def line_config(D: int, C: int, d: int, q: float, diag="loglogd", activation="cubic", seed=0,
                 **train) -> ExperimentConfig:
     """A config like the reference one with another (D, C, d, q): random partition seeded by
     `seed`, temperature 1, value_scale 1."""
+    return _config(DataConfig(D=D, C=C, partition="random", d=d, q=q, seed=seed), diag,
+                   activation, train)
+
+
+def _config(data: DataConfig, diag, activation, train: dict) -> ExperimentConfig:
+    """`data` with temperature 1, value_scale 1, lr 0.1, alpha0 0.01, 20 000 steps of the
+    exact exchangeable engine, `train` overriding these."""
     base = dict(lr_v=0.1, alpha0=V0_NORM, steps=20_000, method="exchangeable")
     base.update(train)
     return ExperimentConfig(
-        data=DataConfig(D=D, C=C, partition="random", d=d, q=q, seed=seed),
+        data=data,
         model=ModelConfig(activation=activation, temperature=1.0, value_scale=1.0, diag=diag),
         train=TrainConfig(**base),
     )
@@ -97,13 +99,10 @@ def reference_q(temperature: str) -> float:
 
 def temperature_value(reading: str, D: int, d: int) -> float:
     """τ of a temperature reading (``"1"``, ``"sqrt(D)"``, ``"sqrt(d)"``) at these sizes."""
-    if reading == "1":
-        return 1.0
-    if reading == "sqrt(D)":
-        return math.sqrt(D)
-    if reading == "sqrt(d)":
-        return math.sqrt(d)
-    raise ValueError(f"temperature: one of {list(TEMPERATURES)} (got {reading!r})")
+    values = {"1": 1.0, "sqrt(D)": math.sqrt(D), "sqrt(d)": math.sqrt(d)}
+    if reading not in values:
+        raise ValueError(f"temperature: one of {list(TEMPERATURES)} (got {reading!r})")
+    return values[reading]
 
 
 def with_readings(cfg: ExperimentConfig, temperature: str = "1", v_start: str = "random"

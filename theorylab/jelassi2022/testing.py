@@ -53,13 +53,9 @@ def brute_configs(D: int, C: int) -> int:
 
 
 def _shapes(min_D: int, max_D: int, max_brute: int | None, min_C: int = 1):
-    out = []
-    for D in range(max(min_D, 2), max_D + 1):
-        for C in range(min_C, D):
-            if D % C == 0 and D // C >= 2:
-                if max_brute is None or brute_configs(D, C) <= max_brute:
-                    out.append((D, C))
-    return out
+    return [(D, C) for D in range(max(min_D, 2), max_D + 1) for C in range(min_C, D)
+            if D % C == 0 and D // C >= 2
+            and (max_brute is None or brute_configs(D, C) <= max_brute)]
 
 
 @st.composite

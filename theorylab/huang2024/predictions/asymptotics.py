@@ -79,11 +79,8 @@ def sub_ladders(P, n: int = 3) -> list[np.ndarray]:
     lp = np.log(P[order])
     while n > 0:
         edges = np.linspace(lp[0], lp[-1], n + 1)
-        groups = []
-        for i in range(n):
-            lo, hi = edges[i], edges[i + 1]
-            sel = np.flatnonzero((lp >= lo - 1e-9) & (lp <= hi + 1e-9))
-            groups.append(order[sel])
+        groups = [order[(lp >= lo - 1e-9) & (lp <= hi + 1e-9)]
+                  for lo, hi in zip(edges[:-1], edges[1:])]
         if all(len(g) >= 3 for g in groups):
             return groups
         n -= 1
@@ -145,17 +142,27 @@ def crossing_balance(phi, P, C1, C, L: float, U: float, gamma: float,
     in 1/(z_min|Φ|) that a spread law adds (docs/papers/huang2024.md §4.5,
     ``proofs_checks/huang2024/check_crossing.py``)."""
     z, w = _z_rule(float(L), float(U))
-    P, C1, C = float(P), float(C1), float(C)
-    if mask_keys:
-        a1, aj = (1 - gamma) * C1 / P, (1 - gamma) * (C - 1) / P
-    else:
-        a1, aj = C1 / (P - 1), (C - 1) / (P - 1)
-    e = np.exp(z * float(phi))
-    d = 1.0 - a1 * (1.0 - float(w @ e))
-    St, So = a1 * e / d, aj / d
+    a1, aj = _share(P, C1, gamma, mask_keys), _share(P, float(C) - 1, gamma, mask_keys)
+    St, d = _global_mass(float(phi), z, w, a1)
+    So = aj / d
     glob = float(w @ (z ** 3 * St ** 2 * (1.0 - St)))
     own = float(w @ z ** 3) * So * (1.0 - So) ** 2
     return math.log(glob / own), float(w @ St)
+
+
+def _share(P, c, gamma: float, mask_keys: bool) -> float:
+    """The mean attention share of c keys at zero logits: (1 − γ)c/P with masked keys in the
+    softmax, c/(P − 1) without."""
+    P, c = float(P), float(c)
+    return (1 - gamma) * c / P if mask_keys else c / (P - 1)
+
+
+def _global_mass(phi: float, z: np.ndarray, w: np.ndarray, a1: float):
+    """(S_t, d) of [`crossing_balance`][] at Φ = `phi`: the global keys' mass a_1 e^{zΦ}/d at
+    each node z and the denominator d = 1 − a_1(1 − E_z e^{zΦ})."""
+    e = np.exp(z * phi)
+    d = 1.0 - a1 * (1.0 - float(w @ e))
+    return a1 * e / d, d
 
 
 def crossing_law(P, C1, C, L: float, U: float, gamma: float, constant: float,
@@ -215,13 +222,10 @@ def phase_one_length(P, C1, C, L: float, U: float, gamma: float, constant: float
     if not math.isfinite(phi_c):
         return math.nan
     z, w = _z_rule(float(L), float(U))
-    P, C1 = float(P), float(C1)
-    a1 = (1 - gamma) * C1 / P if mask_keys else C1 / (P - 1)
+    a1 = _share(P, C1, gamma, mask_keys)
 
     def inv_rate(phi: float) -> float:
-        e = np.exp(z * phi)
-        d = 1.0 - a1 * (1.0 - float(w @ e))
-        St = a1 * e / d
+        St, _ = _global_mass(phi, z, w, a1)
         return 1.0 / float(w @ (z ** 3 * St ** 2 * (1.0 - St)))
 
     return float(quad(inv_rate, phi_c, 0.0, limit=200, epsrel=1e-10)[0])

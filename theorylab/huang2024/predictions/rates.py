@@ -126,29 +126,6 @@ def count_law(P: int, mask: str = "bernoulli", gamma: float = 0.5,
     return n, np.exp(lb + n * math.log1p(-gamma) + (N - n) * math.log(gamma))
 
 
-@dataclass(frozen=True)
-class _Setting:
-    P: int
-    sizes: tuple  # area sizes, area 0 global
-    j: int  # the query's area
-    gamma: float
-    mask: str
-    mask_size: int
-    mask_keys: bool
-    loss_norm: str
-    K: int
-
-    @property
-    def counts(self) -> np.ndarray:
-        c = np.asarray(self.sizes, dtype=np.float64).copy()
-        c[self.j] -= 1.0  # the query itself is masked
-        return c
-
-    @property
-    def p_masked(self) -> float:
-        return self.gamma if self.mask == "bernoulli" else self.mask_size / self.P
-
-
 def _norm(loss_norm: str, P: int, n: np.ndarray) -> np.ndarray:
     if loss_norm == "P":
         return np.full(n.shape, 1.0 / P)
@@ -157,7 +134,9 @@ def _norm(loss_norm: str, P: int, n: np.ndarray) -> np.ndarray:
     return np.ones(n.shape)
 
 
-def _setting(P, sizes, j, gamma, mask, mask_size, mask_keys, loss_norm, K) -> _Setting:
+def _counts(P, sizes, j, gamma, mask, mask_size, loss_norm) -> tuple[np.ndarray, float]:
+    """(c, P[p masked]): the keys of each area other than the query p (area `j`) and the
+    probability that p is masked; ``ValueError`` naming the argument that is out of range."""
     sizes = tuple(int(x) for x in sizes)
     if sum(sizes) != P or min(sizes) < 1:
         raise ValueError(f"sizes: area sizes {sizes} must be positive and sum to P = {P}")
@@ -165,8 +144,9 @@ def _setting(P, sizes, j, gamma, mask, mask_size, mask_keys, loss_norm, K) -> _S
         raise ValueError(f"j: the query's area {j} is not one of the {len(sizes)} areas")
     if loss_norm not in ("P", "mask", "none"):
         raise ValueError(f"loss_norm: {loss_norm!r} is not one of 'P', 'mask', 'none'")
-    return _Setting(P, sizes, j, float(gamma), mask, int(mask_size), bool(mask_keys), loss_norm,
-                    int(K))
+    c = np.asarray(sizes, dtype=np.float64)
+    c[j] -= 1.0  # the query itself is masked
+    return c, float(gamma) if mask == "bernoulli" else int(mask_size) / P
 
 
 def initial_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
@@ -188,8 +168,7 @@ def initial_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
     - `K`: the number of equally likely clusters (the rate carries the cluster's weight 1/K).
 
     **Returns:** an array of N rates, ``r[j]`` the own area's."""
-    st = _setting(P, sizes, j, gamma, mask, mask_size, mask_keys, loss_norm, K)
-    c = st.counts
+    c, p_masked = _counts(P, sizes, j, gamma, mask, mask_size, loss_norm)
     N = P - 1
     n, pn = count_law(P, mask, gamma, mask_size)
     keep = pn > 0
@@ -233,7 +212,7 @@ def initial_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
         g[m] = float(np.dot(w, gm))
         if m != j:
             done[c[m]] = g[m]
-    return -(st.p_masked / K) * g
+    return -(p_masked / K) * g
 
 
 def leading_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
@@ -250,11 +229,10 @@ def leading_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
     keys of area m other than p; norm taken at n̄. The neglected fluctuations of the counts are
     relatively O(1/(P a_m)) for a rate led by area m's mass (module docstring). Same arguments
     as [`initial_rates`][]."""
-    st = _setting(P, sizes, j, gamma, mask, mask_size, mask_keys, loss_norm, K)
-    c = st.counts
+    c, p_masked = _counts(P, sizes, j, gamma, mask, mask_size, loss_norm)
     n_mean = (1.0 - gamma) * (P - 1) if mask == "bernoulli" else float(P - mask_size)
     a = c * n_mean / ((P - 1) * P) if mask_keys else c / (P - 1)
-    w = st.p_masked * float(_norm(loss_norm, P, np.array([n_mean]))[0]) / K
+    w = p_masked * float(_norm(loss_norm, P, np.array([n_mean]))[0]) / K
     sq = a * a
     r = np.empty(len(c))
     m12 = mu.mu1 * mu.mu2
