@@ -43,16 +43,12 @@ _SAMPLED = {"population-montecarlo": "mc_samples", "empirical": "n_train",
             "cl-montecarlo": "mc_samples"}
 
 
-def _features(cfg: ExperimentConfig) -> int:
-    d = cfg.data
-    return d.K * (1 + (d.P - d.global_size) // d.local_size)
-
-
 def step_work(cfg: ExperimentConfig) -> float:
     """Work of one gradient step of `cfg`'s engine (module docstring)."""
+    d = cfg.data
     if cfg.train.engine == "population-reduced":
-        return float((cfg.data.global_size + 1) * (cfg.data.local_size + 1))
-    base = float(cfg.data.P) ** 2 * _features(cfg)
+        return float((d.global_size + 1) * (d.local_size + 1))
+    base = float(d.P) ** 2 * (d.K * (1 + (d.P - d.global_size) // d.local_size))  # P² × F
     field = _SAMPLED.get(cfg.train.engine)
     if field is None:
         return base

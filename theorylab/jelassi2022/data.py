@@ -155,10 +155,8 @@ def enumerate_c(partition: Partition, q: float, max_configs: int = 5_000_000):
         )
     pd = _p_delta(q)
     grid = np.array(list(itertools.product(vals, repeat=D - C)), dtype=np.int8).reshape(-1, D - C)
-    logp = {v: math.log(pd[v]) for v in vals}
-    lut = np.zeros(3)
-    for v in vals:
-        lut[v + 1] = logp[v]
+    lut = np.zeros(3)  # log p(δ) at δ + 1
+    lut[np.array(vals) + 1] = [math.log(pd[v]) for v in vals]
     logw_grid = lut[grid.astype(np.int64) + 1].sum(axis=1) if D > C else np.zeros(1)
     cs, ys, ells, ws = [], [], [], []
     for ell, S in enumerate(partition.sets):

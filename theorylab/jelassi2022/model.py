@@ -145,9 +145,7 @@ def grad_A_from_dS(S, dS, temperature: float, xp: Backend, *, freeze_diag: bool 
     inner = xp.sum(S * dS, axis=-1)
     dA = S * (dS - inner[..., None]) / temperature
     if freeze_diag:
-        D = S.shape[-1]
-        mask = xp.asarray(1.0 - np.eye(D), dtype=xp.dtype)
-        dA = dA * mask
+        dA = dA * xp.asarray(1.0 - np.eye(S.shape[-1]), dtype=xp.dtype)
     return dA
 
 

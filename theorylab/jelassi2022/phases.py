@@ -162,10 +162,8 @@ def read_phases(trajectory: pd.DataFrame, cfg=None, target_error: float | None =
 def readings_by_run(table: pd.DataFrame, cfg=None, target_error: float | None = None,
                     by: str = "run") -> pd.DataFrame:
     """[`read_phases`][] of every run of a table with a column `by` (one row each)."""
-    rows = []
-    for key, g in table.groupby(by, sort=True):
-        rows.append({by: key, **read_phases(g.drop(columns=[by]), cfg, target_error)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{by: key, **read_phases(g.drop(columns=[by]), cfg, target_error)}
+                         for key, g in table.groupby(by, sort=True)])
 
 
 def pa_limit_error(cfg, fair: bool = True) -> float:

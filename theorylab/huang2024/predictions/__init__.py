@@ -17,8 +17,6 @@ from .asymptotics import (
     crossing_attention_exponent,
     crossing_value,
     local_slopes,
-    phase_scale,
-    polylog_allowance,
     sub_ladders,
 )
 from .cl_plateau import CLPlateau, cl_critical_temperature, cl_omega, cl_plateau
@@ -42,5 +40,4 @@ __all__ = ["CLPlateau", "ZMoments", "cl_critical_temperature", "cl_omega", "cl_p
            "count_law", "crossing_attention_exponent", "crossing_value", "has_phase_one",
            "initial_rate_matrix", "initial_rates", "leading_rates", "lemma51_ratio",
            "local_query_leading", "local_slopes", "other_rate_boundary", "phase_one_boundary",
-           "phase_one_prediction", "phase_scale", "polylog_allowance", "reduced_gd",
-           "sign_grid", "sub_ladders", "z_moments"]
+           "phase_one_prediction", "reduced_gd", "sign_grid", "sub_ladders", "z_moments"]

@@ -9,7 +9,7 @@ sub-ladder, their drift, and what polylog(P) factors can add.
   area's share, attn_glob(t_I)² ≈ C/P, i.e. ln attn_glob(t_I) ∝ −((1 − κ_c)/2) ln P
   ([`crossing_attention_exponent`][]);
 - the phase lengths and T*: ∝ P^{1−κ_c}/η up to polylog(P) factors, i.e. exponent 1 against
-  x = (P/C)/η_q ([`phase_scale`][]);
+  x = (P/C)/η_q, with the per-query step η_q = η/P (setups' step-size convention);
 - the learned correlation: Φ_own(T*) = Θ(log P) (exponent 1 of Φ_own(T*) in ln P);
 - Phase I for Δ ≥ Ω(1), none for Δ ≤ −Ω(1).
 
@@ -26,7 +26,8 @@ The attention form's limit does not depend on the law (a spread law adds (ln P)^
 **Reading a ladder.** [`sub_ladders`][] cuts a ladder into consecutive sub-ladders of equal
 length in ln P; [`local_slopes`][] gives the least-squares slope of y against x on each, the
 top one and the drift (top − the one below). A statement's slope is compared with the top
-slope within the drift plus what the neglected orders can add ([`polylog_allowance`][]).
+slope within the drift plus what the neglected orders can add (a factor (ln P)^k moves a
+log-log slope against x by at most k·ln(ln P_max/ln P_min)/ln(x_max/x_min)).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import numpy as np
 
 __all__ = ["crossing_value", "crossing_attention_exponent", "crossing_balance", "crossing_law",
            "crossing_constant", "crossing_law_fit", "law_corrected_slopes", "own_log_odds",
-           "phase_one_length", "phase_scale", "polylog_allowance", "sub_ladders", "local_slopes"]
+           "phase_one_length", "sub_ladders", "local_slopes"]
 
 
 def crossing_value(P, Delta, L: float = 1.0):
@@ -50,24 +51,6 @@ def crossing_attention_exponent(kappa_c: float) -> float:
     """−(1 − κ_c)/2: the exponent of P in a local query's attention on the global area at the
     end of Phase I (attn_glob² ≈ C/P, the notes' crossing criterion)."""
     return -(1.0 - kappa_c) / 2.0
-
-
-def phase_scale(P, C, eta_q):
-    """x = (P/C)/η_q = P^{1−κ_c}/η_q: the notes' phase-length scale with the actual sizes and
-    the per-query step η_q = η/P (setups' step-size convention)."""
-    return (np.asarray(P, dtype=np.float64) / np.asarray(C, dtype=np.float64)) / eta_q
-
-
-def polylog_allowance(P, x, power: float = 1.0) -> float:
-    """How far a factor (ln P)^power can move the log-log slope of a quantity against x over
-    the points (P, x): power · ln(ln P_max / ln P_min) / ln(x_max / x_min) (NaN for fewer than
-    two distinct x). With x = P (or ln P on a linear axis, see ``log_x``), the same formula."""
-    P = np.asarray(P, dtype=np.float64)
-    x = np.asarray(x, dtype=np.float64)
-    if P.size < 2 or np.ptp(np.log(x)) == 0:
-        return math.nan
-    return float(power * math.log(math.log(P.max()) / math.log(P.min()))
-                 / math.log(x.max() / x.min()))
 
 
 def sub_ladders(P, n: int = 3) -> list[np.ndarray]:

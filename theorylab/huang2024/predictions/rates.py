@@ -96,10 +96,9 @@ def z_moments(cfg: ExperimentConfig) -> ZMoments:
 
 
 def _falling(x, r: int):
-    out = np.ones_like(np.asarray(x, dtype=np.float64))
-    for i in range(r):
-        out = out * (np.asarray(x, dtype=np.float64) - i)
-    return out
+    """The falling factorial x^{(r)} = x (x − 1) ⋯ (x − r + 1), r ≥ 1."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.prod([x - i for i in range(r)], axis=0)
 
 
 def count_law(P: int, mask: str = "bernoulli", gamma: float = 0.5,
@@ -234,15 +233,10 @@ def leading_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
     a = c * n_mean / ((P - 1) * P) if mask_keys else c / (P - 1)
     w = p_masked * float(_norm(loss_norm, P, np.array([n_mean]))[0]) / K
     sq = a * a
-    r = np.empty(len(c))
     m12 = mu.mu1 * mu.mu2
-    for m in range(len(c)):
-        if m == j:
-            r[m] = w * (mu.mu3 * a[j] * (1 - a[j]) ** 2 + m12 * a[j] * (sq.sum() - sq[j]))
-        else:
-            rest = sq.sum() - sq[j] - sq[m]
-            r[m] = w * (-mu.mu3 * sq[m] * (1 - a[m]) + m12 * a[m] * rest
-                        - m12 * a[m] * a[j] * (1 - a[j]))
+    rest = sq.sum() - sq[j] - sq  # Σ_{l≠j,m} a_l² for every m
+    r = w * (-mu.mu3 * sq * (1 - a) + m12 * a * rest - m12 * a * a[j] * (1 - a[j]))
+    r[j] = w * (mu.mu3 * a[j] * (1 - a[j]) ** 2 + m12 * a[j] * (sq.sum() - sq[j]))
     return r
 
 
