@@ -70,11 +70,7 @@ def sizes_for_gap(P: int, Delta: float, *, C: int | None = None,
         # C divides P − C1; Δ decreases with C: the divisors around the continuous solution
         rest = P - C1
         c_star = math.exp(2.0 * math.log(C1) - (Delta + 1.0) * lp)
-        divs = set()
-        for d in range(1, math.isqrt(rest) + 1):
-            if rest % d == 0:
-                divs.update((d, rest // d))
-        divs = sorted(d for d in divs if d <= min(C1, rest))
+        divs = [d for d in range(1, min(C1, rest) + 1) if rest % d == 0]
         below = [d for d in divs if d <= c_star][-1:]
         above = [d for d in divs if d >= c_star][:1]
         cands = [(C1, d) for d in below + above]

@@ -178,9 +178,8 @@ def _likelihood_c(c: np.ndarray, y: int, partition: Partition, q: float) -> np.n
     lut = np.array([pd[-1], pd[0], pd[1]])
     p = lut[c.astype(np.int64) + 1]
     out = np.zeros(c.shape[0])
-    for S in partition.sets:
-        inside = np.zeros(partition.D, dtype=bool)
-        inside[list(S)] = True
+    for ell in range(partition.L):
+        inside = partition.labels == ell
         match = np.all(c[:, inside] == y, axis=1)
         out += match * np.prod(p[:, ~inside], axis=1)
     return out / partition.L
@@ -236,24 +235,22 @@ def bayes_error(partition_or_cfg, q: float | None = None) -> float:
     return float(err)
 
 
-def convolve(a: dict, b: dict) -> dict:
-    """The law of X + Y for independent X ~ `a` and Y ~ `b` (value → probability; tuples of
-    values add entry by entry), its values in the order they first occur."""
-    out: dict = {}
-    for ka, pa in a.items():
-        for kb, pb in b.items():
-            k = tuple(x + y for x, y in zip(ka, kb)) if isinstance(ka, tuple) else ka + kb
-            out[k] = out.get(k, 0.0) + pa * pb
-    return out
+def convolve(a: dict, b: dict, n: int = 1) -> dict:
+    """The law of X + Y₁ + … + Yₙ for independent X ~ `a` and Yᵢ ~ `b` (value → probability;
+    tuples of values add entry by entry), its values in the order they first occur."""
+    for _ in range(n):
+        out: dict = {}
+        for ka, pa in a.items():
+            for kb, pb in b.items():
+                k = tuple(x + y for x, y in zip(ka, kb)) if isinstance(ka, tuple) else ka + kb
+                out[k] = out.get(k, 0.0) + pa * pb
+        a = out
+    return a
 
 
 def set_sum_distribution(C: int, q: float) -> dict[int, float]:
     """Law of s = Σ_{i∈S} δ_i for a non-signal set of C patches (δ = ±1 w.p. q/2, 0 w.p. 1−q)."""
-    dist: dict[int, float] = {0: 1.0}
-    step = {v: p for v, p in _p_delta(q).items() if p > 0}
-    for _ in range(C):
-        dist = convolve(dist, step)
-    return dist
+    return convolve({0: 1.0}, {v: p for v, p in _p_delta(q).items() if p > 0}, C)
 
 
 def fstar_error(partition_or_cfg, q: float | None = None, *, strict: bool = False) -> float:
@@ -268,9 +265,7 @@ def fstar_error(partition_or_cfg, q: float | None = None, *, strict: bool = Fals
     for s, p in set_sum_distribution(C, q).items():
         t = s if abs(s) > 0.9 * C else 0
         one[t] = one.get(t, 0.0) + p
-    total: dict[int, float] = {C: 1.0}
-    for _ in range(L - 1):
-        total = convolve(total, one)
+    total = convolve({C: 1.0}, one, L - 1)
     return float(sum(p for m, p in total.items() if (m < 0 if strict else m <= 0)))
 
 

@@ -53,6 +53,8 @@ def _lr(name, value) -> float:
     return check_float(name, value, lo=0.0)
 
 
+#: The columns read from the batched evaluation, one value per run.
+_EVAL_COLUMNS = ("loss", "error", "tie_mass", "loss_se", "error_se", "train_loss")
 #: Column → dtype of a sweep table: the run's identity, then [`TRAJECTORY_SCHEMA`][].
 SWEEP_SCHEMA: dict[str, str] = {
     "run": "int64",
@@ -156,13 +158,8 @@ def run_sweep(
                         rows.append({
                             **runs[b],
                             "step": step,
-                            "loss": ev.loss[b],
-                            "error": ev.error[b],
-                            "tie_mass": ev.tie_mass[b],
+                            **{k: getattr(ev, k)[b] for k in _EVAL_COLUMNS},
                             "error_fair": fair_error(ev.error[b], ev.tie_mass[b]),
-                            "loss_se": ev.loss_se[b],
-                            "error_se": ev.error_se[b],
-                            "train_loss": ev.train_loss[b],
                             **track(A[b], v[b], wstar, partition, cfg.temperature,
                                     cfg.train.pa_margin),
                             "engine": engine.name,

@@ -28,7 +28,7 @@ import gzip
 import hashlib
 import os
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -349,15 +349,8 @@ class ImageData:
 
     def permuted(self, perm: np.ndarray) -> ImageData:
         """The same data with one pixel permutation applied to every image (train and test)."""
-        return ImageData(
-            permute_blocks(self.x_train, perm),
-            self.y_train,
-            permute_blocks(self.x_test, perm),
-            self.y_test,
-            self.num_classes,
-            self.name,
-            self.description,
-        )
+        return replace(self, x_train=permute_blocks(self.x_train, perm),
+                       x_test=permute_blocks(self.x_test, perm))
 
 
 def _standardise(x_train: np.ndarray, x_test: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -256,10 +256,9 @@ def cl_reduced_grad(phi: float, z, w, *, omega: float, tau: float, K: int,
 
 
 def _z_law(cfg: ExperimentConfig):
+    """Nodes and weights of `cfg`'s coefficient law (Z_NODES Gauss–Legendre nodes if uniform)."""
     d = cfg.data
-    if d.z_law == "uniform":
-        return zlaw_nodes("uniform", d.L, d.U, None, None, Z_NODES)
-    return zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs)
+    return zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs, Z_NODES)
 
 
 #: The scan of dL_n/dφ for its first sign change covers φ ∈ [0, PHI_MAX]: in steps of PHI_STEP

@@ -55,11 +55,9 @@ def pz_bound(D: int, C: int, q: float) -> float:
 def glm_exact_errors(D: int, C: int, q: float) -> dict[str, float]:
     """Exact errors of the uniform GLM sign(T) (see the module docstring) for the data of
     Assumption 1 with D patches, sets of size C, and spurious rate q."""
-    L = D // C
     one = {(s, s if abs(s) > 0.9 * C else 0): p for s, p in set_sum_distribution(C, q).items()}
-    joint = {(C, C): 1.0}  # (T, f*) with y = +1: the signal set contributes C to both
-    for _ in range(L - 1):
-        joint = convolve(joint, one)
+    # (T, f*) with y = +1: the signal set contributes C to both
+    joint = convolve({(C, C): 1.0}, one, D // C - 1)
     err = sum(p for (T, _), p in joint.items() if T <= 0)
     best = sum(p for (T, _), p in joint.items() if T < 0) + 0.5 * sum(
         p for (T, _), p in joint.items() if T == 0

@@ -35,7 +35,6 @@ __all__ = ["StatisticsLaw", "statistics_law", "cubic_sum", "cubic_sum_grad", "so
 @functools.lru_cache(maxsize=32)
 def statistics_law(D: int, C: int, q: float) -> StatisticsLaw:
     """The exact joint law of (T, K, U, Q, W) for y = +1 (cached per D, C, q)."""
-    L = D // C
     per_set: dict[tuple, float] = {}
     for d in itertools.product((-1, 0, 1), repeat=C):
         p = float(np.prod([q / 2 if x else 1 - q for x in d]))
@@ -44,9 +43,8 @@ def statistics_law(D: int, C: int, q: float) -> StatisticsLaw:
         s, n = sum(d), sum(abs(x) for x in d)
         key = (s, n, s * n, s * s, s ** 3)
         per_set[key] = per_set.get(key, 0.0) + p
-    law = {(C, C, C * C, C * C, C ** 3): 1.0}  # the signal set, y = +1
-    for _ in range(L - 1):
-        law = convolve(law, per_set)
+    # the signal set (y = +1), then the L − 1 other sets
+    law = convolve({(C, C, C * C, C * C, C ** 3): 1.0}, per_set, D // C - 1)
     keys = np.array(sorted(law), dtype=np.float64)
     probs = np.array([law[tuple(int(x) for x in k)] for k in keys])
     return StatisticsLaw(D=D, C=C, q=q, stats=keys, p=probs)
