@@ -233,13 +233,9 @@ def mask_count_probs(kind: str, P: int, gamma: float, size: int, c: np.ndarray,
     logc = (np.vectorize(math.lgamma)(c + 1.0)[None, :] - np.vectorize(math.lgamma)(n + 1.0)
             - np.vectorize(math.lgamma)(c - n + 1.0))
     if kind == "bernoulli":
-        with np.errstate(divide="ignore"):
-            lp = (logc + n * np.log1p(-gamma) + (c - n) * np.log(gamma)
-                  if 0 < gamma < 1 else None)
-        if lp is None:  # γ ∈ {0, 1}: a point mass
-            full = (n == c) if gamma == 0 else (n == 0)
-            return np.all(full, axis=1).astype(np.float64)
-        return np.exp(lp.sum(axis=1))
+        if not 0 < gamma < 1:  # γ ∈ {0, 1}: a point mass
+            return np.all((n == c) if gamma == 0 else (n == 0), axis=1).astype(np.float64)
+        return np.exp((logc + n * np.log1p(-gamma) + (c - n) * np.log(gamma)).sum(axis=1))
     masked = (c[None, :] - n).sum(axis=1)
     lp = logc.sum(axis=1) - (math.lgamma(P) - math.lgamma(size) - math.lgamma(P - size + 1))
     return np.where(masked == size - 1, np.exp(lp), 0.0)

@@ -51,11 +51,9 @@ def phi_summary(structure: AreaStructure, Phi: np.ndarray) -> dict[str, float]:
     rows = np.broadcast_to(np.arange(structure.P), feat.shape)
     own = Phi[rows, feat]
     glob = Phi[rows, np.broadcast_to(structure.offset[:, None], feat.shape)]
-    out = {}
-    for tag, sel in (("gq", glob_q), ("lq", ~glob_q)):
-        out[f"phi_own_{tag}"] = float(own[sel].mean()) if sel.any() else math.nan
-        out[f"phi_glob_{tag}"] = float(glob[sel].mean()) if sel.any() else math.nan
-    return out
+    return {f"phi_{name}_{tag}": float(phi[sel].mean()) if sel.any() else math.nan
+            for tag, sel in (("gq", glob_q), ("lq", ~glob_q))
+            for name, phi in (("own", own), ("glob", glob))}
 
 
 def attention_means(sums: dict[str, float], counts: dict[str, float]) -> dict[str, float]:
@@ -86,13 +84,10 @@ def view_masses(structure: AreaStructure, cluster: np.ndarray, own: np.ndarray,
     averaged over images, views and the query patches of each kind (a CL query is positional
     whether its patch is masked or not)."""
     lab = structure.labels[cluster]  # (B, P)
-    out = {}
-    for tag, sel in (("gq", lab == 0), ("lq", lab != 0)):
-        n = 2 * sel.sum()
-        for name, arr in zip(_KINDS, (own, glob, masked)):
-            out[f"attn_{name}_{tag}"] = (float(np.sum(arr * sel[:, None, :]) / n) if n
-                                        else math.nan)
-    return out
+    return {f"attn_{name}_{tag}": (float(np.sum(arr * sel[:, None, :]) / (2 * sel.sum()))
+                                   if sel.any() else math.nan)
+            for tag, sel in (("gq", lab == 0), ("lq", lab != 0))
+            for name, arr in zip(_KINDS, (own, glob, masked))}
 
 
 def clean_batch(structure: AreaStructure, data) -> tuple[np.ndarray, np.ndarray]:

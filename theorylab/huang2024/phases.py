@@ -155,9 +155,8 @@ def read_phases(trajectory: pd.DataFrame, cfg=None, *, eps_rel: float = EPS_REL,
     if cfg is not None:
         C = int(cfg.data.local_size) if C is None else C
         gamma = float(cfg.model.gamma) if gamma is None else gamma
-    step = tr["step"].to_numpy(dtype=np.float64)
-    g = tr["phi_glob_lq"].to_numpy(dtype=np.float64)
-    o = tr["phi_own_lq"].to_numpy(dtype=np.float64)
+    step, g, o, attn = (tr[c].to_numpy(dtype=np.float64)
+                        for c in ("step", "phi_glob_lq", "phi_own_lq", "attn_own_lq"))
     gap = np.diff(step)
     with np.errstate(invalid="ignore", divide="ignore"):
         dg, do = np.diff(g) / gap, np.diff(o) / gap
@@ -173,7 +172,6 @@ def read_phases(trajectory: pd.DataFrame, cfg=None, *, eps_rel: float = EPS_REL,
            "final_rel_excess": float(rel[-1]) if rel.size else math.nan}
     out["attn_glob_end_I"] = (_at(step, tr["attn_glob_lq"].to_numpy(dtype=np.float64), t_I)
                               if "attn_glob_lq" in tr else math.nan)
-    attn = tr["attn_own_lq"].to_numpy(dtype=np.float64)
     out["attn_own_T"] = _at(step, attn, T)
     if C is not None and gamma is not None:
         out["t_II"] = first_step(step, attn >= own_attention_target(C, gamma))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .model import attention
 from .partition import Partition
 
 __all__ = [
@@ -118,10 +119,7 @@ def fair_error(error, tie_mass):
 
 def own_set_mass(A: np.ndarray, partition: Partition, temperature: float) -> float:
     """min_i Σ_{j ∈ set(i)} S_ij, S = row-softmax(A/τ)."""
-    Z = np.asarray(A, dtype=np.float64) / temperature
-    Z = Z - Z.max(axis=1, keepdims=True)
-    S = np.exp(Z)
-    S /= S.sum(axis=1, keepdims=True)
+    S = attention(np.asarray(A, dtype=np.float64), temperature)
     return float(np.where(partition.same_set_mask(), S, 0.0).sum(axis=1).min())
 
 

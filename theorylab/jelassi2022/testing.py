@@ -101,10 +101,8 @@ def automorphisms(draw, partition: Partition) -> np.ndarray:
     set_perm = draw(st.permutations(range(L)))
     perm = np.empty(partition.D, dtype=np.int64)
     for k, S in enumerate(partition.sets):
-        target = partition.sets[set_perm[k]]
         inner = draw(st.permutations(range(C)))
-        for i, j in zip(S, inner):
-            perm[i] = target[j]
+        perm[list(S)] = np.asarray(partition.sets[set_perm[k]])[inner]
     return perm
 
 
@@ -140,8 +138,7 @@ def odd_activations(draw):
 def activations(draw, *, odd: bool | None = None):
     """An activation spec accepted by ``ModelConfig``; ``odd=True`` only odd polynomials,
     ``odd=False`` only polynomials with a non-zero even coefficient, ``None`` either."""
-    if odd is None:
-        odd = draw(st.booleans())
+    odd = draw(st.booleans()) if odd is None else odd
     if odd:
         return draw(odd_activations())
     c = [draw(_coef) for _ in range(4)]
@@ -159,8 +156,7 @@ def data_configs(draw, *, max_D: int = 16, max_brute: int | None = None, max_d: 
     is drawn by hypothesis, not by the config's seed), small d and q ∈ [0, 1]."""
     part = draw(partitions(max_D=max_D, max_brute=max_brute))
     d = draw(st.integers(min_value=3, max_value=max_d))
-    if q is None:
-        q = draw(probabilities)
+    q = draw(probabilities) if q is None else q
     # σ = 0 or σ ≥ 1e-3: subnormal σ² underflows to 0 and says nothing about the data model
     sigma = draw(st.one_of(st.none(), st.just(0.0), st.floats(min_value=1e-3, max_value=2.0)))
     return DataConfig(

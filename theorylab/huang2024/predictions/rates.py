@@ -240,10 +240,6 @@ def leading_rates(P: int, sizes, j: int, mu: ZMoments, *, gamma: float = 0.5,
     return r
 
 
-def _cluster_sizes(structure: AreaStructure, k: int) -> np.ndarray:
-    return np.bincount(structure.labels[k], minlength=int(structure.n_areas[k]))
-
-
 def initial_rate_matrix(cfg: ExperimentConfig, structure: AreaStructure | None = None, *,
                         leading: bool = False, mu: ZMoments | None = None) -> np.ndarray:
     """The rates −∂L/∂Φ at Q⁰ = 0 as a (P, F) array in the engines' layout (row p, column
@@ -264,14 +260,10 @@ def initial_rate_matrix(cfg: ExperimentConfig, structure: AreaStructure | None =
     fn = leading_rates if leading else initial_rates
     out = np.zeros((s.P, s.F))
     for k in range(s.K):
-        sizes = _cluster_sizes(s, k)
+        sizes = np.bincount(s.labels[k], minlength=int(s.n_areas[k]))
+        rates = np.array([fn(s.P, sizes, j, mu, **kw) for j in range(len(sizes))])  # [j, m]
         off = int(s.offset[k])
-        cache: dict[int, np.ndarray] = {}
-        for p in range(s.P):
-            j = int(s.labels[k, p])
-            if j not in cache:
-                cache[j] = fn(s.P, sizes, j, mu, **kw)
-            out[p, off:off + len(sizes)] = cache[j]
+        out[:, off:off + len(sizes)] = rates[s.labels[k]]  # row p: the rates of p's area
     return out
 
 
@@ -423,10 +415,8 @@ def sign_grid(P: int, C: int, mu: ZMoments, *, gamma: float = 0.5, mask_keys: bo
     ``other`` (another local area) and ``ratio`` = |r_glob|/r_own."""
     out = []
     for C1 in range(C, P - 2 * C + 1):
-        if (P - C1) % C:
-            continue
         d = information_gap(P, C1, C)
-        if abs(d - center) > half_width:
+        if (P - C1) % C or abs(d - center) > half_width:
             continue
         sizes = [C1] + [C] * ((P - C1) // C)
         r = initial_rates(P, sizes, 1, mu, gamma=gamma, mask_keys=mask_keys)

@@ -70,13 +70,10 @@ class SmallResNet(nn.Module):
                  widths: tuple[int, ...] = (16, 32, 64)) -> None:
         super().__init__()
         self.stem = nn.Sequential(*_conv_bn_relu(in_chans, widths[0]))
-        blocks = []
-        cin = widths[0]
-        for i, w in enumerate(widths):
-            blocks.append(_BasicBlock(cin, w, stride=1 if i == 0 else 2))
-            cin = w
-        self.blocks = nn.Sequential(*blocks)
-        self.head = nn.Linear(cin, num_classes)
+        ins = (widths[0], *widths[:-1])  # each stage's input width
+        self.blocks = nn.Sequential(*(_BasicBlock(c, w, stride=1 if i == 0 else 2)
+                                      for i, (c, w) in enumerate(zip(ins, widths))))
+        self.head = nn.Linear(widths[-1], num_classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.blocks(self.stem(x)).mean(dim=(-2, -1)))
