@@ -107,10 +107,8 @@ def evaluate_projections(
     """
     kappa = model.value_scale
     H = kappa * (U @ xp.swap(S))
-    if need_grad:
-        sig, dsig = model.activation.value_and_grad(H)
-    else:
-        sig, dsig = model.activation(H), None
+    sig, dsig = (model.activation.value_and_grad(H) if need_grad
+                 else (model.activation(H), None))
     F = xp.sum(sig, axis=-1)
     m = y * F
     ell = xp.softplus_neg(m)

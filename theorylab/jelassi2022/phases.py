@@ -81,16 +81,15 @@ def _held_from(step: np.ndarray, ok: np.ndarray) -> float:
 def _pa_ok(tr: pd.DataFrame, cfg) -> np.ndarray | None:
     """Patch association with a margin at every row: from ``pa_gap`` (logits A/τ, any A), else
     ``patch_association``, else from γ, ρ and the config's diagonal and temperature."""
-    margin = setting_of(cfg).cfg.train.pa_margin if cfg is not None else DEFAULT_PA_MARGIN
+    s = setting_of(cfg) if cfg is not None else None
+    margin = s.cfg.train.pa_margin if s is not None else DEFAULT_PA_MARGIN
     if "pa_gap" in tr and tr.pa_gap.notna().all():
         return tr.pa_gap.to_numpy(dtype=float) >= margin
     if "patch_association" in tr:
         return tr.patch_association.astype(bool).to_numpy()
-    if cfg is None:
+    if s is None:
         return None
-    s = setting_of(cfg)
-    gap = (np.minimum(s.diag, tr.gamma.to_numpy()) - tr.rho.to_numpy()) / s.tau
-    return gap >= margin
+    return (np.minimum(s.diag, tr.gamma.to_numpy()) - tr.rho.to_numpy()) / s.tau >= margin
 
 
 def missing_readings(values, cfg=None) -> dict[str, str]:

@@ -81,11 +81,8 @@ def local_slopes(x, y, groups, *, log_x: bool = True, log_y: bool = True) -> dic
     slopes, ranges = [], []
     for g in groups:
         xx, yy = x[g], y[g]
-        ok = np.isfinite(xx) & np.isfinite(yy)
-        if log_x:
-            ok &= xx > 0
-        if log_y:
-            ok &= yy > 0
+        # finite, and positive on a log axis
+        ok = np.isfinite(xx) & np.isfinite(yy) & ((xx > 0) | (not log_x)) & ((yy > 0) | (not log_y))
         if ok.sum() < 3:
             slopes.append(math.nan)
             ranges.append((math.nan, math.nan))
