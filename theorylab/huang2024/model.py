@@ -138,12 +138,15 @@ class FullQModel:
         """(Φ = EᵀQV, Υ = EᵀQE)."""
         return self.E.T @ Q @ self.V, self.E.T @ Q @ self.E
 
-    def tokens(self, batch: Batch) -> np.ndarray:
-        """(B, P, d): x̃_q + e_q for every key."""
+    def patches(self, batch: Batch) -> np.ndarray:
+        """(B, P, d): the clean patches x_q = z_{m(q)} v_{k, m(q)}."""
         lab = self.structure.labels[batch.cluster]
         feat = self.structure.offset[batch.cluster][:, None] + lab
-        zq = np.take_along_axis(batch.z, lab, axis=1) * ~batch.mask
-        return zq[:, :, None] * self.V.T[feat] + self.E.T[None, :, :]
+        return np.take_along_axis(batch.z, lab, axis=1)[:, :, None] * self.V.T[feat]
+
+    def tokens(self, batch: Batch) -> np.ndarray:
+        """(B, P, d): x̃_q + e_q for every key (x̃_q = x_q unmasked, 0 masked)."""
+        return self.patches(batch) * ~batch.mask[:, :, None] + self.E.T[None, :, :]
 
     def loss_grad(self, Q: np.ndarray, batch: Batch, *, mask_keys: bool = True,
                   loss_norm: str = "P") -> tuple[float, np.ndarray]:
@@ -160,10 +163,7 @@ class FullQModel:
         e = np.exp(logits - mx)
         Z = e.sum(axis=2, keepdims=True)
         attn = np.where(Z > 0, e / np.where(Z > 0, Z, 1.0), 0.0)
-        lab = self.structure.labels[batch.cluster]
-        feat = self.structure.offset[batch.cluster][:, None] + lab
-        z = np.take_along_axis(batch.z, lab, axis=1)
-        X = z[:, :, None] * self.V.T[feat]  # (B, P, d) clean patches
+        X = self.patches(batch)
         Xt = X * unm[:, :, None]  # masked patches are zero
         Fout = np.einsum("bpq,bqd->bpd", attn, Xt)
         R = Fout - X
