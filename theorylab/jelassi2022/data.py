@@ -174,8 +174,7 @@ def enumerate_c(partition: Partition, q: float, max_configs: int = 5_000_000):
 
 def _likelihood_c(c: np.ndarray, y: int, partition: Partition, q: float) -> np.ndarray:
     """P(c | y) = (1/L) Σ_ℓ [c_{S_ℓ} = y] Π_{j∉S_ℓ} p(c_j), by direct summation (no shortcut)."""
-    pd = _p_delta(q)
-    lut = np.array([pd[-1], pd[0], pd[1]])
+    lut = np.array([_p_delta(q)[v] for v in (-1, 0, 1)])
     p = lut[c.astype(np.int64) + 1]
     out = np.zeros(c.shape[0])
     for ell in range(partition.L):

@@ -39,7 +39,7 @@ from scipy import integrate, optimize
 
 from ..config import ExperimentConfig, Setting, setting_of
 from .phase_one import _per_entry, _phase_i
-from .set_statistics import loss_and_grad, statistics_law
+from .set_statistics import _a, cubic_sum, loss_and_grad, softmax_row, statistics_law
 
 __all__ = ["Plateau", "SlowFlow", "plateau", "slow_flow", "alpha_star"]
 
@@ -87,8 +87,6 @@ def alpha_star(cfg: ExperimentConfig | Setting, gamma: float, rho: float,
 def _alpha_derivatives(law, alpha, gamma, rho, diag, tau, kappa) -> tuple[float, float]:
     """∂L/∂α and ∂²L/∂α² of the cubic model: F = κ³α³Φ, so ∂F/∂α = 3F/α and
     ∂²F/∂α² = 6F/α²."""
-    from .set_statistics import _a, cubic_sum, softmax_row
-
     S, _ = softmax_row(diag, gamma, rho, tau, law.D, law.C)
     F = kappa ** 3 * alpha ** 3 * cubic_sum(law, *_a(S))
     pm = 0.5 * (1.0 + np.tanh(0.5 * F))

@@ -135,13 +135,11 @@ class ViT(nn.Module):
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
         x = self.embed(patchify(images, self.patch_size))
-        if self.positional_attention:
-            for blk in self.blocks:
-                x = blk(x, self.pos)
-        else:
+        pos = self.pos if self.positional_attention else None  # logits from P, or P added
+        if pos is None:
             x = x + self.pos
-            for blk in self.blocks:
-                x = blk(x)
+        for blk in self.blocks:
+            x = blk(x, pos)
         return self.head(self.norm(x).mean(dim=1))
 
 
