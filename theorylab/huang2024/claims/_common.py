@@ -1,5 +1,5 @@
 """What the huang2024 claims share beyond the MAE runs: a table written out per group, a
-verdict's reasons under a label, and the axes of the claims' figures."""
+verdict's reasons under a label, and the masked-keys reading in words."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pandas as pd
 
 from theorylab.core.claims.verdict import Verdict
 
-__all__ = ["per_group", "labelled", "keys", "axes"]
+__all__ = ["per_group", "labelled", "keys"]
 
 
 def per_group(t: pd.DataFrame, item, by="family", head=str, *, series: bool = False) -> str:
@@ -27,15 +27,3 @@ def labelled(label: str, v: Verdict) -> Verdict:
 def keys(mask_keys) -> str:
     """The masked-keys reading in words: "in" (in the softmax) or "out"."""
     return "in" if mask_keys else "out"
-
-
-def axes(ax, xlabel: str, ylabel: str | None = None, *, logy: bool = True,
-         fontsize: float = 7) -> None:
-    """Log x (and, with `logy`, log y) axes with their labels and a legend."""
-    ax.set_xscale("log")
-    if logy:
-        ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    if ylabel is not None:
-        ax.set_ylabel(ylabel)
-    ax.legend(fontsize=fontsize)

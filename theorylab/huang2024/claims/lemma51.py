@@ -28,12 +28,13 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME
 from ..predictions.asymptotics import law_corrected_slopes
 from ..predictions.rates import ZMoments, local_query_leading, phase_one_boundary
 from ..setups import FAMILIES, GAMMA, Z_LAWS, boundary_rung, family_sizes, first_step
-from ._common import axes, keys, labelled, per_group
+from ._common import keys, labelled, per_group
 from ._mae import ladder_decades, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "rate_ladder",
@@ -246,7 +247,7 @@ def run(quick: bool) -> cc.ClaimResult:
             ax.plot(g.P, g.ratio.iloc[-1] * (g.P / g.P.iloc[-1]) ** g.delta.mean(), ":",
                     color="gray")
         ax.plot([], [], ":", color="gray", label="∝ P^Δ")
-        axes(ax, "P", "|r_glob| / r_own at Q⁰ = 0")
+        style_axes(ax, "P", "|r_glob| / r_own at Q⁰ = 0", log="xy", legend=7)
 
     return cc.ClaimResult("lemma5.1", t, v, head, reading, brief=brief,
                           extra={"fits": fits, "boundary": bnd},

@@ -54,6 +54,7 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.bands import band
 from theorylab.core.claims.verdict import Verdict, combine
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME
 from ..data import information_gap
@@ -424,9 +425,7 @@ def run(quick: bool) -> cc.ClaimResult:
         ax.bar(x, ratios.ratio_leading, 0.27, label="derived (leading order)")
         ax.bar(x + 0.27, ratios.ratio_notes_heuristic, 0.27, label="notes' heuristic a_1²/a_j")
         ax.set_xticks(x, lab, rotation=45, fontsize=7)
-        ax.set_yscale("log")
-        ax.set_ylabel("|r_glob| / r_own (local query)")
-        ax.legend(fontsize=7)
+        style_axes(ax, ylabel="|r_glob| / r_own (local query)", log="y", legend=7)
 
     d0 = bnd.groupby(["P", "gamma", "mask_keys"], sort=False).agg(
         delta0=("delta0", "first"), band=("band", "first"),

@@ -56,24 +56,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from theorylab.core.claims import (
-    Claim,
-    ClaimResult,
-    Counterfactual,
-    IntervalMethod,
-    Prediction,
-    Reading,
-    Reported,
-    Threshold,
-    Variant,
-    active_device,
-    combine,
-    format_interval,
-    judge_band,
-    premise_failed,
-    t_interval,
-    threshold_values,
-)
+from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
 from ..config import PAPER_NAME
@@ -117,45 +100,45 @@ _GAP = (f"the smallest difference that counts, {MIN_SPLIT:g} (a twentieth of the
         "range [0, 1]); the paper gives a direction, no size")
 
 THRESHOLDS = (
-    Threshold("SPLIT_TOL", SPLIT_TOL, "project choice",
-              f"half of the smallest difference that counts ({MIN_SPLIT:g}): the band of "
-              "'no difference' (0) and that of the prediction then touch, and the 95 % "
-              "t-interval over the seeds carries the seed noise",
-              role="half-width of the band of SHARED and DIVERSE (and of the counterfactuals)"),
-    Threshold("MIN_FOCUS", MIN_FOCUS, "project choice",
-              f"'focused' read as: at least like attention spread evenly over half of the "
-              f"{P_PATCHES} patches, ln 2 / ln {P_PATCHES}",
-              role="premise: every seed's MAE or CL last-layer focus above it"),
-    Threshold("MAX_LOSS_RATIO", MAX_LOSS_RATIO, "project choice",
-              "'left the initial plateau' read as at least 10 % below it (the mean of the last "
-              "tenth of the steps, so the batch noise of one step is averaged away)",
-              role="premise: each seed's final MAE loss / mean-predictor MSE and final CL "
-              "loss / log B at most this"),
+    cc.Threshold("SPLIT_TOL", SPLIT_TOL, "project choice",
+                 f"half of the smallest difference that counts ({MIN_SPLIT:g}): the band of "
+                 "'no difference' (0) and that of the prediction then touch, and the 95 % "
+                 "t-interval over the seeds carries the seed noise",
+                 role="half-width of the band of SHARED and DIVERSE (and of the counterfactuals)"),
+    cc.Threshold("MIN_FOCUS", MIN_FOCUS, "project choice",
+                 f"'focused' read as: at least like attention spread evenly over half of the "
+                 f"{P_PATCHES} patches, ln 2 / ln {P_PATCHES}",
+                 role="premise: every seed's MAE or CL last-layer focus above it"),
+    cc.Threshold("MAX_LOSS_RATIO", MAX_LOSS_RATIO, "project choice",
+                 "'left the initial plateau' read as at least 10 % below it (the mean of the last "
+                 "tenth of the steps, so the batch noise of one step is averaged away)",
+                 role="premise: each seed's final MAE loss / mean-predictor MSE and final CL "
+                 "loss / log B at most this"),
 )
 
 PREDICTIONS = (
-    Prediction("SHARED", MIN_SPLIT, "shift",
-               "CL − MAE shared focus 1 − H(K)/log P of the last layer (the focus all query "
-               "patches have in common): at least " + _GAP,
-               "paper", quote="collapses to a single global pattern", section="§4.4",
-               tolerance="SPLIT_TOL", sides="lower", direction=True),
-    Prediction("DIVERSE", MIN_SPLIT, "shift",
-               "MAE − CL diverse focus I(Q;K)/log P of the last layer (the focus that differs "
-               "between query patches): at least " + _GAP,
-               "paper", quote="learns diverse feature-position correlations across all "
-               "areas, fostering locality-aware attention", section="§4.3",
-               tolerance="SPLIT_TOL", sides="lower", direction=True),
+    cc.Prediction("SHARED", MIN_SPLIT, "shift",
+                  "CL − MAE shared focus 1 − H(K)/log P of the last layer (the focus all query "
+                  "patches have in common): at least " + _GAP,
+                  "paper", quote="collapses to a single global pattern", section="§4.4",
+                  tolerance="SPLIT_TOL", sides="lower", direction=True),
+    cc.Prediction("DIVERSE", MIN_SPLIT, "shift",
+                  "MAE − CL diverse focus I(Q;K)/log P of the last layer (the focus that differs "
+                  "between query patches): at least " + _GAP,
+                  "paper", quote="learns diverse feature-position correlations across all "
+                  "areas, fostering locality-aware attention", section="§4.3",
+                  tolerance="SPLIT_TOL", sides="lower", direction=True),
 )
 
 COUNTERFACTUALS = (
-    Counterfactual("no shared pattern", "CL's attention shares no more focus across query "
-                   "patches than MAE's (difference 0)", {"SHARED": 0.0}),
-    Counterfactual("MAE shares more", "MAE's attention is the one with the shared pattern",
-                   {"SHARED": -MIN_SPLIT}),
-    Counterfactual("no diversity gap", "MAE's attention differs between query patches no "
-                   "more than CL's (difference 0)", {"DIVERSE": 0.0}),
-    Counterfactual("CL more diverse", "CL's attention is the one that differs between query "
-                   "patches", {"DIVERSE": -MIN_SPLIT}),
+    cc.Counterfactual("no shared pattern", "CL's attention shares no more focus across query "
+                      "patches than MAE's (difference 0)", {"SHARED": 0.0}),
+    cc.Counterfactual("MAE shares more", "MAE's attention is the one with the shared pattern",
+                      {"SHARED": -MIN_SPLIT}),
+    cc.Counterfactual("no diversity gap", "MAE's attention differs between query patches no "
+                      "more than CL's (difference 0)", {"DIVERSE": 0.0}),
+    cc.Counterfactual("CL more diverse", "CL's attention is the one that differs between query "
+                      "patches", {"DIVERSE": -MIN_SPLIT}),
 )
 
 #: The initialisation readings: the reading's value → the config fields it sets.
@@ -164,22 +147,22 @@ INIT_READINGS = {"local": {"init": "local", "sigma": 1.0},
                  "local-wide": {"init": "local", "sigma": 3.0}}
 
 VARIANTS = (
-    Variant("init",
-            Reading("local", "local start (Gaussian window σ = 1 patch)", "project choice"),
-            (Reading("scratch", "from scratch (zero bias)", "project choice"),
-             Reading("local-wide", "wide start (Gaussian window σ = 3 patches)",
-                     "project choice")),
-            "the paper's models are trained from scratch on ImageNet; here the start is our "
-            "choice: a local start gives both objectives a focus to keep or to reshape in a "
-            "CPU budget, from scratch neither may leave uniform in the budget, and a wide "
-            "window (σ = 3 patches, nearly flat on the 7 × 7 grid) asks whether CL's shared "
-            "pattern and MAE's diversity grow from a barely focused start"),
-    Variant("mask_ratio",
-            Reading(0.6, "60 % of the patches masked (SimMIM)", "project choice"),
-            (Reading(0.75, "75 % (MAE's ImageNet choice)", "project choice"),
-             Reading(0.4, "40 %", "project choice")),
-            "the paper's masking probability γ = Θ(1) has no value we could read (notes §2.2); "
-            "more masking hides more neighbours and could push MAE to look further"),
+    cc.Variant("init",
+               cc.Reading("local", "local start (Gaussian window σ = 1 patch)", "project choice"),
+               (cc.Reading("scratch", "from scratch (zero bias)", "project choice"),
+                cc.Reading("local-wide", "wide start (Gaussian window σ = 3 patches)",
+                           "project choice")),
+               "the paper's models are trained from scratch on ImageNet; here the start is our "
+               "choice: a local start gives both objectives a focus to keep or to reshape in a "
+               "CPU budget, from scratch neither may leave uniform in the budget, and a wide "
+               "window (σ = 3 patches, nearly flat on the 7 × 7 grid) asks whether CL's shared "
+               "pattern and MAE's diversity grow from a barely focused start"),
+    cc.Variant("mask_ratio",
+               cc.Reading(0.6, "60 % of the patches masked (SimMIM)", "project choice"),
+               (cc.Reading(0.75, "75 % (MAE's ImageNet choice)", "project choice"),
+                cc.Reading(0.4, "40 %", "project choice")),
+               "the paper's masking probability γ = Θ(1) has no value we could read (notes §2.2); "
+               "more masking hides more neighbours and could push MAE to look further"),
 )
 
 _MAINS = {v.name: v.main.value for v in VARIANTS}
@@ -254,7 +237,7 @@ def side_table(table: pd.DataFrame) -> pd.DataFrame:
         if len(d) == len(seeds):
             rows += [{"metric": name, "seed": s, "value": float(x), "lo": math.nan,
                       "hi": math.nan} for s, x in zip(seeds, d)]
-        m, lo, hi = t_interval(d)
+        m, lo, hi = cc.t_interval(d)
         rows.append({"metric": name, "seed": -1, "value": m, "lo": lo, "hi": hi})
     return pd.DataFrame(rows, columns=["metric", "seed", "value", "lo", "hi"])
 
@@ -295,8 +278,8 @@ def loss_premise(curves: pd.DataFrame | None, levels: pd.DataFrame | None,
     """(``inconclusive`` or None, a summary line): every seed's final loss of each of `arms`
     at most `max_ratio` × its plateau level (the mean-predictor MSE for MAE, log B for CL)."""
     if curves is None or levels is None or len(curves) == 0 or len(levels) == 0:
-        return premise_failed("the losses left their plateau: no "
-                              "loss curves or levels"), "no loss curves"
+        return cc.premise_failed("the losses left their plateau: no "
+                                 "loss curves or levels"), "no loss curves"
     ratios = {k: v for k, v in (_loss_ratios(curves, levels) if ratios is None
                                 else ratios).items() if k[1] in arms}
     parts, bad = [], []
@@ -311,8 +294,8 @@ def loss_premise(curves: pd.DataFrame | None, levels: pd.DataFrame | None,
     line = "final loss / plateau level: " + ", ".join(parts)
     if not bad:
         return None, line + f" (all ≤ {max_ratio:g})"
-    return premise_failed(f"the losses left their plateau (final "
-                          f"≤ {max_ratio:g} × level): " + "; ".join(bad)), line
+    return cc.premise_failed(f"the losses left their plateau (final "
+                             f"≤ {max_ratio:g} × level): " + "; ".join(bad)), line
 
 
 def focus_premise(table: pd.DataFrame, min_focus: float = MIN_FOCUS,
@@ -326,22 +309,22 @@ def focus_premise(table: pd.DataFrame, min_focus: float = MIN_FOCUS,
         return None
     vals = ", ".join(f"seed {i} MAE {a:.4f} / CL {b:.4f}"
                      for i, (a, b) in enumerate(zip(mae, cl))) or "no rows"
-    return premise_failed(f"the attention is focused (MAE's or CL's "
-                          f"last-layer focus above {min_focus:.3f}): {vals}")
+    return cc.premise_failed(f"the attention is focused (MAE's or CL's "
+                             f"last-layer focus above {min_focus:.3f}): {vals}")
 
 
 # -- the verdict -----------------------------------------------------------------------------------
-def _band(p: Prediction, d: np.ndarray, th: dict, what: str) -> Verdict:
+def _band(p: cc.Prediction, d: np.ndarray, th: dict, what: str) -> Verdict:
     """The band verdict of one pairing's per-seed differences `d` (fewer than 2 seeds or a
     NaN: ``inconclusive``)."""
     per = ", ".join(f"{x:+.4f}" for x in d)
     if d.size < 2 or not np.all(np.isfinite(d)):
         return Verdict("inconclusive", (f"{what}: per seed {per}: fewer than 2 seeds or a "
                                         "NaN",))
-    m, lo, hi = t_interval(d)
-    v = judge_band(p, (m, lo, hi), th, COUNTERFACTUALS, what=what)
+    m, lo, hi = cc.t_interval(d)
+    v = cc.judge_band(p, (m, lo, hi), th, COUNTERFACTUALS, what=what)
     return Verdict(v.verdict, (f"{what}: per seed {per}, mean "
-                               f"{format_interval(m, lo, hi, len(d), '+.4f')} (95 % "
+                               f"{cc.format_interval(m, lo, hi, len(d), '+.4f')} (95 % "
                                f"t-interval): {v.verdict}: {v.reasons[0]}",))
 
 
@@ -349,17 +332,17 @@ def _what(name: str, high: str, low: str) -> str:
     return f"{name} ({HALVES[name][0]}, {high} − {low})"
 
 
-def control_lines(tables: dict[str, pd.DataFrame], values=None) -> list[Reported]:
+def control_lines(tables: dict[str, pd.DataFrame], values=None) -> list[cc.Reported]:
     """Per half, the band verdicts of its augmentation-control pairings ([`PAIRINGS`][]) and
     whether the half is robust to the augmentation (the main pairing and both control
     pairings agree); one ``Reported`` per half (``controls`` alone when no control was
     run)."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     table = tables["table"]
     means = tables.get("_means") or _last_means(table)
     if not all(("shared", c) in means for c in CONTROLS):
-        return [Reported("augmentation control", "augmentation control: not run under this "
-                         "reading (main reading only)")]
+        return [cc.Reported("augmentation control", "augmentation control: not run under this "
+                            "reading (main reading only)")]
     by = {p.name: p for p in PREDICTIONS}
     ratios = tables.get("_ratios") or {}
     if not ratios and tables.get("loss") is not None and tables.get("levels") is not None:
@@ -383,8 +366,8 @@ def control_lines(tables: dict[str, pd.DataFrame], values=None) -> list[Reported
         head = (f"{name} half robust to the augmentation" if robust else
                 f"{name} half NOT robust to the augmentation (main pairing {main}; control "
                 f"pairings {', '.join(kinds)})")
-        out.append(Reported(f"{name} under the augmentation control",
-                            f"augmentation control: {head}: " + "; ".join(lines)))
+        out.append(cc.Reported(f"{name} under the augmentation control",
+                               f"augmentation control: {head}: " + "; ".join(lines)))
     return out
 
 
@@ -393,7 +376,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     failure gives ``inconclusive`` with the halves' lines appended), then SHARED and DIVERSE
     judged with their bands and combined; the augmentation control is reported per half
     ([`control_lines`][])."""
-    th = threshold_values((*THRESHOLDS, *PREDICTIONS), values)
+    th = cc.threshold_values((*THRESHOLDS, *PREDICTIONS), values)
     table = tables["table"]
     means = _last_means(table)
     parts = []
@@ -414,12 +397,12 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         return Verdict("inconclusive", sum((f.reasons for f in failed), ())
                        + sum((p.reasons for p in parts), ()),
                        reported=tuple(p.judged[0] for p in parts))
-    return combine([*parts, *controls])
+    return cc.combine([*parts, *controls])
 
 
 # -- the run ---------------------------------------------------------------------------------------
 def _iv(x) -> str:
-    m, lo, hi = t_interval(np.asarray(x, float))
+    m, lo, hi = cc.t_interval(np.asarray(x, float))
     return f"{m:.4f}" if not math.isfinite(lo) else f"{m:.4f} [{lo:.4f}, {hi:.4f}]"
 
 
@@ -508,10 +491,10 @@ def _figure(res: RealViTResult):
     return figure
 
 
-def run(quick: bool, readings: dict) -> ClaimResult:
+def run(quick: bool, readings: dict) -> cc.ClaimResult:
     main = {k: readings[k] for k in _MAINS} == _MAINS
     res = cached_realvit(quick, readings=reading_config(readings), controls=main,
-                         device=active_device())
+                         device=cc.active_device())
     tables = {"table": res.table, "trajectory": res.trajectory, "loss": res.curves,
               "levels": res.levels}
     v = judge(tables)
@@ -520,7 +503,7 @@ def run(quick: bool, readings: dict) -> ClaimResult:
     headline: dict[str, object] = {}
     for p in PREDICTIONS:
         column, high, low = HALVES[p.name]
-        m, lo, hi = t_interval(split_differences(res.table, column, high, low))
+        m, lo, hi = cc.t_interval(split_differences(res.table, column, high, low))
         headline[f"{p.name} ({column}, {high} − {low})"] = m
         headline[f"{p.name} interval"] = f"[{lo:.4f}, {hi:.4f}]"
     for r in control_lines(tables):
@@ -530,15 +513,15 @@ def run(quick: bool, readings: dict) -> ClaimResult:
         for m in ("shared", "diverse"):
             headline[f"last layer {model} {m}"] = float(arms.loc[model, m])
     headline["runtime of the arms (s)"] = round(res.total_seconds, 1)
-    headline["device"] = active_device()
-    return ClaimResult("realvit-diversity", res.table, v, headline, _reading(res, curves_line),
-                       extra={"trajectory": res.trajectory, "loss": res.curves,
-                              "levels": res.levels, "arms": arm_summary(res.table),
-                              "side": side_table(res.table)},
-                       figure=_figure(res), brief=_brief(res, v.verdict))
+    headline["device"] = cc.active_device()
+    return cc.ClaimResult("realvit-diversity", res.table, v, headline, _reading(res, curves_line),
+                          extra={"trajectory": res.trajectory, "loss": res.curves,
+                                 "levels": res.levels, "arms": arm_summary(res.table),
+                                 "side": side_table(res.table)},
+                          figure=_figure(res), brief=_brief(res, v.verdict))
 
 
-CLAIM = Claim(
+CLAIM = cc.Claim(
     id="realvit-diversity",
     paper=PAPER_NAME,
     kind="theorem check",
@@ -578,7 +561,7 @@ CLAIM = Claim(
     seeds=f"{len(FULL.seeds)} seeds (initialisation, data subset, batch order, placements, "
     "masks, views) per arm, trained together as one seed-batched model; differences paired "
     f"by seed (on a GPU, {len(GPU.seeds)} seeds)",
-    interval=IntervalMethod("t", seeds=len(FULL.seeds)),
+    interval=cc.IntervalMethod("t", seeds=len(FULL.seeds)),
     reconstructed="the paper's Figure 3 metric has no formula we could read: the split of "
     "the focus into shared and per-query parts is our operationalisation of 'focused "
     "attention on a similar area across different patches' against 'focusing on different, "

@@ -25,10 +25,11 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine, strictly_increasing
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME
 from ..setups import EPS_REL, mae_config, rung_summary
-from ._common import axes, per_group
+from ._common import per_group
 from ._mae import (
     VARIANTS,
     ladder_decades,
@@ -233,7 +234,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         ref = t.sort_values("P").iloc[-1]
         ax.plot(x, x * float(ref.T_star) / float(x_axis(t.sort_values("P").iloc[[-1]])[0]),
                 "k--", label="∝ x (leading order)")
-        axes(ax, "x = (P/C)/η", "T*")
+        style_axes(ax, "x = (P/C)/η", "T*", log="xy", legend=7)
 
     return cc.ClaimResult("thm4.1", t, v, head, reading, brief=brief,
                           extra={"fits": fits, "convergence": eps, "small-delta": small},

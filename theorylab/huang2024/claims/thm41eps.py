@@ -26,10 +26,11 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME
 from ..setups import EPS_REL
-from ._common import axes, labelled, per_group
+from ._common import labelled, per_group
 from ._mae import VARIANTS, measure, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "tail_slopes"]
@@ -143,7 +144,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             inv = np.sort(1 / g.eps_rel.to_numpy())
             ax.plot(inv, ref.T_star * (1 + np.log(inv * ref.eps_rel)), ":", color="gray")
         ax.plot([], [], ":", color="gray", label="T*(ε₀)(1 + ln(ε₀/ε)): a log(1/ε) tail")
-        axes(ax, "1/ε (ε relative to L⁰ − L*)", "T*")
+        style_axes(ax, "1/ε (ε relative to L⁰ − L*)", "T*", log="xy", legend=7)
 
     return cc.ClaimResult("thm4.1-eps", t, v, head, reading, brief=brief, extra={"fits": fits},
                           figure=figure, settings={"P": int(P), "ε₀": EPS_REL})

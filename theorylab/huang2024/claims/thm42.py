@@ -27,10 +27,11 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME
 from ..setups import EPS_REL, FAMILIES
-from ._common import axes, labelled
+from ._common import labelled
 from ._mae import VARIANTS, ladder_premises, mae_settings, measure, readings_text, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
@@ -177,11 +178,11 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             g = g.sort_values("P")
             axs[0].plot(g.P, g.attn_own_T, "o-", label=f"own-area attention at T* ({fam})")
             axs[0].plot(g.P, g.C / g.P, ":", label=f"uniform share C/P ({fam})")
-        axes(axs[0], "P")
+        style_axes(axs[0], "P", log="xy", legend=7)
         g = pos.sort_values("P")
         axs[1].plot(g.P, g.t_I, "s-", label="t_I (end of Phase I)")
         axs[1].plot(g.P, g.t_II, "o-", label="t_II (own attention at its target)")
-        axes(axs[1], "P (Δ > 0)")
+        style_axes(axs[1], "P (Δ > 0)", log="xy", legend=7)
 
     return cc.ClaimResult("thm4.2", lad, v, headline, reading, brief=brief, figure=figure,
                           settings=mae_settings())

@@ -49,6 +49,7 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME
 from ..predictions.asymptotics import (
@@ -62,7 +63,7 @@ from ..predictions.asymptotics import (
     sub_ladders,
 )
 from ..setups import CROSSING_EXTENSION, EPS_REL, FAMILIES, GAMMA, Z_LAWS
-from ._common import axes, labelled, per_group
+from ._common import labelled, per_group
 from ._mae import (
     N_SUB,
     VARIANTS,
@@ -354,18 +355,18 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         axs[0].plot(cross.P, lt.phi_law * z / (cross.delta / 2), "-", color="grey",
                     label="finite-P crossing law")
         axs[0].plot(cross.P, -np.log(cross.P), "k--", label="−ln P (derived limit slope)")
-        axes(axs[0], "P", "Φ_glob(t_I)·z_min/(Δ/2)", logy=False)
+        style_axes(axs[0], "P", "Φ_glob(t_I)·z_min/(Δ/2)", log="x", legend=7)
         for fam, g in lad.groupby("family", sort=False):
             x = x_axis(g)
             axs[1].plot(x, g.t_II, "o-", label=f"t_II ({fam})")
             if fam == "pos":
                 axs[1].plot(x, g.t_I, "s-", label="t_I (pos)")
-        axes(axs[1], "x = (P/C)/η")
+        style_axes(axs[1], "x = (P/C)/η", log="xy", legend=7)
         for fam, g in m["eps"].groupby("family", sort=False):
             axs[2].plot(g.eps_rel, g.attn_gap_T, "o-", label=f"gap at T* ({fam})")
         e = m["eps"].eps_rel
         axs[2].plot(e, np.sqrt(e), "k--", label="∝ ε^{1/2} (reference)")
-        axes(axs[2], "ε (relative)")
+        style_axes(axs[2], "ε (relative)", log="xy", legend=7)
 
     return cc.ClaimResult("thm4.2-laws", lad, v, headline, reading, brief=brief,
                           extra={"eps": m["eps"], "crossing": m["crossing"], "slopes": st},

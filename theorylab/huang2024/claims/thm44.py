@@ -42,6 +42,7 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME
 from ..setups import (
@@ -62,7 +63,6 @@ from ..setups import CL_END_FRACTION as END_FRACTION
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
 from ..setups import cl_settings as settings
-from ._common import axes
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "judge_tau",
            "contrast_rows", "cl_by_tau", "attention_panel", "PREF_QUOTE", "UNIFORM_CONTRAST"]
@@ -253,7 +253,7 @@ def attention_panel(ax, per: dict) -> None:
     ax.set_ylim(0, 1.05)
     ax.set_title("dashed: derived plateau (1: none); dash-dot: Jensen formula; dotted: τ_c",
                  fontsize=7)
-    axes(ax, "τ", "CL: attention on the global area (end)", logy=False)
+    style_axes(ax, "τ", "CL: attention on the global area (end)", log="x", legend=7)
 
 
 def tau_c_text(rows: pd.DataFrame) -> str:
@@ -331,7 +331,7 @@ def run(quick: bool) -> cc.ClaimResult:
         axs[0].axhline(UNIFORM_CONTRAST, color="0.5", ls=":", lw=0.8,
                        label="uniform attention (lowest rung)")
         axs[0].set_ylim(0, 1.05)
-        axes(axs[0], "τ", "contrast s = (global − own)/(global + own)", logy=False)
+        style_axes(axs[0], "τ", "contrast s = (global − own)/(global + own)", log="x", legend=7)
         attention_panel(axs[1], {tau: rows for tau, (_, _, rows) in per.items()})
         for ax in axs:
             tau_ticks(ax, per)

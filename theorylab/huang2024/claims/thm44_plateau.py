@@ -37,6 +37,7 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.bands import SETTLE_FRACTION, candidates, nearest_distance
 from theorylab.core.claims.verdict import Verdict, combine
+from theorylab.core.figures.axes import style_axes
 
 from ..config import PAPER_NAME
 from ..setups import CL_LONG_STEPS, CL_REDUCED_TAU, NEGATIVES, cl_reduced_measure
@@ -287,10 +288,8 @@ def run(quick: bool) -> cc.ClaimResult:
         axs[0].axhspan(1 / (1 + tol), 1 + tol, color="0.9", zorder=0,
                        label="band ×/÷(1 + PRED_TOL)")
         axs[0].axhline(1.0, color="k", lw=0.8)
-        axs[0].set_xlabel("τ (below τ_c)")
-        axs[0].set_ylabel("measured / derived plateau")
-        axs[0].set_title("×: the Jensen formula's plateau / the derived one", fontsize=7)
-        axs[0].legend(fontsize=6)
+        style_axes(axs[0], "τ (below τ_c)", "measured / derived plateau",
+                   "×: the Jensen formula's plateau / the derived one", title_size=7, legend=6)
         attention_panel(axs[1], per)
         tau_ticks(axs[1], per)
 

@@ -1,6 +1,6 @@
 """Helpers shared by the first paper's claim checks: the variants they declare, the
-seed-stratified bootstrap of a power-law exponent, the fields a claim module declares by name,
-the verdict of a failed premise, the tables of sweep points and the finish of a figure's axes."""
+seed-stratified bootstrap of a power-law exponent, and the fields a claim module declares
+by name."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..config import PAPER_NAME
 from ..setups import ADMISSIBLE_Q, REF_Q, TEMPERATURES, V_STARTS
 
 __all__ = ["TEMPERATURE", "TEMPERATURE_ADMISSIBLE", "V_START", "exponent_interval", "N_BOOT",
-           "LEVEL", "GD_VARIANTS", "declared", "finish_axes"]
+           "LEVEL", "GD_VARIANTS", "declared"]
 
 #: bootstrap resamples of every exponent interval, and their level (the generator is seeded, so
 #: the same tables give the same interval).
@@ -97,15 +97,3 @@ def declared(namespace: dict) -> dict:
     and ``COUNTERFACTUALS`` (those `namespace`, the module's ``globals()``, defines)."""
     return {"paper": PAPER_NAME,
             **{field: namespace[name] for field, name in _PARTS.items() if name in namespace}}
-
-
-def finish_axes(ax, xlabel: str, ylabel: str, log: str = "xy", **legend) -> None:
-    """Label `ax`, put the axes named in `log` (``"x"``, ``"y"``, both or neither) on a log
-    scale, and draw its legend (``legend``: its options, font size 7 unless given)."""
-    if "x" in log:
-        ax.set_xscale("log")
-    if "y" in log:
-        ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.legend(**{"fontsize": 7, **legend})

@@ -30,8 +30,9 @@ import pandas as pd
 import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
+from theorylab.core.figures.axes import style_axes
 
-from ._common import TEMPERATURE, declared, finish_axes
+from ._common import TEMPERATURE, declared
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "alignment_table", "sign_name"]
@@ -159,7 +160,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         ax.axhline(0, color="k", lw=0.8)
         ax.set_xlim(-0.5, 0.8)
         ax.set_xticks([])
-        finish_axes(ax, "", "d log(β/|α|) / d step", log="")
+        style_axes(ax, "", "d log(β/|α|) / d step", legend=7)
 
     return cc.ClaimResult("lemma4.1-4.2", table, v, headline, reading,
                           extra={"reference": refr}, figure=figure, brief=brief)

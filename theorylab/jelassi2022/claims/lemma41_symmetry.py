@@ -16,10 +16,11 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
+from theorylab.core.figures.axes import style_axes
 
 from ..setups import REF_DIAG, line_config
 from ..trainer import run_experiment
-from ._common import declared, finish_axes
+from ._common import declared
 
 __all__ = ["CLAIM", "SYM_TOL", "MATCH_TOL", "MOVE_MIN", "THRESHOLDS", "judge",
            "verdict_symmetry"]
@@ -120,7 +121,7 @@ def run(quick: bool) -> cc.ClaimResult:
         for (D, C), g in traj.groupby(["D", "C"]):
             ax.plot(g.step.clip(lower=1), g.sym_dev_brute.clip(lower=1e-18), label=f"D={D}, C={C}")
         ax.axhline(SYM_TOL, color="k", ls="--", label="tolerance")
-        finish_axes(ax, "GD step", "sym_dev (brute force)")
+        style_axes(ax, "GD step", "sym_dev (brute force)", log="xy", legend=7)
 
     return cc.ClaimResult("lemma4.1-4.2-symmetry", table, v, headline, reading,
                           extra={"trajectory": traj}, figure=figure, brief=brief)

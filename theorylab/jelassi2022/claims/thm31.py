@@ -31,11 +31,12 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
+from theorylab.core.figures.axes import style_axes
 
 from ..config import DataConfig
 from ..data import make_wstar, sample
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
-from ._common import declared, finish_axes
+from ._common import declared
 
 __all__ = ["CLAIM", "glm_exact_errors", "glm_best_error", "pz_bound", "glm_fit_errors",
            "verdict", "X_PROVED", "BOUND", "FIT_SEEDS", "FIT_POINTS", "THRESHOLDS",
@@ -217,7 +218,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                     label="fitted GLM vs y")
         ax.axhline(BOUND, color="k", ls="--", label="1/8")
         ax.set_xticks(x, lab)
-        finish_axes(ax, "(k, C, D), q = C^k/D", "test error", log="")
+        style_axes(ax, "(k, C, D), q = C^k/D", "test error", legend=7)
 
     return cc.ClaimResult("thm3.1", fits, v, headline, reading, figure=figure, brief=brief)
 

@@ -21,9 +21,10 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
+from theorylab.core.figures.axes import style_axes
 
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
-from ._common import declared, finish_axes
+from ._common import declared
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "family"]
 
@@ -151,8 +152,8 @@ def run(quick: bool) -> cc.ClaimResult:
         ax.plot(t.x, t.pz_bound, "k.", ms=2, label="proved bound")
         ax.axhline(BOUND, color="k", ls="--", label="1/8")
         ax.axvline(X_PROVED, color="grey", ls=":", label="proved region x ≤ 1 − √3/2")
-        finish_axes(ax, "x = C² / (q (D - C))", "best GLM error (exact)", log="x", fontsize=6,
-                    ncol=2)
+        style_axes(ax, "x = C² / (q (D - C))", "best GLM error (exact)", log="x",
+                   legend={"fontsize": 6, "ncol": 2})
 
     return cc.ClaimResult("thm3.1-proof", t, v, headline, reading, figure=figure, brief=brief)
 

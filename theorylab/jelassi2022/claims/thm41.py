@@ -31,10 +31,11 @@ import pandas as pd
 import theorylab.jelassi2022.claims._thm41_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
+from theorylab.core.figures.axes import style_axes
 
 from ..phases import ALPHA_GROWTH, ERR_TOL, GAP_II
 from ..setups import BOUNDARY_D, REF_Q, REF_SEEDS, reference_q
-from ._common import GD_VARIANTS, declared, exponent_interval, finish_axes
+from ._common import GD_VARIANTS, declared, exponent_interval
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_boundary",
            "verdict_reference", "SENTENCE", "boundary_exponent", "escape_exponent",
@@ -268,11 +269,11 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                 if np.isfinite(t):
                     axs[0].axvline(t, color=c, lw=0.4, ls=":")
         axs[0].set_title(f"reference runs, τ={tau}, v⁰ {start}", fontsize=8)
-        finish_axes(axs[0], "GD step (dotted: t_I, t_II, t_III per seed)", "", log="x")
+        style_axes(axs[0], "GD step (dotted: t_I, t_II, t_III per seed)", "", log="x", legend=7)
         axs[1].plot(esc.d, esc.t_I, "o", color="C0", ms=3)
         med = esc.groupby("d").t_I.median()
         axs[1].plot(med.index, med.to_numpy(), "C0-", label=f"median; fit d^{ee['k']:.2f}")
-        finish_axes(axs[1], "d", "t_I (steps, lr 1)")
+        style_axes(axs[1], "d", "t_I (steps, lr 1)", log="xy", legend=7)
         for r in bnd.itertuples():
             c = {"associates": "C2", "anti-associates": "C3"}.get(r.outcome, "grey")
             axs[2].plot(r.D, r.q, "o", color=c, ms=4)
@@ -280,8 +281,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                             label="q*(D) bracket")
         DD = np.linspace(min(br.D), max(br.D), 50)
         axs[2].plot(DD, 4 / DD, "k:", label="q = C²/D")
-        finish_axes(axs[2], "D (C = 2, d = 100)",
-                    "q (green: associates, red: anti, grey: undecided)", log="")
+        style_axes(axs[2], "D (C = 2, d = 100)",
+                   "q (green: associates, red: anti, grey: undecided)", legend=7)
 
     return cc.ClaimResult("thm4.1", table, v, headline, reading,
                           extra={"escape": esc, "boundary": bnd, "brackets": br, "at_ref_q": at_ref,

@@ -28,9 +28,10 @@ import pandas as pd
 import theorylab.jelassi2022.claims._thm41_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
+from theorylab.core.figures.axes import style_axes
 from theorylab.jelassi2022.setups import ESCAPE_SEEDS, REF_SEEDS
 
-from ._common import GD_VARIANTS, declared, finish_axes
+from ._common import GD_VARIANTS, declared
 from .thm41 import reference_summary
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios",
@@ -286,11 +287,11 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             ax.plot(g.derived, g.measured, mk, ms=4, label=what)
         lim = [r.derived.min() / 2, r.derived.max() * 2]
         ax.plot(lim, lim, "k:", lw=0.8)
-        finish_axes(ax, "derived (steps)", "measured (steps)")
+        style_axes(ax, "derived (steps)", "measured (steps)", log="xy", legend=7)
         bx.plot(dl.D, dl.t_II, "o", label="t_II measured")
         bx.plot(dl.D, dl.t_II_pred, "-", label="t_blowup + slow flow")
         bx.plot(dl.D, dl.t_II_linear, "--", label="t_blowup + 1/r₀ (linear)")
-        finish_axes(bx, "D (lr 0.25·(D/8)²)", "steps")
+        style_axes(bx, "D (lr 0.25·(D/8)²)", "steps", log="xy", legend=7)
 
     return cc.ClaimResult("thm4.1-phases", table, v, headline, reading,
                           extra={"escape": m["escape"], "dladder": dl, "ratios": r},

@@ -36,9 +36,10 @@ import pandas as pd
 import theorylab.jelassi2022.claims._thm42_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
+from theorylab.core.figures.axes import style_axes
 
 from ..setups import reference_q
-from ._common import GD_VARIANTS, LEVEL, N_BOOT, declared, finish_axes
+from ._common import GD_VARIANTS, LEVEL, N_BOOT, declared
 from .thm41 import SENTENCE
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict",
@@ -265,7 +266,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             ax.plot(mm.index, mm.values, "o-", label=f"d = {d:g}")
             c = float(pop[pop.d == d].c.iloc[0])
             ax.plot(mm.index, c * (d - 1) / mm.index.to_numpy(float), ":", color="grey")
-        finish_axes(ax, "N", "r² = tan²∠(v, w*)/d (dotted: derived c(d − 1)/N)")
+        style_axes(ax, "N", "r² = tan²∠(v, w*)/d (dotted: derived c(d − 1)/N)", log="xy", legend=7)
 
     return cc.ClaimResult("thm4.2", table, v, headline, reading, extra={"population": pop},
                           figure=figure, brief=brief)

@@ -43,6 +43,7 @@ import pandas as pd
 
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, ladder_threshold
+from theorylab.core.figures.axes import style_axes
 
 from ..data import bayes_error
 from ..engines._reduced import ReducedEngine, reduced_start
@@ -51,7 +52,7 @@ from ..partition import Partition
 from ..predictions.random_start import escape_time
 from ..setups import REF_DIAG, REF_Q, REF_SETS, reference_config, reference_q, with_readings
 from ..transfer import DOWNSTREAM, finetune, finetune_summary
-from ._common import GD_VARIANTS, LEVEL, declared, finish_axes
+from ._common import GD_VARIANTS, LEVEL, declared
 from .thm31 import glm_exact_errors
 
 __all__ = ["CLAIM", "TARGET_FRAC", "SEEDS", "D_LIST", "THRESHOLDS", "PREDICTIONS",
@@ -417,9 +418,9 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
                         label=f"{arm}, d = {d:g}")
         ax.axhline(tgt, color="k", ls=":", label=f"target {tgt:.3f}")
         ax.axhline(glm, color="grey", ls="-.", label=f"best GLM {glm:.3f}")
-        finish_axes(ax, "Ñ (training + validation samples)",
-                    "test error at the selected step (mean over seeds)", log="x", fontsize=6,
-                    ncol=2)
+        style_axes(ax, "Ñ (training + validation samples)",
+                   "test error at the selected step (mean over seeds)", log="x",
+                   legend={"fontsize": 6, "ncol": 2})
 
     return cc.ClaimResult("thm5.1", table, v, headline, reading, extra=extra, figure=figure,
                           brief=brief)
