@@ -12,13 +12,33 @@ import numpy as np
 from .model import attention
 from .partition import Partition
 
-__all__ = ["alpha_beta", "gamma_rho", "symmetric_projection", "sym_dev", "patch_association",
-           "pa_gap", "own_set_mass", "fair_error", "track", "symmetric_A", "TRACKED_COLUMNS"]
+__all__ = [
+    "alpha_beta",
+    "gamma_rho",
+    "symmetric_projection",
+    "sym_dev",
+    "patch_association",
+    "pa_gap",
+    "own_set_mass",
+    "fair_error",
+    "track",
+    "symmetric_A",
+    "TRACKED_COLUMNS",
+]
 
 #: The columns of [`track`][]: v against w* (α, β, cos), the reduced entries of A (γ, ρ) and
 #: its distance to the partition-symmetric form, and patch association (Definition 2.2).
-TRACKED_COLUMNS = ("alpha", "beta", "cos_v_wstar", "gamma", "rho", "sym_dev",
-                   "patch_association", "pa_gap", "own_set_mass")
+TRACKED_COLUMNS = (
+    "alpha",
+    "beta",
+    "cos_v_wstar",
+    "gamma",
+    "rho",
+    "sym_dev",
+    "patch_association",
+    "pa_gap",
+    "own_set_mass",
+)
 
 
 def alpha_beta(v: np.ndarray, wstar: np.ndarray) -> tuple[float, float, float]:
