@@ -378,15 +378,12 @@ def _curve_rows(losses: torch.Tensor, cfg: RealViTConfig, arm: str) -> pd.DataFr
     """Window means of the (steps + 1, S) losses; step 0 on its own."""
     L = losses.double().numpy()
     w = cfg.curve_window
+    ends = [*range(w, cfg.steps + 1, w), *([cfg.steps] if cfg.steps % w else [])]
     rows = []
     for s, seed in enumerate(cfg.seeds):
         rows.append({"seed": seed, "model": arm, "step": 0, "loss": float(L[0, s])})
-        for end in range(w, cfg.steps + 1, w):
-            rows.append({"seed": seed, "model": arm, "step": end,
-                         "loss": float(L[end - w + 1:end + 1, s].mean())})
-        if cfg.steps % w:
-            rows.append({"seed": seed, "model": arm, "step": cfg.steps,
-                         "loss": float(L[cfg.steps - cfg.steps % w + 1:, s].mean())})
+        rows += [{"seed": seed, "model": arm, "step": end,
+                  "loss": float(L[lo + 1:end + 1, s].mean())} for lo, end in zip([0, *ends], ends)]
     return pd.DataFrame(rows).astype(CURVE_SCHEMA)
 
 

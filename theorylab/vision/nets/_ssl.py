@@ -34,7 +34,6 @@ generators on a GPU), so a run is reproducible on one device and differs between
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -51,6 +50,7 @@ from theorylab.vision.nets._seedvit import (
     decay_groups,
     patchify_seeds,
 )
+from theorylab.vision.nets._train import warmup_cosine
 
 __all__ = ["OBJECTIVES", "VIEWS", "Augment", "SSLSchedule", "place_items", "augment",
            "random_masks", "mae_decoder", "cl_projector", "mae_loss", "info_nce",
@@ -141,11 +141,16 @@ def augment(items: torch.Tensor, streams: SeedStreams, fill: torch.Tensor,
                                                     - 1))
     b = streams.stack(lambda g: aug.brightness * (2 * torch.rand(B, generator=g, device=dev)
                                                   - 1))
-    x = x * c[..., None, None, None] + b[..., None, None, None]
-    if aug.noise:
-        x = x + aug.noise * streams.stack(
-            lambda g: torch.randn(x.shape[1:], generator=g, device=dev))
-    return x
+    return _noisy(x * c[..., None, None, None] + b[..., None, None, None], streams, aug.noise)
+
+
+def _noisy(x: torch.Tensor, streams: SeedStreams, noise: float) -> torch.Tensor:
+    """`x` (S, ...) plus Gaussian pixel noise of standard deviation `noise`, each seed's from
+    its own augmentation generator (`x` itself when `noise` is 0)."""
+    if not noise:
+        return x
+    return x + noise * streams.stack(lambda g: torch.randn(x.shape[1:], generator=g,
+                                                           device=x.device))
 
 
 def random_masks(streams: SeedStreams, B: int, P: int, ratio: float) -> torch.Tensor:
@@ -156,18 +161,22 @@ def random_masks(streams: SeedStreams, B: int, P: int, ratio: float) -> torch.Te
     return order < m
 
 
+def _head_generators(seeds: tuple[int, ...]) -> list[torch.Generator]:
+    """The generators of a head's initial weights: seed s's from ``s + 104729``."""
+    return [torch.Generator().manual_seed(s + 104729) for s in seeds]
+
+
 def mae_decoder(seeds: tuple[int, ...], dim: int, pixels: int) -> nn.Module:
     """The per-token pixel decoder (LayerNorm + linear), seed s's weights from generator
     ``s + 104729``."""
-    gens = [torch.Generator().manual_seed(s + 104729) for s in seeds]
-    return nn.Sequential(SeedLayerNorm(len(seeds), dim), SeedLinear(gens, dim, pixels))
+    return nn.Sequential(SeedLayerNorm(len(seeds), dim),
+                         SeedLinear(_head_generators(seeds), dim, pixels))
 
 
 def cl_projector(seeds: tuple[int, ...], dim: int) -> nn.Module:
     """The projection head (dim → 2·dim → dim, GELU), seed s's weights from generator
     ``s + 104729``."""
-    gens = [torch.Generator().manual_seed(s + 104729) for s in seeds]
-    return SeedMLP(gens, dim, 2 * dim, dim)
+    return SeedMLP(_head_generators(seeds), dim, 2 * dim, dim)
 
 
 def mae_loss(model: SeedViT, decoder: nn.Module, images: torch.Tensor,
@@ -224,11 +233,7 @@ class SSLSchedule:
 
     def lr_at(self, step: int) -> float:
         """The learning rate of optimiser step `step` (0-based)."""
-        warm = max(1, int(self.warmup * self.steps))
-        if step < warm:
-            return self.lr * (step + 1) / warm
-        t = (step - warm) / max(1, self.steps - warm)
-        return self.lr * 0.5 * (1 + math.cos(math.pi * t))
+        return warmup_cosine(step, self.lr, max(1, int(self.warmup * self.steps)), self.steps)
 
 
 def _batches(N: int, B: int, streams: SeedStreams, device) -> Callable[[], torch.Tensor]:
@@ -282,10 +287,6 @@ def train_seeds(objective: str, model: SeedViT, head: nn.Module, items: torch.Te
 
     clean = replace(aug, noise=0.0)
 
-    def noisy(x: torch.Tensor) -> torch.Tensor:
-        return x + aug.noise * streams.stack(
-            lambda g: torch.randn(x.shape[1:], generator=g, device=dev)) if aug.noise else x
-
     def loss_of(idx: torch.Tensor) -> torch.Tensor:
         batch = items[seed_axis, idx]
         if objective == "mae":
@@ -298,20 +299,22 @@ def train_seeds(objective: str, model: SeedViT, head: nn.Module, items: torch.Te
             v2 = augment(batch, streams, fill, aug)
             return info_nce(head(model(v1).mean(2)), head(model(v2).mean(2)), temperature)
         base = augment(batch, streams, fill, clean)  # one flip, placement and jitter
-        z = [head(model(noisy(base), random_masks(streams, B, model.num_patches,
-                                                  mask_ratio)).mean(2)) for _ in range(2)]
+        z = [head(model(_noisy(base, streams, aug.noise),
+                        random_masks(streams, B, model.num_patches, mask_ratio)).mean(2))
+             for _ in range(2)]
         return info_nce(z[0], z[1], temperature)
+
+    def training(mode: bool) -> None:
+        model.train(mode)
+        head.train(mode)
 
     def checkpoint(t: int) -> None:
         if t in marks and on_checkpoint is not None:
-            model.eval()
-            head.eval()
+            training(False)
             on_checkpoint(t)
-            model.train()
-            head.train()
+            training(True)
 
-    model.train()
-    head.train()
+    training(True)
     idx0 = nxt()
     with torch.no_grad():
         losses[0] = loss_of(idx0)
@@ -330,6 +333,5 @@ def train_seeds(objective: str, model: SeedViT, head: nn.Module, items: torch.Te
         if progress is not None:
             progress(t + 1)
         idx = nxt()
-    model.eval()
-    head.eval()
+    training(False)
     return losses.cpu()

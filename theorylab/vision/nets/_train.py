@@ -23,6 +23,7 @@ __all__ = [
     "param_groups",
     "resolve_device",
     "train_classifier",
+    "warmup_cosine",
 ]
 
 DEFAULT_CPU_THREADS = 1
@@ -58,6 +59,15 @@ def resolve_device(device: str | torch.device) -> torch.device:
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device 'cuda' requested but torch.cuda.is_available() is False")
     return dev
+
+
+def warmup_cosine(step: int, lr: float, warmup: int, total: int) -> float:
+    """The learning rate of step `step` (0-based) of `total`: linear warm-up to `lr` over the
+    first `warmup` steps, then cosine decay to 0."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    t = (step - warmup) / max(1, total - warmup)
+    return lr * 0.5 * (1.0 + math.cos(math.pi * t))
 
 
 @dataclass(frozen=True)
@@ -236,12 +246,6 @@ def _train(make_model, x_train, y_train, x_test, y_test, config, seed, dev, prog
     aug_gen = (torch.Generator().manual_seed(seed + AUGMENT_SEED_OFFSET)
                if config.translate_patches else None)
 
-    def lr_at(step: int) -> float:
-        if step < warmup:
-            return config.lr * (step + 1) / warmup
-        t = (step - warmup) / max(1, total - warmup)
-        return config.lr * 0.5 * (1.0 + math.cos(math.pi * t))
-
     gen = torch.Generator().manual_seed(seed)
     eval_at = {
         int(round(steps_per_epoch * (e + (k + 1) / config.evals_per_epoch))) - 1
@@ -260,7 +264,7 @@ def _train(make_model, x_train, y_train, x_test, y_test, config, seed, dev, prog
         for b in range(steps_per_epoch):
             idx = order[b * bs : (b + 1) * bs]
             for group in opt.param_groups:
-                group["lr"] = lr_at(step)
+                group["lr"] = warmup_cosine(step, config.lr, warmup, total)
             xb = xtr[idx]
             if aug_gen is not None:
                 shifts = random_patch_shifts(xb.shape[0], config.translate_patches,
@@ -277,17 +281,16 @@ def _train(make_model, x_train, y_train, x_test, y_test, config, seed, dev, prog
             logged = (step + 1) % config.log_every == 0
             evaluated = step in eval_at
             if logged or evaluated:
-                train_loss = running / count if count else float("nan")
-                if logged:
-                    running, count = 0.0, 0
-                acc = evaluate(model, xte, yte) if evaluated else float("nan")
                 rows.append((step + 1, (step + 1) / steps_per_epoch,
-                             train_loss if logged else float("nan"), acc))
+                             running / count if logged else float("nan"),
+                             evaluate(model, xte, yte) if evaluated else float("nan")))
+            if logged:
+                running, count = 0.0, 0
             step += 1
     model.eval()
     history = pd.DataFrame(rows, columns=["step", "epoch", "train_loss", "test_acc"]).astype(
         {"step": "int64", "epoch": "float64", "train_loss": "float64", "test_acc": "float64"}
     )
-    final = history["test_acc"].dropna()
-    test_acc = float(final.iloc[-1]) if len(final) else evaluate(model, xte, yte)
+    # the last step is always evaluated (eval_at holds steps_per_epoch * epochs - 1)
+    test_acc = float(history["test_acc"].dropna().iloc[-1])
     return TrainResult(model, history, test_acc, time.perf_counter() - t0)
