@@ -49,10 +49,8 @@ def _resume_command(args) -> str:
         again += ["--set", item]
     if args.tensorboard is not None:
         again.append(f"--tensorboard={args.tensorboard}")
-    if args.no_progress:
-        again.append("--no-progress")
-    if args.flow:
-        again.append("--flow")
+    again += [flag for flag, on in (("--no-progress", args.no_progress), ("--flow", args.flow))
+              if on]
     return shlex.join(again + (["--", args.config] if dashed else []))
 
 

@@ -269,24 +269,25 @@ def uniform_distance(cfg: RealViTConfig) -> float:
     return float(mean_attention_distance(np.full((P, P), 1.0 / P)))
 
 
-def metrics_rows(maps: np.ndarray, start: np.ndarray | None, *, seeds: tuple[int, ...],
-                 model: str, patch_size: int, step: int | None = None) -> pd.DataFrame:
-    """Per (seed, layer, head) metrics of attention maps ``(layers, S, n, heads, P, P)``
-    against the start's maps `start` (same shape, or broadcastable; None: ``js_start`` NaN),
-    means over the images, and their head means (``head = −1``); rows follow
-    [`TABLE_SCHEMA`][] (with ``step`` when given: [`TRAJECTORY_SCHEMA`][])."""
+def metrics_rows(maps: np.ndarray, start: np.ndarray | None, cfg: RealViTConfig, model: str,
+                 step: int | None = None) -> pd.DataFrame:
+    """Per (seed, layer, head) metrics of the attention maps ``(layers, S, n, heads, P, P)``
+    of `model` for the seeds of `cfg` against the start's maps `start` (same shape, or
+    broadcastable; None: ``js_start`` NaN), means over the images, and their head means
+    (``head = −1``); rows follow [`TABLE_SCHEMA`][] (with ``step`` when given:
+    [`TRAJECTORY_SCHEMA`][])."""
     def metrics(layer: int, s: int, A: np.ndarray) -> dict:
         sh = sharpness_decomposition(A)
         dist = mean_attention_distance(A)
         return {"nmi": normalized_mutual_information(A), "distance_patches": dist,
-                "distance_pixels": dist * patch_size, "total": sh.total,
+                "distance_pixels": dist * cfg.patch_size, "total": sh.total,
                 "shared": sh.shared, "diverse": sh.diverse,
                 "js_start": (js_divergence(A, start[layer, s]) if start is not None
                              else np.full(A.shape[:2], np.nan)),
                 "head_js": head_divergence(A)}
 
     labels = {"model": model} if step is None else {"model": model, "step": step}
-    return metric_rows(maps, metrics, seeds=seeds, **labels,
+    return metric_rows(maps, metrics, seeds=cfg.seeds, **labels,
                        columns=TABLE_SCHEMA if step is None else TRAJECTORY_SCHEMA)
 
 
@@ -350,16 +351,14 @@ def reference_run(cfg: RealViTConfig, data: PlacedImages) -> ArmRun:
     t0 = time.perf_counter()
     dev = data.items.device
     start = attention_maps(_model(cfg).to(dev), data.x_eval)
-    rows = [metrics_rows(start, start, seeds=cfg.seeds, model="initial",
-                         patch_size=cfg.patch_size)]
+    rows = [metrics_rows(start, start, cfg, "initial")]
     maps = _maps_of(start, cfg, "initial")
     A = attention_maps(_model(cfg, "scratch").to(dev), data.x_eval)
-    rows.append(metrics_rows(A, start, seeds=cfg.seeds, model="untrained",
-                             patch_size=cfg.patch_size))
+    rows.append(metrics_rows(A, start, cfg, "untrained"))
     maps.update(_maps_of(A, cfg, "untrained"))
     P = cfg.patches
     U = np.full((cfg.depth, len(cfg.seeds), 1, cfg.heads, P, P), 1.0 / P)
-    uni = metrics_rows(U, None, seeds=cfg.seeds, model="uniform", patch_size=cfg.patch_size)
+    uni = metrics_rows(U, None, cfg, "uniform")
     for layer in range(cfg.depth):  # uniform's divergence from the start, over every image
         for s, seed in enumerate(cfg.seeds):
             js = js_divergence(np.broadcast_to(U[layer, s, 0], start[layer, s].shape),
@@ -403,8 +402,7 @@ def train_arm(cfg: RealViTConfig, arm: str, data: PlacedImages,
     traj = []
 
     def at_checkpoint(t: int) -> None:
-        traj.append(metrics_rows(attention_maps(model, x_traj), start, seeds=cfg.seeds, model=arm,
-                                 patch_size=cfg.patch_size, step=t))
+        traj.append(metrics_rows(attention_maps(model, x_traj), start, cfg, arm, step=t))
 
     losses = train_seeds(objective, model, head, data.items, data.fill, cfg.schedule(),
                          cfg.augment(), mask_ratio=cfg.mask_ratio,
@@ -413,8 +411,8 @@ def train_arm(cfg: RealViTConfig, arm: str, data: PlacedImages,
                          on_checkpoint=at_checkpoint, progress=progress)
     seconds = time.perf_counter() - t0
     A = attention_maps(model, data.x_eval)
-    start_full = attention_maps(_model(cfg).to(dev), data.x_eval)
-    table = metrics_rows(A, start_full, seeds=cfg.seeds, model=arm, patch_size=cfg.patch_size)
+    # against the start's maps on every held-out image (the trajectory's start: the first n_traj)
+    table = metrics_rows(A, attention_maps(_model(cfg).to(dev), data.x_eval), cfg, arm)
     # the plateau levels from their own streams (the training draws are not shifted)
     mp = mean_predictor_mse(data.items, SeedStreams(tuple(s + 31337 for s in cfg.seeds), dev),
                             data.fill, cfg.augment())
