@@ -33,7 +33,6 @@ from .labels import (
     symbol,
     tick,
 )
-from .questions import hashable as _hashable
 from .questions import linear_law, power_law, reading_points, sweep_values
 
 __all__ = ["heat_map", "plot_reading", "reading_plot"]
@@ -104,10 +103,7 @@ def heat_map(source: Path, value: str, x: str, y: str, out: Path, *, default: bo
 
     rows, axes, manifest = sweep_values(source, value)
     paper = paper_named(manifest.get("paper"))
-    setting = _setting_title(manifest, rows, axes)
-    for k in (x, y):
-        if rows[k].dtype == object:
-            rows[k] = rows[k].map(_hashable)
+    setting = _setting_title(manifest, rows, axes)  # list-valued axes: keyed by sweep_values
     cells = reading_points(_per_seed(rows, axes, [x, y]), x, by=[y])
     xs, ys = sorted(cells[x].unique()), sorted(cells[y].unique())
     grid = np.full((len(ys), len(xs)), np.nan)
@@ -208,8 +204,6 @@ def reading_plot(source: Path, reading: str, x: str, *, log: bool, out: Path, fi
     by = [a for a in axes if a not in (x, "train.seed")]
     if manifest.get("mode") == "zip" or not series:
         by = []  # zipped axes move with x: one series
-    if rows[x].dtype == object:
-        rows[x] = rows[x].map(_hashable)
     setting = _setting_title(manifest, rows, axes)
     rows = _per_seed(rows, axes, [x, *by])
     points = reading_points(rows, x, by=by)

@@ -38,6 +38,7 @@ import pandas as pd
 
 from .diagrams import heat_map, plot_reading, reading_plot
 from .labels import check_out, default_png, note_box, paper_named, point_settings, save, symbol
+from .questions import finished_points, numeric_columns
 from .questions import hashable as _hashable
 from .runs import open_run, sweep_table, text
 
@@ -71,16 +72,11 @@ def _drawable(values: pd.Series) -> tuple[pd.Series, int]:
     return v.mask(bad), int(bad.sum())
 
 
-def _numeric(df: pd.DataFrame) -> list[str]:
-    return [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
-            and not pd.api.types.is_bool_dtype(df[c])]
-
-
 def _run_columns(df: pd.DataFrame, paper) -> list[str]:
     """The quantities of a trajectory: its numeric columns that measure something (in the
     paper's trajectory schema when known), without standard errors and labels."""
     schema = getattr(paper, "trajectory_schema", None) or {}
-    return [c for c in _numeric(df) if c not in _LABELS and not c.endswith("_se")
+    return [c for c in numeric_columns(df) if c not in _LABELS and not c.endswith("_se")
             and (not schema or c in schema)]
 
 
@@ -188,7 +184,7 @@ def plot_run(run: str | Path, *, out: str | Path | None = None,
     opened = open_run(run, strict=False)
     df, paper, cfg, folder = opened.trajectory, opened.paper, opened.config, opened.path
     path = folder / "trajectory.csv"
-    numeric = [c for c in _numeric(df) if c not in _LABELS]
+    numeric = [c for c in numeric_columns(df) if c not in _LABELS]
     if columns:
         bad = [c for c in columns if c not in numeric]
         if bad:
@@ -286,10 +282,7 @@ def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | Non
     source = Path(sweep)
     df, axes, manifest = sweep_table(source)
     default = default_png(source, "phase_diagram")
-    if "status" in df.columns:
-        df = df[df["status"] == "ok"]
-    if len(df) == 0:
-        raise ValueError(f"sweep: {source} has no finished points to plot")
+    df = finished_points(df, source)
     for name, given in (("x", x), ("y", y)):
         if given is not None and given not in df.columns:
             raise ValueError(f"{name}: not a column of the sweep table (got {given!r}); axes: "
@@ -303,7 +296,7 @@ def plot_sweep(sweep: str | Path, *, out: str | Path | None = None, x: str | Non
     y = y if y is not None else (rest[0] if rest else None)
     if y == x:
         raise ValueError(f"y: must differ from x (got {y!r} for both)")
-    numeric = _numeric(df)
+    numeric = numeric_columns(df)
     kept = [c for c in (manifest.get("keep") or []) if c in numeric] if isinstance(
         manifest.get("keep"), list) else []
     measured = kept or [c for c in numeric if c not in _SWEEP_META and c not in axes

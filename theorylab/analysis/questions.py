@@ -169,10 +169,7 @@ def sweep_values(source: str | Path, value: str) -> tuple[pd.DataFrame, list[str
     reading's reason, or "not recorded") and ``censored``. Also the axes and the manifest.
     ``ValueError`` naming the field when `value` is neither."""
     df, axes, manifest = sweep_table(source)
-    if "status" in df.columns:
-        df = df[df["status"] == "ok"]
-    if len(df) == 0:
-        raise ValueError(f"sweep: {source} has no finished points to plot")
+    df = finished_points(df, source)
     paper = PAPERS.get(manifest.get("paper")) if isinstance(manifest.get("paper"), str) \
         else None
     path = Path(source)
@@ -187,8 +184,7 @@ def sweep_values(source: str | Path, value: str) -> tuple[pd.DataFrame, list[str
             rows = tidy[[c for c in tidy.columns if c in axes or c in (
                 "run", "value", "reason", "censored")]]
         return _keyed(rows, axes), [a for a in axes if a in rows.columns], manifest
-    numeric = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
-               and not pd.api.types.is_bool_dtype(df[c])]
+    numeric = numeric_columns(df)
     if value not in numeric:
         known = sorted((paper.reading_times or {}) if paper is not None else [])
         raise ValueError(f"reading: not a phase reading of the sweep's paper nor a numeric "
@@ -200,6 +196,22 @@ def sweep_values(source: str | Path, value: str) -> tuple[pd.DataFrame, list[str
     rows["reason"] = np.where(rows["value"].isna(), "not recorded", "")
     rows["censored"] = False
     return _keyed(rows, axes), axes, manifest
+
+
+def finished_points(df: pd.DataFrame, source) -> pd.DataFrame:
+    """The rows of the finished points of the sweep table `df` of `source` (``status`` ok, when
+    the table has a status); ``ValueError`` when there are none."""
+    if "status" in df.columns:
+        df = df[df["status"] == "ok"]
+    if len(df) == 0:
+        raise ValueError(f"sweep: {source} has no finished points to plot")
+    return df
+
+
+def numeric_columns(df: pd.DataFrame) -> list[str]:
+    """The numeric columns of `df`, booleans left out."""
+    return [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])
+            and not pd.api.types.is_bool_dtype(df[c])]
 
 
 def _keyed(rows: pd.DataFrame, axes: Sequence[str]) -> pd.DataFrame:
