@@ -176,10 +176,9 @@ class RealViTConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ValueError(f"realvit.{name}: must be an integer >= {lo} (got {v!r})")
-        if 28 % self.patch_size:
-            raise ValueError(f"realvit.patch_size: must divide 28 (got {self.patch_size})")
-        if 28 % self.item_pool:
-            raise ValueError(f"realvit.item_pool: must divide 28 (got {self.item_pool})")
+        for name in ("patch_size", "item_pool"):
+            if 28 % getattr(self, name):
+                raise ValueError(f"realvit.{name}: must divide 28 (got {getattr(self, name)})")
         if self.dim % self.heads:
             raise ValueError(f"realvit.heads: must divide dim={self.dim} (got {self.heads})")
         if self.n_traj > self.n_eval or self.n_show > self.n_eval:
