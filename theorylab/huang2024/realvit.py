@@ -298,9 +298,10 @@ _ARM_FIELDS = {
     "cl_maeviews": ("temperature", "mask_ratio"),
     "reference": (),
 }
-_SHARED_FIELDS = ("n_train", "n_eval", "n_traj", "n_show", "steps", "batch_size", "lr",
-                  "weight_decay", "warmup", "patch_size", "depth", "dim", "heads", "mlp_ratio",
-                  "init", "sigma", "noise", "item_pool", "seeds")
+#: The fields that are not shared: some arms' own (``_ARM_FIELDS``), and ``threads`` (no
+#: result depends on it); the reference trains nothing, so no training field enters its key.
+_NOT_SHARED = ("mask_ratio", "temperature", "threads")
+_TRAINING = ("steps", "batch_size", "lr", "weight_decay", "warmup", "noise")
 
 
 def arm_key(cfg: RealViTConfig, arm: str, *, stand_in: bool = False, device="cpu") -> dict:
@@ -312,10 +313,8 @@ def arm_key(cfg: RealViTConfig, arm: str, *, stand_in: bool = False, device="cpu
     if arm not in _ARM_FIELDS:
         raise ValueError(f"arm: must be one of {list(_ARM_FIELDS)} (got {arm!r})")
     d = cfg.as_dict()
-    fields = _SHARED_FIELDS + _ARM_FIELDS[arm]
-    if arm == "reference":
-        fields = tuple(f for f in fields if f not in ("steps", "batch_size", "lr",
-                                                      "weight_decay", "warmup", "noise"))
+    skip = _NOT_SHARED + (_TRAINING if arm == "reference" else ())
+    fields = [f for f in d if f not in skip] + list(_ARM_FIELDS[arm])
     return {"arm": arm, **{f: d[f] for f in fields}, "stand_in": stand_in,
             "device": resolve_device(device).type}
 
@@ -357,15 +356,8 @@ def reference_run(cfg: RealViTConfig, data: PlacedImages) -> ArmRun:
     maps.update(_maps_of(A, cfg, "untrained"))
     P = cfg.patches
     U = np.full((cfg.depth, len(cfg.seeds), 1, cfg.heads, P, P), 1.0 / P)
-    uni = metrics_rows(U, None, cfg, "uniform")
-    for layer in range(cfg.depth):  # uniform's divergence from the start, over every image
-        for s, seed in enumerate(cfg.seeds):
-            js = js_divergence(np.broadcast_to(U[layer, s, 0], start[layer, s].shape),
-                               start[layer, s]).mean(axis=0)
-            sel = (uni.seed == seed) & (uni.layer == layer)
-            uni.loc[sel & (uni["head"] >= 0), "js_start"] = js
-            uni.loc[sel & (uni["head"] == -1), "js_start"] = float(js.mean())
-    rows.append(uni)
+    # one uniform map (n_images 1), its divergence from the start averaged over every image
+    rows.append(metrics_rows(U, start, cfg, "uniform"))
     empty = [pd.DataFrame(columns=list(schema)).astype(schema)
              for schema in (TRAJECTORY_SCHEMA, CURVE_SCHEMA, LEVEL_SCHEMA)]
     return ArmRun(pd.concat(rows, ignore_index=True), *empty, maps=maps,
