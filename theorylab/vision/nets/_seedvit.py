@@ -212,11 +212,6 @@ class SeedViT(nn.Module):
                 for blk in self.blocks:
                     blk.rel.copy_(table.expand_as(blk.rel))
 
-    @property
-    def S(self) -> int:
-        """The number of seeds."""
-        return len(self.seeds)
-
     def tokens(self, images: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """(S, B, P, dim) input tokens of images (S, B, C, H, W); `mask` (S, B, P) bool: those
         patches' embeddings replaced by the mask token."""

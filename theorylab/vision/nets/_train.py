@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -130,9 +130,6 @@ class TrainConfig:
                              f"{self.translate_patches}, {self.translate_unit}")
         if self.pos_weight_decay is not None and self.pos_weight_decay < 0:
             raise ValueError(f"pos_weight_decay must be >= 0, got {self.pos_weight_decay}")
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass
