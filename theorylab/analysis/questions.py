@@ -380,25 +380,21 @@ def to_dataset(*sources):
             raise ValueError("source: a sweep store is exported alone")
         return _sweep_dataset(opened[0])
     names = _run_names(opened)
+    keys = [None] if len(opened) == 1 else names  # one run: a dataset over step alone
     attrs = {"paper": ", ".join(sorted({o.paper.name for o in opened})), **_provenance()}
     run_attrs, clocks = {}, {}
-    for name, run in zip(names, opened):
+    for key, name, run in zip(keys, names, opened):
         readings = run.paper.readings(run.trajectory, run.config) \
             if run.paper.phase_readings is not None and len(run.trajectory) else {}
-        run_attrs[name] = {"folder": str(run.path),
+        run_attrs[key] = {"folder": str(run.path),
                            "dynamics": str(getattr(run.config.train, "mode", "gd")),
                            **_run_record(run),
                            **{k: v for k, v in readings.items()
                               if isinstance(v, (bool, int, float, np.number))}}
         if run.paper.time_step is not None:
-            clocks[name] = _time_step(run.paper, run.config)
-        attrs["config" if len(opened) == 1 else f"config_{name}"] = run.config_text
-    if len(opened) == 1:
-        tables, run_attrs, clocks = ({None: opened[0].trajectory},
-                                     {None: run_attrs[names[0]]},
-                                     {None: clocks[names[0]]} if clocks else {})
-    else:
-        tables = {n: o.trajectory for n, o in zip(names, opened)}
+            clocks[key] = _time_step(run.paper, run.config)
+        attrs["config" if key is None else f"config_{name}"] = run.config_text
+    tables = {key: run.trajectory for key, run in zip(keys, opened)}
     return runs_dataset(tables, attrs=attrs, clocks=clocks, run_attrs=run_attrs)
 
 
