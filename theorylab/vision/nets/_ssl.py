@@ -34,7 +34,7 @@ generators on a GPU), so a run is reproducible on one device and differs between
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import torch
@@ -236,21 +236,14 @@ class SSLSchedule:
         return warmup_cosine(step, self.lr, max(1, int(self.warmup * self.steps)), self.steps)
 
 
-def _batches(N: int, B: int, streams: SeedStreams, device) -> Callable[[], torch.Tensor]:
-    """A function returning the next (S, B) item indices: per seed, consecutive slices of a
+def _batches(N: int, B: int, streams: SeedStreams, device) -> Iterator[torch.Tensor]:
+    """The (S, B) item indices of the successive batches: per seed, consecutive slices of a
     permutation of the N items, a new permutation when fewer than B remain."""
-    state = {"perm": None, "pos": N}
-
-    def nxt() -> torch.Tensor:
-        if state["pos"] + B > N:
-            state["perm"] = streams.stack(
-                lambda g: torch.randperm(N, generator=g, device=device), streams.order)
-            state["pos"] = 0
-        i = state["pos"]
-        state["pos"] += B
-        return state["perm"][:, i:i + B]
-
-    return nxt
+    while True:
+        perm = streams.stack(lambda g: torch.randperm(N, generator=g, device=device),
+                             streams.order)
+        for i in range(0, N - B + 1, B):
+            yield perm[:, i:i + B]
 
 
 def train_seeds(objective: str, model: SeedViT, head: nn.Module, items: torch.Tensor,
@@ -277,7 +270,7 @@ def train_seeds(objective: str, model: SeedViT, head: nn.Module, items: torch.Te
     S, N = items.shape[:2]
     streams = streams or SeedStreams(model.seeds, dev)
     B = min(schedule.batch_size, N)
-    nxt = _batches(N, B, streams, dev)
+    batches = _batches(N, B, streams, dev)
     params = list(model.parameters()) + list(head.parameters())
     opt = torch.optim.AdamW(decay_groups(nn.ModuleList([model, head]), schedule.weight_decay),
                             lr=schedule.lr)
@@ -315,11 +308,10 @@ def train_seeds(objective: str, model: SeedViT, head: nn.Module, items: torch.Te
             training(True)
 
     training(True)
-    idx0 = nxt()
+    idx = next(batches)
     with torch.no_grad():
-        losses[0] = loss_of(idx0)
+        losses[0] = loss_of(idx)
     checkpoint(0)
-    idx = idx0
     for t in range(schedule.steps):
         for g in opt.param_groups:
             g["lr"] = schedule.lr_at(t)
@@ -332,6 +324,6 @@ def train_seeds(objective: str, model: SeedViT, head: nn.Module, items: torch.Te
         checkpoint(t + 1)
         if progress is not None:
             progress(t + 1)
-        idx = nxt()
+        idx = next(batches)
     training(False)
     return losses.cpu()
