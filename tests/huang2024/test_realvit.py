@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from theorylab.core.claims import t_interval
 from theorylab.huang2024 import realvit as rv
 from theorylab.huang2024.claims import realvit as claim
 from theorylab.vision.store import clear_memo
@@ -302,7 +303,7 @@ def test_resolution_a_moved_bound_is_a_point_statement():
     # above its declared value the bound is judged as a point (± SPLIT_TOL, two-sided): a
     # point just above 0.05 misses the interval of the differences (about 0.29) at once
     assert claim.MIN_SPLIT < row.value_up < claim.MIN_SPLIT + 1e-3
-    m, lo, hi = claim.t_interval(claim.split_differences(t["table"], "shared", "cl", "mae"))
+    m, lo, hi = t_interval(claim.split_differences(t["table"], "shared", "cl", "mae"))
     assert claim.judge(t, {"SHARED": m}).verdict == "agrees"
     assert claim.judge(t, {"SHARED": hi + 2 * claim.SPLIT_TOL}).verdict == "disagrees"
 
