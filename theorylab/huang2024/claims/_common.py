@@ -1,5 +1,6 @@
 """What the huang2024 claims share beyond the MAE runs: a table written out per group, a
-verdict's reasons under a label, and the masked-keys reading in words."""
+verdict's reasons under a label, the masked-keys reading in words, and the formats of an
+interval and of a value per rung."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pandas as pd
 
 from theorylab.core.claims.verdict import Verdict
 
-__all__ = ["per_group", "labelled", "keys"]
+__all__ = ["per_group", "labelled", "keys", "interval", "slashed"]
 
 
 def per_group(t: pd.DataFrame, item, by="family", head=str, *, series: bool = False) -> str:
@@ -27,3 +28,14 @@ def labelled(label: str, v: Verdict) -> Verdict:
 def keys(mask_keys) -> str:
     """The masked-keys reading in words: "in" (in the softmax) or "out"."""
     return "in" if mask_keys else "out"
+
+
+def interval(r, name: str, fmt: str = ".3f") -> str:
+    """``"m [lo, hi]"`` of the columns `name`, `name`_lo and `name`_hi of a row `r`."""
+    m, lo, hi = (getattr(r, name + k) for k in ("", "_lo", "_hi"))
+    return f"{m:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def slashed(t: pd.DataFrame, name: str, fmt: str) -> str:
+    """The column `name` of the rows of `t`, each formatted by `fmt`, joined by "/"."""
+    return "/".join(f"{x:{fmt}}" for x in t[name])

@@ -63,6 +63,7 @@ from ..setups import CL_END_FRACTION as END_FRACTION
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
 from ..setups import cl_settings as settings
+from ._common import interval, labelled
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "judge_tau",
            "contrast_rows", "cl_by_tau", "attention_panel", "PREF_QUOTE", "UNIFORM_CONTRAST"]
@@ -164,10 +165,9 @@ def judge_tau(t: pd.DataFrame, v: dict) -> Verdict:
         label = f"predominantly global at τ = {tau:g} ({name})"
         w = cc.judge_band(PREDICTIONS[0], _lowest(c), v, COUNTERFACTUALS,
                           what="s on the lowest rung")
-        per = ", ".join(f"{r.s:.3f} [{r.s_lo:.3f}, {r.s_hi:.3f}] (P={r.P}, Δ={r.delta:.3f})"
-                        for r in c.itertuples())
-        parts.append(Verdict(w.verdict, tuple(f"{label}: {x}" for x in w.reasons)
-                             + (f"{label}: s per rung {per}",), (label,)))
+        per = ", ".join(f"{interval(r, 's')} (P={r.P}, Δ={r.delta:.3f})" for r in c.itertuples())
+        w = labelled(label, w)
+        parts.append(Verdict(w.verdict, w.reasons + (f"{label}: s per rung {per}",), (label,)))
     rises = pd.concat(ladders.values(), ignore_index=True)
     flat = rises[~(rises.rise_lo > tol)]
     mae = contrast_rows(t, "mae")
@@ -176,7 +176,7 @@ def judge_tau(t: pd.DataFrame, v: dict) -> Verdict:
     txt = (f"{label}: CL's global attention rose from its start by " + ", ".join(
         f"{cc.format_interval(r.rise, r.rise_lo, r.rise_hi, r.seeds, '+.3f')} (P={r.P}, "
         f"{r.objective})" for r in rises.itertuples()) + "; MAE's s " + ", ".join(
-        f"{r.s:.3f} [{r.s_lo:.3f}, {r.s_hi:.3f}] (P={r.P})" for r in mae.itertuples()))
+        f"{interval(r, 's')} (P={r.P})" for r in mae.itertuples()))
     moved = t[t.objective == "mae"].own_change_last_fifth.abs()
     if not len(mae):
         parts.append(Verdict("inconclusive", (txt + ": no MAE arm",), (label,)))
@@ -213,16 +213,14 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     kinds = {p.verdict for p in per.values()}
     head = "per τ: " + ", ".join(f"{p.verdict} at τ = {tau:g}" for tau, p in per.items())
     whole = combine(list(per.values()))
-    if kinds == {"agrees"}:
-        return Verdict("agrees", (f"holds at every τ run ({head})",) + whole.reasons,
-                       whole.judged, whole.reported)
-    if kinds == {"disagrees"}:
-        return Verdict("disagrees", (f"fails at every τ run ({head})",) + whole.reasons,
-                       whole.judged, whole.reported)
-    if len(kinds) == 1:  # undecided alike at every τ (a premise)
+    alike = {"agrees": "holds at every τ run", "disagrees": "fails at every τ run"}
+    if len(kinds) > 1:
+        verdict, lead = "inconclusive", f"τ-dependent ({head}): τ is not read in the paper"
+    elif whole.verdict in alike:
+        verdict, lead = whole.verdict, f"{alike[whole.verdict]} ({head})"
+    else:  # undecided alike at every τ (a premise)
         return whole
-    return Verdict("inconclusive", (f"τ-dependent ({head}): τ is not read in the paper",)
-                   + whole.reasons, whole.judged, whole.reported)
+    return Verdict(verdict, (lead,) + whole.reasons, whole.judged, whole.reported)
 
 
 COLUMNS = ["objective", "tau", "seed", "P", "C1", "C", "K", "delta", "rho", "negatives",
@@ -294,16 +292,16 @@ def run(quick: bool) -> cc.ClaimResult:
     ]
     for tau, (_, con, rows) in per.items():
         reading.append(f"τ = {tau:g}: contrast s per P: " + "; ".join(
-            f"{o}: " + ", ".join(f"{r.s:.3f} [{r.s_lo:.3f}, {r.s_hi:.3f}] (P={r.P}, "
-                                 f"Δ={r.delta:.3f})" for r in c.itertuples())
+            f"{o}: " + ", ".join(f"{interval(r, 's')} (P={r.P}, Δ={r.delta:.3f})"
+                                 for r in c.itertuples())
             for o, c in con.items() if o != "mae") + "; global attention (derived plateau, "
             "thm4.4-plateau): " + ", ".join(
-                f"P={r.P}: {r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}] ("
+                f"P={r.P}: {interval(r, 'glob')} ("
                 + (f"{r.pred:.3f}" if r.pred_exists else "none") + ")"
                 for r in rows.itertuples()) + ".")
     mae = next(iter(per.values()))[1]["mae"]
     reading.append("MAE arm's s per P: " + ", ".join(
-        f"{r.s:.3f} [{r.s_lo:.3f}, {r.s_hi:.3f}] (P={r.P})" for r in mae.itertuples())
+        f"{interval(r, 's')} (P={r.P})" for r in mae.itertuples())
         + ". A single pattern holds by construction from Q⁰ = 0 (equal rows of (Φ, Υ) at every "
         "step); the check reads whether that pattern is global, at both imbalances, and the "
         "contrast with MAE.")
