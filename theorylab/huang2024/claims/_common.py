@@ -1,6 +1,6 @@
-"""What the huang2024 claims share beyond the MAE runs: a table written out per group, a
-verdict's reasons under a label, the masked-keys reading in words, and the formats of an
-interval and of a value per rung."""
+"""What the huang2024 claims share beyond the MAE runs: the fields a claim module declares by
+name, a table written out per group, a verdict's reasons under a label, the masked-keys reading
+in words, and the formats of an interval and of a value per rung."""
 
 from __future__ import annotations
 
@@ -8,7 +8,17 @@ import pandas as pd
 
 from theorylab.core.claims.verdict import Verdict
 
-__all__ = ["per_group", "labelled", "keys", "interval", "slashed"]
+from ..config import PAPER_NAME
+
+__all__ = ["declared", "per_group", "labelled", "keys", "interval", "slashed"]
+
+
+def declared(namespace: dict) -> dict:
+    """The fields of [`Claim`][theorylab.core.claims.Claim] that a claim module of this paper
+    declares by name: this paper, and its ``run``, ``judge``, ``THRESHOLDS``, ``PREDICTIONS``
+    and ``COUNTERFACTUALS`` (those `namespace`, the module's ``globals()``, defines)."""
+    return {"paper": PAPER_NAME, **{name.lower(): namespace[name] for name in (
+        "run", "judge", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS") if name in namespace}}
 
 
 def per_group(t: pd.DataFrame, item, by="family", head=str, *, series: bool = False) -> str:

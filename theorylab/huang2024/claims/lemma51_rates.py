@@ -56,7 +56,6 @@ from theorylab.core.claims.bands import band
 from theorylab.core.claims.verdict import Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..data import information_gap
 from ..engines import make_engine
 from ..predictions import (
@@ -67,7 +66,7 @@ from ..predictions import (
     z_moments,
 )
 from ..setups import GAMMA, mae_config
-from ._common import keys, per_group
+from ._common import declared, keys, per_group
 
 __all__ = ["CLAIM", "PREDICTIONS", "COUNTERFACTUALS", "RATIO_TOL", "RATIO_MIN_P", "ENGINE_TOL",
            "EXACT_TOL", "NOTES_SIGNS", "THRESHOLDS", "judge", "verdict_exact", "verdict_signs",
@@ -461,8 +460,8 @@ def run(quick: bool) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="lemma5.1-rates",
-    paper=PAPER_NAME,
     kind="derivation check",
     title="Lemma 5.1's rates (FP-correlation gradients at initialisation, derived and measured)",
     label="RECONSTRUCTED",
@@ -481,14 +480,9 @@ CLAIM = cc.Claim(
     "another local area's rate changes sign at Δ₀ + CROSSING_Q·band, CROSSING_Q = 0 ± 1 on "
     "every setting, negative below the band and positive above it (against ± 2 bands); "
     f"engines agreeing to {ENGINE_TOL:g}.",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     premises=("the three engines agree on the gradient (the measurement itself is sound)",),
     reconstructed="the model (loss, masks, softmax over masked keys or not) is the notes' "
     "reconstruction and the rates are derived in it; the lemma's own text was not read, so "
     "the statement is what the reconstructed model implies, not a quotation.",
     untested="Later steps (the lemma is read at initialisation only), several clusters.",
-    run=run,
-    judge=judge,
 )

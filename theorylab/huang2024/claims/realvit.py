@@ -59,7 +59,6 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ..config import PAPER_NAME
 from ..realvit import (
     ARM_VIEWS,
     CONTROLS,
@@ -73,6 +72,7 @@ from ..realvit import (
     oriented_differences,
     uniform_distance,
 )
+from ._common import declared
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "VARIANTS",
            "INIT_READINGS", "HALVES", "PAIRINGS", "SPLIT_TOL", "MIN_FOCUS", "MAX_LOSS_RATIO",
@@ -522,8 +522,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="realvit-diversity",
-    paper=PAPER_NAME,
     kind="theorem check",
     figsize=(16.0, 11.0),
     title="Real images: CL's last-layer attention shares one pattern across query patches, "
@@ -549,9 +549,6 @@ CLAIM = cc.Claim(
     "least 0.05 (lower bound, band SPLIT_TOL, 95 % t-interval over seeds), with the attention "
     "focused and the losses below their plateau levels; per half, whether it stays so under "
     "the augmentation control is reported.",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     variants=VARIANTS,
     premises=(f"the attention is focused: for every seed, MAE's or CL's last-layer focus above "
               f"MIN_FOCUS = ln 2 / ln {P_PATCHES}",
@@ -571,7 +568,5 @@ CLAIM = cc.Claim(
     "offline); other depths, widths, temperatures; training far beyond the CPU step budget "
     "(`theorylab check --only huang2024/realvit-diversity --device cuda` runs the GPU "
     "setting); the augmentation control under the alternative readings (main reading only).",
-    run=run,
-    judge=judge,
     devices=("cpu", "cuda"),
 )

@@ -25,7 +25,6 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 
-from ..config import PAPER_NAME
 from ..phases import read_phases
 from ..setups import (
     COUNT_NODES,
@@ -35,7 +34,7 @@ from ..setups import (
     mae_config,
     mae_run,
 )
-from ._common import keys
+from ._common import declared, keys
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "engine_rows",
            "quadrature_rows"]
@@ -207,8 +206,8 @@ def run(quick: bool) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="phases-reduction",
-    paper=PAPER_NAME,
     title="The reduced population dynamics against the exact engine (Theorems 4.1–4.2's runs)",
     label="RECONSTRUCTED",
     kind="derivation check",
@@ -223,14 +222,9 @@ CLAIM = cc.Claim(
     predicted="t_I, t_II, T* within STEP_TOL, Φ_glob(t_I) within END_TOL·|Φ|·√v on each rung and "
     "exact/reduced within ×/÷(1 + SCALE_TOL) (two-sided, against ±3 %); the Gauss rule's Φ "
     "within QUAD_TOL of the exact sums.",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     interval=cc.IntervalMethod("exact"),
     reconstructed="the model is the notes' reconstruction; this checks our reduction of it, not "
     "the paper.",
     untested="Several clusters, fixed-size masks and the 1/|ℳ| normalisation (the reduced "
     "engine refuses them).",
-    run=run,
-    judge=judge,
 )

@@ -44,7 +44,6 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..setups import (
     ATTN_TOL,
     BATCH,
@@ -63,7 +62,7 @@ from ..setups import CL_END_FRACTION as END_FRACTION
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
 from ..setups import cl_settings as settings
-from ._common import interval, labelled
+from ._common import declared, interval, labelled
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "judge_tau",
            "contrast_rows", "cl_by_tau", "attention_panel", "PREF_QUOTE", "UNIFORM_CONTRAST"]
@@ -179,19 +178,17 @@ def judge_tau(t: pd.DataFrame, v: dict) -> Verdict:
         f"{interval(r, 's')} (P={r.P})" for r in mae.itertuples()))
     moved = t[t.objective == "mae"].own_change_last_fifth.abs()
     if not len(mae):
-        parts.append(Verdict("inconclusive", (txt + ": no MAE arm",), (label,)))
+        verdict, why = "inconclusive", ": no MAE arm"
     elif (moved > tol).any():
-        parts.append(Verdict("inconclusive", (
-            txt + f": premise failed: the MAE arm has not converged (its own-area attention "
-            f"moved by up to {moved.max():.3f} over the last fifth; at most {tol:g} counts)",),
-            (label,)))
+        verdict, why = "inconclusive", (
+            f": premise failed: the MAE arm has not converged (its own-area attention moved by "
+            f"up to {moved.max():.3f} over the last fifth; at most {tol:g} counts)")
     elif len(flat) or len(local):
-        parts.append(Verdict("disagrees", (txt + f": not beyond ±{tol:g} on "
-                                           + ", ".join(f"P={r.P} ({r.objective})" for r in
-                                                       pd.concat([flat, local]).itertuples()),),
-                             (label,)))
+        verdict, why = "disagrees", f": not beyond ±{tol:g} on " + ", ".join(
+            f"P={r.P} ({r.objective})" for r in pd.concat([flat, local]).itertuples())
     else:
-        parts.append(Verdict("agrees", (txt,), (label,)))
+        verdict, why = "agrees", ""
+    parts.append(Verdict(verdict, (txt + why,), (label,)))
     cl = t[t.objective.isin(["cl", "cl-mild"])]
     gap = float((cl.end_glob_gq - cl.end_glob_lq).abs().max()) if len(cl) else math.nan
     parts.append(Reported("a single pattern", (
@@ -348,8 +345,8 @@ def _settings() -> dict:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.4",
-    paper=PAPER_NAME,
     figsize=(10.0, 4.0),
     title="Theorem 4.4 (CL favours the global area, even under mild imbalance)",
     label="FOUND",
@@ -371,9 +368,6 @@ CLAIM = cc.Claim(
     "ladders (against uniform attention, s = 2/3 on the lowest rung, above, and balanced "
     "attention below); the global attention rises from its start; MAE's s below 0; at every "
     "τ (the verdict is per τ; τ-dependent verdicts make the claim inconclusive).",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     premises=("≥ 2 rungs of P with ≥ 3 finite seeds each, per CL ladder",
               "the MAE arm converged, for the contrast"),
     seeds="5 seeds per CL rung at Δ ≈ 0.25 (3 quick), 3 at mild imbalance, 3 for the MAE arm "
@@ -389,6 +383,4 @@ CLAIM = cc.Claim(
     "pattern\" (by "
     "construction here).",
     settings=_settings(),
-    run=run,
-    judge=judge,
 )

@@ -39,11 +39,10 @@ from theorylab.core.claims.bands import SETTLE_FRACTION, candidates, nearest_dis
 from theorylab.core.claims.verdict import Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..setups import CL_LONG_STEPS, CL_REDUCED_TAU, NEGATIVES, cl_reduced_measure
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
-from ._common import interval, slashed
+from ._common import declared, interval, slashed
 from .thm44 import COLUMNS, attention_panel, cl_by_tau, tau_c_text, tau_ticks
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "derived_rows"]
@@ -300,8 +299,8 @@ def _settings() -> dict:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.4-plateau",
-    paper=PAPER_NAME,
     figsize=(10.0, 4.0),
     title="CL's plateau against the reduced CL model, per temperature (τ_c)",
     label="RECONSTRUCTED",
@@ -316,9 +315,6 @@ CLAIM = cc.Claim(
     "the negatives; the Jensen formula beside it).",
     predicted="Measured/derived within ×/÷(1 + PRED_TOL) of 1 below τ_c (two-sided, against "
     "×0.8 and ×1.25, and against the Jensen formula's plateau); above 1 − ONE_TOL above τ_c.",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     interval=cc.IntervalMethod("t", seeds=5),
     premises=("≥ 3 seeds per rung, each its own area partition",
               "frozen local correlations (|φ_l| ≤ PHI_L_TOL) and a settled plateau for a "
@@ -330,6 +326,4 @@ CLAIM = cc.Claim(
     untested="n → ∞ and P → ∞ separately; the local correlations' long-time drift; the "
     "fluctuation of the masked-key counts (neglected at leading order in P).",
     settings=_settings(),
-    run=run,
-    judge=judge,
 )
