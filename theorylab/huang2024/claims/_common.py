@@ -12,13 +12,14 @@ from ..config import PAPER_NAME
 
 __all__ = ["declared", "per_group", "labelled", "keys", "interval", "slashed"]
 
+#: the names under which a claim module declares the fields of its claim (field = name.lower()).
+_NAMED = ("run", "judge", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS")
+
 
 def declared(namespace: dict) -> dict:
-    """The fields of [`Claim`][theorylab.core.claims.Claim] that a claim module of this paper
-    declares by name: this paper, and its ``run``, ``judge``, ``THRESHOLDS``, ``PREDICTIONS``
-    and ``COUNTERFACTUALS`` (those `namespace`, the module's ``globals()``, defines)."""
-    return {"paper": PAPER_NAME, **{name.lower(): namespace[name] for name in (
-        "run", "judge", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS") if name in namespace}}
+    """This paper and the claim fields a module of this paper names by convention (``run``,
+    ``judge``, ``THRESHOLDS``, …: those its ``globals()`` `namespace` defines), as keywords."""
+    return {"paper": PAPER_NAME, **{n.lower(): namespace[n] for n in _NAMED if n in namespace}}
 
 
 def per_group(t: pd.DataFrame, item, by="family", head=str, *, series: bool = False) -> str:

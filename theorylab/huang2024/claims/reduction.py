@@ -143,11 +143,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     for k in ("t_I", "t_II", "T_star"):
         a, b = t[f"{k}_engine"], t[f"{k}_reduced"]
         both = np.isfinite(a) & np.isfinite(b)
-        bad += [f"{_name(r)}: {k} {getattr(r, k + '_engine'):g} vs "
-                f"{getattr(r, k + '_reduced'):g}"
-                for r, ok in zip(t.itertuples(), both)
-                if ok and abs(getattr(r, k + "_engine") - getattr(r, k + "_reduced"))
-                > v["STEP_TOL"]]
+        bad += [f"{_name(r)}: {k} {x:g} vs {y:g}" for r, x, y, ok in zip(t.itertuples(), a, b, both)
+                if ok and abs(x - y) > v["STEP_TOL"]]
         bad += [f"{r.family} P={r.P:g}: {k} reached by one run only"
                 for r, a1, b1 in zip(t.itertuples(), np.isfinite(a), np.isfinite(b))
                 if a1 != b1 and not (k == "T_star" and not r.masked_keys)]
