@@ -113,12 +113,9 @@ def leading_ratio(g: pd.DataFrame, mask_keys: bool) -> np.ndarray:
     """The leading-order |r_glob|/r_own of the notes' §4.5 (``local_query_leading``) at each
     rung's actual sizes."""
     mu = _moments()
-    out = []
-    for r in g.itertuples():
-        q = local_query_leading(float(r.P), float(r.C1), float(r.C), mu, gamma=GAMMA,
-                                mask_keys=mask_keys)
-        out.append(-q["glob"] / q["own"])
-    return np.array(out)
+    qs = (local_query_leading(float(r.P), float(r.C1), float(r.C), mu, gamma=GAMMA,
+                              mask_keys=mask_keys) for r in g.itertuples())
+    return np.array([-q["glob"] / q["own"] for q in qs])
 
 
 def local_exponents(g: pd.DataFrame) -> dict:

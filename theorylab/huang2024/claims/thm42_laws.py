@@ -302,14 +302,11 @@ COLUMNS = ["family", "P", "C1", "C", "delta", "delta_target", "delta_rounding", 
 
 
 def _slope_table(tables) -> pd.DataFrame:
-    rows = []
-    for e in estimates(tables):
-        for s, r, w, x, (a, b) in zip(e["slopes"], e["raw"], e["law"], e["x"],
-                                      e["sub_rungs"]):
-            rows.append({"prediction": e["prediction"] or "", "statement": e["name"],
-                         "family": e["family"], "from": a, "to": b, "middle": x,
-                         "local_slope": s, "measured_slope": r, "law_slope": w})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"prediction": e["prediction"] or "", "statement": e["name"],
+                          "family": e["family"], "from": a, "to": b, "middle": x,
+                          "local_slope": s, "measured_slope": r, "law_slope": w}
+                         for e in estimates(tables) for s, r, w, x, (a, b) in zip(
+                             e["slopes"], e["raw"], e["law"], e["x"], e["sub_rungs"])])
 
 
 def run(quick: bool, readings: dict) -> cc.ClaimResult:
