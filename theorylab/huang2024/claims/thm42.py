@@ -161,12 +161,11 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             f"{e['family']}: " + ", ".join(f"{s:.3f} ({a:g}–{b:g})" for s, (a, b) in
                                            zip(e["slopes"], e["sub_rungs"])) for e in est) + ".",
     ]
-    headline = {f"top slope of ln attn_own(T*) ({e['family']})": float(e["slopes"][-1])
-                for e in est if e["slopes"]}
+    top = {e["family"]: float(e["slopes"][-1]) for e in est if e["slopes"]}
+    headline = {f"top slope of ln attn_own(T*) ({f})": x for f, x in top.items()}
     pos = lad[lad.family == "pos"]
     headline["Δ > 0 rungs with both phases"] = int(
         (pos.phase_I.astype(bool) & (pos.phi_glob_end_I < 0) & (pos.t_I < pos.t_II)).sum())
-    top = {e["family"]: e["slopes"][-1] for e in est if e["slopes"]}
     brief = (f"{v.verdict}: own-area attention at T* Θ(1) (slope {top.get('pos', math.nan):.3f}"
              f", {top.get('neg', math.nan):.3f}); both phases on "
              f"{headline['Δ > 0 rungs with both phases']}/{len(pos)} Δ > 0 rungs; no seeds")

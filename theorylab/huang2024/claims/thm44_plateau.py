@@ -178,17 +178,17 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
             if r.pred_exists:
                 # a plateau only a changed share derives: settled by the declared factors' rule
                 parts.append(_plateau_part(r, _allowed(r.pred), v, one, ""))
-            elif r.glob_lo > one:
-                parts.append(Verdict("agrees", (
-                    f"{name}: no derived plateau; measured {meas} above {one:g}",)))
+                continue
+            if r.glob_lo > one:
+                verdict, why = "agrees", f"; measured {meas} above {one:g}"
             elif r.drift_lo > 0:
-                parts.append(Verdict("inconclusive", (
-                    f"{name}: no derived plateau; measured {meas}, still rising (drift "
-                    f"[{r.drift_lo:+.3f}, {r.drift_hi:+.3f}]) at the horizon",)))
+                verdict, why = "inconclusive", (f"; measured {meas}, still rising (drift "
+                                                f"[{r.drift_lo:+.3f}, {r.drift_hi:+.3f}]) at "
+                                                "the horizon")
             else:
-                parts.append(Verdict("disagrees", (
-                    f"{name}: no derived plateau, but the measured attention settles at {meas} "
-                    f"below {one:g}",)))
+                verdict, why = "disagrees", (f", but the measured attention settles at {meas} "
+                                             f"below {one:g}")
+            parts.append(Verdict(verdict, (f"{name}: no derived plateau{why}",)))
     red = tables.get("reduced")
     if red is not None and len(red):
         for tau, sub in red.groupby("tau"):
