@@ -31,9 +31,10 @@ def per_group(t: pd.DataFrame, item, by="family", head=str, *, series: bool = Fa
         for k, g in t.groupby(by, sort=False))
 
 
-def labelled(label: str, v: Verdict) -> Verdict:
-    """`v` with each reason under `label`, judged as the part `label`."""
-    return Verdict(v.verdict, tuple(f"{label}: {r}" for r in v.reasons), (label,))
+def labelled(label: str, v: Verdict, *more: str) -> Verdict:
+    """`v` with each reason under `label` (then the reasons `more` as they are), judged as the
+    part `label`."""
+    return Verdict(v.verdict, tuple(f"{label}: {r}" for r in v.reasons) + more, (label,))
 
 
 def keys(mask_keys) -> str:

@@ -28,7 +28,7 @@ from theorylab.core.claims.verdict import Reported, Verdict, combine, strictly_i
 from theorylab.core.figures.axes import style_axes
 
 from ..setups import EPS_REL, mae_config, rung_summary
-from ._common import declared, per_group
+from ._common import declared, labelled, per_group
 from ._mae import (
     VARIANTS,
     ladder_decades,
@@ -145,10 +145,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     worst = float(ends.loc[ends.abs().idxmax()])
     w = cc.judge_band(PREDICTIONS[0], worst, v, COUNTERFACTUALS,
                       what="relative excess at the end of the ε-ladder runs (the farther from 0)")
-    parts.append(Verdict(w.verdict, tuple(f"near-optimal: {r}" for r in w.reasons)
-                         + ("end values per family: " + ", ".join(
-                             f"{f} {x:.3g}" for f, x in ends.items()),),
-                         ("near-optimal",)))
+    parts.append(labelled("near-optimal", w, "end values per family: " + ", ".join(
+        f"{f} {x:.3g}" for f, x in ends.items())))
     parts.append(report_growth(t))
     return combine(parts)
 

@@ -165,8 +165,7 @@ def judge_tau(t: pd.DataFrame, v: dict) -> Verdict:
         w = cc.judge_band(PREDICTIONS[0], _lowest(c), v, COUNTERFACTUALS,
                           what="s on the lowest rung")
         per = ", ".join(f"{interval(r, 's')} (P={r.P}, Δ={r.delta:.3f})" for r in c.itertuples())
-        w = labelled(label, w)
-        parts.append(Verdict(w.verdict, w.reasons + (f"{label}: s per rung {per}",), (label,)))
+        parts.append(labelled(label, w, f"{label}: s per rung {per}"))
     rises = pd.concat(ladders.values(), ignore_index=True)
     flat = rises[~(rises.rise_lo > tol)]
     mae = contrast_rows(t, "mae")
