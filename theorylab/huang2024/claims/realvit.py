@@ -417,6 +417,11 @@ def _brief(res: RealViTResult, verdict: str) -> str:
             f"{mean.loc['cl'].diverse:.3f}")
 
 
+def _per_model(t: pd.DataFrame, skip: tuple[str, ...] = ()) -> list[tuple[str, pd.DataFrame]]:
+    """(model, its rows of `t`) for each model of [`MODELS`][] that `t` has, in that order."""
+    return [(m, t[t.model == m]) for m in MODELS if m not in skip and (t.model == m).any()]
+
+
 def _reading(res: RealViTResult, curves_line: str) -> list[str]:
     cfg = res.config
     table = res.table
@@ -443,23 +448,18 @@ def _reading(res: RealViTResult, curves_line: str) -> list[str]:
         "Loss premise: " + curves_line + ".",
     ]
     arms = arm_summary(table)
-    per = []
-    for model in [m for m in MODELS if (arms.model == m).any() and m != "uniform"]:
-        g = arms[arms.model == model]
-        per.append(f"{model}: shared " + ", ".join(f"{x:.4f}" for x in g.shared)
-                   + f" (mean {_iv(g.shared)}); diverse "
-                   + ", ".join(f"{x:.4f}" for x in g.diverse) + f" (mean {_iv(g.diverse)})")
+    per = [f"{model}: shared " + ", ".join(f"{x:.4f}" for x in g.shared)
+           + f" (mean {_iv(g.shared)}); diverse "
+           + ", ".join(f"{x:.4f}" for x in g.diverse) + f" (mean {_iv(g.diverse)})"
+           for model, g in _per_model(arms, skip=("uniform",))]
     out.append("Last layer, the split per arm and seed (seeds in order; mean [95 % "
                "t-interval]): " + "; ".join(per) + ".")
     uni = uniform_distance(cfg)
     for layer in sorted(set(table.layer)):
-        sub = head_average(table, layer=layer)
-        parts = []
-        for model in [m for m in MODELS if (sub.model == m).any()]:
-            g = sub[sub.model == model]
-            parts.append(f"{model}: " + ", ".join(
-                f"{m} {_iv(g[m])}" for m in ("shared", "diverse", "total", "distance_patches",
-                                             "nmi", "js_start", "head_js")))
+        parts = [f"{model}: " + ", ".join(
+            f"{m} {_iv(g[m])}" for m in ("shared", "diverse", "total", "distance_patches", "nmi",
+                                         "js_start", "head_js"))
+            for model, g in _per_model(head_average(table, layer=layer))]
         out.append(f"Layer {layer} (head means, mean [95 % interval] over seeds; uniform "
                    f"distance {uni:.3f} patches): " + "; ".join(parts) + ".")
     tr = res.trajectory
@@ -468,9 +468,8 @@ def _reading(res: RealViTResult, curves_line: str) -> list[str]:
     if len(tl):
         steps = sorted(set(tl.step))
         arms_t = []
-        for arm in [m for m in MODELS if (tl.model == m).any()]:
-            g = tl[tl.model == arm].groupby("step")
-            sh, dv = g.shared.mean(), g.diverse.mean()
+        for arm, g in _per_model(tl):
+            sh, dv = g.groupby("step").shared.mean(), g.groupby("step").diverse.mean()
             arms_t.append(f"{arm} shared " + ", ".join(f"{sh.loc[t]:.3f}" for t in steps)
                           + "; diverse " + ", ".join(f"{dv.loc[t]:.3f}" for t in steps))
         out.append(f"Trajectory of the last layer (head means, mean over seeds, on "

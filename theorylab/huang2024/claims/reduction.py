@@ -169,11 +169,9 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
             f"out): Phase I alike, t_I, t_II, T* within {v['STEP_TOL']:g} step, Φ_glob(t_I) "
             f"within the neglected order (largest gap {float(gap.max()) if len(gap) else 0:.2g}, "
             f"largest tolerance {float(tol.max()) if len(tol) else 0:.2g})",)))
-    qbad = [f"P={r.P:g}: {k} {getattr(r, k + '_gauss')} vs {getattr(r, k + '_exact')}"
-            for r in q.itertuples() for k in READ
-            if not (getattr(r, k + "_gauss") == getattr(r, k + "_exact")
-                    or abs(getattr(r, k + "_gauss") - getattr(r, k + "_exact"))
-                    <= v["QUAD_TOL"])]
+    qbad = [f"P={r.P:g}: {k} {a} vs {b}" for r in q.itertuples() for k in READ
+            for a, b in [(getattr(r, k + "_gauss"), getattr(r, k + "_exact"))]
+            if not (a == b or abs(a - b) <= v["QUAD_TOL"])]
     qbad += [f"P={r.P:g}: Φ differs by {r.max_phi_diff:.2g}" for r in q.itertuples()
              if not r.max_phi_diff <= v["QUAD_TOL"]]
     parts.append(Verdict("disagrees" if qbad else "agrees", (
