@@ -291,11 +291,11 @@ def run(quick: bool) -> cc.ClaimResult:
         tau_ticks(axs[1], per)
 
     return cc.ClaimResult("thm4.4-plateau", table, v, head, reading, brief=brief,
-                          settings=_settings(), extra={"reduced": reduced}, figure=figure)
+                          settings=SETTINGS, extra={"reduced": reduced}, figure=figure)
 
 
-def _settings() -> dict:
-    return {"Q⁰": 0, "negatives": NEGATIVES, "steps": 200, "steps near τ_c": CL_LONG_STEPS}
+#: the settings of the check as its page states them.
+SETTINGS = {"Q⁰": 0, "negatives": NEGATIVES, "steps": 200, "steps near τ_c": CL_LONG_STEPS}
 
 
 CLAIM = cc.Claim(
@@ -325,5 +325,5 @@ CLAIM = cc.Claim(
     "derivation in it (leading order in P; the expectation over the negatives exact).",
     untested="n → ∞ and P → ∞ separately; the local correlations' long-time drift; the "
     "fluctuation of the masked-key counts (neglected at leading order in P).",
-    settings=_settings(),
+    settings=SETTINGS,
 )
