@@ -386,8 +386,8 @@ def run(quick: bool) -> cc.ClaimResult:
     table, ratios = pd.DataFrame(rows), pd.DataFrame(ratios)
     engines, exact = pd.DataFrame(engines), pd.DataFrame(exact)
     bnd = boundary_rows(quick)
-    v = judge({"table": table, "ratios": ratios, "engines": engines, "exact": exact,
-               "boundary": bnd})
+    extra = {"ratios": ratios, "engines": engines, "exact": exact, "boundary": bnd}
+    v = judge({"table": table, **extra})
     notes_wrong = table[np.isfinite(table.rate) & (np.sign(table.rate) != table.notes_sign)]
     big = ratios[ratios.P >= RATIO_MIN_P]
     k = big.ratio / big.ratio_leading
@@ -454,9 +454,7 @@ def run(quick: bool) -> cc.ClaimResult:
              f"at Δ₀{q.min():+.2f}…{q.max():+.2f} bands (Δ₀ {d0.delta0.min():+.3f}…"
              f"{d0.delta0.max():+.3f}, not 0)")
     return cc.ClaimResult("lemma5.1-rates", table, v, headline, reading, brief=brief,
-                          extra={"ratios": ratios, "engines": engines, "exact": exact,
-                                 "boundary": bnd},
-                          figure=figure)
+                          extra=extra, figure=figure)
 
 
 CLAIM = cc.Claim(
