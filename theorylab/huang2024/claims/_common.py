@@ -1,5 +1,6 @@
-"""What the huang2024 claims share beyond the MAE runs: a table written out per group, a
-verdict's reasons under a label, and the masked-keys reading in words."""
+"""What the huang2024 claims share beyond the MAE runs: the fields a claim module declares by
+name, a table written out per group, a verdict's reasons under a label, the masked-keys reading
+in words, and the formats of an interval and of a value per rung."""
 
 from __future__ import annotations
 
@@ -7,7 +8,18 @@ import pandas as pd
 
 from theorylab.core.claims.verdict import Verdict
 
-__all__ = ["per_group", "labelled", "keys"]
+from ..config import PAPER_NAME
+
+__all__ = ["declared", "per_group", "labelled", "keys", "interval", "slashed"]
+
+#: the names under which a claim module declares the fields of its claim (field = name.lower()).
+_NAMED = ("run", "judge", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS")
+
+
+def declared(namespace: dict) -> dict:
+    """This paper and the claim fields a module of this paper names by convention (``run``,
+    ``judge``, ``THRESHOLDS``, …: those its ``globals()`` `namespace` defines), as keywords."""
+    return {"paper": PAPER_NAME, **{n.lower(): namespace[n] for n in _NAMED if n in namespace}}
 
 
 def per_group(t: pd.DataFrame, item, by="family", head=str, *, series: bool = False) -> str:
@@ -19,11 +31,23 @@ def per_group(t: pd.DataFrame, item, by="family", head=str, *, series: bool = Fa
         for k, g in t.groupby(by, sort=False))
 
 
-def labelled(label: str, v: Verdict) -> Verdict:
-    """`v` with each reason under `label`, judged as the part `label`."""
-    return Verdict(v.verdict, tuple(f"{label}: {r}" for r in v.reasons), (label,))
+def labelled(label: str, v: Verdict, *more: str) -> Verdict:
+    """`v` with each reason under `label` (then the reasons `more` as they are), judged as the
+    part `label`."""
+    return Verdict(v.verdict, tuple(f"{label}: {r}" for r in v.reasons) + more, (label,))
 
 
 def keys(mask_keys) -> str:
     """The masked-keys reading in words: "in" (in the softmax) or "out"."""
     return "in" if mask_keys else "out"
+
+
+def interval(r, name: str, fmt: str = ".3f") -> str:
+    """``"m [lo, hi]"`` of the columns `name`, `name`_lo and `name`_hi of a row `r`."""
+    m, lo, hi = (getattr(r, name + k) for k in ("", "_lo", "_hi"))
+    return f"{m:{fmt}} [{lo:{fmt}}, {hi:{fmt}}]"
+
+
+def slashed(t: pd.DataFrame, name: str, fmt: str) -> str:
+    """The column `name` of the rows of `t`, each formatted by `fmt`, joined by "/"."""
+    return "/".join(f"{x:{fmt}}" for x in t[name])

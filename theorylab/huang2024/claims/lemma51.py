@@ -30,11 +30,10 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..predictions.asymptotics import law_corrected_slopes
 from ..predictions.rates import ZMoments, local_query_leading, phase_one_boundary
 from ..setups import FAMILIES, GAMMA, Z_LAWS, boundary_rung, family_sizes, first_step
-from ._common import keys, labelled, per_group
+from ._common import declared, keys, labelled, per_group
 from ._mae import ladder_decades, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "rate_ladder",
@@ -114,12 +113,9 @@ def leading_ratio(g: pd.DataFrame, mask_keys: bool) -> np.ndarray:
     """The leading-order |r_glob|/r_own of the notes' §4.5 (``local_query_leading``) at each
     rung's actual sizes."""
     mu = _moments()
-    out = []
-    for r in g.itertuples():
-        q = local_query_leading(float(r.P), float(r.C1), float(r.C), mu, gamma=GAMMA,
-                                mask_keys=mask_keys)
-        out.append(-q["glob"] / q["own"])
-    return np.array(out)
+    qs = (local_query_leading(float(r.P), float(r.C1), float(r.C), mu, gamma=GAMMA,
+                              mask_keys=mask_keys) for r in g.itertuples())
+    return np.array([-q["glob"] / q["own"] for q in qs])
 
 
 def local_exponents(g: pd.DataFrame) -> dict:
@@ -255,8 +251,8 @@ def run(quick: bool) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="lemma5.1",
-    paper=PAPER_NAME,
     figsize=(6.0, 4.0),
     title="Lemma 5.1's rates at initialisation, our law (the global pull grows as P^Δ)",
     label="RECONSTRUCTED",
@@ -272,9 +268,6 @@ CLAIM = cc.Claim(
     "Δ, with the leading-order law's correction removed and extrapolated with a + b/√P, "
     "1 ± RATIO_TOL (against 3/4 and 5/4); the Phase I boundary at each P within "
     "BOUNDARY_TOL/ln P of its finite-P formula (against a factor 2 in its constant).",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     premises=("a ladder of at least MIN_DECADES decades",),
     interval=cc.IntervalMethod("extrapolation"),
     reconstructed="Δ's formula 2κ_s − κ_c − 1 was inferred from its admissible range and this "
@@ -282,6 +275,4 @@ CLAIM = cc.Claim(
     untested="Later steps, several clusters; the sign of another local area's rate "
     "(lemma5.1-rates).",
     settings={"Q⁰": 0, "γ": GAMMA},
-    run=run,
-    judge=judge,
 )

@@ -56,7 +56,6 @@ from theorylab.core.claims.bands import band
 from theorylab.core.claims.verdict import Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..data import information_gap
 from ..engines import make_engine
 from ..predictions import (
@@ -67,6 +66,7 @@ from ..predictions import (
     z_moments,
 )
 from ..setups import GAMMA, mae_config
+from ._common import declared, keys, per_group
 
 __all__ = ["CLAIM", "PREDICTIONS", "COUNTERFACTUALS", "RATIO_TOL", "RATIO_MIN_P", "ENGINE_TOL",
            "EXACT_TOL", "NOTES_SIGNS", "THRESHOLDS", "judge", "verdict_exact", "verdict_signs",
@@ -188,7 +188,12 @@ def gradient_rates(P: int, C1: int, C: int, mask_keys: bool,
 
 
 def _name(r) -> str:
-    return f"{r.config}/{'in' if r.mask_keys else 'out'}"
+    return f"{r.config}/{keys(r.mask_keys)}"
+
+
+def _setting(P, g, mk, sep: str = ", ") -> str:
+    """A setting of the sign-boundary grid in words: P, γ and the masked-keys reading."""
+    return f"P={P:g}{sep}γ={g:g}{sep}keys {keys(mk)}"
 
 
 def verdict_exact(exact: pd.DataFrame, tol: float = EXACT_TOL) -> Verdict:
@@ -303,7 +308,7 @@ def verdict_boundary(b: pd.DataFrame, tol: float = 1.0, q: float = 0.0) -> Verdi
         at, half = d0 + q * w, tol * w
         below, above = s[s.delta < at - half], s[s.delta > at + half]
         x = _crossing(s)
-        name = f"P={P:g} γ={g:g} keys {'in' if mk else 'out'}"
+        name = _setting(P, g, mk, " ")
         if (below.other >= 0).any() or (above.other <= 0).any():
             bad.append(f"{name}: a sign outside the band differs from the derived one")
         if not math.isfinite(x) or not (math.isfinite(d0) and w > 0):
@@ -318,8 +323,8 @@ def verdict_boundary(b: pd.DataFrame, tol: float = 1.0, q: float = 0.0) -> Verdi
     wrong = b[(b.delta > 0) & (b.other < 0)]
     note = ("; the notes' 'positive where Δ > 0' fails on " + str(len(wrong)) + " grid points "
             "with 0 < Δ < Δ₀ (e.g. " + ", ".join(
-                f"Δ={r.delta:+.3f} at P={r.P:g}, γ={r.gamma:g}, keys "
-                f"{'in' if r.mask_keys else 'out'}" for r in wrong.head(3).itertuples()) + ")"
+                f"Δ={r.delta:+.3f} at {_setting(r.P, r.gamma, r.mask_keys)}"
+                for r in wrong.head(3).itertuples()) + ")"
             if len(wrong) else "")
     head = f"sign boundary of another local area's rate (Δ₀ + {q:g}·band ± {tol:g}·band): "
     if bad:
@@ -381,20 +386,19 @@ def run(quick: bool) -> cc.ClaimResult:
     table, ratios = pd.DataFrame(rows), pd.DataFrame(ratios)
     engines, exact = pd.DataFrame(engines), pd.DataFrame(exact)
     bnd = boundary_rows(quick)
-    v = judge({"table": table, "ratios": ratios, "engines": engines, "exact": exact,
-               "boundary": bnd})
+    extra = {"ratios": ratios, "engines": engines, "exact": exact, "boundary": bnd}
+    v = judge({"table": table, **extra})
     notes_wrong = table[np.isfinite(table.rate) & (np.sign(table.rate) != table.notes_sign)]
     big = ratios[ratios.P >= RATIO_MIN_P]
+    k = big.ratio / big.ratio_leading
     mid = ratios[ratios.P >= 64]
     fold = mid.ratio_notes_heuristic / mid.ratio
     reading = [
         "Rates r = −∂L/∂Φ at Q⁰ = 0 (population-laplace) and the derived exact rates "
         f"(largest relative difference {float(exact.max_rel_diff.max()):.1e}); per "
-        "configuration and masking of keys: " + "; ".join(
-            f"{c}/{'in' if mk else 'out'}: " + ", ".join(
-                f"{r.coordinate} {r.rate:+.4e} (derived {r.rate_derived:+.4e})"
-                for r in g.itertuples())
-            for (c, mk), g in table.groupby(["config", "mask_keys"], sort=False)) + ".",
+        "configuration and masking of keys: " + per_group(
+            table, lambda r: f"{r.coordinate} {r.rate:+.4e} (derived {r.rate_derived:+.4e})",
+            ["config", "mask_keys"], lambda k: f"{k[0]}/{keys(k[1])}") + ".",
         "Initial rate ratio |r_glob_lq|/r_own_lq, measured / derived exact / derived leading "
         "order / the notes' earlier heuristic a_1²/a_j: " + ", ".join(
             f"{_name(r)} {r.ratio:.4g} / {r.ratio_exact:.4g} / {r.ratio_leading:.4g} / "
@@ -409,8 +413,7 @@ def run(quick: bool) -> cc.ClaimResult:
         "of order a_m·a_1², positive where the global feature dominates the output (Δ > 0).",
     ]
     headline = {"exact max rel diff": float(exact.max_rel_diff.max()),
-                "ratio / leading order (P ≥ 256)": ", ".join(
-                    f"{x:.4f}" for x in big.ratio / big.ratio_leading),
+                "ratio / leading order (P ≥ 256)": ", ".join(f"{x:.4f}" for x in k),
                 "notes' sign departures": int(len(notes_wrong)),
                 **{f"ratio {_name(r)}": f"{r.ratio:.4g} (leading {r.ratio_leading:.4g}, "
                    f"notes {r.ratio_notes_heuristic:.3g})" for r in ratios.itertuples()}}
@@ -421,47 +424,42 @@ def run(quick: bool) -> cc.ClaimResult:
         ax = fig.add_subplot(1, 1, 1)
         lab = [_name(r) for r in ratios.itertuples()]
         x = np.arange(len(ratios))
-        ax.bar(x - 0.27, ratios.ratio, 0.27, label="measured")
-        ax.bar(x, ratios.ratio_leading, 0.27, label="derived (leading order)")
-        ax.bar(x + 0.27, ratios.ratio_notes_heuristic, 0.27, label="notes' heuristic a_1²/a_j")
+        for k, (col, label) in enumerate((("ratio", "measured"),
+                                          ("ratio_leading", "derived (leading order)"),
+                                          ("ratio_notes_heuristic", "notes' heuristic a_1²/a_j"))):
+            ax.bar(x + 0.27 * (k - 1), ratios[col], 0.27, label=label)
         ax.set_xticks(x, lab, rotation=45, fontsize=7)
         style_axes(ax, ylabel="|r_glob| / r_own (local query)", log="y", legend=7)
 
-    d0 = bnd.groupby(["P", "gamma", "mask_keys"], sort=False).agg(
-        delta0=("delta0", "first"), band=("band", "first"),
-        asym=("delta0_asymptotic", "first"))
-    d0["crossing"] = [_crossing(g) for _, g in bnd.groupby(["P", "gamma", "mask_keys"],
-                                                             sort=False)]
+    d0 = bnd.groupby(["P", "gamma", "mask_keys"], sort=False).apply(lambda g: pd.Series(
+        {"delta0": g.delta0.iloc[0], "band": g.band.iloc[0],
+         "asym": g.delta0_asymptotic.iloc[0], "crossing": _crossing(g)}))
     reading.append(
         "Where another local area's rate changes sign, in bands from the derived Δ₀ (measured "
         "crossing / the notes' Δ₀ = 0 / the uncorrected form ln κ/ln P): " + "; ".join(
-            f"P={P:g}, γ={g:g}, keys {'in' if mk else 'out'}: "
-            f"{(r.crossing - r.delta0) / r.band:+.2f} / {-r.delta0 / r.band:+.2f} / "
-            f"{(r.asym - r.delta0) / r.band:+.2f}" for (P, g, mk), r in d0.iterrows())
+            f"{_setting(P, g, mk)}: {(r.crossing - r.delta0) / r.band:+.2f} / "
+            f"{-r.delta0 / r.band:+.2f} / {(r.asym - r.delta0) / r.band:+.2f}"
+            for (P, g, mk), r in d0.iterrows())
         + ". The notes' Δ₀ = 0 lies more than BOUNDARY_TOL bands away only where "
         "|Δ₀| > band (masked keys in); the uncorrected 1/ln P form lies within a band of Δ₀ "
         "everywhere, so the check does not tell Δ₀ from it.")
     reading.append("Another local area's rate changes sign at Δ₀ (leading order ± band): "
-                   + "; ".join(f"P={P:g}, γ={g:g}, keys {'in' if mk else 'out'}: "
-                               f"{r.delta0:+.4f} ± {r.band:.3f}"
+                   + "; ".join(f"{_setting(P, g, mk)}: {r.delta0:+.4f} ± {r.band:.3f}"
                                for (P, g, mk), r in d0.iterrows()) + ". True sentence: the "
                    "rate of another local area is positive iff Δ > Δ₀(P, γ), with "
                    "Δ₀ ≈ ln κ / ln P → 0⁺ (κ = [μ₃/(μ₁μ₂) + 1 − (1 − γ)(1 − ρ)]/(1 − γ) with "
                    "masked keys in, μ₃/(μ₁μ₂) + ρ without).")
-    k = big.ratio / big.ratio_leading
     q = (d0.crossing - d0.delta0) / d0.band
     brief = (f"{v.verdict}: ratio/leading {k.min():.3f}…{k.max():.3f}; other area's sign flips "
              f"at Δ₀{q.min():+.2f}…{q.max():+.2f} bands (Δ₀ {d0.delta0.min():+.3f}…"
              f"{d0.delta0.max():+.3f}, not 0)")
     return cc.ClaimResult("lemma5.1-rates", table, v, headline, reading, brief=brief,
-                          extra={"ratios": ratios, "engines": engines, "exact": exact,
-                                 "boundary": bnd},
-                          figure=figure)
+                          extra=extra, figure=figure)
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="lemma5.1-rates",
-    paper=PAPER_NAME,
     kind="derivation check",
     title="Lemma 5.1's rates (FP-correlation gradients at initialisation, derived and measured)",
     label="RECONSTRUCTED",
@@ -480,14 +478,9 @@ CLAIM = cc.Claim(
     "another local area's rate changes sign at Δ₀ + CROSSING_Q·band, CROSSING_Q = 0 ± 1 on "
     "every setting, negative below the band and positive above it (against ± 2 bands); "
     f"engines agreeing to {ENGINE_TOL:g}.",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     premises=("the three engines agree on the gradient (the measurement itself is sound)",),
     reconstructed="the model (loss, masks, softmax over masked keys or not) is the notes' "
     "reconstruction and the rates are derived in it; the lemma's own text was not read, so "
     "the statement is what the reconstructed model implies, not a quotation.",
     untested="Later steps (the lemma is read at initialisation only), several clusters.",
-    run=run,
-    judge=judge,
 )

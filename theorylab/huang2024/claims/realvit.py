@@ -59,7 +59,6 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ..config import PAPER_NAME
 from ..realvit import (
     ARM_VIEWS,
     CONTROLS,
@@ -73,6 +72,7 @@ from ..realvit import (
     oriented_differences,
     uniform_distance,
 )
+from ._common import declared
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "VARIANTS",
            "INIT_READINGS", "HALVES", "PAIRINGS", "SPLIT_TOL", "MIN_FOCUS", "MAX_LOSS_RATIO",
@@ -417,6 +417,11 @@ def _brief(res: RealViTResult, verdict: str) -> str:
             f"{mean.loc['cl'].diverse:.3f}")
 
 
+def _per_model(t: pd.DataFrame, skip: tuple[str, ...] = ()) -> list[tuple[str, pd.DataFrame]]:
+    """(model, its rows of `t`) for each model of [`MODELS`][] that `t` has, in that order."""
+    return [(m, t[t.model == m]) for m in MODELS if m not in skip and (t.model == m).any()]
+
+
 def _reading(res: RealViTResult, curves_line: str) -> list[str]:
     cfg = res.config
     table = res.table
@@ -443,23 +448,18 @@ def _reading(res: RealViTResult, curves_line: str) -> list[str]:
         "Loss premise: " + curves_line + ".",
     ]
     arms = arm_summary(table)
-    per = []
-    for model in [m for m in MODELS if (arms.model == m).any() and m != "uniform"]:
-        g = arms[arms.model == model]
-        per.append(f"{model}: shared " + ", ".join(f"{x:.4f}" for x in g.shared)
-                   + f" (mean {_iv(g.shared)}); diverse "
-                   + ", ".join(f"{x:.4f}" for x in g.diverse) + f" (mean {_iv(g.diverse)})")
+    per = [f"{model}: shared " + ", ".join(f"{x:.4f}" for x in g.shared)
+           + f" (mean {_iv(g.shared)}); diverse "
+           + ", ".join(f"{x:.4f}" for x in g.diverse) + f" (mean {_iv(g.diverse)})"
+           for model, g in _per_model(arms, skip=("uniform",))]
     out.append("Last layer, the split per arm and seed (seeds in order; mean [95 % "
                "t-interval]): " + "; ".join(per) + ".")
     uni = uniform_distance(cfg)
     for layer in sorted(set(table.layer)):
-        sub = head_average(table, layer=layer)
-        parts = []
-        for model in [m for m in MODELS if (sub.model == m).any()]:
-            g = sub[sub.model == model]
-            parts.append(f"{model}: " + ", ".join(
-                f"{m} {_iv(g[m])}" for m in ("shared", "diverse", "total", "distance_patches",
-                                             "nmi", "js_start", "head_js")))
+        parts = [f"{model}: " + ", ".join(
+            f"{m} {_iv(g[m])}" for m in ("shared", "diverse", "total", "distance_patches", "nmi",
+                                         "js_start", "head_js"))
+            for model, g in _per_model(head_average(table, layer=layer))]
         out.append(f"Layer {layer} (head means, mean [95 % interval] over seeds; uniform "
                    f"distance {uni:.3f} patches): " + "; ".join(parts) + ".")
     tr = res.trajectory
@@ -468,9 +468,8 @@ def _reading(res: RealViTResult, curves_line: str) -> list[str]:
     if len(tl):
         steps = sorted(set(tl.step))
         arms_t = []
-        for arm in [m for m in MODELS if (tl.model == m).any()]:
-            g = tl[tl.model == arm].groupby("step")
-            sh, dv = g.shared.mean(), g.diverse.mean()
+        for arm, g in _per_model(tl):
+            sh, dv = g.groupby("step").shared.mean(), g.groupby("step").diverse.mean()
             arms_t.append(f"{arm} shared " + ", ".join(f"{sh.loc[t]:.3f}" for t in steps)
                           + "; diverse " + ", ".join(f"{dv.loc[t]:.3f}" for t in steps))
         out.append(f"Trajectory of the last layer (head means, mean over seeds, on "
@@ -522,8 +521,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="realvit-diversity",
-    paper=PAPER_NAME,
     kind="theorem check",
     figsize=(16.0, 11.0),
     title="Real images: CL's last-layer attention shares one pattern across query patches, "
@@ -549,9 +548,6 @@ CLAIM = cc.Claim(
     "least 0.05 (lower bound, band SPLIT_TOL, 95 % t-interval over seeds), with the attention "
     "focused and the losses below their plateau levels; per half, whether it stays so under "
     "the augmentation control is reported.",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     variants=VARIANTS,
     premises=(f"the attention is focused: for every seed, MAE's or CL's last-layer focus above "
               f"MIN_FOCUS = ln 2 / ln {P_PATCHES}",
@@ -571,7 +567,5 @@ CLAIM = cc.Claim(
     "offline); other depths, widths, temperatures; training far beyond the CPU step budget "
     "(`theorylab check --only huang2024/realvit-diversity --device cuda` runs the GPU "
     "setting); the augmentation control under the alternative readings (main reading only).",
-    run=run,
-    judge=judge,
     devices=("cpu", "cuda"),
 )

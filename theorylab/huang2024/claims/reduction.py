@@ -25,7 +25,6 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 
-from ..config import PAPER_NAME
 from ..phases import read_phases
 from ..setups import (
     COUNT_NODES,
@@ -35,7 +34,7 @@ from ..setups import (
     mae_config,
     mae_run,
 )
-from ._common import keys
+from ._common import declared, keys
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "engine_rows",
            "quadrature_rows"]
@@ -144,11 +143,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     for k in ("t_I", "t_II", "T_star"):
         a, b = t[f"{k}_engine"], t[f"{k}_reduced"]
         both = np.isfinite(a) & np.isfinite(b)
-        bad += [f"{_name(r)}: {k} {getattr(r, k + '_engine'):g} vs "
-                f"{getattr(r, k + '_reduced'):g}"
-                for r, ok in zip(t.itertuples(), both)
-                if ok and abs(getattr(r, k + "_engine") - getattr(r, k + "_reduced"))
-                > v["STEP_TOL"]]
+        bad += [f"{_name(r)}: {k} {x:g} vs {y:g}" for r, x, y, ok in zip(t.itertuples(), a, b, both)
+                if ok and abs(x - y) > v["STEP_TOL"]]
         bad += [f"{r.family} P={r.P:g}: {k} reached by one run only"
                 for r, a1, b1 in zip(t.itertuples(), np.isfinite(a), np.isfinite(b))
                 if a1 != b1 and not (k == "T_star" and not r.masked_keys)]
@@ -173,11 +169,9 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
             f"out): Phase I alike, t_I, t_II, T* within {v['STEP_TOL']:g} step, Φ_glob(t_I) "
             f"within the neglected order (largest gap {float(gap.max()) if len(gap) else 0:.2g}, "
             f"largest tolerance {float(tol.max()) if len(tol) else 0:.2g})",)))
-    qbad = [f"P={r.P:g}: {k} {getattr(r, k + '_gauss')} vs {getattr(r, k + '_exact')}"
-            for r in q.itertuples() for k in READ
-            if not (getattr(r, k + "_gauss") == getattr(r, k + "_exact")
-                    or abs(getattr(r, k + "_gauss") - getattr(r, k + "_exact"))
-                    <= v["QUAD_TOL"])]
+    qbad = [f"P={r.P:g}: {k} {a} vs {b}" for r in q.itertuples() for k in READ
+            for a, b in [(getattr(r, k + "_gauss"), getattr(r, k + "_exact"))]
+            if not (a == b or abs(a - b) <= v["QUAD_TOL"])]
     qbad += [f"P={r.P:g}: Φ differs by {r.max_phi_diff:.2g}" for r in q.itertuples()
              if not r.max_phi_diff <= v["QUAD_TOL"]]
     parts.append(Verdict("disagrees" if qbad else "agrees", (
@@ -207,8 +201,8 @@ def run(quick: bool) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="phases-reduction",
-    paper=PAPER_NAME,
     title="The reduced population dynamics against the exact engine (Theorems 4.1–4.2's runs)",
     label="RECONSTRUCTED",
     kind="derivation check",
@@ -223,14 +217,9 @@ CLAIM = cc.Claim(
     predicted="t_I, t_II, T* within STEP_TOL, Φ_glob(t_I) within END_TOL·|Φ|·√v on each rung and "
     "exact/reduced within ×/÷(1 + SCALE_TOL) (two-sided, against ±3 %); the Gauss rule's Φ "
     "within QUAD_TOL of the exact sums.",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     interval=cc.IntervalMethod("exact"),
     reconstructed="the model is the notes' reconstruction; this checks our reduction of it, not "
     "the paper.",
     untested="Several clusters, fixed-size masks and the 1/|ℳ| normalisation (the reduced "
     "engine refuses them).",
-    run=run,
-    judge=judge,
 )

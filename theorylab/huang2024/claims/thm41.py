@@ -27,9 +27,8 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine, strictly_increasing
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..setups import EPS_REL, mae_config, rung_summary
-from ._common import per_group
+from ._common import declared, labelled, per_group
 from ._mae import (
     VARIANTS,
     ladder_decades,
@@ -146,10 +145,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     worst = float(ends.loc[ends.abs().idxmax()])
     w = cc.judge_band(PREDICTIONS[0], worst, v, COUNTERFACTUALS,
                       what="relative excess at the end of the ε-ladder runs (the farther from 0)")
-    parts.append(Verdict(w.verdict, tuple(f"near-optimal: {r}" for r in w.reasons)
-                         + ("end values per family: " + ", ".join(
-                             f"{f} {x:.3g}" for f, x in ends.items()),),
-                         ("near-optimal",)))
+    parts.append(labelled("near-optimal", w, "end values per family: " + ", ".join(
+        f"{f} {x:.3g}" for f, x in ends.items())))
     parts.append(report_growth(t))
     return combine(parts)
 
@@ -243,8 +240,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.1",
-    paper=PAPER_NAME,
     figsize=(6.0, 4.0),
     title="Theorem 4.1 (MAE training converges)",
     label="FOUND",
@@ -260,9 +257,6 @@ CLAIM = cc.Claim(
     "the relative excess it ends at. T* and its local exponents against x = (P/C)/η, reported.",
     predicted="Every rung and every ε reached; the relative excess the ε-ladder runs end at is "
     "0 ± EXCESS_TOL (neither a plateau above L* nor a loss below it).",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     variants=VARIANTS,
     premises=("a ladder of at least MIN_DECADES decades per family",
               "inside the horizon: every run reaches ε before its step cap"),
@@ -273,6 +267,4 @@ CLAIM = cc.Claim(
     "thm4.2-laws), the conditions polylog(P) ≫ log(1/ε) and η ≪ poly(P), several clusters; "
     "|Δ| below the ranges of the statement (0.05–0.2) is run and reported, not judged.",
     settings=mae_settings(),
-    run=run,
-    judge=judge,
 )

@@ -28,9 +28,8 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..setups import EPS_REL
-from ._common import labelled, per_group
+from ._common import declared, labelled, per_group
 from ._mae import VARIANTS, measure, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "tail_slopes"]
@@ -151,8 +150,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.1-eps",
-    paper=PAPER_NAME,
     figsize=(6.0, 4.0),
     title="Theorem 4.1's ε, our law (T* ∝ 1/ε at fixed P)",
     label="RECONSTRUCTED",
@@ -167,9 +166,6 @@ CLAIM = cc.Claim(
     "sub-ladder, extrapolated with a + b·ε/ε₀.",
     predicted="Exponent 1 ± TAIL_TOL, settled (against ε^{−3/4}, ε^{−5/4} and the log(1/ε) "
     "reading).",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     variants=VARIANTS,
     premises=("inside the horizon: the run reaches every ε of the ladder",),
     interval=cc.IntervalMethod("extrapolation"),
@@ -177,6 +173,4 @@ CLAIM = cc.Claim(
     "was not read, so a disagreement here says nothing about the paper.",
     untested="ε below 10⁻⁴, other P, the paper's own T*.",
     settings={"P": 4096, "ε₀": EPS_REL},
-    run=run,
-    judge=judge,
 )

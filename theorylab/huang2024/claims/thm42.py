@@ -29,9 +29,8 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..setups import EPS_REL, FAMILIES
-from ._common import labelled
+from ._common import declared, labelled
 from ._mae import VARIANTS, ladder_premises, mae_settings, measure, readings_text, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
@@ -162,12 +161,11 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
             f"{e['family']}: " + ", ".join(f"{s:.3f} ({a:g}–{b:g})" for s, (a, b) in
                                            zip(e["slopes"], e["sub_rungs"])) for e in est) + ".",
     ]
-    headline = {f"top slope of ln attn_own(T*) ({e['family']})": float(e["slopes"][-1])
-                for e in est if e["slopes"]}
+    top = {e["family"]: float(e["slopes"][-1]) for e in est if e["slopes"]}
+    headline = {f"top slope of ln attn_own(T*) ({f})": x for f, x in top.items()}
     pos = lad[lad.family == "pos"]
     headline["Δ > 0 rungs with both phases"] = int(
         (pos.phase_I.astype(bool) & (pos.phi_glob_end_I < 0) & (pos.t_I < pos.t_II)).sum())
-    top = {e["family"]: e["slopes"][-1] for e in est if e["slopes"]}
     brief = (f"{v.verdict}: own-area attention at T* Θ(1) (slope {top.get('pos', math.nan):.3f}"
              f", {top.get('neg', math.nan):.3f}); both phases on "
              f"{headline['Δ > 0 rungs with both phases']}/{len(pos)} Δ > 0 rungs; no seeds")
@@ -189,8 +187,8 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.2",
-    paper=PAPER_NAME,
     figsize=(10.0, 3.8),
     title="Theorem 4.2 (MAE learns local FP correlations; two phases for Δ > 0)",
     label="FOUND",
@@ -206,9 +204,6 @@ CLAIM = cc.Claim(
     "step decouples, Φ_glob(t_I) < 0 and t_I < t_II.",
     predicted="Locality: the own-area attention at T* is a Θ(1) share (exponent 0 of P ± 0.1, "
     "against the uniform share's −3/4). Phases: both, in this order, on every Δ > 0 rung.",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     variants=VARIANTS,
     premises=("a ladder of at least MIN_DECADES decades per family",
               "inside the horizon: every rung reaches t_I, t_II and T*"),
@@ -219,6 +214,4 @@ CLAIM = cc.Claim(
     "several clusters (K = 1 here); the diversity across queries is by construction in this "
     "model (each local query's own area is another area) and is not measured separately.",
     settings=mae_settings(),
-    run=run,
-    judge=judge,
 )

@@ -51,7 +51,6 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..predictions.asymptotics import (
     crossing_attention_exponent,
     crossing_law,
@@ -63,7 +62,7 @@ from ..predictions.asymptotics import (
     sub_ladders,
 )
 from ..setups import CROSSING_EXTENSION, EPS_REL, FAMILIES, GAMMA, Z_LAWS
-from ._common import labelled, per_group
+from ._common import declared, labelled, per_group
 from ._mae import (
     N_SUB,
     VARIANTS,
@@ -303,14 +302,11 @@ COLUMNS = ["family", "P", "C1", "C", "delta", "delta_target", "delta_rounding", 
 
 
 def _slope_table(tables) -> pd.DataFrame:
-    rows = []
-    for e in estimates(tables):
-        for s, r, w, x, (a, b) in zip(e["slopes"], e["raw"], e["law"], e["x"],
-                                      e["sub_rungs"]):
-            rows.append({"prediction": e["prediction"] or "", "statement": e["name"],
-                         "family": e["family"], "from": a, "to": b, "middle": x,
-                         "local_slope": s, "measured_slope": r, "law_slope": w})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([{"prediction": e["prediction"] or "", "statement": e["name"],
+                          "family": e["family"], "from": a, "to": b, "middle": x,
+                          "local_slope": s, "measured_slope": r, "law_slope": w}
+                         for e in estimates(tables) for s, r, w, x, (a, b) in zip(
+                             e["slopes"], e["raw"], e["law"], e["x"], e["sub_rungs"])])
 
 
 def run(quick: bool, readings: dict) -> cc.ClaimResult:
@@ -444,8 +440,8 @@ SETTINGS = mae_settings(**{"crossing extension n": ", ".join(map(str, CROSSING_E
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.2-laws",
-    paper=PAPER_NAME,
     figsize=(12.0, 3.8),
     title="Theorem 4.2, our laws (crossing value, phase lengths, Φ_own, attention gap)",
     label="RECONSTRUCTED",
@@ -464,9 +460,6 @@ CLAIM = cc.Claim(
     predicted="Each law's limit (−1, −3/8, 1, 1), settled, within its two-sided band; the "
     "crossing's two and t_I with the derived finite-P crossing law's correction removed, the "
     "phase lengths extrapolated as a + b/ln² P.",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     variants=VARIANTS,
     premises=("a ladder of at least MIN_DECADES decades per family",
               "inside the horizon: every rung reaches t_I, t_II and T*"),
@@ -475,6 +468,4 @@ CLAIM = cc.Claim(
     "the coefficient law, the masked keys and the step-size convention are run as variants.",
     untested="Several clusters (K = 1 here), the constants of the phase lengths.",
     settings=SETTINGS,
-    run=run,
-    judge=judge,
 )

@@ -44,7 +44,6 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..setups import (
     ATTN_TOL,
     BATCH,
@@ -63,6 +62,7 @@ from ..setups import CL_END_FRACTION as END_FRACTION
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
 from ..setups import cl_settings as settings
+from ._common import declared, interval, labelled
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "judge_tau",
            "contrast_rows", "cl_by_tau", "attention_panel", "PREF_QUOTE", "UNIFORM_CONTRAST"]
@@ -164,10 +164,8 @@ def judge_tau(t: pd.DataFrame, v: dict) -> Verdict:
         label = f"predominantly global at τ = {tau:g} ({name})"
         w = cc.judge_band(PREDICTIONS[0], _lowest(c), v, COUNTERFACTUALS,
                           what="s on the lowest rung")
-        per = ", ".join(f"{r.s:.3f} [{r.s_lo:.3f}, {r.s_hi:.3f}] (P={r.P}, Δ={r.delta:.3f})"
-                        for r in c.itertuples())
-        parts.append(Verdict(w.verdict, tuple(f"{label}: {x}" for x in w.reasons)
-                             + (f"{label}: s per rung {per}",), (label,)))
+        per = ", ".join(f"{interval(r, 's')} (P={r.P}, Δ={r.delta:.3f})" for r in c.itertuples())
+        parts.append(labelled(label, w, f"{label}: s per rung {per}"))
     rises = pd.concat(ladders.values(), ignore_index=True)
     flat = rises[~(rises.rise_lo > tol)]
     mae = contrast_rows(t, "mae")
@@ -176,22 +174,20 @@ def judge_tau(t: pd.DataFrame, v: dict) -> Verdict:
     txt = (f"{label}: CL's global attention rose from its start by " + ", ".join(
         f"{cc.format_interval(r.rise, r.rise_lo, r.rise_hi, r.seeds, '+.3f')} (P={r.P}, "
         f"{r.objective})" for r in rises.itertuples()) + "; MAE's s " + ", ".join(
-        f"{r.s:.3f} [{r.s_lo:.3f}, {r.s_hi:.3f}] (P={r.P})" for r in mae.itertuples()))
+        f"{interval(r, 's')} (P={r.P})" for r in mae.itertuples()))
     moved = t[t.objective == "mae"].own_change_last_fifth.abs()
     if not len(mae):
-        parts.append(Verdict("inconclusive", (txt + ": no MAE arm",), (label,)))
+        verdict, why = "inconclusive", ": no MAE arm"
     elif (moved > tol).any():
-        parts.append(Verdict("inconclusive", (
-            txt + f": premise failed: the MAE arm has not converged (its own-area attention "
-            f"moved by up to {moved.max():.3f} over the last fifth; at most {tol:g} counts)",),
-            (label,)))
+        verdict, why = "inconclusive", (
+            f": premise failed: the MAE arm has not converged (its own-area attention moved by "
+            f"up to {moved.max():.3f} over the last fifth; at most {tol:g} counts)")
     elif len(flat) or len(local):
-        parts.append(Verdict("disagrees", (txt + f": not beyond ±{tol:g} on "
-                                           + ", ".join(f"P={r.P} ({r.objective})" for r in
-                                                       pd.concat([flat, local]).itertuples()),),
-                             (label,)))
+        verdict, why = "disagrees", f": not beyond ±{tol:g} on " + ", ".join(
+            f"P={r.P} ({r.objective})" for r in pd.concat([flat, local]).itertuples())
     else:
-        parts.append(Verdict("agrees", (txt,), (label,)))
+        verdict, why = "agrees", ""
+    parts.append(Verdict(verdict, (txt + why,), (label,)))
     cl = t[t.objective.isin(["cl", "cl-mild"])]
     gap = float((cl.end_glob_gq - cl.end_glob_lq).abs().max()) if len(cl) else math.nan
     parts.append(Reported("a single pattern", (
@@ -213,16 +209,14 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     kinds = {p.verdict for p in per.values()}
     head = "per τ: " + ", ".join(f"{p.verdict} at τ = {tau:g}" for tau, p in per.items())
     whole = combine(list(per.values()))
-    if kinds == {"agrees"}:
-        return Verdict("agrees", (f"holds at every τ run ({head})",) + whole.reasons,
-                       whole.judged, whole.reported)
-    if kinds == {"disagrees"}:
-        return Verdict("disagrees", (f"fails at every τ run ({head})",) + whole.reasons,
-                       whole.judged, whole.reported)
-    if len(kinds) == 1:  # undecided alike at every τ (a premise)
+    alike = {"agrees": "holds at every τ run", "disagrees": "fails at every τ run"}
+    if len(kinds) > 1:
+        verdict, lead = "inconclusive", f"τ-dependent ({head}): τ is not read in the paper"
+    elif whole.verdict in alike:
+        verdict, lead = whole.verdict, f"{alike[whole.verdict]} ({head})"
+    else:  # undecided alike at every τ (a premise)
         return whole
-    return Verdict("inconclusive", (f"τ-dependent ({head}): τ is not read in the paper",)
-                   + whole.reasons, whole.judged, whole.reported)
+    return Verdict(verdict, (lead,) + whole.reasons, whole.judged, whole.reported)
 
 
 COLUMNS = ["objective", "tau", "seed", "P", "C1", "C", "K", "delta", "rho", "negatives",
@@ -294,16 +288,16 @@ def run(quick: bool) -> cc.ClaimResult:
     ]
     for tau, (_, con, rows) in per.items():
         reading.append(f"τ = {tau:g}: contrast s per P: " + "; ".join(
-            f"{o}: " + ", ".join(f"{r.s:.3f} [{r.s_lo:.3f}, {r.s_hi:.3f}] (P={r.P}, "
-                                 f"Δ={r.delta:.3f})" for r in c.itertuples())
+            f"{o}: " + ", ".join(f"{interval(r, 's')} (P={r.P}, Δ={r.delta:.3f})"
+                                 for r in c.itertuples())
             for o, c in con.items() if o != "mae") + "; global attention (derived plateau, "
             "thm4.4-plateau): " + ", ".join(
-                f"P={r.P}: {r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}] ("
+                f"P={r.P}: {interval(r, 'glob')} ("
                 + (f"{r.pred:.3f}" if r.pred_exists else "none") + ")"
                 for r in rows.itertuples()) + ".")
     mae = next(iter(per.values()))[1]["mae"]
     reading.append("MAE arm's s per P: " + ", ".join(
-        f"{r.s:.3f} [{r.s_lo:.3f}, {r.s_hi:.3f}] (P={r.P})" for r in mae.itertuples())
+        f"{interval(r, 's')} (P={r.P})" for r in mae.itertuples())
         + ". A single pattern holds by construction from Q⁰ = 0 (equal rows of (Φ, Υ) at every "
         "step); the check reads whether that pattern is global, at both imbalances, and the "
         "contrast with MAE.")
@@ -341,17 +335,17 @@ def run(quick: bool) -> cc.ClaimResult:
                  [["attn_glob_lq", "attn_own_lq"]].mean().reset_index()
                  .replace({"tau": {-1.0: math.nan}}))
     return cc.ClaimResult("thm4.4", table, v, head, reading, brief=brief,
-                          extra={"trajectories": mean_traj}, figure=figure, settings=_settings())
+                          extra={"trajectories": mean_traj}, figure=figure, settings=SETTINGS)
 
 
-def _settings() -> dict:
-    return {"Q⁰": 0, "negatives": NEGATIVES, "K": K, "Δ": 0.25, "mild Δ": CL_MILD_DELTA,
+#: the settings of the check as its page states them.
+SETTINGS = {"Q⁰": 0, "negatives": NEGATIVES, "K": K, "Δ": 0.25, "mild Δ": CL_MILD_DELTA,
             "steps": 200, "steps near τ_c": CL_LONG_STEPS}
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.4",
-    paper=PAPER_NAME,
     figsize=(10.0, 4.0),
     title="Theorem 4.4 (CL favours the global area, even under mild imbalance)",
     label="FOUND",
@@ -373,9 +367,6 @@ CLAIM = cc.Claim(
     "ladders (against uniform attention, s = 2/3 on the lowest rung, above, and balanced "
     "attention below); the global attention rises from its start; MAE's s below 0; at every "
     "τ (the verdict is per τ; τ-dependent verdicts make the claim inconclusive).",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     premises=("≥ 2 rungs of P with ≥ 3 finite seeds each, per CL ladder",
               "the MAE arm converged, for the contrast"),
     seeds="5 seeds per CL rung at Δ ≈ 0.25 (3 quick), 3 at mild imbalance, 3 for the MAE arm "
@@ -390,7 +381,5 @@ CLAIM = cc.Claim(
     "(rather than Monte Carlo) GD, horizons past 200 steps (300 at τ = 0.2, 0.25); \"a single "
     "pattern\" (by "
     "construction here).",
-    settings=_settings(),
-    run=run,
-    judge=judge,
+    settings=SETTINGS,
 )

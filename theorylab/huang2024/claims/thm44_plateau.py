@@ -39,10 +39,10 @@ from theorylab.core.claims.bands import SETTLE_FRACTION, candidates, nearest_dis
 from theorylab.core.claims.verdict import Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
-from ..config import PAPER_NAME
 from ..setups import CL_LONG_STEPS, CL_REDUCED_TAU, NEGATIVES, cl_reduced_measure
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
+from ._common import declared, interval, slashed
 from .thm44 import COLUMNS, attention_panel, cl_by_tau, tau_c_text, tau_ticks
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "derived_rows"]
@@ -136,7 +136,7 @@ def _plateau_part(r, allowed: float, v: dict, one: float, label: str) -> Verdict
     """One rung where the derivation has a plateau: its existence (settled below 1 − ONE_TOL),
     then its value (the band of PLATEAU_FACTOR) on a settled plateau inside the premise."""
     name = f"{label}τ={r.tau:g}, P={r.P} (τ_c={r.tau_c:.3f})"
-    meas = f"{r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}]"
+    meas = interval(r, "glob")
     if r.glob_lo > one:
         return Verdict("disagrees", (f"{name}: derived plateau {r.pred:.3f}, but the measured "
                                      f"attention reaches {meas}, above {one:g}",))
@@ -174,21 +174,21 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
         rows = derived_rows(rows, v["NEG_EXACT"]).assign(tau=tau)
         for r in rows.itertuples():
             name = f"τ={tau:g}, P={r.P} (τ_c={r.tau_c:.3f})"
-            meas = f"{r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}]"
+            meas = interval(r, "glob")
             if r.pred_exists:
                 # a plateau only a changed share derives: settled by the declared factors' rule
                 parts.append(_plateau_part(r, _allowed(r.pred), v, one, ""))
-            elif r.glob_lo > one:
-                parts.append(Verdict("agrees", (
-                    f"{name}: no derived plateau; measured {meas} above {one:g}",)))
+                continue
+            if r.glob_lo > one:
+                verdict, why = "agrees", f"; measured {meas} above {one:g}"
             elif r.drift_lo > 0:
-                parts.append(Verdict("inconclusive", (
-                    f"{name}: no derived plateau; measured {meas}, still rising (drift "
-                    f"[{r.drift_lo:+.3f}, {r.drift_hi:+.3f}]) at the horizon",)))
+                verdict, why = "inconclusive", (f"; measured {meas}, still rising (drift "
+                                                f"[{r.drift_lo:+.3f}, {r.drift_hi:+.3f}]) at "
+                                                "the horizon")
             else:
-                parts.append(Verdict("disagrees", (
-                    f"{name}: no derived plateau, but the measured attention settles at {meas} "
-                    f"below {one:g}",)))
+                verdict, why = "disagrees", (f", but the measured attention settles at {meas} "
+                                             f"below {one:g}")
+            parts.append(Verdict(verdict, (f"{name}: no derived plateau{why}",)))
     red = tables.get("reduced")
     if red is not None and len(red):
         for tau, sub in red.groupby("tau"):
@@ -225,7 +225,7 @@ def run(quick: bool) -> cc.ClaimResult:
         "exact / Jensen formula (drift over the last half of the run; the drift that still "
         "counts as settled): " + "; ".join(
             f"τ={tau:g} ({int(rows.steps.max())} steps): " + ", ".join(
-                f"P={r.P}: {r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}] / "
+                f"P={r.P}: {interval(r, 'glob')} / "
                 f"{_fmt(r.pred_exists, r.pred)} / {_fmt(r.pred_exists_jensen, r.pred_jensen)}"
                 f" (drift {r.drift:+.3f}" + (f", settled below {r.allowed:.3f}"
                                              if r.pred_exists else "")
@@ -235,11 +235,11 @@ def run(quick: bool) -> cc.ClaimResult:
         f"{CL_REDUCED_TAU:g}): the engine on the reduced model's direction only (one global "
         "correlation φ, local correlations and Υ frozen at 0: the model the derivation solves, "
         "at finite P with Monte Carlo batches) ends at " + ", ".join(
-            f"P={r.P}: {r.glob:.3f} [{r.glob_lo:.3f}, {r.glob_hi:.3f}]"
-            for r in red.itertuples()) + " against the derived " + ", ".join(
-            f"{r.pred:.3f}" for r in red.itertuples()) + "; the full engine at " + ", ".join(
-            f"{r.glob:.3f}" for r in at.itertuples()) + ". The derivation's own error (finite "
-        "P, the view counts at their means) is the first gap and shrinks with P; the rest is "
+            f"P={r.P}: {interval(r, 'glob')}" for r in red.itertuples())
+        + " against the derived " + ", ".join(f"{x:.3f}" for x in red.pred)
+        + "; the full engine at " + ", ".join(f"{x:.3f}" for x in at.glob)
+        + ". The derivation's own error (finite P, the view counts at their means) is the "
+        "first gap and shrinks with P; the rest is "
         "the full engine leaving the reduction: the local correlations drift (φ_l < 0 at "
         "τ = 0.2, which moves weight from the local keys to the global ones) — an order the "
         "derivation neglects, covered by PRED_TOL, not an error of its algebra.",
@@ -256,13 +256,10 @@ def run(quick: bool) -> cc.ClaimResult:
                  float(r.glob / r.pred) for r in red.itertuples()})
     head.update({f"derived τ_c P={r.P}": float(r.tau_c) for r in first.itertuples()})
     head.update({f"Jensen τ_c P={r.P}": float(r.tau_c_jensen) for r in first.itertuples()})
-    brief = (f"{v.verdict}: τ_c " + "/".join(f"{r.tau_c:.3f}" for r in first.itertuples())
-             + " (Jensen " + "/".join(f"{r.tau_c_jensen:.3f}" for r in first.itertuples())
-             + f"); at τ={CL_REDUCED_TAU:g} engine " + "/".join(
-                 f"{r.glob:.2f}" for r in at.itertuples())
-             + f", reduced {'/'.join(f'{r.glob:.2f}' for r in red.itertuples())}"
-             + f" vs {'/'.join(f'{r.pred:.2f}' for r in at.itertuples())}"
-             + f"; {int(first.seeds.min())} seeds")
+    brief = (f"{v.verdict}: τ_c {slashed(first, 'tau_c', '.3f')} (Jensen "
+             f"{slashed(first, 'tau_c_jensen', '.3f')}); at τ={CL_REDUCED_TAU:g} engine "
+             f"{slashed(at, 'glob', '.2f')}, reduced {slashed(red, 'glob', '.2f')} vs "
+             f"{slashed(at, 'pred', '.2f')}; {int(first.seeds.min())} seeds")
     def figure(fig):
         axs = fig.subplots(1, 2)
         tol = THRESHOLDS[0].value
@@ -294,16 +291,16 @@ def run(quick: bool) -> cc.ClaimResult:
         tau_ticks(axs[1], per)
 
     return cc.ClaimResult("thm4.4-plateau", table, v, head, reading, brief=brief,
-                          settings=_settings(), extra={"reduced": reduced}, figure=figure)
+                          settings=SETTINGS, extra={"reduced": reduced}, figure=figure)
 
 
-def _settings() -> dict:
-    return {"Q⁰": 0, "negatives": NEGATIVES, "steps": 200, "steps near τ_c": CL_LONG_STEPS}
+#: the settings of the check as its page states them.
+SETTINGS = {"Q⁰": 0, "negatives": NEGATIVES, "steps": 200, "steps near τ_c": CL_LONG_STEPS}
 
 
 CLAIM = cc.Claim(
+    **declared(globals()),
     id="thm4.4-plateau",
-    paper=PAPER_NAME,
     figsize=(10.0, 4.0),
     title="CL's plateau against the reduced CL model, per temperature (τ_c)",
     label="RECONSTRUCTED",
@@ -318,9 +315,6 @@ CLAIM = cc.Claim(
     "the negatives; the Jensen formula beside it).",
     predicted="Measured/derived within ×/÷(1 + PRED_TOL) of 1 below τ_c (two-sided, against "
     "×0.8 and ×1.25, and against the Jensen formula's plateau); above 1 − ONE_TOL above τ_c.",
-    thresholds=THRESHOLDS,
-    predictions=PREDICTIONS,
-    counterfactuals=COUNTERFACTUALS,
     interval=cc.IntervalMethod("t", seeds=5),
     premises=("≥ 3 seeds per rung, each its own area partition",
               "frozen local correlations (|φ_l| ≤ PHI_L_TOL) and a settled plateau for a "
@@ -331,7 +325,5 @@ CLAIM = cc.Claim(
     "derivation in it (leading order in P; the expectation over the negatives exact).",
     untested="n → ∞ and P → ∞ separately; the local correlations' long-time drift; the "
     "fluctuation of the masked-key counts (neglected at leading order in P).",
-    settings=_settings(),
-    run=run,
-    judge=judge,
+    settings=SETTINGS,
 )

@@ -86,14 +86,9 @@ def exponent_interval(x, y, n_boot: int = N_BOOT, level: float = LEVEL,
     return slope, float(np.quantile(s, a)), float(np.quantile(s, 1 - a))
 
 
-#: the parts of a claim that each claim module declares under these names (those it has).
-_PARTS = {"run": "run", "judge": "judge", "thresholds": "THRESHOLDS",
-          "predictions": "PREDICTIONS", "counterfactuals": "COUNTERFACTUALS"}
-
-
 def declared(namespace: dict) -> dict:
     """The fields of [`Claim`][theorylab.core.claims.Claim] that a claim module of this paper
     declares by name: this paper, and its ``run``, ``judge``, ``THRESHOLDS``, ``PREDICTIONS``
     and ``COUNTERFACTUALS`` (those `namespace`, the module's ``globals()``, defines)."""
-    return {"paper": PAPER_NAME,
-            **{field: namespace[name] for field, name in _PARTS.items() if name in namespace}}
+    return {"paper": PAPER_NAME, **{name.lower(): namespace[name] for name in (
+        "run", "judge", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS") if name in namespace}}

@@ -174,13 +174,13 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
         q = C ** k / D
         exact = glm_exact_errors(D, C, q)
         for seed in FIT_SEEDS:
-            r = {"k": k, "C": C, "D": D, "q": q, "x": C * C / ((D - C) * q), "d": FIT_D,
-                 "seed": seed, "n_train": n_train, "n_test": n_test,
-                 "uniform_fstar_literal": exact["fstar_literal"],
-                 "uniform_fstar_strict": exact["fstar_strict"],
-                 "uniform_err_y": exact["err_best_glm"], "p_fstar_zero": exact["p_fstar_zero"]}
-            r.update(glm_fit_errors(D, C, q, FIT_D, n_train, n_test, seed=seed))
-            rows.append(r)
+            rows.append({
+                "k": k, "C": C, "D": D, "q": q, "x": C * C / ((D - C) * q), "d": FIT_D,
+                "seed": seed, "n_train": n_train, "n_test": n_test,
+                "uniform_fstar_literal": exact["fstar_literal"],
+                "uniform_fstar_strict": exact["fstar_strict"],
+                "uniform_err_y": exact["err_best_glm"], "p_fstar_zero": exact["p_fstar_zero"],
+                **glm_fit_errors(D, C, q, FIT_D, n_train, n_test, seed=seed)})
     fits = pd.DataFrame(rows)
     col = "fstar_literal_fit" if ties == "literal" else "fstar_strict_fit"
     fits["err_fstar"], fits["err_fstar_se"] = fits[col], fits[col + "_se"]

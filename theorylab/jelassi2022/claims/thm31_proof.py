@@ -74,12 +74,10 @@ def _grid(quick: bool):
 
 def _point(k: int, C: int, D: int, q: float) -> dict:
     n = D - C
-    row = {"k": k, "C": C, "D": D, "q": q, "x": C * C / (n * q), "spurious": n * q,
-           "assumption2": bool(q < 1 and n * q > C)}
-    row.update(glm_best_error(D, C, q))
-    row["pz_bound"] = pz_bound(D, C, q)
-    row["err_enum"] = glm_exact_errors(D, C, q)["err_best_glm"] if D <= D_ENUM else math.nan
-    return row
+    return {"k": k, "C": C, "D": D, "q": q, "x": C * C / (n * q), "spurious": n * q,
+            "assumption2": bool(q < 1 and n * q > C), **glm_best_error(D, C, q),
+            "pz_bound": pz_bound(D, C, q),
+            "err_enum": glm_exact_errors(D, C, q)["err_best_glm"] if D <= D_ENUM else math.nan}
 
 
 

@@ -226,11 +226,8 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
     absolute = (f"; in absolute terms the measured exponent cannot be told from "
                 f"{', '.join(close)} under this reading (its derived value lies within "
                 f"{tol:g} of it)" if close else "")
-    parts = []
-    for what in ("t_I", "t_II"):
-        g = r[r.what == what]
-        parts.append(f"{what} / derived in [{g.ratio.min():.4f}, {g.ratio.max():.4f}] on "
-                     f"{len(g)} runs")
+    parts = [f"{w} / derived in [{g.ratio.min():.4f}, {g.ratio.max():.4f}] on {len(g)} runs"
+             for w, g in ((w, r[r.what == w]) for w in ("t_I", "t_II"))]
     if len(never):
         parts.append(f"{len(never)} runs never reach γ − ρ = 1, as the slow flow predicts (its "
                      "rate is negative on the plateau)")
