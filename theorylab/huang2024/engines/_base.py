@@ -20,7 +20,7 @@ from theorylab.core import engine as _kernel
 from theorylab.core.backend import Backend, get_backend
 
 from ..config import ExperimentConfig
-from ..data import AreaStructure, Batch, sample_batch, sample_masks, zlaw_nodes
+from ..data import AreaStructure, Batch, config_batch, sample_masks, zlaw_nodes
 from ..model import BatchEval, mae_loss_grad, norm_factor
 from ..observables import RECORD_COLUMNS, masked_query_masses, phi_summary
 
@@ -157,10 +157,13 @@ class MAEEngine(_kernel.Engine):
     def sample(self, rng: np.random.Generator, n: int) -> Batch:
         """``n`` images of the config's data law with their masks ([`sample_batch`][theorylab.
         huang2024.data.sample_batch])."""
-        cfg, d = self.cfg, self.cfg.data
-        return sample_batch(rng, self.structure, n, law=d.z_law, L=d.L, U=d.U, values=d.z_values,
-                            probs=d.z_probs, mask_kind=cfg.model.mask, gamma=cfg.model.gamma,
-                            mask_size=cfg.mask_size)
+        return config_batch(rng, self.structure, self.cfg, n)
+
+    def z_nodes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(nodes, probabilities) of the coefficient law ([`zlaw_nodes`][theorylab.huang2024.
+        data.zlaw_nodes] with ``train.z_nodes``)."""
+        d = self.cfg.data
+        return zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs, self.cfg.train.z_nodes)
 
     def masks(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` fresh masks of the config's masking."""

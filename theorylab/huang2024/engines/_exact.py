@@ -28,7 +28,7 @@ import numpy as np
 
 from theorylab.core.backend import Backend
 
-from ..data import mask_count_probs, zlaw_nodes
+from ..data import coefficient_vectors, index_grid, mask_count_probs
 from ..observables import attention_means
 from ._base import Evaluation, MAEEngine, Params
 
@@ -57,9 +57,8 @@ class ExactEngine(MAEEngine):
 
     def setup(self) -> None:
         cfg = self.cfg
-        s, d = self.structure, cfg.data
-        self.nodes, self.zprobs = zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs,
-                                             cfg.train.z_nodes)
+        s = self.structure
+        self.nodes, self.zprobs = self.z_nodes()
         self.atom, self.atom_area = s.atoms()
         P = s.P
         self.pmask = cfg.model.gamma if cfg.model.mask == "bernoulli" else cfg.mask_size / P
@@ -72,8 +71,7 @@ class ExactEngine(MAEEngine):
             G = np.array([a for a, _ in groups], dtype=np.int64)
             c = np.array([len(g) for _, g in groups], dtype=np.int64)
             members = [g for _, g in groups]
-            n = np.stack(np.meshgrid(*[np.arange(x + 1) for x in c], indexing="ij"),
-                         -1).reshape(-1, len(c))
+            n = index_grid(c + 1)
             pn = mask_count_probs(cfg.model.mask, P, cfg.model.gamma, cfg.mask_size, c, n)
             keep = pn > 0
             n, pn = n[keep], pn[keep]
@@ -82,12 +80,7 @@ class ExactEngine(MAEEngine):
         if total > cfg.train.max_configs:
             raise ValueError(f"train.max_configs: the exact sum needs {total} configurations "
                              f"(> {cfg.train.max_configs}); use population-montecarlo")
-        self.zconf = []
-        for k in range(s.K):
-            N = int(s.n_areas[k])
-            idx = np.stack(np.meshgrid(*[np.arange(len(self.nodes))] * N, indexing="ij"),
-                           -1).reshape(-1, N)
-            self.zconf.append((self.nodes[idx], np.prod(self.zprobs[idx], axis=1)))
+        self.zconf = [coefficient_vectors(self.nodes, self.zprobs, int(N)) for N in s.n_areas]
         self._sum = None  # the tables of the sum on the backend, built on first use
 
     def check_symmetric(self, Ups: np.ndarray) -> None:
