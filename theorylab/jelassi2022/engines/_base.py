@@ -70,9 +70,9 @@ class ChunkSums:
 
 
 class Engine(_kernel.Engine):
-    """Base class of this paper's engines. Subclasses set ``name`` and implement
-    ``initial_params``, ``evaluate``, ``params_from_arrays`` and, when their parameters are not
-    ``{"A", "v"}`` arrays, ``apply`` and ``state``."""
+    """Base class of this paper's engines. Subclasses set ``name`` and implement ``evaluate``
+    and, when their parameters are not ``{"A", "v"}`` arrays on the backend,
+    ``initial_params``, ``params_from_arrays``, ``apply`` and ``state``."""
 
     name: str = "engine"
     #: flush subnormal numbers to zero inside a CPU step (the Monte Carlo and exchangeable
@@ -108,8 +108,9 @@ class Engine(_kernel.Engine):
         return _kernel.chunk_rows(self.chunk, self.xp, bytes_per_row, n)
 
     # -- to implement -----------------------------------------------------------------------------
-    def initial_params(self):  # pragma: no cover - interface
-        raise NotImplementedError
+    def initial_params(self):
+        """Full-matrix parameters at [`initial_A`][] and [`initial_v`][], on the backend."""
+        return {"A": self.xp.asarray(self.initial_A()), "v": self.xp.asarray(self.initial_v())}
 
     def evaluate(self, params, step: int, *, need_grad: bool, record: bool) -> Evaluation:
         raise NotImplementedError  # pragma: no cover - interface
@@ -133,8 +134,9 @@ class Engine(_kernel.Engine):
         A, v = self.state(params)
         return {"A": A, "v": v}
 
-    def params_from_arrays(self, arrays: dict[str, np.ndarray]):  # pragma: no cover - interface
-        raise NotImplementedError
+    def params_from_arrays(self, arrays: dict[str, np.ndarray]):
+        """Full-matrix parameters {"A", "v"} from checkpoint arrays, on the backend."""
+        return {"A": self.xp.asarray(arrays["A"]), "v": self.xp.asarray(arrays["v"])}
 
     # -- what the trainer records ---------------------------------------------------------------
     def watched(self, ev: Evaluation) -> dict[str, object]:

@@ -150,6 +150,3 @@ class BatchedEmpiricalEngine(Engine):
             loss_se = np.sqrt(var / n)
             err_se = binomial_se(err, self.Nt)
         return BatchEvaluation(loss, err, ties, loss_se, err_se, self._flat(tr.loss), grads)
-
-    def params_from_arrays(self, arrays):
-        return {"A": self.xp.asarray(arrays["A"]), "v": self.xp.asarray(arrays["v"])}

@@ -89,9 +89,6 @@ class EmpiricalEngine(Engine):
     def _rows(self, X, sl):
         return self.xp.chunk_to_device(X, sl) if self.streamed else X[sl]
 
-    def initial_params(self):
-        return {"A": self.xp.asarray(self.initial_A()), "v": self.xp.asarray(self.initial_v())}
-
     def _pass(self, X, y, n, params, S, need_grad):
         if need_grad and X is self.X and self._use_fused(params, S):
             return self._fused_pass(params, S)
@@ -157,6 +154,3 @@ class EmpiricalEngine(Engine):
             loss=loss, error=err, tie_mass=ties, loss_se=loss_se, error_se=err_se,
             train_loss=train_loss, grads=grads,
         )
-
-    def params_from_arrays(self, arrays):
-        return {"A": self.xp.asarray(arrays["A"]), "v": self.xp.asarray(arrays["v"])}
