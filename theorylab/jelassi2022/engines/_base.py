@@ -68,6 +68,15 @@ class ChunkSums:
         if ev.dS is not None:
             self.dS = ev.dS if self.dS is None else self.dS + ev.dS
 
+    def evaluation(self, xp: Backend, n: int | None = None, **fields) -> Evaluation:
+        """The [`Evaluation`][] of these sums (as floats), with the standard errors of a mean
+        over ``n`` samples when ``n`` is given; ``fields``: its other fields."""
+        loss, error = xp.item(self.loss), xp.item(self.error)
+        if n is not None:
+            fields.update(loss_se=standard_error(xp.item(self.loss_sq), loss, n),
+                          error_se=float(binomial_se(error, n)))
+        return Evaluation(loss=loss, error=error, tie_mass=xp.item(self.ties), **fields)
+
 
 class Engine(_kernel.Engine):
     """Base class of this paper's engines. Subclasses set ``name`` and implement ``evaluate``
