@@ -142,18 +142,16 @@ def _check_row(step: int, row: Mapping[str, object], finite: set[str]) -> None:
     an earlier row of the run (``finite``: those columns, updated here), is a divergence. A
     column that is NaN from the start is one the engine does not compute (an SE of an exact
     engine), not a divergence."""
-    for name, value in row.items():
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, np.floating)):
-            continue
-        if math.isinf(value) or (math.isnan(value) and name in finite):
+    for name, value in row.items():  # a bool (numpy's too) is not a float
+        if isinstance(value, (float, np.floating)) and (
+                math.isinf(value) or (math.isnan(value) and name in finite)):
             raise DivergenceError(step, f"the recorded {name}")
     finite.update(_number_columns(row))
 
 
 def _number_columns(row: Mapping[str, object]) -> set[str]:
     """The columns of ``row`` that hold finite floats."""
-    return {k for k, v in row.items() if isinstance(v, (float, np.floating))
-            and not isinstance(v, (bool, np.bool_)) and math.isfinite(v)}
+    return {k for k, v in row.items() if isinstance(v, (float, np.floating)) and math.isfinite(v)}
 
 
 def _grad_items(grads) -> dict:

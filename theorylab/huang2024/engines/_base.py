@@ -219,7 +219,7 @@ class MAEEngine(_kernel.Engine):
             1, P * P * max(self.structure.F, 4)))
         Phi, Ups = xp.asarray(params.Phi), xp.asarray(params.Ups)
         loss, gPhi, gUps = 0.0, 0.0, 0.0
-        per, own, glob, msk = [], [], [], []
+        parts = []  # per chunk: per-sample losses and the three attention masses
         with self.threads():
             for sl in _kernel.iter_chunks(len(batch), rows):
                 sub = Batch(batch.cluster[sl], batch.z[sl], batch.mask[sl], batch.weight[sl])
@@ -228,12 +228,9 @@ class MAEEngine(_kernel.Engine):
                 loss += be.loss
                 if need_grad:
                     gPhi, gUps = gPhi + be.grad_Phi, gUps + be.grad_Ups
-                per.append(be.per_sample)
-                own.append(be.attn_own)
-                glob.append(be.attn_glob)
-                msk.append(be.attn_masked)
-        be = BatchEval(loss, np.concatenate(per), None, None, np.concatenate(own),
-                       np.concatenate(glob), np.concatenate(msk))
+                parts.append((be.per_sample, be.attn_own, be.attn_glob, be.attn_masked))
+        per, own, glob, msk = (np.concatenate(x) for x in zip(*parts))
+        be = BatchEval(loss, per, None, None, own, glob, msk)
         grads = {"Phi": gPhi, "Ups": gUps} if need_grad else None
         return be, grads
 

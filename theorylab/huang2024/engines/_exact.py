@@ -66,11 +66,9 @@ class ExactEngine(MAEEngine):
         total = 0
         for p in range(P):
             others = np.delete(np.arange(P), p)
-            groups = [others[self.atom[others] == a] for a in range(self.atom_area.shape[1])]
-            groups = [(a, g) for a, g in enumerate(groups) if len(g)]
-            G = np.array([a for a, _ in groups], dtype=np.int64)
-            c = np.array([len(g) for _, g in groups], dtype=np.int64)
-            members = [g for _, g in groups]
+            G = np.unique(self.atom[others])  # the atoms that hold another key
+            members = [others[self.atom[others] == a] for a in G]
+            c = np.array([len(g) for g in members], dtype=np.int64)
             n = index_grid(c + 1)
             pn = mask_count_probs(cfg.model.mask, P, cfg.model.gamma, cfg.mask_size, c, n)
             keep = pn > 0
