@@ -59,6 +59,14 @@ def pattern_log_probs(C: int, q: float) -> tuple[np.ndarray, np.ndarray]:
                   + special.xlogy(pats[:, 1], 1 - q))
 
 
+def offdiag_step(p, g, lr_A, D: int, C: int) -> dict:
+    """One GD step of γ and ρ of a partition-symmetric A: every off-diagonal entry moves by
+    ``lr_A`` (the gradients in γ and ρ are sums over its D(C − 1) and D(D − C) entries; with
+    C = 1 there is no γ entry)."""
+    return {"gamma": p["gamma"] - lr_A * g["gamma"] / (D * (C - 1)) if C > 1 else p["gamma"],
+            "rho": p["rho"] - lr_A * g["rho"] / (D * (D - C))}
+
+
 def n_histograms(n: int, P: int) -> int:
     """Number of ways to put n sets into P patterns: C(n+P−1, P−1)."""
     return math.comb(n + P - 1, P - 1)
@@ -346,14 +354,8 @@ class ExchangeableEngine(Engine):
         )
 
     def apply(self, params, grads):
-        D, C = self.D, self.C
-        return {
-            "gamma": params["gamma"] - self.lr_A * grads["gamma"] / (D * (C - 1))
-            if C > 1
-            else params["gamma"],
-            "rho": params["rho"] - self.lr_A * grads["rho"] / (D * (D - C)),
-            "alpha": params["alpha"] - self.lr_v * grads["alpha"],
-        }
+        return {"alpha": params["alpha"] - self.lr_v * grads["alpha"],
+                **offdiag_step(params, grads, self.lr_A, self.D, self.C)}
 
     def full_gradient(self, grads) -> tuple[np.ndarray, np.ndarray]:
         """The equivalent full-matrix gradient (∂L/∂A with zero diagonal, ∂L/∂v)."""
