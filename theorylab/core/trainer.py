@@ -279,23 +279,11 @@ def recording(engine: Engine, *, steps: int, schedule: Iterable[int], schema: Ma
             bar.close()
 
 
-def train(
-    engine: Engine,
-    *,
-    steps: int,
-    schedule: Iterable[int],
-    schema: Mapping[str, str],
-    config_text: str = "",
-    out: str | Path | None = None,
-    resume: bool = False,
-    same_run: Callable[[Path], None] | None = None,
-    params: Any = None,
-    progress: bool | None = None,
-) -> TrainOutcome:
+def train(engine: Engine, *, steps: int, schedule: Iterable[int], **run: Any) -> TrainOutcome:
     """Run ``steps`` gradient-descent steps of ``engine``; record a row at each step of
     ``schedule``.
 
-    **Arguments:**
+    **Arguments** (`run`: the keywords of [`recording`][] after `schedule`):
 
     - `engine`: the problem ([`Engine`][theorylab.core.engine.Engine]).
     - `steps`: the number of GD steps; rows are recorded at the steps of `schedule` (0 to
@@ -316,9 +304,7 @@ def train(
     a NaN in a column that held numbers before; the rows before it are kept).
     """
     schedule = set(int(s) for s in schedule)
-    with recording(engine, steps=steps, schedule=schedule, schema=schema,
-                   config_text=config_text, out=out, resume=resume, same_run=same_run,
-                   params=params, progress=progress) as rec:
+    with recording(engine, steps=steps, schedule=schedule, **run) as rec:
         for step in range(rec.start, steps + 1):
             faults.check_stop()
             params = rec.state[1]
