@@ -138,7 +138,6 @@ class _Layout:
         self.to_arrays = getattr(engine, "flow_arrays", engine.params_to_arrays)
         self.from_arrays = getattr(engine, "flow_params", engine.params_from_arrays)
         arrays = self.to_arrays(params)
-        self.engine = engine
         self.keys = list(arrays)
         self.shapes = [np.shape(arrays[k]) for k in self.keys]
         sizes = [int(np.prod(s)) for s in self.shapes]
