@@ -139,9 +139,7 @@ class ExchangeableSum:
                 area = engine.atom_area[k, G]
                 j = int(s.labels[k, ps[0]])
                 # a representative key of every atom, per query (not the query itself)
-                rep = np.empty((len(ps), len(G)), dtype=np.int64)
-                for i, p in enumerate(ps):
-                    rep[i] = [m[0] for m in engine.plans[p][2]]
+                rep = np.array([[m[0] for m in engine.plans[p][2]] for p in ps], dtype=np.int64)
                 # the column of the key atom within G, per key q (the query's own column is
                 # overwritten by the self gradient)
                 pos = np.zeros(s.P, dtype=np.int64)

@@ -8,13 +8,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from theorylab.core import engine as _kernel
-from theorylab.core.backend import Backend
+from theorylab.core.backend import Backend, flush_denormals
 from theorylab.core.engine import (
     CPU_CHUNK_BYTES,
     MEMORY_FRACTION,
@@ -109,6 +110,14 @@ class Engine(_kernel.Engine):
         self.time_step = self.lr_v if self.lr_v > 0 else self.lr_A
         self.tie_tol = cfg.train.tie_tol
         self.chunk = cfg.train.chunk_size
+
+    def flushing(self):
+        """The context of a step on a CPU with ``flush_denormals``: subnormal numbers flushed
+        to zero ([`flush_denormals`][theorylab.core.backend.flush_denormals]); a no-op
+        otherwise."""
+        if self.xp.device != "cpu" or not self.flush_denormals:
+            return contextlib.nullcontext()
+        return flush_denormals()
 
     def chunk_rows(self, bytes_per_row: int, n: int) -> int:
         """``train.chunk_size``, or with 0 ("auto") the size from [`auto_chunk_size`][] and the

@@ -33,8 +33,6 @@ import math
 import numpy as np
 from scipy import special
 
-from theorylab.core.backend import flush_denormals
-
 from ..observables import symmetric_A
 from ._base import Engine, Evaluation, iter_chunks
 
@@ -299,9 +297,7 @@ class ExchangeableEngine(Engine):
     def evaluate(self, params, step, *, need_grad, record):
         # subnormal products w·σ(−m) (tiny weights, large margins) are flushed to zero: the slow
         # path of the CPU is avoided, the sums change by < 1e-300 (theorylab.core.backend)
-        if self.xp.device != "cpu" or not self.flush_denormals:
-            return self._evaluate(params, need_grad)
-        with flush_denormals():
+        with self.flushing():
             return self._evaluate(params, need_grad)
 
     def _evaluate(self, params, need_grad):

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorylab.core.backend import flush_denormals
-
 from ..model import evaluate_projections
 from ._base import ChunkSums, Engine, iter_chunks
 
@@ -78,9 +76,7 @@ class MonteCarloEngine(Engine):
     def evaluate(self, params, step, *, need_grad, record):
         # subnormal factors σ'(H)·ℓ' at large margins are flushed to zero on a CPU (sums change
         # by < 1e-300; theorylab.core.backend.flush_denormals)
-        if self.xp.device != "cpu" or not self.flush_denormals:
-            return self._evaluate(params, step, need_grad)
-        with flush_denormals():
+        with self.flushing():
             return self._evaluate(params, step, need_grad)
 
     def _evaluate(self, params, step, need_grad):
