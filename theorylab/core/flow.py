@@ -24,16 +24,26 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .config import MODES, check_choice, check_float, check_run_steps, frozen_set
 from .engine import Engine
-from .trainer import DivergenceError, TrainOutcome, _check_finite, record_schedule, recording
+from .trainer import (
+    DivergenceError,
+    TrainOutcome,
+    _check_finite,
+    _grad_items,
+    record_schedule,
+    recording,
+)
 
-__all__ = ["FLOW_METHODS", "FlowOutcome", "check_flow_fields", "dynamics", "flow", "flow_field",
-           "run_section", "summary_line"]
+if TYPE_CHECKING:  # pandas is imported where a table is made
+    import pandas as pd
+
+__all__ = ["FLOW_METHODS", "FlowOutcome", "RunResult", "check_flow_fields", "dynamics", "flow",
+           "flow_field", "run_section"]
 
 #: The adaptive solvers of ``scipy.integrate`` a flow may use: ``DOP853`` (explicit
 #: Runge–Kutta of order 8, the default: tight tolerances at few steps), ``RK45`` (order 5) and
@@ -86,12 +96,29 @@ def run_section(engine: Engine, train, *, result: Callable[[TrainOutcome], Any],
     return result(outcome)
 
 
-def summary_line(engine: str, mode: str, steps_done: int, values: Mapping[str, str]) -> str:
-    """The one line ``theorylab run`` prints at the end of a run: ``engine=NAME [(gradient
-    flow)] steps=N`` and the paper's ``name=value`` pairs of the last row."""
-    flow = " (gradient flow)" if mode == "flow" else ""
-    return " ".join([f"engine={engine}{flow} steps={steps_done}",
-                     *(f"{k}={v}" for k, v in values.items())])
+@dataclass
+class RunResult:
+    """What a paper's runner returns from [`run_section`][]: the recorded table, the engine's
+    name, the resolved configuration and the steps done. A paper's subclass adds its final
+    state and the values of its summary line ([`summary_values`][RunResult.summary_values])."""
+
+    trajectory: pd.DataFrame
+    engine: str
+    config: Any
+    steps_done: int
+
+    def summary_values(self, last) -> Mapping[str, str]:
+        """The paper's ``name=value`` pairs of the summary line, from the last row ``last``."""
+        return {}
+
+    def summary(self) -> str:
+        """The one line ``theorylab run`` prints at the end of a run: ``engine=NAME [(gradient
+        flow)] steps=N`` and the paper's [`summary_values`][RunResult.summary_values] of the
+        last row."""
+        flow = " (gradient flow)" if self.config.train.mode == "flow" else ""
+        values = self.summary_values(self.trajectory.iloc[-1])
+        return " ".join([f"engine={self.engine}{flow} steps={self.steps_done}",
+                         *(f"{k}={v}" for k, v in values.items())])
 
 
 @dataclass
@@ -111,7 +138,6 @@ class _Layout:
         self.to_arrays = getattr(engine, "flow_arrays", engine.params_to_arrays)
         self.from_arrays = getattr(engine, "flow_params", engine.params_from_arrays)
         arrays = self.to_arrays(params)
-        self.engine = engine
         self.keys = list(arrays)
         self.shapes = [np.shape(arrays[k]) for k in self.keys]
         sizes = [int(np.prod(s)) for s in self.shapes]
@@ -146,10 +172,8 @@ def flow_field(engine: Engine, params) -> tuple[Callable[[float, np.ndarray], np
         step = int(t / eta)
         ev = engine.evaluate(p, step, need_grad=True, record=False)
         _check_finite(step, engine.watched(ev))
-        grads = ev.grads
-        _check_finite(step, {f"gradient of {k}": v for k, v in grads.items()}
-                      if isinstance(grads, Mapping) else {"gradient": grads})
-        return (layout.pack(engine.apply(p, grads)) - layout.pack(p)) / eta
+        _check_finite(step, _grad_items(ev.grads))
+        return (layout.pack(engine.apply(p, ev.grads)) - layout.pack(p)) / eta
 
     return rhs, layout.pack(params), layout.unpack
 

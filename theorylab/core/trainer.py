@@ -142,18 +142,16 @@ def _check_row(step: int, row: Mapping[str, object], finite: set[str]) -> None:
     an earlier row of the run (``finite``: those columns, updated here), is a divergence. A
     column that is NaN from the start is one the engine does not compute (an SE of an exact
     engine), not a divergence."""
-    for name, value in row.items():
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (float, np.floating)):
-            continue
-        if math.isinf(value) or (math.isnan(value) and name in finite):
+    for name, value in row.items():  # a bool (numpy's too) is not a float
+        if isinstance(value, (float, np.floating)) and (
+                math.isinf(value) or (math.isnan(value) and name in finite)):
             raise DivergenceError(step, f"the recorded {name}")
     finite.update(_number_columns(row))
 
 
 def _number_columns(row: Mapping[str, object]) -> set[str]:
     """The columns of ``row`` that hold finite floats."""
-    return {k for k, v in row.items() if isinstance(v, (float, np.floating))
-            and not isinstance(v, (bool, np.bool_)) and math.isfinite(v)}
+    return {k for k, v in row.items() if isinstance(v, (float, np.floating)) and math.isfinite(v)}
 
 
 def _grad_items(grads) -> dict:
@@ -281,23 +279,11 @@ def recording(engine: Engine, *, steps: int, schedule: Iterable[int], schema: Ma
             bar.close()
 
 
-def train(
-    engine: Engine,
-    *,
-    steps: int,
-    schedule: Iterable[int],
-    schema: Mapping[str, str],
-    config_text: str = "",
-    out: str | Path | None = None,
-    resume: bool = False,
-    same_run: Callable[[Path], None] | None = None,
-    params: Any = None,
-    progress: bool | None = None,
-) -> TrainOutcome:
+def train(engine: Engine, *, steps: int, schedule: Iterable[int], **run: Any) -> TrainOutcome:
     """Run ``steps`` gradient-descent steps of ``engine``; record a row at each step of
     ``schedule``.
 
-    **Arguments:**
+    **Arguments** (`run`: the keywords of [`recording`][] after `schedule`):
 
     - `engine`: the problem ([`Engine`][theorylab.core.engine.Engine]).
     - `steps`: the number of GD steps; rows are recorded at the steps of `schedule` (0 to
@@ -318,9 +304,7 @@ def train(
     a NaN in a column that held numbers before; the rows before it are kept).
     """
     schedule = set(int(s) for s in schedule)
-    with recording(engine, steps=steps, schedule=schedule, schema=schema,
-                   config_text=config_text, out=out, resume=resume, same_run=same_run,
-                   params=params, progress=progress) as rec:
+    with recording(engine, steps=steps, schedule=schedule, **run) as rec:
         for step in range(rec.start, steps + 1):
             faults.check_stop()
             params = rec.state[1]

@@ -47,7 +47,7 @@ import numpy as np
 from theorylab.core.backend import Backend, NumpyBackend
 
 from .data import AreaStructure, Batch
-from .model import BatchEval
+from .model import BatchEval, key_arrays, phi_gradient
 
 __all__ = ["CLBatch", "CLEval", "clean_attention", "cl_loss_grad", "swap_views"]
 
@@ -99,15 +99,10 @@ def cl_loss_grad(structure: AreaStructure, Phi, Ups, batch: CLBatch, *, temperat
         raise ValueError(f"model.cl_negatives: must be in 1 … B − 1 = {B - 1} (got {negatives})")
     xp = xp or NumpyBackend()
     N = batch.z.shape[1]
-    Phi, Ups = xp.asarray(Phi), xp.asarray(Ups)
-    lab_np = structure.labels[batch.cluster]  # (B, P)
-    lab = xp.asindex(lab_np)
-    feat = xp.asindex(structure.offset[batch.cluster][:, None] + lab_np)
+    lab, feat, z, Ups, phik = key_arrays(structure, Phi, Ups, batch, xp)
     mask = xp.asbool(np.stack([batch.mask1, batch.mask2], axis=1))  # (B, 2, P)
     maskf, unmf = xp.cast(mask), xp.cast(~mask)
-    z = xp.asarray(batch.z)  # (B, N)
     zq = xp.take_along_axis(z, lab, 1)[:, None, :] * unmf  # (B, 2, P): 0 on masked keys
-    phik = xp.moveaxis(Phi[:, feat], 0, 1)  # (B, P_query, P_key)
     logits = Ups[None, None] + zq[:, :, None, :] * phik[:, None]  # (B, 2, P, P)
     if not mask_keys:
         logits = xp.where(mask[:, :, None, :], -math.inf, logits)
@@ -150,10 +145,7 @@ def cl_loss_grad(structure: AreaStructure, Phi, Ups, batch: CLBatch, *, temperat
         g = unmf * xp.einsum("bvm,bqm->bvq", dsv, onehot)  # ∂L/∂attn[b, v, p, q] (any p)
         dl = attn * (g[:, :, None, :] - xp.sum(attn * g[:, :, None, :], axis=3, keepdims=True))
         gUps = xp.to_numpy(xp.sum(dl, axis=(0, 1)))
-        foh = xp.cast(feat[:, :, None] == xp.arange(structure.F)[None, None, :])
-        # Σ_b Σ_q X[b, p, q] foh[b, q, f] as one matrix product (P, B·P) @ (B·P, F)
-        X = xp.moveaxis(xp.sum(dl * zq[:, :, None, :], axis=1), 0, 1).reshape(P, -1)
-        gPhi = xp.to_numpy(X @ foh.reshape(-1, structure.F))
+        gPhi = phi_gradient(structure, feat, xp.sum(dl * zq[:, :, None, :], axis=1), xp)
     return CLEval(loss, xp.to_numpy(per), gPhi, gUps,
                   xp.to_numpy(xp.sum(s * onehot[:, None], axis=3)), xp.to_numpy(s[..., 0]),
                   xp.to_numpy(xp.sum(attn * maskf[:, :, None, :], axis=3)))

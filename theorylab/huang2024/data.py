@@ -29,7 +29,10 @@ import numpy as np
 __all__ = [
     "AreaStructure",
     "Batch",
+    "coefficient_vectors",
+    "config_batch",
     "contiguous_labels",
+    "index_grid",
     "information_gap",
     "mask_count_probs",
     "random_labels",
@@ -220,6 +223,26 @@ def sample_batch(rng, structure: AreaStructure, B: int, *, law, L, U, values, pr
     z = np.where(np.arange(Nmax)[None, :] < structure.n_areas[cluster][:, None], z, 0.0)
     mask = sample_masks(rng, B, structure.P, mask_kind, gamma, mask_size)
     return Batch(cluster, z, mask, np.full(B, 1.0 / B))
+
+
+def config_batch(rng, structure: AreaStructure, cfg, B: int) -> Batch:
+    """[`sample_batch`][] of the data law and masking of ``cfg`` (an experiment config)."""
+    d, m = cfg.data, cfg.model
+    return sample_batch(rng, structure, B, law=d.z_law, L=d.L, U=d.U, values=d.z_values,
+                        probs=d.z_probs, mask_kind=m.mask, gamma=m.gamma, mask_size=cfg.mask_size)
+
+
+def index_grid(sizes) -> np.ndarray:
+    """Every index vector i with 0 ≤ i[a] < sizes[a], one a row, in row-major order."""
+    return np.stack(np.meshgrid(*[np.arange(n) for n in sizes], indexing="ij"),
+                    -1).reshape(-1, len(sizes))
+
+
+def coefficient_vectors(nodes: np.ndarray, probs: np.ndarray, N: int):
+    """(every vector of N i.i.d. coefficients of the discrete law (nodes, probs), one a row;
+    its probability)."""
+    idx = index_grid([len(nodes)] * N)
+    return nodes[idx], np.prod(probs[idx], axis=1)
 
 
 def mask_count_probs(kind: str, P: int, gamma: float, size: int, c: np.ndarray,

@@ -33,7 +33,7 @@ from theorylab.core.backend import Backend, NumpyBackend
 
 from .data import AreaStructure, Batch
 
-__all__ = ["BatchEval", "FullQModel", "mae_loss_grad", "norm_factor"]
+__all__ = ["BatchEval", "FullQModel", "key_arrays", "mae_loss_grad", "norm_factor", "phi_gradient"]
 
 
 def norm_factor(loss_norm: str, mask: np.ndarray) -> np.ndarray:
@@ -64,6 +64,25 @@ class BatchEval:
     attn_masked: np.ndarray
 
 
+def key_arrays(structure: AreaStructure, Phi, Ups, batch, xp: Backend):
+    """What the logits of a batch are made of, on the backend: ``(lab, feat, z, Υ, phik)``,
+    each patch's area (B, P) and feature index (B, P), the area coefficients (B, N), Υ, and
+    ``phik[b, p, q] = Φ[p, feature of key q]`` (B, P, P)."""
+    lab_np = structure.labels[batch.cluster]  # (B, P)
+    feat = xp.asindex(structure.offset[batch.cluster][:, None] + lab_np)
+    phik = xp.moveaxis(xp.asarray(Phi)[:, feat], 0, 1)  # (B, P_query, P_key)
+    return xp.asindex(lab_np), feat, xp.asarray(batch.z), xp.asarray(Ups), phik
+
+
+def phi_gradient(structure: AreaStructure, feat, G, xp: Backend) -> np.ndarray:
+    """∂L/∂Φ (P, F) as numpy from ``G[b, p, q]`` = ∂L/∂logit_{pq} · zq_q (B, P, P): a logit
+    holds zq_q Φ[p, feat_q], so ∂L/∂Φ[p, f] = Σ_{b,q: feat=f} G[b, p, q]."""
+    foh = xp.cast(feat[:, :, None] == xp.arange(structure.F)[None, None, :])
+    # Σ_b Σ_q G[b, p, q] foh[b, q, f] as one matrix product (P, B·P) @ (B·P, F)
+    X = xp.moveaxis(G, 0, 1).reshape(G.shape[1], -1)
+    return xp.to_numpy(X @ foh.reshape(-1, structure.F))
+
+
 def mae_loss_grad(structure: AreaStructure, Phi, Ups, batch: Batch, *,
                   mask_keys: bool = True, loss_norm: str = "P", need_grad: bool = True,
                   xp: Backend | None = None) -> BatchEval:
@@ -77,16 +96,11 @@ def mae_loss_grad(structure: AreaStructure, Phi, Ups, batch: Batch, *,
     xp = xp or NumpyBackend()
     B, P = batch.mask.shape
     Nmax = batch.z.shape[1]
-    lab_np = structure.labels[batch.cluster]  # (B, P)
-    Phi, Ups = xp.asarray(Phi), xp.asarray(Ups)
-    lab = xp.asindex(lab_np)
-    feat = xp.asindex(structure.offset[batch.cluster][:, None] + lab_np)
+    lab, feat, z, Ups, phik = key_arrays(structure, Phi, Ups, batch, xp)
     mask = xp.asbool(batch.mask)
     maskf, unmf = xp.cast(mask), xp.cast(~mask)
-    z = xp.asarray(batch.z)
     zj = xp.take_along_axis(z, lab, 1)  # (B, P): z of each patch's area, the target of p
     zq = zj * unmf  # value coefficient of each key, 0 on masked keys
-    phik = xp.moveaxis(Phi[:, feat], 0, 1)  # (B, P_query, P_key)
     logits = Ups[None, :, :] + zq[:, None, :] * phik
     if not mask_keys:
         logits = xp.where(~mask[:, None, :], logits, -math.inf)
@@ -113,11 +127,7 @@ def mae_loss_grad(structure: AreaStructure, Phi, Ups, batch: Batch, *,
         rw = (w * nf)[:, None] * maskf  # (B, P): weight of query rows
         dl = attn * (h - H) * rw[:, :, None]  # ∂L/∂logit_{pq} (softmax backward)
         gUps = xp.to_numpy(xp.sum(dl, axis=0))
-        # logit_{pq} ∋ zq_q Φ[p, feat_q] → ∂/∂Φ[p, f] = Σ_{b,q: feat=f} dl zq
-        foh = xp.cast(feat[:, :, None] == xp.arange(structure.F)[None, None, :])
-        # Σ_b Σ_q X[b, p, q] foh[b, q, f] as one matrix product (P, B·P) @ (B·P, F)
-        X = xp.moveaxis(dl * zq[:, None, :], 0, 1).reshape(P, -1)
-        gPhi = xp.to_numpy(X @ foh.reshape(-1, structure.F))
+        gPhi = phi_gradient(structure, feat, dl * zq[:, None, :], xp)
     return BatchEval(loss, xp.to_numpy(per_sample), gPhi, gUps,
                      xp.to_numpy(xp.sum(s * onehot, axis=2)), xp.to_numpy(s[:, :, 0]),
                      xp.to_numpy(xp.sum(attn * maskf[:, None, :], axis=2)))

@@ -10,17 +10,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from theorylab.core.flow import run_section, summary_line
-from theorylab.core.trainer import DivergenceError, empty_table, same_config_except_steps
+from theorylab.core import flow as core_flow
+from theorylab.core.flow import run_section
+from theorylab.core.trainer import DivergenceError, same_config_except_steps
 
 from .config import ExperimentConfig, config_to_toml, load_config
 from .data import AreaStructure
 from .engines import RECORD_COLUMNS, MAEEngine, make_engine
 
-__all__ = ["TRAJECTORY_SCHEMA", "DivergenceError", "RunResult", "empty_trajectory",
-           "excess_text", "lstar_missing_reason", "run_experiment"]
+__all__ = ["TRAJECTORY_SCHEMA", "DivergenceError", "RunResult", "excess_text",
+           "lstar_missing_reason", "run_experiment"]
 
 #: Column → dtype of ``trajectory.csv``.
 #:
@@ -47,24 +47,18 @@ TRAJECTORY_SCHEMA: dict[str, str] = {
 
 
 @dataclass
-class RunResult:
+class RunResult(core_flow.RunResult):
     """Outcome of [`run_experiment`][]: the trajectory, the final (Φ, Υ) and provenance."""
 
-    trajectory: pd.DataFrame
     Phi: np.ndarray
     Ups: np.ndarray
     structure: AreaStructure
-    engine: str
-    config: ExperimentConfig
-    steps_done: int
 
-    def summary(self) -> str:
-        last = self.trajectory.iloc[-1]
-        return summary_line(self.engine, self.config.train.mode, self.steps_done, {
-            "Delta": f"{self.config.delta:.4g}", "loss": f"{last['loss']:.6g}",
-            "excess": excess_text(self.config, last["excess_loss"]),
-            **{k: f"{last[k]:.4g}" for k in ("phi_own_lq", "phi_glob_lq", "attn_own_lq",
-                                               "attn_own_gq")}})
+    def summary_values(self, last) -> dict[str, str]:
+        return {"Delta": f"{self.config.delta:.4g}", "loss": f"{last['loss']:.6g}",
+                "excess": excess_text(self.config, last["excess_loss"]),
+                **{k: f"{last[k]:.4g}" for k in ("phi_own_lq", "phi_glob_lq", "attn_own_lq",
+                                                   "attn_own_gq")}}
 
 
 def lstar_missing_reason(cfg: ExperimentConfig) -> str | None:
@@ -85,10 +79,6 @@ def excess_text(cfg: ExperimentConfig, value: float) -> str:
     return f"n/a ({why})" if why else f"{value:.6g}"
 
 
-def empty_trajectory() -> pd.DataFrame:
-    return empty_table(TRAJECTORY_SCHEMA)
-
-
 def run_experiment(cfg: ExperimentConfig, *, out: str | Path | None = None, resume: bool = False,
                    progress: bool | None = None, engine: MAEEngine | None = None) -> RunResult:
     """Run gradient descent as ``cfg`` says; return the trajectory and the final state.
@@ -102,8 +92,8 @@ def run_experiment(cfg: ExperimentConfig, *, out: str | Path | None = None, resu
 
     def result(outcome) -> RunResult:
         p = outcome.params
-        return RunResult(outcome.trajectory, p.Phi, p.Ups, engine.structure, engine.name, cfg,
-                         outcome.steps_done)
+        return RunResult(outcome.trajectory, engine.name, cfg, outcome.steps_done, p.Phi, p.Ups,
+                         engine.structure)
 
     flow = ", gradient flow" if cfg.train.mode == "flow" else ""
     return run_section(

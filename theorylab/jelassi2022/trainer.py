@@ -12,15 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from theorylab.core.flow import run_section, summary_line
-from theorylab.core.trainer import (
-    DivergenceError,
-    empty_table,
-    record_schedule,
-    same_config_except_steps,
-)
+from theorylab.core import flow as core_flow
+from theorylab.core.flow import run_section
+from theorylab.core.trainer import DivergenceError, record_schedule, same_config_except_steps
 
 from .config import ExperimentConfig, TrainConfig, config_to_toml, load_config, setting_of
 from .data import make_wstar
@@ -34,7 +29,6 @@ __all__ = [
     "RunResult",
     "record_steps",
     "run_experiment",
-    "empty_trajectory",
 ]
 
 #: Column → dtype of ``trajectory.csv``. ``loss``/``error``: exact population values (exact
@@ -69,32 +63,22 @@ assert set(TRACKED_COLUMNS) <= set(TRAJECTORY_SCHEMA)
 
 
 @dataclass
-class RunResult:
+class RunResult(core_flow.RunResult):
     """Outcome of [`run_experiment`][]: the trajectory table, the final state and provenance."""
 
-    trajectory: pd.DataFrame
     A: np.ndarray
     v: np.ndarray
     wstar: np.ndarray
     partition: Partition
-    engine: str
-    config: ExperimentConfig
-    steps_done: int
 
-    def summary(self) -> str:
-        last = self.trajectory.iloc[-1]
-        return summary_line(self.engine, self.config.train.mode, self.steps_done, {
-            **{k: f"{last[k]:.6g}" for k in ("loss", "error", "alpha", "gamma", "rho")},
-            "patch_association": str(bool(last["patch_association"]))})
+    def summary_values(self, last) -> dict[str, str]:
+        return {**{k: f"{last[k]:.6g}" for k in ("loss", "error", "alpha", "gamma", "rho")},
+                "patch_association": str(bool(last["patch_association"]))}
 
 
 def record_steps(train: TrainConfig) -> np.ndarray:
     """Steps at which a row is recorded: always 0 and ``steps``; log-spaced, linear or all."""
     return record_schedule(train.steps, train.n_records, train.record)
-
-
-def empty_trajectory() -> pd.DataFrame:
-    return empty_table(TRAJECTORY_SCHEMA)
 
 
 def run_experiment(
@@ -147,21 +131,20 @@ def run_experiment(
         for key, default in (("A", A0), ("v", v0)):
             given = initial.get(key, default)
             try:
-                arrays[key] = np.asarray(given, dtype=np.float64)
+                arrays[key] = arr = np.asarray(given, dtype=np.float64)
             except (TypeError, ValueError):
                 raise ValueError(f"initial: {key} must be an array of numbers "
                                  f"(got {given!r:.80})") from None
-        if arrays["A"].shape != A0.shape or arrays["v"].shape != v0.shape:
-            raise ValueError(f"initial: A must be {A0.shape} and v {v0.shape}")
-        for key, arr in arrays.items():
+            if arr.shape != default.shape:
+                raise ValueError(f"initial: A must be {A0.shape} and v {v0.shape}")
             if not np.all(np.isfinite(arr)):
                 raise ValueError(f"initial: {key} has non-finite entries (NaN or infinity)")
         params = engine.params_from_arrays(arrays)
 
     def result(outcome) -> RunResult:
         A, v = engine.state(outcome.params)
-        return RunResult(outcome.trajectory, A, v, wstar, partition, engine.name, cfg,
-                         outcome.steps_done)
+        return RunResult(outcome.trajectory, engine.name, cfg, outcome.steps_done, A, v, wstar,
+                         partition)
 
     header = f"theorylab resolved configuration (engine: {engine.name})"
     if cfg.train.mode == "flow":

@@ -20,7 +20,7 @@ from theorylab.core import engine as _kernel
 from theorylab.core.backend import Backend, get_backend
 
 from ..config import ExperimentConfig
-from ..data import AreaStructure, Batch, sample_batch, sample_masks, zlaw_nodes
+from ..data import AreaStructure, Batch, config_batch, sample_masks, zlaw_nodes
 from ..model import BatchEval, mae_loss_grad, norm_factor
 from ..observables import RECORD_COLUMNS, masked_query_masses, phi_summary
 
@@ -157,10 +157,13 @@ class MAEEngine(_kernel.Engine):
     def sample(self, rng: np.random.Generator, n: int) -> Batch:
         """``n`` images of the config's data law with their masks ([`sample_batch`][theorylab.
         huang2024.data.sample_batch])."""
-        cfg, d = self.cfg, self.cfg.data
-        return sample_batch(rng, self.structure, n, law=d.z_law, L=d.L, U=d.U, values=d.z_values,
-                            probs=d.z_probs, mask_kind=cfg.model.mask, gamma=cfg.model.gamma,
-                            mask_size=cfg.mask_size)
+        return config_batch(rng, self.structure, self.cfg, n)
+
+    def z_nodes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(nodes, probabilities) of the coefficient law ([`zlaw_nodes`][theorylab.huang2024.
+        data.zlaw_nodes] with ``train.z_nodes``)."""
+        d = self.cfg.data
+        return zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs, self.cfg.train.z_nodes)
 
     def masks(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` fresh masks of the config's masking."""
@@ -216,7 +219,7 @@ class MAEEngine(_kernel.Engine):
             1, P * P * max(self.structure.F, 4)))
         Phi, Ups = xp.asarray(params.Phi), xp.asarray(params.Ups)
         loss, gPhi, gUps = 0.0, 0.0, 0.0
-        per, own, glob, msk = [], [], [], []
+        parts = []  # per chunk: per-sample losses and the three attention masses
         with self.threads():
             for sl in _kernel.iter_chunks(len(batch), rows):
                 sub = Batch(batch.cluster[sl], batch.z[sl], batch.mask[sl], batch.weight[sl])
@@ -225,12 +228,9 @@ class MAEEngine(_kernel.Engine):
                 loss += be.loss
                 if need_grad:
                     gPhi, gUps = gPhi + be.grad_Phi, gUps + be.grad_Ups
-                per.append(be.per_sample)
-                own.append(be.attn_own)
-                glob.append(be.attn_glob)
-                msk.append(be.attn_masked)
-        be = BatchEval(loss, np.concatenate(per), None, None, np.concatenate(own),
-                       np.concatenate(glob), np.concatenate(msk))
+                parts.append((be.per_sample, be.attn_own, be.attn_glob, be.attn_masked))
+        per, own, glob, msk = (np.concatenate(x) for x in zip(*parts))
+        be = BatchEval(loss, per, None, None, own, glob, msk)
         grads = {"Phi": gPhi, "Ups": gUps} if need_grad else None
         return be, grads
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..data import Batch, zlaw_nodes
+from ..data import Batch, coefficient_vectors
 from ._base import Evaluation, MAEEngine, Params
 
 __all__ = ["BruteEngine"]
@@ -24,8 +24,8 @@ class BruteEngine(MAEEngine):
 
     def _enumerate(self) -> Batch:
         cfg, s = self.cfg, self.structure
-        d, P = cfg.data, s.P
-        nodes, probs = zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs, cfg.train.z_nodes)
+        P = s.P
+        nodes, probs = self.z_nodes()
         if cfg.model.mask == "bernoulli":
             n_masks = 2 ** P
         else:
@@ -46,12 +46,10 @@ class BruteEngine(MAEEngine):
         cl, zz, mm, ww = [], [], [], []
         for k in range(s.K):
             N = int(s.n_areas[k])
-            idx = np.stack(np.meshgrid(*[np.arange(len(nodes))] * N, indexing="ij"),
-                           -1).reshape(-1, N)
-            zk = np.zeros((len(idx), Nmax))
-            zk[:, :N] = nodes[idx]
-            pz = np.prod(probs[idx], axis=1)
-            nz, nm = len(idx), len(masks)
+            zc, pz = coefficient_vectors(nodes, probs, N)
+            zk = np.zeros((len(zc), Nmax))
+            zk[:, :N] = zc
+            nz, nm = len(zc), len(masks)
             cl.append(np.full(nz * nm, k))
             zz.append(np.repeat(zk, nm, axis=0))
             mm.append(np.tile(masks, (nz, 1)))

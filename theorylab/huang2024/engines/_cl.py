@@ -9,8 +9,6 @@ import math
 import numpy as np
 
 from ..cl import CLBatch, CLEval, cl_loss_grad
-from ..config import ExperimentConfig
-from ..data import AreaStructure
 from ..observables import clean_batch, clean_masses, view_masses
 from ._base import Evaluation, MAEEngine, Params
 
@@ -29,12 +27,11 @@ class CLMonteCarloEngine(MAEEngine):
 
     name = "cl-montecarlo"
 
-    def __init__(self, cfg: ExperimentConfig, structure: AreaStructure | None = None,
-                 xp=None) -> None:
+    def setup(self) -> None:
+        cfg = self.cfg
         if cfg.model.objective != "cl":
             raise ValueError(f"train.engine: cl-montecarlo needs model.objective = 'cl' (got "
                              f"{cfg.model.objective!r})")
-        super().__init__(cfg, structure, xp)
         self.lstar = math.nan
         #: the clean read-out images (observables.clean_batch), the same at every step
         self.clean = clean_batch(self.structure, cfg.data)

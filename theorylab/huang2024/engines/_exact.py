@@ -28,7 +28,7 @@ import numpy as np
 
 from theorylab.core.backend import Backend
 
-from ..data import mask_count_probs, zlaw_nodes
+from ..data import coefficient_vectors, index_grid, mask_count_probs
 from ..observables import attention_means
 from ._base import Evaluation, MAEEngine, Params
 
@@ -57,9 +57,8 @@ class ExactEngine(MAEEngine):
 
     def setup(self) -> None:
         cfg = self.cfg
-        s, d = self.structure, cfg.data
-        self.nodes, self.zprobs = zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs,
-                                             cfg.train.z_nodes)
+        s = self.structure
+        self.nodes, self.zprobs = self.z_nodes()
         self.atom, self.atom_area = s.atoms()
         P = s.P
         self.pmask = cfg.model.gamma if cfg.model.mask == "bernoulli" else cfg.mask_size / P
@@ -67,13 +66,10 @@ class ExactEngine(MAEEngine):
         total = 0
         for p in range(P):
             others = np.delete(np.arange(P), p)
-            groups = [others[self.atom[others] == a] for a in range(self.atom_area.shape[1])]
-            groups = [(a, g) for a, g in enumerate(groups) if len(g)]
-            G = np.array([a for a, _ in groups], dtype=np.int64)
-            c = np.array([len(g) for _, g in groups], dtype=np.int64)
-            members = [g for _, g in groups]
-            n = np.stack(np.meshgrid(*[np.arange(x + 1) for x in c], indexing="ij"),
-                         -1).reshape(-1, len(c))
+            G = np.unique(self.atom[others])  # the atoms that hold another key
+            members = [others[self.atom[others] == a] for a in G]
+            c = np.array([len(g) for g in members], dtype=np.int64)
+            n = index_grid(c + 1)
             pn = mask_count_probs(cfg.model.mask, P, cfg.model.gamma, cfg.mask_size, c, n)
             keep = pn > 0
             n, pn = n[keep], pn[keep]
@@ -82,12 +78,7 @@ class ExactEngine(MAEEngine):
         if total > cfg.train.max_configs:
             raise ValueError(f"train.max_configs: the exact sum needs {total} configurations "
                              f"(> {cfg.train.max_configs}); use population-montecarlo")
-        self.zconf = []
-        for k in range(s.K):
-            N = int(s.n_areas[k])
-            idx = np.stack(np.meshgrid(*[np.arange(len(self.nodes))] * N, indexing="ij"),
-                           -1).reshape(-1, N)
-            self.zconf.append((self.nodes[idx], np.prod(self.zprobs[idx], axis=1)))
+        self.zconf = [coefficient_vectors(self.nodes, self.zprobs, int(N)) for N in s.n_areas]
         self._sum = None  # the tables of the sum on the backend, built on first use
 
     def check_symmetric(self, Ups: np.ndarray) -> None:
@@ -148,9 +139,7 @@ class ExchangeableSum:
                 area = engine.atom_area[k, G]
                 j = int(s.labels[k, ps[0]])
                 # a representative key of every atom, per query (not the query itself)
-                rep = np.empty((len(ps), len(G)), dtype=np.int64)
-                for i, p in enumerate(ps):
-                    rep[i] = [m[0] for m in engine.plans[p][2]]
+                rep = np.array([[m[0] for m in engine.plans[p][2]] for p in ps], dtype=np.int64)
                 # the column of the key atom within G, per key q (the query's own column is
                 # overwritten by the self gradient)
                 pos = np.zeros(s.P, dtype=np.int64)

@@ -39,7 +39,6 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..data import zlaw_nodes
 from ..observables import attention_means
 from ._base import Evaluation, MAEEngine, Params
 
@@ -69,9 +68,7 @@ class LaplaceEngine(MAEEngine):
         if cfg.model.loss_norm == "mask":
             raise ValueError("model.loss_norm: population-laplace supports 'P' and 'none' "
                              "(1/|ℳ| couples the areas)")
-        d = cfg.data
-        self.nodes, self.zprobs = zlaw_nodes(d.z_law, d.L, d.U, d.z_values, d.z_probs,
-                                             cfg.train.z_nodes)
+        self.nodes, self.zprobs = self.z_nodes()
         self.atom, self.atom_area = self.structure.atoms()
         self.n_atoms = self.atom_area.shape[1]
         self.atom_size = np.bincount(self.atom, minlength=self.n_atoms)

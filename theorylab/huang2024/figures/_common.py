@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..config import ExperimentConfig
-from ..data import AreaStructure, sample_batch
+from ..data import AreaStructure, config_batch
 from ..setups import ETA_Q, figure_config
 from ..trainer import RunResult, run_experiment
 
@@ -36,11 +36,8 @@ def trained_run(P: int, C1: int, C: int, gamma: float, steps: int,
 
 
 def _draw(structure: AreaStructure, cfg: ExperimentConfig, n: int, seed: int):
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 2024]))
-    d = cfg.data
-    return sample_batch(rng, structure, n, law=d.z_law, L=d.L, U=d.U, values=d.z_values,
-                        probs=d.z_probs, mask_kind=cfg.model.mask, gamma=cfg.model.gamma,
-                        mask_size=cfg.mask_size)
+    return config_batch(np.random.default_rng(np.random.SeedSequence([seed, 2024])), structure,
+                        cfg, n)
 
 
 def masked_query_attention(structure: AreaStructure, Phi: np.ndarray, Ups: np.ndarray,

@@ -8,13 +8,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from theorylab.core import engine as _kernel
-from theorylab.core.backend import Backend
+from theorylab.core.backend import Backend, flush_denormals
 from theorylab.core.engine import (
     CPU_CHUNK_BYTES,
     MEMORY_FRACTION,
@@ -68,11 +69,20 @@ class ChunkSums:
         if ev.dS is not None:
             self.dS = ev.dS if self.dS is None else self.dS + ev.dS
 
+    def evaluation(self, xp: Backend, n: int | None = None, **fields) -> Evaluation:
+        """The [`Evaluation`][] of these sums (as floats), with the standard errors of a mean
+        over ``n`` samples when ``n`` is given; ``fields``: its other fields."""
+        loss, error = xp.item(self.loss), xp.item(self.error)
+        if n is not None:
+            fields.update(loss_se=standard_error(xp.item(self.loss_sq), loss, n),
+                          error_se=float(binomial_se(error, n)))
+        return Evaluation(loss=loss, error=error, tie_mass=xp.item(self.ties), **fields)
+
 
 class Engine(_kernel.Engine):
-    """Base class of this paper's engines. Subclasses set ``name`` and implement
-    ``initial_params``, ``evaluate``, ``params_from_arrays`` and, when their parameters are not
-    ``{"A", "v"}`` arrays, ``apply`` and ``state``."""
+    """Base class of this paper's engines. Subclasses set ``name`` and implement ``evaluate``
+    and, when their parameters are not ``{"A", "v"}`` arrays on the backend,
+    ``initial_params``, ``params_from_arrays``, ``apply`` and ``state``."""
 
     name: str = "engine"
     #: flush subnormal numbers to zero inside a CPU step (the Monte Carlo and exchangeable
@@ -101,6 +111,14 @@ class Engine(_kernel.Engine):
         self.tie_tol = cfg.train.tie_tol
         self.chunk = cfg.train.chunk_size
 
+    def flushing(self):
+        """The context of a step on a CPU with ``flush_denormals``: subnormal numbers flushed
+        to zero ([`flush_denormals`][theorylab.core.backend.flush_denormals]); a no-op
+        otherwise."""
+        if self.xp.device != "cpu" or not self.flush_denormals:
+            return contextlib.nullcontext()
+        return flush_denormals()
+
     def chunk_rows(self, bytes_per_row: int, n: int) -> int:
         """``train.chunk_size``, or with 0 ("auto") the size from [`auto_chunk_size`][] and the
         backend's free memory now (call it after the engine's resident arrays are allocated),
@@ -108,8 +126,9 @@ class Engine(_kernel.Engine):
         return _kernel.chunk_rows(self.chunk, self.xp, bytes_per_row, n)
 
     # -- to implement -----------------------------------------------------------------------------
-    def initial_params(self):  # pragma: no cover - interface
-        raise NotImplementedError
+    def initial_params(self):
+        """Full-matrix parameters at [`initial_A`][] and [`initial_v`][], on the backend."""
+        return {"A": self.xp.asarray(self.initial_A()), "v": self.xp.asarray(self.initial_v())}
 
     def evaluate(self, params, step: int, *, need_grad: bool, record: bool) -> Evaluation:
         raise NotImplementedError  # pragma: no cover - interface
@@ -133,8 +152,9 @@ class Engine(_kernel.Engine):
         A, v = self.state(params)
         return {"A": A, "v": v}
 
-    def params_from_arrays(self, arrays: dict[str, np.ndarray]):  # pragma: no cover - interface
-        raise NotImplementedError
+    def params_from_arrays(self, arrays: dict[str, np.ndarray]):
+        """Full-matrix parameters {"A", "v"} from checkpoint arrays, on the backend."""
+        return {"A": self.xp.asarray(arrays["A"]), "v": self.xp.asarray(arrays["v"])}
 
     # -- what the trainer records ---------------------------------------------------------------
     def watched(self, ev: Evaluation) -> dict[str, object]:

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..model import evaluate_projections
-from ._base import ChunkSums, Engine, binomial_se, iter_chunks
+from ._base import ChunkSums, Engine, binomial_se, iter_chunks, standard_error
 from ._empirical import draw_split, place_data
 from ._reads import project_batched, pullback_batched
 
@@ -145,11 +145,7 @@ class BatchedEmpiricalEngine(Engine):
         if record:
             te, _ = self._pass(self.Xt, self.yt, self.Nt, V, S.reshape(K, R, D, D), False)
             loss, err, ties = self._flat(te.loss), self._flat(te.error), self._flat(te.ties)
-            n = self.Nt  # as in _base.standard_error
-            var = np.maximum(self._flat(te.loss_sq) - loss * loss, 0.0) * n / max(n - 1, 1)
-            loss_se = np.sqrt(var / n)
+            loss_se = np.array([standard_error(sq, m, self.Nt)
+                                for sq, m in zip(self._flat(te.loss_sq), loss)])
             err_se = binomial_se(err, self.Nt)
         return BatchEvaluation(loss, err, ties, loss_se, err_se, self._flat(tr.loss), grads)
-
-    def params_from_arrays(self, arrays):
-        return {"A": self.xp.asarray(arrays["A"]), "v": self.xp.asarray(arrays["v"])}

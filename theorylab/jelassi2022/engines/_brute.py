@@ -14,7 +14,7 @@ import numpy as np
 
 from ..data import enumerate_c
 from ..model import evaluate_projections
-from ._base import ChunkSums, Engine, Evaluation, iter_chunks
+from ._base import ChunkSums, Engine, iter_chunks
 
 __all__ = ["BruteForceEngine"]
 
@@ -59,10 +59,7 @@ class BruteForceEngine(Engine):
         grads = None
         if need_grad:
             grads = {"A": self.grad_A(S, sums.dS), "alpha": xp.item(g_alpha)}
-        return Evaluation(
-            loss=xp.item(sums.loss), error=xp.item(sums.error), tie_mass=xp.item(sums.ties),
-            grads=grads,
-        )
+        return sums.evaluation(xp, grads=grads)
 
     def apply(self, params, grads):
         return {

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..data import sample
 from ..model import evaluate_projections
-from ._base import ChunkSums, Engine, Evaluation, binomial_se, iter_chunks, standard_error
+from ._base import ChunkSums, Engine, Evaluation, iter_chunks
 from ._reads import project, pullback
 from .fused import PASSES, FusedPass, default_pass, fused_eligible, pass_choices
 
@@ -89,9 +89,6 @@ class EmpiricalEngine(Engine):
     def _rows(self, X, sl):
         return self.xp.chunk_to_device(X, sl) if self.streamed else X[sl]
 
-    def initial_params(self):
-        return {"A": self.xp.asarray(self.initial_A()), "v": self.xp.asarray(self.initial_v())}
-
     def _pass(self, X, y, n, params, S, need_grad):
         if need_grad and X is self.X and self._use_fused(params, S):
             return self._fused_pass(params, S)
@@ -147,16 +144,7 @@ class EmpiricalEngine(Engine):
         tr, dv = self._pass(self.X, self.y, self.N, params, S, need_grad)
         train_loss = xp.item(tr.loss)
         grads = {"A": self.grad_A(S, tr.dS), "v": dv} if need_grad else None
-        loss = err = loss_se = err_se = ties = math.nan
-        if record:
-            te, _ = self._pass(self.Xt, self.yt, self.Nt, params, S, False)
-            loss, err, ties = xp.item(te.loss), xp.item(te.error), xp.item(te.ties)
-            loss_se = standard_error(xp.item(te.loss_sq), loss, self.Nt)
-            err_se = float(binomial_se(err, self.Nt))
-        return Evaluation(
-            loss=loss, error=err, tie_mass=ties, loss_se=loss_se, error_se=err_se,
-            train_loss=train_loss, grads=grads,
-        )
-
-    def params_from_arrays(self, arrays):
-        return {"A": self.xp.asarray(arrays["A"]), "v": self.xp.asarray(arrays["v"])}
+        if not record:  # the test set is read at recorded steps only
+            return Evaluation(loss=math.nan, error=math.nan, train_loss=train_loss, grads=grads)
+        te, _ = self._pass(self.Xt, self.yt, self.Nt, params, S, False)
+        return te.evaluation(xp, n=self.Nt, train_loss=train_loss, grads=grads)

@@ -33,8 +33,6 @@ import math
 import numpy as np
 from scipy import special
 
-from theorylab.core.backend import flush_denormals
-
 from ..observables import symmetric_A
 from ._base import Engine, Evaluation, iter_chunks
 
@@ -57,6 +55,14 @@ def pattern_log_probs(C: int, q: float) -> tuple[np.ndarray, np.ndarray]:
     return pats, (special.gammaln(C + 1) - special.gammaln(pats + 1).sum(axis=1)
                   + special.xlogy(pats[:, 0] + pats[:, 2], q / 2)
                   + special.xlogy(pats[:, 1], 1 - q))
+
+
+def offdiag_step(p, g, lr_A, D: int, C: int) -> dict:
+    """One GD step of γ and ρ of a partition-symmetric A: every off-diagonal entry moves by
+    ``lr_A`` (the gradients in γ and ρ are sums over its D(C − 1) and D(D − C) entries; with
+    C = 1 there is no γ entry)."""
+    return {"gamma": p["gamma"] - lr_A * g["gamma"] / (D * (C - 1)) if C > 1 else p["gamma"],
+            "rho": p["rho"] - lr_A * g["rho"] / (D * (D - C))}
 
 
 def n_histograms(n: int, P: int) -> int:
@@ -291,9 +297,7 @@ class ExchangeableEngine(Engine):
     def evaluate(self, params, step, *, need_grad, record):
         # subnormal products w·σ(−m) (tiny weights, large margins) are flushed to zero: the slow
         # path of the CPU is avoided, the sums change by < 1e-300 (theorylab.core.backend)
-        if self.xp.device != "cpu" or not self.flush_denormals:
-            return self._evaluate(params, need_grad)
-        with flush_denormals():
+        with self.flushing():
             return self._evaluate(params, need_grad)
 
     def _evaluate(self, params, need_grad):
@@ -346,14 +350,8 @@ class ExchangeableEngine(Engine):
         )
 
     def apply(self, params, grads):
-        D, C = self.D, self.C
-        return {
-            "gamma": params["gamma"] - self.lr_A * grads["gamma"] / (D * (C - 1))
-            if C > 1
-            else params["gamma"],
-            "rho": params["rho"] - self.lr_A * grads["rho"] / (D * (D - C)),
-            "alpha": params["alpha"] - self.lr_v * grads["alpha"],
-        }
+        return {"alpha": params["alpha"] - self.lr_v * grads["alpha"],
+                **offdiag_step(params, grads, self.lr_A, self.D, self.C)}
 
     def full_gradient(self, grads) -> tuple[np.ndarray, np.ndarray]:
         """The equivalent full-matrix gradient (∂L/∂A with zero diagonal, ∂L/∂v)."""

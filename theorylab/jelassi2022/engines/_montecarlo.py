@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from theorylab.core.backend import flush_denormals
-
 from ..model import evaluate_projections
-from ._base import ChunkSums, Engine, Evaluation, binomial_se, iter_chunks, standard_error
+from ._base import ChunkSums, Engine, iter_chunks
 
 __all__ = ["MonteCarloEngine"]
 
@@ -78,9 +76,7 @@ class MonteCarloEngine(Engine):
     def evaluate(self, params, step, *, need_grad, record):
         # subnormal factors σ'(H)·ℓ' at large margins are flushed to zero on a CPU (sums change
         # by < 1e-300; theorylab.core.backend.flush_denormals)
-        if self.xp.device != "cpu" or not self.flush_denormals:
-            return self._evaluate(params, step, need_grad)
-        with flush_denormals():
+        with self.flushing():
             return self._evaluate(params, step, need_grad)
 
     def _evaluate(self, params, step, need_grad):
@@ -108,21 +104,13 @@ class MonteCarloEngine(Engine):
                 g_alpha = g_alpha + xp.sum(ev.dU * c)
                 if beta > 0:
                     g_beta = g_beta + xp.sum(ev.dU * z)
-        loss, loss_sq, err = xp.item(sums.loss), xp.item(sums.loss_sq), xp.item(sums.error)
         grads = None
         if need_grad:
             if aligned:
                 g_alpha = xp.item(xp.sum(S * sums.dS)) / alpha
             gv = float(g_alpha) * self.wstar + float(g_beta) * e
             grads = {"A": self.grad_A(S, sums.dS), "v": gv}
-        return Evaluation(
-            loss=loss,
-            error=err,
-            tie_mass=xp.item(sums.ties),
-            loss_se=standard_error(loss_sq, loss, self.M),
-            error_se=float(binomial_se(err, self.M)),
-            grads=grads,
-        )
+        return sums.evaluation(xp, n=self.M, grads=grads)
 
     def state(self, params):
         return self.xp.to_numpy(params["A"]).astype(np.float64), np.array(params["v"], dtype=float)

@@ -39,7 +39,7 @@ import pandas as pd
 from theorylab.core.jit import HAVE_NUMBA, njit
 
 from ..config import setting_of
-from ._exchangeable import histograms, pattern_log_probs
+from ._exchangeable import histograms, offdiag_step, pattern_log_probs
 
 __all__ = ["ReducedEngine", "reduced_start"]
 
@@ -438,12 +438,9 @@ class ReducedEngine:
     def apply(self, p, g):
         """One GD step: v by lr_v in (α, β); every off-diagonal entry of A by lr_A (the γ and ρ
         gradients are sums over D(C − 1) and D(D − C) entries)."""
-        D, C = self.D, self.C
         return {"alpha": p["alpha"] - self.lr_v * g["alpha"],
                 "beta": p["beta"] - self.lr_v * g["beta"],
-                "gamma": (p["gamma"] - self.lr_A * g["gamma"] / (D * (C - 1)) if C > 1
-                          else p["gamma"]),
-                "rho": p["rho"] - self.lr_A * g["rho"] / (D * (D - C))}
+                **offdiag_step(p, g, self.lr_A, self.D, self.C)}
 
     def run(self, steps: int, stop=None) -> pd.DataFrame:
         """GD for at most `steps` steps from the starts, every step kept.
