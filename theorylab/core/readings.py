@@ -187,10 +187,8 @@ def _sweep_table(paper, folder: Path, opened=None) -> pd.DataFrame:
         run = str(key[1]) if not by else f"{key[1]}/" + "/".join(str(k) for k in key[2:])
         trajectory = g[[c for c in g.columns if c in schema]]
         kept_all = "step" in trajectory and len(trajectory) > 1
-        if stored:
-            values = {c: head[c] for c in stored}
-        else:
-            values = dict(paper.readings(trajectory, cfg))
+        values = ({c: head[c] for c in stored} if stored else
+                  dict(paper.readings(trajectory, cfg)))
         if kept_all:
             recorded = trajectory["step"].to_numpy()
         else:

@@ -43,6 +43,7 @@ __all__ = ["SEPARATION_COLUMNS", "open_side", "wrong_sides", "near_counterfactua
 SEPARATION_COLUMNS = ["prediction", "side", "counterfactual", "cf_value", "distance", "near",
                       "resolution", "weak", "declared_weak", "status"]
 
+_PLAIN_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
 _TAGS = re.compile(r"FOUND-2nd|FOUND|RECONSTRUCTED|DERIVED|UNCERTAIN|NOT read")
 
 
@@ -175,9 +176,7 @@ def weak_lines(predictions: Sequence[Prediction], table: pd.DataFrame) -> list[s
 
 def _norm(text: str) -> str:
     """Whitespace folded and typographic quotes made plain, for a verbatim comparison."""
-    for a, b in (("“", '"'), ("”", '"'), ("‘", "'"), ("’", "'")):
-        text = text.replace(a, b)
-    return " ".join(text.split())
+    return " ".join(text.translate(_PLAIN_QUOTES).split())
 
 
 def _sections(notes: str) -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ from theorylab.core.provenance import provenance as _provenance
 
 from .claim import HEADLINE_MAX, KINDS, Claim, ClaimResult, _fmt, cut, markdown_table
 from .readings import can_fail_cell, reading_dependent, readings_cell, rejected_count
+from .referee import separation, settings_mismatches, weak_lines
 from .robustness import judged_rows
 
 __all__ = ["KIND_MEANING", "fragile_thresholds", "headline_cell", "marks",
@@ -143,8 +144,6 @@ def render_sources(claim: Claim, res: ClaimResult) -> list[str]:
     if settings:
         lines.append("- **Settings (from the code):** " + "; ".join(
             f"{k} = {v}" for k, v in settings.items()))
-        from .referee import settings_mismatches
-
         bad = settings_mismatches(claim.settings, res.settings)
         if bad:
             lines.append("- **Settings that differ from the declared ones:** " + "; ".join(bad))
@@ -157,8 +156,6 @@ def render_separation(claim: Claim, res: ClaimResult) -> list[str]:
     """The page's section on each prediction's resolution against its nearest counterfactual
     on each side ([`separation`][theorylab.core.claims.referee.separation]), with one line per
     WEAK side."""
-    from .referee import separation, weak_lines
-
     if not claim.predictions or res.resolution is None:
         return []
     table = separation(claim.predictions, claim.counterfactuals, claim.values(),
@@ -236,8 +233,7 @@ def marks(claim: Claim, res: ClaimResult) -> str:
     dep = reading_dependent(res.readings)
     if dep:
         out.append(f"READING-DEPENDENT ({', '.join(dep)})")
-    cell = can_fail_cell(claim.kind, res.verdict, res.counterfactuals)
-    if cell.startswith("NO"):
+    if can_fail_cell(claim.kind, res.verdict, res.counterfactuals).startswith("NO"):
         out.append("CANNOT FAIL")
     return "".join(m + ": " for m in out)
 
