@@ -64,8 +64,6 @@ def point_config(paper, manifest: Mapping, labels: Mapping[str, Any]):
 
 
 def _number(value) -> float:
-    if value is None:
-        return math.nan
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -142,13 +140,18 @@ def _table(rows: list[dict], front: Sequence[str]) -> pd.DataFrame:
     return table
 
 
+def _same_paper(paper, named: str, kind: str, where: Path, said: str = "") -> None:
+    """``ValueError("<kind>: ...")`` when the run or sweep at `where` is of the paper `named`
+    (as its files say: `said`), not of `paper`."""
+    if named != paper.name:
+        raise ValueError(f"{kind}: {str(where)!r} is a {kind} of {named}{said}, not of "
+                         f"{paper.name}; read it with theorylab.{named}.phases.phase_readings")
+
+
 def _open_run(paper, path: Path) -> tuple[pd.DataFrame, Any, str]:
     def this_paper(tables: Mapping[str, Any]):
-        named = tables.get(EXPERIMENT, {}).get("paper", paper.name)
-        if named != paper.name:
-            raise ValueError(f"run: {str(folder)!r} is a run of {named} ([experiment] paper), "
-                             f"not of {paper.name}; read it with "
-                             f"theorylab.{named}.phases.phase_readings")
+        _same_paper(paper, tables.get(EXPERIMENT, {}).get("paper", paper.name), "run", folder,
+                    " ([experiment] paper)")
         return paper
 
     folder = path.parent if path.name == RUN_TABLE else path
@@ -166,10 +169,7 @@ def _sweep_table(paper, folder: Path, opened=None) -> pd.DataFrame:
     else:
         manifest = json.loads((folder / "sweep.json").read_text(encoding="utf-8")) if (
             folder / "sweep.json").is_file() else {}
-    named = manifest.get("paper", paper.name)
-    if named != paper.name:
-        raise ValueError(f"sweep: {str(folder)!r} is a sweep of {named}, not of {paper.name}; "
-                         f"read it with theorylab.{named}.phases.phase_readings")
+    _same_paper(paper, manifest.get("paper", paper.name), "sweep", folder)
     table = opened.table if opened is not None else check_sweep_table(load_sweep(folder), folder)
     if "status" in table:
         table = table[table.status.isin(["ok", "diverged"])]
@@ -232,10 +232,8 @@ def phase_table(paper, source, cfg=None) -> pd.DataFrame:
     if "step" not in source:
         raise ValueError("source: the table has no column 'step' (one row per recorded step)")
     if "run" in source and source["run"].nunique() > 1:
-        rows = []
-        for key, g in source.groupby("run", sort=True):
-            rows += [{"run": key, **r} for r in _one_run(paper, g.drop(columns=["run"]), cfg)]
-        return _table(rows, ["run"])
+        return _table([{"run": key, **r} for key, g in source.groupby("run", sort=True)
+                       for r in _one_run(paper, g.drop(columns=["run"]), cfg)], ["run"])
     run = source["run"].iloc[0] if "run" in source and len(source) else ""
     table = source.drop(columns=["run"]) if "run" in source else source
     return _table([{"run": run, **r} for r in _one_run(paper, table, cfg)], ["run"])

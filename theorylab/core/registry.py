@@ -190,13 +190,12 @@ def group_entry_points() -> list:
     of each name, so the metadata folder of an older install left in a checkout (a
     ``*.egg-info`` found first when Python starts there) would hide the papers of the install
     that is really used."""
-    seen, out = set(), []
+    found: dict[tuple[str, str], object] = {}
     for dist in distributions():
         for ep in dist.entry_points:
-            if ep.group == ENTRY_POINT_GROUP and (ep.name, ep.value) not in seen:
-                seen.add((ep.name, ep.value))
-                out.append(ep)
-    return out
+            if ep.group == ENTRY_POINT_GROUP:
+                found.setdefault((ep.name, ep.value), ep)
+    return list(found.values())
 
 
 def load_entry_points() -> list[str]:

@@ -305,10 +305,8 @@ def write_result(claim: Claim, res: ClaimResult, out: str | Path, figures: bool 
     [`render_markdown`][]."""
     out = Path(out)
     _io.write_csv(out / f"{claim.id}.csv", res.table)
-    for name, df in res.extra.items():
-        _io.write_csv(out / f"{claim.id}-{name}.csv", df)
-    for name in ("sensitivity", "counterfactuals", "resolution", "readings"):
-        df = getattr(res, name)
+    made_from_verdict = ("sensitivity", "counterfactuals", "resolution", "readings")
+    for name, df in [*res.extra.items(), *((n, getattr(res, n)) for n in made_from_verdict)]:
         if df is not None:
             _io.write_csv(out / f"{claim.id}-{name}.csv", df)
     for (choice, value), vres in res.variant_results.items():

@@ -141,7 +141,6 @@ def combine(parts: list[Verdict | Reported]) -> Verdict:
     kinds = [p.verdict for p in verdicts]
     if not kinds:
         return Verdict("inconclusive", reasons or ("no part was judged",), judged, reported)
-    for v in ("disagrees", "inconclusive", "partial", "agrees-in-regime"):
-        if v in kinds:
-            return Verdict(v, reasons, judged, reported)
-    return Verdict("agrees", reasons, judged, reported)
+    first = next((v for v in ("disagrees", "inconclusive", "partial", "agrees-in-regime")
+                  if v in kinds), "agrees")
+    return Verdict(first, reasons, judged, reported)
