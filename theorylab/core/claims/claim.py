@@ -33,8 +33,8 @@ from .readings import (
 from .robustness import IntervalMethod, Threshold, is_robust, sensitivity, threshold_values
 from .verdict import VERDICTS, Verdict
 
-__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "DEVICES", "active_device",
-           "use_device", "lookup_claim", "markdown_table", "point_rows",
+__all__ = ["Claim", "ClaimResult", "KINDS", "DEVICES", "BRIEF_MAX", "HEADLINE_MAX",
+           "active_device", "use_device", "lookup_claim", "markdown_table", "point_rows",
            "point_tables", "point_table"]
 
 #: The devices a claim may run on (``check --device``; a claim lists its own in `devices`).
