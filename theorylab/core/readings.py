@@ -122,10 +122,9 @@ def _resolution(steps: np.ndarray, at: float) -> float:
     return float(at - steps[k - 1]) if k > 0 else 0.0
 
 
-def _one_run(paper, trajectory: pd.DataFrame, cfg, recorded=None) -> list[dict]:
+def _one_run(paper, trajectory: pd.DataFrame, cfg) -> list[dict]:
     values = dict(paper.readings(trajectory, cfg))
-    return _rows(paper, values, cfg, trajectory["step"].to_numpy() if recorded is None
-                 else recorded)
+    return _rows(paper, values, cfg, trajectory["step"].to_numpy())
 
 
 def _rows(paper, values: Mapping[str, Any], cfg, recorded) -> list[dict]:
@@ -134,8 +133,7 @@ def _rows(paper, values: Mapping[str, Any], cfg, recorded) -> list[dict]:
 
 
 def _table(rows: list[dict], front: Sequence[str]) -> pd.DataFrame:
-    columns = [*front, *READING_COLUMNS]
-    table = pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(rows, columns=[*front, *READING_COLUMNS])
     table["censored"] = table["censored"].astype(bool)
     return table
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib.abc
 import importlib.util
 import os
@@ -209,14 +210,10 @@ def threads_from_args(args: argparse.Namespace, say=None) -> int:
     n = default_threads() if n is None else _check(n)
     cores = usable_cores()
     if n > cores and not getattr(args, "force_threads", False):
-        (say or _stderr)(f"threads: {n} capped at the {cores} usable cores (--force-threads "
-                         "starts them all)")
+        say = say or functools.partial(print, file=sys.stderr)
+        say(f"threads: {n} capped at the {cores} usable cores (--force-threads starts them all)")
         n = cores
     return n
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr)
 
 
 def set_threads_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -212,15 +212,16 @@ def settle(x, local, form: str, nearest: float) -> Settled:
     limit, err = float(a[-1]), float(abs(a[-1] - a[-2]))
     settled = bool(drift < allowed)
     at = float(xv[-1]) if settled else _settle_at(float(xv[-1]), float(xv[-1] / xv[-2]),
-                                                  limit, float(b[-1]), g, allowed)
+                                                  float(b[-1]), g, allowed)
     return Settled(settled, limit, limit - err, limit + err, drift, allowed, nearest, at,
                    tuple(float(v) for v in sv), tuple(float(v) for v in xv))
 
 
-def _settle_at(x_last: float, ratio: float, a: float, b: float, g: Callable,
-               allowed: float, max_steps: int = 1_000_000) -> float:
+def _settle_at(x_last: float, ratio: float, b: float, g: Callable, allowed: float,
+               max_steps: int = 1_000_000) -> float:
     """The first ladder position x_last·ratio^n at which a + b·g changes by less than
-    `allowed` over one step (the ladder's last ratio); NaN when none within `max_steps`."""
+    `allowed` over one step (the ladder's last ratio; the limit a does not change it); NaN
+    when none within `max_steps`."""
     if not (ratio > 1 and math.isfinite(b) and math.isfinite(allowed)):
         return math.nan
     lx, lr = math.log(x_last), math.log(ratio)
