@@ -128,8 +128,7 @@ def sources_cell(claim: Claim) -> str:
     if quotes:
         q = cut(" ".join(quotes[0].split()), QUOTE_MAX)
         return f"paper: “{q}”" + (f" (+{len(quotes) - 1})" if len(quotes) > 1 else "")
-    kinds = list(dict.fromkeys(p.source for p in preds))
-    return ", ".join(kinds) if kinds else "–"
+    return ", ".join(dict.fromkeys(p.source for p in preds)) or "–"
 
 
 def render_sources(claim: Claim, res: ClaimResult) -> list[str]:
