@@ -53,16 +53,13 @@ def remove_stale_temporaries(folder: str | Path,
     brand new. Only the holder of the folder's lock should call this. Returns those deleted."""
     import fcntl
 
-    if callable(names):
-        wanted = names
-    elif names is None:
-        def wanted(_name: str) -> bool:
-            return True
-    else:
-        allowed = set(names)
+    allowed = None if names is None or callable(names) else set(names)
 
-        def wanted(name: str) -> bool:
-            return name in allowed
+    def wanted(name: str) -> bool:
+        if callable(names):
+            return names(name)
+        return allowed is None or name in allowed
+
     removed = []
     try:
         entries = list(os.scandir(folder))

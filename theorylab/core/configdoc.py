@@ -114,8 +114,7 @@ def section_markdown(
     if not is_dataclass(cls):
         raise TypeError(f"{section}: {cls!r} is not a dataclass")
     docs = field_docs(cls)
-    summary = (cls.__doc__ or "").split("**Arguments:**")[0]
-    summary = " ".join(summary.split())
+    summary = " ".join((cls.__doc__ or "").split("**Arguments:**")[0].split())
     lines = [f"{'#' * level} `[{section}]`", "", _cell(summary), "",
              "| key | type | default | allowed | meaning | paper |",
              "|---|---|---|---|---|---|"]
@@ -125,9 +124,8 @@ def section_markdown(
                              f"of {cls.__name__}")
         meaning = docs[f.name]
         refs, status = paper_refs(meaning)
-        paper = "—"
-        if refs or status:
-            paper = ", ".join([citation, *refs]) + (f" ({', '.join(status)})" if status else "")
+        paper = (", ".join([citation, *refs]) + (f" ({', '.join(status)})" if status else "")
+                 if refs or status else "—")
         row = [f"`{f.name}`", _type(f.type), _default(f, meaning),
                allowed.get(f"{section}.{f.name}", ""), meaning, paper]
         lines.append("| " + " | ".join(_cell(c) for c in row) + " |")

@@ -194,9 +194,7 @@ def flow(engine: Engine, *, method: str = "DOP853", rtol: float = 1e-9, atol: fl
     """
     from scipy import integrate
 
-    if method not in FLOW_METHODS:
-        raise ValueError(f"train.flow_method: must be one of {list(FLOW_METHODS)} "
-                         f"(got {method!r})")
+    check_choice("train.flow_method", method, FLOW_METHODS)
     steps = run.pop("steps")
     marks = sorted(set(int(s) for s in run.pop("schedule") if 0 <= int(s) <= steps))
     count = {"evaluations": 0, "solver_steps": 0}

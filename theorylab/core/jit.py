@@ -52,7 +52,6 @@ def _numba():
                         import numba as module
                     except Exception as err:  # noqa: BLE001 - broken LLVM, ...: "absent"
                         _NUMBA["error"] = f"{type(err).__name__}: {err}"
-                        module = None
                 _NUMBA["module"] = module
     return _NUMBA["module"]
 

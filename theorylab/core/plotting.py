@@ -52,9 +52,7 @@ def constant_to_rounding(values, rounding: float = ROUNDING) -> bool:
     (max(1, largest magnitude)); a column of NaN alone is constant."""
     v = _values(values)
     v = v[np.isfinite(v)]
-    if v.size == 0:
-        return True
-    return float(v.max() - v.min()) <= rounding * _scale(v)
+    return v.size == 0 or float(v.max() - v.min()) <= rounding * _scale(v)
 
 
 def equal_to_rounding(a, b, rounding: float = ROUNDING) -> bool:

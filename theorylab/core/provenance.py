@@ -174,11 +174,8 @@ def source_files(functions, root: str | os.PathLike = REPO_ROOT) -> list[str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            if node.level:
-                mod = ".".join(base[:len(base) - node.level + 1] + ([node.module] if
-                                                                     node.module else []))
-            else:
-                mod = node.module or ""
+            mod = importlib.util.resolve_name("." * node.level + (node.module or ""),
+                                              ".".join(base))
             for name in (mod, *(f"{mod}.{a.name}" for a in node.names)):
                 if not (name == top or name.startswith(top + ".")) or name.startswith(
                         "theorylab.core"):

@@ -64,8 +64,6 @@ def point_config(paper, manifest: Mapping, labels: Mapping[str, Any]):
 
 
 def _number(value) -> float:
-    if value is None:
-        return math.nan
     try:
         return float(value)
     except (TypeError, ValueError):
@@ -124,10 +122,9 @@ def _resolution(steps: np.ndarray, at: float) -> float:
     return float(at - steps[k - 1]) if k > 0 else 0.0
 
 
-def _one_run(paper, trajectory: pd.DataFrame, cfg, recorded=None) -> list[dict]:
+def _one_run(paper, trajectory: pd.DataFrame, cfg) -> list[dict]:
     values = dict(paper.readings(trajectory, cfg))
-    return _rows(paper, values, cfg, trajectory["step"].to_numpy() if recorded is None
-                 else recorded)
+    return _rows(paper, values, cfg, trajectory["step"].to_numpy())
 
 
 def _rows(paper, values: Mapping[str, Any], cfg, recorded) -> list[dict]:
@@ -136,19 +133,23 @@ def _rows(paper, values: Mapping[str, Any], cfg, recorded) -> list[dict]:
 
 
 def _table(rows: list[dict], front: Sequence[str]) -> pd.DataFrame:
-    columns = [*front, *READING_COLUMNS]
-    table = pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(rows, columns=[*front, *READING_COLUMNS])
     table["censored"] = table["censored"].astype(bool)
     return table
 
 
+def _same_paper(paper, named: str, kind: str, where: Path, said: str = "") -> None:
+    """``ValueError("<kind>: ...")`` when the run or sweep at `where` is of the paper `named`
+    (as its files say: `said`), not of `paper`."""
+    if named != paper.name:
+        raise ValueError(f"{kind}: {str(where)!r} is a {kind} of {named}{said}, not of "
+                         f"{paper.name}; read it with theorylab.{named}.phases.phase_readings")
+
+
 def _open_run(paper, path: Path) -> tuple[pd.DataFrame, Any, str]:
     def this_paper(tables: Mapping[str, Any]):
-        named = tables.get(EXPERIMENT, {}).get("paper", paper.name)
-        if named != paper.name:
-            raise ValueError(f"run: {str(folder)!r} is a run of {named} ([experiment] paper), "
-                             f"not of {paper.name}; read it with "
-                             f"theorylab.{named}.phases.phase_readings")
+        _same_paper(paper, tables.get(EXPERIMENT, {}).get("paper", paper.name), "run", folder,
+                    " ([experiment] paper)")
         return paper
 
     folder = path.parent if path.name == RUN_TABLE else path
@@ -166,10 +167,7 @@ def _sweep_table(paper, folder: Path, opened=None) -> pd.DataFrame:
     else:
         manifest = json.loads((folder / "sweep.json").read_text(encoding="utf-8")) if (
             folder / "sweep.json").is_file() else {}
-    named = manifest.get("paper", paper.name)
-    if named != paper.name:
-        raise ValueError(f"sweep: {str(folder)!r} is a sweep of {named}, not of {paper.name}; "
-                         f"read it with theorylab.{named}.phases.phase_readings")
+    _same_paper(paper, manifest.get("paper", paper.name), "sweep", folder)
     table = opened.table if opened is not None else check_sweep_table(load_sweep(folder), folder)
     if "status" in table:
         table = table[table.status.isin(["ok", "diverged"])]
@@ -187,10 +185,8 @@ def _sweep_table(paper, folder: Path, opened=None) -> pd.DataFrame:
         run = str(key[1]) if not by else f"{key[1]}/" + "/".join(str(k) for k in key[2:])
         trajectory = g[[c for c in g.columns if c in schema]]
         kept_all = "step" in trajectory and len(trajectory) > 1
-        if stored:
-            values = {c: head[c] for c in stored}
-        else:
-            values = dict(paper.readings(trajectory, cfg))
+        values = ({c: head[c] for c in stored} if stored else
+                  dict(paper.readings(trajectory, cfg)))
         if kept_all:
             recorded = trajectory["step"].to_numpy()
         else:
@@ -234,10 +230,8 @@ def phase_table(paper, source, cfg=None) -> pd.DataFrame:
     if "step" not in source:
         raise ValueError("source: the table has no column 'step' (one row per recorded step)")
     if "run" in source and source["run"].nunique() > 1:
-        rows = []
-        for key, g in source.groupby("run", sort=True):
-            rows += [{"run": key, **r} for r in _one_run(paper, g.drop(columns=["run"]), cfg)]
-        return _table(rows, ["run"])
+        return _table([{"run": key, **r} for key, g in source.groupby("run", sort=True)
+                       for r in _one_run(paper, g.drop(columns=["run"]), cfg)], ["run"])
     run = source["run"].iloc[0] if "run" in source and len(source) else ""
     table = source.drop(columns=["run"]) if "run" in source else source
     return _table([{"run": run, **r} for r in _one_run(paper, table, cfg)], ["run"])

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
 from importlib.metadata import distributions
+from typing import Any
 
 from .faults import deferred_signals, interrupt_by_hand
 from .paper import Paper
@@ -95,14 +97,21 @@ def get_paper(name: str) -> Paper:
         raise ValueError(f"paper: unknown paper {name!r} (known: {list(PAPERS)})") from None
 
 
+def _loaded(paper: Paper, what: str, load: Callable[[], Any], default: Any = None) -> Any:
+    """``load()`` (a hook of `paper` that imports its modules; signals deferred to its end so
+    that no library is interrupted mid-import), or `default` when it raises (reported in one
+    line: [`_report`][])."""
+    try:
+        with deferred_signals():
+            return load()
+    except (Exception, SystemExit) as err:
+        _report(paper, what, err)
+        return default
+
+
 def paper_claims(paper: Paper) -> dict:
     """``paper.load_claims()``, or ``{}`` (reported in one line) when it raises."""
-    try:
-        with deferred_signals():  # the claims' libraries are never interrupted mid-import
-            return dict(paper.load_claims())
-    except (Exception, SystemExit) as err:
-        _report(paper, "claims", err)
-        return {}
+    return _loaded(paper, "claims", lambda: dict(paper.load_claims()), {})
 
 
 def paper_config_doc(paper: Paper) -> str | None:
@@ -110,19 +119,12 @@ def paper_config_doc(paper: Paper) -> str | None:
     when it raises."""
     if paper.config_doc is None:
         return None
-    try:
-        return paper.config_doc()
-    except (Exception, SystemExit) as err:
-        _report(paper, "config reference", err)
-        return None
+    return _loaded(paper, "config reference", paper.config_doc)
 
 
 def _load_figures(paper: Paper) -> None:
-    try:
-        with deferred_signals():
-            paper.load_figures()
-    except (Exception, SystemExit) as err:
-        _report(paper, "figures", err)
+    _loaded(paper, "figures", paper.load_figures)
+    _FIGURES_OF.add(paper.name)
 
 
 def register(paper: Paper, *, replace: bool = False) -> Paper:
@@ -154,7 +156,6 @@ def _add(paper: Paper, replace: bool = False) -> Paper:
         PAPERS.update({n: PAPERS.pop(n) for n in list(PAPERS) if n != paper.name})
     if _FIGURES_OF:
         _load_figures(paper)
-        _FIGURES_OF.add(paper.name)
     return paper
 
 
@@ -181,7 +182,6 @@ def load_all_figures() -> None:
     later load theirs when they are registered."""
     for paper in papers().values():
         _load_figures(paper)
-        _FIGURES_OF.add(paper.name)
 
 
 def group_entry_points() -> list:
@@ -190,13 +190,12 @@ def group_entry_points() -> list:
     of each name, so the metadata folder of an older install left in a checkout (a
     ``*.egg-info`` found first when Python starts there) would hide the papers of the install
     that is really used."""
-    seen, out = set(), []
+    found: dict[tuple[str, str], object] = {}
     for dist in distributions():
         for ep in dist.entry_points:
-            if ep.group == ENTRY_POINT_GROUP and (ep.name, ep.value) not in seen:
-                seen.add((ep.name, ep.value))
-                out.append(ep)
-    return out
+            if ep.group == ENTRY_POINT_GROUP:
+                found.setdefault((ep.name, ep.value), ep)
+    return list(found.values())
 
 
 def load_entry_points() -> list[str]:

@@ -88,10 +88,8 @@ def write_entry(path: str | Path, key: Mapping[str, Any], *,
                 meta: Mapping[str, Any] | None = None) -> None:
     """Write an entry atomically (module docstring). Text columns of a table are stored as
     text (and read back with their dtype); ``ValueError`` for an array of Python objects."""
-    members: dict[str, np.ndarray] = {}
+    members = {f"a/{name}": _plain(name, a) for name, a in (arrays or {}).items()}
     layout: dict[str, list] = {}
-    for name, a in (arrays or {}).items():
-        members[f"a/{name}"] = _plain(name, a)
     for tname, df in (tables or {}).items():
         cols = []
         for i, col in enumerate(df.columns):
@@ -135,11 +133,9 @@ def read_entry(path: str | Path, key: Mapping[str, Any]) -> tuple[CacheEntry | N
             arrays = {n[2:]: np.array(z[n]) for n in names if n.startswith("a/")}
             tables = {}
             for tname, cols in (header.get("tables") or {}).items():
-                data = {}
-                for i, (cname, kind) in enumerate(cols):
-                    values = np.array(z[f"t/{tname}/{i}"])
-                    data[cname] = pd.Series(values, dtype=kind)
-                tables[tname] = pd.DataFrame(data)
+                tables[tname] = pd.DataFrame({cname: pd.Series(np.array(z[f"t/{tname}/{i}"]),
+                                                                dtype=kind)
+                                              for i, (cname, kind) in enumerate(cols)})
     except (OSError, ValueError, EOFError, KeyError, TypeError, zipfile.BadZipFile,
             UnicodeDecodeError) as e:
         return None, f"{p} is not a readable cache entry ({load_error(e)})"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib.abc
 import importlib.util
 import os
@@ -98,17 +99,11 @@ def _check(n: int) -> int:
 def current_threads() -> dict[str, int | None]:
     """The thread counts in force now: ``{"torch": ..., "blas": ...}`` (``blas`` is None when
     threadpoolctl finds no BLAS pool)."""
-    torch = _torch()
+    torch = _torch()  # first: its own pools are then among those threadpoolctl finds
+    from threadpoolctl import threadpool_info  # comes with scikit-learn
 
-    blas: int | None = None
-    try:
-        from threadpoolctl import threadpool_info
-
-        counts = [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
-        blas = max(counts) if counts else None
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        pass
-    return {"torch": torch.get_num_threads(), "blas": blas}
+    counts = [p["num_threads"] for p in threadpool_info() if p.get("user_api") == "blas"]
+    return {"torch": torch.get_num_threads(), "blas": max(counts) if counts else None}
 
 
 _LIMITER = None  # the process-wide threadpoolctl limiter set by set_threads
@@ -167,42 +162,33 @@ def set_threads(n: int) -> None:
     """Use ``n`` threads in torch and in the BLAS/OpenMP pools for the rest of the process
     (``n = 0``: leave them as they are). torch is not imported for this: when it is not yet,
     its count is set the moment it is."""
+    from threadpoolctl import threadpool_limits
+
     global _LIMITER
     if _check(n) == 0:
         return
     _torch_threads(n)
-    try:
-        from threadpoolctl import threadpool_limits
-
-        _LIMITER = threadpool_limits(limits=n)
-    except ImportError:  # pragma: no cover
-        pass
+    _LIMITER = threadpool_limits(limits=n)
 
 
 @contextlib.contextmanager
 def limit_threads(n: int) -> Iterator[None]:
     """Within the block, torch and BLAS use ``n`` threads, capped at the usable cores (0:
     unchanged); restored after."""
+    from threadpoolctl import threadpool_limits
+
     if _check(n) == 0:
         yield
         return
     n = capped_threads(n)
     torch = _torch()
-
     old = torch.get_num_threads()
     torch.set_num_threads(n)
     try:
-        try:
-            from threadpoolctl import threadpool_limits
-        except ImportError:  # pragma: no cover
-            yield
-            return
         with threadpool_limits(limits=n):
             yield
     finally:
         torch.set_num_threads(old)
-
-
 
 
 def add_threads_argument(parser: argparse.ArgumentParser) -> None:
@@ -224,14 +210,10 @@ def threads_from_args(args: argparse.Namespace, say=None) -> int:
     n = default_threads() if n is None else _check(n)
     cores = usable_cores()
     if n > cores and not getattr(args, "force_threads", False):
-        (say or _stderr)(f"threads: {n} capped at the {cores} usable cores (--force-threads "
-                         "starts them all)")
+        say = say or functools.partial(print, file=sys.stderr)
+        say(f"threads: {n} capped at the {cores} usable cores (--force-threads starts them all)")
         n = cores
     return n
-
-
-def _stderr(line: str) -> None:
-    print(line, file=sys.stderr)
 
 
 def set_threads_from_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:

@@ -25,10 +25,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import check_choice
 from .verdict import Verdict
 
 __all__ = ["CORRECTIONS", "Settlement", "Settled", "band", "band_verdict", "settle",
-           "settled_verdict", "candidates", "nearest_distance", "judge_band", "judge_settled",
+           "settled_verdict", "candidates", "nearest_distance", "scale_distance", "judge_band",
+           "judge_settled",
            "judged_sides",
            "NEAR_TOLERANCES"]
 
@@ -69,8 +71,7 @@ class Settlement:
     variable: str = "x"
 
     def __post_init__(self) -> None:
-        if self.form not in CORRECTIONS:
-            raise ValueError(f"form: must be one of {list(CORRECTIONS)} (got {self.form!r})")
+        check_choice("form", self.form, tuple(CORRECTIONS))
         if not self.derivation.strip():
             raise ValueError("derivation: a correction form needs its derivation")
 
@@ -133,24 +134,23 @@ def band_verdict(estimate: float | Sequence[float], value: float, tol: float, *,
         return Verdict("disagrees", (f"{meas} outside the band {band_text} ({side_text})",))
     alts = {k: float(a) for k, a in (alternatives or {}).items() if float(a) != float(value)}
     close = {k: a for k, a in alts.items() if _meets(lo, hi, band(a, tol, scale))}
-    if sides != "two":
-        open_side = {k: a for k, a in close.items()
-                     if (a < value if sides == "upper" else a > value)}
-        close = {k: a for k, a in close.items() if k not in open_side}
-    else:
-        open_side = {}
+    # on the open side of a one-sided band (below an upper bound, above a lower one)
+    open_side = {k: a for k, a in close.items()
+                 if sides != "two" and (a < value) == (sides == "upper")}
+    close = {k: a for k, a in close.items() if k not in open_side}
     if close:
-        names = ", ".join(f"{_g(a)} ({k})" for k, a in close.items())
         return Verdict("inconclusive", (f"{meas}: cannot distinguish {_g(value)} from "
-                                        f"{names}",))
+                                        f"{_named(close)}",))
     if not rng[0] <= m <= rng[1]:
         return Verdict("inconclusive", (f"{meas} outside the band {band_text} ({side_text}), "
                                         "its interval reaching it",))
-    note = ""
-    if open_side:
-        note = ("; one-sided: cannot tell it apart from " + ", ".join(
-            f"{_g(a)} ({k})" for k, a in open_side.items()))
+    note = f"; one-sided: cannot tell it apart from {_named(open_side)}" if open_side else ""
     return Verdict("agrees", (f"{meas} inside the band {band_text} ({side_text}){note}",))
+
+
+def _named(values: Mapping[str, float]) -> str:
+    """``"0.5 (slope 1/2), 1 (declared)"``: candidate values with their names."""
+    return ", ".join(f"{_g(a)} ({k})" for k, a in values.items())
 
 
 @dataclass(frozen=True)
@@ -204,24 +204,24 @@ def settle(x, local, form: str, nearest: float) -> Settled:
     xv, sv = xv[order], sv[order]
     allowed = SETTLE_FRACTION * nearest
     nan = math.nan
+    drift = float(abs(sv[-1] - sv[-2])) if xv.size >= 2 else nan
     if xv.size < 3:
-        drift = float(abs(sv[-1] - sv[-2])) if xv.size == 2 else nan
         return Settled(False, nan, nan, nan, drift, allowed, nearest, nan, tuple(sv),
                        tuple(xv))
-    drift = float(abs(sv[-1] - sv[-2]))
     a, b = _extrapolants(xv, sv, g)
     limit, err = float(a[-1]), float(abs(a[-1] - a[-2]))
     settled = bool(drift < allowed)
     at = float(xv[-1]) if settled else _settle_at(float(xv[-1]), float(xv[-1] / xv[-2]),
-                                                  limit, float(b[-1]), g, allowed)
+                                                  float(b[-1]), g, allowed)
     return Settled(settled, limit, limit - err, limit + err, drift, allowed, nearest, at,
                    tuple(float(v) for v in sv), tuple(float(v) for v in xv))
 
 
-def _settle_at(x_last: float, ratio: float, a: float, b: float, g: Callable,
-               allowed: float, max_steps: int = 1_000_000) -> float:
+def _settle_at(x_last: float, ratio: float, b: float, g: Callable, allowed: float,
+               max_steps: int = 1_000_000) -> float:
     """The first ladder position x_last·ratio^n at which a + b·g changes by less than
-    `allowed` over one step (the ladder's last ratio); NaN when none within `max_steps`."""
+    `allowed` over one step (the ladder's last ratio; the limit a does not change it); NaN
+    when none within `max_steps`."""
     if not (ratio > 1 and math.isfinite(b) and math.isfinite(allowed)):
         return math.nan
     lx, lr = math.log(x_last), math.log(ratio)
@@ -266,15 +266,23 @@ def settled_verdict(x, local, value: float, tol: float, form: str, *,
                                f"{st.allowed:.3g})",) + v.reasons)
 
 
+def scale_distance(value: float, other: float, scale: str = "shift") -> float:
+    """How far `other` lies from `value` on the axis of `scale`: |other − value| (``shift``)
+    or |ln(other/value)| (``factor``; ∞ for the opposite sign)."""
+    if scale == "factor":
+        return abs(math.log(other / value)) if other / value > 0 else math.inf
+    return abs(other - value)
+
+
 def nearest_distance(value: float, others, tol: float, scale: str = "shift") -> float:
     """The distance from `value` to the nearest of `others` (other values than itself), in the
     units of the value (for scale ``factor``: |value|·(ratio − 1) of the nearest ratio); the
     tolerance `tol` when there is none."""
     rest = [float(a) for a in others if float(a) != float(value)]
+    d = min((scale_distance(value, a, scale) for a in rest), default=math.inf)
     if scale == "factor":
-        logs = [abs(math.log(a / value)) for a in rest if a / value > 0]
-        return math.expm1(min(logs)) * abs(value) if logs else tol * abs(value)
-    return min((abs(a - value) for a in rest), default=tol)
+        return math.expm1(d) * abs(value) if math.isfinite(d) else tol * abs(value)
+    return d if rest else tol
 
 
 def candidates(name: str, declared: float, counterfactuals: Sequence) -> dict[str, float]:
@@ -287,18 +295,25 @@ def candidates(name: str, declared: float, counterfactuals: Sequence) -> dict[st
     return out
 
 
+def _declared(p, values: Mapping[str, float], counterfactuals: Sequence
+              ) -> tuple[float, float, str, dict[str, float]]:
+    """A declared prediction `p` as judged at `values`: its value, its band tolerance (the
+    threshold it names), its sides ([`judged_sides`][]) and its candidates."""
+    if not p.tolerance:
+        raise ValueError(f"tolerance: prediction {p.name} declares no band tolerance")
+    return (float(values[p.name]), float(values[p.tolerance]), judged_sides(p, values),
+            candidates(p.name, p.value, counterfactuals))
+
+
 def judge_band(prediction, estimate, values: Mapping[str, float],
                counterfactuals: Sequence = (), what: str = "measured") -> Verdict:
     """[`band_verdict`][] of a declared [`Prediction`][theorylab.core.claims.Prediction]:
     its value and its tolerance (the threshold it names) read from the judge's `values`, the
     alternatives from the declared `counterfactuals` (and the declared value, when a
     counterfactual is judged)."""
-    p = prediction
-    if not p.tolerance:
-        raise ValueError(f"tolerance: prediction {p.name} declares no band tolerance")
-    return band_verdict(estimate, float(values[p.name]), float(values[p.tolerance]),
-                        scale=p.scale, sides=judged_sides(p, values),
-                        alternatives=candidates(p.name, p.value, counterfactuals), what=what)
+    value, tol, sides, alts = _declared(prediction, values, counterfactuals)
+    return band_verdict(estimate, value, tol, scale=prediction.scale, sides=sides,
+                        alternatives=alts, what=what)
 
 
 def judged_sides(prediction, values: Mapping[str, float]) -> str:
@@ -320,13 +335,10 @@ def judge_settled(prediction, x, local, values: Mapping[str, float],
     p = prediction
     if p.settlement is None:
         raise ValueError(f"settlement: prediction {p.name} declares no correction form")
-    if not p.tolerance:
-        raise ValueError(f"tolerance: prediction {p.name} declares no band tolerance")
-    alts = candidates(p.name, p.value, counterfactuals)
-    tol = float(values[p.tolerance])
+    value, tol, sides, alts = _declared(p, values, counterfactuals)
     # the settlement rule is the declaration's: the drift against a third of the distance from
     # the declared value to its nearest counterfactual, whichever value is judged
-    return settled_verdict(x, local, float(values[p.name]), tol, p.settlement.form,
-                           scale=p.scale, sides=judged_sides(p, values), alternatives=alts,
-                           variable=p.settlement.variable, what=what,
-                           nearest=nearest_distance(p.value, alts.values(), tol, p.scale))
+    return settled_verdict(x, local, value, tol, p.settlement.form, scale=p.scale,
+                           sides=sides, alternatives=alts, variable=p.settlement.variable,
+                           what=what, nearest=nearest_distance(p.value, alts.values(), tol,
+                                                               p.scale))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..config import check_choice
 from ..cost import cpu_seconds
 from ..provenance import PROVENANCE_COLUMNS
 from .readings import (
@@ -32,8 +33,8 @@ from .readings import (
 from .robustness import IntervalMethod, Threshold, is_robust, sensitivity, threshold_values
 from .verdict import VERDICTS, Verdict
 
-__all__ = ["Claim", "ClaimResult", "VERDICTS", "KINDS", "DEVICES", "active_device",
-           "use_device", "lookup_claim", "markdown_table", "point_rows",
+__all__ = ["Claim", "ClaimResult", "KINDS", "DEVICES", "BRIEF_MAX", "HEADLINE_MAX",
+           "active_device", "use_device", "lookup_claim", "markdown_table", "point_rows",
            "point_tables", "point_table"]
 
 #: The devices a claim may run on (``check --device``; a claim lists its own in `devices`).
@@ -51,8 +52,7 @@ def active_device() -> str:
 def use_device(device: str):
     """Within the block, the claims that list `device` in their `devices` run on it
     (``ValueError("--device: ...")`` for a device not in [`DEVICES`][])."""
-    if device not in DEVICES:
-        raise ValueError(f"--device: must be one of {list(DEVICES)} (got {device!r})")
+    check_choice("--device", device, DEVICES)
     old = _DEVICE["device"]
     _DEVICE["device"] = device
     try:
@@ -167,8 +167,7 @@ class ClaimResult:
             self.judged_parts = self.judged_parts or self.verdict.judged
             self.reported_parts = self.reported_parts or self.verdict.reported
             self.verdict = self.verdict.verdict
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict: must be one of {list(VERDICTS)} (got {self.verdict!r})")
+        check_choice("verdict", self.verdict, VERDICTS)
         self.brief = " ".join(str(self.brief).split())
         if len(self.brief) > BRIEF_MAX:
             raise ValueError(f"brief: at most {BRIEF_MAX} characters (got {len(self.brief)}: "
@@ -179,12 +178,16 @@ class ClaimResult:
         characters when no brief was given."""
         if self.brief:
             return self.brief
-        text = "; ".join(f"{k}={_num(v)}" for k, v in self.headline.items())
-        return text if len(text) <= BRIEF_MAX else text[:BRIEF_MAX - 1].rstrip() + "…"
+        return cut("; ".join(f"{k}={_num(v)}" for k, v in self.headline.items()), BRIEF_MAX)
 
 
 def _num(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def cut(text: str, most: int) -> str:
+    """`text`, or its first ``most − 1`` characters and ``…`` when it is longer."""
+    return text if len(text) <= most else text[:most - 1].rstrip() + "…"
 
 
 @dataclass(frozen=True)
@@ -273,8 +276,7 @@ class Claim:
     def __post_init__(self) -> None:
         if self.label not in ("FOUND", "RECONSTRUCTED"):
             raise ValueError(f"label: must be FOUND or RECONSTRUCTED (got {self.label!r})")
-        if self.kind not in KINDS:
-            raise ValueError(f"kind: must be one of {list(KINDS)} (got {self.kind!r})")
+        check_choice("kind", self.kind, KINDS)
         names = [t.name for t in self.thresholds] + [p.name for p in self.predictions]
         if len(set(names)) != len(names):
             raise ValueError(f"thresholds: threshold and prediction names must be distinct "

@@ -24,7 +24,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ..config import check_choice
 from .bands import Settlement
+from .robustness import first_change
 from .verdict import Verdict
 
 __all__ = ["READING_SOURCES", "PREDICTION_SOURCES", "LEGACY_SOURCES", "SIDES", "SCALES",
@@ -91,9 +93,7 @@ class Reading:
         if not isinstance(self.value, _VALUE_TYPES):
             raise ValueError(f"value: a reading's value must be a number, string or bool "
                              f"(got {type(self.value).__name__})")
-        if self.source not in READING_SOURCES:
-            raise ValueError(f"source: must be one of {list(READING_SOURCES)} "
-                             f"(got {self.source!r})")
+        check_choice("source", self.source, READING_SOURCES)
         if not self.label:
             raise ValueError("label: a reading needs a label")
 
@@ -192,22 +192,19 @@ class Prediction:
     legacy_source: str = field(default="", init=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.scale not in SCALES:
-            raise ValueError(f"scale: must be one of {list(SCALES)} (got {self.scale!r})")
+        check_choice("scale", self.scale, SCALES)
         if self.source in LEGACY_SOURCES:  # older declarations: mapped, flagged by the referee
             object.__setattr__(self, "legacy_source", self.source)
             object.__setattr__(self, "source", LEGACY_SOURCES[self.source])
-        elif self.source not in PREDICTION_SOURCES:
-            raise ValueError(f"source: must be one of {list(PREDICTION_SOURCES)} "
-                             f"(got {self.source!r})")
+        else:
+            check_choice("source", self.source, PREDICTION_SOURCES)
         if not math.isfinite(self.value) or (self.scale == "factor" and self.value == 0):
             raise ValueError(f"value: prediction {self.name} must be finite"
                              + (" and non-zero (scale factor)" if self.scale == "factor" else "")
                              + f" (got {self.value!r})")
         if not self.meaning:
             raise ValueError(f"meaning: prediction {self.name} needs a meaning")
-        if self.sides not in SIDES:
-            raise ValueError(f"sides: must be one of {list(SIDES)} (got {self.sides!r})")
+        check_choice("sides", self.sides, SIDES)
         if self.legacy_source:
             return
         if self.source == "paper" and not (self.quote.strip() and self.section.strip()):
@@ -283,27 +280,6 @@ def _changed(p: Prediction, step: float, up: bool) -> float:
     return p.value + step if up else p.value - step
 
 
-def _first_flip(flips: Callable[[float], bool], lo: float, hi: float, grid: int,
-                iters: int) -> float:
-    """The smallest step in [lo, hi] (geometric scan of `grid` points, then `iters`
-    bisections) at which `flips` holds; NaN when none on the scan."""
-    ratio = (hi / lo) ** (1.0 / (grid - 1))
-    prev = 0.0
-    for k in range(grid):
-        s = lo * ratio ** k
-        if flips(s):
-            a, b = prev, s  # a keeps the base verdict (0: the declared value), b flips
-            for _ in range(iters):
-                mid = math.sqrt(a * b) if a > 0 else b / 2
-                if flips(mid):
-                    b = mid
-                else:
-                    a = mid
-            return b
-        prev = s
-    return math.nan
-
-
 def resolution(judge: Judge, tables: Mapping[str, pd.DataFrame], values: Mapping[str, float],
                predictions: Sequence[Prediction], *, smallest: float = 1e-4,
                largest: float = 100.0, grid: int = 36, iters: int = 24) -> pd.DataFrame:
@@ -323,6 +299,7 @@ def resolution(judge: Judge, tables: Mapping[str, pd.DataFrame], values: Mapping
     ``none within ×101`` or ``none within ±100``)."""
     base = judge(tables, values).verdict
     want_disagree = base != "disagrees"
+    ratio = (largest / smallest) ** (1.0 / (grid - 1))
     rows = []
     for p in predictions:
         row = {"prediction": p.name, "value": p.value, "scale": p.scale, "meaning": p.meaning,
@@ -332,7 +309,7 @@ def resolution(judge: Judge, tables: Mapping[str, pd.DataFrame], values: Mapping
             def flips(s: float, up=up, p=p) -> bool:
                 v = judge(tables, {**values, p.name: _changed(p, s, up)}).verdict
                 return (v == "disagrees") == want_disagree
-            s = _first_flip(flips, smallest, largest, grid, iters)
+            s = first_change(flips, (smallest * ratio ** k for k in range(grid)), 0.0, iters)
             row[f"value_{key}"] = _changed(p, s, up) if math.isfinite(s) else math.nan
             row[f"change_{key}"] = _change_text(p, s, up)
         rows.append(row)

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .bands import NEAR_TOLERANCES
+from .bands import NEAR_TOLERANCES, scale_distance
 from .readings import Counterfactual, Prediction
 
 __all__ = ["SEPARATION_COLUMNS", "open_side", "wrong_sides", "near_counterfactuals",
@@ -43,19 +43,13 @@ __all__ = ["SEPARATION_COLUMNS", "open_side", "wrong_sides", "near_counterfactua
 SEPARATION_COLUMNS = ["prediction", "side", "counterfactual", "cf_value", "distance", "near",
                       "resolution", "weak", "declared_weak", "status"]
 
+_PLAIN_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
 _TAGS = re.compile(r"FOUND-2nd|FOUND|RECONSTRUCTED|DERIVED|UNCERTAIN|NOT read")
 
 
-def _distance(p: Prediction, a: float) -> float:
-    """How far `a` lies from the prediction, in the units of its tolerance's axis: |a − v|
-    (shift) or |ln(a/v)| (factor; ∞ for the opposite sign)."""
-    if p.scale == "factor":
-        return abs(math.log(a / p.value)) if a / p.value > 0 else math.inf
-    return abs(a - p.value)
-
-
 def _width(p: Prediction, tol: float) -> float:
-    """The band's half-width on the same axis as [`_distance`][]."""
+    """The band's half-width on the axis of
+    [`scale_distance`][theorylab.core.claims.bands.scale_distance]."""
     return math.log1p(tol) if p.scale == "factor" else tol
 
 
@@ -95,7 +89,7 @@ def near_counterfactuals(p: Prediction, counterfactuals: Sequence[Counterfactual
         if p.name not in cf.values or float(cf.values[p.name]) == p.value:
             continue
         a = float(cf.values[p.name])
-        side, d = _side(p, a), _distance(p, a)
+        side, d = _side(p, a), scale_distance(p.value, a, p.scale)
         if out[side] is None or d < out[side]["distance"]:
             out[side] = {"counterfactual": cf.name, "value": a, "distance": d,
                          "near": d <= NEAR_TOLERANCES * _width(p, tol) * (1 + 1e-12)}
@@ -119,7 +113,7 @@ def separation(predictions: Sequence[Prediction], counterfactuals: Sequence[Coun
         tol = float(values[p.tolerance]) if p.tolerance in values else math.nan
         near = near_counterfactuals(p, counterfactuals, tol)
         r = res.get(p.name)
-        for side in ("below", "above"):
+        for side, col in (("below", "value_down"), ("above", "value_up")):
             cf = near[side]
             row = {"prediction": p.name, "side": side, "counterfactual": "",
                    "cf_value": math.nan, "distance": math.nan, "near": False,
@@ -128,9 +122,9 @@ def separation(predictions: Sequence[Prediction], counterfactuals: Sequence[Coun
             if cf is not None:
                 row.update(counterfactual=cf["counterfactual"], cf_value=cf["value"],
                            distance=cf["distance"], near=bool(cf["near"]))
-            col = "value_down" if side == "below" else "value_up"
             flip = math.nan if r is None else float(getattr(r, col))
-            row["resolution"] = _distance(p, flip) if math.isfinite(flip) else math.nan
+            row["resolution"] = (scale_distance(p.value, flip, p.scale) if math.isfinite(flip)
+                                 else math.nan)
             if p.direction and side not in wrong_sides(p):
                 row["status"] = ("a tighter bound: a stronger statement the direction sentence "
                                  "leaves open, not a wrong reading of it")
@@ -182,9 +176,7 @@ def weak_lines(predictions: Sequence[Prediction], table: pd.DataFrame) -> list[s
 
 def _norm(text: str) -> str:
     """Whitespace folded and typographic quotes made plain, for a verbatim comparison."""
-    for a, b in (("“", '"'), ("”", '"'), ("‘", "'"), ("’", "'")):
-        text = text.replace(a, b)
-    return " ".join(text.split())
+    return " ".join(text.translate(_PLAIN_QUOTES).split())
 
 
 def _sections(notes: str) -> list[tuple[str, str]]:
@@ -229,11 +221,8 @@ def quote_problem(notes: str, quote: str, section: str) -> str:
 def settings_mismatches(declared: dict, used: dict) -> list[str]:
     """The settings a run `used` that differ from the `declared` ones (a page must state what
     the code used): one line each, ``"name: page says X, the run used Y"``."""
-    out = []
-    for k in declared:
-        if k in used and str(used[k]) != str(declared[k]):
-            out.append(f"{k}: page says {declared[k]}, the run used {used[k]}")
-    return out
+    return [f"{k}: page says {declared[k]}, the run used {used[k]}" for k in declared
+            if k in used and str(used[k]) != str(declared[k])]
 
 
 def _same(a: str, b) -> bool:
@@ -268,7 +257,7 @@ def referee_problems(claim, notes: str | None = None, res=None) -> list[str]:
     differ from the declared ones."""
     key = claim.key
     out = []
-    thresholds = {t.name for t in claim.thresholds}
+    tolerances = {t.name: t.value for t in claim.thresholds}
     if claim.kind == "theorem check" and not any(p.source == "paper"
                                                  for p in claim.predictions):
         out.append(f"{key}: a theorem check that judges no paper sentence (declare its paper "
@@ -296,9 +285,8 @@ def referee_problems(claim, notes: str | None = None, res=None) -> list[str]:
         if not p.tolerance:
             out.append(f"{who}: no band tolerance declared (a declared threshold, two-sided "
                        "unless the paper's sentence is one-sided)")
-        elif p.tolerance in thresholds:
-            tol = next(t.value for t in claim.thresholds if t.name == p.tolerance)
-            near = near_counterfactuals(p, claim.counterfactuals, tol)
+        elif p.tolerance in tolerances:
+            near = near_counterfactuals(p, claim.counterfactuals, tolerances[p.tolerance])
             for side in wrong_sides(p):
                 cf = near[side]
                 if cf is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 from theorylab.core import atomic_io as _io
@@ -10,8 +11,10 @@ from theorylab.core.markdown import escape_stray_stars, typeset_formulas
 from theorylab.core.provenance import code_line, provenance_line
 from theorylab.core.provenance import provenance as _provenance
 
-from .claim import HEADLINE_MAX, KINDS, Claim, ClaimResult, markdown_table
+from .claim import HEADLINE_MAX, KINDS, Claim, ClaimResult, _fmt, cut, markdown_table
 from .readings import can_fail_cell, reading_dependent, readings_cell, rejected_count
+from .referee import separation, settings_mismatches, weak_lines
+from .robustness import judged_rows
 
 __all__ = ["KIND_MEANING", "fragile_thresholds", "headline_cell", "marks",
            "prediction_line", "reading_folder", "render_markdown", "render_readings",
@@ -67,7 +70,7 @@ def render_markdown(claim: Claim, res: ClaimResult, figure_name: str | None = No
         "",
         "| quantity | value |",
         "|---|---|",
-        *[f"| {k} | {_short(v)} |" for k, v in res.headline.items()],
+        *[f"| {k} | {_fmt(v)} |" for k, v in res.headline.items()],
         "",
         "## Table",
         "",
@@ -123,11 +126,9 @@ def sources_cell(claim: Claim) -> str:
     preds = getattr(claim, "predictions", ())  # a claim-like object may declare none
     quotes = [p.quote for p in preds if p.source == "paper" and p.quote]
     if quotes:
-        q = " ".join(quotes[0].split())
-        q = q if len(q) <= QUOTE_MAX else q[:QUOTE_MAX - 1].rstrip() + "…"
+        q = cut(" ".join(quotes[0].split()), QUOTE_MAX)
         return f"paper: “{q}”" + (f" (+{len(quotes) - 1})" if len(quotes) > 1 else "")
-    kinds = list(dict.fromkeys(p.source for p in preds))
-    return ", ".join(kinds) if kinds else "–"
+    return ", ".join(dict.fromkeys(p.source for p in preds)) or "–"
 
 
 def render_sources(claim: Claim, res: ClaimResult) -> list[str]:
@@ -142,8 +143,6 @@ def render_sources(claim: Claim, res: ClaimResult) -> list[str]:
     if settings:
         lines.append("- **Settings (from the code):** " + "; ".join(
             f"{k} = {v}" for k, v in settings.items()))
-        from .referee import settings_mismatches
-
         bad = settings_mismatches(claim.settings, res.settings)
         if bad:
             lines.append("- **Settings that differ from the declared ones:** " + "; ".join(bad))
@@ -156,8 +155,6 @@ def render_separation(claim: Claim, res: ClaimResult) -> list[str]:
     """The page's section on each prediction's resolution against its nearest counterfactual
     on each side ([`separation`][theorylab.core.claims.referee.separation]), with one line per
     WEAK side."""
-    from .referee import separation, weak_lines
-
     if not claim.predictions or res.resolution is None:
         return []
     table = separation(claim.predictions, claim.counterfactuals, claim.values(),
@@ -235,8 +232,7 @@ def marks(claim: Claim, res: ClaimResult) -> str:
     dep = reading_dependent(res.readings)
     if dep:
         out.append(f"READING-DEPENDENT ({', '.join(dep)})")
-    cell = can_fail_cell(claim.kind, res.verdict, res.counterfactuals)
-    if cell.startswith("NO"):
+    if can_fail_cell(claim.kind, res.verdict, res.counterfactuals).startswith("NO"):
         out.append("CANNOT FAIL")
     return "".join(m + ": " for m in out)
 
@@ -245,17 +241,13 @@ def headline_cell(claim: Claim, res: ClaimResult) -> str:
     """The summary's headline: the [`marks`][] then the result's brief, at most
     [`HEADLINE_MAX`][theorylab.core.claims.claim.HEADLINE_MAX] characters (the page holds
     every number)."""
-    text = marks(claim, res) + res.short()
-    return text if len(text) <= HEADLINE_MAX else text[:HEADLINE_MAX - 1].rstrip() + "…"
+    return cut(marks(claim, res) + res.short(), HEADLINE_MAX)
 
 
 def fragile_thresholds(res: ClaimResult) -> list[str]:
     """The judged thresholds whose ×0.5 or ×2 changes the verdict."""
-    s = res.sensitivity
-    if s is None or len(s) == 0:
-        return []
-    j = s[s.judged.astype(bool)]
-    return list(j[~j.robust.astype(bool)].threshold)
+    judged = judged_rows(res.sensitivity)
+    return list(judged[~judged.robust.astype(bool)].threshold)
 
 
 def robust_cell(res: ClaimResult) -> str:
@@ -268,8 +260,6 @@ def robust_cell(res: ClaimResult) -> str:
 
 
 def _flip_text(x) -> str:
-    from .claim import _fmt
-
     return "none within ×100" if not isinstance(x, (int, float)) or x != x else _fmt(x)
 
 
@@ -304,14 +294,8 @@ def render_robustness(claim: Claim, res: ClaimResult) -> list[str]:
             cells = [f"`{row.verdict_half}`", f"`{row.verdict_double}`",
                      _flip_text(row.flip_below), _flip_text(row.flip_above)]
         free = [str(x).replace("|", "\\|") for x in (t.source, t.reason, t.role or "–")]
-        lines.append(f"| {t.name} | {_short(t.value)} | " + " | ".join(free + cells) + " |")
+        lines.append(f"| {t.name} | {_fmt(t.value)} | " + " | ".join(free + cells) + " |")
     return lines + [""]
-
-
-def _short(v) -> str:
-    from .claim import _fmt
-
-    return _fmt(v)
 
 
 def write_result(claim: Claim, res: ClaimResult, out: str | Path, figures: bool = True,
@@ -320,10 +304,8 @@ def write_result(claim: Claim, res: ClaimResult, out: str | Path, figures: bool 
     [`render_markdown`][]."""
     out = Path(out)
     _io.write_csv(out / f"{claim.id}.csv", res.table)
-    for name, df in res.extra.items():
-        _io.write_csv(out / f"{claim.id}-{name}.csv", df)
-    for name in ("sensitivity", "counterfactuals", "resolution", "readings"):
-        df = getattr(res, name)
+    made_from_verdict = ("sensitivity", "counterfactuals", "resolution", "readings")
+    for name, df in [*res.extra.items(), *((n, getattr(res, n)) for n in made_from_verdict)]:
         if df is not None:
             _io.write_csv(out / f"{claim.id}-{name}.csv", df)
     for (choice, value), vres in res.variant_results.items():
@@ -357,6 +339,4 @@ def reading_folder(out: str | Path, claim_id: str, choice: str, value) -> Path:
 def _slug(x) -> str:
     """A file-name-safe form of a reading's value (``0.5`` → ``0.5``, ``"sqrt(d)"`` →
     ``sqrt_d``)."""
-    import re
-
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", str(x)).strip("_") or "x"

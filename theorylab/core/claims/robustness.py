@@ -22,12 +22,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..config import check_choice
 from .verdict import Verdict
 
 __all__ = ["SOURCES", "Threshold", "threshold_values", "Premise", "premises_verdict",
-           "sensitivity", "is_robust", "t_interval", "log_t_interval", "bootstrap_interval",
-           "wilson_interval", "format_interval", "SENSITIVITY_FACTORS", "INTERVAL_METHODS",
-           "FEW_SEEDS", "IntervalMethod", "interval_coverage", "calibrated_level"]
+           "sensitivity", "is_robust", "judged_rows", "t_interval", "log_t_interval",
+           "bootstrap_interval", "wilson_interval", "format_interval", "SENSITIVITY_FACTORS",
+           "INTERVAL_METHODS", "FEW_SEEDS", "IntervalMethod", "interval_coverage",
+           "calibrated_level", "first_change"]
 
 #: Where a threshold comes from. ``derived bound``: a bound on what the measurement neglects
 #: (rounding, a sampling error, dropped terms of a derivation). ``paper convention``: the paper
@@ -63,8 +65,7 @@ class Threshold:
     judged: bool = True
 
     def __post_init__(self) -> None:
-        if self.source not in SOURCES:
-            raise ValueError(f"source: must be one of {list(SOURCES)} (got {self.source!r})")
+        check_choice("source", self.source, SOURCES)
         if not (math.isfinite(self.value) and self.value != 0):
             raise ValueError(f"value: must be finite and non-zero (got {self.value!r})")
         if not self.reason:
@@ -107,25 +108,34 @@ def _verdict_at(judge, tables, values, name, x) -> str:
     return judge(tables, {**values, name: x}).verdict
 
 
+def first_change(changes: Callable[[float], bool], points, start: float,
+                 iters: int) -> float:
+    """The first of `points` (a geometric scan moving away from `start`) at which `changes`
+    holds, located by `iters` geometric bisections between it and the point before it
+    (`start` before the first; from 0, halving); NaN when it holds at none."""
+    prev = start
+    for x in points:
+        if changes(x):
+            lo, hi = prev, x  # lo keeps the base verdict, hi does not
+            for _ in range(iters):
+                mid = math.copysign(math.sqrt(lo * hi), hi) if lo else hi / 2  # same sign
+                if changes(mid):
+                    hi = mid
+                else:
+                    lo = mid
+            return hi
+        prev = x
+    return math.nan
+
+
 def _flip(judge, tables, values, th: Threshold, base: str, up: bool, span: float,
           grid: int, iters: int) -> float:
     """The value nearest to ``th.value`` on one side (``up``: larger magnitude) at which the
     verdict differs from ``base``; NaN when none within a factor ``span``."""
     ratio = span ** (1.0 / grid)
-    prev = th.value
-    for k in range(1, grid + 1):
-        x = th.value * (ratio ** k if up else ratio ** -k)
-        if _verdict_at(judge, tables, values, th.name, x) != base:
-            lo, hi = prev, x  # lo keeps the base verdict, hi does not
-            for _ in range(iters):
-                mid = math.copysign(math.sqrt(lo * hi), lo)  # geometric midpoint, same sign
-                if _verdict_at(judge, tables, values, th.name, mid) == base:
-                    lo = mid
-                else:
-                    hi = mid
-            return hi
-        prev = x
-    return math.nan
+    points = (th.value * (ratio ** k if up else ratio ** -k) for k in range(1, grid + 1))
+    return first_change(lambda x: _verdict_at(judge, tables, values, th.name, x) != base,
+                        points, th.value, iters)
 
 
 def sensitivity(judge: Callable[[Mapping[str, pd.DataFrame], Mapping[str, float]], Verdict],
@@ -153,10 +163,8 @@ def sensitivity(judge: Callable[[Mapping[str, pd.DataFrame], Mapping[str, float]
             at = {c: _verdict_at(judge, tables, values, th.name, th.value * f)
                   for c, f in SENSITIVITY_FACTORS.items()}
             row.update(at)
-            row["flip_below"] = _flip(judge, tables, values, th, base, False, span, grid,
-                                      iters)
-            row["flip_above"] = _flip(judge, tables, values, th, base, True, span, grid,
-                                      iters)
+            for col, up in (("flip_below", False), ("flip_above", True)):
+                row[col] = _flip(judge, tables, values, th, base, up, span, grid, iters)
             row["robust"] = all(v == base for v in at.values())
         else:
             row.update({c: "rerun" for c in SENSITIVITY_FACTORS})
@@ -171,12 +179,16 @@ def sensitivity(judge: Callable[[Mapping[str, pd.DataFrame], Mapping[str, float]
 def is_robust(sens: pd.DataFrame | None) -> bool | None:
     """True when the verdict survives ×0.5 and ×2 of every judged threshold, False when some
     factor flips it, None when there is no judged threshold."""
+    judged = judged_rows(sens)
+    return None if len(judged) == 0 else bool(judged.robust.astype(bool).all())
+
+
+def judged_rows(sens: pd.DataFrame | None) -> pd.DataFrame:
+    """The rows of a [`sensitivity`][] table whose threshold the judge reads (none without a
+    table)."""
     if sens is None or len(sens) == 0:
-        return None
-    judged = sens[sens.judged.astype(bool)]
-    if len(judged) == 0:
-        return None
-    return bool(judged.robust.astype(bool).all())
+        return pd.DataFrame(columns=["threshold", "judged", "robust"])
+    return sens[sens.judged.astype(bool)]
 
 
 def t_interval(x, level: float = 0.95) -> tuple[float, float, float]:
@@ -184,23 +196,25 @@ def t_interval(x, level: float = 0.95) -> tuple[float, float, float]:
     (bounds NaN with fewer than 2 values; a zero spread gives a zero-width interval)."""
     from scipy import stats
 
-    v = np.asarray(x, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return math.nan, math.nan, math.nan
-    m = float(v.mean())
+    v = _finite(x)
+    m = float(v.mean()) if v.size else math.nan
     if v.size < 2:
         return m, math.nan, math.nan
     half = float(stats.t.ppf(0.5 + level / 2, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size))
     return m, m - half, m + half
 
 
+def _finite(x) -> np.ndarray:
+    """The finite values of `x`, as float64."""
+    v = np.asarray(x, dtype=np.float64)
+    return v[np.isfinite(v)]
+
+
 def log_t_interval(x, level: float = 0.95) -> tuple[float, float, float]:
     """(geometric mean, lower, upper): [`t_interval`][] of log x, mapped back (for positive
     quantities such as a sample size; non-positive or infinite values are dropped)."""
-    v = np.asarray(x, dtype=np.float64)
-    v = v[np.isfinite(v) & (v > 0)]
-    m, lo, hi = t_interval(np.log(v), level) if v.size else (math.nan,) * 3
+    v = _finite(x)
+    m, lo, hi = t_interval(np.log(v[v > 0]), level)
     return tuple(math.exp(t) if math.isfinite(t) else math.nan for t in (m, lo, hi))
 
 
@@ -208,11 +222,8 @@ def bootstrap_interval(x, stat: Callable = np.mean, level: float = 0.95, n_boot:
                        seed: int = 0) -> tuple[float, float, float]:
     """(stat, lower, upper): percentile bootstrap interval of `stat` over the finite values of
     `x` (`n_boot` resamples, seeded: the same input gives the same interval)."""
-    v = np.asarray(x, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return math.nan, math.nan, math.nan
-    s = float(stat(v))
+    v = _finite(x)
+    s = float(stat(v)) if v.size else math.nan
     if v.size < 2:
         return s, math.nan, math.nan
     rng = np.random.default_rng(seed)
@@ -279,9 +290,7 @@ class IntervalMethod:
     calibration: str = ""
 
     def __post_init__(self) -> None:
-        if self.method not in INTERVAL_METHODS:
-            raise ValueError(f"method: must be one of {list(INTERVAL_METHODS)} "
-                             f"(got {self.method!r})")
+        check_choice("method", self.method, INTERVAL_METHODS)
         if not 0 < self.level < 1:
             raise ValueError(f"level: must lie in (0, 1) (got {self.level!r})")
         if self.seeds < 0 or (self.method not in ("exact", "extrapolation")

@@ -82,15 +82,12 @@ def run_checks(claims: Mapping[str, Claim], keys: Sequence[str] | None = None, *
                          "headline": headline_cell(claim, res),
                          "error": ""})
         except MissingDataError as err:  # not an error: this machine lacks the claim's data
-            rows.append({**base, "verdict": "skipped", "robust?": "–", "readings": "–",
-                         "can fail?": "–", "runtime_s": time.perf_counter() - t0,
-                         "headline": err.reason, "error": ""})
+            rows.append({**base, **_no_result("skipped", t0), "headline": err.reason})
         except Exception as err:  # report and go on: one failing claim must not hide the others
             if is_disk_full(err):  # but a full disk stops every claim: the command ends
                 raise
-            rows.append({**base, "verdict": "error", "robust?": "–", "readings": "–",
-                         "can fail?": "–", "runtime_s": time.perf_counter() - t0,
-                         "headline": "", "error": f"{type(err).__name__}: {err}"})
+            rows.append({**base, **_no_result("error", t0),
+                         "error": f"{type(err).__name__}: {err}"})
             if isinstance(err, DataFileError):  # a damaged data file: its one line says all
                 print(f"error: {key}: {err}", file=sys.stderr)
             else:
@@ -107,6 +104,13 @@ def run_checks(claims: Mapping[str, Claim], keys: Sequence[str] | None = None, *
             _io.atomic_write_text(folder / "summary.md",
                                   summary_markdown(part, title, mode, made, kept))
     return summary
+
+
+def _no_result(verdict: str, t0: float) -> dict:
+    """The summary cells of a claim that gave no result (``skipped`` or ``error``) after
+    running since `t0`."""
+    return {"verdict": verdict, "robust?": "–", "readings": "–", "can fail?": "–",
+            "runtime_s": time.perf_counter() - t0, "headline": "", "error": ""}
 
 
 def _by_kind(summary: pd.DataFrame, order: Sequence[str]) -> pd.DataFrame:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..config import check_choice
+
 __all__ = ["VERDICTS", "Verdict", "Reported", "MIN_FIT_POINTS", "strictly_increasing", "loglog_fit",
            "ladder_threshold", "combine", "premise_failed"]
 
@@ -47,8 +49,7 @@ class Verdict:
     reported: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict: must be one of {list(VERDICTS)} (got {self.verdict!r})")
+        check_choice("verdict", self.verdict, VERDICTS)
         both = set(self.judged) & set(self.reported)
         if both:
             raise ValueError(f"reported: parts {sorted(both)} are both judged and reported only")
@@ -140,7 +141,6 @@ def combine(parts: list[Verdict | Reported]) -> Verdict:
     kinds = [p.verdict for p in verdicts]
     if not kinds:
         return Verdict("inconclusive", reasons or ("no part was judged",), judged, reported)
-    for v in ("disagrees", "inconclusive", "partial", "agrees-in-regime"):
-        if v in kinds:
-            return Verdict(v, reasons, judged, reported)
-    return Verdict("agrees", reasons, judged, reported)
+    first = next((v for v in ("disagrees", "inconclusive", "partial", "agrees-in-regime")
+                  if v in kinds), "agrees")
+    return Verdict(first, reasons, judged, reported)
