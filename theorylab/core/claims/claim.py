@@ -35,7 +35,7 @@ from .verdict import VERDICTS, Verdict
 
 __all__ = ["Claim", "ClaimResult", "KINDS", "DEVICES", "BRIEF_MAX", "HEADLINE_MAX",
            "active_device", "use_device", "lookup_claim", "markdown_table", "point_rows",
-           "point_tables", "point_table"]
+           "point_tables", "point_table", "DECLARED_NAMES", "declared"]
 
 #: The devices a claim may run on (``check --device``; a claim lists its own in `devices`).
 DEVICES = ("cpu", "cuda")
@@ -394,6 +394,19 @@ def point_tables(function: str, calls) -> list[pd.DataFrame]:
 def point_table(function: str, calls) -> pd.DataFrame:
     """[`point_tables`][] stacked in order into one table."""
     return pd.concat(point_tables(function, calls), ignore_index=True)
+
+
+#: The names under which a claim module declares parts of its claim (the field: the name in
+#: lower case).
+DECLARED_NAMES = ("run", "judge", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS")
+
+
+def declared(namespace, paper: str) -> dict:
+    """`paper` and the fields of a [`Claim`][] that a claim module declares under
+    [`DECLARED_NAMES`][] (those its ``globals()`` `namespace` defines), as keywords:
+    ``Claim(**declared(globals(), PAPER_NAME), id=..., ...)``."""
+    return {"paper": paper, **{n.lower(): namespace[n] for n in DECLARED_NAMES
+                               if n in namespace}}
 
 
 def lookup_claim(claims: dict[str, Claim], claim_id: str) -> Claim:

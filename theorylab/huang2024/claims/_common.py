@@ -1,6 +1,6 @@
-"""What the huang2024 claims share beyond the MAE runs: the fields a claim module declares by
-name, a table written out per group, a verdict's reasons under a label, the masked-keys reading
-in words, and the formats of an interval and of a value per rung."""
+"""What the huang2024 claims share beyond the MAE runs: a table written out per group, a
+verdict's reasons under a label, the masked-keys reading in words, and the formats of an
+interval and of a value per rung."""
 
 from __future__ import annotations
 
@@ -8,19 +8,7 @@ import pandas as pd
 
 from theorylab.core.claims.verdict import Verdict
 
-from ..config import PAPER_NAME
-
-__all__ = ["declared", "per_group", "labelled", "keys", "interval", "slashed"]
-
-#: the names under which a claim module declares the fields of its claim (field = name.lower()).
-_NAMED = ("run", "judge", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS")
-
-
-def declared(namespace: dict) -> dict:
-    """This paper and the claim fields a module of this paper names by convention (``run``,
-    ``judge``, ``THRESHOLDS``, …: those its ``globals()`` `namespace` defines), as keywords."""
-    return {"paper": PAPER_NAME, **{n.lower(): namespace[n] for n in _NAMED if n in namespace}}
-
+__all__ = ["per_group", "labelled", "keys", "interval", "slashed"]
 
 def per_group(t: pd.DataFrame, item, by="family", head=str, *, series: bool = False) -> str:
     """``head(key): item(row), item(row), …`` per group of `t` by `by` (in order of

@@ -30,10 +30,11 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..predictions.asymptotics import law_corrected_slopes
 from ..predictions.rates import ZMoments, local_query_leading, phase_one_boundary
 from ..setups import FAMILIES, GAMMA, Z_LAWS, boundary_rung, family_sizes, first_step
-from ._common import declared, keys, labelled, per_group
+from ._common import keys, labelled, per_group
 from ._mae import ladder_decades, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "rate_ladder",
@@ -251,7 +252,7 @@ def run(quick: bool) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="lemma5.1",
     figsize=(6.0, 4.0),
     title="Lemma 5.1's rates at initialisation, our law (the global pull grows as P^Δ)",

@@ -56,6 +56,7 @@ from theorylab.core.claims.bands import band
 from theorylab.core.claims.verdict import Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..data import information_gap
 from ..engines import make_engine
 from ..predictions import (
@@ -66,7 +67,7 @@ from ..predictions import (
     z_moments,
 )
 from ..setups import GAMMA, mae_config
-from ._common import declared, keys, per_group
+from ._common import keys, per_group
 
 __all__ = ["CLAIM", "PREDICTIONS", "COUNTERFACTUALS", "RATIO_TOL", "RATIO_MIN_P", "ENGINE_TOL",
            "EXACT_TOL", "NOTES_SIGNS", "THRESHOLDS", "judge", "verdict_exact", "verdict_signs",
@@ -458,7 +459,7 @@ def run(quick: bool) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="lemma5.1-rates",
     kind="derivation check",
     title="Lemma 5.1's rates (FP-correlation gradients at initialisation, derived and measured)",

@@ -59,6 +59,7 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
+from ..config import PAPER_NAME
 from ..realvit import (
     ARM_VIEWS,
     CONTROLS,
@@ -72,7 +73,6 @@ from ..realvit import (
     oriented_differences,
     uniform_distance,
 )
-from ._common import declared
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "VARIANTS",
            "INIT_READINGS", "HALVES", "PAIRINGS", "SPLIT_TOL", "MIN_FOCUS", "MAX_LOSS_RATIO",
@@ -521,7 +521,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="realvit-diversity",
     kind="theorem check",
     figsize=(16.0, 11.0),

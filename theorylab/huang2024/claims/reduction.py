@@ -25,6 +25,7 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 
+from ..config import PAPER_NAME
 from ..phases import read_phases
 from ..setups import (
     COUNT_NODES,
@@ -34,7 +35,7 @@ from ..setups import (
     mae_config,
     mae_run,
 )
-from ._common import declared, keys
+from ._common import keys
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "engine_rows",
            "quadrature_rows"]
@@ -201,7 +202,7 @@ def run(quick: bool) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="phases-reduction",
     title="The reduced population dynamics against the exact engine (Theorems 4.1–4.2's runs)",
     label="RECONSTRUCTED",

@@ -27,8 +27,9 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine, strictly_increasing
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..setups import EPS_REL, mae_config, rung_summary
-from ._common import declared, labelled, per_group
+from ._common import labelled, per_group
 from ._mae import (
     VARIANTS,
     ladder_decades,
@@ -240,7 +241,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm4.1",
     figsize=(6.0, 4.0),
     title="Theorem 4.1 (MAE training converges)",

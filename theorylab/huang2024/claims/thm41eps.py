@@ -28,8 +28,9 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..setups import EPS_REL
-from ._common import declared, labelled, per_group
+from ._common import labelled, per_group
 from ._mae import VARIANTS, measure, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "tail_slopes"]
@@ -150,7 +151,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm4.1-eps",
     figsize=(6.0, 4.0),
     title="Theorem 4.1's ε, our law (T* ∝ 1/ε at fixed P)",

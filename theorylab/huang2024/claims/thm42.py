@@ -29,8 +29,9 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..setups import EPS_REL, FAMILIES
-from ._common import declared, labelled
+from ._common import labelled
 from ._mae import VARIANTS, ladder_premises, mae_settings, measure, readings_text, slope_row
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
@@ -187,7 +188,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm4.2",
     figsize=(10.0, 3.8),
     title="Theorem 4.2 (MAE learns local FP correlations; two phases for Δ > 0)",

@@ -51,6 +51,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..predictions.asymptotics import (
     crossing_attention_exponent,
     crossing_law,
@@ -62,7 +63,7 @@ from ..predictions.asymptotics import (
     sub_ladders,
 )
 from ..setups import CROSSING_EXTENSION, EPS_REL, FAMILIES, GAMMA, Z_LAWS
-from ._common import declared, labelled, per_group
+from ._common import labelled, per_group
 from ._mae import (
     N_SUB,
     VARIANTS,
@@ -440,7 +441,7 @@ SETTINGS = mae_settings(**{"crossing extension n": ", ".join(map(str, CROSSING_E
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm4.2-laws",
     figsize=(12.0, 3.8),
     title="Theorem 4.2, our laws (crossing value, phase lengths, Φ_own, attention gap)",

@@ -44,6 +44,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Reported, Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..setups import (
     ATTN_TOL,
     BATCH,
@@ -62,7 +63,7 @@ from ..setups import CL_END_FRACTION as END_FRACTION
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
 from ..setups import cl_settings as settings
-from ._common import declared, interval, labelled
+from ._common import interval, labelled
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "judge_tau",
            "contrast_rows", "cl_by_tau", "attention_panel", "PREF_QUOTE", "UNIFORM_CONTRAST"]
@@ -344,7 +345,7 @@ SETTINGS = {"Q⁰": 0, "negatives": NEGATIVES, "K": K, "Δ": 0.25, "mild Δ": CL
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm4.4",
     figsize=(10.0, 4.0),
     title="Theorem 4.4 (CL favours the global area, even under mild imbalance)",

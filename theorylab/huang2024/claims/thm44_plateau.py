@@ -39,10 +39,11 @@ from theorylab.core.claims.bands import SETTLE_FRACTION, candidates, nearest_dis
 from theorylab.core.claims.verdict import Verdict, combine
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..setups import CL_LONG_STEPS, CL_REDUCED_TAU, NEGATIVES, cl_reduced_measure
 from ..setups import cl_measure_all as measure_all
 from ..setups import cl_rung_rows as rung_rows
-from ._common import declared, interval, slashed
+from ._common import interval, slashed
 from .thm44 import COLUMNS, attention_panel, cl_by_tau, tau_c_text, tau_ticks
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "derived_rows"]
@@ -299,7 +300,7 @@ SETTINGS = {"Q⁰": 0, "negatives": NEGATIVES, "steps": 200, "steps near τ_c": 
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm4.4-plateau",
     figsize=(10.0, 4.0),
     title="CL's plateau against the reduced CL model, per temperature (τ_c)",

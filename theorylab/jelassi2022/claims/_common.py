@@ -1,6 +1,5 @@
-"""Helpers shared by the first paper's claim checks: the variants they declare, the
-seed-stratified bootstrap of a power-law exponent, and the fields a claim module declares
-by name."""
+"""Helpers shared by the first paper's claim checks: the variants they declare and the
+seed-stratified bootstrap of a power-law exponent."""
 
 from __future__ import annotations
 
@@ -10,11 +9,10 @@ import numpy as np
 
 from theorylab.core import claims as cc
 
-from ..config import PAPER_NAME
 from ..setups import ADMISSIBLE_Q, REF_Q, TEMPERATURES, V_STARTS
 
 __all__ = ["TEMPERATURE", "TEMPERATURE_ADMISSIBLE", "V_START", "exponent_interval", "N_BOOT",
-           "LEVEL", "GD_VARIANTS", "declared"]
+           "LEVEL", "GD_VARIANTS"]
 
 #: bootstrap resamples of every exponent interval, and their level (the generator is seeded, so
 #: the same tables give the same interval).
@@ -84,11 +82,3 @@ def exponent_interval(x, y, n_boot: int = N_BOOT, level: float = LEVEL,
     s = (boots - boots.mean(axis=1, keepdims=True)) @ cx / den
     a = (1 - level) / 2
     return slope, float(np.quantile(s, a)), float(np.quantile(s, 1 - a))
-
-
-def declared(namespace: dict) -> dict:
-    """The fields of [`Claim`][theorylab.core.claims.Claim] that a claim module of this paper
-    declares by name: this paper, and its ``run``, ``judge``, ``THRESHOLDS``, ``PREDICTIONS``
-    and ``COUNTERFACTUALS`` (those `namespace`, the module's ``globals()``, defines)."""
-    return {"paper": PAPER_NAME, **{name.lower(): namespace[name] for name in (
-        "run", "judge", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS") if name in namespace}}

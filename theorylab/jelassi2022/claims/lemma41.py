@@ -32,7 +32,8 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.core.figures.axes import style_axes
 
-from ._common import TEMPERATURE, declared
+from ..config import PAPER_NAME
+from ._common import TEMPERATURE
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge",
            "alignment_table", "sign_name"]
@@ -167,7 +168,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="lemma4.1-4.2",
     kind="derivation check",
     title="Lemmas 4.1–4.2: v turns towards w* from a random start (the reduction)",

@@ -18,7 +18,8 @@ import theorylab.jelassi2022.claims._lemma_data as data
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ._common import TEMPERATURE, declared
+from ..config import PAPER_NAME
+from ._common import TEMPERATURE
 from .lemma41 import alignment_table
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge"]
@@ -101,7 +102,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="lemma4.1-4.2-reduction",
     kind="derivation check",
     title="The reduction to (alpha, beta, gamma, rho) against the full model",

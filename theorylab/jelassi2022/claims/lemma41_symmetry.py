@@ -18,9 +18,9 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..setups import REF_DIAG, line_config
 from ..trainer import run_experiment
-from ._common import declared
 
 __all__ = ["CLAIM", "SYM_TOL", "MATCH_TOL", "MOVE_MIN", "THRESHOLDS", "judge",
            "verdict_symmetry"]
@@ -135,7 +135,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="lemma4.1-4.2-symmetry",
     kind="engine check",
     title="Lemmas 4.1–4.2, symmetry of A along GD (engine check)",

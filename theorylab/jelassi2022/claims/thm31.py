@@ -33,10 +33,9 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.core.figures.axes import style_axes
 
-from ..config import DataConfig
+from ..config import PAPER_NAME, DataConfig
 from ..data import make_wstar, sample
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
-from ._common import declared
 
 __all__ = ["CLAIM", "glm_exact_errors", "glm_best_error", "pz_bound", "glm_fit_errors",
            "verdict", "X_PROVED", "BOUND", "FIT_SEEDS", "FIT_POINTS", "THRESHOLDS",
@@ -224,7 +223,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm3.1",
     title="Theorem 3.1 (generalized linear models fail)",
     label="FOUND",

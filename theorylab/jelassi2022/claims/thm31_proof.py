@@ -23,8 +23,8 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..predictions.glm import BOUND, X_PROVED, glm_best_error, glm_exact_errors, pz_bound
-from ._common import declared
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "family"]
 
@@ -157,7 +157,7 @@ def run(quick: bool) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm3.1-proof",
     kind="derivation check",
     title="Theorem 3.1: the symmetric GLM against the proof",

@@ -21,11 +21,11 @@ from theorylab.core import claims as cc
 from theorylab.core.backend import get_backend
 from theorylab.core.claims.verdict import Verdict
 
+from ..config import PAPER_NAME
 from ..data import enumerate_c, fstar_from_c, make_wstar
 from ..engines import BruteForceEngine
 from ..partition import Partition
 from ..setups import REF_Q, REF_SETS, line_config
-from ._common import declared
 
 __all__ = ["CLAIM", "set_permutation_A", "topc_overlap", "verdict", "ERR_TOL"]
 
@@ -212,7 +212,7 @@ def judge(tables: dict[str, pd.DataFrame], values=None) -> Verdict:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm3.2",
     title="Theorem 3.2 (a transformer that generalizes without patch association)",
     label="FOUND",

@@ -33,9 +33,10 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..phases import ALPHA_GROWTH, ERR_TOL, GAP_II
 from ..setups import BOUNDARY_D, REF_Q, REF_SEEDS, reference_q
-from ._common import GD_VARIANTS, declared, exponent_interval
+from ._common import GD_VARIANTS, exponent_interval
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict_boundary",
            "verdict_reference", "SENTENCE", "boundary_exponent", "escape_exponent",
@@ -292,7 +293,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm4.1",
     figsize=(13.0, 3.8),
     title="Theorem 4.1 (idealized: GD on the population risk)",

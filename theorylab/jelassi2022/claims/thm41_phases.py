@@ -31,7 +31,8 @@ from theorylab.core.claims.verdict import Verdict
 from theorylab.core.figures.axes import style_axes
 from theorylab.jelassi2022.setups import ESCAPE_SEEDS, REF_SEEDS
 
-from ._common import GD_VARIANTS, declared
+from ..config import PAPER_NAME
+from ._common import GD_VARIANTS
 from .thm41 import reference_summary
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios",
@@ -296,7 +297,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm4.1-phases",
     kind="derivation check",
     figsize=(10.0, 4.0),

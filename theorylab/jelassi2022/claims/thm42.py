@@ -38,8 +38,9 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..setups import reference_q
-from ._common import GD_VARIANTS, LEVEL, N_BOOT, declared
+from ._common import GD_VARIANTS, LEVEL, N_BOOT
 from .thm41 import SENTENCE
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "verdict",
@@ -273,7 +274,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm4.2",
     title="Theorem 4.2 (realistic: GD on the empirical risk)",
     label="FOUND",

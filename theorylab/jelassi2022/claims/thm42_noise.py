@@ -35,7 +35,8 @@ import pandas as pd
 from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict
 
-from ._common import GD_VARIANTS, declared
+from ..config import PAPER_NAME
+from ._common import GD_VARIANTS
 from .thm42 import SEEDS, measure, noise_fit
 
 __all__ = ["CLAIM", "THRESHOLDS", "PREDICTIONS", "COUNTERFACTUALS", "judge", "ratios",
@@ -225,7 +226,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm4.2-noise",
     kind="derivation check",
     title="Theorem 4.2: the noise law of the fitted v against our derivation",

@@ -45,6 +45,7 @@ from theorylab.core import claims as cc
 from theorylab.core.claims.verdict import Verdict, ladder_threshold
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..data import bayes_error
 from ..engines._reduced import ReducedEngine, reduced_start
 from ..observables import symmetric_A
@@ -52,7 +53,7 @@ from ..partition import Partition
 from ..predictions.random_start import escape_time
 from ..setups import REF_DIAG, REF_Q, REF_SETS, reference_config, reference_q, with_readings
 from ..transfer import DOWNSTREAM, finetune, finetune_summary
-from ._common import GD_VARIANTS, LEVEL, declared
+from ._common import GD_VARIANTS, LEVEL
 from .thm31 import glm_exact_errors
 
 __all__ = ["CLAIM", "TARGET_FRAC", "SEEDS", "D_LIST", "THRESHOLDS", "PREDICTIONS",
@@ -427,7 +428,7 @@ def run(quick: bool, readings: dict) -> cc.ClaimResult:
 
 
 CLAIM = cc.Claim(
-    **declared(globals()),
+    **cc.declared(globals(), PAPER_NAME),
     id="thm5.1",
     title="Theorem 5.1 (transfer)",
     label="FOUND",
