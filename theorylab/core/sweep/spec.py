@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theorylab.core.config import apply_sets, check_run_steps, paper_of, read_toml
+from theorylab.core.config import apply_sets, check_choice, check_run_steps, paper_of, read_toml
 from theorylab.core.registry import default_paper, get_paper, papers
 
 __all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MAX_POINTS", "MODES", "POINT_TYPES",
@@ -407,9 +407,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
         if sweep.get("mode", "product") == "product" and len(set(keys)) != len(keys):
             dup = next(v for i, v in enumerate(axes[key]) if keys.index(keys[i]) != i)
             raise ValueError(f"sweep.axes.{key}: values must be distinct (got {dup!r} twice)")
-    mode = sweep.get("mode", "product")
-    if mode not in MODES:
-        raise ValueError(f"sweep.mode: must be one of {list(MODES)} (got {mode!r})")
+    mode = check_choice("sweep.mode", sweep.get("mode", "product"), MODES)
     if mode == "zip" and len({len(v) for v in axes.values()}) > 1:
         lens = {k: len(v) for k, v in axes.items()}
         raise ValueError(f"sweep.mode: 'zip' needs axes of one length (got {lens})")
@@ -440,9 +438,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
         if unknown:
             raise ValueError(f"sweep.keep: unknown column {unknown[0]!r} of {paper}'s "
                              f"trajectory (known: {', '.join(schema)})")
-    point = sweep.get("point", "run")
-    if point not in POINT_TYPES:
-        raise ValueError(f"sweep.point: must be one of {list(POINT_TYPES)} (got {point!r})")
+    point = check_choice("sweep.point", sweep.get("point", "run"), POINT_TYPES)
     spec = SweepSpec(paper, base, axes, seeds, mode, keep, point, source)
     n = spec.n_points()  # the grid's size, from its axes' lengths: nothing expanded yet
     if n > MAX_POINTS:
