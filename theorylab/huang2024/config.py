@@ -179,8 +179,7 @@ class DataConfig:
         for size, kappa in (("C1", "kappa_s"), ("C", "kappa_c")):
             if getattr(self, size) is not None and getattr(self, kappa) is not None:
                 raise ValueError(f"data.{size}: give {size} or {kappa}, not both")
-            if getattr(self, size) is not None:
-                _set(self, size, _int(f"data.{size}", getattr(self, size), lo=1, hi=P))
+            _fields(self, "data", _int, (size,), optional=True, lo=1, hi=P)
         C1, C = self.global_size, self.local_size
         if C1 >= P:
             raise ValueError(f"data.C1: the global area must leave room for local areas "

@@ -174,10 +174,7 @@ class SweepSpec:
 
     def combos(self) -> list[dict]:
         """One ``{axis: value}`` per point (before batching)."""
-        names = list(self.axes)
-        values = [self.axes[n] for n in names]
-        rows = (itertools.product(*values) if self.mode == "product" else zip(*values))
-        combos = [dict(zip(names, r)) for r in rows]
+        combos = _grid(self.axes, self.mode)
         if self.seeds is not None and self.point == "run":
             combos = [{**c, "train.seed": s} for c in combos for s in self.seeds]
         return combos
@@ -221,6 +218,13 @@ class SweepSpec:
 #: The last expanded spec and its points (a spec is immutable; ``points()`` is called by the
 #: dry run, the fingerprint and the runner).
 _POINTS: dict[int, tuple[SweepSpec, list[Point]]] = {}
+
+
+def _grid(axes: Mapping[str, Sequence], mode: str) -> list[dict]:
+    """One ``{axis: value}`` per combination of the values of ``axes``: every combination
+    (mode "product") or the i-th values of all axes together ("zip")."""
+    rows = itertools.product(*axes.values()) if mode == "product" else zip(*axes.values())
+    return [dict(zip(axes, r)) for r in rows]
 
 
 def _where(combo: Mapping[str, Any]) -> str:
@@ -318,16 +322,12 @@ def _batched_points(spec: SweepSpec, paper) -> list[Point]:
     axis = batched_axis(spec.paper)
     hook = paper.batched
     others = {k: v for k, v in spec.axes.items() if k != axis}
-    names = list(others)
-    if spec.mode == "zip" and axis in spec.axes and names:
+    if spec.mode == "zip" and axis in spec.axes and others:
         raise ValueError(f"sweep.mode: 'zip' cannot batch {axis} with other axes; use "
                          "'product'")
-    rows = (itertools.product(*others.values()) if spec.mode == "product"
-            else zip(*others.values()))
     section, name = axis.split(".", 1)
     out = []
-    for r in rows:
-        combo = dict(zip(names, r))
+    for combo in _grid(others, spec.mode):
         tables = _point_tables(spec.base, combo)
         try:
             cfg = resolved_tables(paper, tables)
