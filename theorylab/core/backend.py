@@ -275,22 +275,15 @@ class TorchBackend(Backend):
 
         self._torch = torch
         check_device(device, section)
-        # elementwise functions: torch's own (the interface's arguments are theirs)
-        self.exp = torch.exp
-        self.abs = torch.abs
-        self.log = torch.log
-        self.sqrt = torch.sqrt
-        self.isfinite = torch.isfinite
         self.device = device
-        # of two arrays, the logistic function and einsum: torch's own
-        self.where = torch.where
-        self.maximum = torch.maximum
-        self.sigmoid = torch.sigmoid
-        self.einsum = torch.einsum
         self.dtype = dtype
         self._t_dtype = getattr(torch, dtype)
+        # elementwise functions, those of two arrays, the logistic function, einsum and
+        # logsumexp: torch's own, of the same name (the interface's arguments are theirs)
+        for name in ("exp", "abs", "log", "sqrt", "isfinite", "where", "maximum", "sigmoid",
+                     "einsum", "logsumexp"):
+            setattr(self, name, getattr(torch, name))
         # gathers and axes: torch's own (``dim`` is the interface's ``axis``)
-        self.logsumexp = torch.logsumexp
         self.take_along_axis = torch.take_along_dim
         self.moveaxis = torch.movedim
 

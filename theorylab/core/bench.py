@@ -126,19 +126,8 @@ def time_call(
 
     With ``max_seconds``, stops repeating once the timed calls have used that much time (at
     least one timed call is always made)."""
-    for _ in range(warmup):
-        fn()
-        sync()
-    times: list[float] = []
-    for _ in range(repeats):
-        sync()
-        t0 = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t0)
-        if max_seconds is not None and sum(times) > max_seconds:
-            break
-    return times
+    return interleaved_times({"fn": fn}, sync, warmup=warmup, repeats=repeats,
+                             max_seconds=max_seconds)["fn"]
 
 
 def engine_step(engine, params, step: int = 0) -> Callable[[], object]:
@@ -175,14 +164,17 @@ def time_engine_step(engine, params, *, repeats: int = 5, max_seconds: float | N
 
 
 def interleaved_times(fns: dict[str, Callable[[], object]], sync: Callable[[], None] = lambda: None,
-                      *, repeats: int = 5, max_seconds: float | None = None) -> dict[str, list]:
-    """Wall times (s) of several callables timed *interleaved*: one untimed call of each, then
-    ``repeats`` rounds of one call of each in turn (so that a change of load on a shared machine
-    hits all of them alike; ratios of the medians are what the benchmarks report). With
-    ``max_seconds``, stops after the round in which that much time was used."""
-    for f in fns.values():
-        f()
-        sync()
+                      *, warmup: int = 1, repeats: int = 5, max_seconds: float | None = None
+                      ) -> dict[str, list]:
+    """Wall times (s) of several callables timed *interleaved*: ``warmup`` untimed rounds of
+    one call of each, then ``repeats`` rounds of one call of each in turn (so that a change of
+    load on a shared machine hits all of them alike; ratios of the medians are what the
+    benchmarks report). With ``max_seconds``, stops after the round in which that much time
+    was used."""
+    for _ in range(warmup):
+        for f in fns.values():
+            f()
+            sync()
     times: dict[str, list] = {k: [] for k in fns}
     used = 0.0
     for _ in range(repeats):

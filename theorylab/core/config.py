@@ -27,6 +27,7 @@ __all__ = [
     "MAX_TOML_TEXT",
     "check_bool",
     "check_choice",
+    "check_fields",
     "check_float",
     "check_int",
     "check_keys",
@@ -144,6 +145,16 @@ def check_placement(train, dtypes: tuple[str, ...]) -> None:
 
 def frozen_set(obj, name, value):
     object.__setattr__(obj, name, value)
+
+
+def check_fields(obj, section: str, check, names: tuple[str, ...], *, optional: bool = False,
+                 **bounds) -> None:
+    """Validate each field ``names`` of the frozen section ``obj`` with ``check(
+    "section.name", value, **bounds)`` and store what it returns (``optional``: a field that
+    is None stays None)."""
+    for name in names:
+        if not optional or getattr(obj, name) is not None:
+            frozen_set(obj, name, check(f"{section}.{name}", getattr(obj, name), **bounds))
 
 
 # -- sections and files -----------------------------------------------------------------------

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import atomic_io
-from .config import check_path, loads_toml
+from .config import check_choice, check_path, loads_toml
 
 __all__ = ["KINDS", "MARKER", "OWN_FILES", "FolderKind", "check_new_file", "check_out_folder",
            "check_output_file", "claim_folder", "folder_kind", "is_empty_folder", "make_folder",
@@ -206,8 +206,7 @@ def is_empty_folder(folder: str | os.PathLike) -> bool:
 
 def write_marker(folder: str | os.PathLike, kind: str, paper: str | None = None) -> None:
     """Write ``folder``'s marker (when it is absent or says something else)."""
-    if kind not in KINDS:
-        raise ValueError(f"kind: must be one of {list(KINDS)} (got {kind!r})")
+    check_choice("kind", kind, KINDS)
     info = {"kind": kind, **({"paper": paper} if paper else {}), "written_by": "theorylab"}
     path = Path(folder) / MARKER
     text = json.dumps(info, sort_keys=True) + "\n"
@@ -271,7 +270,7 @@ def claim_folder(folder: str | os.PathLike, kind: str, *, paper: str | None = No
 
     root = check_out_folder(folder, field=field)
     refuse_foreign_committed(root, kind if kind in COMMITTED else None,
-                             what=f"theorylab ({_article(kind)})", field=field)
+                             what=f"theorylab ({FolderKind(kind).describe()})", field=field)
     found = folder_kind(root)
     if found is None and root.is_dir() and not force and not is_empty_folder(root):
         raise ValueError(f"{field}: {root} is a folder that theorylab did not write and that is "
@@ -280,8 +279,9 @@ def claim_folder(folder: str | os.PathLike, kind: str, *, paper: str | None = No
     if found is not None:
         same = found.kind == kind or (found.kind, kind) in _COMPATIBLE
         if not same:
-            raise ValueError(f"{field}: {root} is {found.describe()}, not {_article(kind)}; "
-                             "choose another folder (nothing was written)")
+            raise ValueError(f"{field}: {root} is {found.describe()}, not "
+                             f"{FolderKind(kind).describe()}; choose another folder (nothing "
+                             "was written)")
         if kind == "run" and paper and found.paper and found.paper != paper:
             raise ValueError(f"{field}: {root} holds a {found.paper} run; a {paper} run "
                              "would replace it: choose another folder, or delete that run "
@@ -291,11 +291,6 @@ def claim_folder(folder: str | os.PathLike, kind: str, *, paper: str | None = No
         keep = found.kind if found is not None and found.kind != kind else kind
         write_marker(root, keep, paper if keep == "run" else None)
     return found
-
-
-def _article(kind: str) -> str:
-    what = _WHAT.get(kind, kind)
-    return f"a {what}"
 
 
 #: The longest file name most file systems take (bytes).

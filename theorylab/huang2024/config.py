@@ -27,6 +27,7 @@ from theorylab.core.config import (
 )
 from theorylab.core.config import check_bool as _bool
 from theorylab.core.config import check_choice as _choice
+from theorylab.core.config import check_fields as _fields
 from theorylab.core.config import check_float as _float
 from theorylab.core.config import check_int as _int
 from theorylab.core.config import frozen_set as _set
@@ -161,9 +162,7 @@ class DataConfig:
             if self.K > 8:
                 raise ValueError(f"data.K: contiguous areas support at most 8 clusters (the "
                                  f"square's symmetries; got {self.K})")
-        for name in ("kappa_s", "kappa_c"):
-            if getattr(self, name) is not None:
-                _set(self, name, _float(f"data.{name}", getattr(self, name), lo=0.0, hi=1.0))
+        _fields(self, "data", _float, ("kappa_s", "kappa_c"), optional=True, lo=0.0, hi=1.0)
         if self.Delta is not None:
             _set(self, "Delta", _float("data.Delta", self.Delta, lo=-1.0, hi=1.0))
             given = [n for n in ("C1", "kappa_s", "C", "kappa_c") if getattr(self, n) is not None]
@@ -180,8 +179,7 @@ class DataConfig:
         for size, kappa in (("C1", "kappa_s"), ("C", "kappa_c")):
             if getattr(self, size) is not None and getattr(self, kappa) is not None:
                 raise ValueError(f"data.{size}: give {size} or {kappa}, not both")
-            if getattr(self, size) is not None:
-                _set(self, size, _int(f"data.{size}", getattr(self, size), lo=1, hi=P))
+            _fields(self, "data", _int, (size,), optional=True, lo=1, hi=P)
         C1, C = self.global_size, self.local_size
         if C1 >= P:
             raise ValueError(f"data.C1: the global area must leave room for local areas "
@@ -311,8 +309,7 @@ class ModelConfig:
             _set(self, "cl_temperature", _float(
                 "model.cl_temperature", self.cl_temperature, lo=MIN_CL_TEMPERATURE,
                 why="the loss grows like 1/τ and leaves any meaningful range below that"))
-        if self.cl_negatives is not None:
-            _set(self, "cl_negatives", _int("model.cl_negatives", self.cl_negatives, lo=1))
+        _fields(self, "model", _int, ("cl_negatives",), optional=True, lo=1)
         if self.cl_pooling is not None:
             _choice("model.cl_pooling", self.cl_pooling, CL_POOLINGS)
         _bool("model.cl_symmetric", self.cl_symmetric)

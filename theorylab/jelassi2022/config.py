@@ -29,6 +29,7 @@ from theorylab.core.config import (
 )
 from theorylab.core.config import check_bool as _bool
 from theorylab.core.config import check_choice as _choice
+from theorylab.core.config import check_fields as _fields
 from theorylab.core.config import check_float as _float
 from theorylab.core.config import check_int as _int
 from theorylab.core.config import frozen_set as _set
@@ -154,21 +155,16 @@ class DataConfig:
         part = self.partition
         if isinstance(part, str):
             _choice("data.partition", part, PARTITIONS)
-            C, L = self.C, self.L
-            if C is None and L is None:
+            if self.C is None and self.L is None:
                 raise ValueError("data.C: give C (patches per set) or L (number of sets)")
-            if C is not None:
-                C = _int("data.C", C, lo=1, hi=D)
-                if D % C != 0:
-                    raise ValueError(f"data.C: must divide D={D} (got C={C})")
-            if L is not None:
-                L = _int("data.L", L, lo=1, hi=D)
-                if D % L != 0:
-                    raise ValueError(f"data.L: must divide D={D} (got L={L})")
-            if C is None:
-                C = D // L
-            if L is None:
-                L = D // C
+            for name in ("C", "L"):
+                if getattr(self, name) is not None:
+                    n = _int(f"data.{name}", getattr(self, name), lo=1, hi=D)
+                    if D % n != 0:
+                        raise ValueError(f"data.{name}: must divide D={D} (got {name}={n})")
+                    _set(self, name, n)
+            C = self.C or D // self.L
+            L = self.L or D // C
             if C * L != D:
                 raise ValueError(f"data.L: C*L must equal D={D} (got C={C}, L={L})")
         else:
@@ -192,8 +188,7 @@ class DataConfig:
         _set(self, "L", L)
         _set(self, "d", _bounded_int("data.d", self.d))
         _set(self, "q", _float("data.q", self.q, lo=0.0, hi=1.0))
-        if self.sigma is not None:
-            _set(self, "sigma", _float("data.sigma", self.sigma, lo=0.0))
+        _fields(self, "data", _float, ("sigma",), optional=True, lo=0.0)
         _set(self, "seed", _int("data.seed", self.seed, lo=0))
         if self.partition == "grid":
             Partition.grid(D, C)  # raises a ValueError naming data.D / data.C
@@ -241,9 +236,8 @@ class ModelConfig:
             Activation.from_spec(act)
         else:
             _set(self, "activation", list(Activation.from_spec(act).coeffs))
-        for name in ("temperature", "value_scale"):
-            if getattr(self, name) is not None:
-                _set(self, name, _float(f"model.{name}", getattr(self, name), lo=0.0, lo_open=True))
+        _fields(self, "model", _float, ("temperature", "value_scale"), optional=True, lo=0.0,
+                lo_open=True)
         if isinstance(self.diag, str):
             _choice("model.diag", self.diag, DIAG_NAMED)
         else:
@@ -355,18 +349,14 @@ class TrainConfig:
     def __post_init__(self) -> None:
         _choice("train.engine", self.engine, ENGINES)
         _choice("train.method", self.method, METHODS)
-        _set(self, "lr_v", _float("train.lr_v", self.lr_v, lo=0.0))
-        if self.lr_A is not None:
-            _set(self, "lr_A", _float("train.lr_A", self.lr_A, lo=0.0))
-        for name in ("steps", "n_train", "n_test", "mc_samples"):
-            _set(self, name, _bounded_int(f"train.{name}", getattr(self, name)))
+        _fields(self, "train", _float, ("lr_v",), lo=0.0)
+        _fields(self, "train", _float, ("lr_A",), optional=True, lo=0.0)
+        _fields(self, "train", _bounded_int, ("steps", "n_train", "n_test", "mc_samples"))
         _bool("train.mc_resample", self.mc_resample)
         _choice("train.init_v", self.init_v, INIT_V)
         _set(self, "alpha0", _float("train.alpha0", self.alpha0))
         _set(self, "v0_scale", _float("train.v0_scale", self.v0_scale, lo=0.0))
-        _set(self, "offdiag0", _bounded_float("train.offdiag0", self.offdiag0))
-        _set(self, "offdiag0_std",
-             _bounded_float("train.offdiag0_std", self.offdiag0_std))
+        _fields(self, "train", _bounded_float, ("offdiag0", "offdiag0_std"))
         _choice("train.record", self.record, RECORD)
         _set(self, "n_records", _bounded_int("train.n_records", self.n_records))
         _set(self, "seed", _int("train.seed", self.seed, lo=0))

@@ -126,8 +126,7 @@ def run_sweep_spec(spec: SweepSpec | str | Path | dict, out: str | Path, *,
     index = range(len(points)) if shard is None else range(shard[0] - 1, len(points), shard[1])
     chosen = [points[i] for i in index]
     if dry_run:
-        present = ({f.name[:-len(".parquet")] for f in store.points_dir.glob("*.parquet")}
-                   if store.points_dir.is_dir() else set())
+        present = {f.stem for f in store.points_dir.glob("*.parquet")}  # none: no folder
         table = pd.DataFrame({"point": list(index), "run_id": [p.run_id for p in chosen]})
         for name in spec.axis_names():
             table[name] = [p.labels.get(name) for p in chosen]

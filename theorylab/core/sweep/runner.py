@@ -161,14 +161,13 @@ def _run(point: Point) -> tuple[pd.DataFrame, str, str]:
                                    by=hook.by)
         return kept, "ok", note
     try:
-        res = paper.run(cfg, progress=False)
-    except DivergenceError as e:
+        rows, status, error = paper.run(cfg, progress=False).trajectory, "ok", ""
+    except DivergenceError as e:  # the rows before the divergence are kept
         rows = getattr(e.result, "trajectory", None)
         rows = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame()
-        kept, note = with_readings(paper, cfg, rows, _keep(rows, pl["keep"]))
-        return kept, "diverged", "; ".join(x for x in (str(e), note) if x)
-    kept, note = with_readings(paper, cfg, res.trajectory, _keep(res.trajectory, pl["keep"]))
-    return kept, "ok", note
+        status, error = "diverged", str(e)
+    kept, note = with_readings(paper, cfg, rows, _keep(rows, pl["keep"]))
+    return kept, status, "; ".join(x for x in (error, note) if x)
 
 
 def live_log_folder(root: str | Path, point: Point) -> Path:

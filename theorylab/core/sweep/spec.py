@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from theorylab.core.config import apply_sets, check_run_steps, paper_of, read_toml
+from theorylab.core.config import apply_sets, check_choice, check_run_steps, paper_of, read_toml
 from theorylab.core.registry import default_paper, get_paper, papers
 
 __all__ = ["FULL_VALIDATION_POINTS", "KEEP_MODES", "MAX_POINTS", "MODES", "POINT_TYPES",
@@ -174,10 +174,7 @@ class SweepSpec:
 
     def combos(self) -> list[dict]:
         """One ``{axis: value}`` per point (before batching)."""
-        names = list(self.axes)
-        values = [self.axes[n] for n in names]
-        rows = (itertools.product(*values) if self.mode == "product" else zip(*values))
-        combos = [dict(zip(names, r)) for r in rows]
+        combos = _grid(self.axes, self.mode)
         if self.seeds is not None and self.point == "run":
             combos = [{**c, "train.seed": s} for c in combos for s in self.seeds]
         return combos
@@ -221,6 +218,13 @@ class SweepSpec:
 #: The last expanded spec and its points (a spec is immutable; ``points()`` is called by the
 #: dry run, the fingerprint and the runner).
 _POINTS: dict[int, tuple[SweepSpec, list[Point]]] = {}
+
+
+def _grid(axes: Mapping[str, Sequence], mode: str) -> list[dict]:
+    """One ``{axis: value}`` per combination of the values of ``axes``: every combination
+    (mode "product") or the i-th values of all axes together ("zip")."""
+    rows = itertools.product(*axes.values()) if mode == "product" else zip(*axes.values())
+    return [dict(zip(axes, r)) for r in rows]
 
 
 def _where(combo: Mapping[str, Any]) -> str:
@@ -318,16 +322,12 @@ def _batched_points(spec: SweepSpec, paper) -> list[Point]:
     axis = batched_axis(spec.paper)
     hook = paper.batched
     others = {k: v for k, v in spec.axes.items() if k != axis}
-    names = list(others)
-    if spec.mode == "zip" and axis in spec.axes and names:
+    if spec.mode == "zip" and axis in spec.axes and others:
         raise ValueError(f"sweep.mode: 'zip' cannot batch {axis} with other axes; use "
                          "'product'")
-    rows = (itertools.product(*others.values()) if spec.mode == "product"
-            else zip(*others.values()))
     section, name = axis.split(".", 1)
     out = []
-    for r in rows:
-        combo = dict(zip(names, r))
+    for combo in _grid(others, spec.mode):
         tables = _point_tables(spec.base, combo)
         try:
             cfg = resolved_tables(paper, tables)
@@ -407,9 +407,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
         if sweep.get("mode", "product") == "product" and len(set(keys)) != len(keys):
             dup = next(v for i, v in enumerate(axes[key]) if keys.index(keys[i]) != i)
             raise ValueError(f"sweep.axes.{key}: values must be distinct (got {dup!r} twice)")
-    mode = sweep.get("mode", "product")
-    if mode not in MODES:
-        raise ValueError(f"sweep.mode: must be one of {list(MODES)} (got {mode!r})")
+    mode = check_choice("sweep.mode", sweep.get("mode", "product"), MODES)
     if mode == "zip" and len({len(v) for v in axes.values()}) > 1:
         lens = {k: len(v) for k, v in axes.items()}
         raise ValueError(f"sweep.mode: 'zip' needs axes of one length (got {lens})")
@@ -440,9 +438,7 @@ def spec_from_dict(d: Mapping[str, Any], root: str | Path = ".", source: str = "
         if unknown:
             raise ValueError(f"sweep.keep: unknown column {unknown[0]!r} of {paper}'s "
                              f"trajectory (known: {', '.join(schema)})")
-    point = sweep.get("point", "run")
-    if point not in POINT_TYPES:
-        raise ValueError(f"sweep.point: must be one of {list(POINT_TYPES)} (got {point!r})")
+    point = check_choice("sweep.point", sweep.get("point", "run"), POINT_TYPES)
     spec = SweepSpec(paper, base, axes, seeds, mode, keep, point, source)
     n = spec.n_points()  # the grid's size, from its axes' lengths: nothing expanded yet
     if n > MAX_POINTS:

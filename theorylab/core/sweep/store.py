@@ -93,17 +93,27 @@ def _own_table(path: Path) -> bool:
     return {"run_id", "status"} <= names
 
 
+def _stored(p: Path, run_id: str, want: str = "") -> tuple[pd.DataFrame | None, str]:
+    """The table of the point file ``p`` when it is run ``run_id``'s (of config hash ``want``
+    when given), else None and what is wrong with the file ("" when there is none)."""
+    if not p.is_file():
+        return None, ""
+    try:
+        table, rid, chash = read_point_file(p)
+    except Exception as e:  # a damaged file
+        return None, f"is unreadable ({type(e).__name__})"
+    if rid != run_id or (want and chash != want):
+        what = (f"holds run {rid} (config hash {chash[:12]})" if rid else
+                "carries no run id or config hash")
+        return None, f"{what}, not run {run_id} (config hash {want[:12]})"
+    return table, ""
+
+
 def _read_point(points_dir: Path, run_id: str) -> pd.DataFrame:
     """The table of the point file of ``run_id``, or one ``pending`` row when there is none
     that is the run's (missing, damaged, another run's)."""
-    p = points_dir / f"{run_id}.parquet"
-    try:
-        table, rid, _ = read_point_file(p) if p.is_file() else (None, "", "")
-    except Exception:  # a damaged file: the point is pending
-        rid = ""
-    if rid != run_id:
-        return pd.DataFrame({"status": ["pending"], "message": [""]})
-    return table
+    table, _ = _stored(points_dir / f"{run_id}.parquet", run_id)
+    return pd.DataFrame({"status": ["pending"], "message": [""]}) if table is None else table
 
 
 def _read_manifest(path: Path) -> dict | None:
@@ -152,21 +162,11 @@ class Store:
         file (recorded in ``mismatches``), recomputed."""
         run_id, want = (point, "") if isinstance(point, str) else (point.run_id,
                                                                     point.config_hash)
-        p = self.path(run_id)
-        if not p.is_file():
-            return None
-        try:
-            table, rid, chash = read_point_file(p)
-        except Exception as e:  # a damaged file is recomputed
-            self.mismatches[p] = f"is unreadable ({type(e).__name__})"
-            return None
-        if rid != run_id or (want and chash != want):
-            what = (f"holds run {rid} (config hash {chash[:12]})" if rid else
-                    "carries no run id or config hash")
-            self.mismatches[p] = f"{what}, not run {run_id} (config hash {want[:12]})"
-            return None
-        ok = len(table) > 0 and "status" in table and table.status.iloc[0] != "failed"
-        return table if ok else None
+        table, why = _stored(self.path(run_id), run_id, want)
+        if why:  # a damaged file or another run's is recomputed
+            self.mismatches[self.path(run_id)] = why
+        ok = table is not None and len(table) > 0 and "status" in table
+        return table if ok and table.status.iloc[0] != "failed" else None
 
     def done(self, point: Point | str) -> bool:
         """True when the point is a cache hit (see [`cached`][])."""
