@@ -173,9 +173,6 @@ def run_sweep(
     if dead:
         warnings.warn(f"run_sweep: {len(dead)} run(s) diverged (non-finite values): {dead}",
                       RuntimeWarning, stacklevel=2)
-    df = pd.DataFrame(rows, columns=list(SWEEP_SCHEMA))
-    if not rows:
-        df = pd.DataFrame({k: pd.Series(dtype=v) for k, v in SWEEP_SCHEMA.items()})
-    df = df.astype(SWEEP_SCHEMA)
+    df = pd.DataFrame(rows, columns=list(SWEEP_SCHEMA)).astype(SWEEP_SCHEMA)
     return df.sort_values(["run", "step"], kind="stable").reset_index(drop=True)
 

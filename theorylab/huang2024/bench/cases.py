@@ -51,19 +51,20 @@ def bench_config(P: int, backend: str = "numpy", device: str = "cpu") -> Experim
                   "lr": 2.0 * P, "max_configs": 10**12}})
 
 
-def _state(engine: ExactEngine) -> Params:
-    """A non-trivial state: two GD steps from Q = 0 (Υ stays constant on atoms)."""
+def _state(engine, steps: int = 2) -> Params:
+    """A non-trivial state: `steps` GD steps of `engine` from Q = 0 (on the exact engine Υ
+    stays constant on atoms)."""
     params = engine.initial_params()
-    for step in range(2):
+    for step in range(steps):
         params = engine.apply(params, engine.evaluate(params, step, need_grad=True,
                                                       record=False).grads)
     return params
 
 
-def _diff(a, loss, gPhi, gUps) -> float:
+def _diff(a, loss, grads: dict) -> float:
     """The largest absolute difference of loss and gradients to the evaluation ``a``."""
-    return max(abs(loss - a.loss), float(np.abs(gPhi - a.grads["Phi"]).max()),
-               float(np.abs(gUps - a.grads["Ups"]).max()))
+    return max([abs(loss - a.loss)] + [float(np.abs(np.asarray(grads[k]) - a.grads[k]).max())
+                                       for k in a.grads])
 
 
 def bench_exact(P: int, device: str = "cpu", *, repeats: int = 3,
@@ -96,9 +97,8 @@ def bench_exact(P: int, device: str = "cpu", *, repeats: int = 3,
             "numpy_s": med["numpy"], "torch_s": med["torch"], "autograd_s": med["autograd"],
             "numpy/autograd": med["numpy"] / med["autograd"],
             "torch/autograd": med["torch"] / med["autograd"],
-            "torch_vs_numpy": (_diff(a, b.loss, b.grads["Phi"], b.grads["Ups"]) if numpy
-                               else math.nan),
-            "autograd_vs_numpy" if numpy else "autograd_vs_torch": _diff(a, lc, gp, gu),
+            "torch_vs_numpy": _diff(a, b.loss, b.grads) if numpy else math.nan,
+            "autograd_vs_" + ("numpy" if numpy else "torch"): _diff(a, lc, {"Phi": gp, "Ups": gu}),
             "loss": b.loss}
 
 
@@ -117,8 +117,7 @@ def bench_laplace(P: int, device: str = "cpu", *, repeats: int = 3,
     cfg = laplace_config(P, "torch", device)
     s = cfg.data.make_structure()
     eng, base = LaplaceEngine(cfg, s), AutogradLaplace(cfg, s)
-    params = eng.initial_params()
-    params = eng.apply(params, eng.evaluate(params, 0, need_grad=True, record=False).grads)
+    params = _state(eng, 1)
     a = eng.evaluate(params, 1, need_grad=True, record=False)
     b = base.evaluate(params, 1, need_grad=True, record=False)
 
@@ -131,7 +130,7 @@ def bench_laplace(P: int, device: str = "cpu", *, repeats: int = 3,
     return {"device": device, "P": P, "timed": timed, "engine_s": med["engine"],
             "numpy_s": med["numpy"], "autograd_s": med["autograd"],
             "engine/autograd": med["engine"] / med["autograd"],
-            "autograd_vs_engine": _diff(a, b.loss, b.grads["Phi"], b.grads["Ups"]),
+            "autograd_vs_engine": _diff(a, b.loss, b.grads),
             "loss": a.loss}
 
 
@@ -203,31 +202,22 @@ def bench_reduced(P: int, device: str = "cpu", *, repeats: int = 3,
     steps of the numpy engine (the Δ = 0.5, κ_c = 1/4 size family at P), after checking that
     both give the same loss and gradients (``torch_vs_numpy``, the largest absolute
     difference)."""
+    from ..engines import make_engine
     from ..setups import mae_config
 
     cfg = mae_config(P, Delta=0.5, kappa_c=0.25, engine="population-reduced").replace(
         train={"count_nodes": 0})
-    en = _make_reduced(cfg)
-    et = _make_reduced(cfg.replace(train={"backend": "torch", "device": device}))
-    params = en.initial_params()
-    for s in range(steps):
-        params = en.apply(params, en.evaluate(params, s, need_grad=True, record=False).grads)
+    en = make_engine(cfg)
+    et = make_engine(cfg.replace(train={"backend": "torch", "device": device}))
+    params = _state(en, steps)
     a = en.evaluate(params, 0, need_grad=True, record=False)
     b = et.evaluate(params, 0, need_grad=True, record=False)
-    diff = max([abs(a.loss - b.loss)] + [float(np.abs(np.asarray(a.grads[k])
-                                                      - np.asarray(b.grads[k])).max())
-                                         for k in a.grads])
 
     med, timed = interleaved_medians({"torch": engine_step(et, params),
                                       "numpy": engine_step(en, params)}, device_sync(device),
                                      repeats=repeats, max_seconds=max_seconds)
     return {"device": device, "P": P, "C1": int(cfg.data.C1), "C": int(cfg.data.C),
             "timed": timed, "numpy_s": med["numpy"], "engine_s": med["torch"],
-            "numpy/torch": med["numpy"] / med["torch"], "torch_vs_numpy": diff,
+            "numpy/torch": med["numpy"] / med["torch"], "torch_vs_numpy": _diff(a, b.loss, b.grads),
             "loss": a.loss}
 
-
-def _make_reduced(cfg: ExperimentConfig):
-    from ..engines import make_engine
-
-    return make_engine(cfg)

@@ -22,7 +22,20 @@ from ..config import ExperimentConfig
 from ..engines import make_engine
 from ..phases import EPS_REL, own_attention_target, read_phases, stop_reached
 
-__all__ = ["reduced_gd", "phase_one_prediction"]
+__all__ = ["gd_steps", "reduced_gd", "phase_one_prediction"]
+
+
+def gd_steps(cfg: ExperimentConfig, cap: int):
+    """Population GD from Q⁰ = 0 with `cfg`'s engine: yields (step, recorded row, evaluation)
+    at steps 0 … `cap`, stepping after each yield but the last (stop early by leaving the
+    loop)."""
+    eng = make_engine(cfg)
+    params = eng.initial_params()
+    for step in range(cap + 1):
+        ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
+        yield step, eng.record(params, step, ev), ev
+        if step < cap:
+            params = eng.apply(params, ev.grads)
 
 
 def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = EPS_REL) -> pd.DataFrame:
@@ -36,19 +49,14 @@ def reduced_gd(cfg: ExperimentConfig, max_steps: int, eps_rel: float = EPS_REL) 
     from theorylab.core.cost import Progress
 
     cfg = cfg.resolved().replace(train={"engine": "population-reduced", "count_nodes": 0})
-    eng = make_engine(cfg)
     target = own_attention_target(int(cfg.data.C), float(cfg.model.gamma))
-    params = eng.initial_params()
     rows: list[dict] = []
     progress = Progress("predictions.reduced_gd", max_steps + 1)
-    for step in range(max_steps + 1):
+    for step, rec, ev in gd_steps(cfg, max_steps):
         progress.tick()
-        ev = eng.evaluate(params, step, need_grad=step < max_steps, record=True)
-        rows.append({"step": step, **eng.record(params, step, ev), "neglect": ev.neglect,
-                     "rest_var": ev.neglect ** 2})
-        if stop_reached(rows, target, eps_rel) or step == max_steps:
+        rows.append({"step": step, **rec, "neglect": ev.neglect, "rest_var": ev.neglect ** 2})
+        if stop_reached(rows, target, eps_rel):
             break
-        params = eng.apply(params, ev.grads)
     progress.close()
     tr = pd.DataFrame(rows)
     tr["rel_excess"] = tr.excess_loss / tr.excess_loss.iloc[0]

@@ -237,25 +237,37 @@ def cl_rung_prediction(P: int, C1: int, C: int, tau: float) -> dict:
     return out
 
 
+def _cl_runs(fn: str, ladder, seeds, reduced: bool = False,
+             **kw) -> tuple[list, list[pd.DataFrame]]:
+    """The (rung, seed) cells of `ladder` × `seeds` and the trajectory of `fn` (``cl_seed_run``
+    or ``cl_mae_run``, one sweep point each) at every cell, with the keywords `kw` (and
+    `reduced` when set)."""
+    cells = [(r, sd) for r in ladder for sd in seeds]
+    more = {"reduced": True} if reduced else {}
+    return cells, point_tables(f"{__name__}:{fn}", [
+        dict(P=P, C1=C1, C=C, **kw, seed=sd, **more) for (P, C1, C), sd in cells])
+
+
+def _cl_row(objective: str, tau: float, negatives: float, rung, seed: int,
+            tr: pd.DataFrame) -> dict:
+    """The summary row of one run `tr` (objective `objective`) of rung (P, C1, C); Δ is the
+    data's, the same for both objectives."""
+    P, C1, C = rung
+    return {"objective": objective, "tau": tau, "seed": seed, "P": P, "C1": C1, "C": C, "K": K,
+            "delta": pair_config(P, C1, C, 1, NEGATIVES).delta, "rho": C1 / P,
+            "negatives": negatives, **_cl_summary(tr)}
+
+
 def _cl_rows(quick: bool, ladder, seeds, tau: float, objective: str, *, predict: bool = True,
              reduced: bool = False) -> tuple[list[dict], list[pd.DataFrame]]:
     """The CL runs ([`cl_seed_run`][], sweep points) of every rung of `ladder` and seed of
     `seeds` at temperature `tau`: one summary row each (objective `objective`, with the derived
     plateau and τ_c of [`cl_rung_prediction`][] when `predict`) and their trajectories."""
-    st = cl_settings(quick)
-    steps = cl_steps(quick, tau)
-    cells = [(r, sd) for r in ladder for sd in seeds]
-    more = {"reduced": True} if reduced else {}
-    trs = point_tables(f"{__name__}:cl_seed_run", [
-        dict(P=P, C1=C1, C=C, steps=steps, tau=float(tau), every=st["every"], seed=sd, **more)
-        for (P, C1, C), sd in cells])
-    rows = []
-    for ((P, C1, C), sd), tr in zip(cells, trs):
-        cfg = pair_config(P, C1, C, steps, NEGATIVES, tau=tau)
-        rows.append({"objective": objective, "tau": float(tau), "seed": sd, "P": P, "C1": C1,
-                     "C": C, "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": NEGATIVES,
-                     **_cl_summary(tr),
-                     **(cl_rung_prediction(P, C1, C, float(tau)) if predict else {})})
+    cells, trs = _cl_runs("cl_seed_run", ladder, seeds, reduced, steps=cl_steps(quick, tau),
+                          tau=float(tau), every=cl_settings(quick)["every"])
+    rows = [{**_cl_row(objective, float(tau), NEGATIVES, r, sd, tr),
+             **(cl_rung_prediction(*r, float(tau)) if predict else {})}
+            for (r, sd), tr in zip(cells, trs)]
     return rows, trs
 
 
@@ -265,15 +277,10 @@ def _cl_measure(quick: bool, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows, trs = _cl_rows(quick, st["ladder"], st["seeds"], tau, "cl")
     trajs = [tr.assign(objective="cl", P=r["P"], seed=r["seed"], tau=float(tau))
              for r, tr in zip(rows, trs)]
-    mcells = [(r, sd) for r in st["ladder"] for sd in CL_SEEDS[:3]]
-    mtrs = point_tables(f"{__name__}:cl_mae_run", [
-        dict(P=P, C1=C1, C=C, steps=st["mae_steps"], seed=sd) for (P, C1, C), sd in mcells])
-    for ((P, C1, C), sd), tr in zip(mcells, mtrs):
-        cfg = pair_config(P, C1, C, st["mae_steps"], None)
-        rows.append({"objective": "mae", "tau": math.nan, "seed": sd, "P": P, "C1": C1, "C": C,
-                     "K": K, "delta": cfg.delta, "rho": C1 / P, "negatives": math.nan,
-                     **_cl_summary(tr)})
-        trajs.append(tr.assign(objective="mae", P=P, seed=sd, tau=math.nan))
+    mcells, mtrs = _cl_runs("cl_mae_run", st["ladder"], CL_SEEDS[:3], steps=st["mae_steps"])
+    for (r, sd), tr in zip(mcells, mtrs):
+        rows.append(_cl_row("mae", math.nan, math.nan, r, sd, tr))
+        trajs.append(tr.assign(objective="mae", P=r[0], seed=sd, tau=math.nan))
     return pd.DataFrame(rows), pd.concat(trajs, ignore_index=True)
 
 

@@ -14,8 +14,8 @@ import pandas as pd
 from theorylab.core.claims.claim import point_table
 
 from ..config import ExperimentConfig, config_from_dict
-from ..engines import make_engine
 from ..phases import EPS_REL, own_attention_target, read_phases, stop_reached
+from ..predictions.reduced import gd_steps
 
 # -- the MAE setting ----------------------------------------------------------------------------
 #: Masking probability of the notes' §9 setting.
@@ -172,19 +172,6 @@ def max_steps(P: int, C: int, eps_rel: float = EPS_REL) -> int:
     ε = EPS_REL after ≤ 13 (P/C)/η_q steps and the tail grows like 1/ε (measured), so the cap
     leaves a factor ≥ 3; a run that hits it is censored, not failed."""
     return int(math.ceil((40 * (P / C) / ETA_Q + 40) * max(1.0, EPS_REL / eps_rel)))
-
-
-def gd_steps(cfg: ExperimentConfig, cap: int):
-    """Population GD from Q⁰ = 0 with `cfg`'s engine: yields (step, recorded row, evaluation)
-    at steps 0 … `cap`, stepping after each yield but the last (stop early by leaving the
-    loop)."""
-    eng = make_engine(cfg)
-    params = eng.initial_params()
-    for step in range(cap + 1):
-        ev = eng.evaluate(params, step, need_grad=step < cap, record=True)
-        yield step, eng.record(params, step, ev), ev
-        if step < cap:
-            params = eng.apply(params, ev.grads)
 
 
 @lru_cache(maxsize=256)

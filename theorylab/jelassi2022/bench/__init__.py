@@ -72,15 +72,12 @@ def _run(args) -> int:
                                                       float_format=lambda x: f"{x:.4g}"))
         if args.out:
             write_csv(args.out, df)
-        return 0
-    if args.choices:
+    elif args.choices:
         empirical.run_choices(args)
-        return 0
-    if args.sweep:
-        print(empirical.machine_line(args.device))
+    elif args.sweep:
         empirical.run_sweeps(args)
-        return 0
-    empirical.run(args)
+    else:
+        empirical.run(args)
     return 0
 
 

@@ -176,8 +176,9 @@ SWEEP_CASES = ((1, 8), (4, 1), (4, 4), (8, 8))  # (K seeds, R learning-rate pair
 
 
 def run_sweeps(args) -> list[dict[str, object]]:
-    """The ``--sweep`` table: [`bench_sweep`][] for [`SWEEP_CASES`][] at D = d = 64."""
-
+    """The ``--sweep`` table, after the machine line: [`bench_sweep`][] for [`SWEEP_CASES`][]
+    at D = d = 64."""
+    print(machine_line(args.device))
     N = 1_000 if args.quick else 5_000
     rows = []
     for dtype in args.dtypes:
