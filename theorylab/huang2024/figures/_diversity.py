@@ -149,20 +149,19 @@ def fig3(ctx: FigureContext) -> FigureResult:
         ax.errorbar(deltas, src[k][:, 0], yerr=2 * src[k][:, 1], color=color, marker=marker,
                     ms=3, capsize=2, label=label, ls=ls)
 
-    curve(ax1, "nmi", "C0", "MAE, trained")
-    curve(ax1, "nmi", "C3", "CL, trained", cl_meas, "s", "-.")
-    ax1.plot(deltas, ideal["nmi"], color="C0", ls="--", label="MAE idealised (own area, §5.4)")
-    ax1.axhline(0, color="0.5", ls=":", label="uniform (Q⁰ = 0)")
+    for ax, k, note, ref, ref_label in (
+            (ax1, "nmi", ", §5.4", 0, "uniform (Q⁰ = 0)"),
+            (ax3, "distance", "", uni_dist, f"uniform (Q⁰ = 0): {uni_dist:.2f}")):
+        curve(ax, k, "C0", "MAE, trained")
+        curve(ax, k, "C3", "CL, trained", cl_meas, "s", "-.")
+        ax.plot(deltas, ideal[k], color="C0", ls="--", label=f"MAE idealised (own area{note})")
+        ax.axhline(ref, color="0.5", ls=":", label=ref_label)
     for k, c in (("total", "C2"), ("shared", "C3"), ("diverse", "C0")):
         curve(ax2, k, c, f"{k} (trained)")
         ax2.plot(deltas, ideal[k], color=c, ls="--", lw=0.9)
     for k, c in (("shared", "C3"), ("diverse", "C0")):
         curve(ax2, k, c, f"{k} (CL)", cl_meas, "s", "-.")
     ax2.plot(deltas, 1 - ks, color="C3", ls=":", lw=0.9, label="CL idealised shared 1 − κ_s")
-    curve(ax3, "distance", "C0", "MAE, trained")
-    curve(ax3, "distance", "C3", "CL, trained", cl_meas, "s", "-.")
-    ax3.plot(deltas, ideal["distance"], color="C0", ls="--", label="MAE idealised (own area)")
-    ax3.axhline(uni_dist, color="0.5", ls=":", label=f"uniform (Q⁰ = 0): {uni_dist:.2f}")
     for ax, y, title in ((ax1, "NMI (geometric)", "normalised mutual information"),
                          (ax2, "fraction of log P",
                           "sharpness: total = shared + diverse (dashed: idealised MAE)"),
