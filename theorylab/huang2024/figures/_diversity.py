@@ -30,7 +30,7 @@ from ..realvit import (
 from ._cl import CL_NEGATIVES, CL_STEPS, pair_run
 from ._common import ETA_Q, expected_attention, fmt, trained_run
 from ._dynamics import pd_grid
-from ._realvit import COLORS, LABELS, METRIC_LABELS, head_panel, trajectory_panel
+from ._realvit import COLORS, LABELS, head_panel, trajectory_panel
 
 __all__ = ["fig3", "diversity_metrics", "own_area_map", "idealised_mae_diverse"]
 
@@ -192,7 +192,6 @@ def fig3(ctx: FigureContext) -> FigureResult:
             ax = grid[row, c]
             if c < len(layers):
                 head_panel(ax, real.table, layers[c], metric, legend=(c == 0))
-                ax.set_ylabel(METRIC_LABELS[metric], fontsize=7)
                 style_axes(ax, title=f"real ViTs, layer {layers[c]}" + (
                     " (last)" if layers[c] == last else ""), title_size=9,
                     legend=6 if c == 0 else None)
@@ -202,7 +201,6 @@ def fig3(ctx: FigureContext) -> FigureResult:
         trajectory_panel(ax, real.trajectory, metric, last, legend=True,
                          reference=(real_mean["uniform"]["distance_patches"]
                                     if metric == "distance_patches" else 0.0))
-        ax.set_ylabel(METRIC_LABELS[metric], fontsize=7)
         m, lo, hi = decided["distance" if metric == "distance_patches" else "nmi"]
         what = "CL − MAE distance" if metric == "distance_patches" else "MAE − CL NMI"
         unit = " × uniform's" if metric == "distance_patches" else ""
