@@ -115,9 +115,9 @@ def heat_map(source: Path, value: str, x: str, y: str, out: Path, *, default: bo
         ax = fig.subplots()
         ax.grid(False)
         finite = grid[np.isfinite(grid)]
+        lo, hi = (finite.min(), finite.max()) if finite.size else (None, None)
         mesh = ax.imshow(np.ma.masked_invalid(grid), origin="lower", aspect="auto",
-                         cmap="viridis", vmin=finite.min() if finite.size else None,
-                         vmax=finite.max() if finite.size else None)
+                         cmap="viridis", vmin=lo, vmax=hi)
         ax.set_xticks(range(len(xs)), [tick(v) for v in xs])
         ax.set_yticks(range(len(ys)), [tick(v) for v in ys])
         ax.tick_params(length=0)
@@ -127,7 +127,6 @@ def heat_map(source: Path, value: str, x: str, y: str, out: Path, *, default: bo
         fig.colorbar(mesh, ax=ax, label=axis_label(value, paper))
         handles = {}
         annotate = len(xs) * len(ys) <= 64
-        lo, hi = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
         for _, c in cells.iterrows():
             i, j = ys.index(c[y]), xs.index(c[x])
             if c["finite"] == 0:

@@ -10,7 +10,6 @@ import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register, style_axes
 
-from ..config import PAPER_NAME
 from ..predictions.asymptotics import crossing_law_fit, local_slopes, sub_ladders
 from ..predictions.rates import ZMoments, phase_one_boundary
 from ..setups import (
@@ -58,7 +57,6 @@ ASYM_CAPTION = (
 
 @register(
     "huang2024-asymptotics",
-    paper=PAPER_NAME,
     paper_figure="none (theorylab; Thm 4.1–4.2 over three decades of P)",
     title="Theorems 4.1–4.2 on ladders of P: end of Phase I, phase lengths, T*, Phase I boundary",
     caption=ASYM_CAPTION,
@@ -89,21 +87,19 @@ def asymptotics(ctx: FigureContext) -> FigureResult:
     ax.axhline(-2.0, color="0.5", ls=":", lw=1, label="limit −1/L of U[L, U] (derived)")
     style_axes(ax, "P", "Φ_glob(t_I) / ((Δ/2) ln P)", "(a) end of Phase I, Δ > 0", log="x",
                title_size=9, legend=7)
-    ax = axb
-    ax.axhline(1.0, color="k", ls="--", lw=1, label="leading order 1")
-    style_axes(ax, "P", "ln attn_glob(t_I) / ln √(C/P)", "(b) end of Phase I in attention, Δ > 0",
+    axb.axhline(1.0, color="k", ls="--", lw=1, label="leading order 1")
+    style_axes(axb, "P", "ln attn_glob(t_I) / ln √(C/P)", "(b) end of Phase I in attention, Δ > 0",
                log="x", title_size=9, legend=7)
-    for ax, t, fam in ((axs[0, 2], pos, "Δ > 0"), (axs[1, 0], neg, "Δ < 0")):
+    for ax, t, panel, cols in ((axs[0, 2], pos, "(c) phase lengths, Δ > 0",
+                                ("t_I", "t_II", "T_star")),
+                               (axs[1, 0], neg, "(d) phase lengths, Δ < 0", ("t_II", "T_star"))):
         x = (t.P / t.C / ETA_Q).to_numpy()
-        cols = (("t_I", "t_I"), ("t_II", "t_II"), ("T_star", "T*")) if fam == "Δ > 0" else \
-            (("t_II", "t_II"), ("T_star", "T*"))
-        for c, lab in cols:
+        for c in cols:
             y = t[c].to_numpy(dtype=float)
-            line, = ax.plot(x, y, "o-", ms=4, label=lab)
+            line, = ax.plot(x, y, "o-", ms=4, label=c.replace("T_star", "T*"))
             ax.plot(x, y[-1] * x / x[-1], "--", color=line.get_color(), lw=0.8)
-        style_axes(ax, "x = (P/C)/η_q", "steps",
-                   f"({'c' if fam == 'Δ > 0' else 'd'}) phase lengths, {fam} (dashed: ∝ x)",
-                   log="xy", title_size=9, legend=7)
+        style_axes(ax, "x = (P/C)/η_q", "steps", f"{panel} (dashed: ∝ x)", log="xy",
+                   title_size=9, legend=7)
     ax = axs[1, 1]
     stmts = []
     for name, t, xcol, y, log_y, pred in (
@@ -171,7 +167,6 @@ CLT_CAPTION = (
 
 @register(
     "huang2024-cl-temperature",
-    paper=PAPER_NAME,
     paper_figure="none (theorylab; Thm 4.4 per temperature)",
     title="CL's global attention per temperature τ, against the derived plateau and τ_c",
     caption=CLT_CAPTION,

@@ -19,7 +19,6 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 from theorylab.core.figures.axes import image_axes
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
-from ..config import PAPER_NAME
 from ..realvit import cached_realvit
 from ..setups import ATTN_TOL, pair_config
 from ..trainer import RunResult, run_experiment
@@ -95,7 +94,6 @@ SYNTHETIC = "synthetic: Def. 2.1 data (RECONSTRUCTED)"
 
 @register(
     "huang2024-fig1",
-    paper=PAPER_NAME,
     paper_figure="Figure 1 (offline analogue)",
     title="Attention maps of two query patches, MAE vs CL (synthetic model and real ViTs)",
     caption=FIG1_CAPTION,
@@ -128,8 +126,7 @@ def fig1(ctx: FigureContext) -> FigureResult:
     # one colour scale per row, from 0 to the row's largest weight; 1/P marked on its bar
     vmax_syn = max(float(r.max()) for r in rows_syn.values())
     vmax_real = max(float(r.max()) for r in rows_real.values())
-    for i, ((q, where, name), row) in enumerate(rows_syn.items()):
-        ax = axs[0, i]
+    for ax, ((q, where, name), row) in zip(axs[0], rows_syn.items()):
         im_syn = ax.imshow(grid_of(row), cmap="viridis", vmin=0.0, vmax=vmax_syn)
         draw_areas(ax, lab, color="w", lw=0.6, highlight={0: ("r", 2.0)})
         r, c = divmod(q, int(np.sqrt(P)))
@@ -140,8 +137,7 @@ def fig1(ctx: FigureContext) -> FigureResult:
                      f"{glob:.2f}", fontsize=8)
         headline[f"synthetic {name} {where} query: own-area mass"] = own
         headline[f"synthetic {name} {where} query: global-area mass"] = glob
-    for i, ((q, where, name), row) in enumerate(rows_real.items()):
-        ax = axs[1, i]
+    for ax, ((q, where, name), row) in zip(axs[1], rows_real.items()):
         im_real = ax.imshow(row.reshape(side, side), cmap="viridis", vmin=0.0, vmax=vmax_real)
         r, c = divmod(q, side)
         ax.plot(c, r, marker="*", color="w", ms=10, mec="k")

@@ -12,7 +12,6 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 from theorylab.core.figures.axes import style_axes
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
-from ..config import PAPER_NAME
 from ..data import information_gap
 from ..diversity import (
     mean_attention_distance,
@@ -30,7 +29,7 @@ from ..realvit import (
 from ._cl import CL_NEGATIVES, CL_STEPS, pair_run
 from ._common import ETA_Q, expected_attention, fmt, trained_run
 from ._dynamics import pd_grid
-from ._realvit import COLORS, LABELS, METRIC_LABELS, head_panel, trajectory_panel
+from ._realvit import COLORS, LABELS, head_panel, trajectory_panel
 
 __all__ = ["fig3", "diversity_metrics", "own_area_map", "idealised_mae_diverse"]
 
@@ -107,7 +106,6 @@ SYNTHETIC = ("synthetic: one-layer MAE (population-laplace) and CL (cl-montecarl
 
 @register(
     "huang2024-fig3",
-    paper=PAPER_NAME,
     paper_figure="Figure 3 (offline analogue: synthetic MAE and CL, real ViTs)",
     title="Attention diversity of MAE vs CL across Δ, and per layer and head of real ViTs "
     "trained from the same local start",
@@ -149,20 +147,19 @@ def fig3(ctx: FigureContext) -> FigureResult:
         ax.errorbar(deltas, src[k][:, 0], yerr=2 * src[k][:, 1], color=color, marker=marker,
                     ms=3, capsize=2, label=label, ls=ls)
 
-    curve(ax1, "nmi", "C0", "MAE, trained")
-    curve(ax1, "nmi", "C3", "CL, trained", cl_meas, "s", "-.")
-    ax1.plot(deltas, ideal["nmi"], color="C0", ls="--", label="MAE idealised (own area, §5.4)")
-    ax1.axhline(0, color="0.5", ls=":", label="uniform (Q⁰ = 0)")
+    for ax, k, note, ref, ref_label in (
+            (ax1, "nmi", ", §5.4", 0, "uniform (Q⁰ = 0)"),
+            (ax3, "distance", "", uni_dist, f"uniform (Q⁰ = 0): {uni_dist:.2f}")):
+        curve(ax, k, "C0", "MAE, trained")
+        curve(ax, k, "C3", "CL, trained", cl_meas, "s", "-.")
+        ax.plot(deltas, ideal[k], color="C0", ls="--", label=f"MAE idealised (own area{note})")
+        ax.axhline(ref, color="0.5", ls=":", label=ref_label)
     for k, c in (("total", "C2"), ("shared", "C3"), ("diverse", "C0")):
         curve(ax2, k, c, f"{k} (trained)")
         ax2.plot(deltas, ideal[k], color=c, ls="--", lw=0.9)
     for k, c in (("shared", "C3"), ("diverse", "C0")):
         curve(ax2, k, c, f"{k} (CL)", cl_meas, "s", "-.")
     ax2.plot(deltas, 1 - ks, color="C3", ls=":", lw=0.9, label="CL idealised shared 1 − κ_s")
-    curve(ax3, "distance", "C0", "MAE, trained")
-    curve(ax3, "distance", "C3", "CL, trained", cl_meas, "s", "-.")
-    ax3.plot(deltas, ideal["distance"], color="C0", ls="--", label="MAE idealised (own area)")
-    ax3.axhline(uni_dist, color="0.5", ls=":", label=f"uniform (Q⁰ = 0): {uni_dist:.2f}")
     for ax, y, title in ((ax1, "NMI (geometric)", "normalised mutual information"),
                          (ax2, "fraction of log P",
                           "sharpness: total = shared + diverse (dashed: idealised MAE)"),
@@ -193,7 +190,6 @@ def fig3(ctx: FigureContext) -> FigureResult:
             ax = grid[row, c]
             if c < len(layers):
                 head_panel(ax, real.table, layers[c], metric, legend=(c == 0))
-                ax.set_ylabel(METRIC_LABELS[metric], fontsize=7)
                 style_axes(ax, title=f"real ViTs, layer {layers[c]}" + (
                     " (last)" if layers[c] == last else ""), title_size=9,
                     legend=6 if c == 0 else None)
@@ -203,7 +199,6 @@ def fig3(ctx: FigureContext) -> FigureResult:
         trajectory_panel(ax, real.trajectory, metric, last, legend=True,
                          reference=(real_mean["uniform"]["distance_patches"]
                                     if metric == "distance_patches" else 0.0))
-        ax.set_ylabel(METRIC_LABELS[metric], fontsize=7)
         m, lo, hi = decided["distance" if metric == "distance_patches" else "nmi"]
         what = "CL − MAE distance" if metric == "distance_patches" else "MAE − CL NMI"
         unit = " × uniform's" if metric == "distance_patches" else ""

@@ -13,7 +13,6 @@ from matplotlib.ticker import NullFormatter
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register, style_axes
 
-from ..config import PAPER_NAME
 from ..data import information_gap
 from ..engines import make_engine
 from ..predictions import initial_rates, leading_rates, lemma51_ratio, z_moments
@@ -138,7 +137,6 @@ RATES_CAPTION = (
 
 @register(
     "huang2024-rates",
-    paper=PAPER_NAME,
     paper_figure="none (theorylab; Lemma 5.1)",
     title="Lemma 5.1 rates at initialisation: engine gradient against the derived rates over P",
     caption=RATES_CAPTION,
@@ -160,9 +158,8 @@ def rates(ctx: FigureContext) -> FigureResult:
                      for P in ctx.tqdm(measured_at, desc=f"{fam}/{mk}")]
                 for mk in (True, False)}
         fam_name = "Δ > 0" if fam == "pos" else "Δ < 0"
-        for col, mk in enumerate((True, False)):
+        for col, (mk, keys) in enumerate(((True, "in"), (False, "out"))):
             ax = axes[row, col]
-            keys = "in" if mk else "out"
             cv, ms = curves[mk], meas[mk]
             for k, color in COORDS.items():
                 x = [c["P"] for c in cv]
@@ -222,10 +219,8 @@ def rates(ctx: FigureContext) -> FigureResult:
 
 def _ratio_panel(ax, fam_name: str, curves: dict, meas: dict, headline: dict, fam: str,
                  reading: list) -> None:
-    for mk, mark in ((True, "o"), (False, "s")):
-        keys = "in" if mk else "out"
+    for mk, mark, keys, shade in ((True, "o", "in", "k"), (False, "s", "out", "0.45")):
         x = [c["P"] for c in curves[mk]]
-        shade = "k" if mk else "0.45"
         ax.plot(x, [c["ratio_exact"] for c in curves[mk]], color=shade, lw=1.2,
                 label=f"derived exact ({keys})")
         ax.plot(x, [c["ratio_leading"] for c in curves[mk]], color=shade, lw=1.0, ls="--",
@@ -254,8 +249,7 @@ def _ratio_panel(ax, fam_name: str, curves: dict, meas: dict, headline: dict, fa
 
 
 def _order_panel(ax, fam_name: str, meas: dict) -> None:
-    for mk, mark in ((True, "o"), (False, "s")):
-        keys = "in" if mk else "out"
+    for mk, mark, keys in ((True, "o", "in"), (False, "s", "out")):
         ms = meas[mk]
         x = [m["P"] for m in ms]
         for k, order in (("own", "order_own"), ("glob", "order_glob")):

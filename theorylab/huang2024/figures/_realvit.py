@@ -41,7 +41,7 @@ def head_panel(ax, table: pd.DataFrame, layer: int, metric: str, *,
                models: tuple[str, ...] = MODELS, legend: bool = False) -> None:
     """One layer's `metric` per head (x = 0 … H − 1) and the head mean (x = H + ½): per model
     the mean over seeds with its 95 % t-interval, the seeds as dots; uniform attention as a
-    dotted line (every head alike)."""
+    dotted line (every head alike); the y axis labelled with the metric."""
     sub = table[table.layer == layer]
     heads = sorted(h for h in set(sub["head"]) if h >= 0)
     xs = {h: float(h) for h in heads}
@@ -68,13 +68,15 @@ def head_panel(ax, table: pd.DataFrame, layer: int, metric: str, *,
     ax.axvline(len(heads) - 0.25, color="0.8", lw=0.8)
     ax.set_xticks([xs[h] for h in (*heads, -1)], [str(h) for h in heads] + ["mean"])
     ax.set_xlabel("head")
+    ax.set_ylabel(METRIC_LABELS.get(metric, metric), fontsize=7)
 
 
 def trajectory_panel(ax, trajectory: pd.DataFrame, metric: str, layer: int, *,
                      reference: float | None = None, legend: bool = False) -> None:
     """The head mean of `metric` in `layer` during training, of every trained arm (MAE, CL and
     the augmentation controls where run): mean over seeds with its 95 % t-interval (band);
-    `reference`: a dotted line (uniform attention's value)."""
+    `reference`: a dotted line (uniform attention's value); the y axis labelled with the
+    metric."""
     sub = trajectory[(trajectory.layer == layer) & (trajectory["head"] == -1)]
     for arm in [m for m in MODELS if (sub.model == m).any()]:
         g = sub[sub.model == arm]
@@ -90,6 +92,7 @@ def trajectory_panel(ax, trajectory: pd.DataFrame, metric: str, layer: int, *,
         ax.axhline(reference, color=COLORS["uniform"], ls=":", lw=1.2,
                    label=LABELS["uniform"] if legend else None)
     ax.set_xlabel("optimiser step")
+    ax.set_ylabel(METRIC_LABELS.get(metric, metric), fontsize=7)
 
 
 def loss_panel(ax, curves: pd.DataFrame, levels: pd.DataFrame,
@@ -130,7 +133,6 @@ def draw_layer_head_panels(fig, table: pd.DataFrame, trajectory: pd.DataFrame,
         for c, layer in enumerate(layers):
             ax = axs[r, c]
             head_panel(ax, table, layer, metric, legend=(r == 0 and c == 0))
-            ax.set_ylabel(METRIC_LABELS.get(metric, metric), fontsize=7)
             if r == 0:
                 ax.set_title(f"layer {layer}" + (" (last: judged)" if layer == last else ""),
                              fontsize=9)
@@ -141,7 +143,6 @@ def draw_layer_head_panels(fig, table: pd.DataFrame, trajectory: pd.DataFrame,
         ref = uniform_distance(cfg) if metric == "distance_patches" else (
             0.0 if metric == "nmi" else None)
         trajectory_panel(ax, trajectory, metric, last, reference=ref, legend=(r == 0))
-        ax.set_ylabel(METRIC_LABELS.get(metric, metric), fontsize=7)
         ax.set_title(f"layer {last} during training (head means)", fontsize=8)
     axs[0, 0].legend(fontsize=6)
     axs[0, -1].legend(fontsize=6)

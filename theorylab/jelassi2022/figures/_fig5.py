@@ -10,7 +10,6 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import image_axes, style_axes
 
-from ..config import PAPER_NAME
 from ._images import (
     FM_NOTE,
     _cos,
@@ -50,7 +49,6 @@ def _patch_permutation(pixel_perm: np.ndarray, size: int, patch: int) -> np.ndar
 
 @register(
     "jelassi2022-fig5",
-    paper=PAPER_NAME,
     paper_figure="Figure 5",
     title="Test accuracy vs shuffle grid size for a ViT (patch 2) and VGG/ResNet-like CNNs",
     caption=(
@@ -77,7 +75,7 @@ def _patch_permutation(pixel_perm: np.ndarray, size: int, patch: int) -> np.ndar
     data_source="Fashion-MNIST (Debian dataset-fashion-mnist), pooled to 14x14, padded to 16x16",
 )
 def fig5(ctx: FigureContext) -> FigureResult:
-    from theorylab.vision.imagedata import block_permutation, invert_permutation
+    from theorylab.vision.imagedata import block_permutation, invert_permutation, permute_blocks
     from theorylab.vision.nets import SmallResNet, SmallVGG, TrainConfig, ViT, train_classifier
 
     s = json.loads(json.dumps(FIG5_QUICK if ctx.quick else FIG5_FULL))
@@ -114,8 +112,6 @@ def fig5(ctx: FigureContext) -> FigureResult:
     sim_orig = sim[np.ix_(inv, inv)]  # similarity indexed by original positions
     queries_orig = [(grid // 4) * grid + grid // 4, (grid - 3) * grid + grid // 2]
     loc_perm, loc_orig = locality_scores(sim, grid), locality_scores(sim_orig, grid)
-
-    from theorylab.vision.imagedata import permute_blocks
 
     fig = new_figure((13.0, 5.4))
     left, right = fig.subfigures(1, 2, width_ratios=[1.1, 1])

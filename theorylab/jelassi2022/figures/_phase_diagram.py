@@ -46,7 +46,6 @@ def _pd_grid(quick: bool):
 @register(
     "jelassi2022-phase-diagram",
     aliases=("theorylab-phase-diagram",),
-    paper=PAPER_NAME,
     paper_figure="none (theorylab)",
     title="Phase diagram over (q, C): patch association and final gap to the Bayes error",
     caption=PD_CAPTION,
@@ -82,15 +81,14 @@ def phase_diagram(ctx: FigureContext) -> FigureResult:
 
     fig = new_figure((11.0, 3.6))
     ax1, ax2 = fig.subplots(1, 2)
-    xt = [f"{q:g}" for q in qs]
-    yt = [f"{C} (D={PD_L * C})" for C in Cs]
+    ticks = {"xticklabels": [f"{q:g}" for q in qs],
+             "yticklabels": [f"{C} (D={PD_L * C})" for C in Cs], "annot_kws": {"fontsize": 7}}
     annot = np.array([[f"{gap[i, j]:.2f}" + ("\nPA" if pa[i, j] else "") for j in range(len(qs))]
                       for i in range(len(Cs))])
-    sns.heatmap(gap, ax=ax1, annot=annot, fmt="", cmap="mako", xticklabels=xt, yticklabels=yt,
-                cbar_kws={"label": "γ − ρ (final)"}, annot_kws={"fontsize": 7})
-    sns.heatmap(excess, ax=ax2, annot=True, fmt=".3f", cmap="rocket_r", xticklabels=xt,
-                yticklabels=yt, cbar_kws={"label": "error − Bayes error"},
-                annot_kws={"fontsize": 7})
+    sns.heatmap(gap, ax=ax1, annot=annot, fmt="", cmap="mako",
+                cbar_kws={"label": "γ − ρ (final)"}, **ticks)
+    sns.heatmap(excess, ax=ax2, annot=True, fmt=".3f", cmap="rocket_r",
+                cbar_kws={"label": "error − Bayes error"}, **ticks)
     for ax, t in ((ax1, f"γ − ρ after {steps} steps"), (ax2, "final error − Bayes error")):
         style_axes(ax, "q", f"C (L = {PD_L} sets)", t)
     headline = {
