@@ -178,7 +178,6 @@ def test_register_new_figure_and_extra_outputs(tmp_path):
 
     try:
         assert figures.get_figure(fid).title == "A test figure"
-        assert figures.get_figure(fid).paper == "testpaper"  # given: not the id's "test"
         with pytest.raises(ValueError, match="already registered"):
             register(fid, paper="testpaper", paper_figure="none", caption="x",
                      data_source="none")(lambda ctx: None)

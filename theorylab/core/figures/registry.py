@@ -145,7 +145,7 @@ _ALIASES: dict[str, str] = {}
 def register(
     id: str,
     *,
-    paper: str | None = None,
+    paper: str,
     paper_figure: str,
     caption: str,
     data_source: str,
@@ -157,8 +157,8 @@ def register(
     **Arguments:**
 
     - `id`: stable id, lower case, ``<paper>-<name>`` (e.g. `"mypaper-fig5"`); must be unique.
-    - `paper`: the paper the figure belongs to (`--only <paper>` runs all of its figures);
-      default: the id's part before its first ``-`` (`"mypaper"`).
+    - `paper`: the paper the figure belongs to, e.g. `"mypaper"` (`--only <paper>` runs
+      all of its figures).
     - `paper_figure`: the paper figure reproduced, e.g. `"Figure 5"` (or `"none (theorylab)"`).
     - `caption`: full caption; say plainly when stand-in data replace the paper's.
     - `data_source`: where the data come from (data set and package, or "synthetic: ...").
@@ -172,10 +172,9 @@ def register(
     def decorator(func: Callable[[FigureContext], FigureResult]):
         if id in _REGISTRY and _REGISTRY[id].func is not func:
             raise ValueError(f"figure id {id!r} is already registered by {_REGISTRY[id].module}")
-        owner = paper if paper is not None else id.partition("-")[0]
         line = title if title is not None else caption.split(". ")[0].strip().rstrip(".")
         _REGISTRY[id] = FigureSpec(
-            id, owner, paper_figure, line, caption, data_source, func, func.__module__
+            id, paper, paper_figure, line, caption, data_source, func, func.__module__
         )
         for old in aliases:
             if old in _REGISTRY or _ALIASES.get(old, id) != id:

@@ -10,6 +10,7 @@ import numpy as np
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register, style_axes
 
+from ..config import PAPER_NAME
 from ..predictions.asymptotics import crossing_law_fit, local_slopes, sub_ladders
 from ..predictions.rates import ZMoments, phase_one_boundary
 from ..setups import (
@@ -57,6 +58,7 @@ ASYM_CAPTION = (
 
 @register(
     "huang2024-asymptotics",
+    paper=PAPER_NAME,
     paper_figure="none (theorylab; Thm 4.1–4.2 over three decades of P)",
     title="Theorems 4.1–4.2 on ladders of P: end of Phase I, phase lengths, T*, Phase I boundary",
     caption=ASYM_CAPTION,
@@ -167,6 +169,7 @@ CLT_CAPTION = (
 
 @register(
     "huang2024-cl-temperature",
+    paper=PAPER_NAME,
     paper_figure="none (theorylab; Thm 4.4 per temperature)",
     title="CL's global attention per temperature τ, against the derived plateau and τ_c",
     caption=CLT_CAPTION,

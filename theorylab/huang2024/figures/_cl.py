@@ -19,6 +19,7 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 from theorylab.core.figures.axes import image_axes
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
+from ..config import PAPER_NAME
 from ..realvit import cached_realvit
 from ..setups import ATTN_TOL, pair_config
 from ..trainer import RunResult, run_experiment
@@ -94,6 +95,7 @@ SYNTHETIC = "synthetic: Def. 2.1 data (RECONSTRUCTED)"
 
 @register(
     "huang2024-fig1",
+    paper=PAPER_NAME,
     paper_figure="Figure 1 (offline analogue)",
     title="Attention maps of two query patches, MAE vs CL (synthetic model and real ViTs)",
     caption=FIG1_CAPTION,

@@ -11,7 +11,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import image_axes
 
-from ..config import DataConfig
+from ..config import PAPER_NAME, DataConfig
 from ._common import draw_areas, grid_of
 
 __all__ = ["fig2", "FIG2_DATA", "connected"]
@@ -55,6 +55,7 @@ def connected(labels: np.ndarray) -> bool:
 
 @register(
     "huang2024-fig2",
+    paper=PAPER_NAME,
     paper_figure="Figure 2",
     title="The data model: global and local areas of each cluster on the patch grid",
     caption=FIG2_CAPTION,

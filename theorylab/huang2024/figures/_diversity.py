@@ -12,6 +12,7 @@ from theorylab.core.figures import FigureContext, FigureResult, new_figure, regi
 from theorylab.core.figures.axes import style_axes
 from theorylab.vision.imagedata import QUICK_STAND_IN_NOTE
 
+from ..config import PAPER_NAME
 from ..data import information_gap
 from ..diversity import (
     mean_attention_distance,
@@ -106,6 +107,7 @@ SYNTHETIC = ("synthetic: one-layer MAE (population-laplace) and CL (cl-montecarl
 
 @register(
     "huang2024-fig3",
+    paper=PAPER_NAME,
     paper_figure="Figure 3 (offline analogue: synthetic MAE and CL, real ViTs)",
     title="Attention diversity of MAE vs CL across Δ, and per layer and head of real ViTs "
     "trained from the same local start",

@@ -11,6 +11,7 @@ import pandas as pd
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register, style_axes
 
+from ..config import PAPER_NAME
 from ..data import information_gap
 from ..phases import EPS_REL, own_attention_target, read_phases
 from ..predictions import has_phase_one, phase_one_prediction, reduced_gd, z_moments
@@ -120,6 +121,7 @@ DYN_CAPTION = (
 
 @register(
     "huang2024-dynamics",
+    paper=PAPER_NAME,
     paper_figure="none (theorylab; the two phases of Thm 4.2 and §5)",
     title="MAE dynamics (Δ > 0 vs Δ < 0) and the CL trajectory: FP correlations and attention",
     caption=DYN_CAPTION,
@@ -365,6 +367,7 @@ _CATS = ("not learned, no Phase I", "not learned, Phase I", "learned, no Phase I
 
 @register(
     "huang2024-phase-diagram",
+    paper=PAPER_NAME,
     paper_figure="none (theorylab; Thm 4.1–4.2)",
     title="Phase diagram over (Δ, γ): local areas learned by MAE, Phase I, CL collapse",
     caption=PD_CAPTION,

@@ -10,6 +10,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import image_axes, style_axes
 
+from ..config import PAPER_NAME
 from ._common import draw_areas, expected_attention, fmt, grid_of, trained_run
 from ._dynamics import dynamics_settings
 
@@ -71,6 +72,7 @@ FIG4_CAPTION = (
 
 @register(
     "huang2024-fig4",
+    paper=PAPER_NAME,
     paper_figure="Figure 4",
     title="A masked patch attends its own area through the learned FP correlations",
     caption=FIG4_CAPTION,

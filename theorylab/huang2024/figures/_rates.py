@@ -13,6 +13,7 @@ from matplotlib.ticker import NullFormatter
 
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register, style_axes
 
+from ..config import PAPER_NAME
 from ..data import information_gap
 from ..engines import make_engine
 from ..predictions import initial_rates, leading_rates, lemma51_ratio, z_moments
@@ -137,6 +138,7 @@ RATES_CAPTION = (
 
 @register(
     "huang2024-rates",
+    paper=PAPER_NAME,
     paper_figure="none (theorylab; Lemma 5.1)",
     title="Lemma 5.1 rates at initialisation: engine gradient against the derived rates over P",
     caption=RATES_CAPTION,

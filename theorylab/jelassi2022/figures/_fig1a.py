@@ -9,6 +9,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import image_axes, style_axes
 
+from ..config import PAPER_NAME
 from ._images import (
     FM_NOTE,
     THRESHOLD,
@@ -64,6 +65,7 @@ def _mosaic(sim: np.ndarray, grid: int, threshold: float | None, gap: int = 1) -
 
 @register(
     "jelassi2022-fig1a",
+    paper=PAPER_NAME,
     paper_figure="Figure 1a",
     title="Similarities P^T P of a ViT's positional encodings at initialisation and after training",
     caption=(

@@ -8,6 +8,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import image_axes
 
+from ..config import PAPER_NAME
 from ..data import sample_c
 from ..partition import Partition
 
@@ -31,6 +32,7 @@ FIG3_CAPTION = (
 
 @register(
     "jelassi2022-fig3",
+    paper=PAPER_NAME,
     paper_figure="Figure 3",
     title="One data point of Assumption 1 on a 6×6 grid with 2×2 sets",
     caption=FIG3_CAPTION,

@@ -12,7 +12,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import style_axes
 
-from ..config import DataConfig, ExperimentConfig, ModelConfig, TrainConfig
+from ..config import PAPER_NAME, DataConfig, ExperimentConfig, ModelConfig, TrainConfig
 from ..data import bayes_error
 from ..setups import REF_SETS, reference_config
 from ..trainer import run_experiment
@@ -256,6 +256,7 @@ def _fig4_sentence(name: str, h: dict) -> str:
 
 @register(
     "jelassi2022-fig4",
+    paper=PAPER_NAME,
     paper_figure="Figure 4",
     title="Same-set mask, learned A, test error and cos(w*, v) vs GD steps (D = 10, C = 2)",
     caption=FIG4_CAPTION,

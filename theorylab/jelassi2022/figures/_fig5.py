@@ -10,6 +10,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import image_axes, style_axes
 
+from ..config import PAPER_NAME
 from ._images import (
     FM_NOTE,
     _cos,
@@ -49,6 +50,7 @@ def _patch_permutation(pixel_perm: np.ndarray, size: int, patch: int) -> np.ndar
 
 @register(
     "jelassi2022-fig5",
+    paper=PAPER_NAME,
     paper_figure="Figure 5",
     title="Test accuracy vs shuffle grid size for a ViT (patch 2) and VGG/ResNet-like CNNs",
     caption=(

@@ -11,6 +11,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import style_axes
 
+from ..config import PAPER_NAME
 from ..phases import pa_target, read_phases
 from ..setups import reference_config
 from ..trainer import run_experiment
@@ -38,6 +39,7 @@ FLOW_CAPTION = (
 
 @register(
     "jelassi2022-flow",
+    paper=PAPER_NAME,
     paper_figure="none (theorylab; gradient flow beside the paper's gradient descent)",
     title="Gradient descent at several step sizes beside the gradient flow, against time",
     caption=FLOW_CAPTION,

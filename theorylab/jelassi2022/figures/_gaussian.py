@@ -19,6 +19,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import image_axes, style_axes
 
+from ..config import PAPER_NAME
 from ..partition import Partition
 
 GRID = 4
@@ -49,6 +50,7 @@ def _rect(xy, color):
 
 @register(
     "jelassi2022-fig1b",
+    paper=PAPER_NAME,
     paper_figure="Figure 1b",
     title="Two partitions of a 4x4 patch grid into sets S_l: 2x2 blocks and non-contiguous sets",
     caption=(
@@ -121,6 +123,7 @@ def alignment_scores(sim: np.ndarray, part: Partition) -> dict[str, float]:
 
 @register(
     "jelassi2022-fig2",
+    paper=PAPER_NAME,
     paper_figure="Figure 2",
     title="Positional-attention ViT on Gaussian patches with a CNN teacher: test error and P^T P",
     caption=(

@@ -46,6 +46,7 @@ def _pd_grid(quick: bool):
 @register(
     "jelassi2022-phase-diagram",
     aliases=("theorylab-phase-diagram",),
+    paper=PAPER_NAME,
     paper_figure="none (theorylab)",
     title="Phase diagram over (q, C): patch association and final gap to the Bayes error",
     caption=PD_CAPTION,

@@ -10,6 +10,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import merged_legend, style_axes, twin_y
 
+from ..config import PAPER_NAME
 from ..data import bayes_error
 from ..phases import exact_path
 from ..setups import reference_config
@@ -56,6 +57,7 @@ PHASES_CAPTION = (
 @register(
     "jelassi2022-phases",
     aliases=("theorylab-phases",),
+    paper=PAPER_NAME,
     paper_figure="none (theorylab; the three phases of §4, Theorem 4.1)",
     title="The three phases of exact population GD: alpha, gamma, rho and error vs steps",
     caption=PHASES_CAPTION,

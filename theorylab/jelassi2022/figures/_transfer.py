@@ -10,7 +10,7 @@ import numpy as np
 from theorylab.core.figures import FigureContext, FigureResult, new_figure, register
 from theorylab.core.figures.axes import merged_legend, style_axes, twin_y
 
-from ..config import ExperimentConfig, TrainConfig
+from ..config import PAPER_NAME, ExperimentConfig, TrainConfig
 from ..data import bayes_error
 from ..partition import Partition
 from ..setups import REF_SETS, reference_config
@@ -54,6 +54,7 @@ TR_CAPTION = (
 @register(
     "jelassi2022-transfer",
     aliases=("theorylab-transfer",),
+    paper=PAPER_NAME,
     paper_figure="none (theorylab; Section 5, Theorem 5.1)",
     title="Transfer: test error vs fine-tuning samples for pre-trained, uniform and scratch A",
     caption=TR_CAPTION,
