@@ -23,25 +23,10 @@ _SUPPRESS = (HealthCheck.too_slow, HealthCheck.data_too_large)
 def register_profiles() -> str:
     """Register ``ci``, ``dev`` and ``thorough`` and load one (``HYPOTHESIS_PROFILE``, else
     ``ci`` under CI, else ``dev``); return its name."""
-    settings.register_profile(
-        "ci",
-        parent=settings.get_profile("ci"),
-        max_examples=40,
-        deadline=None,
-        suppress_health_check=_SUPPRESS,
-    )
-    settings.register_profile(
-        "dev",
-        max_examples=100,
-        deadline=None,
-        suppress_health_check=_SUPPRESS,
-    )
-    settings.register_profile(
-        "thorough",
-        max_examples=500,
-        deadline=None,
-        suppress_health_check=_SUPPRESS,
-    )
+    common = {"deadline": None, "suppress_health_check": _SUPPRESS}
+    settings.register_profile("ci", parent=settings.get_profile("ci"), max_examples=40, **common)
+    settings.register_profile("dev", max_examples=100, **common)
+    settings.register_profile("thorough", max_examples=500, **common)
     return load_default_profile()
 
 
