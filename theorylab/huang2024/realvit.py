@@ -55,6 +55,7 @@ import pandas as pd
 import torch
 
 from theorylab.core.claims import t_interval
+from theorylab.core.config import check_choice, check_fields, check_float, check_int, frozen_set
 from theorylab.core.threads import limit_threads
 from theorylab.vision.attention_metrics import (
     attention_maps,
@@ -173,9 +174,7 @@ class RealViTConfig:
                 "batch_size": 2, "patch_size": 1, "depth": 1, "dim": 1, "heads": 1,
                 "threads": 0, "item_pool": 2}
         for name, lo in ints.items():
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise ValueError(f"realvit.{name}: must be an integer >= {lo} (got {v!r})")
+            frozen_set(self, name, check_int(f"realvit.{name}", getattr(self, name), lo=lo))
         for name in ("patch_size", "item_pool"):
             if 28 % getattr(self, name):
                 raise ValueError(f"realvit.{name}: must divide 28 (got {getattr(self, name)})")
@@ -184,14 +183,10 @@ class RealViTConfig:
         if self.n_traj > self.n_eval or self.n_show > self.n_eval:
             raise ValueError(f"realvit.n_traj: n_traj and n_show must be at most n_eval="
                              f"{self.n_eval} (got {self.n_traj}, {self.n_show})")
-        if self.init not in INITS:
-            raise ValueError(f"realvit.init: must be one of {list(INITS)} (got {self.init!r})")
-        for name in ("lr", "temperature", "mlp_ratio", "sigma", "weight_decay", "noise"):
-            v, zero = getattr(self, name), name in ("weight_decay", "noise")  # 0 allowed
-            if isinstance(v, bool) or not (isinstance(v, (int, float)) and math.isfinite(v)
-                                           and (v >= 0 if zero else v > 0)):
-                raise ValueError(f"realvit.{name}: must be a finite number "
-                                 f"{'>=' if zero else '>'} 0 (got {v!r})")
+        check_choice("realvit.init", self.init, INITS)
+        check_fields(self, "realvit", check_float, ("lr", "temperature", "mlp_ratio", "sigma"),
+                     lo=0.0, lo_open=True)
+        check_fields(self, "realvit", check_float, ("weight_decay", "noise"), lo=0.0)
         if not (isinstance(self.warmup, (int, float)) and 0 <= self.warmup < 1):
             raise ValueError(f"realvit.warmup: must be in [0, 1) (got {self.warmup!r})")
         if not (isinstance(self.mask_ratio, (int, float)) and 0 < self.mask_ratio < 1):
