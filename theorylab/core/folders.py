@@ -35,7 +35,6 @@ The committed folders (``figures/``, ``docs/results/``, ``docs/performance/``) a
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import os
@@ -46,6 +45,7 @@ from pathlib import Path
 
 from . import atomic_io
 from .config import check_choice, check_path, loads_toml
+from .faults import DISK_FULL
 
 __all__ = ["KINDS", "MARKER", "OWN_FILES", "FolderKind", "check_new_file", "check_out_folder",
            "check_output_file", "claim_folder", "folder_kind", "is_empty_folder", "make_folder",
@@ -252,7 +252,7 @@ def make_folder(path: Path, field: str = "out", shown: str | None = None) -> Non
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+        if e.errno in DISK_FULL:
             raise OSError(e.errno, e.strerror, str(path)) from None
         raise ValueError(f"{field}: cannot create the folder {shown or path} ({e.strerror})"
                          ) from None

@@ -65,10 +65,11 @@ THRESHOLDS = (
                  "half the error that patch association buys in the population run (0.1188 on the "
                  "plateau, 0.0944 after phase III), 2.9 standard errors of a 5000-point test error",
                  role="half-width of the band of EXCESS_ERR (test error − population error at "
-                   "the largest N)"),
+                 "the largest N)"),
     cc.Threshold("P_TARGET", P_TARGET, "project choice",
-                 "the median run generalizes", role="premise of the noise law (thm4.2-noise): "
-                                                 "share of seeds that generalize at the largest N"),
+                 "the median run generalizes",
+                 role="premise of the noise law (thm4.2-noise): share of seeds that generalize "
+                 "at the largest N"),
 )
 PREDICTIONS = (
     cc.Prediction("EXCESS_ERR", 0.0, "shift",
