@@ -84,6 +84,8 @@ KAPPA_C = FAMILIES["pos"].kappa_c
 _CHECK = ("theorylab/huang2024/predictions/asymptotics.py (the derivation); checked against "
           "the engine by this claim's ladder (population-reduced, itself checked against the "
           "exact engine by phases-reduction)")
+#: the crossing's two limits are also checked symbolically (sympy)
+_CROSS_CHECK = _CHECK + "; proofs_checks/huang2024/check_crossing.py"
 _LN = "a + b/ln x"
 _LAW = ("the finite-P crossing law (predictions/asymptotics.py crossing_law; docs/papers/"
         "huang2024.md §4.5; proofs_checks/huang2024/check_crossing.py): Phase I ends where "
@@ -124,14 +126,15 @@ THRESHOLDS = (
 PREDICTIONS = (
     cc.Prediction("CROSSING_LIMIT", -1.0, "shift",
                   "limit of the local slope of Φ_glob(t_I)·z_min/(Δ/2) against ln P (Phase I ends "
-                  "at −(Δ/(2 z_min)) ln P)", "derived", check=_CHECK, tolerance="CROSS_TOL",
+                  "at −(Δ/(2 z_min)) ln P)", "derived", check=_CROSS_CHECK, tolerance="CROSS_TOL",
                   settlement=cc.Settlement(_LN, _LAW + "; the measured local slopes, less the "
                                            "law's correction (law − its limit −1), keep only what "
                                            "the law leaves out (the crossing constant's drift), "
                                            "read as O(1/ln P)", "P")),
     cc.Prediction("CROSSING_ATTN_EXP", crossing_attention_exponent(KAPPA_C), "shift",
                   "limit of the exponent of P of the local queries' attention on the global area "
-                  "at t_I (attn_glob² ≈ C/P: −(1 − κ_c)/2 at κ_c = 1/4)", "derived", check=_CHECK,
+                  "at t_I (attn_glob² ≈ C/P: −(1 − κ_c)/2 at κ_c = 1/4)", "derived",
+                  check=_CROSS_CHECK,
                   tolerance="ATTN_EXP_TOL",
                   settlement=cc.Settlement(_LN, _LAW + ": attn_glob(t_I) ∝ (C/P)^{1/2}·(ln "
                                            "P)^{−1/2} for a spread law; the measured local "
